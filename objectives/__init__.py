@@ -1,0 +1,3 @@
+"""What is measured: datasets, training and evaluation, cost indicators and PePR."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""How it is searched: configuration, optimisers, execution, fronts, reports and export."""
+
+__all__: list[str] = []
