@@ -1,0 +1,127 @@
+"""The family registry and its front door, :func:`build_model`.
+
+A *family* is any callable ``(in_shape, num_classes, **hyper) -> nn.Module``: a configurable
+``nn.Module`` class, or a thin variant that fixes some of its arguments (timm style). Families
+register on import, so ``import spaces`` is enough to list them all.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from torch import nn
+
+from spaces._errors import ConfigError
+from spaces._registry import Registry
+
+FamilyBuilder = Callable[..., nn.Module]
+
+FAMILIES: Registry[FamilyBuilder] = Registry("family")
+
+_LEADING = ("in_shape", "num_classes")
+
+
+def register_family(name: str) -> Callable[[FamilyBuilder], FamilyBuilder]:
+    """Registers a family under ``name``; a duplicate name raises.
+
+    The entry must accept ``(in_shape, num_classes, **hyper)``. Its keyword arguments after
+    those two are the family's hyper-parameters: :func:`build_model` rejects any other key. An
+    entry taking ``**kwargs`` declares its keys in a ``hyper_keys`` attribute (see
+    :func:`family_variant`).
+
+    Example:
+        >>> @register_family("tiny-mlp")  # doctest: +SKIP
+        ... class TinyMLP(nn.Module):
+        ...     def __init__(self, in_shape, num_classes, *, width: int = 8): ...
+    """
+    return FAMILIES.register(name)
+
+
+def family_variant(base: FamilyBuilder, /, **fixed: Any) -> FamilyBuilder:
+    """A builder that calls ``base`` with ``fixed`` arguments; the other keys stay free.
+
+    A variant such as ``wrn-16-4`` is a name for fixed arguments, not new code: registering
+    ``family_variant(WideResNet, depth=16, widen=4)`` keeps the class the single implementation.
+    """
+    allowed = tuple(k for k in hyper_keys(base) if k not in fixed)
+
+    def build(in_shape: Sequence[int], num_classes: int, **hyper: Any) -> nn.Module:
+        return base(in_shape, num_classes, **fixed, **hyper)
+
+    fixed_text = ", ".join(f"{k}={v!r}" for k, v in fixed.items())
+    build.__doc__ = f"{base.__name__} with {fixed_text}."
+    build.__name__ = build.__qualname__ = f"{base.__name__}_variant"
+    build.hyper_keys = allowed  # type: ignore[attr-defined]
+    return build
+
+
+def hyper_keys(builder: FamilyBuilder) -> tuple[str, ...]:
+    """The hyper-parameter names a family accepts (its keyword arguments after the first two)."""
+    declared = getattr(builder, "hyper_keys", None)
+    if declared is not None:
+        return tuple(declared)
+    params = inspect.signature(builder).parameters.values()
+    return tuple(
+        p.name
+        for p in params
+        if p.name not in _LEADING and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    )
+
+
+def list_families(pattern: str = "*") -> list[str]:
+    """Sorted names of the registered families that match a shell-style wildcard."""
+    return FAMILIES.names(pattern)
+
+
+def build_model(family: str, in_shape: Sequence[int], num_classes: int, **hyper: Any) -> nn.Module:
+    """Builds one model of a registered family.
+
+    Args:
+        family: Registered name, e.g. ``"wrn-16-4"`` (see :func:`list_families`).
+        in_shape: Shape of one input sample without the batch, e.g. ``(3, 32, 32)``.
+        num_classes: Number of outputs of the linear head.
+        **hyper: The family's hyper-parameters; unknown keys raise.
+
+    Returns:
+        A freshly initialised ``nn.Module`` mapping ``(batch, *in_shape)`` to
+        ``(batch, num_classes)`` logits.
+
+    Raises:
+        UnknownNameError: ``family`` is not registered (the message lists the known ones).
+        ConfigError: a bad shape, class count, unknown hyper-parameter or bad value.
+    """
+    builder = FAMILIES.get(family)
+    shape = _check_shape(in_shape)
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
+        raise ConfigError(f"num_classes must be a positive int, got {num_classes!r}")
+    allowed = hyper_keys(builder)
+    unknown = sorted(set(hyper) - set(allowed))
+    if unknown:
+        raise ConfigError(
+            f"family {family!r} has no hyper-parameter {unknown[0]!r}; "
+            f"allowed: {', '.join(allowed) or '(none)'}"
+        )
+    try:
+        return builder(shape, num_classes, **hyper)
+    except ConfigError as err:
+        raise ConfigError(f"family {family!r}: {err}") from None
+
+
+def _check_shape(in_shape: Sequence[int]) -> tuple[int, ...]:
+    try:
+        shape = tuple(in_shape)
+    except TypeError:
+        shape = ()
+    if not shape or any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in shape):
+        raise ConfigError(
+            f"in_shape must be a non-empty sequence of positive ints (one sample, no batch), "
+            f"got {in_shape!r}"
+        )
+    return shape
+
+
+# Importing the family modules registers them (timm style); kept last so they can import
+# ``register_family`` from this partly initialised module.
+import spaces._families  # noqa: E402, F401

@@ -1,0 +1,86 @@
+"""Plain ConvNet: conv blocks with optional BN and pooling, global average pool, linear head."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from spaces._build import register_family
+from spaces._errors import ConfigError
+from spaces._families._common import (
+    ACTIVATIONS,
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    image_shape,
+)
+
+_POOLS: dict[str, type[nn.Module] | None] = {
+    "max": nn.MaxPool2d,
+    "avg": nn.AvgPool2d,
+    "none": None,
+}
+
+
+@register_family("convnet")
+class ConvNet(nn.Module):
+    """``depth`` × (conv k×k "same" → [BN] → activation → [2×2 pool]) → GAP → Linear.
+
+    Pooling halves the feature map only while both sides are at least 2, so an 8×8 digit
+    never shrinks below 1×1 however deep the net is.
+
+    Args:
+        in_shape: ``(channels, height, width)``.
+        num_classes: Outputs of the head.
+        depth: Number of conv blocks.
+        width: Output channels of the first block.
+        kernel: Odd kernel size (odd keeps "same" padding symmetric).
+        pooling: "max", "avg" or "none", applied after every block.
+        bn: Batch norm after each conv (the conv then has no bias).
+        growth: Channel multiplier per block: block ``i`` has ``round(width * growth**i)``.
+        activation: Nonlinearity name.
+    """
+
+    def __init__(
+        self,
+        in_shape: Sequence[int],
+        num_classes: int,
+        *,
+        depth: int = 3,
+        width: int = 32,
+        kernel: int = 3,
+        pooling: str = "max",
+        bn: bool = True,
+        growth: float = 2.0,
+        activation: str = "relu",
+    ) -> None:
+        super().__init__()
+        channels, h, w = image_shape(in_shape)
+        check_int("depth", depth)
+        check_int("width", width)
+        if check_int("kernel", kernel) % 2 == 0:
+            raise ConfigError(f"kernel must be an odd int >= 1, got {kernel!r}")
+        pool = _POOLS[check_choice("pooling", pooling, _POOLS)]
+        check_bool("bn", bn)
+        check_float("growth", growth, low=0.25, high=float("inf"))
+        act = ACTIVATIONS[check_choice("activation", activation, ACTIVATIONS)]
+        layers: list[nn.Module] = []
+        for i in range(depth):
+            out = max(1, round(width * growth**i))
+            layers.append(nn.Conv2d(channels, out, kernel, padding=kernel // 2, bias=not bn))
+            if bn:
+                layers.append(nn.BatchNorm2d(out))
+            layers.append(act())
+            if pool is not None and min(h, w) >= 2:
+                layers.append(pool(2))
+                h, w = h // 2, w // 2
+            channels = out
+        self.features = nn.Sequential(*layers)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.head = nn.Linear(channels, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.pool(self.features(x)).flatten(1))
