@@ -1,0 +1,626 @@
+"""Datasets as tensors on the trial's device, with deterministic splits and on-device batching.
+
+Small datasets are held whole on the device and batched by indexing with ``torch.randperm``
+(a DataLoader per step costs more than a tiny model's step); augmentation runs per batch on the
+device, vectorised. Validation is carved from the training set (stratified, seeded) and is what
+the search optimises; the test set is only reported.
+
+Data root: the ``root`` argument, else ``NPAS_DATA``, else ``$XDG_CACHE_HOME/npas/data``
+(``~/.cache/npas/data``). Dataset ``name`` lives in ``<root>/<name>/``; the files may also sit
+directly in ``<root>``. Decoded arrays are cached under ``$XDG_CACHE_HOME/npas/data/decoded/``,
+so a second load skips gzip and pickle.
+
+Example:
+    >>> data = load("digits")
+    >>> data.in_shape, data.num_classes, len(data.train) + len(data.val) + len(data.test)
+    ((1, 8, 8), 10, 1797)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sklearn
+import torch
+import torch.nn.functional as F
+from sklearn.model_selection import train_test_split
+
+from objectives._download import (
+    DatasetUnavailableError,
+    Resource,
+    checksum_problem,
+    fetch,
+    mirrors_from_env,
+)
+from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read_idx
+from spaces._errors import ConfigError
+from spaces._registry import Registry
+
+__all__ = [
+    "DATASETS",
+    "MIRRORS",
+    "Augment",
+    "Data",
+    "DatasetInfo",
+    "DatasetUnavailableError",
+    "Split",
+    "default_root",
+    "iterate",
+    "load",
+]
+
+#: Default download mirrors per dataset, tried in order (override: ``mirrors=``/``NPAS_MIRROR``).
+MIRRORS: dict[str, tuple[str, ...]] = {
+    "mnist": (
+        "https://ossci-datasets.s3.amazonaws.com/mnist/",
+        "http://yann.lecun.com/exdb/mnist/",
+    ),
+    "fashion-mnist": (
+        "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
+        "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/",
+    ),
+    "cifar10": ("https://www.cs.toronto.edu/~kriz/",),
+}
+_CACHE_VERSION = "1"
+_DIGITS_TEST_FRACTION = 0.2  # digits has no official test split: a fixed stratified 20%
+
+
+@dataclass(frozen=True)
+class Augment:
+    """Per-batch augmentation on the device: random pad-crop, then random horizontal flip.
+
+    Attributes:
+        pad: Pixels of reflect padding before a random crop back to the input size (0: off).
+        flip: Mirror each image left-right with probability 1/2 (wrong for digits).
+    """
+
+    pad: int = 0
+    flip: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.pad, bool) or not isinstance(self.pad, int) or self.pad < 0:
+            raise ConfigError(f"Augment.pad must be an int >= 0, got {self.pad!r}")
+
+    @property
+    def enabled(self) -> bool:
+        return self.pad > 0 or self.flip
+
+    def __call__(
+        self, x: torch.Tensor, *, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
+        """Augments a (N, C, H, W) batch; ``generator`` must live on ``x.device``."""
+        if self.pad > 0:
+            x = pad_crop(x, self.pad, generator=generator)
+        if self.flip:
+            x = random_flip(x, generator=generator)
+        return x
+
+
+def pad_crop(
+    x: torch.Tensor, pad: int, *, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """Reflect-pads by ``pad`` then crops each image at its own random offset, in one gather."""
+    n, _, h, w = x.shape
+    if pad >= min(h, w):
+        raise ConfigError(f"pad must be smaller than the image ({h}x{w}), got {pad}")
+    padded = F.pad(x, (pad, pad, pad, pad), mode="reflect")
+    shift = torch.randint(0, 2 * pad + 1, (2, n), generator=generator, device=x.device)
+    rows = shift[0, :, None] + torch.arange(h, device=x.device)  # (N, H)
+    cols = shift[1, :, None] + torch.arange(w, device=x.device)  # (N, W)
+    batch = torch.arange(n, device=x.device)[:, None, None]
+    out = padded[batch, :, rows[:, :, None], cols[:, None, :]]  # (N, H, W, C)
+    return out.permute(0, 3, 1, 2).contiguous()
+
+
+def random_flip(x: torch.Tensor, *, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Mirrors a random half of the batch left-right."""
+    mask = torch.rand(x.shape[0], generator=generator, device=x.device) < 0.5
+    return torch.where(mask[:, None, None, None], x.flip(3), x)
+
+
+def iterate(
+    x: torch.Tensor,
+    y: torch.Tensor,
+    batch_size: int,
+    *,
+    shuffle: bool,
+    generator: torch.Generator | None = None,
+    augment: Augment | None = None,
+    drop_last: bool = False,
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Yields ``(x, y)`` batches by indexing tensors already on their device.
+
+    Args:
+        x: Inputs, first dimension the samples.
+        y: Labels, same length.
+        batch_size: Samples per batch (>= 1).
+        shuffle: Visit samples in a ``torch.randperm`` order drawn on ``x.device``.
+        generator: RNG on ``x.device`` for the permutation and the augmentation.
+        augment: Applied to each batch after indexing.
+        drop_last: Skip a final batch smaller than ``batch_size``.
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    if len(x) != len(y):
+        raise ConfigError(f"x and y differ in length: {len(x)} vs {len(y)}")
+    n = len(x)
+    order = torch.randperm(n, generator=generator, device=x.device) if shuffle else None
+    stop = n - n % batch_size if drop_last else n
+    for start in range(0, stop, batch_size):
+        if order is None:
+            xb, yb = x[start : start + batch_size], y[start : start + batch_size]
+        else:
+            idx = order[start : start + batch_size]
+            xb, yb = x[idx], y[idx]
+        if augment is not None and augment.enabled:
+            xb = augment(xb, generator=generator)
+        yield xb, yb
+
+
+@dataclass(frozen=True)
+class Split:
+    """Inputs ``x`` (float32, normalised, N×C×H×W) and labels ``y`` (int64) of one split."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def to(self, device: torch.device | str) -> Split:
+        return Split(self.x.to(device), self.y.to(device))
+
+
+@dataclass(frozen=True)
+class Data:
+    """A loaded dataset: three splits on one device, shapes, normalisation and provenance.
+
+    Attributes:
+        name: Registry name.
+        train: Training split (validation already removed).
+        val: Validation split, carved from the official training set; the search optimises it.
+        test: Test split; report it, never optimise on it.
+        in_shape: (C, H, W) of one sample.
+        num_classes: Number of labels.
+        mean: Per-channel mean of the raw training split (pixels scaled to [0, 1]).
+        std: Per-channel standard deviation, likewise.
+        augment: The dataset's default augmentation.
+        provenance: Source files and checksums, folder, split sizes, seed, val_size, cache.
+    """
+
+    name: str
+    train: Split
+    val: Split
+    test: Split
+    in_shape: tuple[int, ...]
+    num_classes: int
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+    augment: Augment
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def device(self) -> torch.device:
+        return self.train.x.device
+
+    def to(self, device: torch.device | str) -> Data:
+        """A copy with every split on ``device``."""
+        return dataclasses.replace(
+            self, train=self.train.to(device), val=self.val.to(device), test=self.test.to(device)
+        )
+
+
+@dataclass
+class _Arrays:
+    """Raw arrays as published: uint8 images (N, C, H, W) scaled by ``scale``, int64 labels."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray | None
+    y_test: np.ndarray | None
+    scale: float = 255.0
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A registered dataset.
+
+    Attributes:
+        name: Registry name, also the sub-folder of the data root.
+        in_shape: (C, H, W).
+        num_classes: Number of labels.
+        val_size: Default validation size (count, or fraction of the training set).
+        augment: Default augmentation.
+        resources: Files a download fetches (empty: bundled, nothing to fetch).
+        find: ``folder → [(path, resource)]`` of a complete local copy, or None.
+        read: Paths from ``find`` → raw arrays.
+    """
+
+    name: str
+    in_shape: tuple[int, int, int]
+    num_classes: int
+    val_size: int | float
+    augment: Augment
+    resources: tuple[Resource, ...]
+    find: Callable[[Path], list[tuple[Path, Resource]] | None]
+    read: Callable[[list[Path]], _Arrays]
+
+
+DATASETS: Registry[DatasetInfo] = Registry("dataset")
+
+
+def _idx_resources(md5s: dict[str, tuple[str, str]]) -> tuple[Resource, ...]:
+    return tuple(Resource(f"{n}.gz", md5, content) for n, (md5, content) in md5s.items())
+
+
+def _find_idx(resources: tuple[Resource, ...]) -> Callable[[Path], Any]:
+    """Finds the four IDX files, gzipped or not."""
+
+    def find(folder: Path) -> list[tuple[Path, Resource]] | None:
+        found = []
+        for r in resources:
+            path = folder / r.filename
+            if not path.is_file():
+                path = folder / r.filename.removesuffix(".gz")
+            if not path.is_file():
+                return None
+            found.append((path, r))
+        return found
+
+    return find
+
+
+def _read_idx(paths: list[Path]) -> _Arrays:
+    x_train, y_train, x_test, y_test = (read_idx(p) for p in paths)
+    return _Arrays(
+        x_train[:, None], y_train.astype(np.int64), x_test[:, None], y_test.astype(np.int64)
+    )
+
+
+def _register_idx(name: str, md5s: dict[str, tuple[str, str]]) -> None:
+    resources = _idx_resources(md5s)
+    DATASETS.add(
+        name,
+        DatasetInfo(
+            name=name,
+            in_shape=(1, 28, 28),
+            num_classes=10,
+            val_size=5000,
+            augment=Augment(pad=2),
+            resources=resources,
+            find=_find_idx(resources),
+            read=_read_idx,
+        ),
+    )
+
+
+# (md5 of the published .gz, md5 of its decompressed content), in train/test, images/labels order.
+_register_idx(
+    "mnist",
+    {
+        "train-images-idx3-ubyte": (
+            "f68b3c2dcbeaaa9fbdd348bbdeb94873",
+            "6bbc9ace898e44ae57da46a324031adb",
+        ),
+        "train-labels-idx1-ubyte": (
+            "d53e105ee54ea40749a09fcbcd1e9432",
+            "a25bea736e30d166cdddb491f175f624",
+        ),
+        "t10k-images-idx3-ubyte": (
+            "9fb629c4189551a2d022fa330f9573f3",
+            "2646ac647ad5339dbf082846283269ea",
+        ),
+        "t10k-labels-idx1-ubyte": (
+            "ec29112dd5afa0611ce80d1b7f02629c",
+            "27ae3e4e09519cfbb04c329615203637",
+        ),
+    },
+)
+_register_idx(
+    "fashion-mnist",
+    {
+        "train-images-idx3-ubyte": (
+            "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
+            "f4a8712d7a061bf5bd6d2ca38dc4d50a",
+        ),
+        "train-labels-idx1-ubyte": (
+            "25c81989df183df01b3e8a0aad5dffbe",
+            "9018921c3c673c538a1fc5bad174d6f9",
+        ),
+        "t10k-images-idx3-ubyte": (
+            "bef4ecab320f06d8554ea6380940ec79",
+            "8181f5470baa50b63fa0f6fddb340f0a",
+        ),
+        "t10k-labels-idx1-ubyte": (
+            "bb300cfdad3c16e7a12a480ee83cd310",
+            "15d484375f8d13e6eb1aabb0c3f46965",
+        ),
+    },
+)
+
+_CIFAR_ARCHIVE = Resource("cifar-10-python.tar.gz", "c58f30108f718f92721af3b95e74349a")
+_CIFAR_BATCHES = {
+    "data_batch_1": "c99cafc152244af753f735de768cd75f",
+    "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
+    "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
+    "data_batch_4": "634d18415352ddfa80567beed471001a",
+    "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
+    "test_batch": "40351d587109b95175f43aff81a1287e",
+}
+
+
+def _find_cifar(folder: Path) -> list[tuple[Path, Resource]] | None:
+    """The extracted ``cifar-10-batches-py/`` folder, else the archive itself."""
+    extracted = folder / CIFAR_DIR
+    batches = [extracted / n for n in (*CIFAR_TRAIN, CIFAR_TEST)]
+    if all(p.is_file() for p in batches):
+        return [(p, Resource(p.name, _CIFAR_BATCHES[p.name])) for p in batches]
+    archive = folder / _CIFAR_ARCHIVE.filename
+    return [(archive, _CIFAR_ARCHIVE)] if archive.is_file() else None
+
+
+def _read_cifar(paths: list[Path]) -> _Arrays:
+    source = paths[0].parent if len(paths) > 1 else paths[0]
+    batches = read_cifar(source, (*CIFAR_TRAIN, CIFAR_TEST))
+    x_train = np.concatenate([b[0] for b in batches[:-1]])
+    y_train = np.concatenate([b[1] for b in batches[:-1]])
+    return _Arrays(x_train, y_train, *batches[-1])
+
+
+DATASETS.add(
+    "cifar10",
+    DatasetInfo(
+        name="cifar10",
+        in_shape=(3, 32, 32),
+        num_classes=10,
+        val_size=5000,
+        augment=Augment(pad=4, flip=True),
+        resources=(_CIFAR_ARCHIVE,),
+        find=_find_cifar,
+        read=_read_cifar,
+    ),
+)
+
+
+def _read_digits(_: list[Path]) -> _Arrays:
+    from sklearn.datasets import load_digits
+
+    bunch = load_digits()
+    images = bunch.images.astype(np.uint8)[:, None]  # values 0..16
+    return _Arrays(images, bunch.target.astype(np.int64), None, None, scale=16.0)
+
+
+DATASETS.add(
+    "digits",
+    DatasetInfo(
+        name="digits",
+        in_shape=(1, 8, 8),
+        num_classes=10,
+        val_size=0.2,
+        augment=Augment(),
+        resources=(),
+        find=lambda folder: [],
+        read=_read_digits,
+    ),
+)
+
+
+def _cache_home() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "npas" / "data"
+
+
+def default_root() -> Path:
+    """``NPAS_DATA`` if set, else ``$XDG_CACHE_HOME/npas/data`` (``~/.cache/npas/data``)."""
+    env = os.environ.get("NPAS_DATA")
+    return Path(env).expanduser() if env else _cache_home()
+
+
+def load(
+    name: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    device: torch.device | str = "cpu",
+    val_size: int | float | None = None,
+    seed: int = 0,
+    download: bool = True,
+    mirrors: Sequence[str] | None = None,
+    progress: bool | None = None,
+    verify: bool = True,
+) -> Data:
+    """Loads dataset ``name`` as normalised tensors on ``device``, split train/val/test.
+
+    Args:
+        name: A name in :data:`DATASETS` (digits, mnist, fashion-mnist, cifar10).
+        root: Data root; default :func:`default_root`. Files may sit in ``<root>/<name>/``
+            or directly in ``root``.
+        device: Where the tensors live.
+        val_size: Validation count, or fraction of the official training set; default per
+            dataset (digits 0.2, the others 5000). Stratified and drawn with ``seed``.
+        seed: Seed of the validation split (the test split never depends on it).
+        download: Fetch missing files from the mirrors.
+        mirrors: Base URLs tried in order; default ``NPAS_MIRROR`` or :data:`MIRRORS`.
+        progress: Show a download bar; default when stderr is a terminal.
+        verify: Check md5 checksums of local files before decoding them.
+
+    Raises:
+        UnknownNameError: Unknown dataset name.
+        DatasetUnavailableError: Files missing and not downloadable, or a checksum mismatch.
+        ConfigError: Bad ``val_size``.
+    """
+    info = DATASETS.get(name)
+    arrays, files = _materialise(
+        info, root=root, download=download, mirrors=mirrors, progress=progress, verify=verify
+    )
+    if arrays.x_test is None or arrays.y_test is None:  # digits: a fixed stratified test split
+        train_idx, test_idx = _stratified(arrays.y_train, _DIGITS_TEST_FRACTION, seed=0)
+        x_all, y_all = arrays.x_train, arrays.y_train
+        arrays.x_train, arrays.y_train = x_all[train_idx], y_all[train_idx]
+        arrays.x_test, arrays.y_test = x_all[test_idx], y_all[test_idx]
+        files["test_split"] = f"stratified {_DIGITS_TEST_FRACTION:.0%} (random_state=0)"
+    size = info.val_size if val_size is None else val_size
+    _check_val_size(size, len(arrays.y_train), info.num_classes)
+    train_idx, val_idx = _stratified(arrays.y_train, size, seed=seed)
+    x_train = arrays.x_train[train_idx]
+    mean, std = _channel_stats(x_train, arrays.scale)
+    factor = (1.0 / (arrays.scale * std)).to(device)[:, None, None]
+    shift = (mean / std).to(device)[:, None, None]
+
+    def split(x: np.ndarray, y: np.ndarray) -> Split:
+        xt = torch.from_numpy(x).to(device).float().mul_(factor).sub_(shift)
+        return Split(xt, torch.from_numpy(y).to(device=device, dtype=torch.int64))
+
+    train = split(x_train, arrays.y_train[train_idx])
+    val = split(arrays.x_train[val_idx], arrays.y_train[val_idx])
+    test = split(arrays.x_test, arrays.y_test)
+    provenance = {
+        "dataset": info.name,
+        **files,
+        "splits": {"train": len(train), "val": len(val), "test": len(test)},
+        "val_size": size,
+        "seed": seed,
+    }
+    return Data(
+        name=info.name,
+        train=train,
+        val=val,
+        test=test,
+        in_shape=info.in_shape,
+        num_classes=info.num_classes,
+        mean=tuple(mean.tolist()),
+        std=tuple(std.tolist()),
+        augment=info.augment,
+        provenance=provenance,
+    )
+
+
+def _channel_stats(x: np.ndarray, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Exact per-channel mean and std of uint8 images (N, C, H, W), via 256-bin histograms."""
+    levels = np.arange(256, dtype=np.float64) / scale
+    means, stds = [], []
+    for c in range(x.shape[1]):
+        counts = np.bincount(x[:, c].ravel(), minlength=256).astype(np.float64)
+        mean = counts @ levels / counts.sum()
+        var = counts @ (levels - mean) ** 2 / max(counts.sum() - 1, 1)
+        means.append(mean)
+        stds.append(max(np.sqrt(var), 1e-8))
+    return torch.tensor(means, dtype=torch.float32), torch.tensor(stds, dtype=torch.float32)
+
+
+def _check_val_size(size: object, n: int, classes: int) -> None:
+    ok = False
+    if isinstance(size, float):
+        ok = 0.0 < size < 1.0 and classes <= round(size * n) <= n - classes
+    elif isinstance(size, int) and not isinstance(size, bool):
+        ok = classes <= size <= n - classes
+    if not ok:
+        raise ConfigError(
+            f"val_size must be a fraction in (0, 1) or a count in [{classes}, {n - classes}] "
+            f"(stratified over {classes} classes, {n} training samples), got {size!r}"
+        )
+
+
+def _stratified(y: np.ndarray, size: int | float, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (keep, held-out) index arrays; the held-out part keeps the class proportions."""
+    keep, held = train_test_split(np.arange(len(y)), test_size=size, stratify=y, random_state=seed)
+    return np.sort(keep), np.sort(held)
+
+
+def _materialise(
+    info: DatasetInfo,
+    *,
+    root: str | os.PathLike[str] | None,
+    download: bool,
+    mirrors: Sequence[str] | None,
+    progress: bool | None,
+    verify: bool,
+) -> tuple[_Arrays, dict[str, Any]]:
+    """Raw arrays and their provenance: from the decoded cache, local files, or a download."""
+    if not info.resources:
+        return info.read([]), {
+            "source": f"sklearn.datasets.load_digits (scikit-learn {sklearn.__version__})"
+        }
+    base = Path(root).expanduser() if root is not None else default_root()
+    target = base / info.name
+    found = info.find(target) or info.find(base)
+    if found is None:
+        tried = tuple(mirrors) if mirrors is not None else mirrors_from_env(MIRRORS[info.name])
+        if not download:
+            names = ", ".join(r.filename for r in info.resources)
+            raise DatasetUnavailableError(
+                f"{info.name}: files not found ({names}). Put them in {target} or {base}, "
+                "or pass download=True.",
+                missing=[r.filename for r in info.resources],
+                folder=target,
+            )
+        fetch(info.resources, target, tried, progress=progress)
+        found = info.find(target)
+        assert found is not None  # fetch raises unless every resource is in place
+    paths = [p for p, _ in found]
+    cache = _cache_path(info.name, paths, verified=verify)
+    provenance: dict[str, Any] = {
+        "folder": str(paths[0].parent),
+        "files": [{"path": str(p), "md5": r.md5} for p, r in found],
+        "verified": verify,
+        "cache": str(cache),
+    }
+    if cache.is_file():
+        with np.load(cache) as z:
+            return _Arrays(z["x_train"], z["y_train"], z["x_test"], z["y_test"]), provenance
+    if verify:
+        problems = {p.name: msg for p, r in found if (msg := checksum_problem(p, r)) is not None}
+        if problems:
+            raise DatasetUnavailableError(
+                f"{info.name}: checksum mismatch in {paths[0].parent} (wrong dataset or a "
+                "corrupt copy; delete the files to download them again):\n  "
+                + "\n  ".join(problems.values()),
+                missing=list(problems),
+                folder=paths[0].parent,
+            )
+    arrays = info.read(paths)
+    _save_cache(cache, arrays)
+    return arrays, provenance
+
+
+def _cache_path(name: str, paths: list[Path], *, verified: bool) -> Path:
+    """Decoded-array cache keyed by the source files' paths, sizes, mtimes and verification.
+
+    It lives under the cache folder, never beside the files: data folders are often shared or
+    read-only (and permission bits do not stop root).
+    """
+    key = hashlib.sha1(f"{_CACHE_VERSION}|{verified}".encode(), usedforsecurity=False)
+    for p in paths:
+        stat = p.stat()
+        key.update(f"{p.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    return _cache_home() / "decoded" / f"{name}-{key.hexdigest()[:16]}.npz"
+
+
+def _save_cache(cache: Path, arrays: _Arrays) -> None:
+    """Writes the cache atomically; a failure only costs speed next time."""
+    assert arrays.x_test is not None and arrays.y_test is not None  # file datasets have a test
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=cache.name, suffix=".tmp", dir=cache.parent)
+    except OSError:
+        return
+    tmp = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            np.savez(
+                out,
+                x_train=arrays.x_train,
+                y_train=arrays.y_train,
+                x_test=arrays.x_test,
+                y_test=arrays.y_test,
+            )
+        os.replace(tmp, cache)
+    except OSError:
+        tmp.unlink(missing_ok=True)

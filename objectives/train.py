@@ -1,0 +1,428 @@
+"""One training loop for every trial: SGD-Nesterov or AdamW, a per-step schedule, bf16 on GPU.
+
+The data stay on the device and are batched by ``torch.randperm`` indexing
+(:func:`objectives.datasets.iterate`). Wall time and energy cover the whole loop, per-epoch
+validation included, with CUDA synchronised at both ends. A non-finite loss stops the run with
+:class:`NonFiniteLossError`, which the search records as a failed trial with its message.
+
+Example:
+    >>> import torch.nn as nn
+    >>> from objectives.datasets import load
+    >>> data = load("digits")
+    >>> model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
+    >>> result = fit(model, data, epochs=1)
+    >>> sorted(result.history[0])
+    ['epoch', 'lr', 'train_accuracy', 'train_loss', 'val_accuracy', 'val_loss']
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.optim import Optimizer
+from torch.optim.lr_scheduler import LRScheduler
+from tqdm import tqdm
+
+from objectives._energy import EnergyMeter
+from objectives.datasets import Augment, Data, iterate
+from spaces._errors import ConfigError, NpasError
+from spaces._registry import Registry
+
+__all__ = [
+    "OPTIMIZERS",
+    "SCHEDULES",
+    "FitResult",
+    "NonFiniteLossError",
+    "evaluate",
+    "fit",
+]
+
+
+class NonFiniteLossError(NpasError):
+    """The training loss became NaN or infinite.
+
+    Attributes:
+        epoch: 1-based epoch where it happened.
+        step: 1-based optimiser step, counted over the whole run.
+        value: The loss value.
+    """
+
+    def __init__(self, *, epoch: int, step: int, value: float) -> None:
+        super().__init__(
+            f"non-finite training loss {value} at epoch {epoch}, step {step}; "
+            "lower the learning rate or check the model's initialisation"
+        )
+        self.epoch = epoch
+        self.step = step
+        self.value = value
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only __init__: rebuild from the attributes (Ray pickles trial errors).
+        return (_nonfinite, (self.epoch, self.step, self.value))
+
+
+def _nonfinite(epoch: int, step: int, value: float) -> NonFiniteLossError:
+    return NonFiniteLossError(epoch=epoch, step=step, value=value)
+
+
+#: name → (params, lr, momentum, weight_decay) → optimiser.
+OPTIMIZERS: Registry[Callable[..., Optimizer]] = Registry("optimizer")
+#: name → (optimiser, total_steps) → scheduler stepped after every optimiser step.
+SCHEDULES: Registry[Callable[[Optimizer, int], LRScheduler]] = Registry("schedule")
+#: Learning rate used when ``lr=None``; peak rate of the one-cycle schedule.
+DEFAULT_LR = {"sgd": 0.1, "adamw": 1e-3}
+
+
+@OPTIMIZERS.register("sgd")
+def _sgd(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Optimizer:
+    return torch.optim.SGD(
+        params, lr=lr, momentum=momentum, nesterov=momentum > 0, weight_decay=weight_decay
+    )
+
+
+@OPTIMIZERS.register("adamw")
+def _adamw(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Optimizer:
+    return torch.optim.AdamW(params, lr=lr, betas=(momentum, 0.999), weight_decay=weight_decay)
+
+
+@SCHEDULES.register("onecycle")
+def _onecycle(opt: Optimizer, total_steps: int) -> LRScheduler:
+    # Warm up over the first 25%, then anneal (cosine) to lr/1e4; momentum is not cycled so the
+    # momentum argument keeps its meaning.
+    peak = [g["lr"] for g in opt.param_groups]
+    return torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=peak, total_steps=total_steps, pct_start=0.25, cycle_momentum=False
+    )
+
+
+@SCHEDULES.register("cosine")
+def _cosine(opt: Optimizer, total_steps: int) -> LRScheduler:
+    return torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total_steps)
+
+
+@SCHEDULES.register("step")
+def _step(opt: Optimizer, total_steps: int) -> LRScheduler:
+    # The classic ResNet recipe: divide by 10 at 50% and 75% of training.
+    milestones = [total_steps // 2, (3 * total_steps) // 4]
+    return torch.optim.lr_scheduler.MultiStepLR(opt, milestones=milestones, gamma=0.1)
+
+
+@SCHEDULES.register("constant")
+def _constant(opt: Optimizer, total_steps: int) -> LRScheduler:
+    return torch.optim.lr_scheduler.LambdaLR(opt, lambda _: 1.0)
+
+
+@dataclass
+class FitResult:
+    """What a training run produced.
+
+    Attributes:
+        history: One dict per epoch: epoch, train_loss, train_accuracy (running, on augmented
+            batches), val_loss, val_accuracy, lr (the rate at the epoch's last step).
+        train_time_s: Wall clock of the loop, validation included, CUDA synchronised.
+        energy_j: Energy of the same span.
+        energy_source: "nvml", "rapl" or "estimate".
+        epochs: Epochs run (a last one cut by ``max_steps`` counts).
+        steps: Optimiser steps run.
+        config: The options used, the device, torch version and thread count.
+    """
+
+    history: list[dict[str, float]]
+    train_time_s: float
+    energy_j: float
+    energy_source: str
+    epochs: int
+    steps: int
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def val_accuracy(self) -> float:
+        """Validation accuracy after the last epoch."""
+        return self.history[-1]["val_accuracy"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check_int(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _check_float(name: str, value: float, low: float, high: float, *, closed: bool) -> None:
+    inside = low <= value <= high if closed else low <= value < high
+    if not isinstance(value, int | float) or isinstance(value, bool) or not inside:
+        bracket = "]" if closed else ")"
+        raise ConfigError(f"{name} must be in [{low}, {high}{bracket}, got {value!r}")
+
+
+def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager[Any]:
+    if bf16:
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _resolve_bf16(bf16: bool | None, device: torch.device) -> bool:
+    if bf16 is None:
+        return device.type == "cuda"
+    if bf16 and device.type != "cuda":
+        raise ConfigError(
+            f"bf16=True needs a CUDA device (bf16 autocast is GPU-only), got {device}"
+        )
+    return bf16
+
+
+@contextlib.contextmanager
+def _mode(model: nn.Module, training: bool) -> Iterator[None]:
+    """Sets train/eval mode for the block and restores the previous mode (per module)."""
+    before = {m: m.training for m in model.modules()}
+    model.train(training)
+    try:
+        yield
+    finally:
+        for m, was in before.items():
+            m.training = was
+
+
+def evaluate(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    batch_size: int = 1024,
+    bf16: bool | None = None,
+) -> dict[str, float]:
+    """Accuracy and mean cross-entropy of ``model`` on ``(x, y)``, in eval mode without grad.
+
+    The model's train/eval mode is restored afterwards. ``bf16`` (default: on CUDA) autocasts
+    the forward pass; the loss is computed in float32.
+    """
+    _check_int("batch_size", batch_size, minimum=1)
+    if len(x) == 0 or len(x) != len(y):
+        raise ConfigError(f"evaluate needs equal, non-zero lengths; got x {len(x)}, y {len(y)}")
+    use_bf16 = _resolve_bf16(bf16, x.device)
+    loss_sum = torch.zeros((), dtype=torch.float64, device=x.device)
+    correct = torch.zeros((), dtype=torch.int64, device=x.device)
+    with _mode(model, training=False), torch.no_grad():
+        for xb, yb in iterate(x, y, batch_size, shuffle=False):
+            with _autocast(x.device, use_bf16):
+                logits = model(xb)
+            logits = logits.float()
+            loss_sum += F.cross_entropy(logits, yb, reduction="sum").double()
+            correct += (logits.argmax(dim=1) == yb).sum()
+    return {"accuracy": correct.item() / len(y), "loss": loss_sum.item() / len(y)}
+
+
+def fit(
+    model: nn.Module,
+    data: Data,
+    *,
+    epochs: int,
+    batch_size: int = 128,
+    optimizer: str = "sgd",
+    lr: float | None = None,
+    momentum: float = 0.9,
+    weight_decay: float = 5e-4,
+    schedule: str = "onecycle",
+    label_smoothing: float = 0.0,
+    augment: Augment | bool | None = None,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    bf16: bool | None = None,
+    progress: bool | None = None,
+    max_steps: int | None = None,
+) -> FitResult:
+    """Trains ``model`` in place on ``data.train`` and validates after each epoch.
+
+    Args:
+        model: Any module mapping (N, C, H, W) inputs to (N, num_classes) logits.
+        data: From :func:`objectives.datasets.load`; moved to ``device`` if elsewhere.
+        epochs: Passes over the training split (>= 1).
+        batch_size: Samples per step; a final partial batch is dropped when the split holds
+            at least one full batch (so batch norm never sees a batch of one).
+        optimizer: A name in :data:`OPTIMIZERS` ("sgd" is Nesterov SGD, "adamw").
+        lr: Learning rate (peak rate for one-cycle); default :data:`DEFAULT_LR`.
+        momentum: SGD momentum, or AdamW's beta1.
+        weight_decay: Applied to all parameters (coupled for SGD, decoupled for AdamW).
+        schedule: A name in :data:`SCHEDULES`, stepped after every optimiser step.
+        label_smoothing: Cross-entropy label smoothing in [0, 1).
+        augment: None or True: the dataset's default; False: none; or an :class:`Augment`.
+        seed: Seeds the batch order, the augmentation and dropout (the caller's global RNG
+            state is restored afterwards). Model initialisation is the caller's business.
+        device: Default: where ``data`` lives.
+        bf16: bf16 autocast; default on CUDA, refused on CPU.
+        progress: tqdm bar over epochs; default when stderr is a terminal.
+        max_steps: Stop after this many optimiser steps (the schedule is fitted to them).
+
+    Raises:
+        NonFiniteLossError: The loss became NaN/inf; carries epoch, step and value.
+        UnknownNameError: Unknown optimizer or schedule; lists the valid names.
+        ConfigError: An option out of range; names it and its value.
+    """
+    _check_int("epochs", epochs, minimum=1)
+    _check_int("batch_size", batch_size, minimum=1)
+    if max_steps is not None:
+        _check_int("max_steps", max_steps, minimum=1)
+    _check_float("momentum", momentum, 0.0, 1.0, closed=False)
+    _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
+    _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
+    make_optimizer = OPTIMIZERS.get(optimizer)
+    make_schedule = SCHEDULES.get(schedule)
+    lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
+    if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr < math.inf:
+        raise ConfigError(f"lr must be a finite number > 0, got {lr!r}")
+    dev = torch.device(device) if device is not None else data.device
+    use_bf16 = _resolve_bf16(bf16, dev)
+    if data.device != dev:
+        data = data.to(dev)
+    model.to(dev)
+    aug = data.augment if augment is None or augment is True else (augment or None)
+    if aug is not None and not aug.enabled:
+        aug = None
+
+    n = len(data.train)
+    per_epoch = n // batch_size if n >= batch_size else 1
+    total = epochs * per_epoch if max_steps is None else min(epochs * per_epoch, max_steps)
+    opt = make_optimizer(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
+    sched = make_schedule(opt, total)
+    config = {
+        "epochs": epochs,
+        "batch_size": batch_size,
+        "optimizer": optimizer.lower(),
+        "lr": lr,
+        "momentum": momentum,
+        "weight_decay": weight_decay,
+        "schedule": schedule.lower(),
+        "label_smoothing": label_smoothing,
+        "augment": asdict(aug) if isinstance(aug, Augment) else None,
+        "seed": seed,
+        "device": str(dev),
+        "bf16": use_bf16,
+        "max_steps": max_steps,
+        "dataset": data.name,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+    }
+    loop = _Loop(model, data, opt, sched, label_smoothing, use_bf16, aug, batch_size)
+    rng_devices = [dev] if dev.type == "cuda" else []
+    show = sys.stderr.isatty() if progress is None else progress
+    with torch.random.fork_rng(devices=rng_devices), EnergyMeter(dev) as meter:
+        torch.manual_seed(seed)
+        generator = torch.Generator(device=dev).manual_seed(seed)
+        history = loop.run(epochs, total, generator, show)
+    return FitResult(
+        history=history,
+        train_time_s=meter.seconds,
+        energy_j=meter.joules,
+        energy_source=meter.source,
+        epochs=len(history),
+        steps=loop.steps,
+        config=config,
+    )
+
+
+class _Loop:
+    """The epoch/step loop of :func:`fit`; holds the step counter for error reports."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        data: Data,
+        opt: Optimizer,
+        sched: LRScheduler,
+        label_smoothing: float,
+        bf16: bool,
+        augment: Augment | None,
+        batch_size: int,
+    ) -> None:
+        self.model, self.data, self.opt, self.sched = model, data, opt, sched
+        self.label_smoothing, self.bf16, self.augment = label_smoothing, bf16, augment
+        self.batch_size = batch_size
+        self.steps = 0
+        self.last_lr = float(opt.param_groups[0]["lr"])
+
+    def run(
+        self, epochs: int, total: int, generator: torch.Generator, show: bool
+    ) -> list[dict[str, float]]:
+        history = []
+        bar = tqdm(range(1, epochs + 1), desc="fit", unit="epoch", disable=not show)
+        for epoch in bar:
+            train_loss, train_acc = self._epoch(epoch, total, generator)
+            val = evaluate(self.model, self.data.val.x, self.data.val.y, bf16=self.bf16)
+            record = {
+                "epoch": epoch,
+                "train_loss": train_loss,
+                "train_accuracy": train_acc,
+                "val_loss": val["loss"],
+                "val_accuracy": val["accuracy"],
+                "lr": self.last_lr,
+            }
+            history.append(record)
+            bar.set_postfix(loss=f"{train_loss:.4f}", val_acc=f"{val['accuracy']:.4f}")
+            if self.steps >= total:
+                break
+        bar.close()
+        return history
+
+    def _epoch(self, epoch: int, total: int, generator: torch.Generator) -> tuple[float, float]:
+        """One pass; returns mean loss and accuracy over the batches seen."""
+        x, y = self.data.train.x, self.data.train.y
+        drop_last = len(x) >= self.batch_size
+        batches = iterate(
+            x,
+            y,
+            self.batch_size,
+            shuffle=True,
+            generator=generator,
+            augment=self.augment,
+            drop_last=drop_last,
+        )
+        losses: list[torch.Tensor] = []
+        correct = torch.zeros((), dtype=torch.int64, device=x.device)
+        seen = 0
+        check_each_step = x.device.type != "cuda"  # a GPU sync per step would cost speed
+        self.model.train()
+        for xb, yb in batches:
+            if self.steps >= total:
+                break
+            loss, hits = self._step(xb, yb)
+            losses.append(loss)
+            correct += hits
+            seen += len(yb)
+            if check_each_step:
+                self._check(losses, epoch, first=len(losses) - 1)
+        if not check_each_step:
+            self._check(losses, epoch, first=0)
+        mean_loss = torch.stack(losses).double().mean().item() if losses else math.nan
+        return mean_loss, correct.item() / max(seen, 1)
+
+    def _step(self, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        with _autocast(xb.device, self.bf16):
+            logits = self.model(xb)
+        loss = F.cross_entropy(logits.float(), yb, label_smoothing=self.label_smoothing)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.last_lr = float(self.opt.param_groups[0]["lr"])
+        self.opt.step()
+        self.sched.step()
+        self.steps += 1
+        return loss.detach(), (logits.detach().argmax(dim=1) == yb).sum()
+
+    def _check(self, losses: list[torch.Tensor], epoch: int, *, first: int) -> None:
+        """Raises on the first non-finite loss in ``losses[first:]`` (one device sync)."""
+        if not losses[first:]:
+            return
+        tail = torch.stack(losses[first:])
+        bad = (~torch.isfinite(tail)).nonzero()
+        if len(bad):
+            index = int(bad[0, 0])
+            step = self.steps - len(losses) + first + index + 1
+            raise NonFiniteLossError(epoch=epoch, step=step, value=float(tail[index]))

@@ -1,0 +1,186 @@
+"""Training loop: accuracy on digits, determinism, NaN detection, schedules, options, evaluate."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+import torch
+from torch import nn
+
+from objectives._energy import RAPL_ROOT
+from objectives.datasets import Augment, Data, load
+from objectives.train import (
+    OPTIMIZERS,
+    SCHEDULES,
+    FitResult,
+    NonFiniteLossError,
+    evaluate,
+    fit,
+)
+from spaces._errors import ConfigError, UnknownNameError
+
+STEPS_PER_EPOCH = 1149 // 128  # digits training split, batch 128, last partial batch dropped
+
+
+@pytest.fixture(scope="module")
+def digits() -> Data:
+    return load("digits")
+
+
+def mlp(seed: int = 0, *, dropout: float = 0.0) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(
+        nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Dropout(dropout), nn.Linear(64, 10)
+    )
+
+
+class NaNAfter(nn.Module):
+    """A linear model whose training forward passes turn NaN from call ``after`` + 1 on."""
+
+    def __init__(self, after: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(64, 10)
+        self.after = after
+        self.calls = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.linear(x.flatten(1))
+        if self.training:
+            self.calls += 1
+            if self.calls > self.after:
+                out = out * float("nan")
+        return out
+
+
+def test_digits_mlp_reaches_90_percent(digits: Data) -> None:
+    result = fit(mlp(), digits, epochs=5)
+    assert isinstance(result, FitResult)
+    assert result.val_accuracy >= 0.90
+    assert evaluate(mlp(), digits.test.x, digits.test.y)["accuracy"] < 0.5  # untrained
+    assert result.epochs == 5 and result.steps == 5 * STEPS_PER_EPOCH
+    assert [h["epoch"] for h in result.history] == [1, 2, 3, 4, 5]
+    assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]
+    assert result.train_time_s > 0 and result.energy_j > 0
+    readable_rapl = any(RAPL_ROOT.glob("intel-rapl:*/energy_uj"))
+    assert result.energy_source in (("rapl", "estimate") if readable_rapl else ("estimate",))
+    assert result.config["optimizer"] == "sgd" and result.config["lr"] == 0.1
+    assert result.config["bf16"] is False and result.config["dataset"] == "digits"
+
+
+def test_same_seed_same_history_other_seed_differs(digits: Data) -> None:
+    def run(seed: int) -> list[dict[str, float]]:
+        model = mlp(0, dropout=0.2)
+        return fit(model, digits, epochs=2, seed=seed, augment=Augment(pad=1)).history
+
+    before = torch.random.get_rng_state()
+    first = run(7)
+    assert torch.equal(torch.random.get_rng_state(), before)  # caller's RNG left untouched
+    assert run(7) == first
+    assert run(8) != first
+
+
+def test_nan_loss_raises_with_epoch_and_step(digits: Data) -> None:
+    after = STEPS_PER_EPOCH + 3  # the 4th step of epoch 2 is the first NaN one
+    with pytest.raises(NonFiniteLossError, match=r"epoch 2, step 12") as info:
+        fit(NaNAfter(after), digits, epochs=3)
+    err = info.value
+    assert (err.epoch, err.step) == (2, after + 1)
+    assert err.value != err.value  # NaN
+    copy = pickle.loads(pickle.dumps(err))  # Ray ships trial errors between processes
+    assert (copy.epoch, copy.step, str(copy)) == (err.epoch, err.step, str(err))
+
+
+@pytest.mark.parametrize("optimizer", OPTIMIZERS.names())
+@pytest.mark.parametrize("schedule", SCHEDULES.names())
+def test_each_optimizer_and_schedule_runs(digits: Data, optimizer: str, schedule: str) -> None:
+    result = fit(
+        mlp(), digits, epochs=4, optimizer=optimizer, schedule=schedule, label_smoothing=0.1
+    )
+    lrs = [h["lr"] for h in result.history]
+    peak = 0.1 if optimizer == "sgd" else 1e-3
+    if schedule == "constant":
+        assert lrs == [pytest.approx(peak)] * 4
+    elif schedule == "step":
+        assert lrs == pytest.approx([peak, peak, peak * 0.1, peak * 0.01])
+    elif schedule == "cosine":
+        assert lrs == sorted(lrs, reverse=True) and lrs[-1] < 0.05 * peak
+    else:  # one-cycle: warm-up to the peak over the first 25% of steps, then down to ~0
+        assert lrs[0] == pytest.approx(peak) and lrs == sorted(lrs, reverse=True)
+        assert lrs[-1] < 1e-3 * peak
+    assert all(h["val_loss"] == h["val_loss"] for h in result.history)  # finite, not NaN
+    assert result.history[-1]["val_accuracy"] > 0.5
+
+
+def test_unknown_names_list_the_valid_ones(digits: Data) -> None:
+    with pytest.raises(UnknownNameError, match=r"adamw.*sgd"):
+        fit(mlp(), digits, epochs=1, optimizer="lion")
+    with pytest.raises(UnknownNameError, match=r"constant.*cosine.*onecycle.*step"):
+        fit(mlp(), digits, epochs=1, schedule="linear")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("epochs", 0),
+        ("epochs", 1.5),
+        ("epochs", True),
+        ("batch_size", 0),
+        ("batch_size", -3),
+        ("max_steps", 0),
+        ("lr", 0.0),
+        ("lr", float("nan")),
+        ("momentum", 1.0),
+        ("label_smoothing", 1.0),
+        ("weight_decay", -1e-4),
+    ],
+)
+def test_bad_options_named(digits: Data, option: str, value: object) -> None:
+    options: dict[str, object] = {"epochs": 1, option: value}
+    with pytest.raises(ConfigError, match=rf"{option} .*got {value!r}"):
+        fit(mlp(), digits, **options)  # type: ignore[arg-type]
+
+
+def test_bf16_refused_on_cpu(digits: Data) -> None:
+    with pytest.raises(ConfigError, match="bf16"):
+        fit(mlp(), digits, epochs=1, bf16=True)
+
+
+def test_max_steps_cuts_the_run(digits: Data) -> None:
+    result = fit(mlp(), digits, epochs=10, max_steps=STEPS_PER_EPOCH + 2)
+    assert result.steps == STEPS_PER_EPOCH + 2 and result.epochs == 2
+
+
+def test_batch_larger_than_split_still_trains(digits: Data) -> None:
+    result = fit(mlp(), digits, epochs=2, batch_size=5000)
+    assert result.steps == 2
+
+
+def test_augment_options_recorded(digits: Data) -> None:
+    assert fit(mlp(), digits, epochs=1).config["augment"] is None  # digits default: off
+    on = fit(mlp(), digits, epochs=1, augment=Augment(pad=1, flip=False))
+    assert on.config["augment"] == {"pad": 1, "flip": False}
+    assert fit(mlp(), digits, epochs=1, augment=False).config["augment"] is None
+
+
+def test_evaluate_matches_manual_and_restores_mode(digits: Data) -> None:
+    model = mlp()
+    model.train()
+    out = evaluate(model, digits.val.x, digits.val.y, batch_size=100)
+    assert model.training and all(m.training for m in model.modules())
+    with torch.no_grad():
+        logits = model.eval()(digits.val.x)
+    accuracy = (logits.argmax(1) == digits.val.y).double().mean().item()
+    loss = nn.functional.cross_entropy(logits, digits.val.y).item()
+    assert out["accuracy"] == pytest.approx(accuracy)
+    assert out["loss"] == pytest.approx(loss, rel=1e-5)
+    evaluate(model, digits.val.x, digits.val.y)
+    assert not model.training  # eval mode restored as eval
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_fit_result_serialises(digits: Data) -> None:
+    result = fit(mlp(), digits, epochs=1)
+    text = json.dumps(result.to_dict())
+    assert json.loads(text)["steps"] == STEPS_PER_EPOCH
