@@ -1,3 +1,33 @@
-"""What is measured: datasets, training and evaluation, cost indicators and PePR."""
+"""What is measured: datasets, training and evaluation, cost indicators and PePR.
 
-__all__: list[str] = []
+``objectives.datasets``, ``objectives.train`` and ``objectives.pepr`` are public modules; the
+names below are the package's front door.
+"""
+
+from objectives import datasets, pepr, train
+from objectives._conditions import MeasureContext
+from objectives._energy import EnergyMeter, co2_grams
+from objectives._indicators import INDICATORS, Indicator, list_indicators
+from objectives._measure import measure
+from objectives.datasets import Data, DatasetUnavailableError, load
+from objectives.train import FitResult, NonFiniteLossError, evaluate, fit
+
+__all__ = [
+    "INDICATORS",
+    "Data",
+    "DatasetUnavailableError",
+    "EnergyMeter",
+    "FitResult",
+    "Indicator",
+    "MeasureContext",
+    "NonFiniteLossError",
+    "co2_grams",
+    "datasets",
+    "evaluate",
+    "fit",
+    "list_indicators",
+    "load",
+    "measure",
+    "pepr",
+    "train",
+]

@@ -1,0 +1,191 @@
+"""The cost-indicator registry: what each indicator means, its unit, direction and phase.
+
+No single indicator is enough (efficiency-misnomer §2, §4), so :func:`objectives.measure` can
+measure them all and the user picks which become objectives. Indicators computed by one run share
+a *probe*: ``latency_ms`` and ``latency_p90_ms`` come from the same timings, so each probe runs
+once per measurement, and it may add companion keys (``latency_iqr_ms``, ``throughput_batch``,
+``energy_source``) and ``cond_*`` conditions to the result. A user adds an indicator with
+``INDICATORS.add(name, Indicator(...))`` and a probe taking a :class:`MeasureContext`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from objectives import _flops, _memory, _timing
+from objectives._conditions import MeasureContext
+from spaces._errors import ConfigError
+from spaces._registry import Registry
+
+#: A probe measures one or more indicators; it returns a flat dict of JSON-serialisable values.
+Probe = Callable[[MeasureContext], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Indicator:
+    """One cost indicator.
+
+    Attributes:
+        name: Result key, snake_case with its unit (``latency_ms``).
+        unit: Unit of the value, per sample where it says so.
+        direction: ``"minimize"`` for costs, ``"maximize"`` for throughput.
+        phase: ``"train"`` (measured on the model as trained) or ``"infer"`` (measured on the
+            deployed form, ``model.materialize()`` when the model has one).
+        description: What is counted, in one sentence.
+        probe: The function that measures it (shared by indicators measured together).
+        analytic: True when the value depends only on the model's structure (same on every
+            machine, cheap): such indicators can be checked against constraints before training.
+    """
+
+    name: str
+    unit: str
+    direction: Literal["minimize", "maximize"]
+    phase: Literal["train", "infer"]
+    description: str
+    probe: Probe
+    analytic: bool = False
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("minimize", "maximize"):
+            raise ConfigError(
+                f"indicator {self.name!r}: direction must be 'minimize' or 'maximize', "
+                f"got {self.direction!r}"
+            )
+        if self.phase not in ("train", "infer"):
+            raise ConfigError(
+                f"indicator {self.name!r}: phase must be 'train' or 'infer', got {self.phase!r}"
+            )
+
+
+INDICATORS: Registry[Indicator] = Registry("indicator")
+
+
+def _add(name: str, unit: str, phase: str, description: str, probe: Probe, **kw: Any) -> None:
+    direction = kw.pop("direction", "minimize")
+    INDICATORS.add(name, Indicator(name, unit, direction, phase, description, probe, **kw))
+
+
+_add(
+    "params",
+    "count",
+    "train",
+    "trainable parameters of the model as given, shared tensors "
+    "once (for a Shapeshifter network: its stores, coefficients, norms and biases)",
+    _flops.probe_params,
+    analytic=True,
+)
+_add(
+    "weights",
+    "count",
+    "infer",
+    "effective weights of the deployed form: parameters of every "
+    "module times the number of times it runs in one forward pass",
+    _flops.probe_weights,
+    analytic=True,
+)
+_add(
+    "flops_infer",
+    "FLOP/sample",
+    "infer",
+    "forward FLOPs per sample, 2 per multiply-add (matmul, conv, attention)",
+    _flops.probe_flops_infer,
+    analytic=True,
+)
+_add(
+    "macs",
+    "MAC/sample",
+    "infer",
+    "multiply-accumulates per sample: flops_infer / 2 by construction",
+    _flops.probe_flops_infer,
+    analytic=True,
+)
+_add(
+    "flops_train",
+    "FLOP/sample",
+    "train",
+    "forward + backward FLOPs per sample of a training "
+    "step (no input gradient, optimizer step not counted)",
+    _flops.probe_flops_train,
+    analytic=True,
+)
+_add(
+    "activations",
+    "elements/sample",
+    "infer",
+    "elements output by conv/linear layers per sample (Dollár et al. 2021)",
+    _flops.probe_activations,
+    analytic=True,
+)
+_add(
+    "latency_ms",
+    "ms",
+    "infer",
+    "median batch-1 inference time after warm-up",
+    _timing.probe_latency,
+)
+_add(
+    "latency_p90_ms",
+    "ms",
+    "infer",
+    "90th percentile of batch-1 inference time",
+    _timing.probe_latency,
+)
+_add(
+    "throughput",
+    "samples/s",
+    "infer",
+    "best inference samples per second over a batch sweep 1, 2, 4, …",
+    _timing.probe_throughput,
+    direction="maximize",
+)
+_add(
+    "peak_mem_infer_mb",
+    "MiB",
+    "infer",
+    "peak memory of one no-grad forward pass at the inference batch, weights included",
+    _memory.probe_peak_mem_infer,
+)
+_add(
+    "peak_mem_train_mb",
+    "MiB",
+    "train",
+    "peak memory of one optimizer step at the training "
+    "batch, after a warm-up step: weights, grads, optimizer state, activations",
+    _memory.probe_peak_mem_train,
+)
+_add(
+    "energy_infer_j",
+    "J/sample",
+    "infer",
+    "energy per inference sample at the inference batch (source in energy_source)",
+    _timing.probe_energy_infer,
+)
+_add(
+    "energy_train_j",
+    "J/sample",
+    "train",
+    "energy per training sample of optimizer steps at "
+    "the training batch (source in energy_source)",
+    _timing.probe_energy_train,
+)
+_add(
+    "co2_infer_g",
+    "gCO2e/sample",
+    "infer",
+    "energy_infer_j × grid intensity × PUE",
+    _timing.probe_energy_infer,
+)
+_add(
+    "co2_train_g",
+    "gCO2e/sample",
+    "train",
+    "energy_train_j × grid intensity × PUE",
+    _timing.probe_energy_train,
+)
+
+
+def list_indicators(pattern: str = "*") -> list[str]:
+    """Sorted names of the registered indicators that match a shell-style wildcard."""
+    return INDICATORS.names(pattern)
