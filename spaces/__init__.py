@@ -1,5 +1,6 @@
 """What is searched: the space DSL, architecture families and Shapeshifter Networks."""
 
+from spaces import ssn
 from spaces._build import build_model, family_variant, hyper_keys, list_families, register_family
 from spaces._dsl import Categorical, Dimension, Fixed, Float, Int, Space
 from spaces._errors import BudgetError, ConfigError, NpasError, UnknownNameError
@@ -25,4 +26,5 @@ __all__ = [
     "hyper_keys",
     "list_families",
     "register_family",
+    "ssn",
 ]

@@ -1,0 +1,24 @@
+"""Shapeshifter Networks: layer weights generated from a parameter budget shared across layers.
+
+Front door: :func:`shapeshift`. Generators, upsamplers and mappings are registries, so a new
+one is a subclass (or function) plus one ``register`` decorator.
+"""
+
+from spaces.ssn._generators import GENERATORS, Generator
+from spaces.ssn._layers import SUPPORTED
+from spaces.ssn._mappings import MAPPINGS, MappingContext
+from spaces.ssn._net import LayerInfo, ShapeshiftNet, shapeshift
+from spaces.ssn._upsamplers import UPSAMPLERS, Upsampler
+
+__all__ = [
+    "GENERATORS",
+    "MAPPINGS",
+    "SUPPORTED",
+    "UPSAMPLERS",
+    "Generator",
+    "LayerInfo",
+    "MappingContext",
+    "ShapeshiftNet",
+    "Upsampler",
+    "shapeshift",
+]

@@ -1,0 +1,428 @@
+"""Shapeshifter Networks: a model whose layer weights are generated from parameter stores."""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from spaces._errors import ConfigError, NpasError
+from spaces.ssn._combine import Combine, Window, windows
+from spaces.ssn._generators import GENERATORS, Generator
+from spaces.ssn._layers import (
+    SUPPORTED,
+    LayerSpec,
+    WeightSwapper,
+    find_layers,
+    restore_parameters,
+)
+from spaces.ssn._mappings import MAPPINGS, MappingContext
+from spaces.ssn._plan import PROBE_TEMPLATES, Planner, StorePlan
+from spaces.ssn._upsamplers import UPSAMPLERS, resize
+
+
+@dataclass(frozen=True)
+class LayerInfo:
+    """One generated weight, for reports: where it comes from and how it is made."""
+
+    name: str
+    shape: tuple[int, ...]
+    numel: int
+    store: int
+    templates: int
+    upsampled: bool
+
+
+def _trainable(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def _layout(store: StorePlan) -> tuple[tuple[int, tuple[Window, ...]], ...]:
+    """(numel, template windows) of every layer the store serves without upsampling."""
+    return tuple(
+        (n, windows(start, c, n, store.size))
+        for c, n, up, start in zip(
+            store.templates, store.numels, store.upsampled, store.starts, strict=True
+        )
+        if not up
+    )
+
+
+def _layer_infos(stores: tuple[StorePlan, ...], specs: list[LayerSpec]) -> tuple[LayerInfo, ...]:
+    infos: dict[int, LayerInfo] = {}
+    for k, store in enumerate(stores):
+        for j, c, up in zip(store.layers, store.templates, store.upsampled, strict=True):
+            infos[j] = LayerInfo(specs[j].name, specs[j].shape, specs[j].numel, k, c, up)
+    return tuple(infos[j] for j in range(len(specs)))
+
+
+class ShapeshiftNet(nn.Module):
+    """Computes what the wrapped model computes, with its weights generated from stores.
+
+    Build it with :func:`shapeshift`. Call it like the original model. Each forward pass
+    generates every layer's weight once, however often a layer is called: per store, one fused
+    autograd step reads every directly served layer's templates as views of the store and
+    combines them (its backward writes one store gradient in place), and upsampled layers are
+    expanded from rolled copies of the store. In eval mode under ``torch.no_grad()`` the
+    generated weights are cached until a parameter changes.
+
+    Attributes:
+        model: The deep-copied model; its supported weights are plain tensors installed before
+            each forward pass, every other parameter (norms, biases) is its own.
+        stores: One flat parameter vector per store.
+        generators: One :class:`Generator` per store.
+        upsamplers: One upsampler per store (unused by stores that never upsample).
+        budget: The requested total of trainable parameters.
+        plain_params: Trainable parameters of the original model.
+        mapping: Layer name -> store index.
+        layers: A :class:`LayerInfo` per generated weight.
+        template_limits: Effective ``P`` of each store (above the requested one only when ``P``
+            templates per layer cannot cover a large store).
+        generations: How many times the weights were generated (for checking the cache).
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        budget: int,
+        *,
+        assignment: list[int],
+        generator: str = "wavg",
+        upsampler: str = "mask",
+        templates: int = 4,
+        seed: int = 0,
+        generator_options: Mapping[str, Any] | None = None,
+        upsampler_options: Mapping[str, Any] | None = None,
+        probe: bool = False,
+    ) -> None:
+        super().__init__()
+        self.plain_params = _trainable(model)
+        self.model = copy.deepcopy(model)
+        specs = find_layers(self.model)
+        if not specs:
+            raise ConfigError(f"model {type(model).__name__} has no trainable {SUPPORTED} weight")
+        if len(assignment) != len(specs):
+            raise ConfigError(
+                f"assignment has {len(assignment)} entries; the model has {len(specs)} layers"
+            )
+        like = self.model.get_submodule(specs[0].slots[0].module)._parameters[
+            specs[0].slots[0].attr
+        ]
+        self._specs = specs
+        self._swapper = WeightSwapper(self.model, specs)
+        gen_cls = GENERATORS.get(generator)
+        ups_cls = UPSAMPLERS.get(upsampler)
+        gen_opts, ups_opts = dict(generator_options or {}), dict(upsampler_options or {})
+        planner = Planner(
+            [s.numel for s in specs],
+            assignment,
+            fixed=_trainable(self.model),
+            limit=templates,
+            max_templates=gen_cls.max_templates,
+            count_generator=lambda t: gen_cls.num_params(t, **gen_opts),
+            count_upsampler=lambda p: ups_cls.num_params(p, **ups_opts),
+            resize=probe,
+        )
+        what = f"generator={generator!r}, upsampler={upsampler!r}, {len(planner.groups)} store(s)"
+        self.plan = planner.solve(budget, what=what)
+        self.budget = int(budget)
+        self.generator_name, self.upsampler_name = generator, upsampler
+        rng = torch.Generator().manual_seed(seed)
+        factory = {"device": like.device, "dtype": like.dtype}
+        self.stores = nn.ParameterList()
+        self.generators = nn.ModuleList()
+        self.upsamplers = nn.ModuleList()
+        for store in self.plan.stores:
+            var = sum(specs[j].default_var * specs[j].numel for j in store.layers)
+            std = math.sqrt(var / sum(store.numels))
+            self.stores.append(
+                nn.Parameter(torch.randn(store.size, generator=rng).mul_(std).to(**factory))
+            )
+            self.generators.append(gen_cls(store.templates, rng=rng, **gen_opts).to(**factory))
+            self.upsamplers.append(ups_cls(store.pairs, rng=rng, **ups_opts).to(**factory))
+        self.register_buffer("scales", torch.ones(len(specs), **factory))
+        self._layouts = [_layout(store) for store in self.plan.stores]
+        self.mapping = {s.name: assignment[i] for i, s in enumerate(specs)}
+        self.layers = _layer_infos(self.plan.stores, specs)
+        self.template_limits = tuple(s.template_limit for s in self.plan.stores)
+        self.generations = 0
+        self._cache: tuple[tuple, list[Tensor]] | None = None
+        self.training = self.model.training  # a model handed over in eval mode stays there
+        self._init_scales()
+        if self.num_params != self.plan.total:
+            raise NpasError(
+                f"generator {generator!r} or upsampler {upsampler!r} holds a different number of"
+                f" parameters than its num_params() says ({self.num_params} vs {self.plan.total})"
+            )
+
+    def _init_scales(self) -> None:
+        """Scales every layer so that its generated weight starts with its default-init std."""
+        with torch.no_grad():
+            raw = self._generate()
+            target = torch.tensor(
+                [math.sqrt(s.default_var) for s in self._specs], dtype=torch.float64
+            )
+            rms = torch.stack([w.double().pow(2).mean().sqrt() for w in raw]).cpu()
+            self.scales.copy_(target / rms.clamp_min(1e-30))
+            self._swapper.install(self._generate())
+
+    # -- generation -------------------------------------------------------------------------
+
+    def _generate(self) -> list[Tensor]:
+        """Every layer's weight, produced store by store in one pass."""
+        self.generations += 1
+        weights: list[Tensor | None] = [None] * len(self._specs)
+        for k, store in enumerate(self.plan.stores):
+            make = self._resized if store.resize else self._windows
+            for j, w in zip(store.layers, make(k, store), strict=True):
+                weights[j] = w.view(self._specs[j].shape)
+        return weights  # type: ignore[return-value]
+
+    def _windows(self, k: int, store: StorePlan) -> list[Tensor]:
+        theta = self.stores[k]
+        generator: Generator = self.generators[k]  # type: ignore[assignment]
+        upsampler = self.upsamplers[k]
+        coefs = generator.coefficients()
+        direct: list[Tensor] = []  # scaled coefficients of the layers served without upsampling
+        for j, c, up, coef in zip(
+            store.layers, store.templates, store.upsampled, coefs, strict=True
+        ):
+            if up:
+                continue
+            if coef is None and c != 1:
+                raise NpasError(
+                    f"generator {self.generator_name!r} gave no coefficients for a layer with"
+                    f" {c} templates"
+                )
+            direct.append(self.scales[j : j + 1] if coef is None else coef * self.scales[j])
+        combined = iter(Combine.apply(theta, self._layouts[k], *direct) if direct else ())
+        out, n_up = [], 0
+        for j, up, start in zip(store.layers, store.upsampled, store.starts, strict=True):
+            if up:
+                source = theta.roll(-start) if start else theta
+                out.append(upsampler(n_up, source) * self.scales[j])
+                n_up += 1
+            else:
+                out.append(next(combined))
+        return out
+
+    def _resized(self, k: int, store: StorePlan) -> list[Tensor]:
+        templates = self.stores[k].view(PROBE_TEMPLATES, -1)
+        coefs = self.generators[k].coefficients()  # type: ignore[operator]
+        alphas = torch.stack(
+            [c * self.scales[j] for c, j in zip(coefs, store.layers, strict=True)]
+        )
+        mixed = alphas @ templates  # resizing is linear: mix first, then resize once per layer
+        return [resize(mixed[i : i + 1], n).view(n) for i, n in enumerate(store.numels)]
+
+    def _key(self) -> tuple:
+        tensors = [
+            *self.stores,
+            *self.generators.parameters(),
+            *self.generators.buffers(),
+            *self.upsamplers.parameters(),
+            self.scales,
+        ]
+        return tuple((t.data_ptr(), t._version, t.device) for t in tensors)
+
+    def _weights(self) -> list[Tensor]:
+        if self.training or torch.is_grad_enabled():
+            self._cache = None
+            return self._generate()
+        key = self._key()
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._generate())
+        return self._cache[1]
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Generates the weights (or reuses the eval cache), then runs the model."""
+        weights = self._weights()
+        self._swapper.install(weights)
+        try:
+            return self.model(*args, **kwargs)
+        finally:
+            if any(w.requires_grad for w in weights):  # leave graph-free tensors behind
+                self._swapper.install([w.detach() for w in weights])
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> ShapeshiftNet:
+        out = super()._apply(fn, recurse)
+        self._cache = None
+        with torch.no_grad():  # the installed tensors are not buffers: refresh them
+            self._swapper.install(self._generate())
+        return out
+
+    # -- results and introspection ------------------------------------------------------------
+
+    def materialize(self) -> nn.Module:
+        """A plain copy of the original model (same class) holding the generated weights.
+
+        Its outputs equal this network's, it has the original parameter count, and running it
+        costs nothing extra; use it for deployment or for fine-tuning without sharing.
+        """
+        with torch.no_grad():
+            weights = self._generate()
+        plain = copy.deepcopy(self.model)
+        restore_parameters(plain, self._specs, weights, self._swapper.param_order)
+        return plain
+
+    def coefficients(self) -> list[Tensor]:
+        """Per layer, the current template coefficients (a single 1.0 for one template)."""
+        out: list[Tensor] = [torch.ones(1)] * len(self._specs)
+        with torch.no_grad():
+            for store, generator in zip(self.plan.stores, self.generators, strict=True):
+                for j, coef in zip(store.layers, generator.coefficients(), strict=True):  # type: ignore[operator]
+                    out[j] = torch.ones(1) if coef is None else coef.detach().clone()
+        return out
+
+    @property
+    def num_params(self) -> int:
+        """Trainable parameters of this module, everything included (what the budget bounds)."""
+        return _trainable(self)
+
+    @property
+    def num_store_params(self) -> int:
+        """Parameters in the stores alone."""
+        return sum(p.numel() for p in self.stores)
+
+    def table(self) -> str:
+        """A markdown table of the generated layers, for reports."""
+        rows = [
+            "| layer | shape | weights | store | templates | upsampled |",
+            "|---|---|---:|---:|---:|---|",
+        ]
+        rows += [
+            f"| {i.name} | {'x'.join(map(str, i.shape))} | {i.numel} | {i.store} |"
+            f" {i.templates} | {'yes' if i.upsampled else 'no'} |"
+            for i in self.layers
+        ]
+        return "\n".join(rows)
+
+    def extra_repr(self) -> str:
+        return (
+            f"budget={self.budget}, params={self.num_params}, stores="
+            f"{[p.numel() for p in self.stores]}, generator={self.generator_name!r},"
+            f" upsampler={self.upsampler_name!r}"
+        )
+
+
+def _check_int(name: str, value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ConfigError(f"{name}={value!r}; expected an int >= {low}")
+    return int(value)
+
+
+def shapeshift(
+    model: nn.Module,
+    budget: int,
+    *,
+    stores: int = 1,
+    mapping: str | Mapping[str, int] = "single",
+    generator: str = "wavg",
+    upsampler: str = "mask",
+    templates: int = 4,
+    seed: int = 0,
+    pretrain: Callable[[nn.Module], object] | None = None,
+    generator_options: Mapping[str, Any] | None = None,
+    upsampler_options: Mapping[str, Any] | None = None,
+) -> ShapeshiftNet:
+    """Turns ``model`` into a Shapeshifter Network with exactly ``budget`` or fewer parameters.
+
+    The caller's model is not modified. Supported weights (Linear, Conv, GRU/LSTM/RNN matrices,
+    MultiheadAttention projections) are generated from ``stores`` parameter stores whose sizes
+    are solved so that the returned module's trainable parameters - stores, coefficients,
+    masks, and everything the model keeps (norms, biases) - fall within 90-100 % of ``budget``.
+    Budgets above the plain model's count work too (extra capacity, paper's SSN+).
+
+    Args:
+        model: Any module containing supported layers.
+        budget: Total trainable parameters of the result.
+        stores: Number of parameter stores.
+        mapping: ``"single"``, ``"random"``, ``"auto"`` (pretrain one store, then k-means on
+            the layers' coefficients), a registered name, or a ``{layer/module name or glob:
+            store}`` dict (``"manual"``).
+        generator: ``"wavg"``, ``"emb"``, ``"avg"``, ``"rr"`` or a registered name.
+        upsampler: ``"mask"``, ``"repeat"``, ``"inter"`` or a registered name.
+        templates: Most templates per layer ``P``; raised automatically (see
+            ``net.template_limits``) when a large store would otherwise leave parameters unused.
+        seed: Seeds every initial value; the same seed gives the same module.
+        pretrain: ``fn(net)`` that trains the given module briefly; required by ``"auto"``.
+        generator_options: Extra generator options, e.g. ``{"dim": 16}`` for ``"emb"``.
+        upsampler_options: Extra upsampler options, e.g. ``{"window": 4}`` for ``"mask"``.
+
+    Raises:
+        BudgetError: The budget is too small (the message states the minimum) or, for a
+            generator that cannot use extra capacity, too large.
+        ConfigError: Bad arguments, or a model without supported layers.
+        UnknownNameError: Unknown generator, upsampler or mapping name (lists the known ones).
+
+    Example:
+        >>> net = shapeshift(nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 2)), 120)
+        >>> net.num_params <= 120
+        True
+    """
+    budget = _check_int("budget", budget, 1)
+    stores = _check_int("stores", stores, 1)
+    templates = _check_int("templates", templates, 1)
+    seed = _check_int("seed", seed, 0)
+    gen_cls = GENERATORS.get(generator)
+    UPSAMPLERS.get(upsampler)
+    if isinstance(mapping, Mapping):
+        map_fn, assignment = MAPPINGS.get("manual"), dict(mapping)
+    elif isinstance(mapping, str):
+        map_fn, assignment = MAPPINGS.get(mapping), None
+    else:
+        raise ConfigError(f"mapping={mapping!r}; expected a mapping name or a dict")
+    if pretrain is not None and (assignment is not None or mapping in {"single", "random"}):
+        raise ConfigError("pretrain is only used by mapping='auto'")
+    specs = find_layers(model)
+    if not specs:
+        raise ConfigError(f"model {type(model).__name__} has no trainable {SUPPORTED} weight")
+    learned = gen_cls.num_params([PROBE_TEMPLATES] * len(specs), **(generator_options or {})) > 0
+
+    def probe() -> ShapeshiftNet:
+        return ShapeshiftNet(
+            model,
+            budget,
+            assignment=[0] * len(specs),
+            generator=generator if learned else "wavg",
+            upsampler="inter",
+            templates=PROBE_TEMPLATES,
+            seed=seed,
+            generator_options=generator_options if learned else None,
+            probe=True,
+        )
+
+    ctx = MappingContext(
+        names=[s.name for s in specs],
+        modules=[s.slots[0].module for s in specs],
+        numels=[s.numel for s in specs],
+        stores=stores,
+        seed=seed,
+        assignment=assignment,
+        pretrain=pretrain,
+        probe=probe,
+    )
+    chosen = [int(s) for s in map_fn(ctx)]
+    used = sorted(set(chosen))
+    if len(chosen) != len(specs) or used != list(range(len(used))):
+        raise ConfigError(
+            f"mapping {mapping!r} must give each of the {len(specs)} layers a store and use"
+            f" stores 0..k-1 without gaps; got {chosen}"
+        )
+    return ShapeshiftNet(
+        model,
+        budget,
+        assignment=chosen,
+        generator=generator,
+        upsampler=upsampler,
+        templates=templates,
+        seed=seed,
+        generator_options=generator_options,
+        upsampler_options=upsampler_options,
+    )
