@@ -1,0 +1,145 @@
+"""The study as a table: one row per trial, read from the storage conventions in SEARCH.md.
+
+Every later step (fronts, knees, the report, export, the progress view) reads this one frame,
+so what a trial recorded is interpreted in one place: its state, whether it met the
+constraints, every metric ``run_trial`` returned and the sampled parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+
+from objectives._indicators import INDICATORS
+from spaces._errors import ConfigError
+
+__all__ = [
+    "FIXED_COLUMNS",
+    "cost_indicators",
+    "direction_of",
+    "objectives_of",
+    "trials_frame",
+    "usable",
+    "values",
+]
+
+#: Columns every frame has, before the metrics and parameters.
+FIXED_COLUMNS = ("number", "state", "feasible", "datetime_complete", "error")
+
+#: Metrics that are maximised although no indicator says so.
+_MAXIMISED = ("accuracy", "test_accuracy")
+_MINIMISED = ("val_loss",)
+
+
+def _feasible(trial: optuna.trial.FrozenTrial) -> bool:
+    """Completed and within every constraint (user attr, else metrics, else violations)."""
+    if trial.state != optuna.trial.TrialState.COMPLETE:
+        return False
+    attrs = trial.user_attrs
+    if "feasible" in attrs:
+        return bool(attrs["feasible"])
+    metrics = attrs.get("metrics") or {}
+    if "feasible" in metrics:
+        return bool(metrics["feasible"])
+    return all(v <= 0 for v in attrs.get("constraints") or [])
+
+
+def _error(trial: optuna.trial.FrozenTrial) -> str | None:
+    error = trial.user_attrs.get("error") or trial.system_attrs.get("fail_reason")
+    return None if error is None else str(error)
+
+
+def _row(trial: optuna.trial.FrozenTrial) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "number": trial.number,
+        "state": trial.state.name,
+        "feasible": _feasible(trial),
+        "datetime_complete": trial.datetime_complete,
+        "error": _error(trial),
+    }
+    metrics = trial.user_attrs.get("metrics") or {}
+    for key, value in metrics.items():
+        if key not in FIXED_COLUMNS:
+            row[key] = value
+    for name, value in trial.params.items():
+        row[f"params_{name}"] = value
+    return row
+
+
+def trials_frame(study: optuna.Study) -> pd.DataFrame:
+    """One row per trial of ``study``, in trial-number order.
+
+    Columns: ``number``, ``state`` (Optuna state name), ``feasible`` (True only when the trial
+    completed and met every constraint), ``datetime_complete``, ``error`` (the failure message
+    or None), then every key of the trial's ``metrics`` user attribute (missing values are NaN;
+    its own ``feasible`` flag is folded into the column above) and ``params_<name>`` for each
+    sampled parameter.
+    """
+    rows = [_row(t) for t in study.get_trials(deepcopy=False)]
+    frame = pd.DataFrame(rows, columns=list(FIXED_COLUMNS)) if not rows else pd.DataFrame(rows)
+    if rows:
+        frame = frame.sort_values("number", kind="stable").reset_index(drop=True)
+    frame["feasible"] = frame["feasible"].astype(bool)
+    return frame
+
+
+def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:
+    """The study's objectives as ``(name, direction)``, from its user attr or metric names."""
+    stored = study.user_attrs.get("objectives")
+    if stored:
+        return [(str(name), str(direction)) for name, direction in stored]
+    names = study.metric_names or [f"values_{i}" for i in range(len(study.directions))]
+    return [(n, d.name.lower()) for n, d in zip(names, study.directions, strict=True)]
+
+
+def direction_of(name: str, objectives: list[tuple[str, str]] | None = None) -> str:
+    """Direction of a metric: the study's objective, else the indicator registry, else known."""
+    for objective, direction in objectives or []:
+        if objective == name:
+            return direction
+    if name in INDICATORS:
+        return INDICATORS.get(name).direction
+    if name in _MAXIMISED:
+        return "maximize"
+    if name in _MINIMISED:
+        return "minimize"
+    raise ConfigError(
+        f"metric {name!r} has no known direction: make it an objective of the study or use a "
+        f"registered indicator ({', '.join(INDICATORS.names())}) or one of "
+        f"{_MAXIMISED + _MINIMISED}"
+    )
+
+
+def _numeric(column: pd.Series) -> pd.Series:
+    return pd.to_numeric(column, errors="coerce").astype(float)
+
+
+def cost_indicators(frame: pd.DataFrame) -> list[str]:
+    """Registered indicators recorded with at least one finite value, in registry order."""
+    found = []
+    for name in INDICATORS.names():
+        if name in frame.columns and np.isfinite(_numeric(frame[name])).any():
+            found.append(name)
+    return found
+
+
+def usable(frame: pd.DataFrame, columns: list[str], *, feasible_only: bool = True) -> pd.Series:
+    """Rows that can be compared on ``columns``: completed, feasible, finite in each column."""
+    ok = frame["state"] == "COMPLETE"
+    if feasible_only:
+        ok &= frame["feasible"].astype(bool)
+    for column in columns:
+        if column not in frame.columns:
+            return pd.Series(False, index=frame.index)
+        ok &= np.isfinite(_numeric(frame[column]))
+    return ok
+
+
+def values(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """The columns as an ``(rows, columns)`` float array (non-numbers become NaN)."""
+    if not columns:
+        return np.empty((len(frame), 0))
+    return np.column_stack([_numeric(frame[c]).to_numpy() for c in columns])
