@@ -231,6 +231,8 @@ def _closest_to_ideal(points: np.ndarray) -> int:
 
 def _tradeoff_points(F: np.ndarray) -> tuple[np.ndarray | None, str]:
     """pymoo's HighTradeoffPoints, its warnings contained; None with the reason it failed."""
+    if len(F) < 3:  # trade-offs are measured against neighbours: two points have none inside
+        return None, f"a front of {len(F)} point(s) is too small for HighTradeoffPoints"
     with warnings.catch_warnings():  # pymoo silences warnings globally otherwise
         warnings.simplefilter("ignore")
         try:
