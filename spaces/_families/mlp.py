@@ -21,6 +21,11 @@ class MLP(nn.Module):
         in_shape: Shape of one sample; flattened, so any rank works.
         num_classes: Outputs of the head.
         hidden: Width of each hidden layer, in order; empty gives a linear classifier.
+            Default ``(128,)``.
+        depth: Number of hidden layers, all of width ``width``: the scalar form a search
+            space can sample (a list cannot be one dimension). Exclusive with ``hidden``.
+        width: Width of each of the ``depth`` hidden layers (default 128 when only ``depth``
+            is given; ``width`` alone means one hidden layer).
         activation: Name of the nonlinearity ("relu", "gelu", "silu", "tanh", "elu",
             "leaky_relu").
         dropout: Dropout probability after each hidden activation.
@@ -31,14 +36,14 @@ class MLP(nn.Module):
         in_shape: Sequence[int],
         num_classes: int,
         *,
-        hidden: Sequence[int] = (128,),
+        hidden: Sequence[int] | None = None,
+        depth: int | None = None,
+        width: int | None = None,
         activation: str = "relu",
         dropout: float = 0.0,
     ) -> None:
         super().__init__()
-        if isinstance(hidden, int | str) or not isinstance(hidden, Sequence):
-            raise ConfigError(f"hidden must be a sequence of widths, got {hidden!r}")
-        widths = [check_int("hidden", w) for w in hidden]
+        widths = _widths(hidden, depth, width)
         p = check_float("dropout", dropout, low=0.0, high=1.0)
         act = ACTIVATIONS[check_choice("activation", activation, ACTIVATIONS)]
         layers: list[nn.Module] = [nn.Flatten()]
@@ -53,3 +58,19 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.layers(x)
+
+
+def _widths(hidden: Sequence[int] | None, depth: int | None, width: int | None) -> list[int]:
+    """The hidden widths from either ``hidden`` or ``depth`` × ``width``."""
+    if hidden is not None and (depth is not None or width is not None):
+        raise ConfigError(
+            f"give either hidden or depth/width, not both; got hidden={hidden!r}, "
+            f"depth={depth!r}, width={width!r}"
+        )
+    if depth is not None or width is not None:
+        n = 1 if depth is None else check_int("depth", depth, low=0)
+        return [check_int("width", 128 if width is None else width)] * n
+    hidden = (128,) if hidden is None else hidden
+    if isinstance(hidden, int | str) or not isinstance(hidden, Sequence):
+        raise ConfigError(f"hidden must be a sequence of widths, got {hidden!r}")
+    return [check_int("hidden", w) for w in hidden]

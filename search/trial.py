@@ -1,0 +1,272 @@
+"""One trial of a search as a plain function: build, gate, train, evaluate, measure.
+
+:func:`run_trial` takes a hand-writable dict (see :func:`search._config.check_trial_config` for
+every key and default) and returns a flat JSON-serialisable dict of metrics. Ray Tune wraps it,
+but it needs no scheduler: call it directly in a test, a benchmark or a notebook.
+
+Example:
+    >>> from search.trial import run_trial
+    >>> result = run_trial({"dataset": "digits", "family": "mlp", "hyper": {"width": 32},
+    ...                     "budget": 1000, "train": {"epochs": 2}})  # doctest: +SKIP
+    >>> result["params"] <= 1000, result["feasible"]  # doctest: +SKIP
+    (True, 1.0)
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from objectives._indicators import INDICATORS
+from objectives._measure import measure
+from objectives.datasets import DATASETS, Data, load
+from objectives.train import FitResult, evaluate, fit
+from search._config import Constraint, check_trial_config, parse_constraints, parse_objectives
+from spaces._build import build_model
+from spaces._errors import BudgetError
+from spaces.ssn import shapeshift
+
+__all__ = ["ARTIFACT_NAME", "rebuild", "run_trial"]
+
+#: File name of the trained model in a trial's ``artifact_dir``.
+ARTIFACT_NAME = "model.pt"
+
+
+def run_trial(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs one trial and returns its metrics.
+
+    Steps: seed; load the dataset (cached per process); build the model; shapeshift it into
+    ``budget`` (pretraining first for ``mapping: auto``); measure the analytic indicators and
+    stop there, untrained, when they violate a constraint; train; evaluate on validation and
+    test; measure the other indicators; save the model when ``artifact_dir`` is set.
+
+    Args:
+        cfg: A trial config; only ``dataset`` and ``family`` are required.
+
+    Returns:
+        ``accuracy`` (validation: what the search optimises), ``val_loss``, ``test_accuracy``
+        and ``test_loss`` (reported only), the indicators measured (``indicators``, plus every
+        objective and constraint metric; None: the full panel), ``train_time_s``,
+        ``train_energy_j``, ``energy_source``, ``train_loss``, ``train_accuracy``, ``epochs``,
+        ``plain_params`` (the model before shapeshifting), ``feasible`` (1.0/0.0),
+        ``constraint_<i>`` (violation of constraint i: ≤ 0 met), ``cond_*`` conditions,
+        ``trial_time_s``, ``artifact`` (a path, when saved). An infeasible trial (a violated
+        analytic constraint, or a budget below the model's minimum) is not trained: it has
+        ``accuracy`` 0.0, ``infeasible_reason``, the metrics known so far, and
+        ``constraint_<i>`` only for the constraints that could be evaluated.
+
+    Raises:
+        ConfigError: a bad trial config (the message names the key, value and what is allowed).
+        NonFiniteLossError: training diverged. Any other error propagates too: the execution
+            layer records it as a failed trial.
+    """
+    start = time.perf_counter()
+    cfg = check_trial_config(cfg)
+    objectives = parse_objectives(cfg["objectives"])
+    constraints = parse_constraints(cfg["constraints"])
+    device = _device(cfg["device"])
+    data = _data(cfg["dataset"], cfg["data_root"], cfg["val_size"], cfg["seed"], str(device))
+    metrics: dict[str, Any] = {}
+    try:
+        net = _model(cfg, data, device, metrics)
+    except BudgetError as err:
+        return _finish(metrics, constraints, start, reason=f"budget: {err}")
+    names = _indicator_names(cfg["indicators"], [o.name for o in objectives], constraints)
+    analytic = [n for n in names if INDICATORS.get(n).analytic]
+    example = data.train.x[:1]
+    metrics.update(_measure(net, example, analytic, cfg["measure"], device))
+    broken = [c for c in constraints if c.indicator in metrics and c.violation(metrics) > 0]
+    if broken:
+        return _finish(
+            metrics, constraints, start, reason="violates " + ", ".join(map(str, broken))
+        )
+    result = _train(net, data, cfg, device)
+    test = evaluate(net, data.test.x, data.test.y)
+    last = result.history[-1]
+    metrics.update(
+        accuracy=last["val_accuracy"],
+        val_loss=last["val_loss"],
+        test_accuracy=test["accuracy"],
+        test_loss=test["loss"],
+        train_loss=last["train_loss"],
+        train_accuracy=last["train_accuracy"],
+        epochs=result.epochs,
+        train_time_s=result.train_time_s,
+        train_energy_j=result.energy_j,
+    )
+    gate_s = metrics.pop("cond_measure_s", 0.0)
+    later = _measure(net, example, [n for n in names if n not in analytic], cfg["measure"], device)
+    metrics.update(later)
+    metrics["cond_measure_s"] = gate_s + later.get("cond_measure_s", 0.0)
+    metrics["energy_source"] = result.energy_source  # the training's meter, as documented
+    if cfg["artifact_dir"] is not None:
+        metrics["artifact"] = _save(net, cfg)
+    return _finish(metrics, constraints, start)
+
+
+def rebuild(artifact: str | os.PathLike[str] | Mapping[str, Any]) -> nn.Module:
+    """The trained model of a trial, from its ``model.pt`` (a path, its folder, or the loaded
+    dict): the family rebuilt from the saved trial config, shapeshifted with the saved mapping
+    when it had a budget, and the saved weights loaded. Returned on the CPU in eval mode; call
+    ``.materialize()`` on a Shapeshifter network for a plain module.
+
+    Raises:
+        ConfigError: the saved trial config is not valid (any more).
+    """
+    blob = artifact if isinstance(artifact, Mapping) else _read(Path(artifact))
+    cfg = check_trial_config(blob["trial_config"])
+    info = DATASETS.get(cfg["dataset"])
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg["seed"])
+        model = build_model(cfg["family"], info.in_shape, info.num_classes, **cfg["hyper"])
+    if cfg["budget"] is not None:
+        mapping = {str(k): int(v) for k, v in blob["mapping"].items()}
+        ssn = cfg["ssn"]
+        model = shapeshift(
+            model,
+            cfg["budget"],
+            stores=max(mapping.values()) + 1,
+            mapping=mapping,
+            generator=ssn["generator"],
+            upsampler=ssn["upsampler"],
+            templates=ssn["templates"],
+            seed=cfg["seed"],
+        )
+    model.load_state_dict(blob["state_dict"])
+    return model.eval()
+
+
+# -- steps ------------------------------------------------------------------------------------
+
+
+def _device(name: str | None) -> torch.device:
+    if name is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+@functools.lru_cache(maxsize=4)
+def _data(
+    name: str, root: str | None, val_size: int | float | None, seed: int, device: str
+) -> Data:
+    """The dataset on ``device``, loaded once per process (trials in one worker reuse it)."""
+    return load(name, root=root, val_size=val_size, seed=seed, device=device, progress=False)
+
+
+def _model(cfg: dict[str, Any], data: Data, device: torch.device, metrics: dict) -> nn.Module:
+    """The seeded model on ``device``: the family's, shapeshifted when there is a budget."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg["seed"])
+        model = build_model(cfg["family"], data.in_shape, data.num_classes, **cfg["hyper"])
+    metrics["plain_params"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    if cfg["budget"] is None:
+        return model.to(device)
+    ssn = cfg["ssn"]
+    pretrain = None
+    if ssn["mapping"] == "auto":
+
+        def pretrain(probe: nn.Module) -> None:
+            _train(probe, data, cfg, device, epochs=ssn["pretrain_epochs"])
+
+    net = shapeshift(
+        model,
+        cfg["budget"],
+        stores=ssn["stores"],
+        mapping=ssn["mapping"],
+        generator=ssn["generator"],
+        upsampler=ssn["upsampler"],
+        templates=ssn["templates"],
+        seed=cfg["seed"],
+        pretrain=pretrain,
+    )
+    return net.to(device)
+
+
+def _train(
+    model: nn.Module,
+    data: Data,
+    cfg: dict[str, Any],
+    device: torch.device,
+    *,
+    epochs: int | None = None,
+) -> FitResult:
+    options = dict(cfg["train"])
+    if epochs is not None:
+        options["epochs"] = epochs
+    return fit(model, data, **options, seed=cfg["seed"], device=device, progress=cfg["progress"])
+
+
+def _indicator_names(
+    requested: list[str] | None, objectives: list[str], constraints: tuple[Constraint, ...]
+) -> list[str]:
+    """The indicators to measure: those requested (None: all), plus every objective and
+    constraint that is one."""
+    wanted = INDICATORS.names() if requested is None else list(requested)
+    needed = [*objectives, *(c.indicator for c in constraints)]
+    return list(dict.fromkeys([*wanted, *(n for n in needed if n in INDICATORS)]))
+
+
+def _measure(
+    net: nn.Module,
+    example: torch.Tensor,
+    names: list[str],
+    options: dict[str, Any],
+    device: torch.device,
+) -> dict[str, Any]:
+    if not names:
+        return {}
+    return measure(net, example, names, device=device, **options)
+
+
+def _finish(
+    metrics: dict[str, Any],
+    constraints: tuple[Constraint, ...],
+    start: float,
+    *,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    """Adds feasibility and the constraint violations that can be evaluated."""
+    feasible = reason is None
+    if not feasible:
+        metrics["accuracy"] = 0.0
+        metrics["infeasible_reason"] = reason
+    for i, c in enumerate(constraints):
+        if c.indicator in metrics:
+            metrics[f"constraint_{i}"] = c.violation(metrics)
+            feasible = feasible and metrics[f"constraint_{i}"] <= 0
+    metrics["feasible"] = 1.0 if feasible else 0.0
+    metrics["trial_time_s"] = time.perf_counter() - start
+    return {k: _plain(v) for k, v in metrics.items()}
+
+
+def _plain(value: Any) -> Any:
+    """Python scalars only (torch/numpy scalars would not serialise)."""
+    if hasattr(value, "item") and not isinstance(value, str):
+        return value.item()
+    return value
+
+
+def _save(net: nn.Module, cfg: dict[str, Any]) -> str:
+    folder = Path(cfg["artifact_dir"])
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ARTIFACT_NAME
+    blob = {
+        "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+        "mapping": getattr(net, "mapping", None),
+        "trial_config": cfg,
+    }
+    torch.save(blob, path)
+    return str(path)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if path.is_dir():
+        path = path / ARTIFACT_NAME
+    return torch.load(path, map_location="cpu", weights_only=True)

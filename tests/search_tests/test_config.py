@@ -1,0 +1,319 @@
+"""Search and trial configs: every bad input names its key, value and what is allowed."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from search._config import (
+    Constraint,
+    Objective,
+    SearchConfig,
+    check_trial_config,
+    list_presets,
+    load_config,
+    load_preset,
+    parse_constraints,
+)
+from spaces import ConfigError, build_model
+
+BASE: dict[str, Any] = {
+    "name": "unit",
+    "dataset": "digits",
+    "space": {
+        "family": {"choices": ["mlp", "convnet"]},
+        "mlp.width": {"low": 8, "high": 32},
+        "convnet.depth": [1, 2],
+        "budget": {"low": 300, "high": 3000, "log": True},
+        "ssn.mapping": {"choices": ["single", "auto"]},
+        "ssn.stores": {"value": 2, "when": {"ssn.mapping": ["auto"]}},
+        "train.lr": {"low": 0.01, "high": 0.3, "log": True},
+    },
+    "fixed": {"ssn": {"generator": "wavg"}, "convnet.width": 8},
+    "train": {"epochs": 1, "batch_size": 64},
+    "objectives": [["accuracy", "maximize"], "params"],
+    "constraints": ["params <= 5000"],
+    "optimiser": {"name": "nsga2", "options": {"population_size": 4}},
+    "trials": 4,
+    "resources": {"cpu": 1, "gpu": 0},
+    "seed": 0,
+    "indicators": ["params", "flops_infer"],
+    "measure": {"threads": 1},
+}
+
+
+def edited(path: str, value: Any) -> dict[str, Any]:
+    """BASE with ``path`` (keys joined by '/') set to ``value``; ``...`` deletes it."""
+    data = copy.deepcopy(BASE)
+    *parents, last = path.split("/")
+    node = data
+    for key in parents:
+        node = node[key]
+    if value is ...:
+        del node[last]
+    else:
+        node[last] = value
+    return data
+
+
+def test_base_config_loads_with_typed_sections() -> None:
+    config = load_config(BASE)
+    assert config.objectives == (
+        Objective("accuracy", "maximize"),
+        Objective("params", "minimize"),
+    )
+    assert config.constraints == (Constraint("params<=5e3"),) == ("params <= 5000",)
+    (bound,) = config.constraints
+    assert (bound.indicator, bound.op, bound.value) == ("params", "<=", 5000.0)
+    assert pickle.loads(pickle.dumps(bound)) == bound and json.dumps(bound) == '"params <= 5000"'
+    assert config.constraint_texts == ["params <= 5000"]
+    assert config.directions == ["maximize", "minimize"]
+    assert config.fixed == {"ssn.generator": "wavg", "convnet.width": 8}
+    assert config.resources.cpu == 1.0 and config.optimiser.options == {"population_size": 4}
+    # <family>.<hyper> dimensions become conditional on the family automatically
+    assert dict(config.space["mlp.width"].when) == {"family": ("mlp",)}
+    assert config.space["convnet.depth"].choices == (1, 2)
+
+
+# (edit path, new value, fragments the message must contain: key, value, what is allowed)
+BAD = [
+    ("trails", 5, ["'trails'", "5", "did you mean 'trials'", "allowed keys"]),
+    ("train/epochs", 0, ["train.epochs", "0", "an int >= 1"]),
+    ("train/epoch", 3, ["train: unknown key 'epoch'", "'epochs'"]),
+    ("dataset", "imagenet", ["dataset", "'imagenet'", "digits", "mnist"]),
+    ("space/family", ["mlp", "transformer"], ["space.family", "'transformer'", "convnet"]),
+    ("space/convnet.widht", [8, 16], ["space.convnet.widht", "'widht'", "'width'"]),
+    ("space/colour", [1, 2], ["space.colour", "'colour'", "'budget'", "ssn.<option>"]),
+    ("space/budget", {"low": 3000, "high": 300}, ["budget", "low must be <= high"]),
+    ("space/budget", {"low": 300.0, "high": 3000.0}, ["space.budget", "300.0", "int >= 1"]),
+    ("space/ssn.mapping", ["auto", "manual"], ["space.ssn.mapping", "'manual'", "'random'"]),
+    ("space/ssn.stores", {"low": 1, "high": 3}, ["ssn.stores", "'single'", "when"]),
+    ("space/train.optimiser", ["sgd"], ["train.optimiser", "'train.optimizer'"]),
+    ("fixed/train", {"optimizer": "adam"}, ["fixed.train.optimizer", "'adam'", "adamw"]),
+    ("fixed/ssn", {"generator": "magic"}, ["fixed.ssn.generator", "'magic'", "wavg"]),
+    ("fixed/mlp.width", 8, ["mlp.width", "both searched"]),
+    ("train/lr", 0.1, ["train.lr", "train section"]),
+    ("fixed/scs.widths.1", 8, ["scs", "never searched"]),
+    ("objectives", [["accuracy", "up"]], ["objectives[0].direction", "'up'", "maximize"]),
+    ("objectives", ["bogus"], ["objectives[0]", "'bogus'", "flops_infer"]),
+    ("objectives", ["test_accuracy"], ["test_accuracy", "never optimised"]),
+    ("objectives", [], ["objectives", "non-empty"]),
+    ("objectives", ["params", "params"], ["objectives[1]", "'params'", "once"]),
+    ("constraints", ["params =< 5"], ["constraints[0]", "'params =< 5'", "<=|<|>=|>"]),
+    ("constraints", ["nope <= 5"], ["constraints[0]", "'nope'", "params"]),
+    ("constraints", ["params <= lots"], ["constraints[0]", "'params <= lots'", "<number>"]),
+    ("constraints", "params <= 5", ["constraints", "a list of constraints"]),
+    ("optimiser", "cmaes", ["optimiser.name", "'cmaes'", "nsga2", "pymoo-smsemoa"]),
+    ("optimiser/options", {"bogus": 1}, ["optimiser", "'bogus'", "population_size"]),
+    ("optimiser/algo", "x", ["optimiser: unknown key 'algo'", "'options'"]),
+    ("trials", 0, ["trials", "0", "int >= 1"]),
+    ("resources/cpu", 0, ["resources.cpu", "0", "(0.0, inf]"]),
+    ("resources/gpu", -0.5, ["resources.gpu", "-0.5", "[0.0, inf]"]),
+    ("resources/mem", 4, ["resources: unknown key 'mem'", "'cpu'"]),
+    ("indicators", ["params", "joy"], ["indicators[1]", "'joy'", "latency_ms"]),
+    ("measure/latency_budget", 1, ["measure: unknown key", "'latency_budget_s'"]),
+    ("measure/warmup", -1, ["measure", "warmup", "-1", ">= 0"]),
+    ("name", "bad name!", ["name", "'bad name!'", "letters"]),
+    ("storage", "runs/npas.db", ["storage", "'runs/npas.db'", "SQLAlchemy URL"]),
+    ("seed", -1, ["seed", "-1", "int >= 0"]),
+    ("val_size", 1.5, ["val_size", "1.5", "fraction in (0, 1)"]),
+    ("space", ..., ["space: missing"]),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "fragments"), BAD, ids=[b[0] for b in BAD])
+def test_bad_config_names_key_value_and_allowed(path: str, value: Any, fragments: list[str]):
+    with pytest.raises(ConfigError) as info:
+        load_config(edited(path, value))
+    for fragment in fragments:
+        assert fragment in str(info.value), str(info.value)
+
+
+def test_family_is_required_and_list_elements_need_no_gaps() -> None:
+    data = edited("space/family", ...)
+    for key in ("mlp.width", "convnet.depth"):
+        del data["space"][key]
+    with pytest.raises(ConfigError, match=r"family: missing.*allowed families: \[.*'mlp'"):
+        load_config(data)
+    data = edited("space/scs.widths.1", [4, 8])
+    data["space"]["family"] = {"choices": ["mlp", "convnet", "scs"]}
+    with pytest.raises(ConfigError, match=r"scs\.widths: elements \[1\] must be numbered 0"):
+        load_config(data)
+
+
+def test_list_hyper_parameters_are_assembled_from_elements() -> None:
+    data = edited("space/family", ["scs"])
+    for key in ("mlp.width", "convnet.depth"):
+        del data["space"][key]
+    data["fixed"] = {"scs.widths.2": 6}
+    data["space"] |= {"scs.widths.0": [4, 5], "scs.widths.1": {"low": 3, "high": 3}}
+    config = load_config(data)
+    cfg = config.trial_config(config.space.sample(0))
+    assert cfg["family"] == "scs" and cfg["hyper"]["widths"][1:] == [3, 6]
+    assert cfg["hyper"]["widths"][0] in (4, 5)
+
+
+def test_trial_config_merges_train_fixed_and_point() -> None:
+    config = load_config(BASE)
+    point = {"family": "convnet", "convnet.depth": 2, "budget": 700, "ssn.mapping": "auto",
+             "ssn.stores": 2, "train.lr": 0.05}  # fmt: skip
+    cfg = config.trial_config(point, artifact_dir="somewhere")
+    assert cfg["hyper"] == {"width": 8, "depth": 2}  # fixed convnet.width, searched depth
+    assert cfg["ssn"]["stores"] == 2
+    assert cfg["ssn"]["generator"] == "wavg" and cfg["ssn"]["mapping"] == "auto"
+    assert cfg["train"]["epochs"] == 1 and cfg["train"]["lr"] == 0.05
+    assert cfg["train"]["schedule"] == "onecycle"  # a default filled in
+    assert cfg["objectives"] == [["accuracy", "maximize"], ["params", "minimize"]]
+    assert cfg["constraints"] == ["params <= 5000"] and cfg["artifact_dir"] == "somewhere"
+    with pytest.raises(ConfigError, match=r"point: .*'convnet\.depth'.*value 7"):
+        config.trial_config(point | {"convnet.depth": 7})
+
+
+@pytest.mark.parametrize("name", list_presets())
+def test_presets_sample_encode_decode_and_give_valid_trial_configs(name: str) -> None:
+    config = load_preset(name)
+    assert config.name == name
+    rng = np.random.default_rng(0)
+    families = set()
+    for _ in range(20):
+        point = config.space.sample(rng)
+        assert config.space.decode(config.space.encode(point)) == point
+        cfg = config.trial_config(point)
+        assert check_trial_config(cfg) == cfg  # complete and stable
+        families.add(cfg["family"])
+    searched = config.space["family"].choices if "family" in config.space else None
+    assert families == set(searched or [config.fixed["family"]])
+
+
+def test_presets_are_the_three_promised_with_their_objectives() -> None:
+    assert {"digits-quick", "mnist-tiny", "cifar10-wrn"} <= set(list_presets())
+    tiny = load_preset("mnist-tiny")
+    assert tiny.objective_names == ["accuracy", "params", "flops_infer", "latency_ms"]
+    assert tiny.space["budget"].low == 300 and tiny.space["budget"].high == 5000
+    wrn = load_preset("cifar10-wrn")
+    assert wrn.resources.gpu == 0.25 and wrn.fixed["family"] == "wrn"
+    assert wrn.space["ssn.stores"].high == 14
+    assert set(wrn.space["ssn.upsampler"].choices) == {"mask", "inter", "repeat"}
+    with pytest.raises(ConfigError, match=r"preset: got 'nope'; allowed: one of \["):
+        load_preset("nope")
+
+
+@pytest.mark.parametrize("name", list_presets())
+def test_yaml_round_trip_gives_an_equal_config(name: str, tmp_path: Path) -> None:
+    config = load_preset(name)
+    path = tmp_path / "search.yaml"
+    path.write_text(config.to_yaml())
+    again = load_config(path)
+    assert again == config
+    assert SearchConfig.from_dict(config.to_dict()) == config
+
+
+def test_yaml_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("dataset: digits\nspace: {family: [mlp\n")
+    with pytest.raises(
+        ConfigError, match=r"(?s)broken\.yaml: not valid YAML: .*broken\.yaml\", line 2"
+    ):
+        load_config(path)
+    path.write_text(yaml.safe_dump(edited("train/epochs", "three")))
+    with pytest.raises(ConfigError, match=r"broken\.yaml: train\.epochs: got 'three'"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"does not exist.*digits-quick"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_yaml_reads_exponent_floats_and_names_from_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "my-search.yaml"
+    text = yaml.safe_dump(edited("name", ...), sort_keys=False).replace("0.01", "1e-2")
+    assert "1e-2" in text
+    path.write_text(text)
+    config = load_config(path)
+    assert config.name == "my-search" and config.space["train.lr"].low == 0.01
+
+
+def test_optimiser_names_come_from_the_registry() -> None:
+    from search._optimisers import OPTIMISERS
+
+    for name in OPTIMISERS.names():
+        assert load_config(edited("optimiser", name)).optimiser.name == name
+
+
+# -- trial configs ----------------------------------------------------------------------------
+
+TRIAL = {"dataset": "digits", "family": "mlp"}
+
+BAD_TRIALS = [
+    ({"family": ...}, ["family: missing", "convnet"]),
+    ({"epochs": 3}, ["unknown key 'epochs'", "'train'"]),
+    ({"hyper": {"widht": 3}}, ["hyper (family mlp)", "'widht'", "'width'"]),
+    ({"train": {"batch_size": 0}}, ["train.batch_size", "0", "int >= 1"]),
+    ({"train": {"lr": -1.0}}, ["train.lr", "-1.0", "(0.0, inf]"]),
+    ({"ssn": {"stores": 2}}, ["ssn.stores", "'single'", "'auto' or 'random'"]),
+    ({"ssn": {"upsampler": "zoom"}}, ["ssn.upsampler", "'zoom'", "inter"]),
+    ({"budget": 0}, ["budget", "0", "int >= 1"]),
+    ({"device": "gpu"}, ["device", "'gpu'", "'cuda:1'"]),
+    ({"indicators": []}, ["indicators", "non-empty list"]),
+    ({"constraints": ["params << 3"]}, ["constraints[0]", "'params << 3'"]),
+    ({"progress": "yes"}, ["progress", "'yes'", "true or false"]),
+]
+
+
+@pytest.mark.parametrize(("edit", "fragments"), BAD_TRIALS, ids=[str(b[0]) for b in BAD_TRIALS])
+def test_bad_trial_config_names_key_value_and_allowed(edit: dict, fragments: list[str]) -> None:
+    cfg = {k: v for k, v in (TRIAL | edit).items() if v is not ...}
+    with pytest.raises(ConfigError) as info:
+        check_trial_config(cfg)
+    for fragment in fragments:
+        assert fragment in str(info.value), str(info.value)
+
+
+def test_trial_config_defaults_are_complete() -> None:
+    cfg = check_trial_config({"dataset": "Digits", "family": "MLP"})
+    assert cfg["dataset"] == "digits" and cfg["family"] == "mlp" and cfg["budget"] is None
+    assert cfg["ssn"]["mapping"] == "single" and cfg["train"]["epochs"] == 3
+    assert cfg["objectives"] == [["accuracy", "maximize"], ["params", "minimize"]]
+    assert cfg["indicators"] is None and cfg["device"] is None and cfg["seed"] == 0
+
+
+# -- constraints ------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(["<=", "<", ">=", ">"]),
+    bound=st.floats(-1e6, 1e6, allow_nan=False),
+    value=st.floats(-1e6, 1e6, allow_nan=False),
+)
+def test_violation_is_positive_exactly_when_the_bound_is_broken(op, bound, value) -> None:
+    c = Constraint.parse(f"latency_ms {op} {bound!r}")
+    assert c.value == bound
+    held = {"<=": value <= bound, "<": value < bound, ">=": value >= bound, ">": value > bound}
+    assert (c.violation({"latency_ms": value}) <= 0) == held[op]
+    assert Constraint.parse(str(c)) == c
+
+
+def test_missing_or_unmeasured_metric_violates() -> None:
+    (c,) = parse_constraints(["peak_mem_train_mb <= 10"])
+    assert c.violation({}) == math.inf
+    assert c.violation({"peak_mem_train_mb": None}) == math.inf
+    assert c.violation({"peak_mem_train_mb": 4.0}) == -6.0
+
+
+def test_mlp_is_searchable_by_depth_and_width() -> None:
+    model = build_model("mlp", (1, 8, 8), 10, depth=2, width=16)
+    widths = [m.out_features for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    assert widths == [16, 16, 10]
+    assert build_model("mlp", (4,), 3, depth=0).layers[1].in_features == 4  # linear classifier
+    with pytest.raises(ConfigError, match=r"either hidden or depth/width.*hidden=\[8\]"):
+        build_model("mlp", (4,), 3, hidden=[8], depth=1)

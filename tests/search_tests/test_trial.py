@@ -1,0 +1,140 @@
+"""One trial on real digits data: metrics, the constraint gate, infeasible budgets, divergence,
+and artifacts that rebuild to the recorded test accuracy."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from objectives import NonFiniteLossError, evaluate, load
+from search._config import load_preset
+from search.trial import _data, rebuild, run_trial
+from spaces import ConfigError
+from spaces.ssn import ShapeshiftNet
+
+FAST = {"threads": 1, "warmup": 1, "latency_budget_s": 0.05, "latency_max_repeats": 10}
+BASE: dict[str, Any] = {
+    "dataset": "digits",
+    "family": "mlp",
+    "hyper": {"width": 24},
+    "train": {"epochs": 2, "batch_size": 64},
+    "objectives": [["accuracy", "maximize"], ["params", "minimize"], ["latency_ms", "minimize"]],
+    "constraints": ["params <= 5000"],
+    "indicators": ["params", "flops_infer", "weights"],
+    "measure": FAST,
+}
+ALWAYS = [
+    "accuracy", "val_loss", "test_accuracy", "test_loss", "train_loss", "train_accuracy",
+    "train_time_s", "train_energy_j", "params", "flops_infer", "weights", "latency_ms",
+    "plain_params", "feasible", "constraint_0", "trial_time_s", "cond_measure_s",
+]  # fmt: skip
+
+
+def check_complete(result: dict[str, Any]) -> None:
+    for key in ALWAYS:
+        assert math.isfinite(result[key]), (key, result[key])
+    assert 0.0 <= result["accuracy"] <= 1.0 and result["feasible"] == 1.0
+    assert result["energy_source"] in ("nvml", "rapl", "estimate")
+    assert any(k.startswith("cond_") and k != "cond_measure_s" for k in result)
+    json.dumps(result, allow_nan=False)  # flat and plain
+
+
+def test_plain_model_reports_every_metric_and_learns(tmp_path: Path) -> None:
+    result = run_trial(BASE | {"artifact_dir": str(tmp_path)})
+    check_complete(result)
+    assert result["params"] == result["plain_params"] == result["weights"]
+    assert result["constraint_0"] == result["params"] - 5000 < 0
+    assert result["accuracy"] > 0.5  # ten classes: chance is 0.1
+    assert result["epochs"] == 2 and result["artifact"] == str(tmp_path / "model.pt")
+    data = load("digits")
+    model = rebuild(tmp_path)
+    assert evaluate(model, data.test.x, data.test.y)["accuracy"] == result["test_accuracy"]
+
+
+def test_ssn_model_meets_its_budget_and_rebuilds_with_auto_mapping(tmp_path: Path) -> None:
+    cfg = BASE | {
+        "hyper": {"depth": 2, "width": 32},
+        "budget": 900,
+        "ssn": {"mapping": "auto", "stores": 2, "generator": "emb"},
+        "artifact_dir": str(tmp_path),
+    }
+    result = run_trial(cfg)
+    check_complete(result)
+    assert result["params"] <= 900 < result["plain_params"] == result["weights"]
+    blob = torch.load(tmp_path / "model.pt", weights_only=True)
+    assert sorted(set(blob["mapping"].values())) == [0, 1]  # two learned stores
+    model = rebuild(blob)
+    assert isinstance(model, ShapeshiftNet) and model.num_params == result["params"]
+    data = load("digits")
+    assert evaluate(model, data.test.x, data.test.y)["accuracy"] == result["test_accuracy"]
+
+
+def test_analytic_constraint_gates_training() -> None:
+    result = run_trial(BASE | {"constraints": ["flops_infer >= 0", "params <= 10"]})
+    assert result["feasible"] == 0.0 and result["accuracy"] == 0.0
+    assert result["constraint_0"] <= 0 < result["constraint_1"] == result["params"] - 10
+    assert "params <= 10" in result["infeasible_reason"]
+    assert "train_time_s" not in result and "test_accuracy" not in result
+    assert "latency_ms" not in result  # timed indicators come after training
+
+
+def test_constraint_on_accuracy_is_checked_after_training() -> None:
+    result = run_trial(BASE | {"constraints": ["accuracy >= 1.01"]})
+    assert result["feasible"] == 0.0 and result["train_time_s"] > 0
+    assert result["constraint_0"] == pytest.approx(1.01 - result["accuracy"])
+    assert result["accuracy"] > 0.5 and "infeasible_reason" not in result
+
+
+def test_budget_below_the_minimum_is_infeasible_not_an_error() -> None:
+    result = run_trial(BASE | {"budget": 20})
+    assert result["feasible"] == 0.0 and result["accuracy"] == 0.0
+    assert result["infeasible_reason"].startswith("budget: budget=20 is too small")
+    assert "constraint_0" not in result  # params of a model that could not be built: unknown
+    assert result["plain_params"] > 0
+
+
+def test_diverging_training_raises() -> None:
+    with pytest.raises(NonFiniteLossError, match="non-finite training loss"):
+        run_trial(BASE | {"train": {"epochs": 1, "lr": 1e6}})
+
+
+def test_bad_config_fails_before_any_work() -> None:
+    with pytest.raises(ConfigError, match=r"train\.epochs: got 0; allowed: an int >= 1"):
+        run_trial(BASE | {"train": {"epochs": 0}})
+    with pytest.raises(ConfigError, match=r"objectives\[0\]: got 'acc'"):
+        run_trial(BASE | {"objectives": ["acc"]})
+
+
+def test_same_seed_same_result_and_the_dataset_is_loaded_once() -> None:
+    cfg = BASE | {"train": {"epochs": 1}, "indicators": ["params"], "objectives": ["accuracy"]}
+    before = _data.cache_info()
+    first, second = run_trial(cfg), run_trial(cfg)
+    assert first["accuracy"] == second["accuracy"] and first["val_loss"] == second["val_loss"]
+    assert _data.cache_info().hits >= before.hits + 1
+    assert run_trial(cfg | {"seed": 1})["val_loss"] != first["val_loss"]
+
+
+def test_a_digits_quick_trial_runs_end_to_end() -> None:
+    config = load_preset("digits-quick")
+    point = {
+        "family": "convnet", "convnet.depth": 2, "convnet.width": 8, "budget": 1500,
+        "ssn.mapping": "single", "ssn.generator": "wavg", "train.lr": 0.1,
+    }  # fmt: skip
+    cfg = config.trial_config(point)
+    cfg["train"]["epochs"] = 1
+    result = run_trial(cfg)
+    assert result["feasible"] == 1.0 and result["params"] <= 1500
+    for name in config.objective_names + list(config.indicators or []):
+        assert math.isfinite(result[name]), name
+
+
+def test_trial_module_imports_without_ray() -> None:
+    code = "import sys, search.trial; assert 'ray' not in sys.modules, 'ray imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
