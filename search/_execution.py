@@ -1,0 +1,300 @@
+"""``launch``: run a search on Ray Tune, every trial recorded in one Optuna study.
+
+Flow: open (or resume) the study → build the optimiser plug-in → a Ray searcher over it (Ray
+Tune's OptunaSearch for Optuna samplers, ours for pymoo) → ``tune.Tuner`` runs the trainable,
+which calls ``trial_fn(trial_config)`` on a worker with the trial's CPU/GPU share and reports its
+metrics, or the exception's message: a crashing trial is recorded as FAIL and the search goes on.
+
+Every Ray worker imports this module for the trainable, so its top level imports neither torch
+nor the optimisers (a trivial trial would otherwise pay seconds of imports per worker).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import optuna
+
+from search._storage import (
+    FEASIBLE_KEY,
+    counts,
+    default_storage_url,
+    open_storage,
+    open_study,
+    report_of,
+)
+
+if TYPE_CHECKING:
+    from search._config import SearchConfig
+
+__all__ = ["launch", "trial_budget"]
+
+TrialFn = Callable[[dict[str, Any]], Mapping[str, Any]]
+
+
+def _default_trial_fn() -> TrialFn:
+    from search.trial import run_trial
+
+    return run_trial
+
+
+def _trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str]) -> None:
+    """One Ray Tune trial: run it and report metrics, or the error message (never raise)."""
+    from ray import tune
+
+    try:
+        report = report_of(trial_fn(config["trial_config"]), objectives)
+    except Exception as err:  # a failed trial is a result of the search, not its end
+        report = report_of(None, objectives, error=f"{type(err).__name__}: {err}")
+    tune.report(report)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one launch runs, read from the config and the overrides."""
+
+    name: str
+    out: Path
+    storage_url: str
+    total: int
+    address: str | None
+    optimiser: str
+    options: dict[str, Any]
+    cpu: float
+    gpu: float
+    seed: int | None
+
+
+def _plan(config: SearchConfig, **overrides: Any) -> _Plan:
+    name = overrides["name"] or config.name
+    out = Path(overrides["out"] or config.out).expanduser().resolve()
+    url = overrides["storage"] or config.storage or default_storage_url(out)
+    total = overrides["trials"] if overrides["trials"] is not None else config.trials
+    if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+        from spaces._errors import ConfigError
+
+        raise ConfigError(f"trials must be an int >= 0, got {total!r}")
+    return _Plan(
+        name=name,
+        out=out,
+        storage_url=url,
+        total=total,
+        address=overrides["address"] or config.address,
+        optimiser=config.optimiser.name,
+        options=dict(config.optimiser.options),
+        cpu=float(config.resources.cpu),
+        gpu=float(config.resources.gpu),
+        seed=config.seed,
+    )
+
+
+def trial_budget(study: optuna.Study) -> int:
+    """Trials of a study that count toward ``trials``: all that ended on their own.
+
+    COMPLETE and FAIL count; a trial interrupted by a killed search does not (it is re-run).
+    """
+    return sum(counts(t) for t in study.get_trials(deepcopy=False))
+
+
+def launch(
+    config: SearchConfig,
+    *,
+    trials: int | None = None,
+    name: str | None = None,
+    storage: str | None = None,
+    address: str | None = None,
+    out: str | Path | None = None,
+    trial_fn: TrialFn | None = None,
+    progress: bool = True,
+) -> optuna.Study:
+    """Runs (or resumes) a search on Ray Tune and returns its Optuna study.
+
+    Relaunching with the same name and storage resumes: trials already ended count toward
+    ``trials`` and only the rest run; trials a killed search left RUNNING are marked FAIL
+    (``interrupted``) and re-run. Optuna samplers read the history from the study; pymoo
+    algorithms are told it again.
+
+    Args:
+        config: A ``SearchConfig``.
+        trials: Total trials of the search (default: the config's).
+        name: Search (study) name (default: the config's).
+        storage: SQLAlchemy URL (default: the config's, else ``sqlite:///<out>/npas.db``).
+        address: Ray cluster to join (``HOST:PORT``; default: the config's, else a local Ray
+            using every CPU of this machine). An already initialised Ray is used as it is.
+        out: Run folder for the storage, Ray's files and artifacts (default: the config's).
+        trial_fn: The trainable, ``trial_config -> metrics`` (default
+            ``search.trial.run_trial``); it runs on the Ray workers.
+        progress: Print one line per finished trial and a summary to stderr.
+
+    Raises:
+        ConfigError: bad overrides, or a stored search of that name with another config.
+    """
+    plan = _plan(config, trials=trials, name=name, storage=storage, address=address, out=out)
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress view says enough
+    try:
+        return _launch(config, plan, trial_fn or _default_trial_fn(), progress)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+
+
+def _launch(config: SearchConfig, plan: _Plan, trial_fn: TrialFn, progress: bool) -> optuna.Study:
+    from search._optimisers import OPTIMISERS
+
+    objectives = [(str(n), str(d)) for n, d in config.objectives]
+    constraints = [str(c) for c in config.constraints]
+    constraint_keys = [*constraints, FEASIBLE_KEY]
+    rdb = open_storage(plan.storage_url)
+    study = open_study(
+        name=plan.name,
+        storage=rdb,
+        sampler=optuna.samplers.RandomSampler(),
+        config=config.to_dict(),
+        objectives=objectives,
+        constraints=constraints,
+        optimiser=plan.optimiser,
+    )
+    remaining = plan.total - trial_budget(study)
+    if remaining <= 0:
+        return study
+    # A resumed search must not replay the first launch's random stream.
+    seed = None if plan.seed is None else int(plan.seed) + len(study.trials)
+    optimiser = OPTIMISERS.get(plan.optimiser)(
+        config.space,
+        [d for _, d in objectives],
+        seed=seed,
+        constraints=constraint_keys,
+        **plan.options,
+    )
+    started = _start_ray(plan.address)
+    try:
+        searcher = _searcher(config, plan, optimiser, rdb, objectives, constraint_keys)
+        _fit(searcher, plan, study, objectives, remaining=remaining, trial_fn=trial_fn,
+             progress=progress)  # fmt: skip
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+    return optuna.load_study(study_name=plan.name, storage=rdb)
+
+
+def _start_ray(address: str | None) -> bool:
+    """Starts (or joins) Ray unless it runs already; True when this call started it."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    ray.init(
+        address=address or "local",  # never a cluster some `ray start` left as the default
+        num_cpus=None if address else os.cpu_count(),
+        include_dashboard=False,
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+        configure_logging=True,
+    )
+    return True
+
+
+def _slots(cpu: float, gpu: float) -> int:
+    """How many trials the Ray cluster can run at once with these shares."""
+    import ray
+
+    total = ray.cluster_resources()
+    slots = math.floor(total.get("CPU", 1.0) / cpu) if cpu > 0 else 10**6
+    if gpu > 0:
+        slots = min(slots, math.floor(total.get("GPU", 0.0) / gpu))
+    if slots < 1:
+        from spaces._errors import ConfigError
+
+        raise ConfigError(
+            f"resources: a trial asks for cpu={cpu}, gpu={gpu}, but the Ray cluster has "
+            f"{total.get('CPU', 0)} CPU and {total.get('GPU', 0)} GPU in all"
+        )
+    return slots
+
+
+def _searcher(
+    config: SearchConfig,
+    plan: _Plan,
+    optimiser: Any,
+    rdb: optuna.storages.BaseStorage,
+    objectives: list[tuple[str, str]],
+    constraint_keys: list[str],
+) -> Any:
+    """Ray Tune's OptunaSearch (ours) for Optuna samplers, our adapter for the others."""
+    from search._optimisers import OptunaOptimiser
+    from search._searcher import NpasOptunaSearch, OptimiserSearcher
+
+    make = _TrialConfig(config, plan.out / plan.name / "trials")
+    if isinstance(optimiser, OptunaOptimiser):
+        return NpasOptunaSearch(
+            space=config.space,
+            optimiser=optimiser,
+            study_name=plan.name,
+            storage=rdb,
+            objectives=objectives,
+            constraints=constraint_keys,
+            trial_config=make,
+        )
+    sampler = optimiser.sampler()
+    optimiser.bind(optuna.load_study(study_name=plan.name, storage=rdb, sampler=sampler))
+    return OptimiserSearcher(
+        optimiser, objectives=objectives, constraints=constraint_keys, trial_config=make
+    )
+
+
+def _fit(
+    searcher: Any,
+    plan: _Plan,
+    study: optuna.Study,
+    objectives: list[tuple[str, str]],
+    *,
+    remaining: int,
+    trial_fn: TrialFn,
+    progress: bool,
+) -> None:
+    """Runs ``remaining`` trials on Ray Tune, each with its CPU/GPU share."""
+    from ray import tune
+
+    from search._searcher import Progress
+
+    names = [n for n, _ in objectives]
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
+    trainable = tune.with_resources(
+        tune.with_parameters(_trainable, trial_fn=trial_fn, objectives=names),
+        {"cpu": plan.cpu, "gpu": plan.gpu},
+    )
+    tuner = tune.Tuner(
+        trainable,
+        tune_config=tune.TuneConfig(
+            search_alg=searcher,
+            num_samples=remaining,
+            max_concurrent_trials=min(remaining, _slots(plan.cpu, plan.gpu)),
+            reuse_actors=True,  # a fresh worker process per trial costs seconds of imports
+        ),
+        run_config=tune.RunConfig(
+            storage_path=str(plan.out / "ray"),
+            name=plan.name,
+            verbose=0,
+            callbacks=[Progress(objectives, prior=study, total=plan.total, enabled=progress)],
+        ),
+    )
+    tuner.fit()
+
+
+class _TrialConfig:
+    """``(point, number) -> trial config`` with the trial's artifact folder (picklable)."""
+
+    def __init__(self, config: SearchConfig, folder: Path) -> None:
+        self.config = config
+        self.folder = folder
+
+    def __call__(self, point: dict[str, Any], number: int) -> dict[str, Any]:
+        return self.config.trial_config(point, artifact_dir=str(self.folder / str(number)))

@@ -1,0 +1,435 @@
+"""Optimiser plug-ins: one small ask/tell interface over Optuna samplers and pymoo algorithms.
+
+An optimiser proposes points of a :class:`spaces.Space` and is told how they did. It never
+evaluates anything itself, and every proposal is an Optuna trial of the study it is bound to,
+so the storage holds the whole history whichever library proposed the point; binding to a
+study that already has trials resumes from them (Optuna samplers read the study directly;
+pymoo algorithms are told the completed trials again).
+
+One trial's call order::
+
+    opt = OPTIMISERS.get("nsga2")(space, ["maximize", "minimize"], seed=0)
+    opt.bind(study)                      # the study records every trial; resumes its history
+    proposal = opt.ask()                 # None: nothing to propose now (a generation pending)
+    ... evaluate proposal.point elsewhere, record user attrs / constraints on proposal.trial ...
+    opt.tell(proposal.trial.number, values_or_None, TrialState.COMPLETE or FAIL)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+import optuna
+from optuna.trial import TrialState
+
+from search._storage import FEASIBLE_KEY
+from spaces._dsl import Space
+from spaces._errors import ConfigError
+from spaces._registry import Registry
+
+__all__ = [
+    "FEASIBLE_KEY",
+    "OPTIMISERS",
+    "Optimiser",
+    "OptunaOptimiser",
+    "Proposal",
+    "PymooOptimiser",
+    "constraint_vector",
+    "point_of",
+    "point_params",
+]
+
+_DIRECTIONS = ("minimize", "maximize")
+
+
+class Proposal(NamedTuple):
+    """A point to evaluate and the RUNNING Optuna trial that records it."""
+
+    trial: optuna.trial.Trial
+    point: dict[str, Any]
+
+
+def point_of(space: Space, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The full point (``Fixed`` values included) of a stored trial's params."""
+    return space.suggest(optuna.trial.FixedTrial(dict(params)))
+
+
+def constraint_vector(trial: optuna.trial.FrozenTrial, keys: Sequence[str]) -> list[float]:
+    """A trial's recorded constraint values in ``keys`` order (a missing one counts as met)."""
+    recorded = trial.constraints
+    return [float(recorded.get(k, 0.0)) for k in keys]
+
+
+class Optimiser(ABC):
+    """Proposes points of a space; told results, it proposes better ones.
+
+    Subclasses set the capability flags and implement :meth:`ask` and :meth:`tell`; state that
+    matters for resuming is rebuilt from the study in :meth:`bind`, so nothing else is saved.
+
+    Args:
+        space: The search space.
+        directions: ``"minimize"``/``"maximize"`` per objective.
+        seed: Seed of the optimiser's random numbers (None: not reproducible).
+        constraints: Names of the constraints recorded on each trial (``trial.constraints``
+            keys, the :data:`FEASIBLE_KEY` included when used), in a fixed order.
+        **options: Algorithm options from the config's ``optimiser`` section.
+    """
+
+    #: Handles more than one objective.
+    multi_objective: ClassVar[bool] = True
+    #: Proposes whole generations and learns only once a generation is told in full.
+    generational: ClassVar[bool] = False
+    #: Option names the constructor accepts (others raise ConfigError).
+    option_names: ClassVar[tuple[str, ...]] = ()
+    #: The registry name (set on registration).
+    name: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        space: Space,
+        directions: Sequence[str],
+        *,
+        seed: int | None = None,
+        constraints: Sequence[str] = (),
+        **options: Any,
+    ) -> None:
+        bad = [d for d in directions if d not in _DIRECTIONS]
+        if not directions or bad:
+            raise ConfigError(
+                f"directions must be a non-empty list of {_DIRECTIONS}, got {list(directions)!r}"
+            )
+        if len(directions) > 1 and not self.multi_objective:
+            raise ConfigError(
+                f"optimiser {self.name!r} handles one objective, got {len(directions)}"
+            )
+        unknown = sorted(set(options) - set(self.option_names))
+        if unknown:
+            raise ConfigError(
+                f"option {unknown[0]!r} (value {options[unknown[0]]!r}) is not known to "
+                f"optimiser {self.name!r}; allowed: {list(self.option_names)}"
+            )
+        self.space = space
+        self.directions = list(directions)
+        self.seed = seed
+        self.constraints = list(constraints)
+        self.options = dict(options)
+        self._study: optuna.Study | None = None
+
+    @property
+    def study(self) -> optuna.Study:
+        """The study this optimiser records into (after :meth:`bind`)."""
+        if self._study is None:
+            raise RuntimeError(f"{type(self).__name__}.bind(study) must be called before use")
+        return self._study
+
+    def sampler(self) -> optuna.samplers.BaseSampler:
+        """The Optuna sampler the study is created with (a plain recorder by default)."""
+        return optuna.samplers.RandomSampler(seed=self.seed)
+
+    def bind(self, study: optuna.Study) -> None:
+        """Attaches the study that records every trial and resumes from its history."""
+        self._study = study
+
+    @abstractmethod
+    def ask(self) -> Proposal | None:
+        """The next point to evaluate, or None when nothing can be proposed now."""
+
+    @abstractmethod
+    def tell(self, number: int, values: Sequence[float] | None, state: TrialState) -> None:
+        """Reports the outcome of trial ``number``: values for COMPLETE, None for FAIL.
+
+        Record user attributes and constraints on the trial before telling: samplers read
+        them while the trial is told.
+        """
+
+
+# -- Optuna samplers ------------------------------------------------------------------------
+
+
+class OptunaOptimiser(Optimiser):
+    """An Optuna sampler proposing define-by-run; the study holds all its state.
+
+    Constraints are read by the samplers from ``trial.constraints`` (set them before the tell).
+    """
+
+    factory: ClassVar[Callable[..., optuna.samplers.BaseSampler]]
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def sampler(self) -> optuna.samplers.BaseSampler:
+        return type(self).factory(seed=self.seed, **{**self.defaults, **self.options})
+
+    def ask(self) -> Proposal:
+        trial = self.study.ask()
+        return Proposal(trial, self.space.suggest(trial))
+
+    def tell(self, number: int, values: Sequence[float] | None, state: TrialState) -> None:
+        self.study.tell(number, None if values is None else list(values), state=state)
+
+
+class _NSGA2(OptunaOptimiser):
+    """Optuna's NSGA-II sampler (population 16 unless set)."""
+
+    factory = optuna.samplers.NSGAIISampler
+    option_names = ("population_size", "mutation_prob", "crossover_prob", "swapping_prob")
+    defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
+
+
+class _NSGA3(OptunaOptimiser):
+    """Optuna's NSGA-III sampler (population 16 unless set)."""
+
+    factory = optuna.samplers.NSGAIIISampler
+    option_names = (*_NSGA2.option_names, "dividing_parameter")
+    defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
+
+
+class _TPE(OptunaOptimiser):
+    """Optuna's TPE (MOTPE for several objectives), multivariate and grouped for conditions."""
+
+    factory = optuna.samplers.TPESampler
+    option_names = (
+        "n_startup_trials",
+        "n_ei_candidates",
+        "multivariate",
+        "group",
+        "constant_liar",
+    )
+    defaults: ClassVar[dict[str, Any]] = {"multivariate": True, "constant_liar": True}
+
+    def sampler(self) -> optuna.samplers.BaseSampler:
+        options = {**self.defaults, **self.options}
+        options.setdefault("group", bool(options["multivariate"]))  # conditional spaces
+        with warnings.catch_warnings():  # ``group`` is experimental in Optuna 5.0
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.samplers.TPESampler(seed=self.seed, **options)
+
+
+class _GP(OptunaOptimiser):
+    """Optuna's Gaussian-process sampler (logEHVI for several objectives).
+
+    Dimensions outside the intersection of every trial's space (conditional ones) are sampled
+    at random: GP does not model dynamic spaces; the warning for each is turned off.
+    """
+
+    factory = optuna.samplers.GPSampler
+    option_names = ("n_startup_trials", "deterministic_objective")
+    defaults: ClassVar[dict[str, Any]] = {"warn_independent_sampling": False}
+
+
+class _Random(OptunaOptimiser):
+    """Optuna's random sampler: the baseline every other optimiser must beat."""
+
+    factory = optuna.samplers.RandomSampler
+
+
+# -- pymoo algorithms -----------------------------------------------------------------------
+
+
+class PymooOptimiser(Optimiser):
+    """A pymoo algorithm driven ask/tell on a bounds-only problem, one generation at a time.
+
+    The space is encoded as one real variable per dimension (:meth:`spaces.Space.bounds`);
+    each row pymoo asks for is decoded into a point. A generation is told to pymoo once every
+    row has a result; a failed row gets the worst objective values seen so far and violates the
+    feasibility constraint, so the generation completes and the point ranks last. Maximised
+    objectives are negated (pymoo minimises).
+
+    Options: ``population_size`` (default 16).
+    """
+
+    generational = True
+    option_names = ("population_size",)
+
+    def __init__(self, space: Space, directions: Sequence[str], **kwargs: Any) -> None:
+        super().__init__(space, directions, **kwargs)
+        size = self.options.get("population_size", 16)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 2:
+            raise ConfigError(
+                f"optimiser option 'population_size' must be an int >= 2, got {size!r}"
+            )
+        self.population_size = size
+        self._sign = np.array([1.0 if d == "minimize" else -1.0 for d in self.directions])
+        self._algorithm: Any = None
+        self._problem: Any = None
+        self._pop: Any = None
+        self._rows: dict[int, int] = {}  # trial number → row of the current generation
+        self._pending: list[int] = []  # rows not yet handed out
+        self._F: np.ndarray = np.empty((0, 0))
+        self._G: np.ndarray = np.empty((0, 0))
+        self._told: np.ndarray = np.empty(0, dtype=bool)
+        self._worst: np.ndarray | None = None
+
+    @abstractmethod
+    def algorithm(self) -> Any:
+        """A fresh pymoo algorithm for this search."""
+
+    def bind(self, study: optuna.Study) -> None:
+        from pymoo.core.problem import Problem
+        from pymoo.core.termination import NoTermination
+
+        super().bind(study)
+        xl, xu = self.space.bounds()
+        self._problem = Problem(
+            n_var=self.space.n_var,
+            n_obj=len(self.directions),
+            n_ieq_constr=len(self.constraints),
+            xl=xl,
+            xu=xu,
+        )
+        self._algorithm = self.algorithm()
+        self._algorithm.setup(
+            self._problem, termination=NoTermination(), seed=self.seed, verbose=False
+        )
+        self._pop = None
+        self._resume()
+
+    def _resume(self) -> None:
+        """Tells pymoo the completed trials again, a population at a time, oldest first."""
+        done = self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        for start in range(0, len(done), self.population_size):
+            chunk = done[start : start + self.population_size]
+            X = np.array([self.space.encode(point_of(self.space, t.params)) for t in chunk])
+            F = np.array([t.values for t in chunk], dtype=float) * self._sign
+            G = np.array([constraint_vector(t, self.constraints) for t in chunk], dtype=float)
+            self._algorithm.ask()  # advances pymoo's own bookkeeping; rows replaced below
+            self._tell_population(X, F, G)
+
+    def _tell_population(self, X: np.ndarray, F: np.ndarray, G: np.ndarray) -> None:
+        """Tells pymoo one evaluated population (F in minimisation form)."""
+        from pymoo.core.evaluator import Evaluator
+        from pymoo.core.population import Population
+        from pymoo.problems.static import StaticProblem
+
+        self._note_worst(F)
+        pop = Population.new(X=X)
+        out: dict[str, np.ndarray] = {"F": F}
+        if self.constraints:
+            out["G"] = G
+        Evaluator().eval(StaticProblem(self._problem, **out), pop)
+        self._algorithm.tell(infills=pop)
+
+    def _note_worst(self, F: np.ndarray) -> None:
+        finite = F[np.isfinite(F).all(axis=1)]
+        if finite.size:
+            worst = finite.max(axis=0)
+            self._worst = worst if self._worst is None else np.maximum(self._worst, worst)
+
+    def _new_generation(self) -> bool:
+        for _ in range(10):  # pymoo may return no new point after removing duplicates
+            pop = self._algorithm.ask()
+            if pop is not None and len(pop):
+                break
+        else:
+            return False
+        self._pop = pop
+        n = len(pop)
+        self._pending = list(range(n))
+        self._rows = {}
+        self._F = np.full((n, len(self.directions)), np.nan)
+        self._G = np.zeros((n, len(self.constraints)))
+        self._told = np.zeros(n, dtype=bool)
+        return True
+
+    def ask(self) -> Proposal | None:
+        if not self._pending:
+            if self._pop is not None and not self._told.all():
+                return None  # the generation is still being evaluated
+            if not self._new_generation():
+                return None
+        row = self._pending.pop(0)
+        point = self.space.decode(self._pop[row].X)
+        self.study.enqueue_trial(point_params(self.space, point), skip_if_exists=False)
+        trial = self.study.ask()
+        actual = self.space.suggest(trial)
+        if actual != point:  # a trial someone else enqueued came first: evaluate that one
+            self._pop[row].set("X", self.space.encode(actual))
+        self._rows[trial.number] = row
+        return Proposal(trial, actual)
+
+    def tell(self, number: int, values: Sequence[float] | None, state: TrialState) -> None:
+        if number not in self._rows:
+            raise KeyError(f"trial {number} was not proposed by this generation")
+        row = self._rows.pop(number)
+        frozen = self.study.tell(number, None if values is None else list(values), state=state)
+        if frozen.state == TrialState.COMPLETE:
+            self._F[row] = np.asarray(frozen.values, dtype=float)
+            self._G[row] = constraint_vector(frozen, self.constraints)
+        else:
+            self._G[row] = 1.0  # a failed point violates every constraint (ranks last)
+        self._told[row] = True
+        if self._told.all() and not self._pending:
+            self._finish_generation()
+
+    def _finish_generation(self) -> None:
+        F = self._F * self._sign
+        self._note_worst(F)
+        failed = ~np.isfinite(F).all(axis=1)
+        if failed.any():
+            F[failed] = self._worst if self._worst is not None else 0.0
+        self._tell_population(self._pop.get("X"), F, self._G)
+        self._pop = None
+
+
+def point_params(space: Space, point: Mapping[str, Any]) -> dict[str, Any]:
+    """The searched (non-``Fixed``) values of a point, as Optuna stores them."""
+    free = set(space.names) - {n for n in space.names if space[n].kind == "fixed"}
+    return {k: v for k, v in point.items() if k in free}
+
+
+class _PymooNSGA2(PymooOptimiser):
+    """pymoo NSGA-II (rank and crowding survival)."""
+
+    def algorithm(self) -> Any:
+        from pymoo.algorithms.moo.nsga2 import NSGA2
+
+        return NSGA2(pop_size=self.population_size)
+
+
+class _PymooSMSEMOA(PymooOptimiser):
+    """pymoo SMS-EMOA (least hypervolume contribution survival)."""
+
+    def algorithm(self) -> Any:
+        from pymoo.algorithms.moo.sms import SMSEMOA
+
+        return SMSEMOA(pop_size=self.population_size)
+
+
+class _PymooNSGA3(PymooOptimiser):
+    """pymoo NSGA-III; Das-Dennis reference directions, as many as the population allows."""
+
+    def algorithm(self) -> Any:
+        from pymoo.algorithms.moo.nsga3 import NSGA3
+        from pymoo.util.ref_dirs import get_reference_directions
+
+        m = len(self.directions)
+        if m == 1:
+            ref_dirs = np.ones((1, 1))
+        else:
+            partitions = 1
+            while math.comb(partitions + m, m - 1) <= self.population_size:
+                partitions += 1
+            if math.comb(partitions + m - 1, m - 1) <= self.population_size:
+                ref_dirs = get_reference_directions("das-dennis", m, n_partitions=partitions)
+            else:  # more objectives than members: Riesz energy directions (slower to compute)
+                seed = 0 if self.seed is None else self.seed
+                ref_dirs = get_reference_directions("energy", m, self.population_size, seed=seed)
+        return NSGA3(ref_dirs=ref_dirs, pop_size=self.population_size)
+
+
+OPTIMISERS: Registry[type[Optimiser]] = Registry("optimiser")
+for _name, _cls in {
+    "nsga2": _NSGA2,
+    "nsga3": _NSGA3,
+    "tpe": _TPE,
+    "gp": _GP,
+    "random": _Random,
+    "pymoo-nsga2": _PymooNSGA2,
+    "pymoo-nsga3": _PymooNSGA3,
+    "pymoo-smsemoa": _PymooSMSEMOA,
+}.items():
+    _cls.name = _name
+    OPTIMISERS.add(_name, _cls)

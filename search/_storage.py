@@ -1,0 +1,326 @@
+"""The Optuna storage every search writes to, and how one trial's outcome is recorded there.
+
+Conventions (SEARCH.md "Storage conventions"): one study per search name; directions and metric
+names from the objectives; study user attrs ``config``, ``objectives``, ``constraints``,
+``optimiser``, ``npas_version``. Each trial: params = the sampled point, values = the objective
+values, user attrs ``trial_config`` (set when the trial starts), ``metrics`` (the whole
+``run_trial`` dict), ``constraints`` (violation per constraint, ≤ 0 met), ``feasible``,
+``artifact`` and, for a FAIL, ``error``. The constraints are also set with
+``Trial.set_constraint`` (one per constraint expression plus ``feasible``), which is where
+Optuna's samplers and ``study.best_trials`` read them.
+
+A trial reports to Ray Tune a flat dict (:func:`report_of`): the objective values at the top
+(Ray Tune requires the searcher's metrics in every result), the metrics as a JSON string under
+``npas_metrics`` (Ray flattens nested dicts), or the failure under ``npas_error``.
+
+Every Ray worker imports this module (through the trainable): it must not import torch, so
+``spaces`` (whose package imports torch) is imported only where an error is raised.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import optuna
+import sqlalchemy
+from optuna.trial import TrialState
+
+__all__ = [
+    "ERROR_KEY",
+    "FEASIBLE_KEY",
+    "INTERRUPTED",
+    "METRICS_KEY",
+    "Outcome",
+    "counts",
+    "default_storage_url",
+    "fail_interrupted",
+    "open_storage",
+    "open_study",
+    "outcome_of",
+    "record",
+    "report_of",
+]
+
+#: Name of the constraint that is violated (1.0) by every infeasible trial, whatever the reason
+#: (a violated user constraint, a budget below the model's minimum).
+FEASIBLE_KEY = "feasible"
+METRICS_KEY = "npas_metrics"
+ERROR_KEY = "npas_error"
+
+#: The error recorded on the trials a killed search left RUNNING.
+INTERRUPTED = "interrupted: the search stopped before this trial ended"
+
+#: Config keys that may change between launches of one search (how much and where it runs).
+_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources"})
+
+
+def default_storage_url(out: str | Path) -> str:
+    """``sqlite:///<out>/npas.db`` (absolute, so Ray workers and later commands agree)."""
+    folder = Path(out).expanduser().resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / 'npas.db'}"
+
+
+def open_storage(url: str) -> optuna.storages.RDBStorage:
+    """An Optuna RDB storage for a SQLAlchemy URL.
+
+    SQLite files are switched to write-ahead logging with ``synchronous=NORMAL``: a trial's
+    dozen small commits then cost ~5x less (no fsync per commit; a killed process still loses
+    nothing committed), readers such as the dashboard do not block the search, and writers
+    wait for a lock (60 s) instead of failing.
+
+    Raises:
+        ConfigError: the URL cannot be opened; the message names it.
+    """
+    from spaces._errors import ConfigError
+
+    sqlite = url.startswith("sqlite")
+    kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
+    try:
+        storage = optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
+    except Exception as err:  # SQLAlchemy raises many kinds
+        raise ConfigError(
+            f"storage {url!r} cannot be opened ({type(err).__name__}: {err}); give a SQLAlchemy "
+            "URL such as sqlite:///runs/npas.db or postgresql://user@host/db"
+        ) from None
+    if sqlite:
+        sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
+        storage.engine.dispose()  # reconnect with the pragmas
+    return storage
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _npas_version() -> str:
+    try:
+        return metadata.version("npas")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k not in _MAY_CHANGE}
+
+
+def open_study(
+    *,
+    name: str,
+    storage: optuna.storages.BaseStorage,
+    sampler: optuna.samplers.BaseSampler,
+    config: Mapping[str, Any],
+    objectives: Sequence[tuple[str, str]],
+    constraints: Sequence[str],
+    optimiser: str,
+) -> optuna.Study:
+    """Creates the study of a search, or loads it to resume after checking it is the same search.
+
+    A loaded study's RUNNING trials belong to a search that was killed: they are marked FAIL
+    with the error ``interrupted`` (:func:`fail_interrupted`).
+
+    Args:
+        name: The search (study) name.
+        storage: Where it is recorded.
+        sampler: The sampler of the study object returned.
+        config: ``SearchConfig.to_dict()``, stored to check later launches against.
+        objectives: ``(name, direction)`` per objective.
+        constraints: The constraint expressions.
+        optimiser: The optimiser's registry name.
+
+    Raises:
+        ConfigError: the stored search has other objectives or another config (except for
+            how many trials, where and how it runs); the message lists what differs.
+    """
+    plain = json.loads(json.dumps(dict(config), default=str))
+    study = optuna.create_study(
+        storage=storage,
+        sampler=sampler,
+        study_name=name,
+        directions=[d for _, d in objectives],
+        load_if_exists=True,
+    )
+    stored = study.user_attrs
+    if "objectives" not in stored:  # a new study
+        with warnings.catch_warnings():  # experimental since Optuna 3.2, still in 5.0
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([n for n, _ in objectives])
+        study.set_user_attr("config", plain)
+        study.set_user_attr("objectives", [[n, d] for n, d in objectives])
+        study.set_user_attr("constraints", list(constraints))
+        study.set_user_attr("optimiser", optimiser)
+        study.set_user_attr("npas_version", _npas_version())
+        return study
+    _check_same(name, stored, plain, objectives)
+    fail_interrupted(study)
+    return study
+
+
+def _check_same(
+    name: str, stored: Mapping[str, Any], config: dict[str, Any], objectives: Sequence[Any]
+) -> None:
+    from spaces._errors import ConfigError
+
+    wanted = [[n, d] for n, d in objectives]
+    if stored.get("objectives") != wanted:
+        raise ConfigError(
+            f"search {name!r} already exists in this storage with objectives "
+            f"{stored.get('objectives')}, not {wanted}: launch it under another --name (or "
+            "another storage) instead of mixing the two"
+        )
+    old, new = _comparable(stored.get("config") or {}), _comparable(config)
+    differ = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+    if differ:
+        details = "; ".join(f"{k}: stored {old.get(k)!r}, now {new.get(k)!r}" for k in differ)
+        raise ConfigError(
+            f"search {name!r} already exists in this storage with a different config ({details})"
+            ": relaunching resumes a search only with the same config (trials, resources, "
+            "storage, address and out may change); use another --name for a new search"
+        )
+
+
+def fail_interrupted(study: optuna.Study) -> list[int]:
+    """Marks the RUNNING trials of a killed search FAIL (``error`` = interrupted).
+
+    Returns:
+        Their numbers.
+    """
+    numbers = []
+    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        # Optuna has no public by-number setter of user attrs; the storage is the public API.
+        study._storage.set_trial_user_attr(trial._trial_id, "error", INTERRUPTED)
+        study.tell(trial.number, state=TrialState.FAIL)
+        numbers.append(trial.number)
+    return numbers
+
+
+def counts(trial: optuna.trial.FrozenTrial) -> bool:
+    """Whether a trial counts toward a search's ``trials``: it ended on its own.
+
+    COMPLETE and FAIL count; a trial interrupted by a killed search does not (it is re-run).
+    """
+    if trial.state == TrialState.COMPLETE:
+        return True
+    return trial.state == TrialState.FAIL and trial.user_attrs.get("error") != INTERRUPTED
+
+
+def report_of(
+    metrics: Mapping[str, Any] | None, objectives: Sequence[str], *, error: str | None = None
+) -> dict[str, Any]:
+    """What a trial reports to Ray Tune: objective values, then metrics as JSON or the error."""
+    if error is not None:
+        return {**dict.fromkeys(objectives, math.nan), ERROR_KEY: error}
+    assert metrics is not None
+    out: dict[str, Any] = {}
+    for name in objectives:
+        value = metrics.get(name)
+        out[name] = float(value) if _is_number(value) else math.nan
+    out[METRICS_KEY] = json.dumps(dict(metrics), default=_jsonable)
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy and torch scalars
+        return value.item()
+    return str(value)
+
+
+def _is_number(value: Any) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)) or hasattr(
+        value, "item"
+    )
+
+
+@dataclass
+class Outcome:
+    """One trial's result, ready to record: state, values and the user attributes."""
+
+    state: TrialState
+    values: list[float] | None = None
+    metrics: dict[str, Any] | None = None
+    error: str | None = None
+    feasible: bool = False
+    violations: dict[str, float] = field(default_factory=dict)
+
+
+def outcome_of(
+    result: Mapping[str, Any] | None,
+    *,
+    objectives: Sequence[tuple[str, str]],
+    constraints: Sequence[str],
+    ray_error: bool = False,
+) -> Outcome:
+    """Reads a trial's Ray result (see :func:`report_of`) into an :class:`Outcome`.
+
+    A feasible trial must report a finite value for every objective (otherwise it FAILs with a
+    message saying which); an infeasible one may lack some, which are then recorded as the
+    worst possible value (±inf) so it stays comparable and ranks last.
+    """
+    result = result or {}
+    if ERROR_KEY in result:
+        return Outcome(TrialState.FAIL, error=str(result[ERROR_KEY]))
+    if METRICS_KEY not in result:
+        reason = "Ray Tune reported an error for this trial" if ray_error else "no result"
+        return Outcome(
+            TrialState.FAIL,
+            error=f"{reason} (the trial process died; see the Ray logs under <out>/ray)",
+        )
+    metrics = json.loads(result[METRICS_KEY])
+    feasible = bool(metrics.get("feasible", 1.0))
+    violations = _violations(metrics, constraints, feasible)
+    values = []
+    for name, direction in objectives:
+        value = metrics.get(name)
+        if _is_number(value) and math.isfinite(float(value)):
+            values.append(float(value))
+        elif not feasible:
+            values.append(math.inf if direction == "minimize" else -math.inf)
+        else:
+            return Outcome(
+                TrialState.FAIL,
+                metrics=metrics,
+                error=f"objective {name!r} is missing or not finite in the trial's result "
+                f"(got {value!r}); reported: {sorted(metrics)}",
+            )
+    return Outcome(TrialState.COMPLETE, values, metrics, None, feasible, violations)
+
+
+def _violations(
+    metrics: Mapping[str, Any], constraints: Sequence[str], feasible: bool
+) -> dict[str, float]:
+    """Violation per constraint expression (``constraint_<i>``), plus the feasibility flag."""
+    out = {}
+    for i, expression in enumerate(constraints):
+        value = metrics.get(f"constraint_{i}", 0.0)
+        value = float(value) if _is_number(value) else math.nan
+        out[expression] = value if math.isfinite(value) else (0.0 if feasible else 1.0)
+    out[FEASIBLE_KEY] = 0.0 if feasible else 1.0
+    return out
+
+
+def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
+    """Writes an outcome's user attributes and constraints onto a running trial.
+
+    Call it before telling the study: Optuna's samplers read the constraints during the tell.
+    """
+    if outcome.metrics is not None:
+        trial.set_user_attr("metrics", outcome.metrics)
+        trial.set_user_attr("artifact", outcome.metrics.get("artifact"))
+    if outcome.state == TrialState.FAIL:
+        trial.set_user_attr("error", outcome.error)
+        trial.set_user_attr("feasible", False)
+        return
+    trial.set_user_attr("feasible", outcome.feasible)
+    trial.set_user_attr("constraints", list(outcome.violations.values()))
+    for key, value in outcome.violations.items():
+        trial.set_constraint(key, value)

@@ -1,0 +1,216 @@
+"""``launch`` on a real local Ray with a real SQLite storage.
+
+The trial functions here are cheap real trainables (where training is not the point); one test
+runs the real ``run_trial`` on digits. One Ray session serves the whole module.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import ray
+import ray.cloudpickle
+from optuna.trial import TrialState
+
+from search._config import load_config, load_preset
+from search._execution import launch, trial_budget
+from search._frame import trials_frame
+from search.pareto import non_dominated
+from spaces import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+# Ship the trial functions by value: a worker importing this module would import torch.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+POPULATION = {name: {"population_size": 4} for name in ("nsga2", "pymoo-nsga2")}
+
+
+def make_config(out: Path, *, optimiser: str = "nsga2", trials: int = 6, **changes: Any):
+    """digits-quick with two objectives, one constraint and a small population."""
+    data = load_preset("digits-quick").to_dict()
+    data.update(
+        name=f"t-{optimiser}",
+        out=str(out),
+        trials=trials,
+        objectives=[["accuracy", "maximize"], ["params", "minimize"]],
+        constraints=["params <= 2000"],
+        optimiser={"name": optimiser, "options": POPULATION.get(optimiser, {})},
+    )
+    data.update(changes)
+    return load_config(data)
+
+
+def fake_trial(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A cheap stand-in for run_trial: mlps score, convnets raise (a crashing trial)."""
+    if cfg["family"] == "convnet":
+        raise ValueError(f"no convnets today (width {cfg['hyper']['width']})")
+    params = float(cfg["budget"])
+    return {
+        "accuracy": 1.0 - 300.0 / params - abs(math.log10(cfg["train"]["lr"]) + 1) / 10,
+        "params": params,
+        "flops_infer": 2.0 * params,
+        "feasible": float(params <= 2000),
+        "constraint_0": params - 2000,
+        "pid": os.getpid(),
+    }
+
+
+def slow_trial(cfg: dict[str, Any]) -> dict[str, Any]:
+    """fake_trial that takes a second, so a search can be killed while trials run."""
+    time.sleep(1.0)
+    cfg = {**cfg, "family": "mlp"}
+    return fake_trial(cfg)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_session():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _snapshot(study: optuna.Study) -> dict[int, tuple]:
+    return {
+        t.number: (t.values, t.params) for t in study.get_trials(states=(TrialState.COMPLETE,))
+    }
+
+
+@pytest.mark.parametrize("optimiser", ["nsga2", "pymoo-nsga2"])
+def test_search_records_front_failures_and_resumes(tmp_path, optimiser, capfd):
+    config = make_config(tmp_path, optimiser=optimiser)
+    study = launch(config, trial_fn=fake_trial)
+    assert len(study.trials) == 6
+    assert study.metric_names == ["accuracy", "params"]
+    assert study.user_attrs["objectives"] == [["accuracy", "maximize"], ["params", "minimize"]]
+    assert study.user_attrs["constraints"] == ["params <= 2000"]
+    assert study.user_attrs["optimiser"] == optimiser
+    assert study.user_attrs["config"]["space"] == config.space.to_dict()
+    for trial in study.trials:
+        tc = trial.user_attrs["trial_config"]
+        folder = tmp_path / f"t-{optimiser}" / "trials" / str(trial.number)
+        assert tc["artifact_dir"] == str(folder)
+        assert tc["family"] == trial.params["family"]
+        if trial.state == TrialState.FAIL:
+            assert trial.user_attrs["error"].startswith("ValueError: no convnets today")
+            assert tc["family"] == "convnet"
+        else:
+            assert trial.state == TrialState.COMPLETE
+            metrics = trial.user_attrs["metrics"]
+            assert trial.values == [metrics["accuracy"], metrics["params"]]
+            assert trial.user_attrs["feasible"] == (metrics["params"] <= 2000)
+            assert trial.user_attrs["constraints"] == [
+                metrics["params"] - 2000,
+                float(metrics["params"] > 2000),
+            ]
+            assert trial.constraints["params <= 2000"] == metrics["params"] - 2000
+    assert {t.state for t in study.trials} == {TrialState.COMPLETE, TrialState.FAIL}
+    frame = trials_frame(study)
+    ok = frame["feasible"].to_numpy()
+    front = non_dominated(
+        frame[["accuracy", "params"]].to_numpy(float), ["maximize", "minimize"], ok
+    )
+    assert front.any() and study.best_trials
+    assert {t.number for t in study.best_trials} == set(frame["number"][front])
+    err = capfd.readouterr().err
+    assert "[npas] finished: 6/6 done, 0 running" in err and "hypervolume" in err
+
+    before = _snapshot(study)
+    study = launch(config, trials=8, trial_fn=fake_trial, progress=False)
+    assert len(study.trials) == 8 and trial_budget(study) == 8
+    assert {n: v for n, v in _snapshot(study).items() if n in before} == before
+    assert "[npas]" not in capfd.readouterr().err
+
+
+def test_changed_config_is_refused_and_nothing_is_touched(tmp_path):
+    config = make_config(tmp_path)
+    launch(config, trials=0, trial_fn=fake_trial)  # records the study, starts no trial
+    other = make_config(tmp_path, train={**config.train, "epochs": 1})
+    with pytest.raises(ConfigError, match=r"different config.*train"):
+        launch(other, trials=0, trial_fn=fake_trial)
+    fewer = make_config(tmp_path, objectives=[["accuracy", "maximize"]])
+    with pytest.raises(ConfigError, match="objectives"):
+        launch(fewer, trials=0, trial_fn=fake_trial)
+    study = optuna.load_study(study_name="t-nsga2", storage=f"sqlite:///{tmp_path}/npas.db")
+    assert study.user_attrs["config"]["train"] == config.train
+
+
+KILLED = """
+import sys
+sys.path.insert(0, {root!r})
+import ray
+from pathlib import Path
+from search._execution import launch
+from tests.search_tests.test_execution import make_config, slow_trial
+ray.init(address={address!r}, log_to_driver=False)
+launch(make_config(Path({out!r}), optimiser={opt!r}, trials=12), trial_fn=slow_trial,
+       progress=False)
+"""
+
+
+def test_killed_search_relaunches_without_losing_trials(tmp_path):
+    optimiser = "tpe"
+    address = ray.get_runtime_context().gcs_address
+    script = KILLED.format(root=str(ROOT), address=address, out=str(tmp_path), opt=optimiser)
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    url = f"sqlite:///{tmp_path}/npas.db"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                study = optuna.load_study(study_name=f"t-{optimiser}", storage=url)
+                if len(study.get_trials(states=(TrialState.COMPLETE,))) >= 3:
+                    break
+            except KeyError:  # the study is not created yet
+                pass
+            time.sleep(0.2)
+        assert proc.poll() is None, "the search ended before it could be killed"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    killed = optuna.load_study(study_name=f"t-{optimiser}", storage=url)
+    before = _snapshot(killed)
+    assert 3 <= len(before) < 12
+
+    study = launch(
+        make_config(tmp_path, optimiser=optimiser, trials=12), trial_fn=slow_trial, progress=False
+    )
+    assert {n: v for n, v in _snapshot(study).items() if n in before} == before
+    assert trial_budget(study) == 12
+    interrupted = [t for t in study.trials if t.state == TrialState.FAIL]
+    assert all(t.user_attrs["error"].startswith("interrupted") for t in interrupted)
+    assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 12
+    assert not study.get_trials(states=(TrialState.RUNNING,))
+
+
+def test_real_run_trial_on_digits(tmp_path):
+    config = make_config(
+        tmp_path,
+        optimiser="random",
+        trials=2,
+        train={**load_preset("digits-quick").train, "epochs": 1},
+        space={
+            "family": {"choices": ["mlp"]},
+            "mlp.depth": {"low": 1, "high": 1},
+            "mlp.width": {"low": 16, "high": 32},
+            "budget": {"low": 600, "high": 1500},
+            "train.lr": {"low": 0.05, "high": 0.2, "log": True},
+        },
+        fixed={"ssn.mapping": "single"},
+        indicators=["params", "flops_infer"],
+    )
+    study = launch(config, progress=False)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
+    for trial in study.trials:
+        metrics = trial.user_attrs["metrics"]
+        assert 0.1 < metrics["accuracy"] <= 1.0 and metrics["params"] <= 1500
+        assert Path(trial.user_attrs["artifact"]).is_file()
+        folder = trial.user_attrs["trial_config"]["artifact_dir"]
+        assert trial.user_attrs["artifact"].startswith(folder)

@@ -1,0 +1,151 @@
+"""Contract tests every registered optimiser passes: ask, tell, fail, resume, seed (no Ray)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from search._optimisers import FEASIBLE_KEY, OPTIMISERS, point_of
+from spaces import Categorical, ConfigError, Fixed, Float, Int, Space, UnknownNameError
+
+SPACE = Space(
+    {
+        "family": Categorical(["mlp", "convnet"]),
+        "mlp.width": Int(4, 64, log=True, when={"family": ["mlp"]}),
+        "convnet.depth": Int(1, 4, when={"family": ["convnet"]}),
+        "lr": Float(1e-3, 1e-1, log=True),
+        "kernel": Fixed(3),
+    }
+)
+DIRECTIONS = ["maximize", "minimize"]
+KEYS = ["params <= 40", FEASIBLE_KEY]
+# Small populations and start-up phases, so a few trials reach the model-based phase.
+OPTIONS = {
+    "nsga2": {"population_size": 4},
+    "nsga3": {"population_size": 4},
+    "tpe": {"n_startup_trials": 4},
+    "gp": {"n_startup_trials": 12},  # GP fits take seconds: two model-based asks after resuming
+    "pymoo-nsga2": {"population_size": 4},
+    "pymoo-nsga3": {"population_size": 4},
+    "pymoo-smsemoa": {"population_size": 4},
+}
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # experimental-feature and fallback-sampling notes
+        yield
+
+
+def evaluate(point: dict) -> tuple[list[float], float] | None:
+    """A cheap two-objective problem; None (a failure) for width 5."""
+    if point.get("mlp.width") == 5:
+        return None
+    params = point.get("mlp.width", 0) + 10.0 * point.get("convnet.depth", 0)
+    accuracy = 1 - 1 / (1 + params) - 0.05 * abs(math.log10(point["lr"]) + 2)
+    return [accuracy, params], params - 40
+
+
+def build(name: str, study: optuna.Study | None = None, seed: int = 0):
+    opt = OPTIMISERS.get(name)(
+        SPACE, DIRECTIONS, seed=seed, constraints=KEYS, **OPTIONS.get(name, {})
+    )
+    if study is None:
+        study = optuna.create_study(directions=DIRECTIONS, sampler=opt.sampler())
+    opt.bind(study)
+    return opt, study
+
+
+def run(opt, n: int, *, batch: int = 2) -> None:
+    """Asks and tells ``n`` trials, ``batch`` in flight, recording constraints like launch."""
+    pending, asked = [], 0
+    while asked < n or pending:
+        proposal = opt.ask() if asked < n and len(pending) < batch else None
+        if proposal is None:
+            assert pending, "an optimiser with nothing in flight must propose a point"
+            trial, point = pending.pop(0)
+            result = evaluate(point)
+            if result is None:
+                opt.tell(trial.number, None, TrialState.FAIL)
+                continue
+            values, violation = result
+            trial.set_constraint(KEYS[0], violation)
+            trial.set_constraint(FEASIBLE_KEY, float(violation > 0))
+            opt.tell(trial.number, values, TrialState.COMPLETE)
+            continue
+        assert SPACE.validate(proposal.point) == proposal.point
+        assert point_of(SPACE, proposal.trial.params) == proposal.point
+        pending.append(proposal)
+        asked += 1
+
+
+@pytest.mark.parametrize("name", OPTIMISERS.names())
+def test_asks_tells_and_resumes(name):
+    opt, study = build(name)
+    assert opt.multi_objective
+    run(opt, 10)
+    states = [t.state for t in study.trials]
+    assert len(states) == 10 and set(states) <= {TrialState.COMPLETE, TrialState.FAIL}
+    complete = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    assert complete and all(len(t.values) == 2 for t in complete)
+    assert all(set(t.constraints) == set(KEYS) for t in complete)
+    assert study.best_trials  # the feasible front
+    # Resume: a fresh optimiser bound to the same study continues from its history.
+    resumed, _ = build(name, study, seed=1)
+    run(resumed, 4)
+    assert len(study.trials) == 14
+    assert [t.state for t in study.trials[:10]] == states
+
+
+@pytest.mark.parametrize("name", OPTIMISERS.names())
+def test_same_seed_same_proposals(name):
+    first, again = build(name)[0], build(name)[0]
+    assert [first.ask().point for _ in range(3)] == [again.ask().point for _ in range(3)]
+
+
+@pytest.mark.parametrize("name", OPTIMISERS.names("pymoo-*"))
+def test_generational_waits_for_its_generation(name):
+    opt, _ = build(name)
+    assert opt.generational
+    proposals = []
+    while (proposal := opt.ask()) is not None:
+        proposals.append(proposal)
+    assert 1 <= len(proposals) <= 4  # pymoo may drop duplicates from a population
+    for i, p in enumerate(proposals):
+        if i == 0:  # a failed point gets the worst values seen and the generation completes
+            opt.tell(p.trial.number, None, TrialState.FAIL)
+            continue
+        values, violation = evaluate(p.point) or ([0.0, 0.0], 0.0)
+        p.trial.set_constraint(KEYS[0], violation)
+        p.trial.set_constraint(FEASIBLE_KEY, float(violation > 0))
+        opt.tell(p.trial.number, values, TrialState.COMPLETE)
+    assert opt.ask() is not None  # the next generation
+
+
+def test_pymoo_resume_tells_history_again():
+    opt, study = build("pymoo-nsga2")
+    run(opt, 8, batch=4)
+    resumed, _ = build("pymoo-nsga2", study)
+    complete = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    told = resumed._algorithm.pop.get("X")
+    history = {tuple(SPACE.encode(point_of(SPACE, t.params))) for t in complete}
+    assert told.shape[0] >= 1 and {tuple(x) for x in told} <= history
+    assert np.all(np.isfinite(resumed._algorithm.pop.get("F")))
+
+
+def test_unknown_name_and_option_are_named():
+    with pytest.raises(UnknownNameError, match="pymoo-nsga2"):
+        OPTIMISERS.get("nsga-9")
+    with pytest.raises(ConfigError, match=r"'popsize'.*population_size"):
+        OPTIMISERS.get("nsga2")(SPACE, DIRECTIONS, popsize=4)
+    with pytest.raises(ConfigError, match="population_size"):
+        OPTIMISERS.get("pymoo-nsga2")(SPACE, DIRECTIONS, population_size=1)
+    with pytest.raises(ConfigError, match="directions"):
+        OPTIMISERS.get("random")(SPACE, ["max"])

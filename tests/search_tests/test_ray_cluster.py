@@ -1,0 +1,153 @@
+"""A search joining a real two-node Ray cluster (two ``ray start`` nodes on this machine).
+
+Each node offers one CPU and trials ask for one, so running two at once puts trials on both;
+each trial reports the id of the node it ran on. The search runs in a driver process of its
+own. The nodes are started with ``--block`` in their own process groups, and torn down by
+signalling exactly those groups (``ray stop`` would stop every Ray on the machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import ray.cloudpickle
+from optuna.trial import TrialState
+
+from search._config import load_config, load_preset
+
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
+RAY = str(Path(sys.executable).with_name("ray"))
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def node_trial(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A cheap trial that says where it ran (and takes long enough to overlap another)."""
+    import os
+    import time
+
+    import ray
+
+    time.sleep(1.5)
+    return {
+        "accuracy": cfg["train"]["lr"],
+        "params": float(cfg["budget"]),
+        "feasible": 1.0,
+        "node_id": ray.get_runtime_context().get_node_id(),
+        "pid": os.getpid(),
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)  # the node's own process group, started below
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _forget(address: str) -> None:
+    """Removes the default-cluster note our head wrote, as ``ray stop`` would (only ours)."""
+    note = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+    port = address.rsplit(":", 1)[1]
+    if note.is_file() and note.read_text().strip().endswith(f":{port}"):
+        note.unlink()
+
+
+DRIVER = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+import ray
+from search._config import load_config
+from search._execution import launch
+from tests.search_tests.test_ray_cluster import node_trial
+
+ray.init(address={address!r}, log_to_driver=False)
+deadline = time.monotonic() + 60
+while len(nodes := [n["NodeID"] for n in ray.nodes() if n["Alive"]]) < 2:
+    assert time.monotonic() < deadline, f"the second node did not join: {{nodes}}"
+    time.sleep(0.5)
+ray.shutdown()
+study = launch(load_config(json.loads({config!r})), address={address!r}, trial_fn=node_trial,
+               progress=False)
+assert not ray.is_initialized()  # launch left the cluster it joined
+print("NODES", json.dumps(nodes))
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two Ray nodes of one CPU each; yields the head's address and the nodes' environment."""
+    # Ray 2.60's token authentication would need the head's token in every driver: a local
+    # test cluster goes without.
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    address = f"127.0.0.1:{_free_port()}"
+    common = ["--num-cpus=1", "--block", "--disable-usage-stats", "--node-ip-address=127.0.0.1"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    started = []
+    try:
+        head = [RAY, "start", "--head", f"--port={address.split(':')[1]}",
+                "--include-dashboard=false", *common]  # fmt: skip
+        started.append(subprocess.Popen(head, start_new_session=True, env=env, **quiet))
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(address.split(":"), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        node = [RAY, "start", f"--address={address}", *common]
+        started.append(subprocess.Popen(node, start_new_session=True, env=env, **quiet))
+        yield address, env
+    finally:
+        for proc in reversed(started):
+            _stop(proc)
+        _forget(address)
+
+
+def test_trials_run_on_both_nodes(cluster, tmp_path):
+    address, env = cluster
+    data = load_preset("digits-quick").to_dict()
+    data.update(
+        name="cluster",
+        out=str(tmp_path),
+        trials=6,
+        objectives=[["accuracy", "maximize"], ["params", "minimize"]],
+        optimiser={"name": "random"},
+        resources={"cpu": 1, "gpu": 0},
+    )
+    load_config(data)  # valid here before it is sent to the driver
+    # The driver runs in its own process, as a user's would: a process that ran a local Ray
+    # before cannot reliably start actors on another cluster after ray.shutdown().
+    script = DRIVER.format(root=str(ROOT), address=address, config=json.dumps(data))
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    nodes = json.loads(run.stdout.split("NODES", 1)[1])
+    study = optuna.load_study(study_name="cluster", storage=f"sqlite:///{tmp_path}/npas.db")
+    errors = [t.user_attrs.get("error") for t in study.trials]
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 6, errors
+    used = {t.user_attrs["metrics"]["node_id"] for t in study.trials}
+    assert len(nodes) == 2 and used == set(nodes)
