@@ -1,0 +1,570 @@
+"""The ``search`` command: launch a search, then look at it, export a trial and train it again.
+
+Exit codes: 0 done; 2 a bad argument or config (the message names the key, the value and what
+is allowed; nothing recorded is touched); 1 any other npas error (the message, no traceback);
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pandas as pd
+
+from spaces._errors import ConfigError, NpasError, UnknownNameError
+
+__all__ = ["build_parser", "main"]
+
+_DEFAULT_PRESET = "digits-quick"
+_DEFAULT_OUT = "runs"
+_FORMATS = ("table", "csv", "json")
+
+
+# -- storage and studies ------------------------------------------------------------------------
+
+
+def _storage_url(args: argparse.Namespace) -> str:
+    """``--storage``, else ``sqlite:///<run folder>/npas.db``.
+
+    The run folder is ``--run-folder`` where a command has one (status, dashboard), else
+    ``runs``: the ``--out`` of report and export is where they write, not a run folder.
+    """
+    if args.storage:
+        return str(args.storage)
+    folder = getattr(args, "run_folder", _DEFAULT_OUT)
+    return f"sqlite:///{(Path(folder).expanduser().resolve() / 'npas.db')}"
+
+
+def _open(url: str) -> optuna.storages.RDBStorage:
+    """The storage for reading: a SQLite file that does not exist is an error, not created."""
+    from search._storage import open_storage
+
+    prefix = "sqlite:///"
+    if url.startswith(prefix) and url != prefix + ":memory:":
+        path = Path(url[len(prefix) :])
+        if not path.is_file():
+            raise ConfigError(
+                f"storage: got {url!r}, but {str(path)!r} does not exist; allowed: the storage "
+                "of a search (`search launch` prints it; the default is sqlite:///runs/npas.db, "
+                "or pass --out of the launch)"
+            )
+    return open_storage(url)
+
+
+def _names(storage: optuna.storages.BaseStorage) -> list[str]:
+    return sorted(s.study_name for s in storage.get_all_studies())
+
+
+def _study(args: argparse.Namespace) -> optuna.Study:
+    """The study named by ``--name``; with no name, the storage's only study."""
+    url = _storage_url(args)
+    storage = _open(url)
+    names = _names(storage)
+    name = args.name
+    if name is None:
+        if len(names) != 1:
+            raise ConfigError(
+                f"--name: missing; allowed: one of the studies in {url!r}: {names or 'none'}"
+            )
+        name = names[0]
+    if name not in names:
+        raise ConfigError(f"--name: got {name!r}; allowed: one of the studies in {url}: {names}")
+    return optuna.load_study(study_name=name, storage=storage)
+
+
+def _objectives(study: optuna.Study, text: str | None) -> list[tuple[str, str]] | None:
+    """``--objectives a,b`` as (name, direction) pairs (the study's direction where it has one)."""
+    if text is None:
+        return None
+    from search._frame import direction_of, objectives_of
+
+    stored = objectives_of(study)
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise ConfigError(
+            f"--objectives: got {text!r}; allowed: comma-separated metric names such as "
+            "accuracy,params"
+        )
+    return [(n, direction_of(n, stored)) for n in names]
+
+
+# -- launch -------------------------------------------------------------------------------------
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The search config with the command line's overrides applied and validated."""
+    from search._config import SearchConfig, load_config, load_preset
+
+    if args.config and args.preset:
+        raise ConfigError(
+            f"CONFIG and --preset: got both ({args.config!r}, {args.preset!r}); "
+            "allowed: one of them, or neither (the digits-quick preset)"
+        )
+    if args.config:
+        config = load_config(args.config)
+    else:
+        config = load_preset(args.preset or _DEFAULT_PRESET)
+    overrides = {
+        key: getattr(args, key)
+        for key in ("trials", "name", "storage", "address", "out")
+        if getattr(args, key) is not None
+    }
+    if not overrides:
+        return config
+    data = {**config.to_dict(), **overrides}
+    try:
+        return SearchConfig.from_dict(data)
+    except ConfigError as err:
+        raise ConfigError(f"command-line override: {err}") from None
+
+
+def _launch(args: argparse.Namespace) -> int:
+    from search._execution import launch
+    from search._storage import default_storage_url
+
+    config = _config(args)  # every check runs before the storage is opened
+    url = config.storage or default_storage_url(config.out)
+    if not args.quiet:
+        print(f"Launching {config.name!r}: {config.trials} trial(s), storage {url}", flush=True)
+    study = launch(config, progress=not args.quiet)
+    print(_summary_line(study))
+    print(f"Storage: {url}")
+    _hints(config.name, url, Path(config.out))
+    return 0
+
+
+def _hints(name: str, url: str, out: Path) -> None:
+    store = f"--storage {url}"
+    print(
+        "Look at the results:\n"
+        f"  search status {store}\n"
+        f"  search pareto --name {name} {store}\n"
+        f"  search report --name {name} {store} --out {out / name / 'report'}\n"
+        f"  search export --name {name} {store} --select knee --out {out / name / 'bundle'}\n"
+        f"  search dashboard {store}"
+    )
+
+
+# -- status ------------------------------------------------------------------------------------
+
+
+def _counts(frame: pd.DataFrame) -> dict[str, int]:
+    complete = frame["state"] == "COMPLETE"
+    return {
+        "complete": int(complete.sum()),
+        "running": int((frame["state"] == "RUNNING").sum()),
+        "failed": int((frame["state"] == "FAIL").sum()),
+        "infeasible": int((complete & ~frame["feasible"]).sum()),
+    }
+
+
+def _summary_line(study: optuna.Study) -> str:
+    from search._frame import trials_frame
+
+    counts = _counts(trials_frame(study))
+    return f"Search {study.study_name!r}: {len(study.trials)} trial(s), " + ", ".join(
+        f"{v} {k}" for k, v in counts.items()
+    )
+
+
+def _status_block(study: optuna.Study) -> list[str]:
+    from search._frame import objectives_of, trials_frame, usable
+    from search._knee import front_of, why_empty
+
+    frame = trials_frame(study)
+    objectives = objectives_of(study)
+    lines = [_summary_line(study)]
+    lines.append("  objectives: " + ", ".join(f"{n} ({d})" for n, d in objectives))
+    constraints = study.user_attrs.get("constraints") or []
+    lines.append("  constraints: " + (", ".join(map(str, constraints)) or "none"))
+    names = [n for n, _ in objectives]
+    if len(frame) == 0 or any(n not in frame.columns for n in names):
+        lines.append(f"  front: empty ({why_empty(frame, names) if len(frame) else 'no trial'})")
+        return lines
+    front = front_of(frame, objectives)
+    if front.message:
+        lines.append(f"  front: empty ({front.message})")
+        return lines
+    lines.append(f"  front: {len(front.numbers)} trial(s) {front.numbers}")
+    best = []
+    for name, direction in objectives:
+        rows = frame[usable(frame, [name])]
+        values = pd.to_numeric(rows[name], errors="coerce")
+        pick = values.idxmax() if direction == "maximize" else values.idxmin()
+        best.append(f"{name} {_fmt(values[pick])} (trial {int(rows.loc[pick, 'number'])})")
+    lines.append("  best: " + ", ".join(best))
+    return lines
+
+
+def _status(args: argparse.Namespace) -> int:
+    url = _storage_url(args)
+    storage = _open(url)
+    names = _names(storage)
+    print(f"Storage {url}: {len(names)} search(es)")
+    for name in names:
+        study = optuna.load_study(study_name=name, storage=storage)
+        print("\n".join(_status_block(study)))
+    return 0
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.6g}"
+    return str(value)
+
+
+# -- pareto, report, export, train ----------------------------------------------------------------
+
+
+def front_table(study: optuna.Study, objectives: list[tuple[str, str]] | None) -> pd.DataFrame:
+    """The feasible non-dominated trials with every indicator, the other accuracies and params."""
+    from search._frame import cost_indicators, objectives_of, trials_frame
+    from search._knee import front_of
+
+    frame = trials_frame(study)
+    pairs = objectives or objectives_of(study)
+    front = front_of(frame, pairs)
+    names = [n for n, _ in front.objectives]
+    extra = [c for c in ("accuracy", "test_accuracy") if c in frame.columns and c not in names]
+    indicators = [i for i in cost_indicators(frame) if i not in names]
+    params = sorted(c for c in frame.columns if str(c).startswith("params_"))
+    columns = ["number", *names, *extra, *indicators, *params]
+    table = frame.loc[front.mask, columns].reset_index(drop=True)
+    table.attrs["message"] = front.message
+    return table
+
+
+def _pareto(args: argparse.Namespace) -> int:
+    study = _study(args)
+    table = front_table(study, _objectives(study, args.objectives))
+    if args.format == "csv":
+        sys.stdout.write(table.to_csv(index=False))
+    elif args.format == "json":
+        print(table.to_json(orient="records", indent=2))
+    else:
+        names = ", ".join(c for c in table.columns[1:] if not str(c).startswith("params_"))
+        print(f"Front of {study.study_name!r}: {len(table)} trial(s) ({names})")
+        if table.empty:
+            print(f"(empty: {table.attrs.get('message')})")
+        else:
+            print(table.to_string(index=False))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from search._report import write_report
+    from search._select import parse_spec
+
+    parse_spec(args.select)  # a bad spec fails before anything is written
+    study = _study(args)
+    paths = write_report(study, args.out, select=args.select)
+    print(f"Report of {study.study_name!r} in {Path(args.out)}:")
+    for name, path in paths.items():
+        print(f"  {name}: {path}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from search._export import export_bundle
+    from search._select import parse_spec
+
+    parse_spec(args.select)
+    study = _study(args)
+    done = export_bundle(
+        study,
+        args.out,
+        select=args.select,
+        objectives=_objectives(study, args.objectives),
+        storage_url=_storage_url(args),
+    )
+    recorded = done.recorded_test_accuracy
+    print(f"Exported trial {done.number} of {study.study_name!r} to {done.folder}")
+    print(f"  why: {done.selection.reason}")
+    print(
+        f"  test accuracy: {done.test_accuracy:.4f} (exported model), "
+        f"{'n/a' if recorded is None else f'{recorded:.4f}'} (recorded by the search)"
+    )
+    for name, path in done.paths.items():
+        print(f"  {name}: {path}")
+    print(f"Retrain it at a full schedule: search train {done.folder}")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from search._export import train_bundle
+
+    done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device)
+    print(f"Retrained {args.bundle} for {done.metrics.get('epochs')} epoch(s): search vs train")
+    print(done.table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(f"Saved: {done.path}")
+    return 0
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    from search._dashboard import start_dashboard, stop_dashboard
+
+    url = _storage_url(args)
+    _open(url)  # a missing SQLite file is an error, not a new empty storage
+    process, address = start_dashboard(url, host=args.host, port=args.port)
+    print(f"optuna-dashboard on {url}: {address}  (Ctrl-C stops it)", flush=True)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        stop_dashboard(process)
+
+
+# -- registries ---------------------------------------------------------------------------------
+
+
+def _families(args: argparse.Namespace) -> int:
+    from spaces._build import FAMILIES, hyper_keys
+
+    rows = [{"family": n, "hyper": ", ".join(hyper_keys(FAMILIES.get(n)))} for n in FAMILIES]
+    print(pd.DataFrame(rows).to_string(index=False))
+    return 0
+
+
+def _indicators(args: argparse.Namespace) -> int:
+    from objectives._indicators import INDICATORS
+
+    rows = []
+    for name in INDICATORS.names():
+        ind = INDICATORS.get(name)
+        rows.append(
+            {
+                "indicator": name,
+                "unit": ind.unit,
+                "direction": ind.direction,
+                "phase": ind.phase,
+                "analytic": ind.analytic,
+                "description": ind.description,
+            }
+        )
+    with pd.option_context("display.max_colwidth", 80, "display.width", 200):
+        print(pd.DataFrame(rows).to_string(index=False))
+    return 0
+
+
+def _presets(args: argparse.Namespace) -> int:
+    from search._config import list_presets, load_preset
+
+    rows = []
+    for name in list_presets():
+        config = load_preset(name)
+        rows.append(
+            {
+                "preset": name,
+                "dataset": config.dataset,
+                "trials": config.trials,
+                "optimiser": config.optimiser.name,
+                "objectives": ", ".join(config.objective_names),
+            }
+        )
+    print(pd.DataFrame(rows).to_string(index=False))
+    return 0
+
+
+# -- the parser ---------------------------------------------------------------------------------
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: an integer >= 1")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 65536:
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}; allowed: an integer in [1, 65535], or 0 for any free port"
+        )
+    return value
+
+
+def _storage_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--storage",
+        metavar="URL",
+        help="Optuna storage (SQLAlchemy URL, e.g. sqlite:///runs/npas.db or "
+        "postgresql://user@host/db); default: sqlite:///<out>/npas.db",
+    )
+    parser.add_argument(
+        "--out",
+        dest="run_folder",
+        default=_DEFAULT_OUT,
+        metavar="DIR",
+        help=f"run folder whose npas.db is the default storage (default: {_DEFAULT_OUT})",
+    )
+
+
+def _study_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--name", help="search (study) name; may be left out when the storage holds one search"
+    )
+    parser.add_argument(
+        "--storage",
+        metavar="URL",
+        help="Optuna storage (SQLAlchemy URL); default: sqlite:///runs/npas.db",
+    )
+
+
+_SELECT_HELP = (
+    "which trial: knee (the tradeoff knee of the front, default), pepr:<indicator>[:alpha=<a>] "
+    "(PePR argmax), best:<metric>, trial:<number>, asf:<w1>,<w2>,..., "
+    "epsilon:<indicator><=<x> (see search.pareto.select)"
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Errors name the argument, the value and what is allowed, as one paragraph (exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``search`` argument parser with every subcommand."""
+    parser = _Parser(
+        prog="search",
+        description="npas: Neural Parameter Allocation Search. Launch a multi-objective search "
+        "over architectures x parameter budgets x Shapeshifter mappings on Ray Tune, then look "
+        "at its Pareto front, export a trial and train it again. Every search is recorded in "
+        "an Optuna storage.",
+        epilog="Exit codes: 0 done, 2 bad argument or config, 1 other error, 130 interrupted.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, run: Callable[[argparse.Namespace], int], text: str) -> _Parser:
+        cmd = sub.add_parser(name, help=text, description=text)
+        cmd.set_defaults(run=run)
+        return cmd
+
+    cmd = add("launch", _launch, "Run or resume a search; no arguments: the digits-quick preset.")
+    cmd.add_argument("config", nargs="?", metavar="CONFIG", help="search config YAML file")
+    cmd.add_argument("--preset", metavar="NAME", help="a packaged preset (see `search presets`)")
+    cmd.add_argument(
+        "--trials",
+        type=_positive,
+        metavar="N",
+        help="total trials (a resumed search counts those already done)",
+    )
+    cmd.add_argument("--name", help="search (study) name; relaunching a name resumes it")
+    cmd.add_argument(
+        "--storage",
+        metavar="URL",
+        help="Optuna storage (SQLAlchemy URL); default: sqlite:///<out>/npas.db",
+    )
+    cmd.add_argument(
+        "--address", metavar="ADDR", help="Ray cluster to join (HOST:PORT); default: a local Ray"
+    )
+    cmd.add_argument(
+        "--out",
+        metavar="DIR",
+        help="run folder: storage, Ray files, trained models (default: the config's, runs)",
+    )
+    cmd.add_argument("--quiet", action="store_true", help="no live progress lines")
+
+    cmd = add("status", _status, "Every search in a storage: trials, objectives, front, best.")
+    _storage_options(cmd)
+
+    cmd = add("pareto", _pareto, "The feasible non-dominated trials with every indicator.")
+    _study_options(cmd)
+    cmd.add_argument(
+        "--objectives",
+        metavar="A,B",
+        help="front on these metrics (default: the search's objectives)",
+    )
+    cmd.add_argument("--format", choices=_FORMATS, default="table", help="output format")
+
+    cmd = add("report", _report, "Write the efficiency report (HTML, Markdown, PNG, CSV).")
+    _study_options(cmd)
+    cmd.add_argument("--out", required=True, metavar="DIR", help="folder for the report")
+    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
+
+    cmd = add("export", _export, "Write a training-ready bundle of one trial.")
+    _study_options(cmd)
+    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
+    cmd.add_argument(
+        "--objectives",
+        metavar="A,B",
+        help="front for knee/pepr on these metrics (default: the search's objectives)",
+    )
+    cmd.add_argument("--out", required=True, metavar="DIR", help="bundle folder")
+
+    cmd = add("train", _train, "Retrain a bundle from scratch at a full schedule; compare.")
+    cmd.add_argument("bundle", metavar="BUNDLE", help="folder written by `search export`")
+    cmd.add_argument(
+        "--epochs", type=_positive, metavar="N", help="epochs (default: 4x the search's)"
+    )
+    cmd.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where train.json and trained/model.pt go (default: the bundle folder)",
+    )
+    cmd.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
+
+    cmd = add("dashboard", _dashboard, "Serve optuna-dashboard on a storage until Ctrl-C.")
+    _storage_options(cmd)
+    cmd.add_argument("--host", default="127.0.0.1", help="interface (default: 127.0.0.1)")
+    cmd.add_argument(
+        "--port", type=_port, default=8080, help="TCP port; 0: any free one (default: 8080)"
+    )
+
+    add("families", _families, "List the architecture families and their hyper-parameters.")
+    add("indicators", _indicators, "List the cost indicators: unit, direction, phase.")
+    add("presets", _presets, "List the packaged search presets.")
+    return parser
+
+
+def _message(err: BaseException) -> str:
+    """The error's text as one paragraph (a KeyError's str() would quote it)."""
+    text = str(err.args[0]) if err.args else str(err)
+    return " ".join(text.split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``search`` command line and returns its exit code.
+
+    Args:
+        argv: The arguments after the program name; None: ``sys.argv[1:]``.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help (0) or a bad argument (2, the message is printed)
+        return int(stop.code or 0)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # set_metric_names and friends are "experimental": noise for a command-line user.
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    try:
+        return int(args.run(args))
+    except (ConfigError, UnknownNameError) as err:
+        print(f"search {args.command}: error: {_message(err)}", file=sys.stderr)
+        return 2
+    except NpasError as err:
+        print(f"search {args.command}: {type(err).__name__}: {_message(err)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"search {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

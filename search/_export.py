@@ -1,0 +1,485 @@
+"""Training-ready bundles: one chosen trial of a search, its config, materialised weights and
+metrics, loadable with nothing but ``spaces.build_model`` — and retrained at a full schedule.
+
+A bundle is a folder::
+
+    config.yaml    the trial config (``search.trial.run_trial`` takes it as it is)
+    model.pt       {"state_dict" (the plain, materialised model), "family", "in_shape",
+                    "num_classes", "hyper", "mapping", "trial_config", "format", ...}
+    metrics.json   the recorded metrics and their conditions, the trial and why it was chosen
+    README.md      how to load it in your own code
+    train.json     written by ``search train``: the retrained metrics next to the search's
+
+Shapeshifter networks are materialised (:meth:`ShapeshiftNet.materialize`): the weights are the
+generated ones, in the original architecture, so deployment needs no npas code. The SSN mapping
+is kept so that :func:`train_bundle` retrains with the same parameter sharing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import platform
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pandas as pd
+import torch
+import yaml
+from torch import nn
+
+from objectives.datasets import DATASETS, load
+from objectives.train import evaluate
+from search._config import check_trial_config
+from search._frame import objectives_of, trials_frame
+from search._knee import Selection, front_of
+from search._select import parse_spec, select
+from search.trial import rebuild, run_trial
+from spaces._build import build_model
+from spaces._errors import ConfigError, NpasError
+
+__all__ = [
+    "BUNDLE_FORMAT",
+    "FULL_SCHEDULE",
+    "ExportError",
+    "Exported",
+    "Trained",
+    "export_bundle",
+    "load_bundle",
+    "read_bundle",
+    "train_bundle",
+]
+
+#: ``format`` of a bundle's model.pt and metrics.json.
+BUNDLE_FORMAT = "npas-bundle/1"
+#: ``search train`` retrains for this many times the search's epochs unless told otherwise.
+FULL_SCHEDULE = 4
+_FILES = ("config.yaml", "model.pt", "metrics.json", "README.md")
+
+
+class ExportError(NpasError):
+    """A trial cannot be exported (no saved model), or a folder is not a bundle."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What :func:`export_bundle` wrote.
+
+    Attributes:
+        folder: The bundle folder.
+        number: The exported trial's number.
+        selection: The selector's choice and its reason.
+        paths: File name → path.
+        recorded_test_accuracy: ``test_accuracy`` the search recorded for the trial.
+        test_accuracy: The exported (materialised) model's accuracy on the same test split.
+    """
+
+    folder: Path
+    number: int
+    selection: Selection
+    paths: dict[str, Path]
+    recorded_test_accuracy: float | None
+    test_accuracy: float
+
+
+@dataclass(frozen=True)
+class Trained:
+    """What :func:`train_bundle` measured: the comparison table and where it is saved."""
+
+    table: pd.DataFrame
+    metrics: dict[str, Any]
+    path: Path
+
+
+# -- export -------------------------------------------------------------------------------------
+
+
+def _frozen(study: optuna.Study, number: int) -> optuna.trial.FrozenTrial:
+    for trial in study.get_trials(deepcopy=False):
+        if trial.number == number:
+            return trial
+    raise ExportError(f"study {study.study_name!r} has no trial {number}")
+
+
+def _artifact(trial: optuna.trial.FrozenTrial) -> Path:
+    metrics = trial.user_attrs.get("metrics") or {}
+    where = trial.user_attrs.get("artifact") or metrics.get("artifact")
+    if not where or not Path(where).is_file():
+        reason = metrics.get("infeasible_reason")
+        why = f" (it was not trained: {reason})" if reason else ""
+        raise ExportError(
+            f"trial {trial.number} has no saved model{why}: artifact {where!r} is missing; "
+            "searches run with `search launch` save one per trained trial under "
+            "<out>/<name>/trials/<number>/model.pt"
+        )
+    return Path(where)
+
+
+def _choose(study: optuna.Study, spec: str, objectives: Sequence[Any] | None) -> Selection:
+    frame = trials_frame(study)
+    pairs = list(objectives) if objectives else objectives_of(study)
+    chosen = select(frame, spec, pairs)
+    if chosen is None:
+        front = front_of(frame, pairs)
+        why = front.message or "the selector found no trial that qualifies"
+        raise ExportError(f"selection {spec!r} chose no trial of {study.study_name!r}: {why}")
+    return chosen
+
+
+def _plain(net: nn.Module) -> nn.Module:
+    """The deployable module: a Shapeshifter network materialised, anything else as it is."""
+    materialize = getattr(net, "materialize", None)
+    return (materialize() if callable(materialize) else net).eval()
+
+
+def _versions() -> dict[str, str]:
+    try:
+        npas = metadata.version("npas")
+    except metadata.PackageNotFoundError:
+        npas = "unknown"
+    return {
+        "npas": npas,
+        "torch": torch.__version__,
+        "optuna": optuna.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def _safe_url(url: str | None) -> str | None:
+    """The storage URL without its password (bundles get shared)."""
+    if url is None:
+        return None
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a SQLAlchemy URL: keep nothing that could be a secret
+        return url.split("@")[-1]
+
+
+def export_bundle(
+    study: optuna.Study,
+    out_dir: str | os.PathLike[str],
+    *,
+    select: str = "knee",
+    objectives: Sequence[Any] | None = None,
+    storage_url: str | None = None,
+) -> Exported:
+    """Writes the bundle of one trial of ``study``, chosen by a selection spec.
+
+    The trial's saved model is rebuilt (:func:`search.trial.rebuild`), materialised, and
+    evaluated once more on the dataset's test split so the bundle records both accuracies.
+
+    Args:
+        study: A study written by ``search launch``.
+        out_dir: The bundle folder (created; existing bundle files are replaced).
+        select: ``knee``, ``pepr:<indicator>``, ``best:<metric>``, ``trial:<n>``, ... (see
+            :func:`search.pareto.select`).
+        objectives: The front's objectives; None: the study's.
+        storage_url: Recorded in metrics.json (password removed) as where the trial came from.
+
+    Raises:
+        ConfigError: a bad selection spec or objective name.
+        ExportError: nothing qualifies, or the chosen trial has no saved model.
+    """
+    parse_spec(select)  # a bad spec fails before anything is read or written
+    chosen = _choose(study, select, objectives)
+    trial = _frozen(study, chosen.number)
+    blob = torch.load(_artifact(trial), map_location="cpu", weights_only=True)
+    cfg = check_trial_config(blob["trial_config"])
+    model = _plain(rebuild(blob))
+    data = load(
+        cfg["dataset"],
+        root=cfg["data_root"],
+        val_size=cfg["val_size"],
+        seed=cfg["seed"],
+        progress=False,
+    )
+    test = evaluate(model, data.test.x, data.test.y)
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    metrics = dict(trial.user_attrs.get("metrics") or {})
+    info = DATASETS.get(cfg["dataset"])
+    saved = {
+        "format": BUNDLE_FORMAT,
+        "family": cfg["family"],
+        "in_shape": [int(n) for n in info.in_shape],
+        "num_classes": int(info.num_classes),
+        "hyper": cfg["hyper"],
+        "budget": cfg["budget"],
+        "mapping": blob.get("mapping"),
+        "normalisation": {"mean": list(data.mean), "std": list(data.std)},
+        "trial_config": _portable(cfg),
+        "state_dict": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
+    }
+    paths = {name: folder / name for name in _FILES}
+    torch.save(saved, paths["model.pt"])
+    paths["config.yaml"].write_text(_config_yaml(study, trial.number, cfg), encoding="utf-8")
+    record = _metrics_record(study, trial, chosen, metrics, model, test, storage_url)
+    paths["metrics.json"].write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+    paths["README.md"].write_text(_readme(study, trial.number, chosen, saved, record), "utf-8")
+    recorded = metrics.get("test_accuracy")
+    return Exported(
+        folder=folder,
+        number=trial.number,
+        selection=chosen,
+        paths=paths,
+        recorded_test_accuracy=None if recorded is None else float(recorded),
+        test_accuracy=float(test["accuracy"]),
+    )
+
+
+def _portable(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The trial config without this machine's paths: no artifact folder, the default device."""
+    return {**cfg, "artifact_dir": None, "device": None, "progress": False}
+
+
+def _config_yaml(study: optuna.Study, number: int, cfg: Mapping[str, Any]) -> str:
+    header = (
+        f"# Trial {number} of search {study.study_name!r}, as npas trained it.\n"
+        "# search.trial.run_trial(yaml.safe_load(open('config.yaml'))) trains it again;\n"
+        "# `search train <this folder>` does so at a full schedule with the same SSN mapping.\n"
+    )
+    return header + yaml.safe_dump(_portable(cfg), sort_keys=False)
+
+
+def _metrics_record(
+    study: optuna.Study,
+    trial: optuna.trial.FrozenTrial,
+    chosen: Selection,
+    metrics: Mapping[str, Any],
+    model: nn.Module,
+    test: Mapping[str, float],
+    storage_url: str | None,
+) -> dict[str, Any]:
+    conditions = {k: v for k, v in metrics.items() if k.startswith("cond_")}
+    return {
+        "format": BUNDLE_FORMAT,
+        "study": study.study_name,
+        "storage": _safe_url(storage_url),
+        "trial": trial.number,
+        "selection": {
+            "spec": chosen.selector,
+            "reason": chosen.reason,
+            "scores": dict(chosen.scores),
+        },
+        "objectives": [list(o) for o in objectives_of(study)],
+        "constraints": list(study.user_attrs.get("constraints") or []),
+        "params": dict(trial.params),
+        "metrics": {
+            k: v for k, v in metrics.items() if not k.startswith("cond_") and k != "artifact"
+        },
+        "conditions": conditions,
+        "exported": {
+            "materialised_params": sum(p.numel() for p in model.parameters()),
+            "test_accuracy": float(test["accuracy"]),
+            "test_loss": float(test["loss"]),
+            "note": "the materialised model evaluated on the CPU on the dataset's test split; "
+            "test_accuracy under metrics is what the search recorded",
+            "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "versions": _versions(),
+        },
+    }
+
+
+def _readme(
+    study: optuna.Study,
+    number: int,
+    chosen: Selection,
+    saved: Mapping[str, Any],
+    record: Mapping[str, Any],
+) -> str:
+    metrics = record["metrics"]
+    shown = [n for n, _ in record["objectives"]] + ["test_accuracy"]
+    lines = "\n".join(
+        f"| {n} | {_fmt(metrics.get(n))} |" for n in dict.fromkeys(shown) if n in metrics
+    )
+    budget = saved["budget"]
+    ssn = (
+        f"It was searched as a Shapeshifter network with a budget of {budget} parameters; the "
+        "weights here are materialised (generated once), so the module is a plain "
+        f"`{saved['family']}` with {record['exported']['materialised_params']} parameters."
+        if budget is not None
+        else "It was searched as a plain model (no parameter budget)."
+    )
+    norm = saved["normalisation"]
+    return f"""# npas bundle: trial {number} of `{study.study_name}`
+
+Chosen by `{chosen.selector}`: {chosen.reason}.
+
+Family `{saved["family"]}`, hyper-parameters `{json.dumps(saved["hyper"])}`, input shape
+{tuple(saved["in_shape"])}, {saved["num_classes"]} classes. {ssn}
+
+| metric (as the search recorded it) | value |
+|---|---|
+{lines}
+
+The exported model scores {record["exported"]["test_accuracy"]:.4f} on the test split.
+`metrics.json` holds every indicator with the conditions it was measured under.
+
+## Load it in your own code
+
+```python
+import torch
+from spaces import build_model
+
+blob = torch.load("model.pt", map_location="cpu", weights_only=True)
+model = build_model(blob["family"], blob["in_shape"], blob["num_classes"], **blob["hyper"])
+model.load_state_dict(blob["state_dict"])
+model.eval()
+```
+
+Inputs are normalised as `objectives.datasets.load("{saved["trial_config"]["dataset"]}")`
+does it: pixels scaled to [0, 1], then per channel `(x - mean) / std` with mean
+{[round(m, 6) for m in norm["mean"]]} and std {[round(s, 6) for s in norm["std"]]}.
+
+## Train it again
+
+`search train <this folder> [--epochs N]` retrains the configuration from scratch at a full
+schedule (same family, budget and parameter-store mapping) and writes `train.json` with the
+accuracy and cost panel next to the search's values. `config.yaml` is the trial config:
+`search.trial.run_trial(config)` runs it as the search did.
+"""
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def read_bundle(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """A bundle's model.pt as a dict (on the CPU).
+
+    Raises:
+        ExportError: the folder holds no npas bundle.
+    """
+    path = Path(folder) / "model.pt"
+    if not path.is_file():
+        raise ExportError(
+            f"{str(folder)!r} is not a bundle: no model.pt in it (make one with `search export`)"
+        )
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(blob, Mapping) or blob.get("format") != BUNDLE_FORMAT:
+        raise ExportError(f"{str(path)!r} is not an {BUNDLE_FORMAT} model file")
+    return dict(blob)
+
+
+def load_bundle(folder: str | os.PathLike[str]) -> nn.Module:
+    """The bundle's model: ``spaces.build_model`` plus its materialised weights, in eval mode.
+
+    Raises:
+        ExportError: the folder holds no npas bundle.
+    """
+    blob = read_bundle(folder)
+    model = build_model(blob["family"], blob["in_shape"], blob["num_classes"], **blob["hyper"])
+    model.load_state_dict(blob["state_dict"])
+    return model.eval()
+
+
+# -- retraining ---------------------------------------------------------------------------------
+
+
+def _retrain_config(blob: Mapping[str, Any], *, epochs: int | None, out: Path) -> dict[str, Any]:
+    """The bundle's trial config at the full schedule, with the bundle's SSN mapping fixed."""
+    cfg = check_trial_config(blob["trial_config"])
+    if epochs is None:
+        epochs = FULL_SCHEDULE * cfg["train"]["epochs"]
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ConfigError(f"epochs: got {epochs!r}; allowed: an int >= 1")
+    cfg["train"] = {**cfg["train"], "epochs": epochs, "max_steps": None}
+    mapping = blob.get("mapping")
+    if cfg["budget"] is not None and mapping:
+        stores = max(int(v) for v in mapping.values()) + 1
+        cfg["ssn"] = {**cfg["ssn"], "mapping": dict(mapping), "stores": stores}
+    cfg["artifact_dir"] = str(out / "trained")
+    return check_trial_config(cfg)
+
+
+def train_bundle(
+    folder: str | os.PathLike[str],
+    *,
+    epochs: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    device: str | None = None,
+) -> Trained:
+    """Retrains a bundle's configuration from scratch and compares it with the search.
+
+    Same family, hyper-parameters, budget and SSN options; the parameter-store mapping is the
+    bundle's (an ``auto`` mapping is not searched again). Accuracy and the same indicators are
+    measured as the search did (:func:`search.trial.run_trial`).
+
+    Args:
+        folder: The bundle.
+        epochs: Training epochs; None: :data:`FULL_SCHEDULE` times the search's.
+        out: Where ``train.json`` and the retrained ``trained/model.pt`` go (default: the
+            bundle folder).
+        device: Torch device; None: CUDA when available.
+
+    Raises:
+        ExportError: not a bundle.
+        ConfigError: bad epochs or device.
+    """
+    folder = Path(folder)
+    blob = read_bundle(folder)
+    target = Path(out) if out is not None else folder
+    cfg = _retrain_config(blob, epochs=epochs, out=target)
+    if device is not None:
+        cfg = check_trial_config({**cfg, "device": device})
+    recorded = _recorded(folder)
+    result = run_trial(cfg)
+    table = _compare(recorded, result, blob["trial_config"])
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "train.json"
+    payload = {
+        "format": BUNDLE_FORMAT,
+        "bundle": str(folder.resolve()),
+        "epochs": cfg["train"]["epochs"],
+        "search_epochs": check_trial_config(blob["trial_config"])["train"]["epochs"],
+        "trial_config": {**cfg, "artifact_dir": None},
+        "metrics": result,
+        "search_metrics": recorded,
+        "comparison": table.to_dict(orient="records"),
+        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": _versions(),
+    }
+    path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+    return Trained(table=table, metrics=result, path=path)
+
+
+def _recorded(folder: Path) -> dict[str, Any]:
+    path = folder / "metrics.json"
+    if not path.is_file():
+        return {}
+    return dict(json.loads(path.read_text(encoding="utf-8")).get("metrics") or {})
+
+
+def _compare(
+    search: Mapping[str, Any], train: Mapping[str, Any], cfg: Mapping[str, Any]
+) -> pd.DataFrame:
+    """One row per metric both runs have: search value, retrained value, difference."""
+    first = ["accuracy", "test_accuracy", *(o[0] for o in cfg.get("objectives") or [])]
+    rest = [k for k in train if k not in first]
+    rows = []
+    for name in dict.fromkeys([*first, *rest, "train_time_s", "epochs"]):
+        a, b = search.get(name), train.get(name)
+        if not (_number(a) or _number(b)) or name.startswith(("constraint_", "cond_")):
+            continue
+        if name in ("feasible", "trial_time_s"):
+            continue
+        diff = b - a if _number(a) and _number(b) else math.nan
+        rows.append({"metric": name, "search": a, "train": b, "change": diff})
+    return pd.DataFrame(rows, columns=["metric", "search", "train", "change"])
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

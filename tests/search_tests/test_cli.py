@@ -1,0 +1,271 @@
+"""The ``search`` command line: one real ``search launch`` (Ray, two trials) as a subprocess, then
+status, pareto, report, export and train on its storage in process; bad configs and arguments
+give exit code 2 with a message naming the key, the value and what is allowed, and touch nothing
+recorded; other npas errors give 1; every option is documented in --help."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import optuna
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from objectives.datasets import load
+from objectives.train import evaluate
+from search._cli import _config, build_parser, main
+from search._export import load_bundle
+from search._frame import objectives_of, trials_frame
+from search._knee import front_of
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+ROOT = Path(__file__).resolve().parents[2]
+NAME = "cli-search"
+#: Small enough for two trials in seconds; budgets every MLP here can meet (no infeasible luck).
+CONFIG = {
+    "name": NAME,
+    "dataset": "digits",
+    "space": {
+        "family": ["mlp"],
+        "mlp.width": {"low": 16, "high": 32},
+        "budget": {"low": 1500, "high": 2500},
+        "ssn.generator": ["wavg", "emb"],
+    },
+    "train": {"epochs": 2, "batch_size": 64},
+    "objectives": [["accuracy", "maximize"], ["params", "minimize"], ["flops_infer", "minimize"]],
+    "constraints": ["params <= 3000"],
+    "optimiser": "random",
+    "trials": 8,
+    "indicators": ["params", "flops_infer", "activations"],
+    "measure": {"threads": 1},
+    "seed": 0,
+}
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "search", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """``search launch CONFIG --trials 2 --out DIR --quiet``, the real command, once."""
+    folder = tmp_path_factory.mktemp("cli")
+    config = folder / "small.yaml"
+    config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    out = folder / "runs"
+    # --address local: a Ray of its own even when another test runs a `ray start` cluster on
+    # this machine (ray.init() with no address would join that one).
+    done = _run(
+        "launch", str(config), "--trials", "2", "--out", str(out), "--address", "local", "--quiet"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    url = f"sqlite:///{out / 'npas.db'}"
+    return {"url": url, "out": out, "db": out / "npas.db", "stdout": done.stdout}
+
+
+def _study(launched: dict) -> optuna.Study:
+    return optuna.load_study(study_name=NAME, storage=launched["url"])
+
+
+def test_launch_records_and_says_where_to_look(launched: dict) -> None:
+    study = _study(launched)
+    frame = trials_frame(study)
+    assert list(frame["state"]) == ["COMPLETE", "COMPLETE"]
+    assert frame["feasible"].all()
+    text = launched["stdout"]
+    assert f"Storage: {launched['url']}" in text
+    for command in ("status", "pareto", "report", "export", "dashboard"):
+        assert f"search {command} " in text
+    assert f"--name {NAME}" in text
+
+
+def test_status_lists_the_search(launched: dict, capsys: pytest.CaptureFixture) -> None:
+    assert main(["status", "--out", str(launched["out"])]) == 0
+    text = capsys.readouterr().out
+    front = front_of(trials_frame(_study(launched)), objectives_of(_study(launched)))
+    assert f"Search {NAME!r}: 2 trial(s), 2 complete, 0 running, 0 failed, 0 infeasible" in text
+    assert "accuracy (maximize), params (minimize), flops_infer (minimize)" in text
+    assert f"front: {len(front.numbers)} trial(s) {front.numbers}" in text
+    assert "best: accuracy " in text and "constraints: params <= 3000" in text
+
+
+def test_pareto_in_every_format(launched: dict, capsys: pytest.CaptureFixture) -> None:
+    url = launched["url"]
+    study = _study(launched)
+    front = front_of(trials_frame(study), objectives_of(study)).numbers
+    assert main(["pareto", "--name", NAME, "--storage", url, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["number"] for r in rows] == front
+    assert {"accuracy", "params", "flops_infer", "activations", "test_accuracy"} <= set(rows[0])
+    assert main(["pareto", "--storage", url, "--format", "csv", "--objectives", "params"]) == 0
+    single = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert len(single) == 1, "one objective: one best trial (no ties on params here)"
+    assert single["params"].iloc[0] == trials_frame(study)["params"].min()
+    assert main(["pareto", "--name", NAME, "--storage", url]) == 0
+    table = capsys.readouterr().out
+    assert f"Front of {NAME!r}: {len(front)} trial(s)" in table and "flops_infer" in table
+
+
+def test_report_prints_its_files(launched: dict, tmp_path: Path, capsys) -> None:
+    code = main(["report", "--storage", launched["url"], "--out", str(tmp_path)])
+    assert code == 0
+    text = capsys.readouterr().out
+    for name in ("report.html", "report.md", "trials.csv"):
+        assert (tmp_path / name).is_file() and str(tmp_path / name) in text
+
+
+def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
+    torch.set_num_threads(1)
+    bundle = tmp_path / "bundle"
+    args = ["export", "--name", NAME, "--storage", launched["url"], "--out", str(bundle)]
+    assert main([*args, "--select", "best:accuracy"]) == 0
+    text = capsys.readouterr().out
+    meta = json.loads((bundle / "metrics.json").read_text(encoding="utf-8"))
+    assert f"Exported trial {meta['trial']} of {NAME!r}" in text
+    recorded = _study(launched).trials[meta["trial"]].user_attrs["metrics"]["test_accuracy"]
+    test = load("digits", seed=0, progress=False).test
+    accuracy = evaluate(load_bundle(bundle), test.x, test.y)["accuracy"]
+    assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
+    assert main(["train", str(bundle), "--epochs", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "search vs train" in text and "test_accuracy" in text
+    saved = json.loads((bundle / "train.json").read_text(encoding="utf-8"))
+    assert saved["epochs"] == 1 and 0.0 < saved["metrics"]["test_accuracy"] <= 1.0
+
+
+BAD = {
+    "unknown key": ({"bogus": 1}, ["unknown key 'bogus'", "allowed keys"]),
+    "bad value": ({"trials": -3}, ["trials", "-3", "an int >= 1"]),
+    "malformed constraint": (
+        {"constraints": ["params <== 5000"]},
+        ["constraints[0]", "params <== 5000", "'<metric> <=|<|>=|> <number>'"],
+    ),
+    "unknown indicator": ({"objectives": ["accuracy", "joules"]}, ["joules", "allowed"]),
+    # Valid, but not the config the stored search of that name ran: resuming it would mix them.
+    "another config, same name": (
+        {"train": {"epochs": 3, "batch_size": 64}},
+        [f"search {NAME!r} already exists", "train: stored", "another --name"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
+def test_bad_config_is_exit_2_and_touches_nothing(
+    case: str, launched: dict, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    change, needles = BAD[case]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({**CONFIG, **change}), encoding="utf-8")
+    before = _digest(launched["db"])
+    code = main(["launch", str(path), "--storage", launched["url"], "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("search launch: error: ") and "Traceback" not in err
+    for needle in needles:
+        assert needle in err
+    assert len(err.strip().splitlines()) == 1, "one paragraph"
+    assert _digest(launched["db"]) == before, "nothing recorded is touched"
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["launch", "--preset", "nope"], ["preset", "'nope'", "digits-quick"]),
+        (["launch", "x.yaml", "--preset", "digits-quick"], ["CONFIG and --preset", "one of"]),
+        (["launch", "--trials", "zero"], ["--trials", "'zero'", "an integer >= 1"]),
+        (["launch", "--name", "no spaces"], ["name", "'no spaces'", "allowed"]),
+        (["pareto", "--format", "xml"], ["--format", "'xml'", "table"]),
+        (["launch", "missing.yaml"], ["missing.yaml", "does not exist", "--preset"]),
+        (["frobnicate"], ["frobnicate", "launch"]),
+    ],
+)
+def test_bad_arguments_are_exit_2(argv: list[str], needles: list[str], capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    for needle in needles:
+        assert needle in err
+    assert "Traceback" not in err
+
+
+def test_study_errors(launched: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    url = launched["url"]
+    assert main(["pareto", "--name", "other", "--storage", url]) == 2
+    assert (
+        f"got 'other'; allowed: one of the studies in {url}: ['{NAME}']" in capsys.readouterr().err
+    )
+    assert main(["export", "--storage", url, "--out", str(tmp_path), "--select", "nearest"]) == 2
+    assert "allowed forms" in capsys.readouterr().err
+    assert main(["pareto", "--storage", url, "--objectives", "accuracy,joules"]) == 2
+    assert "joules" in capsys.readouterr().err
+    missing = tmp_path / "none"
+    assert main(["status", "--out", str(missing)]) == 2
+    assert not missing.exists(), "reading a missing storage creates nothing"
+
+
+def test_other_npas_errors_are_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["train", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "ExportError" in err and "not a bundle" in err and "Traceback" not in err
+
+
+def test_real_exit_code_of_the_console_entry() -> None:
+    done = _run("launch", "--preset", "nope")
+    assert done.returncode == 2
+    assert "preset: got 'nope'; allowed: one of" in done.stderr and "digits-quick" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_launch_defaults_and_overrides() -> None:
+    parser = build_parser()
+    assert _config(parser.parse_args(["launch"])).name == "digits-quick"
+    args = parser.parse_args(["launch", "--preset", "mnist-tiny", "--trials", "3", "--name", "t"])
+    config = _config(args)
+    assert (config.name, config.trials, config.dataset) == ("t", 3, "mnist")
+    args = parser.parse_args(["launch", "--out", "elsewhere", "--address", "10.0.0.1:6379"])
+    assert (_config(args).out, _config(args).address) == ("elsewhere", "10.0.0.1:6379")
+
+
+def test_help_documents_every_option(capsys: pytest.CaptureFixture) -> None:
+    parser = build_parser()
+    assert main(["--help"]) == 0
+    top = capsys.readouterr().out
+    commands = parser._subparsers._group_actions[0].choices  # argparse has no public accessor
+    for name, sub in commands.items():
+        assert name in top
+        assert main([name, "--help"]) == 0
+        text = capsys.readouterr().out
+        for action in sub._actions:
+            for option in action.option_strings:
+                assert option in text, f"{name} {option}"
+            if action.help not in (None, argparse.SUPPRESS):
+                assert action.help.split()[0] in text
+
+
+def test_registries(capsys: pytest.CaptureFixture) -> None:
+    assert main(["families"]) == 0
+    assert "convnet" in capsys.readouterr().out
+    assert main(["indicators"]) == 0
+    text = capsys.readouterr().out
+    assert "latency_ms" in text and "minimize" in text and "infer" in text
+    assert main(["presets"]) == 0
+    text = capsys.readouterr().out
+    assert all(p in text for p in ("digits-quick", "mnist-tiny", "cifar10-wrn"))

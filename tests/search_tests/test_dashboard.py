@@ -1,0 +1,141 @@
+"""search._dashboard and ``search dashboard``: a real optuna-dashboard process on a SQLite storage
+written with npas's conventions answers over loopback with the study and its trials (its REST
+API), and stops when asked (SIGTERM from start/stop_dashboard, Ctrl-C for the command)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import create_trial
+
+from search._cli import main
+from search._dashboard import start_dashboard, stop_dashboard
+from search._storage import open_storage, open_study
+from spaces import ConfigError
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def storage(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A storage holding one npas-style study with three trials (two complete, one failed)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'npas.db'}"
+    study = open_study(
+        name="dash-study",
+        storage=open_storage(url),
+        sampler=optuna.samplers.RandomSampler(),
+        config={"name": "dash-study"},
+        objectives=OBJECTIVES,
+        constraints=[],
+        optimiser="random",
+    )
+    dist = {"budget": optuna.distributions.IntDistribution(300, 3000)}
+    for budget, accuracy in ((500, 0.8), (2000, 0.9)):
+        metrics = {"accuracy": accuracy, "params": budget, "feasible": 1.0}
+        study.add_trial(
+            create_trial(
+                params={"budget": budget},
+                distributions=dist,
+                values=[accuracy, budget],
+                user_attrs={"metrics": metrics, "feasible": True},
+            )
+        )
+    study.add_trial(
+        create_trial(
+            state=optuna.trial.TrialState.FAIL,
+            params={"budget": 900},
+            distributions=dist,
+            user_attrs={"error": "NonFiniteLossError: loss is nan"},
+        )
+    )
+    return url
+
+
+@pytest.fixture
+def dashboard(storage: str):
+    process, url = start_dashboard(storage)
+    yield process, url
+    stop_dashboard(process)
+    assert process.poll() is not None, "the dashboard process is gone after teardown"
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        assert reply.status == 200
+        return json.loads(reply.read())
+
+
+def test_dashboard_serves_the_study_and_its_trials(dashboard) -> None:
+    process, url = dashboard
+    assert url.startswith("http://127.0.0.1:") and process.poll() is None
+    studies = _get(f"{url}/api/studies")["study_summaries"]
+    assert [s["study_name"] for s in studies] == ["dash-study"]
+    detail = _get(f"{url}/api/studies/{studies[0]['study_id']}")
+    trials = detail["trials"]
+    assert [t["state"] for t in trials] == ["Complete", "Complete", "Fail"]
+    assert [t["values"] for t in trials[:2]] == [[0.8, 500], [0.9, 2000]]
+    assert detail["objective_names"] == ["accuracy", "params"]
+    attrs = {a["key"]: a["value"] for a in trials[2]["user_attrs"]}
+    assert "NonFiniteLossError" in attrs["error"]
+    assert len(detail["best_trials"]) == 2, "both complete trials are non-dominated"
+
+
+def test_busy_port_is_refused(storage: str) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(ConfigError, match=f"port: got {port}, which is in use"):
+            start_dashboard(storage, port=port)
+
+
+def test_missing_storage_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code = main(["dashboard", "--storage", f"sqlite:///{tmp_path / 'none.db'}", "--port", "0"])
+    assert code == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "none.db").exists(), "a missing storage is not created"
+
+
+def test_search_dashboard_command_runs_until_ctrl_c(storage: str) -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "search", "dashboard", "--storage", storage, "--port", "0"]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = proc.stdout.readline()  # printed once the dashboard answers
+        assert "optuna-dashboard on" in line, line + proc.stderr.read()
+        url = line.split(": ", 1)[1].split()[0]
+        studies = _get(f"{url}/api/studies")["study_summaries"]
+        assert studies[0]["study_name"] == "dash-study"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _answers(url):
+            time.sleep(0.2)
+        assert not _answers(url), "Ctrl-C stops the dashboard process too"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _answers(url: str) -> bool:
+    try:
+        _get(f"{url}/api/studies")
+    except OSError:
+        return False
+    return True

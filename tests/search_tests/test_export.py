@@ -1,0 +1,213 @@
+"""search._export: a bundle exported from a real (small) study rebuilds, with nothing but
+``spaces.build_model``, a model whose test accuracy is the one the search recorded; its files
+say which trial and why; ``train_bundle`` retrains it with the same parameter-store mapping.
+
+The study is written the way ``search launch`` writes it (search._storage: open_study,
+report_of → outcome_of → record → tell, one artifact folder per trial) but without Ray, with
+search.trial.run_trial called directly: the Ray path is covered once in test_cli.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import optuna
+import pytest
+import torch
+import yaml
+from optuna.trial import TrialState
+
+from objectives.datasets import load
+from objectives.train import evaluate
+from search._config import SearchConfig, check_trial_config
+from search._export import ExportError, export_bundle, load_bundle, read_bundle, train_bundle
+from search._storage import open_storage, open_study, outcome_of, record, report_of
+from search.trial import run_trial
+from spaces import ConfigError
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+SPACE = {
+    "family": ["mlp"],
+    "mlp.depth": {"low": 1, "high": 2},
+    "mlp.width": {"low": 16, "high": 32},
+    "budget": {"low": 1500, "high": 2500},
+    "ssn.mapping": ["auto"],
+    "ssn.stores": {"value": 2},
+}
+
+
+def _config(name: str, *, budget: bool) -> SearchConfig:
+    space = dict(SPACE) if budget else {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}}
+    return SearchConfig.from_dict(
+        {
+            "name": name,
+            "dataset": "digits",
+            "space": space,
+            "fixed": {"ssn.pretrain_epochs": 1} if budget else {},
+            "train": {"epochs": 2, "batch_size": 64},
+            "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+            "constraints": ["params <= 2500"],
+            "indicators": ["params", "flops_infer"],
+            "measure": {"threads": 1},
+            "trials": 2,
+            "seed": 0,
+        }
+    )
+
+
+def _study(config: SearchConfig, url: str, out: Path, trials: int) -> optuna.Study:
+    """Runs ``trials`` trials in process and records them as search launch does."""
+    objectives = [(o.name, o.direction) for o in config.objectives]
+    constraints = [*config.constraint_texts, "feasible"]
+    study = open_study(
+        name=config.name,
+        storage=open_storage(url),
+        sampler=optuna.samplers.RandomSampler(seed=config.seed),
+        config=config.to_dict(),
+        objectives=objectives,
+        constraints=config.constraint_texts,
+        optimiser="random",
+    )
+    for _ in range(trials):
+        trial = study.ask()
+        point = config.space.suggest(trial)
+        cfg = config.trial_config(point, artifact_dir=str(out / "trials" / str(trial.number)))
+        trial.set_user_attr("trial_config", cfg)
+        report = report_of(run_trial(cfg), [n for n, _ in objectives])
+        outcome = outcome_of(report, objectives=objectives, constraints=constraints)
+        record(trial, outcome)
+        study.tell(trial, outcome.values, state=outcome.state)
+    return study
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory: pytest.TempPathFactory) -> tuple[optuna.Study, str, Path]:
+    torch.set_num_threads(1)
+    out = tmp_path_factory.mktemp("search")
+    url = f"sqlite:///{out / 'npas.db'}"
+    study = _study(_config("ssn", budget=True), url, out, trials=2)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
+    return study, url, out
+
+
+@pytest.fixture(scope="module")
+def bundle(searched, tmp_path_factory: pytest.TempPathFactory):
+    study, url, _ = searched
+    return export_bundle(
+        study, tmp_path_factory.mktemp("bundle"), select="best:accuracy", storage_url=url
+    )
+
+
+def _test_split():
+    return load("digits", seed=0, progress=False).test
+
+
+def test_bundle_rebuilds_the_recorded_test_accuracy(searched, bundle) -> None:
+    study, _, _ = searched
+    recorded = study.trials[bundle.number].user_attrs["metrics"]["test_accuracy"]
+    test = _test_split()
+    model = load_bundle(bundle.folder)
+    accuracy = evaluate(model, test.x, test.y)["accuracy"]
+    # Materialised weights compute what the Shapeshifter network computed: same predictions.
+    assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
+    assert bundle.test_accuracy == pytest.approx(recorded, abs=0.5 / len(test))
+    assert bundle.recorded_test_accuracy == recorded
+    blob = read_bundle(bundle.folder)
+    plain = sum(p.numel() for p in model.parameters())
+    assert plain > blob["budget"], "a materialised SSN has the full model's parameter count"
+    assert set(blob["mapping"].values()) <= {0, 1}
+
+
+def test_readme_code_loads_the_same_model(bundle, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (bundle.folder / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+    monkeypatch.chdir(bundle.folder)
+    scope: dict = {}
+    exec(code, scope)  # the user's own code: spaces.build_model + load_state_dict
+    x = _test_split().x[:64]
+    with torch.no_grad():
+        torch.testing.assert_close(scope["model"](x), load_bundle(bundle.folder)(x))
+    assert f"trial {bundle.number}" in readme and "best accuracy" in readme
+
+
+def test_metrics_and_config_say_which_trial_and_why(searched, bundle) -> None:
+    study, url, out = searched
+    trial = study.trials[bundle.number]
+    meta = json.loads((bundle.folder / "metrics.json").read_text(encoding="utf-8"))
+    assert meta["trial"] == bundle.number and meta["study"] == "ssn"
+    assert meta["selection"]["spec"] == "best:accuracy"
+    assert "best accuracy" in meta["selection"]["reason"]
+    assert meta["storage"] == url
+    recorded = trial.user_attrs["metrics"]
+    assert meta["metrics"]["accuracy"] == recorded["accuracy"]
+    assert meta["metrics"]["params"] == recorded["params"] <= 2500
+    assert meta["conditions"] and all(k.startswith("cond_") for k in meta["conditions"])
+    assert meta["conditions"] == {k: v for k, v in recorded.items() if k.startswith("cond_")}
+    assert meta["params"] == trial.params
+    cfg = yaml.safe_load((bundle.folder / "config.yaml").read_text(encoding="utf-8"))
+    assert check_trial_config(cfg) == cfg
+    assert cfg["artifact_dir"] is None and str(out) not in json.dumps(cfg)
+    assert cfg["hyper"] == trial.user_attrs["trial_config"]["hyper"]
+
+
+def test_train_reuses_the_mapping_and_compares(bundle, tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    done = train_bundle(bundle.folder, epochs=1, out=tmp_path)
+    saved = json.loads((tmp_path / "train.json").read_text(encoding="utf-8"))
+    assert done.path == tmp_path / "train.json"
+    assert saved["epochs"] == 1 and saved["search_epochs"] == 2
+    rows = {r["metric"]: r for r in saved["comparison"]}
+    assert {"accuracy", "test_accuracy", "params", "flops_infer"} <= set(rows)
+    # Same budget and the bundle's store mapping: the parameter count cannot change.
+    assert rows["params"]["train"] == rows["params"]["search"]
+    assert saved["trial_config"]["ssn"]["mapping"] == read_bundle(bundle.folder)["mapping"]
+    assert 0.0 < rows["accuracy"]["train"] <= 1.0
+    assert (tmp_path / "trained" / "model.pt").is_file()
+    assert not (bundle.folder / "train.json").exists(), "--out puts train.json elsewhere"
+
+
+def test_plain_model_bundle(tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    config = _config("plain", budget=False)
+    study = _study(config, f"sqlite:///{tmp_path / 'npas.db'}", tmp_path, trials=1)
+    done = export_bundle(study, tmp_path / "bundle", select="trial:0")
+    blob = read_bundle(done.folder)
+    assert blob["budget"] is None and blob["mapping"] is None
+    test = _test_split()
+    recorded = study.trials[0].user_attrs["metrics"]["test_accuracy"]
+    accuracy = evaluate(load_bundle(done.folder), test.x, test.y)["accuracy"]
+    assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
+
+
+def test_export_errors(searched, tmp_path: Path) -> None:
+    study, _, _ = searched
+    with pytest.raises(ConfigError) as bad:
+        export_bundle(study, tmp_path / "never", select="nearest:3")
+    assert "nearest" in str(bad.value) and "allowed forms" in str(bad.value)
+    assert not (tmp_path / "never").exists(), "a bad spec writes nothing"
+    with pytest.raises(ExportError, match="not a bundle"):
+        load_bundle(tmp_path)
+
+
+def test_export_without_saved_model(tmp_path: Path) -> None:
+    study = optuna.create_study(
+        directions=["maximize", "minimize"],
+        storage=f"sqlite:///{tmp_path / 'npas.db'}",
+        study_name="nomodel",
+    )
+    study.set_user_attr("objectives", [["accuracy", "maximize"], ["params", "minimize"]])
+    study.add_trial(
+        optuna.trial.create_trial(
+            values=[0.5, 100.0],
+            user_attrs={
+                "metrics": {"accuracy": 0.5, "params": 100.0, "feasible": 1.0},
+                "feasible": True,
+                "artifact": str(tmp_path / "gone" / "model.pt"),
+            },
+        )
+    )
+    with pytest.raises(ExportError, match="no saved model"):
+        export_bundle(study, tmp_path / "b", select="knee")
