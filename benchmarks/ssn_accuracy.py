@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import platform
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from objectives._conditions import cpu_model_name
 from objectives.datasets import Data, Split, load
 from objectives.train import evaluate, fit
 from spaces import build_model
@@ -221,22 +221,12 @@ def _std(values: list[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else 0.0
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def write(args: argparse.Namespace, rows: list[Row], data: Data, seconds: float) -> None:
     splits = {"train": len(data.train), "val": len(data.val), "test": len(data.test)}
     header = [
         "# Sharing vs shrinking: SSN vs a narrower ConvNet on MNIST (CPU)",
         "",
-        f"- CPU: {cpu_name()}, shared with other jobs; torch {torch.__version__};"
+        f"- CPU: {cpu_model_name()}, shared with other jobs; torch {torch.__version__};"
         f" threads: {torch.get_num_threads()}; whole run {seconds / 60:.1f} min",
         f"- data: MNIST, splits train {splits['train']:,} (fixed random subset, seed 0, of"
         f" the training split) / val {splits['val']:,} (stratified, carved from the official"

@@ -11,7 +11,6 @@ Run: ``python benchmarks/ssn_speed.py`` (writes ``benchmarks/results/ssn_speed.m
 
 from __future__ import annotations
 
-import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import spaces
+from objectives._conditions import cpu_model_name
 from spaces.ssn import shapeshift
 
 WARMUP = 3
@@ -78,16 +78,6 @@ def fmt(times: list[float]) -> str:
     return f"{statistics.median(ms):.1f} ({statistics.mean(ms):.1f} ± {statistics.stdev(ms):.1f})"
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main() -> None:
     torch.set_num_threads(1)
     rows = []
@@ -116,7 +106,8 @@ def main() -> None:
     header = [
         "# SSN speed vs plain (CPU)",
         "",
-        f"- CPU: {cpu_name()}; torch {torch.__version__}; threads: {torch.get_num_threads()}",
+        f"- CPU: {cpu_model_name()}; torch {torch.__version__};"
+        f" threads: {torch.get_num_threads()}",
         f"- warm-up {WARMUP} calls each, then repeats as listed, SSN and plain interleaved"
         " (alternating order); times in ms: median (mean ± std)",
         "- SSN: single store, generator wavg, upsampler mask, P = 4 templates; train step ="
