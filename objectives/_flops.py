@@ -146,13 +146,18 @@ def _call_counts(model: nn.Module, x: torch.Tensor) -> Counter[nn.Module]:
     """How many times each submodule's forward ran during one forward pass."""
     calls: Counter[nn.Module] = Counter()
     handles = [m.register_forward_hook(lambda m, *_: calls.update([m])) for m in model.modules()]
+    _forward_then_unhook(model, x, handles)
+    return calls
+
+
+def _forward_then_unhook(model: nn.Module, x: torch.Tensor, handles: list[Any]) -> None:
+    """One eval-mode forward pass with the given hooks attached, removed afterwards."""
     try:
         with module_mode(model, training=False):
             model(x)
     finally:
         for h in handles:
             h.remove()
-    return calls
 
 
 def _uses(module: nn.Module, calls: Counter[nn.Module], inherited: int) -> Iterator[int]:
@@ -209,12 +214,7 @@ def probe_activations(ctx: MeasureContext) -> dict[str, Any]:
             handles.append(m.register_forward_hook(attention_hook, with_kwargs=True))
         elif _is_weight_layer(m):
             handles.append(m.register_forward_hook(layer_hook))
-    try:
-        with module_mode(model, training=False):
-            model(x)
-    finally:
-        for h in handles:
-            h.remove()
+    _forward_then_unhook(model, x, handles)
     return {"activations": total[0] / len(x)}
 
 
