@@ -5,8 +5,11 @@ Tune's OptunaSearch for Optuna samplers, ours for pymoo) → ``tune.Tuner`` runs
 which calls ``trial_fn(trial_config)`` on a worker with the trial's CPU/GPU share and reports its
 metrics, or the exception's message: a crashing trial is recorded as FAIL and the search goes on.
 
-Every Ray worker imports this module for the trainable, so its top level imports neither torch
-nor the optimisers (a trivial trial would otherwise pay seconds of imports per worker).
+The optimiser works on an in-memory copy of the study, and each trial is written to the storage
+in one transaction when it starts and one when it ends (``search._writer``): the storage's
+reads and Optuna's statement-per-attribute writes stay out of Ray Tune's driver loop. The
+trainable lives in ``search._trainable``, which imports no more than the standard library on
+the workers.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,32 +29,20 @@ from search._storage import (
     default_storage_url,
     open_storage,
     open_study,
-    report_of,
 )
+from search._trainable import TrialFn, trainable
+from search._writer import StudyWriter, in_memory_copy
 
 if TYPE_CHECKING:
     from search._config import SearchConfig
 
 __all__ = ["launch", "trial_budget"]
 
-TrialFn = Callable[[dict[str, Any]], Mapping[str, Any]]
-
 
 def _default_trial_fn() -> TrialFn:
     from search.trial import run_trial
 
     return run_trial
-
-
-def _trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str]) -> None:
-    """One Ray Tune trial: run it and report metrics, or the error message (never raise)."""
-    from ray import tune
-
-    try:
-        report = report_of(trial_fn(config["trial_config"]), objectives)
-    except Exception as err:  # a failed trial is a result of the search, not its end
-        report = report_of(None, objectives, error=f"{type(err).__name__}: {err}")
-    tune.report(report)
 
 
 @dataclass(frozen=True)
@@ -174,9 +164,12 @@ def _launch(config: SearchConfig, plan: _Plan, trial_fn: TrialFn, progress: bool
     )
     started = _start_ray(plan.address)
     try:
-        searcher = _searcher(config, plan, optimiser, rdb, objectives, constraint_keys)
+        writer = StudyWriter(rdb, plan.name)
+        searcher = _searcher(config, plan, optimiser, study, objectives, constraint_keys, writer)
         _fit(searcher, plan, study, objectives, remaining=remaining, trial_fn=trial_fn,
              progress=progress)  # fmt: skip
+        if writer.error is not None:
+            raise writer.error
     finally:
         if started:
             import ray
@@ -224,30 +217,36 @@ def _searcher(
     config: SearchConfig,
     plan: _Plan,
     optimiser: Any,
-    rdb: optuna.storages.BaseStorage,
+    study: optuna.Study,
     objectives: list[tuple[str, str]],
     constraint_keys: list[str],
+    writer: StudyWriter,
 ) -> Any:
-    """Ray Tune's OptunaSearch (ours) for Optuna samplers, our adapter for the others."""
+    """Ray Tune's OptunaSearch (ours) for Optuna samplers, our adapter for the others.
+
+    Either works on an in-memory copy of ``study``; ``writer`` records into ``study``.
+    """
     from search._optimisers import OptunaOptimiser
     from search._searcher import NpasOptunaSearch, OptimiserSearcher
 
     make = _TrialConfig(config, plan.out / plan.name / "trials")
+    memory = in_memory_copy(study, optimiser.sampler())
     if isinstance(optimiser, OptunaOptimiser):
         return NpasOptunaSearch(
             space=config.space,
             optimiser=optimiser,
             study_name=plan.name,
-            storage=rdb,
+            storage=memory._storage,
             objectives=objectives,
             constraints=constraint_keys,
             trial_config=make,
+            writer=writer,
         )
-    sampler = optimiser.sampler()
-    optimiser.bind(optuna.load_study(study_name=plan.name, storage=rdb, sampler=sampler))
+    optimiser.bind(memory)
     return OptimiserSearcher(
-        optimiser, objectives=objectives, constraints=constraint_keys, trial_config=make
-    )
+        optimiser, objectives=objectives, constraints=constraint_keys, trial_config=make,
+        writer=writer,
+    )  # fmt: skip
 
 
 def _fit(
@@ -267,12 +266,12 @@ def _fit(
 
     names = [n for n, _ in objectives]
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
-    trainable = tune.with_resources(
-        tune.with_parameters(_trainable, trial_fn=trial_fn, objectives=names),
+    resourced = tune.with_resources(
+        tune.with_parameters(trainable, trial_fn=trial_fn, objectives=names),
         {"cpu": plan.cpu, "gpu": plan.gpu},
     )
     tuner = tune.Tuner(
-        trainable,
+        resourced,
         tune_config=tune.TuneConfig(
             search_alg=searcher,
             num_samples=remaining,

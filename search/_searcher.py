@@ -9,11 +9,14 @@
 
 - :class:`Progress`: the live progress view (a Ray Tune callback).
 
-Neither searcher saves state with Ray: the study is the state, and a relaunch resumes from it.
+Both work on the in-memory copy of the study (``search._writer``) and hand each trial to the
+:class:`~search._writer.StudyWriter` when it starts and when it ends, which records it in the
+storage. Neither saves state with Ray: the study is the state, and a relaunch resumes from it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -28,7 +31,9 @@ from ray.tune.search import Searcher
 from ray.tune.search.optuna import OptunaSearch
 
 from search._optimisers import Optimiser, OptunaOptimiser
-from search._storage import ERROR_KEY, METRICS_KEY, Outcome, counts, outcome_of, record
+from search._storage import Outcome, counts, outcome_of, record
+from search._trainable import ERROR_KEY, METRICS_KEY
+from search._writer import StorageWriteError, StudyWriter
 from spaces._dsl import Space
 
 __all__ = ["NpasOptunaSearch", "OptimiserSearcher", "Progress", "TrialConfigFn"]
@@ -37,23 +42,43 @@ __all__ = ["NpasOptunaSearch", "OptimiserSearcher", "Progress", "TrialConfigFn"]
 TrialConfigFn = Callable[[dict[str, Any], int], dict[str, Any]]
 
 
-def _start(trial: optuna.trial.Trial, point: dict[str, Any], make: TrialConfigFn) -> dict:
-    """The Ray config of a new trial; its trial config is stored on the trial right away."""
-    trial_config = make(point, trial.number)
-    trial.set_user_attr("trial_config", trial_config)
-    return {"number": trial.number, "trial_config": trial_config}
+def _frozen(trial: optuna.trial.Trial) -> optuna.trial.FrozenTrial:
+    return trial.study._storage.get_trial(trial._trial_id)
 
 
 class _Recorder:
-    """What both searchers do with a finished Ray trial."""
+    """What both searchers do with a trial that starts and one that ends."""
 
     objectives: list[tuple[str, str]]
     constraints: list[str]
+    writer: StudyWriter
+    _make: TrialConfigFn
 
-    def _outcome(self, result: dict | None, error: bool) -> Outcome:
-        return outcome_of(
+    def _start(self, trial: optuna.trial.Trial, point: dict[str, Any]) -> dict | str:
+        """The Ray config of a new trial, recorded with its trial config right away.
+
+        A trial that cannot be recorded is not run: the search stops (``FINISHED``) and
+        ``launch`` raises the writer's error once the running trials are done.
+        """
+        trial_config = self._make(point, trial.number)
+        trial.set_user_attr("trial_config", trial_config)
+        try:
+            self.writer.started(_frozen(trial))
+        except StorageWriteError:
+            return Searcher.FINISHED
+        return {"number": trial.number, "trial_config": trial_config}
+
+    def _finish(self, trial: optuna.trial.Trial) -> None:
+        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
+            self.writer.finished(_frozen(trial))
+
+    def _outcome(self, trial: optuna.trial.Trial, result: dict | None, error: bool) -> Outcome:
+        """The outcome of a Ray result, recorded on the trial (constraints before the tell)."""
+        outcome = outcome_of(
             result, objectives=self.objectives, constraints=self.constraints, ray_error=error
         )
+        record(trial, outcome)
+        return outcome
 
     def save(self, checkpoint_path: str) -> None:
         """Nothing to save: the Optuna study holds the state (Ray calls this periodically)."""
@@ -73,6 +98,7 @@ class NpasOptunaSearch(_Recorder, OptunaSearch):
         objectives: ``(name, direction)`` per objective (Ray's metric/mode lists).
         constraints: Constraint keys recorded on each trial (expressions, then ``feasible``).
         trial_config: Builds the trial config of a point.
+        writer: Records each trial in the search's storage.
     """
 
     def __init__(
@@ -85,10 +111,12 @@ class NpasOptunaSearch(_Recorder, OptunaSearch):
         objectives: Sequence[tuple[str, str]],
         constraints: Sequence[str],
         trial_config: TrialConfigFn,
+        writer: StudyWriter,
     ) -> None:
         self.objectives = list(objectives)
         self.constraints = list(constraints)
         self._make = trial_config
+        self.writer = writer
         super().__init__(
             space=space.suggest,
             metric=[n for n, _ in objectives],
@@ -98,9 +126,11 @@ class NpasOptunaSearch(_Recorder, OptunaSearch):
             storage=storage,
         )
 
-    def suggest(self, trial_id: str) -> dict | None:
+    def suggest(self, trial_id: str) -> dict | str | None:
+        if self.writer.error is not None:
+            return Searcher.FINISHED
         point = super().suggest(trial_id)
-        return _start(self._ot_trials[trial_id], point, self._make)
+        return self._start(self._ot_trials[trial_id], point)
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         """One result per trial: nothing to do until it completes."""
@@ -111,10 +141,10 @@ class NpasOptunaSearch(_Recorder, OptunaSearch):
         if trial_id in self._completed_trials or trial_id not in self._ot_trials:
             return
         trial = self._ot_trials[trial_id]
-        outcome = self._outcome(result, error)
-        record(trial, outcome)
+        outcome = self._outcome(trial, result, error)
         self._ot_study.tell(trial, outcome.values, state=outcome.state)
         self._completed_trials.add(trial_id)
+        self._finish(trial)
 
 
 class OptimiserSearcher(_Recorder, Searcher):
@@ -126,6 +156,7 @@ class OptimiserSearcher(_Recorder, Searcher):
         objectives: ``(name, direction)`` per objective.
         constraints: Constraint keys recorded on each trial.
         trial_config: Builds the trial config of a point.
+        writer: Records each trial in the search's storage.
     """
 
     def __init__(
@@ -135,20 +166,24 @@ class OptimiserSearcher(_Recorder, Searcher):
         objectives: Sequence[tuple[str, str]],
         constraints: Sequence[str],
         trial_config: TrialConfigFn,
+        writer: StudyWriter,
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
         self.optimiser = optimiser
         self.objectives = list(objectives)
         self.constraints = list(constraints)
         self._make = trial_config
+        self.writer = writer
         self._live: dict[str, optuna.trial.Trial] = {}
 
-    def suggest(self, trial_id: str) -> dict | None:
+    def suggest(self, trial_id: str) -> dict | str | None:
+        if self.writer.error is not None:
+            return Searcher.FINISHED
         proposal = self.optimiser.ask()
         if proposal is None:
             return None
         self._live[trial_id] = proposal.trial
-        return _start(proposal.trial, proposal.point, self._make)
+        return self._start(proposal.trial, proposal.point)
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -156,9 +191,9 @@ class OptimiserSearcher(_Recorder, Searcher):
         trial = self._live.pop(trial_id, None)
         if trial is None:  # a duplicate completion
             return
-        outcome = self._outcome(result, error)
-        record(trial, outcome)
+        outcome = self._outcome(trial, result, error)
         self.optimiser.tell(trial.number, outcome.values, outcome.state)
+        self._finish(trial)
 
 
 class Progress(Callback):

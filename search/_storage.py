@@ -9,11 +9,7 @@ values, user attrs ``trial_config`` (set when the trial starts), ``metrics`` (th
 ``Trial.set_constraint`` (one per constraint expression plus ``feasible``), which is where
 Optuna's samplers and ``study.best_trials`` read them.
 
-A trial reports to Ray Tune a flat dict (:func:`report_of`): the objective values at the top
-(Ray Tune requires the searcher's metrics in every result), the metrics as a JSON string under
-``npas_metrics`` (Ray flattens nested dicts), or the failure under ``npas_error``.
-
-Every Ray worker imports this module (through the trainable): it must not import torch, so
+A trial's Ray result (``search._trainable.report_of``) is read back with :func:`outcome_of`.
 ``spaces`` (whose package imports torch) is imported only where an error is raised.
 """
 
@@ -31,6 +27,9 @@ from typing import Any
 import optuna
 import sqlalchemy
 from optuna.trial import TrialState
+
+from search._trainable import ERROR_KEY, METRICS_KEY, report_of
+from search._trainable import is_number as _is_number
 
 __all__ = [
     "ERROR_KEY",
@@ -51,8 +50,6 @@ __all__ = [
 #: Name of the constraint that is violated (1.0) by every infeasible trial, whatever the reason
 #: (a violated user constraint, a budget below the model's minimum).
 FEASIBLE_KEY = "feasible"
-METRICS_KEY = "npas_metrics"
-ERROR_KEY = "npas_error"
 
 #: The error recorded on the trials a killed search left RUNNING.
 INTERRUPTED = "interrupted: the search stopped before this trial ended"
@@ -68,7 +65,7 @@ def default_storage_url(out: str | Path) -> str:
     return f"sqlite:///{folder / 'npas.db'}"
 
 
-def open_storage(url: str) -> optuna.storages.RDBStorage:
+def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStorage:
     """An Optuna RDB storage for a SQLAlchemy URL.
 
     SQLite files are switched to write-ahead logging with ``synchronous=NORMAL``: a trial's
@@ -76,16 +73,26 @@ def open_storage(url: str) -> optuna.storages.RDBStorage:
     nothing committed), readers such as the dashboard do not block the search, and writers
     wait for a lock (60 s) instead of failing.
 
+    Args:
+        url: The storage.
+        checked: This process's search opened it a moment ago: skip creating the tables and
+            checking the schema version (a second of imports and queries).
+
     Raises:
         ConfigError: the URL cannot be opened; the message names it.
     """
-    from spaces._errors import ConfigError
-
     sqlite = url.startswith("sqlite")
     kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
     try:
-        storage = optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
+        storage = optuna.storages.RDBStorage(
+            url,
+            engine_kwargs=kwargs,
+            skip_compatibility_check=checked,
+            skip_table_creation=checked,
+        )
     except Exception as err:  # SQLAlchemy raises many kinds
+        from spaces._errors import ConfigError
+
         raise ConfigError(
             f"storage {url!r} cannot be opened ({type(err).__name__}: {err}); give a SQLAlchemy "
             "URL such as sqlite:///runs/npas.db or postgresql://user@host/db"
@@ -212,33 +219,6 @@ def counts(trial: optuna.trial.FrozenTrial) -> bool:
     if trial.state == TrialState.COMPLETE:
         return True
     return trial.state == TrialState.FAIL and trial.user_attrs.get("error") != INTERRUPTED
-
-
-def report_of(
-    metrics: Mapping[str, Any] | None, objectives: Sequence[str], *, error: str | None = None
-) -> dict[str, Any]:
-    """What a trial reports to Ray Tune: objective values, then metrics as JSON or the error."""
-    if error is not None:
-        return {**dict.fromkeys(objectives, math.nan), ERROR_KEY: error}
-    assert metrics is not None
-    out: dict[str, Any] = {}
-    for name in objectives:
-        value = metrics.get(name)
-        out[name] = float(value) if _is_number(value) else math.nan
-    out[METRICS_KEY] = json.dumps(dict(metrics), default=_jsonable)
-    return out
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "item"):  # numpy and torch scalars
-        return value.item()
-    return str(value)
-
-
-def _is_number(value: Any) -> bool:
-    return (isinstance(value, int | float) and not isinstance(value, bool)) or hasattr(
-        value, "item"
-    )
 
 
 @dataclass

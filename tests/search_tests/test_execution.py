@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from optuna.trial import TrialState
 from search._config import load_config, load_preset
 from search._execution import launch, trial_budget
 from search._frame import trials_frame
+from search._writer import StorageWriteError
 from search.pareto import non_dominated
 from spaces import ConfigError
 
@@ -188,6 +190,23 @@ def test_killed_search_relaunches_without_losing_trials(tmp_path):
     assert all(t.user_attrs["error"].startswith("interrupted") for t in interrupted)
     assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 12
     assert not study.get_trials(states=(TrialState.RUNNING,))
+
+
+def dropping_trial(cfg: dict[str, Any]) -> dict[str, Any]:
+    """fake_trial (mlp) that breaks the search's storage in its fourth trial."""
+    folder = Path(cfg["artifact_dir"])
+    if folder.name == "3":
+        with sqlite3.connect(folder.parents[2] / "npas.db") as db:
+            db.execute("DROP TABLE trial_values")
+    return fake_trial({**cfg, "family": "mlp"})
+
+
+def test_a_storage_that_fails_stops_the_search_with_its_error(tmp_path):
+    with pytest.raises(StorageWriteError, match="no such table: trial_values"):
+        launch(make_config(tmp_path, trials=30), trial_fn=dropping_trial, progress=False)
+    with sqlite3.connect(tmp_path / "npas.db") as db:
+        stored = db.execute("SELECT count(*) FROM trials").fetchone()[0]
+    assert 3 <= stored < 30  # what was written before is kept; no trial ran unrecorded after
 
 
 def test_real_run_trial_on_digits(tmp_path):

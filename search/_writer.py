@@ -1,0 +1,199 @@
+"""The search's study in memory, each trial written to its storage in one transaction.
+
+Optuna's samplers and Ray Tune's OptunaSearch read the whole history several times per trial,
+and an RDB storage answers each read with a query (7–50 ms on SQLite for tens to hundreds of
+trials); through ``RDBStorage``'s API, writing one trial costs another ~20 ms: each parameter
+and attribute is its own session, and a template trial is checked and inserted in 41
+statements. Done in Ray Tune's driver loop, that doubled the time of a short trial (a writer
+thread or process did not help on a busy machine: it is CPU work either way).
+
+So the optimiser works on an in-memory copy of the study (:func:`in_memory_copy`, what plain
+Ray Tune uses), and a :class:`StudyWriter` writes each trial to the storage in one transaction
+when it starts (its parameters, trial config and the sampler's attributes, state RUNNING) and
+in one when it ends (state, values, and the attributes that changed), through Optuna's own
+SQLAlchemy models (so the rows are exactly those ``RDBStorage`` writes; tests compare the two).
+The writes are synchronous: what the search has seen is in the storage. A trial still RUNNING
+there when a search is relaunched was cut short, and is marked interrupted and run again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime
+import json
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import optuna
+import sqlalchemy
+from optuna.distributions import distribution_to_json
+from optuna.storages._rdb import models  # Optuna's schema: the rows RDBStorage writes
+from optuna.trial import FrozenTrial
+
+from spaces._errors import NpasError
+
+__all__ = ["StorageWriteError", "StudyWriter", "in_memory_copy"]
+
+
+class StorageWriteError(NpasError, RuntimeError):
+    """A trial could not be written to the search's storage."""
+
+
+def in_memory_copy(study: optuna.Study, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
+    """The study, its trials and attributes, in a fresh in-memory storage, with ``sampler``.
+
+    The study's system attributes are not copied: Optuna's genetic samplers cache parent
+    populations there by trial id, and ids differ between storages (the cache is rebuilt).
+    """
+    copied = optuna.create_study(
+        storage=optuna.storages.InMemoryStorage(),
+        sampler=sampler,
+        study_name=study.study_name,
+        directions=study.directions,
+    )
+    if study.metric_names is not None:
+        with warnings.catch_warnings():  # experimental since Optuna 3.2, still in 5.0
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            copied.set_metric_names(study.metric_names)
+    for key, value in study.user_attrs.items():
+        copied.set_user_attr(key, value)
+    copied.add_trials(study.get_trials(deepcopy=False))
+    return copied
+
+
+_TRIALS = models.TrialModel.__table__
+_PARAMS = models.TrialParamModel.__table__
+_VALUES = models.TrialValueModel.__table__
+_USER = models.TrialUserAttributeModel.__table__
+_SYSTEM = models.TrialSystemAttributeModel.__table__
+
+
+class StudyWriter:
+    """Writes the trials of an in-memory study to the search's RDB storage.
+
+    Call :meth:`started` when a trial has its parameters and trial config, :meth:`finished`
+    after it was told. After a write fails, :attr:`error` holds the error and every later
+    write raises it again (writing on would record trials out of order).
+
+    Args:
+        storage: Where the search is recorded (opened with ``open_storage``, which checked the
+            schema is this Optuna's).
+        study_name: The study there; it holds exactly the trials the in-memory copy started
+            with, so a trial's number is the same in both.
+    """
+
+    def __init__(self, storage: optuna.storages.RDBStorage, study_name: str) -> None:
+        self.storage = storage
+        self.study_id = storage.get_study_id_from_name(study_name)
+        self._ids: dict[int, int] = {}  # trial number → id in the storage
+        # trial number → (user, system) attributes as written at its start (copies: Optuna may
+        # change the attribute dicts of a frozen trial in place)
+        self._written: dict[int, tuple[dict, dict]] = {}
+        self.error: StorageWriteError | None = None
+
+    def started(self, trial: FrozenTrial) -> None:
+        """Writes a new trial (its parameters and attributes so far)."""
+        with self._transaction() as db:
+            stored = db.execute(
+                sqlalchemy.select(sqlalchemy.func.count())
+                .select_from(_TRIALS)
+                .where(_TRIALS.c.study_id == self.study_id)
+            ).scalar_one()
+            if stored != trial.number:
+                raise StorageWriteError(
+                    f"trial {trial.number} cannot be written: the storage already holds "
+                    f"{stored} trials of this search; another process is writing it (run one "
+                    "launch of a search at a time)"
+                )
+            row = {"number": trial.number, "study_id": self.study_id, "state": trial.state}
+            trial_id = db.execute(
+                _TRIALS.insert().values(
+                    **row,
+                    datetime_start=_utc(trial.datetime_start),
+                    datetime_complete=_utc(trial.datetime_complete),
+                )
+            ).inserted_primary_key[0]
+            params = [
+                {
+                    "trial_id": trial_id,
+                    "param_name": name,
+                    "param_value": trial.distributions[name].to_internal_repr(value),
+                    "distribution_json": distribution_to_json(trial.distributions[name]),
+                }
+                for name, value in trial.params.items()
+            ]
+            _insert(db, _PARAMS, params)
+            _insert(db, _USER, _attr_rows(trial_id, trial.user_attrs))
+            _insert(db, _SYSTEM, _attr_rows(trial_id, trial.system_attrs))
+        self._ids[trial.number] = trial_id
+        self._written[trial.number] = copy.deepcopy((trial.user_attrs, trial.system_attrs))
+
+    def finished(self, trial: FrozenTrial) -> None:
+        """Writes the end of a trial: state, values and the attributes that changed."""
+        trial_id = self._ids[trial.number]
+        user, system = self._written.pop(trial.number)
+        with self._transaction() as db:
+            db.execute(
+                _TRIALS.update()
+                .where(_TRIALS.c.trial_id == trial_id)
+                .values(state=trial.state, datetime_complete=_utc(trial.datetime_complete))
+            )
+            values = []
+            for objective, value in enumerate(trial.values or ()):
+                stored, kind = models.TrialValueModel.value_to_stored_repr(value)
+                values.append(
+                    {"trial_id": trial_id, "objective": objective, "value": stored,
+                     "value_type": kind}
+                )  # fmt: skip
+            _insert(db, _VALUES, values)
+            _replace_attrs(db, _USER, trial_id, user, trial.user_attrs)
+            _replace_attrs(db, _SYSTEM, trial_id, system, trial.system_attrs)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlalchemy.Connection]:
+        """One transaction: committed at the end, rolled back on error."""
+        if self.error is not None:
+            raise self.error
+        try:
+            with self.storage.engine.begin() as connection:
+                yield connection
+        except sqlalchemy.exc.SQLAlchemyError as err:
+            self.error = StorageWriteError(
+                f"a trial could not be written to the search's storage ({err}); the trials "
+                "written so far are kept: relaunch the search once the storage works to resume it"
+            )
+            raise self.error from err
+        except StorageWriteError as err:
+            self.error = err
+            raise
+
+
+def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:
+    """A naive local time as the naive UTC time Optuna's trial table stores."""
+    if moment is None:
+        return None
+    return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _attr_rows(trial_id: int, attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"trial_id": trial_id, "key": k, "value_json": json.dumps(v)} for k, v in attrs.items()
+    ]
+
+
+def _insert(db: sqlalchemy.Connection, table: sqlalchemy.Table, rows: list[dict]) -> None:
+    if rows:
+        db.execute(table.insert(), rows)
+
+
+def _replace_attrs(
+    db: sqlalchemy.Connection, table: sqlalchemy.Table, trial_id: int, before: dict, after: dict
+) -> None:
+    """Writes the attributes that are new or changed from ``before`` to ``after``."""
+    changed = {k: v for k, v in after.items() if k not in before or before[k] != v}
+    replaced = [k for k in changed if k in before]
+    if replaced:
+        db.execute(table.delete().where(table.c.trial_id == trial_id, table.c.key.in_(replaced)))
+    _insert(db, table, _attr_rows(trial_id, changed))
