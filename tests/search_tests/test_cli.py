@@ -9,6 +9,7 @@ import argparse
 import hashlib
 import io
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +124,25 @@ def test_pareto_in_every_format(launched: dict, capsys: pytest.CaptureFixture) -
     assert main(["pareto", "--name", NAME, "--storage", url]) == 0
     table = capsys.readouterr().out
     assert f"Front of {NAME!r}: {len(front)} trial(s)" in table and "flops_infer" in table
+
+
+def test_commands_default_to_the_runs_folder(
+    launched: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """No --storage / --out: status, pareto and report read ./runs/npas.db, as launch writes."""
+    (tmp_path / "runs").mkdir()
+    with (
+        sqlite3.connect(launched["db"]) as source,
+        sqlite3.connect(tmp_path / "runs/npas.db") as copy,
+    ):
+        source.backup(copy)  # the WAL's pages too
+    monkeypatch.chdir(tmp_path)
+    assert main(["status"]) == 0
+    assert f"Search {NAME!r}: 2 trial(s)" in capsys.readouterr().out
+    assert main(["pareto", "--name", NAME, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    assert main(["report", "--out", "report"]) == 0
+    assert (tmp_path / "report" / "report.md").is_file()
 
 
 def test_report_prints_its_files(launched: dict, tmp_path: Path, capsys) -> None:
