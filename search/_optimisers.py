@@ -17,6 +17,7 @@ One trial's call order::
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from abc import ABC, abstractmethod
@@ -26,6 +27,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import optuna
 from optuna.trial import TrialState
+from pymoo.core.duplicate import DuplicateElimination
 
 from search._storage import FEASIBLE_KEY
 from spaces._dsl import Space
@@ -233,10 +235,14 @@ class PymooOptimiser(Optimiser):
     """A pymoo algorithm driven ask/tell on a bounds-only problem, one generation at a time.
 
     The space is encoded as one real variable per dimension (:meth:`spaces.Space.bounds`);
-    each row pymoo asks for is decoded into a point. A generation is told to pymoo once every
-    row has a result; a failed row gets the worst objective values seen so far and violates the
-    feasibility constraint, so the generation completes and the point ranks last. Maximised
-    objectives are negated (pymoo minimises).
+    each row pymoo asks for is decoded into a point. Duplicates are judged on decoded points
+    (after rounding and conditions), against the generation and every point evaluated before:
+    with real-valued operators on a mostly discrete space a quarter of NSGA-II's trials were
+    repeats. Once the space offers nothing new, repeats are allowed again.
+
+    A generation is told to pymoo once every row has a result; a failed row gets the worst
+    objective values seen so far and violates the feasibility constraint, so the generation
+    completes and the point ranks last. Maximised objectives are negated (pymoo minimises).
 
     Options: ``population_size`` (default 16).
     """
@@ -265,7 +271,7 @@ class PymooOptimiser(Optimiser):
 
     @abstractmethod
     def algorithm(self) -> Any:
-        """A fresh pymoo algorithm for this search."""
+        """A fresh pymoo algorithm for this search (duplicates: ``self._seen``)."""
 
     def bind(self, study: optuna.Study) -> None:
         from pymoo.core.problem import Problem
@@ -280,6 +286,7 @@ class PymooOptimiser(Optimiser):
             xl=xl,
             xu=xu,
         )
+        self._seen = _DecodedDuplicates(self.space)
         self._algorithm = self.algorithm()
         self._algorithm.setup(
             self._problem, termination=NoTermination(), seed=self.seed, verbose=False
@@ -293,6 +300,7 @@ class PymooOptimiser(Optimiser):
         for start in range(0, len(done), self.population_size):
             chunk = done[start : start + self.population_size]
             X = np.array([self.space.encode(point_of(self.space, t.params)) for t in chunk])
+            self._seen.archive.update(self._seen.key(x) for x in X)
             F = np.array([t.values for t in chunk], dtype=float) * self._sign
             G = np.array([constraint_vector(t, self.constraints) for t in chunk], dtype=float)
             self._algorithm.ask()  # advances pymoo's own bookkeeping; rows replaced below
@@ -319,12 +327,15 @@ class PymooOptimiser(Optimiser):
             self._worst = worst if self._worst is None else np.maximum(self._worst, worst)
 
     def _new_generation(self) -> bool:
-        for _ in range(10):  # pymoo may return no new point after removing duplicates
+        for attempt in range(20):  # pymoo may return no new point after removing duplicates
+            if attempt == 10:  # the space is exhausted: evaluate repeats rather than stall
+                self._seen.active = False
             pop = self._algorithm.ask()
             if pop is not None and len(pop):
                 break
         else:
             return False
+        self._seen.archive.update(self._seen.key(x) for x in pop.get("X"))
         self._pop = pop
         n = len(pop)
         self._pending = list(range(n))
@@ -374,6 +385,37 @@ class PymooOptimiser(Optimiser):
         self._pop = None
 
 
+class _DecodedDuplicates(DuplicateElimination):
+    """pymoo duplicate elimination on decoded points, against an archive of evaluated ones.
+
+    pymoo's default compares real vectors, which differ where the points they decode to do
+    not (rounded ints and choices, inactive conditional dimensions).
+    """
+
+    def __init__(self, space: Space) -> None:
+        super().__init__()
+        self.space = space
+        self.archive: set[str] = set()
+        self.active = True  # off once the space is exhausted: repeats are then allowed
+
+    def key(self, x: np.ndarray) -> str:
+        """The decoded point of a row, as a comparable string."""
+        return json.dumps(point_params(self.space, self.space.decode(x)), sort_keys=True)
+
+    def _do(self, pop: Any, other: Any, is_duplicate: np.ndarray) -> np.ndarray:
+        if not self.active:
+            return is_duplicate
+        seen = set(self.archive)
+        if other is not None:
+            seen.update(self.key(x) for x in other.get("X"))
+        for i, x in enumerate(pop.get("X")):
+            key = self.key(x)
+            is_duplicate[i] = key in seen
+            if other is None:
+                seen.add(key)
+        return is_duplicate
+
+
 def point_params(space: Space, point: Mapping[str, Any]) -> dict[str, Any]:
     """The searched (non-``Fixed``) values of a point, as Optuna stores them."""
     free = set(space.names) - {n for n in space.names if space[n].kind == "fixed"}
@@ -386,7 +428,7 @@ class _PymooNSGA2(PymooOptimiser):
     def algorithm(self) -> Any:
         from pymoo.algorithms.moo.nsga2 import NSGA2
 
-        return NSGA2(pop_size=self.population_size)
+        return NSGA2(pop_size=self.population_size, eliminate_duplicates=self._seen)
 
 
 class _PymooSMSEMOA(PymooOptimiser):
@@ -395,7 +437,7 @@ class _PymooSMSEMOA(PymooOptimiser):
     def algorithm(self) -> Any:
         from pymoo.algorithms.moo.sms import SMSEMOA
 
-        return SMSEMOA(pop_size=self.population_size)
+        return SMSEMOA(pop_size=self.population_size, eliminate_duplicates=self._seen)
 
 
 class _PymooNSGA3(PymooOptimiser):
@@ -417,7 +459,9 @@ class _PymooNSGA3(PymooOptimiser):
             else:  # more objectives than members: Riesz energy directions (slower to compute)
                 seed = 0 if self.seed is None else self.seed
                 ref_dirs = get_reference_directions("energy", m, self.population_size, seed=seed)
-        return NSGA3(ref_dirs=ref_dirs, pop_size=self.population_size)
+        return NSGA3(
+            ref_dirs=ref_dirs, pop_size=self.population_size, eliminate_duplicates=self._seen
+        )
 
 
 OPTIMISERS: Registry[type[Optimiser]] = Registry("optimiser")

@@ -149,3 +149,32 @@ def test_unknown_name_and_option_are_named():
         OPTIMISERS.get("pymoo-nsga2")(SPACE, DIRECTIONS, population_size=1)
     with pytest.raises(ConfigError, match="directions"):
         OPTIMISERS.get("random")(SPACE, ["max"])
+
+
+SMALL = Space(
+    {
+        "family": Categorical(["mlp", "convnet"]),
+        "mlp.width": Int(4, 6, when={"family": ["mlp"]}),
+        "convnet.depth": Int(1, 2, when={"family": ["convnet"]}),
+    }
+)  # five points in all
+
+
+@pytest.mark.parametrize("name", OPTIMISERS.names("pymoo-*"))
+def test_pymoo_repeats_no_point_until_the_space_is_exhausted(name):
+    opt = OPTIMISERS.get(name)(SMALL, DIRECTIONS, seed=0, constraints=[], population_size=4)
+    study = optuna.create_study(directions=DIRECTIONS, sampler=opt.sampler())
+    opt.bind(study)
+    points = []
+    for _ in range(60):  # asks until 9 points are out; a generation at a time
+        if len(points) == 9:
+            break
+        proposal = opt.ask()
+        if proposal is None:
+            continue  # the generation is told below
+        points.append(proposal.point)
+        score = proposal.point.get("mlp.width", 0) + proposal.point.get("convnet.depth", 0)
+        opt.tell(proposal.trial.number, [score, -score], TrialState.COMPLETE)
+    keys = [tuple(sorted(p.items())) for p in points]
+    assert len(points) == 9, "an exhausted space must not stall the search"
+    assert len(set(keys[:5])) == 5, f"a repeat before all 5 points were tried: {keys}"
