@@ -201,9 +201,8 @@ class Progress(Callback):
 
     Each line: trials done of the search's total (a resumed search's earlier trials included),
     running, failed, infeasible, the size of the current Pareto front of the feasible trials and
-    its hypervolume (reference point 1.1 on objectives normalised by the bounds of the first
-    feasible trials that span every objective; the bounds then stay, so the hypervolume never
-    goes down; see ``search.pareto.hypervolume``).
+    its hypervolume (objectives normalised over the trials seen, reference point 1.1; see
+    ``search.pareto.hypervolume``).
 
     Args:
         objectives: ``(name, direction)`` per objective.
@@ -226,7 +225,6 @@ class Progress(Callback):
         self.values: list[list[float]] = []
         self.feasible: list[bool] = []
         self.failed = 0
-        self._bounds: np.ndarray | None = None  # normalisation, fixed once it spans a range
         for trial in prior.get_trials(deepcopy=False) if prior is not None else ():
             if trial.state == TrialState.COMPLETE:
                 self.values.append(list(trial.values))
@@ -257,7 +255,7 @@ class Progress(Callback):
 
     def line(self, trials: Sequence[Any] = ()) -> str:
         """The progress line for the trials seen so far."""
-        from search.pareto import non_dominated
+        from search.pareto import hypervolume, non_dominated
 
         running = sum(getattr(t, "status", "") == "RUNNING" for t in trials)
         done = len(self.values) + self.failed
@@ -268,19 +266,9 @@ class Progress(Callback):
             directions = [d for _, d in self.objectives]
             values = np.array(self.values, dtype=float)
             front = int(non_dominated(values, directions, self.feasible).sum())
-            text += f", front {front}, hypervolume {self.hypervolume():.4f}"
+            hv = hypervolume(values, directions, feasible=self.feasible).value
+            text += f", front {front}, hypervolume {hv:.4f}"
         return text
-
-    def hypervolume(self) -> float:
-        """Hypervolume of the feasible trials seen, on bounds fixed once they span a range."""
-        from search.pareto import hypervolume
-
-        directions = [d for _, d in self.objectives]
-        values = np.array(self.values, dtype=float).reshape(-1, len(directions))
-        result = hypervolume(values, directions, bounds=self._bounds, feasible=self.feasible)
-        if self._bounds is None and np.all(result.bounds[:, 0] != result.bounds[:, 1]):
-            self._bounds = result.bounds
-        return result.value
 
     def _print(self, trials: Sequence[Any]) -> None:
         if self.enabled:
