@@ -18,6 +18,8 @@ from typing import Any
 import optuna
 import pandas as pd
 
+from search._execution import SearchInterrupted
+from search._storage import INTERRUPTED
 from spaces._errors import ConfigError, NpasError, UnknownNameError
 
 __all__ = ["build_parser", "main"]
@@ -157,11 +159,14 @@ def _hints(name: str, url: str, out: Path) -> None:
 
 def _counts(frame: pd.DataFrame) -> dict[str, int]:
     complete = frame["state"] == "COMPLETE"
+    errors = frame["error"] if "error" in frame.columns else pd.Series("", index=frame.index)
+    cut = (frame["state"] == "FAIL") & (errors.fillna("") == INTERRUPTED)
     return {
         "complete": int(complete.sum()),
         "running": int((frame["state"] == "RUNNING").sum()),
-        "failed": int((frame["state"] == "FAIL").sum()),
+        "failed": int(((frame["state"] == "FAIL") & ~cut).sum()),
         "infeasible": int((complete & ~frame["feasible"]).sum()),
+        "interrupted (not counted: others run in their place)": int(cut.sum()),
     }
 
 
@@ -558,6 +563,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, UnknownNameError) as err:
         print(f"search {args.command}: error: {_message(err)}", file=sys.stderr)
         return 2
+    except SearchInterrupted as err:
+        print(f"search {args.command}: interrupted: {_message(err)}", file=sys.stderr)
+        return 130
     except NpasError as err:
         print(f"search {args.command}: {type(err).__name__}: {_message(err)}", file=sys.stderr)
         return 1

@@ -27,16 +27,18 @@ from search._storage import (
     FEASIBLE_KEY,
     counts,
     default_storage_url,
+    fail_interrupted,
     open_storage,
     open_study,
 )
 from search._trainable import TrialFn, trainable
 from search._writer import StudyWriter, in_memory_copy
+from spaces._errors import NpasError
 
 if TYPE_CHECKING:
     from search._config import SearchConfig
 
-__all__ = ["launch", "trial_budget"]
+__all__ = ["SearchInterrupted", "launch", "trial_budget"]
 
 
 def _default_trial_fn() -> TrialFn:
@@ -124,6 +126,9 @@ def launch(
 
     Raises:
         ConfigError: bad overrides, or a stored search of that name with another config.
+        SearchInterrupted: Ray Tune was stopped (Ctrl-C) before every trial ran; the trials
+            it cut short are marked interrupted and the search resumes when relaunched.
+        StorageWriteError: a trial could not be written to the storage (the search stopped).
     """
     plan = _plan(config, trials=trials, name=name, storage=storage, address=address, out=out)
     verbosity = optuna.logging.get_verbosity()
@@ -166,16 +171,33 @@ def _launch(config: SearchConfig, plan: _Plan, trial_fn: TrialFn, progress: bool
     try:
         writer = StudyWriter(rdb, plan.name)
         searcher = _searcher(config, plan, optimiser, study, objectives, constraint_keys, writer)
-        _fit(searcher, plan, study, objectives, remaining=remaining, trial_fn=trial_fn,
-             progress=progress)  # fmt: skip
+        ran = _fit(searcher, plan, study, objectives, remaining=remaining, trial_fn=trial_fn,
+                   progress=progress)  # fmt: skip
         if writer.error is not None:
             raise writer.error
+        if ran < remaining:
+            raise _interrupted(study, plan)
     finally:
         if started:
             import ray
 
             ray.shutdown()
     return optuna.load_study(study_name=plan.name, storage=rdb)
+
+
+class SearchInterrupted(NpasError):
+    """The search was stopped (Ctrl-C) before all its trials ran; relaunching resumes it."""
+
+
+def _interrupted(study: optuna.Study, plan: _Plan) -> SearchInterrupted:
+    """Marks the trials a stop cut short as interrupted (they run again on relaunch)."""
+    cut = fail_interrupted(study)
+    ended = trial_budget(study)
+    return SearchInterrupted(
+        f"search {plan.name!r} stopped after {ended} of {plan.total} trials; "
+        f"{len(cut)} trial(s) cut short {cut} are recorded as interrupted and run again when "
+        "you relaunch the same command, which resumes the search"
+    )
 
 
 def _start_ray(address: str | None) -> bool:
@@ -258,8 +280,12 @@ def _fit(
     remaining: int,
     trial_fn: TrialFn,
     progress: bool,
-) -> None:
-    """Runs ``remaining`` trials on Ray Tune, each with its CPU/GPU share."""
+) -> int:
+    """Runs ``remaining`` trials on Ray Tune, each with its CPU/GPU share.
+
+    Returns:
+        How many trials Ray Tune ran: fewer than ``remaining`` when it was stopped (Ctrl-C).
+    """
     from ray import tune
 
     from search._searcher import Progress
@@ -270,6 +296,7 @@ def _fit(
         tune.with_parameters(trainable, trial_fn=trial_fn, objectives=names),
         {"cpu": plan.cpu, "gpu": plan.gpu},
     )
+    logging.getLogger("ray.tune.tune").addFilter(_no_restore_advice)
     tuner = tune.Tuner(
         resourced,
         tune_config=tune.TuneConfig(
@@ -285,7 +312,12 @@ def _fit(
             callbacks=[Progress(objectives, prior=study, total=plan.total, enabled=progress)],
         ),
     )
-    tuner.fit()
+    return len(tuner.fit())
+
+
+def _no_restore_advice(record: logging.LogRecord) -> bool:
+    """Drops Ray's "Resume experiment with: Tuner.restore(...)": relaunching resumes a search."""
+    return "Tuner.restore" not in record.getMessage()
 
 
 class _TrialConfig:

@@ -149,19 +149,24 @@ import sys
 sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
-from search._execution import launch
+from search._execution import SearchInterrupted, launch
 from tests.search_tests.test_execution import make_config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
-launch(make_config(Path({out!r}), optimiser={opt!r}, trials=12), trial_fn=slow_trial,
-       progress=False)
+try:
+    launch(make_config(Path({out!r}), optimiser={opt!r}, trials=12), trial_fn=slow_trial,
+           progress=False)
+except SearchInterrupted as err:
+    print(err, file=sys.stderr)
+    sys.exit(130)
 """
 
 
-def test_killed_search_relaunches_without_losing_trials(tmp_path):
-    optimiser = "tpe"
+def _launch_then_signal(tmp_path: Path, optimiser: str, sig: int) -> subprocess.Popen:
+    """Launches a 12-trial search in a subprocess and sends it ``sig`` after 3 trials ended."""
     address = ray.get_runtime_context().gcs_address
     script = KILLED.format(root=str(ROOT), address=address, out=str(tmp_path), opt=optimiser)
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
     url = f"sqlite:///{tmp_path}/npas.db"
     try:
         deadline = time.monotonic() + 120
@@ -173,10 +178,29 @@ def test_killed_search_relaunches_without_losing_trials(tmp_path):
             except KeyError:  # the study is not created yet
                 pass
             time.sleep(0.2)
-        assert proc.poll() is None, "the search ended before it could be killed"
+        assert proc.poll() is None, "the search ended before it could be stopped"
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        proc.send_signal(sig)
+    return proc
+
+
+def test_ctrl_c_stops_the_search_and_marks_the_cut_trials(tmp_path):
+    proc = _launch_then_signal(tmp_path, "random", signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "stopped after" in err and "relaunch the same command" in err
+    study = optuna.load_study(study_name="t-random", storage=f"sqlite:///{tmp_path}/npas.db")
+    assert not study.get_trials(states=(TrialState.RUNNING,))
+    cut = [t for t in study.trials if t.state == TrialState.FAIL]
+    assert cut and all(t.user_attrs["error"].startswith("interrupted") for t in cut)
+    assert 3 <= trial_budget(study) < 12
+
+
+def test_killed_search_relaunches_without_losing_trials(tmp_path):
+    optimiser = "tpe"
+    proc = _launch_then_signal(tmp_path, optimiser, signal.SIGKILL)
+    proc.communicate()
+    url = f"sqlite:///{tmp_path}/npas.db"
     killed = optuna.load_study(study_name=f"t-{optimiser}", storage=url)
     before = _snapshot(killed)
     assert 3 <= len(before) < 12
