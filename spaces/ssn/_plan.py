@@ -256,23 +256,58 @@ class Planner:
                 f" minimum budget is {cheapest.total}"
             )
 
-        def fits(t: int) -> bool:
-            plan = self.plan(t)
-            return plan is not None and plan.total <= budget
-
-        low, high = t_min, budget - self.fixed + 1  # fits(low); high is beyond any fit
-        while high - low > 1:
-            mid = (low + high) // 2
-            if fits(mid):
-                low = mid
-            else:
-                high = mid
-        plan = self.plan(low)
-        assert plan is not None
+        plan = self._largest(budget, t_min)
         if plan.total < 0.9 * budget:
             raise BudgetError(
                 f"budget={budget} is too large for {what}: with every store parameter in use it"
                 f" reaches at most {plan.total} parameters (< 90 % of the budget); maximum budget"
-                f" is {math.floor(plan.total / 0.9)}"
+                f" is {self._max_budget(plan.total, t_min)}"
             )
         return plan
+
+    def _largest(self, budget: int, t_min: int) -> Plan:
+        """The plan with the largest total at most ``budget`` (``plan(t_min)`` fits).
+
+        The total grows with the store size between jumps, but not across them: more store
+        parameters can need fewer templates or smaller masks (a total can drop by a fifth).
+        So a bisection for the largest fitting store size is followed by probes of the larger
+        sizes (every one up to 4,096 of them, else a geometric grid), each refined by a
+        bisection up to the next probe.
+        """
+
+        def total(t: int) -> int | None:
+            plan = self.plan(t)
+            return None if plan is None else plan.total
+
+        def fits(t: int) -> bool:
+            value = total(t)
+            return value is not None and value <= budget
+
+        def last_fit(low: int, high: int) -> int:  # fits(low); high is beyond the fits sought
+            while high - low > 1:
+                mid = (low + high) // 2
+                if fits(mid):
+                    low = mid
+                else:
+                    high = mid
+            return low
+
+        end = budget - self.fixed + 1  # no store size at or beyond it fits
+        best = last_fit(t_min, end)
+        if end - best <= 4096:
+            probes = list(range(best + 1, end))
+        else:
+            probes = sorted({min(end - 1, int(best * 1.01**k)) for k in range(1, 2000)} - {best})
+        for probe, upto in zip(probes, [*probes[1:], end], strict=False):  # [] when no probe
+            if fits(probe) and total(probe) > total(best):
+                best = last_fit(probe, upto)
+        plan = self.plan(best)
+        assert plan is not None
+        return plan
+
+    def _max_budget(self, reached: int, t_min: int) -> int:
+        """A budget this model meets (at least 90 % used), below the one that was too large."""
+        limit = math.floor(reached / 0.9)
+        while (best := self._largest(limit, t_min).total) < 0.9 * limit:
+            limit = math.floor(best / 0.9)
+        return limit
