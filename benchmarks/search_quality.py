@@ -113,8 +113,8 @@ def main() -> None:
 
 def write(args, config, optimisers, checkpoints, hv, bounds, seconds, failed) -> None:
     head = " | ".join(f"HV after {k}" for k in checkpoints)
-    lines = [f"| optimiser | {head} | minutes per search | failed trials |",
-             "|---" * (len(checkpoints) + 3) + "|"]  # fmt: skip
+    lines = [f"| optimiser | {head} | per seed after {checkpoints[-1]} | minutes per search "
+             "| failed trials |", "|---" * (len(checkpoints) + 4) + "|"]  # fmt: skip
     for optimiser in optimisers:
         keys = [k for k in hv if k[0] == optimiser]
         cells = []
@@ -123,7 +123,8 @@ def write(args, config, optimisers, checkpoints, hv, bounds, seconds, failed) ->
             std = statistics.stdev(values) if len(values) > 1 else 0.0
             cells.append(f"{statistics.mean(values):.4f} ± {std:.4f}")
         minutes = statistics.mean(seconds[k] for k in keys) / 60
-        lines.append(f"| {optimiser} | {' | '.join(cells)} | {minutes:.1f} | "
+        seeds = ", ".join(f"{hv[k][-1]:.3f}" for k in sorted(keys))
+        lines.append(f"| {optimiser} | {' | '.join(cells)} | {seeds} | {minutes:.1f} | "
                      f"{sum(failed[k] for k in keys)} |")  # fmt: skip
     names = [n for n, _ in config.objectives]
     pairs = zip(names, bounds, strict=True)

@@ -30,7 +30,7 @@ from optuna.trial import TrialState
 from pymoo.core.duplicate import DuplicateElimination
 
 from search._storage import FEASIBLE_KEY
-from spaces._dsl import Space
+from spaces._dsl import Categorical, Fixed, Int, Space
 from spaces._errors import ConfigError
 from spaces._registry import Registry
 
@@ -232,13 +232,16 @@ class _Random(OptunaOptimiser):
 
 
 class PymooOptimiser(Optimiser):
-    """A pymoo algorithm driven ask/tell on a bounds-only problem, one generation at a time.
+    """A pymoo algorithm driven ask/tell on a mixed-variable problem, a generation at a time.
 
-    The space is encoded as one real variable per dimension (:meth:`spaces.Space.bounds`);
-    each row pymoo asks for is decoded into a point. Duplicates are judged on decoded points
+    The space is given to pymoo as mixed variables (:class:`_MixedEncoding`: choices as
+    ``Choice``, unit-step ints as ``Integer``, the rest as ``Real``, log dimensions in the log)
+    with pymoo's mixed-variable sampling and mating, so categorical values are crossed and
+    mutated as categories, not as rounded reals. Duplicates are judged on decoded points
     (after rounding and conditions), against the generation and every point evaluated before:
     with real-valued operators on a mostly discrete space a quarter of NSGA-II's trials were
-    repeats. Once the space offers nothing new, repeats are allowed again.
+    repeats. When mating finds nothing new, fresh random points fill the generation; once the
+    space is exhausted, repeats are allowed again.
 
     A generation is told to pymoo once every row has a result; a failed row gets the worst
     objective values seen so far and violates the feasibility constraint, so the generation
@@ -271,22 +274,31 @@ class PymooOptimiser(Optimiser):
 
     @abstractmethod
     def algorithm(self) -> Any:
-        """A fresh pymoo algorithm for this search (duplicates: ``self._seen``)."""
+        """A fresh pymoo algorithm for this search, built with :meth:`_mixed`'s operators."""
+
+    def _mixed(self) -> dict[str, Any]:
+        """pymoo's mixed-variable sampling and mating, with our duplicate elimination."""
+        from pymoo.core.mixed import MixedVariableMating, MixedVariableSampling
+
+        return {
+            "sampling": MixedVariableSampling(),
+            "mating": MixedVariableMating(eliminate_duplicates=self._seen),
+            "eliminate_duplicates": self._seen,
+        }
 
     def bind(self, study: optuna.Study) -> None:
         from pymoo.core.problem import Problem
         from pymoo.core.termination import NoTermination
 
         super().bind(study)
-        xl, xu = self.space.bounds()
+        self._encoding = _MixedEncoding(self.space)
         self._problem = Problem(
-            n_var=self.space.n_var,
+            vars=self._encoding.variables,
             n_obj=len(self.directions),
             n_ieq_constr=len(self.constraints),
-            xl=xl,
-            xu=xu,
         )
-        self._seen = _DecodedDuplicates(self.space)
+        self._seen = _DecodedDuplicates(self._encoding)
+        self._rng = np.random.default_rng(self.seed)
         self._algorithm = self.algorithm()
         self._algorithm.setup(
             self._problem, termination=NoTermination(), seed=self.seed, verbose=False
@@ -299,7 +311,10 @@ class PymooOptimiser(Optimiser):
         done = self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         for start in range(0, len(done), self.population_size):
             chunk = done[start : start + self.population_size]
-            X = np.array([self.space.encode(point_of(self.space, t.params)) for t in chunk])
+            X = np.array(
+                [self._encoding.encode(point_of(self.space, t.params)) for t in chunk],
+                dtype=object,
+            )
             self._seen.archive.update(self._seen.key(x) for x in X)
             F = np.array([t.values for t in chunk], dtype=float) * self._sign
             G = np.array([constraint_vector(t, self.constraints) for t in chunk], dtype=float)
@@ -327,14 +342,12 @@ class PymooOptimiser(Optimiser):
             self._worst = worst if self._worst is None else np.maximum(self._worst, worst)
 
     def _new_generation(self) -> bool:
-        for attempt in range(20):  # pymoo may return no new point after removing duplicates
-            if attempt == 10:  # the space is exhausted: evaluate repeats rather than stall
-                self._seen.active = False
-            pop = self._algorithm.ask()
-            if pop is not None and len(pop):
-                break
-        else:
-            return False
+        pop = self._ask_new()
+        if pop is None:  # the space is exhausted: evaluate repeats rather than stall
+            self._seen.active = False
+            pop = self._ask_new()
+            if pop is None:
+                return False
         self._seen.archive.update(self._seen.key(x) for x in pop.get("X"))
         self._pop = pop
         n = len(pop)
@@ -345,6 +358,24 @@ class PymooOptimiser(Optimiser):
         self._told = np.zeros(n, dtype=bool)
         return True
 
+    def _ask_new(self) -> Any:
+        """pymoo's next population; when its mating finds no new point, fresh random ones."""
+        from pymoo.core.population import Population
+
+        for _ in range(3):
+            pop = self._algorithm.ask()
+            if pop is not None and len(pop):
+                return pop
+        rows: dict[str, dict[str, Any]] = {}
+        for _ in range(50 * self.population_size):
+            x = self._encoding.encode(self.space.sample(self._rng))
+            key = self._seen.key(x)
+            if not (self._seen.active and key in self._seen.archive):
+                rows.setdefault(key, x)
+            if len(rows) == self.population_size:
+                break
+        return Population.new(X=np.array(list(rows.values()), dtype=object)) if rows else None
+
     def ask(self) -> Proposal | None:
         if not self._pending:
             if self._pop is not None and not self._told.all():
@@ -352,12 +383,12 @@ class PymooOptimiser(Optimiser):
             if not self._new_generation():
                 return None
         row = self._pending.pop(0)
-        point = self.space.decode(self._pop[row].X)
+        point = self._encoding.decode(self._pop[row].X)
         self.study.enqueue_trial(point_params(self.space, point), skip_if_exists=False)
         trial = self.study.ask()
         actual = self.space.suggest(trial)
         if actual != point:  # a trial someone else enqueued came first: evaluate that one
-            self._pop[row].set("X", self.space.encode(actual))
+            self._pop[row].set("X", self._encoding.encode(actual))
         self._rows[trial.number] = row
         return Proposal(trial, actual)
 
@@ -385,6 +416,43 @@ class PymooOptimiser(Optimiser):
         self._pop = None
 
 
+class _MixedEncoding:
+    """A space as pymoo mixed variables, one per non-fixed dimension.
+
+    Choices become ``Choice`` over their indices and unit-step linear ints ``Integer``; the
+    others (floats, log or stepped ints) a ``Real`` on the space's real encoding
+    (:meth:`spaces.Space.bounds`), which :meth:`spaces.Space.decode` rounds.
+    """
+
+    def __init__(self, space: Space) -> None:
+        from pymoo.core.variable import Choice, Integer, Real
+
+        self.space = space
+        self.names = [n for n in space.names if not isinstance(space[n], Fixed)]
+        self.variables: dict[str, Any] = {}
+        for name, low, high in zip(self.names, *space.bounds(), strict=True):
+            dim = space[name]
+            if isinstance(dim, Categorical):
+                self.variables[name] = Choice(options=list(range(len(dim.choices))))
+            elif isinstance(dim, Int) and not dim.log and dim.step == 1:
+                self.variables[name] = Integer(bounds=(dim.low, dim.top))
+            else:
+                self.variables[name] = Real(bounds=(float(low), float(high)))
+        self._real = {n for n, v in self.variables.items() if isinstance(v, Real)}
+
+    def decode(self, x: Mapping[str, Any]) -> dict[str, Any]:
+        """The point of a pymoo individual's variables."""
+        return self.space.decode([float(x[n]) for n in self.names])
+
+    def encode(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        """The variables of a valid point."""
+        values = self.space.encode(point)
+        return {
+            n: float(v) if n in self._real else round(float(v))
+            for n, v in zip(self.names, values, strict=True)
+        }
+
+
 class _DecodedDuplicates(DuplicateElimination):
     """pymoo duplicate elimination on decoded points, against an archive of evaluated ones.
 
@@ -392,15 +460,16 @@ class _DecodedDuplicates(DuplicateElimination):
     not (rounded ints and choices, inactive conditional dimensions).
     """
 
-    def __init__(self, space: Space) -> None:
+    def __init__(self, encoding: _MixedEncoding) -> None:
         super().__init__()
-        self.space = space
+        self.encoding = encoding
         self.archive: set[str] = set()
         self.active = True  # off once the space is exhausted: repeats are then allowed
 
-    def key(self, x: np.ndarray) -> str:
+    def key(self, x: dict[str, Any]) -> str:
         """The decoded point of a row, as a comparable string."""
-        return json.dumps(point_params(self.space, self.space.decode(x)), sort_keys=True)
+        space = self.encoding.space
+        return json.dumps(point_params(space, self.encoding.decode(x)), sort_keys=True)
 
     def _do(self, pop: Any, other: Any, is_duplicate: np.ndarray) -> np.ndarray:
         if not self.active:
@@ -428,7 +497,7 @@ class _PymooNSGA2(PymooOptimiser):
     def algorithm(self) -> Any:
         from pymoo.algorithms.moo.nsga2 import NSGA2
 
-        return NSGA2(pop_size=self.population_size, eliminate_duplicates=self._seen)
+        return NSGA2(pop_size=self.population_size, **self._mixed())
 
 
 class _PymooSMSEMOA(PymooOptimiser):
@@ -437,7 +506,7 @@ class _PymooSMSEMOA(PymooOptimiser):
     def algorithm(self) -> Any:
         from pymoo.algorithms.moo.sms import SMSEMOA
 
-        return SMSEMOA(pop_size=self.population_size, eliminate_duplicates=self._seen)
+        return SMSEMOA(pop_size=self.population_size, **self._mixed())
 
 
 class _PymooNSGA3(PymooOptimiser):
@@ -459,9 +528,7 @@ class _PymooNSGA3(PymooOptimiser):
             else:  # more objectives than members: Riesz energy directions (slower to compute)
                 seed = 0 if self.seed is None else self.seed
                 ref_dirs = get_reference_directions("energy", m, self.population_size, seed=seed)
-        return NSGA3(
-            ref_dirs=ref_dirs, pop_size=self.population_size, eliminate_duplicates=self._seen
-        )
+        return NSGA3(ref_dirs=ref_dirs, pop_size=self.population_size, **self._mixed())
 
 
 OPTIMISERS: Registry[type[Optimiser]] = Registry("optimiser")
