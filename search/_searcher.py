@@ -20,6 +20,7 @@ import contextlib
 import json
 import math
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -196,19 +197,33 @@ class OptimiserSearcher(_Recorder, Searcher):
         self._finish(trial)
 
 
+def _duration(seconds: float) -> str:
+    """``45 s``, ``3 min 05 s``, ``2 h 07 min``."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 class Progress(Callback):
     """The live progress view: one line per finished trial, then a summary, on stderr.
 
     Each line: trials done of the search's total (a resumed search's earlier trials included),
     running, failed, infeasible, the size of the current Pareto front of the feasible trials and
     its hypervolume (objectives normalised over the trials seen, reference point 1.1; see
-    ``search.pareto.hypervolume``).
+    ``search.pareto.hypervolume``), then the time since launch and, with a total, an estimate
+    of the time left at this launch's pace.
 
     Args:
         objectives: ``(name, direction)`` per objective.
         prior: The study as it was before this launch (its trials are counted too).
         total: The search's ``trials``.
         enabled: False prints nothing.
+        clock: Seconds, for the elapsed time (``time.monotonic``).
     """
 
     def __init__(
@@ -218,6 +233,7 @@ class Progress(Callback):
         prior: optuna.Study | None = None,
         total: int | None = None,
         enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.objectives = list(objectives)
         self.total = total
@@ -231,6 +247,9 @@ class Progress(Callback):
                 self.feasible.append(bool(trial.user_attrs.get("feasible", True)))
             elif counts(trial):  # failed on its own (interrupted ones are re-run)
                 self.failed += 1
+        self._clock = clock
+        self._started = clock()
+        self._prior = len(self.values) + self.failed
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._add(trial.last_result or {})
@@ -268,6 +287,14 @@ class Progress(Callback):
             front = int(non_dominated(values, directions, self.feasible).sum())
             hv = hypervolume(values, directions, feasible=self.feasible).value
             text += f", front {front}, hypervolume {hv:.4f}"
+        return text + self._times(done)
+
+    def _times(self, done: int) -> str:
+        elapsed = self._clock() - self._started
+        text = f"; {_duration(elapsed)} elapsed"
+        finished_here = done - self._prior
+        if self.total is not None and finished_here > 0 and done < self.total:
+            text += f", ~{_duration(elapsed / finished_here * (self.total - done))} left"
         return text
 
     def _print(self, trials: Sequence[Any]) -> None:

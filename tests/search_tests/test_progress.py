@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import optuna
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,5 +45,24 @@ def test_line_counts_and_front_agree_with_pareto(seq):
     values = np.array([t[:2] for t in done], dtype=float)
     front = int(non_dominated(values, DIRECTIONS, ok).sum())
     hv = hypervolume(values, DIRECTIONS, feasible=ok).value
-    match = re.search(r"front (\d+), hypervolume ([0-9.]+)$", line)
+    match = re.search(r"front (\d+), hypervolume ([0-9.]+); ", line)
     assert match and int(match[1]) == front and abs(float(match[2]) - hv) < 1e-4
+
+
+def test_elapsed_and_time_left_at_this_launchs_pace():
+    now = [100.0]
+    prior = optuna.create_study(directions=DIRECTIONS)  # a resumed search's two earlier trials
+    prior.add_trials([optuna.trial.create_trial(values=[0.5, 100.0], user_attrs={"feasible": True})
+                      for _ in range(2)])  # fmt: skip
+    view = Progress(OBJECTIVES, prior=prior, total=10, enabled=False, clock=lambda: now[0])
+    assert view.line().startswith("2/10 done")
+    assert view.line().endswith("; 0 s elapsed")  # nothing finished in this launch yet
+    for _ in range(2):
+        now[0] += 45.0
+        view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
+    # 4 of 10 done, 2 of them in 90 s here: 6 left at 45 s each
+    assert view.line().endswith("; 1 min 30 s elapsed, ~4 min 30 s left")
+    now[0] += 7300.0
+    view.values += [[0.1, 1e5]] * 6
+    view.feasible += [True] * 6
+    assert view.line().endswith("; 2 h 03 min elapsed")  # done: no estimate
