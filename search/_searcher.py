@@ -261,7 +261,9 @@ class Progress(Callback):
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
         if self.enabled:
-            print(f"[npas] finished: {self.line(trials)}", file=sys.stderr, flush=True)
+            done = len(self.values) + self.failed
+            word = "stopped" if self.total is not None and done < self.total else "finished"
+            print(f"[npas] {word}: {self.line(trials)}", file=sys.stderr, flush=True)
 
     def _add(self, result: Mapping[str, Any]) -> None:
         if ERROR_KEY in result or METRICS_KEY not in result:
