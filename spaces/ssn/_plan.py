@@ -275,9 +275,13 @@ class Planner:
         bisection up to the next probe.
         """
 
+        totals: dict[int, int | None] = {}  # each store size is planned once
+
         def total(t: int) -> int | None:
-            plan = self.plan(t)
-            return None if plan is None else plan.total
+            if t not in totals:
+                plan = self.plan(t)
+                totals[t] = None if plan is None else plan.total
+            return totals[t]
 
         def fits(t: int) -> bool:
             value = total(t)
