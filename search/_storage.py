@@ -45,6 +45,7 @@ __all__ = [
     "outcome_of",
     "record",
     "report_of",
+    "set_metric_names",
 ]
 
 #: Name of the constraint that is violated (1.0) by every infeasible trial, whatever the reason
@@ -159,9 +160,7 @@ def open_study(
     )
     stored = study.user_attrs
     if "objectives" not in stored:  # a new study
-        with warnings.catch_warnings():  # experimental since Optuna 3.2, still in 5.0
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            study.set_metric_names([n for n, _ in objectives])
+        set_metric_names(study, [n for n, _ in objectives])
         study.set_user_attr("config", plain)
         study.set_user_attr("objectives", [[n, d] for n, d in objectives])
         study.set_user_attr("constraints", list(constraints))
@@ -171,6 +170,13 @@ def open_study(
     _check_same(name, stored, plain, objectives)
     fail_interrupted(study)
     return study
+
+
+def set_metric_names(study: optuna.Study, names: Sequence[str]) -> None:
+    """``study.set_metric_names``, without its experimental warning (still one in Optuna 5)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        study.set_metric_names(list(names))
 
 
 def _check_same(

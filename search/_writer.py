@@ -22,7 +22,6 @@ import contextlib
 import copy
 import datetime
 import json
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,6 +31,7 @@ from optuna.distributions import distribution_to_json
 from optuna.storages._rdb import models  # Optuna's schema: the rows RDBStorage writes
 from optuna.trial import FrozenTrial
 
+from search._storage import set_metric_names
 from spaces._errors import NpasError
 
 __all__ = ["StorageWriteError", "StudyWriter", "in_memory_copy"]
@@ -54,9 +54,7 @@ def in_memory_copy(study: optuna.Study, sampler: optuna.samplers.BaseSampler) ->
         directions=study.directions,
     )
     if study.metric_names is not None:
-        with warnings.catch_warnings():  # experimental since Optuna 3.2, still in 5.0
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            copied.set_metric_names(study.metric_names)
+        set_metric_names(copied, study.metric_names)
     for key, value in study.user_attrs.items():
         copied.set_user_attr(key, value)
     copied.add_trials(study.get_trials(deepcopy=False))

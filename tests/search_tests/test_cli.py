@@ -247,6 +247,20 @@ def test_other_npas_errors_are_exit_1(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "ExportError" in err and "not a bundle" in err and "Traceback" not in err
 
 
+def test_an_interrupted_launch_is_exit_130(tmp_path, monkeypatch, capsys) -> None:
+    """The CLI's side of Ctrl-C (test_execution sends a real SIGINT to ``launch``)."""
+    import search._execution
+
+    def stopped(*args, **kwargs):
+        raise search._execution.SearchInterrupted("search 'x' stopped after 2 of 16 trials")
+
+    monkeypatch.setattr(search._execution, "launch", stopped)
+    assert main(["launch", "--out", str(tmp_path), "--quiet"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted: search 'x' stopped after 2 of 16 trials" in err
+    assert "Traceback" not in err
+
+
 def test_real_exit_code_of_the_console_entry() -> None:
     done = _run("launch", "--preset", "nope")
     assert done.returncode == 2
