@@ -34,9 +34,9 @@ import ray
 import torch
 
 from objectives._conditions import cpu_model_name
-from search._config import load_config, load_preset
-from search._execution import launch
+from search.config import load_config, load_preset
 from search.pareto import hypervolume
+from search.run._launch import launch
 
 RESULTS = Path(__file__).parent / "results" / "search_quality.md"
 GA = {"nsga2", "nsga3", "pymoo-nsga2", "pymoo-nsga3", "pymoo-smsemoa"}

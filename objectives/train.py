@@ -12,7 +12,7 @@ Example:
     >>> model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
     >>> result = fit(model, data, epochs=1)
     >>> sorted(result.history[0])
-    ['epoch', 'lr', 'train_accuracy', 'train_loss', 'val_accuracy', 'val_loss']
+    ['elapsed_s', 'epoch', 'lr', 'train_accuracy', 'train_loss', 'val_accuracy', 'val_loss']
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -126,7 +127,8 @@ class FitResult:
 
     Attributes:
         history: One dict per epoch: epoch, train_loss, train_accuracy (running, on augmented
-            batches), val_loss, val_accuracy, lr (the rate at the epoch's last step).
+            batches), val_loss, val_accuracy, lr (the rate at the epoch's last step),
+            elapsed_s (wall seconds since the loop started, validation included).
         train_time_s: Wall clock of the loop, validation included, CUDA synchronised.
         energy_j: Energy of the same span.
         energy_source: "nvml", "rapl" or "estimate".
@@ -170,6 +172,13 @@ def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextMan
     return contextlib.nullcontext()
 
 
+def _as_layout(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
+    """``x`` with channels-last strides when asked and 4-D; the values are unchanged."""
+    if channels_last and x.dim() == 4:
+        return x.to(memory_format=torch.channels_last)  # unlike contiguous(), also for C = 1
+    return x
+
+
 def _resolve_bf16(bf16: bool | None, device: torch.device) -> bool:
     if bf16 is None:
         return device.type == "cuda"
@@ -199,11 +208,13 @@ def evaluate(
     *,
     batch_size: int = 1024,
     bf16: bool | None = None,
+    channels_last: bool = True,
 ) -> dict[str, float]:
     """Accuracy and mean cross-entropy of ``model`` on ``(x, y)``, in eval mode without grad.
 
     The model's train/eval mode is restored afterwards. ``bf16`` (default: on CUDA) autocasts
-    the forward pass; the loss is computed in float32.
+    the forward pass; the loss is computed in float32. ``channels_last`` feeds 4-D batches in
+    that memory format, as :func:`fit` does.
     """
     _check_int("batch_size", batch_size, minimum=1)
     if len(x) == 0 or len(x) != len(y):
@@ -214,7 +225,7 @@ def evaluate(
     with _mode(model, training=False), torch.no_grad():
         for xb, yb in iterate(x, y, batch_size, shuffle=False):
             with _autocast(x.device, use_bf16):
-                logits = model(xb)
+                logits = model(_as_layout(xb, channels_last))
             logits = logits.float()
             loss_sum += F.cross_entropy(logits, yb, reduction="sum").double()
             correct += (logits.argmax(dim=1) == yb).sum()
@@ -239,6 +250,8 @@ def fit(
     bf16: bool | None = None,
     progress: bool | None = None,
     max_steps: int | None = None,
+    channels_last: bool = True,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> FitResult:
     """Trains ``model`` in place on ``data.train`` and validates after each epoch.
 
@@ -261,11 +274,22 @@ def fit(
         bf16: bf16 autocast; default on CUDA, refused on CPU.
         progress: tqdm bar over epochs; default when stderr is a terminal.
         max_steps: Stop after this many optimiser steps (the schedule is fitted to them).
+        channels_last: Feed 4-D batches to the model in channels-last memory format (same
+            values, NHWC strides), for training and validation. oneDNN's CPU convolutions
+            and pooling are faster on it for most nets, and it is the layout PyTorch advises
+            for mixed precision on CUDA; on CPU, nets whose batch norms have fewer than 8
+            channels can train faster with False (benchmarks/results/trial_throughput.md).
+            The choice changes float rounding, not what is computed.
+        on_epoch: Called after each epoch's validation with a copy of its history record, so
+            a search can report learning curves (e.g. Ray Tune's ``tune.report``) as they
+            come. To stop early, raise from it: the exception propagates out of ``fit``
+            unchanged (the caller's RNG state is still restored), and no result is returned.
 
     Raises:
         NonFiniteLossError: The loss became NaN/inf; carries epoch, step and value.
         UnknownNameError: Unknown optimizer or schedule; lists the valid names.
         ConfigError: An option out of range; names it and its value.
+        Exception: Whatever ``on_epoch`` raises, unchanged.
     """
     _check_int("epochs", epochs, minimum=1)
     _check_int("batch_size", batch_size, minimum=1)
@@ -307,17 +331,20 @@ def fit(
         "device": str(dev),
         "bf16": use_bf16,
         "max_steps": max_steps,
+        "channels_last": channels_last,
         "dataset": data.name,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
     }
-    loop = _Loop(model, data, opt, sched, label_smoothing, use_bf16, aug, batch_size)
+    loop = _Loop(
+        model, data, opt, sched, label_smoothing, use_bf16, aug, batch_size, channels_last
+    )
     rng_devices = [dev] if dev.type == "cuda" else []
     show = sys.stderr.isatty() if progress is None else progress
     with torch.random.fork_rng(devices=rng_devices), EnergyMeter(dev) as meter:
         torch.manual_seed(seed)
         generator = torch.Generator(device=dev).manual_seed(seed)
-        history = loop.run(epochs, total, generator, show)
+        history = loop.run(epochs, total, generator, show, on_epoch)
     return FitResult(
         history=history,
         train_time_s=meter.seconds,
@@ -342,35 +369,60 @@ class _Loop:
         bf16: bool,
         augment: Augment | None,
         batch_size: int,
+        channels_last: bool,
     ) -> None:
         self.model, self.data, self.opt, self.sched = model, data, opt, sched
         self.label_smoothing, self.bf16, self.augment = label_smoothing, bf16, augment
-        self.batch_size = batch_size
+        self.batch_size, self.channels_last = batch_size, channels_last
         self.steps = 0
         self.last_lr = float(opt.param_groups[0]["lr"])
 
     def run(
-        self, epochs: int, total: int, generator: torch.Generator, show: bool
+        self,
+        epochs: int,
+        total: int,
+        generator: torch.Generator,
+        show: bool,
+        on_epoch: Callable[[dict[str, float]], None] | None,
     ) -> list[dict[str, float]]:
         history = []
+        start = time.perf_counter()
         bar = tqdm(range(1, epochs + 1), desc="fit", unit="epoch", disable=not show)
-        for epoch in bar:
-            train_loss, train_acc = self._epoch(epoch, total, generator)
-            val = evaluate(self.model, self.data.val.x, self.data.val.y, bf16=self.bf16)
-            record = {
-                "epoch": epoch,
-                "train_loss": train_loss,
-                "train_accuracy": train_acc,
-                "val_loss": val["loss"],
-                "val_accuracy": val["accuracy"],
-                "lr": self.last_lr,
-            }
-            history.append(record)
-            bar.set_postfix(loss=f"{train_loss:.4f}", val_acc=f"{val['accuracy']:.4f}")
-            if self.steps >= total:
-                break
-        bar.close()
+        try:
+            for epoch in bar:
+                train_loss, train_acc = self._epoch(epoch, total, generator)
+                val = evaluate(
+                    self.model,
+                    self.data.val.x,
+                    self.data.val.y,
+                    bf16=self.bf16,
+                    channels_last=self.channels_last,
+                )
+                record = {
+                    "epoch": epoch,
+                    "train_loss": train_loss,
+                    "train_accuracy": train_acc,
+                    "val_loss": val["loss"],
+                    "val_accuracy": val["accuracy"],
+                    "lr": self.last_lr,
+                    "elapsed_s": self._elapsed(start),
+                }
+                history.append(record)
+                bar.set_postfix(loss=f"{train_loss:.4f}", val_acc=f"{val['accuracy']:.4f}")
+                if on_epoch is not None:
+                    on_epoch(dict(record))  # a copy: the callback cannot alter the history
+                if self.steps >= total:
+                    break
+        finally:
+            bar.close()
         return history
+
+    def _elapsed(self, start: float) -> float:
+        """Seconds since ``start``, with queued CUDA work finished (as ``train_time_s``)."""
+        device = self.data.device
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        return time.perf_counter() - start
 
     def _epoch(self, epoch: int, total: int, generator: torch.Generator) -> tuple[float, float]:
         """One pass; returns mean loss and accuracy over the batches seen."""
@@ -406,7 +458,7 @@ class _Loop:
 
     def _step(self, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         with _autocast(xb.device, self.bf16):
-            logits = self.model(xb)
+            logits = self.model(_as_layout(xb, self.channels_last))
         loss = F.cross_entropy(logits.float(), yb, label_smoothing=self.label_smoothing)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -1,7 +1,11 @@
 """How it is searched: configuration, optimisers, execution, fronts, reports and export.
 
-Names load lazily (as Optuna's heavy subpackages do): a Ray worker that imports
-``search.trial`` must not pay for pandas, matplotlib or Ray's Tune modules it never uses.
+Subpackages, one per noun: ``config`` (YAML → validated objects, presets), ``optimisers``
+(Optuna and pymoo behind one ask/tell interface), ``run`` (Ray Tune execution and the storage),
+``pareto`` (fronts, hypervolume, selectors), ``report``; and the modules ``trial`` (one trial
+as a plain function), ``errors``. Names load lazily (as Optuna's heavy subpackages do): a Ray
+worker that imports ``search.trial`` must not pay for pandas, matplotlib or Ray's Tune
+modules it never uses. The errors are light and load at once.
 """
 
 from __future__ import annotations
@@ -9,29 +13,75 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from search.errors import (
+    BudgetError,
+    ConfigError,
+    DashboardError,
+    ExportError,
+    NpasError,
+    SearchInterrupted,
+    StorageWriteError,
+    UnknownNameError,
+)
+
 _EXPORTS = {
-    "SearchConfig": "search._config",
-    "Objective": "search._config",
-    "Constraint": "search._config",
-    "load_config": "search._config",
-    "load_preset": "search._config",
-    "list_presets": "search._config",
-    "check_trial_config": "search._config",
-    "launch": "search._execution",
-    "OPTIMISERS": "search._optimisers",
-    "Optimiser": "search._optimisers",
-    "Proposal": "search._optimisers",
-    "trials_frame": "search._frame",
-    "write_report": "search._report",
+    "SearchConfig": "search.config",
+    "TrialConfig": "search.config",
+    "Objective": "search.config",
+    "Constraint": "search.config",
+    "load_config": "search.config",
+    "load_preset": "search.config",
+    "list_presets": "search.config",
+    "check_trial_config": "search.config",
+    "launch": "search.run",
+    "OPTIMISERS": "search.optimisers",
+    "Optimiser": "search.optimisers",
+    "Proposal": "search.optimisers",
+    "trials_frame": "search.pareto",
+    "write_report": "search.report",
     "export_bundle": "search._export",
     "load_bundle": "search._export",
     "train_bundle": "search._export",
     "start_dashboard": "search._dashboard",
     "stop_dashboard": "search._dashboard",
 }
-_MODULES = ("pareto", "trial")
-
-__all__ = sorted([*_EXPORTS, *_MODULES])
+_MODULES = ("config", "errors", "optimisers", "pareto", "report", "run", "trial")
+__all__ = [
+    "OPTIMISERS",
+    "BudgetError",
+    "ConfigError",
+    "Constraint",
+    "DashboardError",
+    "ExportError",
+    "NpasError",
+    "Objective",
+    "Optimiser",
+    "Proposal",
+    "SearchConfig",
+    "SearchInterrupted",
+    "StorageWriteError",
+    "TrialConfig",
+    "UnknownNameError",
+    "check_trial_config",
+    "config",
+    "errors",
+    "export_bundle",
+    "launch",
+    "list_presets",
+    "load_bundle",
+    "load_config",
+    "load_preset",
+    "optimisers",
+    "pareto",
+    "report",
+    "run",
+    "start_dashboard",
+    "stop_dashboard",
+    "train_bundle",
+    "trial",
+    "trials_frame",
+    "write_report",
+]
 
 
 def __getattr__(name: str) -> Any:

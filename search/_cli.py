@@ -8,7 +8,6 @@ is allowed; nothing recorded is touched); 1 any other npas error (the message, n
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -18,8 +17,8 @@ from typing import Any
 import optuna
 import pandas as pd
 
-from search._execution import SearchInterrupted
-from search._storage import INTERRUPTED
+from search.errors import SearchInterrupted
+from search.run._storage import INTERRUPTED
 from spaces._errors import ConfigError, NpasError, UnknownNameError
 
 __all__ = ["build_parser", "main"]
@@ -38,15 +37,16 @@ def _storage_url(args: argparse.Namespace) -> str:
     The run folder is ``--run-folder`` where a command has one (status, dashboard), else
     ``runs``: the ``--out`` of report and export is where they write, not a run folder.
     """
+    from search.config import default_storage_url
+
     if args.storage:
         return str(args.storage)
-    folder = getattr(args, "run_folder", _DEFAULT_OUT)
-    return f"sqlite:///{(Path(folder).expanduser().resolve() / 'npas.db')}"
+    return default_storage_url(getattr(args, "run_folder", _DEFAULT_OUT))
 
 
 def _open(url: str) -> optuna.storages.RDBStorage:
     """The storage for reading: a SQLite file that does not exist is an error, not created."""
-    from search._storage import open_storage
+    from search.run._storage import open_storage
 
     prefix = "sqlite:///"
     if url.startswith(prefix) and url != prefix + ":memory:":
@@ -85,7 +85,7 @@ def _objectives(study: optuna.Study, text: str | None) -> list[tuple[str, str]] 
     """``--objectives a,b`` as (name, direction) pairs (the study's direction where it has one)."""
     if text is None:
         return None
-    from search._frame import direction_of, objectives_of
+    from search.pareto._frame import direction_of, objectives_of
 
     stored = objectives_of(study)
     names = [n.strip() for n in text.split(",")]
@@ -102,7 +102,7 @@ def _objectives(study: optuna.Study, text: str | None) -> list[tuple[str, str]] 
 
 def _config(args: argparse.Namespace) -> Any:
     """The search config with the command line's overrides applied and validated."""
-    from search._config import SearchConfig, load_config, load_preset
+    from search.config import load_config, load_preset
 
     if args.config and args.preset:
         raise ConfigError(
@@ -113,26 +113,22 @@ def _config(args: argparse.Namespace) -> Any:
         config = load_config(args.config)
     else:
         config = load_preset(args.preset or _DEFAULT_PRESET)
-    overrides = {
-        key: getattr(args, key)
-        for key in ("trials", "name", "storage", "address", "out")
-        if getattr(args, key) is not None
-    }
-    if not overrides:
-        return config
-    data = {**config.to_dict(), **overrides}
     try:
-        return SearchConfig.from_dict(data)
+        return config.with_overrides(
+            **{
+                k: getattr(args, k)
+                for k in ("trials", "name", "storage", "address", "out", "time_budget")
+            }
+        )
     except ConfigError as err:
         raise ConfigError(f"command-line override: {err}") from None
 
 
 def _launch(args: argparse.Namespace) -> int:
-    from search._execution import launch
-    from search._storage import default_storage_url
+    from search.run import launch
 
     config = _config(args)  # every check runs before the storage is opened
-    url = config.storage or default_storage_url(config.out)
+    url = config.storage_url
     if not args.quiet:
         print(f"Launching {config.name!r}: {config.trials} trial(s), storage {url}", flush=True)
     study = launch(config, progress=not args.quiet)
@@ -164,6 +160,7 @@ def _counts(frame: pd.DataFrame) -> dict[str, int]:
     return {
         "complete": int(complete.sum()),
         "running": int((frame["state"] == "RUNNING").sum()),
+        "stopped early": int((frame["state"] == "PRUNED").sum()),
         "failed": int(((frame["state"] == "FAIL") & ~cut).sum()),
         "infeasible": int((complete & ~frame["feasible"]).sum()),
         "interrupted (not counted: others run in their place)": int(cut.sum()),
@@ -171,7 +168,7 @@ def _counts(frame: pd.DataFrame) -> dict[str, int]:
 
 
 def _summary_line(study: optuna.Study) -> str:
-    from search._frame import trials_frame
+    from search.pareto._frame import trials_frame
 
     counts = _counts(trials_frame(study))
     return f"Search {study.study_name!r}: {len(study.trials)} trial(s), " + ", ".join(
@@ -180,8 +177,8 @@ def _summary_line(study: optuna.Study) -> str:
 
 
 def _status_block(study: optuna.Study) -> list[str]:
-    from search._frame import objectives_of, trials_frame, usable
-    from search._knee import front_of, why_empty
+    from search.pareto._frame import format_value, objectives_of, trials_frame, usable
+    from search.pareto._study_front import front_of, why_empty
 
     frame = trials_frame(study)
     objectives = objectives_of(study)
@@ -189,6 +186,13 @@ def _status_block(study: optuna.Study) -> list[str]:
     lines.append("  objectives: " + ", ".join(f"{n} ({d})" for n, d in objectives))
     constraints = study.user_attrs.get("constraints") or []
     lines.append("  constraints: " + (", ".join(map(str, constraints)) or "none"))
+    attrs = study.user_attrs
+    if "search_time_s" in attrs:
+        lines.append(
+            f"  cost of the search: {attrs['search_time_s']:.0f} s, "
+            f"{attrs['search_energy_j']:.4g} J, {attrs['search_co2_g']:.4g} g CO2 (energy: "
+            f"{', '.join(attrs.get('search_energy_source') or ['estimate'])})"
+        )
     names = [n for n, _ in objectives]
     if len(frame) == 0 or any(n not in frame.columns for n in names):
         lines.append(f"  front: empty ({why_empty(frame, names) if len(frame) else 'no trial'})")
@@ -203,7 +207,7 @@ def _status_block(study: optuna.Study) -> list[str]:
         rows = frame[usable(frame, [name])]
         values = pd.to_numeric(rows[name], errors="coerce")
         pick = values.idxmax() if direction == "maximize" else values.idxmin()
-        best.append(f"{name} {_fmt(values[pick])} (trial {int(rows.loc[pick, 'number'])})")
+        best.append(f"{name} {format_value(values[pick])} (trial {int(rows.loc[pick, 'number'])})")
     lines.append("  best: " + ", ".join(best))
     return lines
 
@@ -219,34 +223,12 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float) and math.isfinite(value):
-        return f"{value:.6g}"
-    return str(value)
-
-
 # -- pareto, report, export, train ----------------------------------------------------------------
 
 
-def front_table(study: optuna.Study, objectives: list[tuple[str, str]] | None) -> pd.DataFrame:
-    """The feasible non-dominated trials with every indicator, the other accuracies and params."""
-    from search._frame import cost_indicators, objectives_of, trials_frame
-    from search._knee import front_of
-
-    frame = trials_frame(study)
-    pairs = objectives or objectives_of(study)
-    front = front_of(frame, pairs)
-    names = [n for n, _ in front.objectives]
-    extra = [c for c in ("accuracy", "test_accuracy") if c in frame.columns and c not in names]
-    indicators = [i for i in cost_indicators(frame) if i not in names]
-    params = sorted(c for c in frame.columns if str(c).startswith("params_"))
-    columns = ["number", *names, *extra, *indicators, *params]
-    table = frame.loc[front.mask, columns].reset_index(drop=True)
-    table.attrs["message"] = front.message
-    return table
-
-
 def _pareto(args: argparse.Namespace) -> int:
+    from search.pareto import front_table
+
     study = _study(args)
     table = front_table(study, _objectives(study, args.objectives))
     if args.format == "csv":
@@ -264,8 +246,8 @@ def _pareto(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from search._report import write_report
-    from search._select import parse_spec
+    from search.pareto import parse_spec
+    from search.report._report import write_report
 
     parse_spec(args.select)  # a bad spec fails before anything is written
     study = _study(args)
@@ -278,7 +260,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from search._export import export_bundle
-    from search._select import parse_spec
+    from search.pareto import parse_spec
 
     parse_spec(args.select)
     study = _study(args)
@@ -360,7 +342,7 @@ def _indicators(args: argparse.Namespace) -> int:
 
 
 def _presets(args: argparse.Namespace) -> int:
-    from search._config import list_presets, load_preset
+    from search.config import list_presets, load_preset
 
     rows = []
     for name in list_presets():
@@ -430,11 +412,11 @@ def _study_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-_SELECT_HELP = (
-    "which trial: knee (the tradeoff knee of the front, default), pepr:<indicator>[:alpha=<a>] "
-    "(PePR argmax), best:<metric>, trial:<number>, asf:<w1>,<w2>,..., "
-    "epsilon:<indicator><=<x> (see search.pareto.select)"
-)
+def _select_help() -> str:
+    """The ``--select`` help: every form of every registered selector."""
+    from search.pareto import forms
+
+    return f"which trial (default: knee, the front's trade-off knee): {', '.join(forms())}"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -484,6 +466,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="run folder: storage, Ray files, trained models (default: the config's, runs)",
     )
+    cmd.add_argument(
+        "--time-budget",
+        metavar="T",
+        help="start no trial once it would pass this wall-clock budget (45m, 2h, 90s); the "
+        "trials in flight finish",
+    )
     cmd.add_argument("--quiet", action="store_true", help="no live progress lines")
 
     cmd = add("status", _status, "Every search in a storage: trials, objectives, front, best.")
@@ -501,11 +489,11 @@ def build_parser() -> argparse.ArgumentParser:
     cmd = add("report", _report, "Write the efficiency report (HTML, Markdown, PNG, CSV).")
     _study_options(cmd)
     cmd.add_argument("--out", required=True, metavar="DIR", help="folder for the report")
-    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
+    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_select_help())
 
     cmd = add("export", _export, "Write a training-ready bundle of one trial.")
     _study_options(cmd)
-    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
+    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_select_help())
     cmd.add_argument(
         "--objectives",
         metavar="A,B",

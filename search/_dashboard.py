@@ -18,16 +18,12 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
-from spaces._errors import ConfigError, NpasError
+from search.errors import ConfigError, DashboardError
 
 __all__ = ["DashboardError", "free_port", "start_dashboard", "stop_dashboard"]
 
 _SCRIPT = "optuna-dashboard"
 _INSTALL = "pip install optuna-dashboard"
-
-
-class DashboardError(NpasError):
-    """optuna-dashboard could not be started, or did not answer in time."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:

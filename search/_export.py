@@ -36,13 +36,13 @@ from torch import nn
 
 from objectives.datasets import DATASETS, load
 from objectives.train import evaluate
-from search._config import check_trial_config
-from search._frame import objectives_of, trials_frame
-from search._knee import Selection, front_of
-from search._select import parse_spec, select
-from search.trial import rebuild, run_trial
+from search.config import TrialConfig
+from search.errors import ConfigError, ExportError
+from search.pareto._frame import format_value, objectives_of, trials_frame
+from search.pareto._selectors import Selection, parse_spec, select
+from search.pareto._study_front import front_of
+from search.trial import model_of, run_trial
 from spaces._build import build_model
-from spaces._errors import ConfigError, NpasError
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -61,10 +61,6 @@ BUNDLE_FORMAT = "npas-bundle/1"
 #: ``search train`` retrains for this many times the search's epochs unless told otherwise.
 FULL_SCHEDULE = 4
 _FILES = ("config.yaml", "model.pt", "metrics.json", "README.md")
-
-
-class ExportError(NpasError):
-    """A trial cannot be exported (no saved model), or a folder is not a bundle."""
 
 
 @dataclass(frozen=True)
@@ -192,27 +188,23 @@ def export_bundle(
     chosen = _choose(study, select, objectives)
     trial = _frozen(study, chosen.number)
     blob = torch.load(_artifact(trial), map_location="cpu", weights_only=True)
-    cfg = check_trial_config(blob["trial_config"])
-    model = _plain(rebuild(blob))
+    cfg = TrialConfig.from_dict(blob["trial_config"])
+    model = _plain(model_of(cfg, blob["mapping"], blob["state_dict"]))
     data = load(
-        cfg["dataset"],
-        root=cfg["data_root"],
-        val_size=cfg["val_size"],
-        seed=cfg["seed"],
-        progress=False,
+        cfg.dataset, root=cfg.data_root, val_size=cfg.val_size, seed=cfg.seed, progress=False
     )
     test = evaluate(model, data.test.x, data.test.y)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     metrics = dict(trial.user_attrs.get("metrics") or {})
-    info = DATASETS.get(cfg["dataset"])
+    info = DATASETS.get(cfg.dataset)
     saved = {
         "format": BUNDLE_FORMAT,
-        "family": cfg["family"],
+        "family": cfg.family,
         "in_shape": [int(n) for n in info.in_shape],
         "num_classes": int(info.num_classes),
-        "hyper": cfg["hyper"],
-        "budget": cfg["budget"],
+        "hyper": cfg.hyper,
+        "budget": cfg.budget,
         "mapping": blob.get("mapping"),
         "normalisation": {"mean": list(data.mean), "std": list(data.std)},
         "trial_config": _portable(cfg),
@@ -235,12 +227,12 @@ def export_bundle(
     )
 
 
-def _portable(cfg: Mapping[str, Any]) -> dict[str, Any]:
+def _portable(cfg: TrialConfig) -> dict[str, Any]:
     """The trial config without this machine's paths: no artifact folder, the default device."""
-    return {**cfg, "artifact_dir": None, "device": None, "progress": False}
+    return {**cfg.to_dict(), "artifact_dir": None, "device": None, "progress": False}
 
 
-def _config_yaml(study: optuna.Study, number: int, cfg: Mapping[str, Any]) -> str:
+def _config_yaml(study: optuna.Study, number: int, cfg: TrialConfig) -> str:
     header = (
         f"# Trial {number} of search {study.study_name!r}, as npas trained it.\n"
         "# search.trial.run_trial(yaml.safe_load(open('config.yaml'))) trains it again;\n"
@@ -298,7 +290,7 @@ def _readme(
     metrics = record["metrics"]
     shown = [n for n, _ in record["objectives"]] + ["test_accuracy"]
     lines = "\n".join(
-        f"| {n} | {_fmt(metrics.get(n))} |" for n in dict.fromkeys(shown) if n in metrics
+        f"| {n} | {format_value(metrics.get(n))} |" for n in dict.fromkeys(shown) if n in metrics
     )
     budget = saved["budget"]
     ssn = (
@@ -348,12 +340,6 @@ accuracy and cost panel next to the search's values. `config.yaml` is the trial 
 """
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
-
-
 # -- loading ------------------------------------------------------------------------------------
 
 
@@ -389,20 +375,25 @@ def load_bundle(folder: str | os.PathLike[str]) -> nn.Module:
 # -- retraining ---------------------------------------------------------------------------------
 
 
-def _retrain_config(blob: Mapping[str, Any], *, epochs: int | None, out: Path) -> dict[str, Any]:
+def _retrain_config(
+    cfg: TrialConfig, mapping: Mapping[str, int] | None, *, epochs: int | None, out: Path,
+    device: str | None,
+) -> TrialConfig:
     """The bundle's trial config at the full schedule, with the bundle's SSN mapping fixed."""
-    cfg = check_trial_config(blob["trial_config"])
     if epochs is None:
-        epochs = FULL_SCHEDULE * cfg["train"]["epochs"]
+        epochs = FULL_SCHEDULE * cfg.train["epochs"]
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ConfigError(f"epochs: got {epochs!r}; allowed: an int >= 1")
-    cfg["train"] = {**cfg["train"], "epochs": epochs, "max_steps": None}
-    mapping = blob.get("mapping")
-    if cfg["budget"] is not None and mapping:
+    ssn = cfg.ssn
+    if cfg.budget is not None and mapping:
         stores = max(int(v) for v in mapping.values()) + 1
-        cfg["ssn"] = {**cfg["ssn"], "mapping": dict(mapping), "stores": stores}
-    cfg["artifact_dir"] = str(out / "trained")
-    return check_trial_config(cfg)
+        ssn = {**ssn, "mapping": dict(mapping), "stores": stores}
+    return cfg.replace(
+        train={"epochs": epochs, "max_steps": None},
+        ssn=ssn,
+        artifact_dir=str(out / "trained"),
+        device=device,
+    )
 
 
 def train_bundle(
@@ -432,9 +423,8 @@ def train_bundle(
     folder = Path(folder)
     blob = read_bundle(folder)
     target = Path(out) if out is not None else folder
-    cfg = _retrain_config(blob, epochs=epochs, out=target)
-    if device is not None:
-        cfg = check_trial_config({**cfg, "device": device})
+    searched = TrialConfig.from_dict(blob["trial_config"])
+    cfg = _retrain_config(searched, blob.get("mapping"), epochs=epochs, out=target, device=device)
     recorded = _recorded(folder)
     result = run_trial(cfg)
     table = _compare(recorded, result, blob["trial_config"])
@@ -443,9 +433,9 @@ def train_bundle(
     payload = {
         "format": BUNDLE_FORMAT,
         "bundle": str(folder.resolve()),
-        "epochs": cfg["train"]["epochs"],
-        "search_epochs": check_trial_config(blob["trial_config"])["train"]["epochs"],
-        "trial_config": {**cfg, "artifact_dir": None},
+        "epochs": cfg.train["epochs"],
+        "search_epochs": searched.train["epochs"],
+        "trial_config": {**cfg.to_dict(), "artifact_dir": None},
         "metrics": result,
         "search_metrics": recorded,
         "comparison": table.to_dict(orient="records"),

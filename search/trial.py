@@ -1,8 +1,9 @@
 """One trial of a search as a plain function: build, gate, train, evaluate, measure.
 
-:func:`run_trial` takes a hand-writable dict (see :func:`search._config.check_trial_config` for
-every key and default) and returns a flat JSON-serialisable dict of metrics. Ray Tune wraps it,
-but it needs no scheduler: call it directly in a test, a benchmark or a notebook.
+:func:`run_trial` takes a :class:`~search.config.TrialConfig` or a hand-writable dict (see
+:meth:`TrialConfig.from_dict` for every key and default) and returns a flat JSON-serialisable
+dict of metrics. Ray Tune wraps it, but it needs no scheduler: call it directly in a test, a
+benchmark or a notebook.
 
 Example:
     >>> from search.trial import run_trial
@@ -17,29 +18,36 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
+from objectives._energy import EnergyMeter
 from objectives._indicators import INDICATORS
 from objectives._measure import measure
 from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, evaluate, fit
-from search._config import Constraint, check_trial_config, parse_constraints, parse_objectives
+from search.config import Constraint, TrialConfig
 from spaces._build import build_model
 from spaces._errors import BudgetError
 from spaces.ssn import shapeshift
 
-__all__ = ["ARTIFACT_NAME", "rebuild", "run_trial"]
+__all__ = ["ARTIFACT_NAME", "EpochFn", "model_of", "rebuild", "run_trial"]
 
 #: File name of the trained model in a trial's ``artifact_dir``.
 ARTIFACT_NAME = "model.pt"
 
 
-def run_trial(cfg: Mapping[str, Any]) -> dict[str, Any]:
+#: Receives one dict per trained epoch (see :func:`run_trial`); raising stops the trial.
+EpochFn = Callable[[dict[str, Any]], None]
+
+
+def run_trial(
+    cfg: TrialConfig | Mapping[str, Any], *, on_epoch: EpochFn | None = None
+) -> dict[str, Any]:
     """Runs one trial and returns its metrics.
 
     Steps: seed; load the dataset (cached per process); build the model; shapeshift it into
@@ -48,7 +56,12 @@ def run_trial(cfg: Mapping[str, Any]) -> dict[str, Any]:
     test; measure the other indicators; save the model when ``artifact_dir`` is set.
 
     Args:
-        cfg: A trial config; only ``dataset`` and ``family`` are required.
+        cfg: A trial config (validated once: a dict is checked, a TrialConfig trusted); only
+            ``dataset`` and ``family`` are required.
+        on_epoch: Called after each epoch with ``epoch``, ``accuracy`` (validation so far),
+            ``val_loss``, ``train_time_s`` (so far) and every indicator that is an objective
+            or a constraint, all measured before training (so a multi-fidelity scheduler ranks
+            on every objective at every rung). What it raises stops the trial.
 
     Returns:
         ``accuracy`` (validation: what the search optimises), ``val_loss``, ``test_accuracy``
@@ -57,7 +70,8 @@ def run_trial(cfg: Mapping[str, Any]) -> dict[str, Any]:
         ``train_energy_j``, ``energy_source``, ``train_loss``, ``train_accuracy``, ``epochs``,
         ``plain_params`` (the model before shapeshifting), ``feasible`` (1.0/0.0),
         ``constraint_<i>`` (violation of constraint i: ≤ 0 met), ``cond_*`` conditions,
-        ``trial_time_s``, ``artifact`` (a path, when saved). An infeasible trial (a violated
+        ``trial_time_s``, ``trial_energy_j`` (the whole trial's, measurement included),
+        ``artifact`` (a path, when saved). An infeasible trial (a violated
         analytic constraint, or a budget below the model's minimum) is not trained: it has
         ``accuracy`` 0.0, ``infeasible_reason``, the metrics known so far, and
         ``constraint_<i>`` only for the constraints that could be evaluated.
@@ -67,27 +81,41 @@ def run_trial(cfg: Mapping[str, Any]) -> dict[str, Any]:
         NonFiniteLossError: training diverged. Any other error propagates too: the execution
             layer records it as a failed trial.
     """
+    cfg = TrialConfig.from_dict(cfg)
+    device = _device(cfg.device)
+    with EnergyMeter(device) as meter:
+        metrics = _run(cfg, device, on_epoch)
+    metrics["trial_energy_j"] = meter.joules  # training and measurement: the search's cost
+    return metrics
+
+
+def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> dict[str, Any]:
+    """The steps of :func:`run_trial`."""
     start = time.perf_counter()
-    cfg = check_trial_config(cfg)
-    objectives = parse_objectives(cfg["objectives"])
-    constraints = parse_constraints(cfg["constraints"])
-    device = _device(cfg["device"])
-    data = _data(cfg["dataset"], cfg["data_root"], cfg["val_size"], cfg["seed"], str(device))
+    constraints = cfg.constraints
+    data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.seed, str(device))
     metrics: dict[str, Any] = {}
     try:
         net = _model(cfg, data, device, metrics)
     except BudgetError as err:
         return _finish(metrics, constraints, start, reason=f"budget: {err}")
-    names = _indicator_names(cfg["indicators"], [o.name for o in objectives], constraints)
-    analytic = [n for n in names if INDICATORS.get(n).analytic]
+    names = _indicator_names(cfg.indicators, [o.name for o in cfg.objectives], constraints)
+    ranked = _ranked(cfg) if on_epoch is not None else []
+    early = [n for n in names if INDICATORS.get(n).analytic or n in ranked]
     example = data.train.x[:1]
-    metrics.update(_measure(net, example, analytic, cfg["measure"], device))
-    broken = [c for c in constraints if c.indicator in metrics and c.violation(metrics) > 0]
+    metrics.update(_measure(net, example, early, cfg.measure, device))
+    broken = [
+        c
+        for c in constraints
+        if c.indicator in INDICATORS
+        and INDICATORS.get(c.indicator).analytic
+        and c.violation(metrics) > 0
+    ]
     if broken:
         return _finish(
             metrics, constraints, start, reason="violates " + ", ".join(map(str, broken))
         )
-    result = _train(net, data, cfg, device)
+    result = _train(net, data, cfg, device, on_epoch=_epoch_report(on_epoch, metrics, ranked))
     test = evaluate(net, data.test.x, data.test.y)
     last = result.history[-1]
     metrics.update(
@@ -102,11 +130,11 @@ def run_trial(cfg: Mapping[str, Any]) -> dict[str, Any]:
         train_energy_j=result.energy_j,
     )
     gate_s = metrics.pop("cond_measure_s", 0.0)
-    later = _measure(net, example, [n for n in names if n not in analytic], cfg["measure"], device)
+    later = _measure(net, example, [n for n in names if n not in early], cfg.measure, device)
     metrics.update(later)
     metrics["cond_measure_s"] = gate_s + later.get("cond_measure_s", 0.0)
     metrics["energy_source"] = result.energy_source  # the training's meter, as documented
-    if cfg["artifact_dir"] is not None:
+    if cfg.artifact_dir is not None:
         metrics["artifact"] = _save(net, cfg)
     return _finish(metrics, constraints, start)
 
@@ -121,25 +149,33 @@ def rebuild(artifact: str | os.PathLike[str] | Mapping[str, Any]) -> nn.Module:
         ConfigError: the saved trial config is not valid (any more).
     """
     blob = artifact if isinstance(artifact, Mapping) else _read(Path(artifact))
-    cfg = check_trial_config(blob["trial_config"])
-    info = DATASETS.get(cfg["dataset"])
+    cfg = TrialConfig.from_dict(blob["trial_config"])
+    return model_of(cfg, blob["mapping"], blob["state_dict"])
+
+
+def model_of(
+    cfg: TrialConfig, mapping: Mapping[str, int] | None, state_dict: Mapping[str, Any]
+) -> nn.Module:
+    """The model of a trial config with saved weights (and the saved store mapping of a
+    Shapeshifter network), on the CPU in eval mode."""
+    info = DATASETS.get(cfg.dataset)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(cfg["seed"])
-        model = build_model(cfg["family"], info.in_shape, info.num_classes, **cfg["hyper"])
-    if cfg["budget"] is not None:
-        mapping = {str(k): int(v) for k, v in blob["mapping"].items()}
-        ssn = cfg["ssn"]
+        torch.manual_seed(cfg.seed)
+        model = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
+    if cfg.budget is not None:
+        assignment = {str(k): int(v) for k, v in (mapping or {}).items()}
+        ssn = cfg.ssn
         model = shapeshift(
             model,
-            cfg["budget"],
-            stores=max(mapping.values()) + 1,
-            mapping=mapping,
+            cfg.budget,
+            stores=max(assignment.values()) + 1,
+            mapping=assignment,
             generator=ssn["generator"],
             upsampler=ssn["upsampler"],
             templates=ssn["templates"],
-            seed=cfg["seed"],
+            seed=cfg.seed,
         )
-    model.load_state_dict(blob["state_dict"])
+    model.load_state_dict(state_dict)
     return model.eval()
 
 
@@ -160,15 +196,15 @@ def _data(
     return load(name, root=root, val_size=val_size, seed=seed, device=device, progress=False)
 
 
-def _model(cfg: dict[str, Any], data: Data, device: torch.device, metrics: dict) -> nn.Module:
+def _model(cfg: TrialConfig, data: Data, device: torch.device, metrics: dict) -> nn.Module:
     """The seeded model on ``device``: the family's, shapeshifted when there is a budget."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(cfg["seed"])
-        model = build_model(cfg["family"], data.in_shape, data.num_classes, **cfg["hyper"])
+        torch.manual_seed(cfg.seed)
+        model = build_model(cfg.family, data.in_shape, data.num_classes, **cfg.hyper)
     metrics["plain_params"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    if cfg["budget"] is None:
+    if cfg.budget is None:
         return model.to(device)
-    ssn = cfg["ssn"]
+    ssn = cfg.ssn
     pretrain = None
     if ssn["mapping"] == "auto":
 
@@ -177,13 +213,13 @@ def _model(cfg: dict[str, Any], data: Data, device: torch.device, metrics: dict)
 
     net = shapeshift(
         model,
-        cfg["budget"],
+        cfg.budget,
         stores=ssn["stores"],
         mapping=ssn["mapping"],
         generator=ssn["generator"],
         upsampler=ssn["upsampler"],
         templates=ssn["templates"],
-        seed=cfg["seed"],
+        seed=cfg.seed,
         pretrain=pretrain,
     )
     return net.to(device)
@@ -192,19 +228,58 @@ def _model(cfg: dict[str, Any], data: Data, device: torch.device, metrics: dict)
 def _train(
     model: nn.Module,
     data: Data,
-    cfg: dict[str, Any],
+    cfg: TrialConfig,
     device: torch.device,
     *,
     epochs: int | None = None,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> FitResult:
-    options = dict(cfg["train"])
+    options = dict(cfg.train)
     if epochs is not None:
         options["epochs"] = epochs
-    return fit(model, data, **options, seed=cfg["seed"], device=device, progress=cfg["progress"])
+    return fit(
+        model,
+        data,
+        **options,
+        seed=cfg.seed,
+        device=device,
+        progress=cfg.progress,
+        on_epoch=on_epoch,
+    )
+
+
+def _ranked(cfg: TrialConfig) -> list[str]:
+    """The indicators a rung ranks on: every objective and constraint that is one."""
+    wanted = [*(o.name for o in cfg.objectives), *(c.indicator for c in cfg.constraints)]
+    return [n for n in dict.fromkeys(wanted) if n in INDICATORS]
+
+
+def _epoch_report(
+    on_epoch: EpochFn | None, metrics: Mapping[str, Any], ranked: list[str]
+) -> Callable[[dict[str, float]], None] | None:
+    """``fit``'s epoch callback, passing each epoch on as a learning-curve point."""
+    if on_epoch is None:
+        return None
+    known = {n: _plain(metrics[n]) for n in ranked if n in metrics}
+
+    def report(record: dict[str, float]) -> None:
+        on_epoch(
+            {
+                "epoch": int(record["epoch"]),
+                "accuracy": record["val_accuracy"],
+                "val_loss": record["val_loss"],
+                "train_time_s": record["elapsed_s"],
+                **known,
+            }
+        )
+
+    return report
 
 
 def _indicator_names(
-    requested: list[str] | None, objectives: list[str], constraints: tuple[Constraint, ...]
+    requested: tuple[str, ...] | None,
+    objectives: list[str],
+    constraints: tuple[Constraint, ...],
 ) -> list[str]:
     """The indicators to measure: those requested (None: all), plus every objective and
     constraint that is one."""
@@ -253,14 +328,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _save(net: nn.Module, cfg: dict[str, Any]) -> str:
-    folder = Path(cfg["artifact_dir"])
+def _save(net: nn.Module, cfg: TrialConfig) -> str:
+    folder = Path(cfg.artifact_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ARTIFACT_NAME
     blob = {
         "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()},
         "mapping": getattr(net, "mapping", None),
-        "trial_config": cfg,
+        "trial_config": cfg.to_dict(),
     }
     torch.save(blob, path)
     return str(path)

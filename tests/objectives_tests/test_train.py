@@ -72,7 +72,8 @@ def test_digits_mlp_reaches_90_percent(digits: Data) -> None:
 def test_same_seed_same_history_other_seed_differs(digits: Data) -> None:
     def run(seed: int) -> list[dict[str, float]]:
         model = mlp(0, dropout=0.2)
-        return fit(model, digits, epochs=2, seed=seed, augment=Augment(pad=1)).history
+        history = fit(model, digits, epochs=2, seed=seed, augment=Augment(pad=1)).history
+        return [{k: v for k, v in h.items() if k != "elapsed_s"} for h in history]  # wall time
 
     before = torch.random.get_rng_state()
     first = run(7)
@@ -111,6 +112,34 @@ def test_each_optimizer_and_schedule_runs(digits: Data, optimizer: str, schedule
         assert lrs[-1] < 1e-3 * peak
     assert all(h["val_loss"] == h["val_loss"] for h in result.history)  # finite, not NaN
     assert result.history[-1]["val_accuracy"] > 0.5
+
+
+def test_on_epoch_sees_each_record_in_order(digits: Data) -> None:
+    seen: list[dict[str, float]] = []
+    result = fit(mlp(), digits, epochs=3, on_epoch=seen.append)
+    assert seen == result.history and [r["epoch"] for r in seen] == [1, 2, 3]
+    elapsed = [r["elapsed_s"] for r in seen]
+    assert 0 < elapsed[0] < elapsed[1] < elapsed[2] <= result.train_time_s
+    seen[0]["epoch"] = 99  # the callback's copy, not the history
+    assert result.history[0]["epoch"] == 1
+
+
+def test_on_epoch_exception_stops_the_run(digits: Data) -> None:
+    class Stop(Exception):
+        pass
+
+    calls: list[int] = []
+
+    def stop_after_two(record: dict[str, float]) -> None:
+        calls.append(int(record["epoch"]))
+        if record["epoch"] == 2:
+            raise Stop
+
+    before = torch.random.get_rng_state()
+    with pytest.raises(Stop):
+        fit(mlp(), digits, epochs=5, on_epoch=stop_after_two)
+    assert calls == [1, 2]
+    assert torch.equal(torch.random.get_rng_state(), before)
 
 
 def test_unknown_names_list_the_valid_ones(digits: Data) -> None:

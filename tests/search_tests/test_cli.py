@@ -24,8 +24,8 @@ from objectives.datasets import load
 from objectives.train import evaluate
 from search._cli import _config, build_parser, main
 from search._export import load_bundle
-from search._frame import objectives_of, trials_frame
-from search._knee import front_of
+from search.pareto import front_of
+from search.pareto._frame import objectives_of, trials_frame
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -103,7 +103,7 @@ def test_status_lists_the_search(launched: dict, capsys: pytest.CaptureFixture) 
     assert main(["status", "--out", str(launched["out"])]) == 0
     text = capsys.readouterr().out
     front = front_of(trials_frame(_study(launched)), objectives_of(_study(launched)))
-    assert f"Search {NAME!r}: 2 trial(s), 2 complete, 0 running, 0 failed, 0 infeasible" in text
+    assert f"Search {NAME!r}: 2 trial(s), 2 complete, 0 running, 0 stopped early, 0 failed" in text
     assert "accuracy (maximize), params (minimize), flops_infer (minimize)" in text
     assert f"front: {len(front.numbers)} trial(s) {front.numbers}" in text
     assert "best: accuracy " in text and "constraints: params <= 3000" in text
@@ -249,12 +249,12 @@ def test_other_npas_errors_are_exit_1(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_an_interrupted_launch_is_exit_130(tmp_path, monkeypatch, capsys) -> None:
     """The CLI's side of Ctrl-C (test_execution sends a real SIGINT to ``launch``)."""
-    import search._execution
+    import search.run._launch
 
     def stopped(*args, **kwargs):
-        raise search._execution.SearchInterrupted("search 'x' stopped after 2 of 16 trials")
+        raise search.run._launch.SearchInterrupted("search 'x' stopped after 2 of 16 trials")
 
-    monkeypatch.setattr(search._execution, "launch", stopped)
+    monkeypatch.setattr(search.run._launch, "launch", stopped)
     assert main(["launch", "--out", str(tmp_path), "--quiet"]) == 130
     err = capsys.readouterr().err
     assert "interrupted: search 'x' stopped after 2 of 16 trials" in err

@@ -16,7 +16,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search._config import (
+from search.config import (
     Constraint,
     Objective,
     SearchConfig,
@@ -159,7 +159,7 @@ def test_list_hyper_parameters_are_assembled_from_elements() -> None:
     data["fixed"] = {"scs.widths.2": 6}
     data["space"] |= {"scs.widths.0": [4, 5], "scs.widths.1": {"low": 3, "high": 3}}
     config = load_config(data)
-    cfg = config.trial_config(config.space.sample(0))
+    cfg = config.trial_config(config.space.sample(0)).to_dict()
     assert cfg["family"] == "scs" and cfg["hyper"]["widths"][1:] == [3, 6]
     assert cfg["hyper"]["widths"][0] in (4, 5)
 
@@ -168,7 +168,7 @@ def test_trial_config_merges_train_fixed_and_point() -> None:
     config = load_config(BASE)
     point = {"family": "convnet", "convnet.depth": 2, "budget": 700, "ssn.mapping": "auto",
              "ssn.stores": 2, "train.lr": 0.05}  # fmt: skip
-    cfg = config.trial_config(point, artifact_dir="somewhere")
+    cfg = config.trial_config(point, artifact_dir="somewhere").to_dict()
     assert cfg["hyper"] == {"width": 8, "depth": 2}  # fixed convnet.width, searched depth
     assert cfg["ssn"]["stores"] == 2
     assert cfg["ssn"]["generator"] == "wavg" and cfg["ssn"]["mapping"] == "auto"
@@ -189,7 +189,7 @@ def test_presets_sample_encode_decode_and_give_valid_trial_configs(name: str) ->
     for _ in range(20):
         point = config.space.sample(rng)
         assert config.space.decode(config.space.encode(point)) == point
-        cfg = config.trial_config(point)
+        cfg = config.trial_config(point).to_dict()
         assert check_trial_config(cfg) == cfg  # complete and stable
         families.add(cfg["family"])
     searched = config.space["family"].choices if "family" in config.space else None
@@ -243,7 +243,7 @@ def test_yaml_reads_exponent_floats_and_names_from_the_file(tmp_path: Path) -> N
 
 
 def test_optimiser_names_come_from_the_registry() -> None:
-    from search._optimisers import OPTIMISERS
+    from search.optimisers import OPTIMISERS
 
     for name in OPTIMISERS.names():
         assert load_config(edited("optimiser", name)).optimiser.name == name

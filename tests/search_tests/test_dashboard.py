@@ -20,7 +20,7 @@ from optuna.trial import create_trial
 
 from search._cli import main
 from search._dashboard import start_dashboard, stop_dashboard
-from search._storage import open_storage, open_study
+from search.run._storage import open_storage, open_study
 from spaces import ConfigError
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -6,6 +6,7 @@ runs the real ``run_trial`` on digits. One Ray session serves the whole module.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -22,11 +23,11 @@ import ray
 import ray.cloudpickle
 from optuna.trial import TrialState
 
-from search._config import load_config, load_preset
-from search._execution import launch, trial_budget
-from search._frame import trials_frame
-from search._writer import StorageWriteError
+from search.config import TrialConfig, load_config, load_preset
+from search.errors import StorageWriteError
 from search.pareto import non_dominated
+from search.pareto._frame import trials_frame
+from search.run._launch import launch, trials_counted
 from spaces import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,13 +51,13 @@ def make_config(out: Path, *, optimiser: str = "nsga2", trials: int = 6, **chang
     return load_config(data)
 
 
-def fake_trial(cfg: dict[str, Any]) -> dict[str, Any]:
+def fake_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     """A cheap stand-in for run_trial: mlps score, convnets raise (a crashing trial)."""
-    if cfg["family"] == "convnet":
-        raise ValueError(f"no convnets today (width {cfg['hyper']['width']})")
-    params = float(cfg["budget"])
+    if cfg.family == "convnet":
+        raise ValueError(f"no convnets today (width {cfg.hyper['width']})")
+    params = float(cfg.budget)
     return {
-        "accuracy": 1.0 - 300.0 / params - abs(math.log10(cfg["train"]["lr"]) + 1) / 10,
+        "accuracy": 1.0 - 300.0 / params - abs(math.log10(cfg.train["lr"]) + 1) / 10,
         "params": params,
         "flops_infer": 2.0 * params,
         "feasible": float(params <= 2000),
@@ -65,11 +66,10 @@ def fake_trial(cfg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def slow_trial(cfg: dict[str, Any]) -> dict[str, Any]:
+def slow_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     """fake_trial that takes a second, so a search can be killed while trials run."""
     time.sleep(1.0)
-    cfg = {**cfg, "family": "mlp"}
-    return fake_trial(cfg)
+    return fake_trial(dataclasses.replace(cfg, family="mlp"))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -126,7 +126,7 @@ def test_search_records_front_failures_and_resumes(tmp_path, optimiser, capfd):
 
     before = _snapshot(study)
     study = launch(config, trials=8, trial_fn=fake_trial, progress=False)
-    assert len(study.trials) == 8 and trial_budget(study) == 8
+    assert len(study.trials) == 8 and trials_counted(study) == 8
     assert {n: v for n, v in _snapshot(study).items() if n in before} == before
     assert "[npas]" not in capfd.readouterr().err
 
@@ -149,7 +149,8 @@ import sys
 sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
-from search._execution import SearchInterrupted, launch
+from search.errors import SearchInterrupted
+from search.run._launch import launch
 from tests.search_tests.test_execution import make_config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
 try:
@@ -193,7 +194,7 @@ def test_ctrl_c_stops_the_search_and_marks_the_cut_trials(tmp_path):
     assert not study.get_trials(states=(TrialState.RUNNING,))
     cut = [t for t in study.trials if t.state == TrialState.FAIL]
     assert cut and all(t.user_attrs["error"].startswith("interrupted") for t in cut)
-    assert 3 <= trial_budget(study) < 12
+    assert 3 <= trials_counted(study) < 12
 
 
 def test_killed_search_relaunches_without_losing_trials(tmp_path):
@@ -209,20 +210,20 @@ def test_killed_search_relaunches_without_losing_trials(tmp_path):
         make_config(tmp_path, optimiser=optimiser, trials=12), trial_fn=slow_trial, progress=False
     )
     assert {n: v for n, v in _snapshot(study).items() if n in before} == before
-    assert trial_budget(study) == 12
+    assert trials_counted(study) == 12
     interrupted = [t for t in study.trials if t.state == TrialState.FAIL]
     assert all(t.user_attrs["error"].startswith("interrupted") for t in interrupted)
     assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 12
     assert not study.get_trials(states=(TrialState.RUNNING,))
 
 
-def dropping_trial(cfg: dict[str, Any]) -> dict[str, Any]:
+def dropping_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     """fake_trial (mlp) that breaks the search's storage in its fourth trial."""
-    folder = Path(cfg["artifact_dir"])
+    folder = Path(cfg.artifact_dir)
     if folder.name == "3":
         with sqlite3.connect(folder.parents[2] / "npas.db") as db:
             db.execute("DROP TABLE trial_values")
-    return fake_trial({**cfg, "family": "mlp"})
+    return fake_trial(dataclasses.replace(cfg, family="mlp"))
 
 
 def test_a_storage_that_fails_stops_the_search_with_its_error(tmp_path):

@@ -2,7 +2,7 @@
 ``spaces.build_model``, a model whose test accuracy is the one the search recorded; its files
 say which trial and why; ``train_bundle`` retrains it with the same parameter-store mapping.
 
-The study is written the way ``search launch`` writes it (search._storage: open_study,
+The study is written the way ``search launch`` writes it (search.run._storage: open_study,
 report_of → outcome_of → record → tell, one artifact folder per trial) but without Ray, with
 search.trial.run_trial called directly: the Ray path is covered once in test_cli.
 """
@@ -21,9 +21,10 @@ from optuna.trial import TrialState
 
 from objectives.datasets import load
 from objectives.train import evaluate
-from search._config import SearchConfig, check_trial_config
-from search._export import ExportError, export_bundle, load_bundle, read_bundle, train_bundle
-from search._storage import open_storage, open_study, outcome_of, record, report_of
+from search._export import export_bundle, load_bundle, read_bundle, train_bundle
+from search.config import SearchConfig, check_trial_config
+from search.errors import ExportError
+from search.run._storage import open_storage, open_study, outcome_of, record, report_of
 from search.trial import run_trial
 from spaces import ConfigError
 
@@ -75,7 +76,7 @@ def _study(config: SearchConfig, url: str, out: Path, trials: int) -> optuna.Stu
         trial = study.ask()
         point = config.space.suggest(trial)
         cfg = config.trial_config(point, artifact_dir=str(out / "trials" / str(trial.number)))
-        trial.set_user_attr("trial_config", cfg)
+        trial.set_user_attr("trial_config", cfg.to_dict())
         report = report_of(run_trial(cfg), [n for n, _ in objectives])
         outcome = outcome_of(report, objectives=objectives, constraints=constraints)
         record(trial, outcome)

@@ -10,7 +10,8 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from search._optimisers import FEASIBLE_KEY, OPTIMISERS, point_of
+from search.optimisers import OPTIMISERS, point_of
+from search.run._storage import FEASIBLE_KEY
 from spaces import Categorical, ConfigError, Fixed, Float, Int, Space, UnknownNameError
 
 SPACE = Space(

@@ -16,7 +16,6 @@ from optuna.trial import TrialState, create_trial
 from pymoo.indicators.hv import HV
 from pymoo.problems import get_problem
 
-from search._frame import objectives_of, trials_frame
 from search.pareto import (
     SELECTORS,
     disagreement,
@@ -30,6 +29,7 @@ from search.pareto import (
     parse_spec,
     select,
 )
+from search.pareto._frame import objectives_of, trials_frame
 from spaces._errors import ConfigError, UnknownNameError
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

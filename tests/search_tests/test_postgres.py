@@ -2,7 +2,7 @@
 
 The README promises any SQLAlchemy URL; SQLite is what the other tests use. Here a throwaway
 PostgreSQL cluster (``initdb`` + ``pg_ctl``, as the ``postgres`` user when run as root) holds
-the trials written by ``search._writer`` (read back field by field through a fresh
+the trials written by ``search.run._writer`` (read back field by field through a fresh
 ``RDBStorage``, as on SQLite) and a whole ``launch`` on Ray, resumed once; ``search pareto``
 then reads it. PostgreSQL missing is a failure, not a skip: ``.ci/run`` installs it.
 """
@@ -25,7 +25,7 @@ import sqlalchemy
 from optuna.trial import TrialState
 
 from search._cli import main
-from search._execution import launch, trial_budget
+from search.run._launch import launch, trials_counted
 from tests.search_tests import test_execution, test_writer
 from tests.search_tests.test_writer import not_utc  # noqa: F401 - autouse: a non-UTC zone
 
@@ -100,7 +100,7 @@ def test_launch_resume_and_pareto_on_postgres(url: str, tmp_path: Path, capsys) 
         study = launch(config, trials=6, trial_fn=test_execution.fake_trial, progress=False)
     finally:
         ray.shutdown()
-    assert trial_budget(study) == 6 and [t.number for t in study.trials] == list(range(6))
+    assert trials_counted(study) == 6 and [t.number for t in study.trials] == list(range(6))
     assert all(t.user_attrs["trial_config"]["family"] == t.params["family"] for t in study.trials)
     assert main(["pareto", "--name", "t-nsga2", "--storage", url, "--format", "csv"]) == 0
     assert "accuracy" in capsys.readouterr().out

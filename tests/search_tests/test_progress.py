@@ -9,9 +9,9 @@ import optuna
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search._searcher import Progress
-from search._trainable import report_of
 from search.pareto import hypervolume, non_dominated
+from search.run._progress import Progress
+from search.run._trainable import report_of
 
 OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
 NAMES = [n for n, _ in OBJECTIVES]

@@ -24,14 +24,14 @@ import pytest
 import ray.cloudpickle
 from optuna.trial import TrialState
 
-from search._config import load_config, load_preset
+from search.config import TrialConfig, load_config, load_preset
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
 RAY = str(Path(sys.executable).with_name("ray"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def node_trial(cfg: dict[str, Any]) -> dict[str, Any]:
+def node_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     """A cheap trial that says where it ran (and takes long enough to overlap another)."""
     import os
     import time
@@ -40,8 +40,8 @@ def node_trial(cfg: dict[str, Any]) -> dict[str, Any]:
 
     time.sleep(1.5)
     return {
-        "accuracy": cfg["train"]["lr"],
-        "params": float(cfg["budget"]),
+        "accuracy": cfg.train["lr"],
+        "params": float(cfg.budget),
         "feasible": 1.0,
         "node_id": ray.get_runtime_context().get_node_id(),
         "pid": os.getpid(),
@@ -80,8 +80,8 @@ DRIVER = """
 import json, sys, time
 sys.path.insert(0, {root!r})
 import ray
-from search._config import load_config
-from search._execution import launch
+from search.config import load_config
+from search.run._launch import launch
 from tests.search_tests.test_ray_cluster import node_trial
 
 ray.init(address={address!r}, log_to_driver=False)

@@ -1,4 +1,4 @@
-"""search._report: a report built from a real SQLite study renders every file, its HTML is
+"""search.report._report: a report built from a real SQLite study renders every file, its HTML is
 self-contained and loads in headless Chromium with no console message, and awkward studies
 (failures, no feasible trial, one trial, constant or missing indicators) still render."""
 
@@ -18,8 +18,8 @@ from matplotlib.image import imread
 from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from search._frame import trials_frame
-from search._report import write_report
+from search.pareto._frame import trials_frame
+from search.report._report import write_report
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

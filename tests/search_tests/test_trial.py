@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from objectives import NonFiniteLossError, evaluate, load
-from search._config import load_preset
+from search.config import load_preset
 from search.trial import _data, rebuild, run_trial
 from spaces import ConfigError
 from spaces.ssn import ShapeshiftNet
@@ -127,8 +127,7 @@ def test_a_digits_quick_trial_runs_end_to_end() -> None:
         "family": "convnet", "convnet.depth": 2, "convnet.width": 8, "budget": 1500,
         "ssn.mapping": "single", "ssn.generator": "wavg", "train.lr": 0.1,
     }  # fmt: skip
-    cfg = config.trial_config(point)
-    cfg["train"]["epochs"] = 1
+    cfg = config.trial_config(point).replace(train={"epochs": 1})
     result = run_trial(cfg)
     assert result["feasible"] == 1.0 and result["params"] <= 1500
     for name in config.objective_names + list(config.indicators or []):

@@ -1,4 +1,4 @@
-"""search._writer: trials written in one transaction read back through Optuna as they were.
+"""search.run._writer: trials written in one transaction read back through Optuna as they were.
 
 The writer bypasses ``RDBStorage``'s statement-per-attribute API and writes Optuna's tables
 itself, so these tests read every trial back through a fresh ``RDBStorage`` and compare it,
@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from optuna.trial import FrozenTrial, TrialState
 
-from search._storage import open_storage, open_study
-from search._writer import StorageWriteError, StudyWriter, in_memory_copy
+from search.errors import StorageWriteError
+from search.run._storage import open_storage, open_study
+from search.run._writer import StudyWriter, in_memory_copy
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

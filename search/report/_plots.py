@@ -14,7 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from objectives.pepr import normalize as normalize_cost
-from search._frame import usable, values
+from search.pareto._frame import usable, values
 
 __all__ = ["accuracy_vs", "disagreement_heatmap", "hypervolume_curve", "pepr_isoclines"]
 

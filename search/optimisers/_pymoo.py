@@ -1,234 +1,23 @@
-"""Optimiser plug-ins: one small ask/tell interface over Optuna samplers and pymoo algorithms.
-
-An optimiser proposes points of a :class:`spaces.Space` and is told how they did. It never
-evaluates anything itself, and every proposal is an Optuna trial of the study it is bound to,
-so the storage holds the whole history whichever library proposed the point; binding to a
-study that already has trials resumes from them (Optuna samplers read the study directly;
-pymoo algorithms are told the completed trials again).
-
-One trial's call order::
-
-    opt = OPTIMISERS.get("nsga2")(space, ["maximize", "minimize"], seed=0)
-    opt.bind(study)                      # the study records every trial; resumes its history
-    proposal = opt.ask()                 # None: nothing to propose now (a generation pending)
-    ... evaluate proposal.point elsewhere, record user attrs / constraints on proposal.trial ...
-    opt.tell(proposal.trial.number, values_or_None, TrialState.COMPLETE or FAIL)
-"""
+"""pymoo algorithms as npas optimisers, driven ask/tell a generation at a time."""
 
 from __future__ import annotations
 
 import json
 import math
-import warnings
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import optuna
 from optuna.trial import TrialState
 from pymoo.core.duplicate import DuplicateElimination
 
-from search._storage import FEASIBLE_KEY
+from search.optimisers._base import Optimiser, Proposal, constraint_vector, point_of
 from spaces._dsl import Categorical, Fixed, Int, Space
 from spaces._errors import ConfigError
-from spaces._registry import Registry
 
-__all__ = [
-    "FEASIBLE_KEY",
-    "OPTIMISERS",
-    "Optimiser",
-    "OptunaOptimiser",
-    "Proposal",
-    "PymooOptimiser",
-    "constraint_vector",
-    "point_of",
-    "point_params",
-]
-
-_DIRECTIONS = ("minimize", "maximize")
-
-
-class Proposal(NamedTuple):
-    """A point to evaluate and the RUNNING Optuna trial that records it."""
-
-    trial: optuna.trial.Trial
-    point: dict[str, Any]
-
-
-def point_of(space: Space, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The full point (``Fixed`` values included) of a stored trial's params."""
-    return space.suggest(optuna.trial.FixedTrial(dict(params)))
-
-
-def constraint_vector(trial: optuna.trial.FrozenTrial, keys: Sequence[str]) -> list[float]:
-    """A trial's recorded constraint values in ``keys`` order (a missing one counts as met)."""
-    recorded = trial.constraints
-    return [float(recorded.get(k, 0.0)) for k in keys]
-
-
-class Optimiser(ABC):
-    """Proposes points of a space; told results, it proposes better ones.
-
-    Subclasses set the capability flags and implement :meth:`ask` and :meth:`tell`; state that
-    matters for resuming is rebuilt from the study in :meth:`bind`, so nothing else is saved.
-
-    Args:
-        space: The search space.
-        directions: ``"minimize"``/``"maximize"`` per objective.
-        seed: Seed of the optimiser's random numbers (None: not reproducible).
-        constraints: Names of the constraints recorded on each trial (``trial.constraints``
-            keys, the :data:`FEASIBLE_KEY` included when used), in a fixed order.
-        **options: Algorithm options from the config's ``optimiser`` section.
-    """
-
-    #: Handles more than one objective.
-    multi_objective: ClassVar[bool] = True
-    #: Proposes whole generations and learns only once a generation is told in full.
-    generational: ClassVar[bool] = False
-    #: Option names the constructor accepts (others raise ConfigError).
-    option_names: ClassVar[tuple[str, ...]] = ()
-    #: The registry name (set on registration).
-    name: ClassVar[str] = ""
-
-    def __init__(
-        self,
-        space: Space,
-        directions: Sequence[str],
-        *,
-        seed: int | None = None,
-        constraints: Sequence[str] = (),
-        **options: Any,
-    ) -> None:
-        bad = [d for d in directions if d not in _DIRECTIONS]
-        if not directions or bad:
-            raise ConfigError(
-                f"directions must be a non-empty list of {_DIRECTIONS}, got {list(directions)!r}"
-            )
-        if len(directions) > 1 and not self.multi_objective:
-            raise ConfigError(
-                f"optimiser {self.name!r} handles one objective, got {len(directions)}"
-            )
-        unknown = sorted(set(options) - set(self.option_names))
-        if unknown:
-            raise ConfigError(
-                f"option {unknown[0]!r} (value {options[unknown[0]]!r}) is not known to "
-                f"optimiser {self.name!r}; allowed: {list(self.option_names)}"
-            )
-        self.space = space
-        self.directions = list(directions)
-        self.seed = seed
-        self.constraints = list(constraints)
-        self.options = dict(options)
-        self._study: optuna.Study | None = None
-
-    @property
-    def study(self) -> optuna.Study:
-        """The study this optimiser records into (after :meth:`bind`)."""
-        if self._study is None:
-            raise RuntimeError(f"{type(self).__name__}.bind(study) must be called before use")
-        return self._study
-
-    def sampler(self) -> optuna.samplers.BaseSampler:
-        """The Optuna sampler the study is created with (a plain recorder by default)."""
-        return optuna.samplers.RandomSampler(seed=self.seed)
-
-    def bind(self, study: optuna.Study) -> None:
-        """Attaches the study that records every trial and resumes from its history."""
-        self._study = study
-
-    @abstractmethod
-    def ask(self) -> Proposal | None:
-        """The next point to evaluate, or None when nothing can be proposed now."""
-
-    @abstractmethod
-    def tell(self, number: int, values: Sequence[float] | None, state: TrialState) -> None:
-        """Reports the outcome of trial ``number``: values for COMPLETE, None for FAIL.
-
-        Record user attributes and constraints on the trial before telling: samplers read
-        them while the trial is told.
-        """
-
-
-# -- Optuna samplers ------------------------------------------------------------------------
-
-
-class OptunaOptimiser(Optimiser):
-    """An Optuna sampler proposing define-by-run; the study holds all its state.
-
-    Constraints are read by the samplers from ``trial.constraints`` (set them before the tell).
-    """
-
-    factory: ClassVar[Callable[..., optuna.samplers.BaseSampler]]
-    defaults: ClassVar[dict[str, Any]] = {}
-
-    def sampler(self) -> optuna.samplers.BaseSampler:
-        return type(self).factory(seed=self.seed, **{**self.defaults, **self.options})
-
-    def ask(self) -> Proposal:
-        trial = self.study.ask()
-        return Proposal(trial, self.space.suggest(trial))
-
-    def tell(self, number: int, values: Sequence[float] | None, state: TrialState) -> None:
-        self.study.tell(number, None if values is None else list(values), state=state)
-
-
-class _NSGA2(OptunaOptimiser):
-    """Optuna's NSGA-II sampler (population 16 unless set)."""
-
-    factory = optuna.samplers.NSGAIISampler
-    option_names = ("population_size", "mutation_prob", "crossover_prob", "swapping_prob")
-    defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
-
-
-class _NSGA3(OptunaOptimiser):
-    """Optuna's NSGA-III sampler (population 16 unless set)."""
-
-    factory = optuna.samplers.NSGAIIISampler
-    option_names = (*_NSGA2.option_names, "dividing_parameter")
-    defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
-
-
-class _TPE(OptunaOptimiser):
-    """Optuna's TPE (MOTPE for several objectives), multivariate and grouped for conditions."""
-
-    factory = optuna.samplers.TPESampler
-    option_names = (
-        "n_startup_trials",
-        "n_ei_candidates",
-        "multivariate",
-        "group",
-        "constant_liar",
-    )
-    defaults: ClassVar[dict[str, Any]] = {"multivariate": True, "constant_liar": True}
-
-    def sampler(self) -> optuna.samplers.BaseSampler:
-        options = {**self.defaults, **self.options}
-        options.setdefault("group", bool(options["multivariate"]))  # conditional spaces
-        with warnings.catch_warnings():  # ``group`` is experimental in Optuna 5.0
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.samplers.TPESampler(seed=self.seed, **options)
-
-
-class _GP(OptunaOptimiser):
-    """Optuna's Gaussian-process sampler (logEHVI for several objectives).
-
-    Dimensions outside the intersection of every trial's space (conditional ones) are sampled
-    at random: GP does not model dynamic spaces; the warning for each is turned off.
-    """
-
-    factory = optuna.samplers.GPSampler
-    option_names = ("n_startup_trials", "deterministic_objective")
-    defaults: ClassVar[dict[str, Any]] = {"warn_independent_sampling": False}
-
-
-class _Random(OptunaOptimiser):
-    """Optuna's random sampler: the baseline every other optimiser must beat."""
-
-    factory = optuna.samplers.RandomSampler
-
-
-# -- pymoo algorithms -----------------------------------------------------------------------
+__all__ = ["PymooOptimiser", "point_params"]
 
 
 class PymooOptimiser(Optimiser):
@@ -531,16 +320,3 @@ class _PymooNSGA3(PymooOptimiser):
         return NSGA3(ref_dirs=ref_dirs, pop_size=self.population_size, **self._mixed())
 
 
-OPTIMISERS: Registry[type[Optimiser]] = Registry("optimiser")
-for _name, _cls in {
-    "nsga2": _NSGA2,
-    "nsga3": _NSGA3,
-    "tpe": _TPE,
-    "gp": _GP,
-    "random": _Random,
-    "pymoo-nsga2": _PymooNSGA2,
-    "pymoo-nsga3": _PymooNSGA3,
-    "pymoo-smsemoa": _PymooSMSEMOA,
-}.items():
-    _cls.name = _name
-    OPTIMISERS.add(_name, _cls)

@@ -19,12 +19,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from objectives._indicators import INDICATORS
-from search import _plots
-from search._disagreement import disagreement
-from search._frame import cost_indicators, direction_of, objectives_of, trials_frame
-from search._knee import Selection, front_of, hypervolume_by_trial, why_empty
-from search._render import Section, render_html, render_markdown
-from search._select import select as select_trial
+from search.pareto._disagreement import disagreement
+from search.pareto._frame import cost_indicators, direction_of, objectives_of, trials_frame
+from search.pareto._selectors import Selection
+from search.pareto._selectors import select as select_trial
+from search.pareto._study_front import front_of, hypervolume_by_trial, why_empty
+from search.report import _plots
+from search.report._render import Section, render_html, render_markdown
 
 __all__ = ["write_report"]
 

@@ -1,6 +1,6 @@
 """The Optuna storage every search writes to, and how one trial's outcome is recorded there.
 
-Conventions (SEARCH.md "Storage conventions"): one study per search name; directions and metric
+Conventions: one study per search name; directions and metric
 names from the objectives; study user attrs ``config``, ``objectives``, ``constraints``,
 ``optimiser``, ``npas_version``. Each trial: params = the sampled point, values = the objective
 values, user attrs ``trial_config`` (set when the trial starts), ``metrics`` (the whole
@@ -9,8 +9,7 @@ values, user attrs ``trial_config`` (set when the trial starts), ``metrics`` (th
 ``Trial.set_constraint`` (one per constraint expression plus ``feasible``), which is where
 Optuna's samplers and ``study.best_trials`` read them.
 
-A trial's Ray result (``search._trainable.report_of``) is read back with :func:`outcome_of`.
-``spaces`` (whose package imports torch) is imported only where an error is raised.
+A trial's Ray result (``search.run._trainable.report_of``) is read back with :func:`outcome_of`.
 """
 
 from __future__ import annotations
@@ -21,15 +20,15 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 import optuna
 import sqlalchemy
 from optuna.trial import TrialState
 
-from search._trainable import ERROR_KEY, METRICS_KEY, report_of
-from search._trainable import is_number as _is_number
+from search.errors import ConfigError
+from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
+from search.run._trainable import is_number as _is_number
 
 __all__ = [
     "ERROR_KEY",
@@ -38,13 +37,14 @@ __all__ = [
     "METRICS_KEY",
     "Outcome",
     "counts",
-    "default_storage_url",
     "fail_interrupted",
     "open_storage",
     "open_study",
     "outcome_of",
     "record",
+    "record_cost",
     "report_of",
+    "rung_history",
     "set_metric_names",
 ]
 
@@ -56,14 +56,9 @@ FEASIBLE_KEY = "feasible"
 INTERRUPTED = "interrupted: the search stopped before this trial ended"
 
 #: Config keys that may change between launches of one search (how much and where it runs).
-_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources"})
-
-
-def default_storage_url(out: str | Path) -> str:
-    """``sqlite:///<out>/npas.db`` (absolute, so Ray workers and later commands agree)."""
-    folder = Path(out).expanduser().resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{folder / 'npas.db'}"
+_MAY_CHANGE = frozenset(
+    {"trials", "storage", "address", "out", "name", "resources", "budget"}
+)
 
 
 def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStorage:
@@ -92,8 +87,6 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
             skip_table_creation=checked,
         )
     except Exception as err:  # SQLAlchemy raises many kinds
-        from spaces._errors import ConfigError
-
         raise ConfigError(
             f"storage {url!r} cannot be opened ({type(err).__name__}: {err}); give a SQLAlchemy "
             "URL such as sqlite:///runs/npas.db or postgresql://user@host/db"
@@ -182,8 +175,6 @@ def set_metric_names(study: optuna.Study, names: Sequence[str]) -> None:
 def _check_same(
     name: str, stored: Mapping[str, Any], config: dict[str, Any], objectives: Sequence[Any]
 ) -> None:
-    from spaces._errors import ConfigError
-
     wanted = [[n, d] for n, d in objectives]
     if stored.get("objectives") != wanted:
         raise ConfigError(
@@ -220,9 +211,10 @@ def fail_interrupted(study: optuna.Study) -> list[int]:
 def counts(trial: optuna.trial.FrozenTrial) -> bool:
     """Whether a trial counts toward a search's ``trials``: it ended on its own.
 
-    COMPLETE and FAIL count; a trial interrupted by a killed search does not (it is re-run).
+    COMPLETE, PRUNED (stopped early by the scheduler) and FAIL count; a trial interrupted by a
+    killed search does not (it is re-run).
     """
-    if trial.state == TrialState.COMPLETE:
+    if trial.state in (TrialState.COMPLETE, TrialState.PRUNED):
         return True
     return trial.state == TrialState.FAIL and trial.user_attrs.get("error") != INTERRUPTED
 
@@ -237,6 +229,8 @@ class Outcome:
     error: str | None = None
     feasible: bool = False
     violations: dict[str, float] = field(default_factory=dict)
+    #: The epoch a scheduler stopped a PRUNED trial after.
+    pruned_at: int | None = None
 
 
 def outcome_of(
@@ -255,6 +249,9 @@ def outcome_of(
     result = result or {}
     if ERROR_KEY in result:
         return Outcome(TrialState.FAIL, error=str(result[ERROR_KEY]))
+    if METRICS_KEY not in result and CURVE_KEY in result and not ray_error:
+        point = json.loads(result[CURVE_KEY])
+        return Outcome(TrialState.PRUNED, metrics=point, pruned_at=int(result[EPOCH_KEY]))
     if METRICS_KEY not in result:
         reason = "Ray Tune reported an error for this trial" if ray_error else "no result"
         return Outcome(
@@ -306,7 +303,46 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
         trial.set_user_attr("error", outcome.error)
         trial.set_user_attr("feasible", False)
         return
+    if outcome.state == TrialState.PRUNED:
+        trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
+        return
     trial.set_user_attr("feasible", outcome.feasible)
     trial.set_user_attr("constraints", list(outcome.violations.values()))
     for key, value in outcome.violations.items():
         trial.set_constraint(key, value)
+
+
+def rung_history(
+    study: optuna.Study, objectives: Sequence[str]
+) -> list[tuple[dict[int, list[float]], float]]:
+    """The learning curves of a study's trials as a scheduler's rungs see them: per epoch, the
+    objective vector (the curve's value where it has one, else the trial's recorded metric)
+    and the trial's constraint violation."""
+    out = []
+    for trial in study.get_trials(deepcopy=False):
+        curve = trial.user_attrs.get("curve") or []
+        if not curve:
+            continue
+        metrics = trial.user_attrs.get("metrics") or {}
+        vectors = {
+            int(p["epoch"]): [float(p.get(n, metrics.get(n, math.nan))) for n in objectives]
+            for p in curve
+        }
+        violation = sum(max(0.0, v) for v in (trial.user_attrs.get("constraints") or []))
+        out.append((vectors, violation))
+    return out
+
+
+#: Study user attributes that add up what every launch of a search spent.
+COST_ATTRS = ("search_time_s", "search_energy_j", "search_co2_g")
+
+
+def record_cost(study: optuna.Study, cost: Any) -> None:
+    """Adds a launch's time, energy and CO2 to the study's totals (study user attributes),
+    with where the energy figures come from."""
+    stored = study.user_attrs
+    spent = (cost.elapsed_s, cost.energy_j, cost.co2_g)
+    for key, value in zip(COST_ATTRS, spent, strict=True):
+        study.set_user_attr(key, float(stored.get(key, 0.0)) + float(value))
+    sources = sorted(set(stored.get("search_energy_source", [])) | cost.sources)
+    study.set_user_attr("search_energy_source", sources or ["estimate"])

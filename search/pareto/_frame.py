@@ -7,6 +7,8 @@ constraints, every metric ``run_trial`` returned and the sampled parameters.
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,12 +16,13 @@ import optuna
 import pandas as pd
 
 from objectives._indicators import INDICATORS
-from spaces._errors import ConfigError
+from search.config import metric_direction
 
 __all__ = [
     "FIXED_COLUMNS",
     "cost_indicators",
     "direction_of",
+    "format_value",
     "objectives_of",
     "trials_frame",
     "usable",
@@ -28,11 +31,6 @@ __all__ = [
 
 #: Columns every frame has, before the metrics and parameters.
 FIXED_COLUMNS = ("number", "state", "feasible", "datetime_complete", "error")
-
-#: Metrics that are maximised although no indicator says so.
-_MAXIMISED = ("accuracy", "test_accuracy")
-_MINIMISED = ("val_loss",)
-
 
 def _feasible(trial: optuna.trial.FrozenTrial) -> bool:
     """Completed and within every constraint (user attr, else metrics, else violations)."""
@@ -95,22 +93,26 @@ def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:
     return [(n, d.name.lower()) for n, d in zip(names, study.directions, strict=True)]
 
 
-def direction_of(name: str, objectives: list[tuple[str, str]] | None = None) -> str:
-    """Direction of a metric: the study's objective, else the indicator registry, else known."""
+def direction_of(name: str, objectives: Sequence[tuple[str, str]] | None = None) -> str:
+    """Direction of a metric: the study's objective, else its natural one (test-set metrics
+    included: a table reports them).
+
+    Raises:
+        ConfigError: a metric with no known direction.
+    """
     for objective, direction in objectives or []:
         if objective == name:
             return direction
-    if name in INDICATORS:
-        return INDICATORS.get(name).direction
-    if name in _MAXIMISED:
-        return "maximize"
-    if name in _MINIMISED:
-        return "minimize"
-    raise ConfigError(
-        f"metric {name!r} has no known direction: make it an objective of the study or use a "
-        f"registered indicator ({', '.join(INDICATORS.names())}) or one of "
-        f"{_MAXIMISED + _MINIMISED}"
-    )
+    return metric_direction(name, path="metric", reported=True)
+
+
+def format_value(value: Any, *, digits: int = 6) -> str:
+    """A metric as text: integers as integers, finite floats to ``digits`` significant digits."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return str(value)
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{float(value):.{digits}g}"
 
 
 def _numeric(column: pd.Series) -> pd.Series:

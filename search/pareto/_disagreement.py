@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from search._frame import cost_indicators, direction_of, usable, values
-from search._front import non_dominated
+from search.pareto._frame import cost_indicators, direction_of, usable, values
+from search.pareto._front import non_dominated
 
 __all__ = ["Disagreement", "disagreement", "jaccard"]
 
@@ -66,7 +66,7 @@ def disagreement(
     """Kendall τ and Pareto-set overlap for every pair of cost indicators.
 
     Args:
-        frame: A study frame (:func:`search._frame.trials_frame`).
+        frame: A study frame (:func:`search.pareto._frame.trials_frame`).
         indicators: Indicators to compare; None takes every registered indicator recorded with
             a finite value. Names not recorded are dropped.
         performance: The metric the Pareto sets trade against (maximised).

@@ -1,11 +1,9 @@
 """The search's study in memory, each trial written to its storage in one transaction.
 
-Optuna's samplers and Ray Tune's OptunaSearch read the whole history several times per trial,
-and an RDB storage answers each read with a query (7–50 ms on SQLite for tens to hundreds of
-trials); through ``RDBStorage``'s API, writing one trial costs another ~20 ms: each parameter
-and attribute is its own session, and a template trial is checked and inserted in 41
-statements. Done in Ray Tune's driver loop, that doubled the time of a short trial (a writer
-thread or process did not help on a busy machine: it is CPU work either way).
+Optuna's samplers read the whole history several times per trial, and an RDB storage answers
+each read with a query; through ``RDBStorage``'s API each parameter and attribute of a trial is
+its own session. Done in Ray Tune's driver loop, that doubled the time of a short trial
+(``benchmarks/engine_overhead.py`` measures it).
 
 So the optimiser works on an in-memory copy of the study (:func:`in_memory_copy`, what plain
 Ray Tune uses), and a :class:`StudyWriter` writes each trial to the storage in one transaction
@@ -31,14 +29,10 @@ from optuna.distributions import distribution_to_json
 from optuna.storages._rdb import models  # Optuna's schema: the rows RDBStorage writes
 from optuna.trial import FrozenTrial
 
-from search._storage import set_metric_names
-from spaces._errors import NpasError
+from search.errors import StorageWriteError
+from search.run._storage import set_metric_names
 
 __all__ = ["StorageWriteError", "StudyWriter", "in_memory_copy"]
-
-
-class StorageWriteError(NpasError, RuntimeError):
-    """A trial could not be written to the search's storage."""
 
 
 def in_memory_copy(study: optuna.Study, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
@@ -66,6 +60,7 @@ _PARAMS = models.TrialParamModel.__table__
 _VALUES = models.TrialValueModel.__table__
 _USER = models.TrialUserAttributeModel.__table__
 _SYSTEM = models.TrialSystemAttributeModel.__table__
+_INTERMEDIATE = models.TrialIntermediateValueModel.__table__
 
 
 class StudyWriter:
@@ -127,6 +122,19 @@ class StudyWriter:
             _insert(db, _SYSTEM, _attr_rows(trial_id, trial.system_attrs))
         self._ids[trial.number] = trial_id
         self._written[trial.number] = copy.deepcopy((trial.user_attrs, trial.system_attrs))
+
+    def intermediate(self, number: int, step: int, value: float) -> None:
+        """Writes one learning-curve point (Optuna's intermediate value at ``step``) at once,
+        so the dashboard shows a running trial's curve and a killed search keeps it."""
+        stored, kind = models.TrialIntermediateValueModel.intermediate_value_to_stored_repr(value)
+        row = {
+            "trial_id": self._ids[number],
+            "step": step,
+            "intermediate_value": stored,
+            "intermediate_value_type": kind,
+        }
+        with self._transaction() as db:
+            db.execute(_INTERMEDIATE.insert().values(**row))
 
     def finished(self, trial: FrozenTrial) -> None:
         """Writes the end of a trial: state, values and the attributes that changed."""

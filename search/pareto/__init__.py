@@ -6,7 +6,7 @@ take ``(n, m)`` objective values with one ``"minimize"``/``"maximize"`` directio
 normalised per objective to ``[0, 1]`` — 0 at the best bound, 1 at the worst, bounds from the
 data unless given — with the reference point 1.1 in normalised space unless given; every
 :class:`HVResult` states both. The frame functions take the table
-:func:`search._frame.trials_frame` builds from an Optuna study: infeasible, failed and
+:func:`trials_frame` builds from an Optuna study: infeasible, failed and
 unfinished trials are never on a front.
 
 Example:
@@ -18,8 +18,9 @@ Example:
 
 from __future__ import annotations
 
-from search._disagreement import Disagreement, disagreement, jaccard
-from search._front import (
+from search.pareto._disagreement import Disagreement, disagreement, jaccard
+from search.pareto._frame import direction_of, format_value, objectives_of, trials_frame
+from search.pareto._front import (
     DEFAULT_REF,
     HVResult,
     hypervolume,
@@ -28,32 +29,40 @@ from search._front import (
     non_dominated,
     normalise,
 )
-from search._knee import (
+from search.pareto._selectors import (
     SELECTORS,
     Candidates,
-    Front,
-    KneeSelector,
-    Objectives,
     Selection,
+    Selector,
+    forms,
+    parse_spec,
+    select,
+)
+from search.pareto._study_front import (
+    Front,
+    Objectives,
     front_of,
+    front_table,
     hypervolume_by_trial,
     resolve_objectives,
 )
-from search._select import FORMS, parse_spec, select
 
 __all__ = [
     "DEFAULT_REF",
-    "FORMS",
     "SELECTORS",
     "Candidates",
     "Disagreement",
     "Front",
     "HVResult",
-    "KneeSelector",
     "Objectives",
     "Selection",
+    "Selector",
+    "direction_of",
     "disagreement",
+    "format_value",
+    "forms",
     "front_of",
+    "front_table",
     "hypervolume",
     "hypervolume_by_trial",
     "hypervolume_history",
@@ -61,7 +70,9 @@ __all__ = [
     "minimisation_form",
     "non_dominated",
     "normalise",
+    "objectives_of",
     "parse_spec",
     "resolve_objectives",
     "select",
+    "trials_frame",
 ]

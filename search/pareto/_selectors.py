@@ -1,17 +1,21 @@
-"""Fronts of a study's frame and the knee selectors that pick one trial from it.
+"""Selectors: the rules that pick one trial of a study's frame (a knee, a PePR argmax, an
+ε-constraint, ...), and the one-string specs that name them (``--select``).
 
 A selector's public ``do`` builds the candidates (completed, feasible trials that are finite in
 every objective), normalises the objectives and marks the front; its ``_do`` only chooses. A
 selector may return None (nothing qualifies, e.g. no trial under an ε limit) and then the
 caller says so. Every :class:`Selection` carries a sentence saying why that trial was chosen.
+A new selector is one registered class: its ``forms`` (the spec forms it accepts, shown in
+errors and the CLI's help) and ``parse`` (spec body → options) live on it.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -23,107 +27,21 @@ from pymoo.mcdm.pseudo_weights import PseudoWeights
 
 from objectives.pepr import normalize as normalize_cost
 from objectives.pepr import pepr, pepr_weighted
-from search._frame import direction_of, usable, values
-from search._front import HVResult, hypervolume_history, non_dominated, normalise
+from search.pareto._frame import direction_of, format_value, usable, values
+from search.pareto._front import non_dominated, normalise
+from search.pareto._study_front import Objectives, resolve_objectives
 from spaces._errors import ConfigError
 from spaces._registry import Registry
 
 __all__ = [
     "SELECTORS",
     "Candidates",
-    "Front",
-    "KneeSelector",
-    "Objectives",
     "Selection",
-    "front_of",
-    "hypervolume_by_trial",
-    "resolve_objectives",
-    "why_empty",
+    "Selector",
+    "forms",
+    "parse_spec",
+    "select",
 ]
-
-#: Objectives as ``[(name, "minimize" | "maximize"), ...]``, or names whose direction is known.
-Objectives = Sequence[tuple[str, str] | str]
-
-
-def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tuple[str, str], ...]:
-    """Validates objective names against the frame and fills in missing directions."""
-    if isinstance(objectives, str) or not objectives:
-        raise ConfigError(
-            f"objectives must be a non-empty list of names or (name, direction), got "
-            f"{objectives!r}"
-        )
-    pairs = []
-    for item in objectives:
-        name, direction = (item, None) if isinstance(item, str) else tuple(item)
-        if name not in frame.columns:
-            recorded = sorted(c for c in frame.columns if not str(c).startswith("params_"))
-            raise ConfigError(f"objective {name!r} is not recorded; recorded: {recorded}")
-        pairs.append((name, direction or direction_of(name)))
-    return tuple(pairs)
-
-
-@dataclass(frozen=True)
-class Front:
-    """The feasible Pareto front of a frame on some objectives.
-
-    Attributes:
-        objectives: The ``(name, direction)`` pairs sorted on.
-        mask: Boolean Series aligned with the frame: True on the front.
-        numbers: Trial numbers on the front, ascending.
-        message: None, or why the front is empty (no completed or no feasible trial).
-    """
-
-    objectives: tuple[tuple[str, str], ...]
-    mask: pd.Series
-    numbers: list[int]
-    message: str | None
-
-
-def why_empty(frame: pd.DataFrame, names: list[str]) -> str:
-    """Why no trial of ``frame`` can be compared on ``names``, in words."""
-    complete = frame["state"] == "COMPLETE"
-    if not complete.any():
-        return f"no completed trial among {len(frame)} trial(s)"
-    if not (complete & frame["feasible"]).any():
-        return f"no feasible trial: all {int(complete.sum())} completed trial(s) are infeasible"
-    return f"no feasible trial has finite values for {names}"
-
-
-def front_of(frame: pd.DataFrame, objectives: Objectives) -> Front:
-    """Non-dominated feasible trials of ``frame`` on ``objectives`` (any subset of metrics)."""
-    pairs = resolve_objectives(frame, objectives)
-    names = [n for n, _ in pairs]
-    ok = usable(frame, names).to_numpy()
-    mask = non_dominated(values(frame, names), [d for _, d in pairs], ok)
-    series = pd.Series(mask, index=frame.index)
-    numbers = sorted(int(n) for n in frame.loc[series, "number"])
-    return Front(pairs, series, numbers, None if numbers else why_empty(frame, names))
-
-
-def hypervolume_by_trial(
-    frame: pd.DataFrame,
-    objectives: Objectives,
-    *,
-    bounds: Any = None,
-    ref: Any = None,
-) -> tuple[pd.DataFrame, HVResult]:
-    """Hypervolume of the feasible front after each completed trial, in completion order.
-
-    Bounds come from all feasible trials (unless given) and stay fixed, so the curve never
-    decreases. Returns a frame with ``number``, ``datetime_complete``, ``hypervolume`` and the
-    final :class:`HVResult`, which states the bounds and reference point.
-    """
-    pairs = resolve_objectives(frame, objectives)
-    names = [n for n, _ in pairs]
-    done = frame[frame["state"] == "COMPLETE"]
-    done = done.sort_values(["datetime_complete", "number"], kind="stable", na_position="last")
-    ok = usable(done, names).to_numpy()
-    history, final = hypervolume_history(
-        values(done, names), [d for _, d in pairs], feasible=ok, bounds=bounds, ref=ref
-    )
-    table = done[["number", "datetime_complete"]].reset_index(drop=True)
-    table["hypervolume"] = history
-    return table, final
 
 
 @dataclass(frozen=True)
@@ -182,18 +100,16 @@ class Candidates:
     def describe(self, position: int, columns: Sequence[str] | None = None) -> str:
         """``trial 7 (accuracy=0.91, params=3012)`` for reasons."""
         row = self.frame.iloc[position]
-        shown = ", ".join(f"{c}={_fmt(row[c])}" for c in (columns or self.names))
+        shown = ", ".join(f"{c}={format_value(row[c], digits=4)}" for c in (columns or self.names))
         return f"trial {int(row['number'])} ({shown})"
 
 
-def _fmt(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float | np.floating) else str(value)
-
-
-class KneeSelector(ABC):
+class Selector(ABC):
     """Chooses one trial of a study frame; subclasses implement :meth:`_do`."""
 
     name: ClassVar[str]
+    #: The spec forms it accepts, as shown in errors and the CLI's help.
+    forms: ClassVar[tuple[str, ...]]
     #: False for selectors that may pick an infeasible (but completed) trial on request.
     feasible_only: ClassVar[bool] = True
 
@@ -201,7 +117,7 @@ class KneeSelector(ABC):
         """Selects a trial, or returns None when no trial qualifies.
 
         Args:
-            frame: A study frame (:func:`search._frame.trials_frame`).
+            frame: A study frame (:func:`search.pareto._frame.trials_frame`).
             objectives: The objectives the front is taken on.
             **options: The selector's own options (see its class docstring).
         """
@@ -215,11 +131,17 @@ class KneeSelector(ABC):
     def _do(self, cand: Candidates, **options: Any) -> Selection | None:
         """Chooses among ``cand`` (never empty)."""
 
+    def parse(self, spec: str, body: str) -> dict[str, Any]:
+        """The options of a spec ``<name>:<body>``; a selector without options takes none."""
+        if body:
+            raise _bad(spec, f"{self.name!r} takes no options")
+        return {}
 
-SELECTORS: Registry[KneeSelector] = Registry("knee selector")
+
+SELECTORS: Registry[Selector] = Registry("selector")
 
 
-def _register(cls: type[KneeSelector]) -> type[KneeSelector]:
+def _register(cls: type[Selector]) -> type[Selector]:
     """Registers one instance of a selector class under its ``name``."""
     SELECTORS.add(cls.name, cls())
     return cls
@@ -245,7 +167,7 @@ def _tradeoff_points(F: np.ndarray) -> tuple[np.ndarray | None, str]:
 
 
 @_register
-class TradeoffSelector(KneeSelector):
+class TradeoffSelector(Selector):
     """pymoo HighTradeoffPoints on the normalised feasible front.
 
     The front point whose least improvement per unit deterioration towards its neighbours is
@@ -255,6 +177,7 @@ class TradeoffSelector(KneeSelector):
     """
 
     name = "tradeoff"
+    forms = ("knee", "tradeoff")
 
     def _do(self, cand: Candidates, **options: Any) -> Selection:
         _no_options(self.name, options)
@@ -297,7 +220,7 @@ def _weights(name: str, weights: Any, m: int, labels: Sequence[str]) -> np.ndarr
 
 
 @_register
-class AsfSelector(KneeSelector):
+class AsfSelector(Selector):
     """pymoo ASF decomposition on the normalised front with user weights.
 
     Chooses the front point minimising ``max_i F_i / w_i`` (utopian point 0): the point on the
@@ -306,6 +229,10 @@ class AsfSelector(KneeSelector):
     """
 
     name = "asf"
+    forms = ("asf:<w1>,<w2>,...",)
+
+    def parse(self, spec: str, body: str) -> dict[str, Any]:
+        return _parse_weights(spec, body)
 
     def _do(self, cand: Candidates, *, weights: Any) -> Selection:
         w = _weights(self.name, weights, len(cand.names), cand.names)
@@ -321,7 +248,7 @@ class AsfSelector(KneeSelector):
 
 
 @_register
-class PseudoWeightSelector(KneeSelector):
+class PseudoWeightSelector(Selector):
     """pymoo PseudoWeights on the front: the point whose pseudo-weights match the user's.
 
     A point's pseudo-weight for an objective is its normalised distance from the worst front
@@ -330,6 +257,10 @@ class PseudoWeightSelector(KneeSelector):
     """
 
     name = "pseudo"
+    forms = ("pseudo:<w1>,<w2>,...",)
+
+    def parse(self, spec: str, body: str) -> dict[str, Any]:
+        return _parse_weights(spec, body)
 
     def _do(self, cand: Candidates, *, weights: Any) -> Selection:
         w = _weights(self.name, weights, len(cand.names), cand.names)
@@ -363,7 +294,7 @@ def _first_best(keys: list[np.ndarray]) -> int:
 
 
 @_register
-class PeprSelector(KneeSelector):
+class PeprSelector(Selector):
     """Argmax of PePR = P / (1 + Σ w_i R_i / α) over the feasible trials (objectives.pepr).
 
     Costs are normalised over the feasible trials (``minmax`` unless ``normalize`` says
@@ -376,6 +307,30 @@ class PeprSelector(KneeSelector):
     """
 
     name = "pepr"
+    forms = (
+        "pepr:<indicator>[+<indicator>...][:alpha=<a>][:normalize=minmax|max]",
+        "pepr:<w>*<indicator>+<w>*<indicator>",
+    )
+
+    def parse(self, spec: str, body: str) -> dict[str, Any]:
+        head, *opts = body.split(":")
+        weights: dict[str, float] = {}
+        for term in head.split("+"):
+            match = _TERM.match(term.strip())
+            if not match:
+                raise _bad(spec, f"{term!r} is not an indicator name or <weight>*<name>")
+            w, name = match.groups()
+            weights[name] = _number(spec, w, "a weight") if w is not None else 1.0
+        options: dict[str, Any] = {"indicators": weights}
+        for opt in opts:
+            key, sep, value = opt.partition("=")
+            if key == "alpha" and sep:
+                options["alpha"] = _number(spec, value, "alpha")
+            elif key == "normalize" and value in ("minmax", "max"):
+                options["normalize"] = value
+            else:
+                raise _bad(spec, f"unknown pepr option {opt!r} (alpha=<a>, normalize=minmax|max)")
+        return options
 
     def _do(
         self,
@@ -426,7 +381,7 @@ def _indicator_weights(indicators: Any) -> dict[str, float]:
 
 
 @_register
-class EpsilonSelector(KneeSelector):
+class EpsilonSelector(Selector):
     """ε-constraint: the best performance among feasible trials whose indicator is within X.
 
     Options: ``indicator``, ``limit`` (a number), ``op`` (``"<="`` default, or ``">="`` for
@@ -436,6 +391,14 @@ class EpsilonSelector(KneeSelector):
     """
 
     name = "epsilon"
+    forms = ("epsilon:<indicator><=<x>", "epsilon:<indicator>>=<x>")
+
+    def parse(self, spec: str, body: str) -> dict[str, Any]:
+        match = _EPSILON.match(body.strip())
+        if not match:
+            raise _bad(spec, "epsilon needs <indicator><=<x> or <indicator>>=<x>")
+        name, op, limit = match.groups()
+        return {"indicator": name, "op": op, "limit": _number(spec, limit, "the limit")}
 
     def _do(
         self,
@@ -466,13 +429,19 @@ class EpsilonSelector(KneeSelector):
 
 
 @_register
-class BestSelector(KneeSelector):
+class BestSelector(Selector):
     """The feasible trial with the best value of one metric (its direction from the study's
     objectives or the indicator registry). Ties go to front trials, then the lower number.
     Option: ``metric``.
     """
 
     name = "best"
+    forms = ("best:<metric>",)
+
+    def parse(self, spec: str, body: str) -> dict[str, Any]:
+        if not re.fullmatch(_NAME, body.strip()):
+            raise _bad(spec, f"best needs a metric name, got {body!r}")
+        return {"metric": body.strip()}
 
     def _do(self, cand: Candidates, *, metric: str) -> Selection | None:
         column = _column(cand, metric)
@@ -487,14 +456,20 @@ class BestSelector(KneeSelector):
 
 
 @_register
-class TrialSelector(KneeSelector):
+class TrialSelector(Selector):
     """The trial with a given number, if it completed (feasible or not: the reason says).
 
     Option: ``number``.
     """
 
     name = "trial"
+    forms = ("trial:<number>",)
     feasible_only = False
+
+    def parse(self, spec: str, body: str) -> dict[str, Any]:
+        if not body.strip().isdigit():
+            raise _bad(spec, f"trial number must be a non-negative integer, got {body!r}")
+        return {"number": int(body)}
 
     def _do(self, cand: Candidates, *, number: int) -> Selection:
         hits = np.flatnonzero(cand.frame["number"].to_numpy() == number)
@@ -508,3 +483,72 @@ class TrialSelector(KneeSelector):
         on_front = " on the front" if cand.front[pos] and status == "feasible" else ""
         reason = f"requested by number: {cand.describe(pos)}, {status}{on_front}"
         return cand.pick(pos, self.name, reason)
+
+
+# -- specs ------------------------------------------------------------------------------------
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_EPSILON = re.compile(rf"^({_NAME})\s*(<=|>=)\s*(\S+)$")
+_TERM = re.compile(rf"^(?:(\S+?)\*)?({_NAME})$")
+#: ``knee``, the default spec, means the tradeoff selector.
+_ALIASES = {"knee": "tradeoff"}
+
+
+def forms() -> list[str]:
+    """Every spec form of every registered selector, in registry order."""
+    return [form for name in SELECTORS.names() for form in SELECTORS.get(name).forms]
+
+
+def _bad(spec: str, why: str) -> ConfigError:
+    return ConfigError(f"bad selection {spec!r}: {why}; allowed forms: {', '.join(forms())}")
+
+
+def _number(spec: str, text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise _bad(spec, f"{what} must be a number, got {text!r}") from None
+    if not np.isfinite(value):
+        raise _bad(spec, f"{what} must be finite, got {text!r}")
+    return value
+
+
+def _parse_weights(spec: str, body: str) -> dict[str, Any]:
+    parts = body.split(",")
+    if not body or any(not p.strip() for p in parts):
+        raise _bad(spec, "weights must be a comma-separated list of numbers")
+    return {"weights": [_number(spec, p, "a weight") for p in parts]}
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``(selector name, options)`` for a selection spec; ConfigError on a bad one."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise _bad(str(spec), "empty selection")
+    kind, _, body = spec.strip().partition(":")
+    kind = _ALIASES.get(kind, kind)
+    if kind not in SELECTORS:
+        raise _bad(spec, f"unknown selector {kind!r}")
+    return kind, SELECTORS.get(kind).parse(spec, body)
+
+
+def select(frame: pd.DataFrame, spec: str, objectives: Objectives) -> Selection | None:
+    """Chooses a trial of a study frame by a selection spec (e.g. ``"knee"``,
+    ``"pepr:latency_ms:alpha=2"``, ``"epsilon:params<=1000"``).
+
+    Args:
+        frame: A study frame (:func:`search.pareto.trials_frame`).
+        spec: The selection spec.
+        objectives: The objectives the front is taken on (``[(name, direction), ...]``).
+
+    Returns:
+        The :class:`Selection` (its ``selector`` is the spec as given, and ``knee`` says that
+        it means ``tradeoff``), or None when no trial qualifies: the caller says so.
+    """
+    name, options = parse_spec(spec)
+    chosen = SELECTORS.get(name).do(frame, objectives, **options)
+    if chosen is None:
+        return None
+    reason = chosen.reason
+    if spec.strip() in _ALIASES:
+        reason = f"{spec.strip()} (= the {name} selector, the default): {reason}"
+    return replace(chosen, selector=spec.strip(), reason=reason)

@@ -1,0 +1,107 @@
+"""The small checks every config section is built from.
+
+Each takes the value and its key path, and returns the value (normalised) or raises
+:class:`~spaces._errors.ConfigError` naming the path, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from spaces._errors import ConfigError
+
+
+def _bad(path: str, value: Any, allowed: str) -> ConfigError:
+    return ConfigError(f"{path}: got {value!r}; allowed: {allowed}")
+
+
+def _join(path: str, key: object) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _check_keys(data: Mapping[str, Any], allowed: Iterable[str], path: str) -> None:
+    allowed = list(allowed)
+    for key in data:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            where = f"{path}: unknown key" if path else "unknown key"
+            raise ConfigError(
+                f"{where} {key!r} (value {data[key]!r}){hint}; allowed keys: {allowed}"
+            )
+
+
+def _mapping(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(path, value, "a mapping of keys to values")
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        raise _bad(path, bad[0], "string keys only")
+    return dict(value)
+
+
+def _int(value: Any, path: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise _bad(path, value, f"an int >= {low}")
+    return int(value)
+
+
+def _number(
+    value: Any,
+    path: str,
+    *,
+    low: float,
+    high: float = math.inf,
+    open_low: bool = False,
+    open_high: bool = False,
+) -> float:
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    if ok:
+        ok = (value > low if open_low else value >= low) and (
+            value < high if open_high else value <= high
+        )
+    if not ok:
+        left, right = "(" if open_low else "[", ")" if open_high else "]"
+        raise _bad(path, value, f"a finite number in {left}{low}, {high}{right}")
+    return float(value)
+
+
+def _name(value: Any, path: str, names: Iterable[str]) -> str:
+    names = list(names)
+    if not isinstance(value, str) or value.lower() not in names:
+        raise _bad(path, value, f"one of {names}")
+    return value.lower()
+
+
+def _bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _bad(path, value, "true or false")
+    return value
+
+
+def _optional(check: Any) -> Any:
+    def run(value: Any, path: str) -> Any:
+        return None if value is None else check(value, path)
+
+    return run
+
+
+def _text(value: Any, path: str) -> str:
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise _bad(path, value, "a non-empty string")
+    return value
+
+
+def _val_size(value: Any, path: str) -> int | float:
+    if isinstance(value, float) and 0 < value < 1:
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
+        return int(value)
+    raise _bad(path, value, "null (the dataset's default), a fraction in (0, 1) or a count >= 1")

@@ -1,0 +1,94 @@
+"""Loading a search config: a YAML file, a dict, or a preset shipped in ``presets/``.
+
+YAML is read with a safe loader (no object construction) that also reads ``1e-3`` as a float.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from search.config._checks import _bad
+from search.config._search import SearchConfig
+from spaces._errors import ConfigError, NpasError
+
+__all__ = ["list_presets", "load_config", "load_preset"]
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that reads ``1e-3`` as a float (YAML 1.1 wants ``1.0e-3``)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
+        r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
+
+
+def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> SearchConfig:
+    """A search config from a YAML file or a dict (a dict is taken as :meth:`from_dict` does).
+
+    Raises:
+        ConfigError: a missing file, a YAML syntax error (with the file and the line) or any
+            invalid value (prefixed with the file).
+    """
+    if isinstance(source, Mapping):
+        return SearchConfig.from_dict(source)
+    path = Path(source)
+    if not path.is_file():
+        raise ConfigError(
+            f"config file {str(path)!r} does not exist; pass a YAML file or one of the presets "
+            f"{list_presets()} with --preset"
+        )
+    return _load_text(path.read_text(encoding="utf-8"), where=str(path), name=path.stem)
+
+
+def _load_text(text: str, *, where: str, name: str) -> SearchConfig:
+    stream = io.StringIO(text)
+    stream.name = where  # type: ignore[misc]  # YAML's messages then say where
+    try:
+        data = yaml.load(stream, Loader=_Loader)  # a SafeLoader subclass
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{where}: not valid YAML: {err}") from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: must hold a mapping of sections, got {data!r}")
+    try:
+        return SearchConfig.from_dict(data, name=name)
+    except NpasError as err:
+        raise ConfigError(f"{where}: {err}") from None
+
+
+def _presets() -> Any:
+    """The folder of packaged presets (a Traversable: a zip import works too)."""
+    return resources.files("search.config") / "presets"
+
+
+def list_presets() -> list[str]:
+    """Names of the presets shipped in ``search/presets``."""
+    folder = _presets()
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_preset(name: str) -> SearchConfig:
+    """A packaged preset (``digits-quick``, ``mnist-tiny``, ``cifar10-wrn``).
+
+    Raises:
+        ConfigError: no preset of that name (the message lists them).
+    """
+    if name not in list_presets():
+        raise _bad("preset", name, f"one of {list_presets()}")
+    text = (_presets() / f"{name}.yaml").read_text(encoding="utf-8")
+    return _load_text(text, where=f"preset {name!r}", name=name)

@@ -1,0 +1,635 @@
+"""The search config: a whole search (dataset, space, fixed values, training, objectives,
+constraints, optimiser, trials, resources, storage), validated into a :class:`SearchConfig`.
+
+Names of space dimensions and fixed values: ``family``; ``budget`` (None or absent: the plain
+model); ``ssn.<option>``; ``train.<option>``; ``<family>.<hyper>`` (made conditional on
+``family`` automatically); ``<family>.<hyper>.<i>`` for element ``i`` of a list-valued
+hyper-parameter (``scs.widths.0``, ``scs.widths.1``, ...), since a dimension holds one scalar.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from search.config._checks import (
+    _bad,
+    _check_keys,
+    _int,
+    _join,
+    _mapping,
+    _name,
+    _number,
+    _optional,
+    _text,
+    _val_size,
+)
+from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
+from search.config._trial import (
+    DEFAULT_EPOCHS,
+    SSN_OPTIONS,
+    TRAIN_OPTIONS,
+    TRIAL_OPTIONS,
+    TrialConfig,
+    _indicators,
+    _measure,
+    _section,
+    _tuple,
+)
+from spaces._build import FAMILIES, hyper_keys
+from spaces._dsl import Categorical, Fixed, Float, Int, Space
+from spaces._errors import ConfigError
+
+__all__ = ["OptimiserConfig", "ResourceConfig", "SearchConfig", "default_storage_url"]
+
+
+def default_storage_url(out: str | Path) -> str:
+    """``sqlite:///<out>/npas.db``, absolute (Ray workers and later commands agree on it)."""
+    return f"sqlite:///{Path(out).expanduser().resolve() / 'npas.db'}"
+
+
+@dataclass(frozen=True)
+class ResourceConfig:
+    """What one trial asks the scheduler for: CPUs (> 0) and a GPU share (0 to any)."""
+
+    cpu: float = 1.0
+    gpu: float = 0.0
+
+    @classmethod
+    def from_dict(cls, data: Any, *, path: str = "resources") -> ResourceConfig:
+        data = _mapping({} if data is None else data, path)
+        _check_keys(data, ("cpu", "gpu"), path)
+        cpu = _number(data.get("cpu", 1.0), f"{path}.cpu", low=0.0, open_low=True)
+        gpu = _number(data.get("gpu", 0.0), f"{path}.gpu", low=0.0)
+        return cls(cpu, gpu)
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    """Multi-fidelity: the Ray Tune scheduler that decides after each epoch whether a trial
+    goes on (``search.run._schedulers``); ``fifo`` trains every trial to its end.
+
+    Attributes:
+        name: ``fifo`` or ``moasha``.
+        grace_epochs: Epochs every trial trains before any stop (the first rung).
+        reduction_factor: 1/η of the trials at a rung go on to the next.
+        max_epochs: The most epochs a trial trains; None: the ``train.epochs`` of the search.
+    """
+
+    name: str = "fifo"
+    grace_epochs: int = 1
+    reduction_factor: float = 3.0
+    max_epochs: int | None = None
+
+    @classmethod
+    def from_dict(cls, data: Any, *, path: str = "scheduler") -> SchedulerConfig:
+        """From a name or ``{name: ..., grace_epochs: ..., ...}``."""
+        if data is None:
+            return cls()
+        if isinstance(data, str):
+            data = {"name": data}
+        data = _mapping(data, path)
+        _check_keys(data, [f.name for f in dataclasses.fields(cls)], path)
+        from search.run._schedulers import SCHEDULERS
+
+        name = _name(data.get("name", cls.name), f"{path}.name", SCHEDULERS.names())
+        grace = _int(data.get("grace_epochs", cls.grace_epochs), f"{path}.grace_epochs", 1)
+        factor = _number(
+            data.get("reduction_factor", cls.reduction_factor),
+            f"{path}.reduction_factor",
+            low=1.0,
+            open_low=True,
+        )
+        top = data.get("max_epochs")
+        top = None if top is None else _int(top, f"{path}.max_epochs", grace)
+        return cls(name, grace, factor, top)
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    """The search's own budget: no trial starts once one would be passed (None: no limit).
+
+    Attributes:
+        time: Wall-clock seconds of the launch (YAML and ``--time-budget`` take ``45m``,
+            ``2h``, ``90s`` or seconds).
+        energy_j: Joules of the trials' training and measurement.
+        co2_g: Grams of CO2 of that energy.
+    """
+
+    time: float | None = None
+    energy_j: float | None = None
+    co2_g: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: Any, *, path: str = "budget") -> BudgetConfig:
+        data = _mapping({} if data is None else data, path)
+        _check_keys(data, [f.name for f in dataclasses.fields(cls)], path)
+        positive = _optional(lambda v, p: _number(v, p, low=0.0, open_low=True))
+        return cls(
+            time=_optional(_duration)(data.get("time"), f"{path}.time"),
+            energy_j=positive(data.get("energy_j"), f"{path}.energy_j"),
+            co2_g=positive(data.get("co2_g"), f"{path}.co2_g"),
+        )
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _duration(value: Any, path: str) -> float:
+    """Seconds from a number or ``<number>s|m|h``."""
+    text = str(value).strip().lower() if isinstance(value, str) else None
+    if text and text[-1] in _UNITS:
+        try:
+            seconds = float(text[:-1]) * _UNITS[text[-1]]
+        except ValueError:
+            seconds = -1.0
+        if seconds > 0 and seconds < float("inf"):
+            return seconds
+        raise _bad(path, value, "a duration such as 45m, 2h, 90s, or seconds > 0")
+    if isinstance(value, str):
+        raise _bad(path, value, "a duration such as 45m, 2h, 90s, or seconds > 0")
+    return _number(value, path, low=0.0, open_low=True)
+
+
+@dataclass(frozen=True)
+class OptimiserConfig:
+    """The optimiser's registered name and its options (see ``search.optimisers``)."""
+
+    name: str = "nsga2"
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, path: str = "optimiser") -> OptimiserConfig:
+        """From a name or ``{name: ..., options: {...}}``."""
+        if data is None:
+            return cls()
+        if isinstance(data, str):
+            data = {"name": data}
+        data = _mapping(data, path)
+        _check_keys(data, ("name", "options"), path)
+        name = _name(data.get("name", "nsga2"), f"{path}.name", _optimiser_names())
+        return cls(name, _mapping(data.get("options") or {}, f"{path}.options"))
+
+
+def _optimiser_names() -> list[str]:
+    from search.optimisers import OPTIMISERS
+
+    return OPTIMISERS.names()
+
+
+def _check_optimiser(config: SearchConfig) -> None:
+    """Builds the optimiser once, unbound, so that bad options fail at load time."""
+    from search.optimisers import OPTIMISERS
+
+    cls = OPTIMISERS.get(config.optimiser.name)
+    try:
+        cls(config.space, config.directions, seed=config.seed, **config.optimiser.options)
+    except ConfigError as err:
+        raise ConfigError(f"optimiser: {err}") from None
+
+
+_TOP_KEYS = (
+    "name",
+    "dataset",
+    "data_root",
+    "val_size",
+    "space",
+    "fixed",
+    "train",
+    "objectives",
+    "constraints",
+    "optimiser",
+    "trials",
+    "resources",
+    "storage",
+    "address",
+    "seed",
+    "out",
+    "indicators",
+    "measure",
+    "scheduler",
+    "budget",
+)
+#: Keys a launch may override (the command line's flags): how much, where and under what name.
+_MAY_OVERRIDE = ("trials", "name", "storage", "address", "out", "time_budget")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """One search, validated. Build it with :func:`load_config`, :func:`load_preset` or
+    :meth:`from_dict`; :meth:`to_dict` gives plain data that loads back equal.
+
+    Attributes:
+        name: Study name (letters, digits, ``_.-``).
+        dataset: A registered dataset; ``data_root`` and ``val_size`` as in
+            :func:`objectives.datasets.load`.
+        space: What is searched (dimension names in the module docstring).
+        fixed: Values not searched, same naming (``{"ssn.generator": "wavg"}``).
+        train: Training options of every trial; each key is given in one place only: here,
+            in ``fixed`` (as ``train.<key>``) or searched in ``space``.
+        objectives: Metric and direction per objective.
+        constraints: Bounds every trial must meet; analytic ones gate training.
+        optimiser: Optimiser name and options.
+        trials: Trials to complete (a resumed search counts those already done).
+        resources: CPU and GPU share per trial.
+        storage: Optuna storage URL; None: ``sqlite:///<out>/npas.db``.
+        address: Ray cluster address; None: a local Ray.
+        seed: Seeds the optimiser, the validation split and every trial.
+        out: Run folder.
+        indicators: Indicators measured per trial; None: the full panel. Objectives and
+            constraints are always measured.
+        measure: Options of :func:`objectives.measure` (budgets of the timed runs).
+    """
+
+    name: str
+    dataset: str
+    space: Space
+    data_root: str | None = None
+    val_size: int | float | None = None
+    fixed: dict[str, Any] = field(default_factory=dict)
+    train: dict[str, Any] = field(default_factory=dict)
+    objectives: tuple[Objective, ...] = (
+        Objective("accuracy", "maximize"),
+        Objective("params", "minimize"),
+    )
+    constraints: tuple[Constraint, ...] = ()
+    optimiser: OptimiserConfig = field(default_factory=OptimiserConfig)
+    trials: int = 16
+    resources: ResourceConfig = field(default_factory=ResourceConfig)
+    storage: str | None = None
+    address: str | None = None
+    seed: int = 0
+    out: str = "runs"
+    indicators: tuple[str, ...] | None = None
+    measure: dict[str, Any] = field(default_factory=dict)
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+
+    # -- views ----------------------------------------------------------------------------
+
+    @property
+    def directions(self) -> list[str]:
+        """``"maximize"``/``"minimize"`` per objective, in order."""
+        return [o.direction for o in self.objectives]
+
+    @property
+    def objective_names(self) -> list[str]:
+        """Metric name per objective, in order."""
+        return [o.name for o in self.objectives]
+
+    @property
+    def constraint_texts(self) -> list[str]:
+        """The constraints as plain strings; ``constraint_<i>`` of a result is the i-th's."""
+        return [str(c) for c in self.constraints]
+
+    @property
+    def max_epochs(self) -> int:
+        """The most epochs a trial trains: the scheduler's, else the largest ``train.epochs``
+        the search can give a trial."""
+        if self.scheduler.max_epochs is not None:
+            return self.scheduler.max_epochs
+        values = _values(self.space, self.fixed, "train.epochs") if "train.epochs" in (
+            *self.space.names, *self.fixed) else [self.train.get("epochs", DEFAULT_EPOCHS)]
+        return int(max(values))
+
+    @property
+    def storage_url(self) -> str:
+        """``storage``, else the SQLite file of the run folder (:func:`default_storage_url`)."""
+        return self.storage or default_storage_url(self.out)
+
+    def with_overrides(self, **overrides: Any) -> SearchConfig:
+        """The config with some of ``trials``, ``name``, ``storage``, ``address``, ``out``
+        replaced (None: kept), checked as in a file; ``trials`` may be 0 here (the search is
+        recorded and no trial starts).
+
+        Raises:
+            ConfigError: an unknown key or a bad value.
+        """
+        given = {k: v for k, v in overrides.items() if v is not None}
+        _check_keys(given, _MAY_OVERRIDE, "override")
+        trials = given.pop("trials", self.trials)
+        if isinstance(trials, bool) or not isinstance(trials, int) or trials < 0:
+            raise _bad("trials", trials, "an int >= 0")
+        if "out" in given:
+            given["out"] = str(given["out"])
+        if "time_budget" in given:
+            given["budget"] = {**dataclasses.asdict(self.budget), "time": given.pop("time_budget")}
+        config = SearchConfig.from_dict({**self.to_dict(), **given}) if given else self
+        return dataclasses.replace(config, trials=trials)
+
+    # -- points → trial configs -------------------------------------------------------------
+
+    def trial_config(
+        self, point: Mapping[str, Any], *, artifact_dir: str | None = None
+    ) -> TrialConfig:
+        """The trial config of a point of :attr:`space` (as sampled, ``Fixed`` values in).
+
+        Raises:
+            ConfigError: the point is not valid in the space.
+        """
+        try:
+            values = {**self._defaults(), **self.space.validate(point)}
+        except ConfigError as err:
+            raise ConfigError(f"point: {err}") from None
+        family = values["family"]
+        hyper: dict[str, Any] = {}
+        elements: dict[str, dict[int, Any]] = {}
+        for key, value in values.items():
+            head, _, rest = key.partition(".")
+            if head == family and rest:
+                hyper_key, _, index = rest.partition(".")
+                if index:
+                    elements.setdefault(hyper_key, {})[int(index)] = value
+                else:
+                    hyper[hyper_key] = value
+        for key, items in elements.items():
+            hyper[key] = [items[i] for i in sorted(items)]
+        section = {
+            name: {k.partition(".")[2]: v for k, v in values.items() if k.startswith(name + ".")}
+            for name in ("ssn", "train")
+        }
+        cfg = {
+            "dataset": self.dataset,
+            "data_root": self.data_root,
+            "val_size": self.val_size,
+            "family": family,
+            "hyper": hyper,
+            "budget": values.get("budget"),
+            "ssn": section["ssn"],
+            "train": section["train"],
+            "objectives": self.objectives,
+            "constraints": self.constraints,
+            "indicators": self.indicators,
+            "measure": copy.deepcopy(self.measure),
+            "seed": self.seed,
+            "device": None,
+            "artifact_dir": artifact_dir,
+        }
+        return TrialConfig.from_dict(cfg)
+
+    def _defaults(self) -> dict[str, Any]:
+        return {**{f"train.{k}": v for k, v in self.train.items()}, **self.fixed}
+
+    # -- plain data -------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
+        return {
+            "name": self.name,
+            "dataset": self.dataset,
+            "data_root": self.data_root,
+            "val_size": self.val_size,
+            "space": self.space.to_dict(),
+            "fixed": copy.deepcopy(self.fixed),
+            "train": copy.deepcopy(self.train),
+            "objectives": [list(o) for o in self.objectives],
+            "constraints": self.constraint_texts,
+            "optimiser": {"name": self.optimiser.name, "options": dict(self.optimiser.options)},
+            "trials": self.trials,
+            "resources": {"cpu": self.resources.cpu, "gpu": self.resources.gpu},
+            "storage": self.storage,
+            "address": self.address,
+            "seed": self.seed,
+            "out": self.out,
+            "indicators": None if self.indicators is None else list(self.indicators),
+            "measure": copy.deepcopy(self.measure),
+            "scheduler": dataclasses.asdict(self.scheduler),
+            "budget": dataclasses.asdict(self.budget),
+        }
+
+    def to_yaml(self) -> str:
+        """:meth:`to_dict` as YAML text: a config file that :func:`load_config` reads back."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, name: str | None = None) -> SearchConfig:
+        """Validates plain data (a parsed YAML file) into a config.
+
+        Args:
+            data: The sections; ``dataset`` and ``space`` are required.
+            name: The name used when ``data`` has none (a file's stem, a preset's name).
+
+        Raises:
+            ConfigError: naming the key path, the bad value and what is allowed.
+        """
+        data = _mapping(data, "config")
+        _check_keys(data, _TOP_KEYS, "")
+        for key in ("dataset", "space"):
+            if key not in data:
+                raise ConfigError(f"{key}: missing; it is required (see the presets)")
+        study = data.get("name", name or "search")
+        if not isinstance(study, str) or not _NAME.match(study):
+            raise _bad("name", study, "letters, digits, '_', '.', '-' (not first)")
+        train = _section(data.get("train"), TRAIN_OPTIONS, "train")
+        train = {k: train[k] for k in (data.get("train") or {})}
+        fixed = _flatten(_mapping(data.get("fixed") or {}, "fixed"))
+        space = _space(data["space"], fixed)
+        _check_names(space, fixed, train)
+        config = cls(
+            name=study,
+            dataset=TRIAL_OPTIONS["dataset"][0](data["dataset"], "dataset"),
+            space=space,
+            data_root=_optional(_text)(data.get("data_root"), "data_root"),
+            val_size=_optional(_val_size)(data.get("val_size"), "val_size"),
+            fixed=fixed,
+            train=train,
+            objectives=parse_objectives(
+                data.get("objectives", [["accuracy", "maximize"], ["params", "minimize"]])
+            ),
+            constraints=parse_constraints(data.get("constraints")),
+            optimiser=OptimiserConfig.from_dict(data.get("optimiser")),
+            trials=_int(data.get("trials", 16), "trials", 1),
+            resources=ResourceConfig.from_dict(data.get("resources")),
+            storage=_optional(_storage)(data.get("storage"), "storage"),
+            address=_optional(_text)(data.get("address"), "address"),
+            seed=_int(data.get("seed", 0), "seed", 0),
+            out=_text(data.get("out", "runs"), "out"),
+            indicators=_tuple(_indicators(data.get("indicators"), "indicators")),
+            measure=_measure(data.get("measure"), "measure"),
+            scheduler=SchedulerConfig.from_dict(data.get("scheduler")),
+            budget=BudgetConfig.from_dict(data.get("budget")),
+        )
+        config.trial_config(config.space.sample(config.seed))  # the whole chain, once
+        _check_optimiser(config)
+        return config
+
+
+def _storage(value: Any, path: str) -> str:
+    if not isinstance(value, str) or "://" not in value:
+        raise _bad(
+            path,
+            value,
+            "null (sqlite:///<out>/npas.db) or an SQLAlchemy URL such as "
+            "'sqlite:///runs/npas.db' or 'postgresql://user@host/db'",
+        )
+    return value
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"ssn": {"generator": "wavg"}}`` → ``{"ssn.generator": "wavg"}``; lists stay values."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _join(prefix, key)
+        if isinstance(value, Mapping):
+            out.update(_flatten(_mapping(value, f"fixed.{name}"), name))
+        else:
+            out[name] = value
+    return out
+
+
+# -- the space section --------------------------------------------------------------------------
+
+
+def _space(data: Any, fixed: Mapping[str, Any]) -> Space:
+    """The DSL's plain data, with shorthands (a list: choices; a scalar: a fixed value) and the
+    ``when: {family: [f]}`` of every ``<f>.<hyper>`` dimension filled in."""
+    entries = _mapping(data, "space")
+    if not entries:
+        raise _bad("space", data, "at least one dimension")
+    plain: dict[str, dict[str, Any]] = {}
+    for key, entry in entries.items():
+        if isinstance(entry, list):
+            entry = {"choices": entry}
+        elif not isinstance(entry, Mapping):
+            entry = {"value": entry}
+        plain[key] = dict(entry)
+    families = _families(plain, fixed)
+    if "family" in plain and not plain["family"].get("when"):  # first, so others can refer to it
+        plain = {"family": plain["family"], **plain}
+    for key, entry in plain.items():
+        head = key.partition(".")[0]
+        if "family" in plain and key != "family" and head in families:
+            when = _mapping(entry.get("when") or {}, f"space.{key}.when")
+            entry["when"] = {"family": [head], **when}
+    try:
+        return Space.from_dict(plain)
+    except ConfigError as err:
+        raise ConfigError(f"space: {err}") from None
+
+
+def _families(plain: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
+    """The families a config can build, each checked against the family registry."""
+    if "family" in plain:
+        try:
+            dim = Space.from_dict({"family": plain["family"]})["family"]
+        except ConfigError as err:
+            raise ConfigError(f"space.{err}") from None
+        values = list(dim.choices) if isinstance(dim, Categorical) else [getattr(dim, "value", 0)]
+        where = "space.family"
+    elif "family" in fixed:
+        values, where = [fixed["family"]], "fixed.family"
+    else:
+        raise ConfigError(
+            "family: missing; declare it in space (e.g. family: [mlp, convnet]) or in fixed "
+            f"(e.g. family: convnet); allowed families: {FAMILIES.names()}"
+        )
+    return [_name(v, where, FAMILIES.names()) for v in values]
+
+
+def _values(space: Space, fixed: Mapping[str, Any], name: str) -> list[Any]:
+    """Values a key can take that a check must accept: choices, grid ends, or the fixed value."""
+    if name in fixed:
+        return [fixed[name]]
+    dim = space[name]
+    if isinstance(dim, Categorical):
+        return list(dim.choices)
+    if isinstance(dim, Fixed):
+        return [dim.value]
+    if isinstance(dim, Int):
+        return [dim.low, dim.top]
+    assert isinstance(dim, Float)
+    return [dim.low, dim.high]
+
+
+def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any]) -> None:
+    """Every dimension and fixed value has a known name and values its consumer accepts."""
+    both = sorted(set(space.names) & set(fixed))
+    if both:
+        raise ConfigError(f"{both[0]}: both searched (space) and fixed; give it in one place")
+    twice = [f"train.{k}" for k in train if f"train.{k}" in space or f"train.{k}" in fixed]
+    if twice:
+        raise ConfigError(
+            f"{twice[0]}: set in the train section and in space or fixed; give it in one place"
+        )
+    families = [str(f).lower() for f in _values(space, fixed, "family")]
+    elements: dict[tuple[str, str], list[int]] = {}
+    for name in [*space.names, *fixed]:
+        where = f"space.{name}" if name in space else f"fixed.{name}"
+        if name == "family":
+            continue
+        head, _, rest = name.partition(".")
+        if name == "budget":
+            _check_values(space, fixed, name, where, TRIAL_OPTIONS["budget"][0])
+        elif head in ("ssn", "train") and rest:
+            options = SSN_OPTIONS if head == "ssn" else TRAIN_OPTIONS
+            if rest not in options:
+                raise _bad(where, name, f"{[f'{head}.{k}' for k in options]}")
+            _check_values(space, fixed, name, where, options[rest][0])
+        elif head in FAMILIES and rest:
+            _check_hyper(head, rest, families, where, elements)
+        else:
+            raise ConfigError(
+                f"{where}: unknown name {name!r}; allowed: 'family', 'budget', 'ssn.<option>' "
+                f"({list(SSN_OPTIONS)}), 'train.<option>' ({list(TRAIN_OPTIONS)}), "
+                f"'<family>.<hyper>' or '<family>.<hyper>.<index>' for families {families}"
+            )
+    for (family, key), indices in elements.items():
+        if sorted(indices) != list(range(len(indices))):
+            raise ConfigError(
+                f"{family}.{key}: elements {sorted(indices)} must be numbered 0, 1, ... "
+                f"without gaps (one per list entry)"
+            )
+    _check_stores(space, fixed)
+
+
+def _check_values(
+    space: Space, fixed: Mapping[str, Any], name: str, where: str, check: Any
+) -> None:
+    for value in _values(space, fixed, name):
+        check(value, where)
+
+
+def _check_hyper(
+    family: str,
+    rest: str,
+    families: list[str],
+    where: str,
+    elements: dict[tuple[str, str], list[int]],
+) -> None:
+    if family not in families:
+        raise ConfigError(f"{where}: family {family!r} is never searched; allowed: {families}")
+    key, _, index = rest.partition(".")
+    allowed = hyper_keys(FAMILIES.get(family))
+    if key not in allowed:
+        raise _bad(where, key, f"a hyper-parameter of {family!r}: {list(allowed)}")
+    if index:
+        if not index.isdigit():
+            raise _bad(where, index, f"a list index 0, 1, ... ('{family}.{key}.0')")
+        if int(index) in elements.setdefault((family, key), []):
+            raise ConfigError(f"{where}: element {index} of {family}.{key} given twice")
+        elements[(family, key)].append(int(index))
+
+
+def _check_stores(space: Space, fixed: Mapping[str, Any]) -> None:
+    """More than one store needs mapping auto or random, so ``ssn.stores`` must say when."""
+    given = [k for k in ("ssn.stores", "ssn.mapping") if k in space or k in fixed]
+    if "ssn.stores" not in given or all(v <= 1 for v in _values(space, fixed, "ssn.stores")):
+        return
+    mappings = _values(space, fixed, "ssn.mapping") if "ssn.mapping" in given else ["single"]
+    when = dict(space["ssn.stores"].when) if "ssn.stores" in space else {}
+    if "single" in mappings and "single" in when.get("ssn.mapping", ("single",)):
+        raise ConfigError(
+            "ssn.stores: can exceed 1 while ssn.mapping can be 'single' (exactly one store); "
+            "allowed: make it conditional, e.g. ssn.stores: {low: 2, high: 4, when: "
+            "{ssn.mapping: [auto, random]}}, or drop 'single' from ssn.mapping"
+        )
+
+

@@ -1,0 +1,37 @@
+"""Every error ``search`` raises, rooted in :class:`NpasError` (light: no torch, no Ray).
+
+The configuration errors come from ``spaces`` (one root for the three packages); the rest are
+the search's own. The CLI maps them to exit codes: ``ConfigError``/``UnknownNameError`` 2,
+``SearchInterrupted`` 130, any other ``NpasError`` 1.
+"""
+
+from __future__ import annotations
+
+from spaces._errors import BudgetError, ConfigError, NpasError, UnknownNameError
+
+__all__ = [
+    "BudgetError",
+    "ConfigError",
+    "DashboardError",
+    "ExportError",
+    "NpasError",
+    "SearchInterrupted",
+    "StorageWriteError",
+    "UnknownNameError",
+]
+
+
+class SearchInterrupted(NpasError):
+    """The search was stopped (Ctrl-C) before all its trials ran; relaunching resumes it."""
+
+
+class StorageWriteError(NpasError, RuntimeError):
+    """A trial could not be written to the search's storage."""
+
+
+class ExportError(NpasError):
+    """A trial cannot be exported (no saved model), or a folder is not a bundle."""
+
+
+class DashboardError(NpasError):
+    """optuna-dashboard could not be started, or did not answer in time."""

@@ -1,0 +1,91 @@
+"""Optuna samplers as npas optimisers: the study holds all their state."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import optuna
+from optuna.trial import TrialState
+
+from search.optimisers._base import Optimiser, Proposal
+
+__all__ = ["OptunaOptimiser"]
+
+
+class OptunaOptimiser(Optimiser):
+    """An Optuna sampler proposing define-by-run; the study holds all its state.
+
+    Constraints are read by the samplers from ``trial.constraints`` (set them before the tell).
+    """
+
+    factory: ClassVar[Callable[..., optuna.samplers.BaseSampler]]
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def sampler(self) -> optuna.samplers.BaseSampler:
+        return type(self).factory(seed=self.seed, **{**self.defaults, **self.options})
+
+    def ask(self) -> Proposal:
+        trial = self.study.ask()
+        return Proposal(trial, self.space.suggest(trial))
+
+    def tell(self, number: int, values: Sequence[float] | None, state: TrialState) -> None:
+        self.study.tell(number, None if values is None else list(values), state=state)
+
+
+class _NSGA2(OptunaOptimiser):
+    """Optuna's NSGA-II sampler (population 16 unless set)."""
+
+    factory = optuna.samplers.NSGAIISampler
+    option_names = ("population_size", "mutation_prob", "crossover_prob", "swapping_prob")
+    defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
+
+
+class _NSGA3(OptunaOptimiser):
+    """Optuna's NSGA-III sampler (population 16 unless set)."""
+
+    factory = optuna.samplers.NSGAIIISampler
+    option_names = (*_NSGA2.option_names, "dividing_parameter")
+    defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
+
+
+class _TPE(OptunaOptimiser):
+    """Optuna's TPE (MOTPE for several objectives), multivariate and grouped for conditions."""
+
+    factory = optuna.samplers.TPESampler
+    option_names = (
+        "n_startup_trials",
+        "n_ei_candidates",
+        "multivariate",
+        "group",
+        "constant_liar",
+    )
+    defaults: ClassVar[dict[str, Any]] = {"multivariate": True, "constant_liar": True}
+
+    def sampler(self) -> optuna.samplers.BaseSampler:
+        options = {**self.defaults, **self.options}
+        options.setdefault("group", bool(options["multivariate"]))  # conditional spaces
+        with warnings.catch_warnings():  # ``group`` is experimental in Optuna 5.0
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.samplers.TPESampler(seed=self.seed, **options)
+
+
+class _GP(OptunaOptimiser):
+    """Optuna's Gaussian-process sampler (logEHVI for several objectives).
+
+    Dimensions outside the intersection of every trial's space (conditional ones) are sampled
+    at random: GP does not model dynamic spaces; the warning for each is turned off.
+    """
+
+    factory = optuna.samplers.GPSampler
+    option_names = ("n_startup_trials", "deterministic_objective")
+    defaults: ClassVar[dict[str, Any]] = {"warn_independent_sampling": False}
+
+
+class _Random(OptunaOptimiser):
+    """Optuna's random sampler: the baseline every other optimiser must beat."""
+
+    factory = optuna.samplers.RandomSampler
+
+

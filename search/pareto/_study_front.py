@@ -1,0 +1,135 @@
+"""The front of a study: which trials of its frame are non-dominated on some objectives, the
+hypervolume after each trial, and the front table that ``search pareto`` prints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import optuna
+import pandas as pd
+
+from search.pareto._frame import (
+    cost_indicators,
+    direction_of,
+    objectives_of,
+    trials_frame,
+    usable,
+    values,
+)
+from search.pareto._front import HVResult, hypervolume_history, non_dominated
+from spaces._errors import ConfigError
+
+__all__ = [
+    "Front",
+    "Objectives",
+    "front_of",
+    "front_table",
+    "hypervolume_by_trial",
+    "resolve_objectives",
+    "why_empty",
+]
+
+#: Objectives as ``[(name, "minimize" | "maximize"), ...]``, or names whose direction is known.
+Objectives = Sequence[tuple[str, str] | str]
+
+
+def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tuple[str, str], ...]:
+    """Validates objective names against the frame and fills in missing directions."""
+    if isinstance(objectives, str) or not objectives:
+        raise ConfigError(
+            f"objectives must be a non-empty list of names or (name, direction), got "
+            f"{objectives!r}"
+        )
+    pairs = []
+    for item in objectives:
+        name, direction = (item, None) if isinstance(item, str) else tuple(item)
+        if name not in frame.columns:
+            recorded = sorted(c for c in frame.columns if not str(c).startswith("params_"))
+            raise ConfigError(f"objective {name!r} is not recorded; recorded: {recorded}")
+        pairs.append((name, direction or direction_of(name)))
+    return tuple(pairs)
+
+
+@dataclass(frozen=True)
+class Front:
+    """The feasible Pareto front of a frame on some objectives.
+
+    Attributes:
+        objectives: The ``(name, direction)`` pairs sorted on.
+        mask: Boolean Series aligned with the frame: True on the front.
+        numbers: Trial numbers on the front, ascending.
+        message: None, or why the front is empty (no completed or no feasible trial).
+    """
+
+    objectives: tuple[tuple[str, str], ...]
+    mask: pd.Series
+    numbers: list[int]
+    message: str | None
+
+
+def why_empty(frame: pd.DataFrame, names: list[str]) -> str:
+    """Why no trial of ``frame`` can be compared on ``names``, in words."""
+    complete = frame["state"] == "COMPLETE"
+    if not complete.any():
+        return f"no completed trial among {len(frame)} trial(s)"
+    if not (complete & frame["feasible"]).any():
+        return f"no feasible trial: all {int(complete.sum())} completed trial(s) are infeasible"
+    return f"no feasible trial has finite values for {names}"
+
+
+def front_of(frame: pd.DataFrame, objectives: Objectives) -> Front:
+    """Non-dominated feasible trials of ``frame`` on ``objectives`` (any subset of metrics)."""
+    pairs = resolve_objectives(frame, objectives)
+    names = [n for n, _ in pairs]
+    ok = usable(frame, names).to_numpy()
+    mask = non_dominated(values(frame, names), [d for _, d in pairs], ok)
+    series = pd.Series(mask, index=frame.index)
+    numbers = sorted(int(n) for n in frame.loc[series, "number"])
+    return Front(pairs, series, numbers, None if numbers else why_empty(frame, names))
+
+
+def hypervolume_by_trial(
+    frame: pd.DataFrame,
+    objectives: Objectives,
+    *,
+    bounds: Any = None,
+    ref: Any = None,
+) -> tuple[pd.DataFrame, HVResult]:
+    """Hypervolume of the feasible front after each completed trial, in completion order.
+
+    Bounds come from all feasible trials (unless given) and stay fixed, so the curve never
+    decreases. Returns a frame with ``number``, ``datetime_complete``, ``hypervolume`` and the
+    final :class:`HVResult`, which states the bounds and reference point.
+    """
+    pairs = resolve_objectives(frame, objectives)
+    names = [n for n, _ in pairs]
+    done = frame[frame["state"] == "COMPLETE"]
+    done = done.sort_values(["datetime_complete", "number"], kind="stable", na_position="last")
+    ok = usable(done, names).to_numpy()
+    history, final = hypervolume_history(
+        values(done, names), [d for _, d in pairs], feasible=ok, bounds=bounds, ref=ref
+    )
+    table = done[["number", "datetime_complete"]].reset_index(drop=True)
+    table["hypervolume"] = history
+    return table, final
+
+
+
+
+def front_table(
+    study: optuna.Study, objectives: Sequence[tuple[str, str]] | None = None
+) -> pd.DataFrame:
+    """The feasible non-dominated trials with every indicator, the other accuracies and the
+    sampled parameters (``attrs["message"]`` says why when it is empty)."""
+    frame = trials_frame(study)
+    front = front_of(frame, objectives or objectives_of(study))
+    names = [n for n, _ in front.objectives]
+    extra = [c for c in ("accuracy", "test_accuracy") if c in frame.columns and c not in names]
+    indicators = [i for i in cost_indicators(frame) if i not in names]
+    params = sorted(c for c in frame.columns if str(c).startswith("params_"))
+    columns = ["number", *names, *extra, *indicators, *params]
+    table = frame.loc[front.mask, columns].reset_index(drop=True)
+    table.attrs["message"] = front.message
+    return table

@@ -1,0 +1,268 @@
+"""``launch``: run a search on Ray Tune, every trial recorded in one Optuna study.
+
+Flow: open (or resume) the study → build the optimiser → our Ray searcher over it
+(``search.run._searcher``) → ``tune.Tuner`` runs the trainable, which calls
+``trial_fn(trial_config)`` on a worker with the trial's CPU/GPU share and reports its metrics,
+or the exception's message: a crashing trial is recorded as FAIL and the search goes on.
+
+The optimiser works on an in-memory copy of the study, and each trial is written to the storage
+in one transaction when it starts and one when it ends (``search.run._writer``); the trainable
+lives in ``search.run._trainable``, which imports no more than the standard library on the
+workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import optuna
+
+from search.config import TrialConfig
+from search.errors import SearchInterrupted
+from search.run._budget import SearchCost
+from search.run._searcher import NpasSearcher
+from search.run._storage import (
+    FEASIBLE_KEY,
+    counts,
+    fail_interrupted,
+    open_storage,
+    open_study,
+    record_cost,
+    rung_history,
+)
+from search.run._trainable import TrialFn, trainable
+from search.run._writer import StudyWriter, in_memory_copy
+from spaces._errors import ConfigError
+
+if TYPE_CHECKING:
+    from search.config import SearchConfig
+
+__all__ = ["launch", "trials_counted"]
+
+
+def trials_counted(study: optuna.Study) -> int:
+    """Trials of a study that count toward ``trials``: all that ended on their own.
+
+    COMPLETE and FAIL count; a trial interrupted by a killed search does not (it is re-run).
+    """
+    return sum(counts(t) for t in study.get_trials(deepcopy=False))
+
+
+def launch(
+    config: SearchConfig,
+    *,
+    trials: int | None = None,
+    name: str | None = None,
+    storage: str | None = None,
+    address: str | None = None,
+    out: str | Path | None = None,
+    trial_fn: TrialFn | None = None,
+    progress: bool = True,
+) -> optuna.Study:
+    """Runs (or resumes) a search on Ray Tune and returns its Optuna study.
+
+    Relaunching with the same name and storage resumes: trials already ended count toward
+    ``trials`` and only the rest run; trials a killed search left RUNNING are marked FAIL
+    (``interrupted``) and re-run. Optuna samplers read the history from the study; pymoo
+    algorithms are told it again.
+
+    Args:
+        config: A ``SearchConfig``.
+        trials, name, storage, address, out: Override the config's (see
+            :meth:`SearchConfig.with_overrides`); ``trials`` may be 0 (record the search only).
+        trial_fn: The trainable, ``trial_config -> metrics`` (default
+            ``search.trial.run_trial``); it runs on the Ray workers.
+        progress: Print one line per finished trial and a summary to stderr.
+
+    Raises:
+        ConfigError: bad overrides, or a stored search of that name with another config.
+        SearchInterrupted: Ray Tune was stopped (Ctrl-C) before every trial ran; the trials
+            it cut short are marked interrupted and the search resumes when relaunched.
+        StorageWriteError: a trial could not be written to the storage (the search stopped).
+    """
+    config = config.with_overrides(
+        trials=trials, name=name, storage=storage, address=address, out=out
+    )
+    if trial_fn is None:
+        from search.trial import run_trial as trial_fn
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress view says enough
+    try:
+        return _launch(config, trial_fn, progress)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+
+
+def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.Study:
+    from search.optimisers import OPTIMISERS
+
+    out = Path(config.out).expanduser().resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    constraint_keys = [*config.constraint_texts, FEASIBLE_KEY]
+    rdb = open_storage(config.storage_url)
+    study = open_study(
+        name=config.name,
+        storage=rdb,
+        sampler=optuna.samplers.RandomSampler(),
+        config=config.to_dict(),
+        objectives=config.objectives,
+        constraints=config.constraint_texts,
+        optimiser=config.optimiser.name,
+    )
+    remaining = config.trials - trials_counted(study)
+    if remaining <= 0:
+        return study
+    # A resumed search must not replay the first launch's random stream.
+    optimiser = OPTIMISERS.get(config.optimiser.name)(
+        config.space,
+        config.directions,
+        seed=config.seed + len(study.trials),
+        constraints=constraint_keys,
+        **config.optimiser.options,
+    )
+    optimiser.bind(in_memory_copy(study, optimiser.sampler()))
+    started = _start_ray(config.address)
+    try:
+        writer = StudyWriter(rdb, config.name)
+        cost = SearchCost(config.budget)
+        searcher = NpasSearcher(
+            optimiser,
+            objectives=config.objectives,
+            constraints=constraint_keys,
+            trial_config=_TrialConfigOf(config, out / config.name / "trials"),
+            writer=writer,
+            cost=cost,
+        )
+        try:
+            ran = _run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
+        finally:
+            if writer.error is None:
+                record_cost(study, cost)
+        if writer.error is not None:
+            raise writer.error
+        if searcher.stopped is not None:
+            if progress:
+                print(f"[npas] no further trial started: {searcher.stopped}", file=sys.stderr)
+        elif ran < remaining:
+            raise _interrupted(study, config)
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+    return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+def _interrupted(study: optuna.Study, config: SearchConfig) -> SearchInterrupted:
+    """Marks the trials a stop cut short as interrupted (they run again on relaunch)."""
+    cut = fail_interrupted(study)
+    ended = trials_counted(study)
+    return SearchInterrupted(
+        f"search {config.name!r} stopped after {ended} of {config.trials} trials; "
+        f"{len(cut)} trial(s) cut short {cut} are recorded as interrupted and run again when "
+        "you relaunch the same command, which resumes the search"
+    )
+
+
+def _start_ray(address: str | None) -> bool:
+    """Starts (or joins) Ray unless it runs already; True when this call started it."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    ray.init(
+        address=address or "local",  # never a cluster some `ray start` left as the default
+        num_cpus=None if address else os.cpu_count(),
+        include_dashboard=False,
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+        configure_logging=True,
+    )
+    return True
+
+
+def _slots(cpu: float, gpu: float) -> int:
+    """How many trials the Ray cluster can run at once with these shares."""
+    import ray
+
+    total = ray.cluster_resources()
+    slots = math.floor(total.get("CPU", 1.0) / cpu) if cpu > 0 else 10**6
+    if gpu > 0:
+        slots = min(slots, math.floor(total.get("GPU", 0.0) / gpu))
+    if slots < 1:
+        raise ConfigError(
+            f"resources: a trial asks for cpu={cpu}, gpu={gpu}, but the Ray cluster has "
+            f"{total.get('CPU', 0)} CPU and {total.get('GPU', 0)} GPU in all"
+        )
+    return slots
+
+
+def _run_tuner(
+    config: SearchConfig,
+    searcher: NpasSearcher,
+    study: optuna.Study,
+    out: Path,
+    remaining: int,
+    trial_fn: TrialFn,
+    progress: bool,
+) -> int:
+    """Runs ``remaining`` trials on Ray Tune, each with its CPU/GPU share.
+
+    Returns:
+        How many trials Ray Tune ran: fewer than ``remaining`` when it was stopped (Ctrl-C).
+    """
+    from ray import tune
+
+    from search.run._progress import Progress
+    from search.run._schedulers import SCHEDULERS
+
+    cpu, gpu = float(config.resources.cpu), float(config.resources.gpu)
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
+    resourced = tune.with_resources(
+        tune.with_parameters(trainable, trial_fn=trial_fn, objectives=config.objective_names),
+        {"cpu": cpu, "gpu": gpu},
+    )
+    logging.getLogger("ray.tune.tune").addFilter(_no_restore_advice)
+    view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress)
+    scheduler = SCHEDULERS.get(config.scheduler.name)(config)
+    if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
+        for curve, violation in rung_history(study, config.objective_names):
+            scheduler.add_history(curve, violation)
+    tuner = tune.Tuner(
+        resourced,
+        tune_config=tune.TuneConfig(
+            search_alg=searcher,
+            scheduler=scheduler,
+            num_samples=remaining,
+            max_concurrent_trials=min(remaining, _slots(cpu, gpu)),
+            reuse_actors=True,  # a fresh worker process per trial costs seconds of imports
+        ),
+        run_config=tune.RunConfig(
+            storage_path=str(out / "ray"),
+            name=config.name,
+            verbose=0,
+            callbacks=[view],
+        ),
+    )
+    return len(tuner.fit())
+
+
+def _no_restore_advice(record: logging.LogRecord) -> bool:
+    """Drops Ray's "Resume experiment with: Tuner.restore(...)": relaunching resumes a search."""
+    return "Tuner.restore" not in record.getMessage()
+
+
+class _TrialConfigOf:
+    """``(point, number) -> trial config`` with the trial's artifact folder."""
+
+    def __init__(self, config: SearchConfig, folder: Path) -> None:
+        self.config = config
+        self.folder = folder
+
+    def __call__(self, point: dict[str, Any], number: int) -> TrialConfig:
+        return self.config.trial_config(point, artifact_dir=str(self.folder / str(number)))

@@ -1,0 +1,207 @@
+"""Multi-objective asynchronous successive halving (MOASHA) as a Ray Tune scheduler.
+
+Ray Tune's ASHA ranks one metric, and Syne Tune's MOASHA (Schmucker et al. 2021) ranks by
+non-dominated sorting but does not run on Ray. This is ASHA's stopping variant with the rung
+ranking replaced by constrained domination (Deb): feasible trials first, by non-dominated
+sorting over all objectives; then infeasible ones, by violation; then trials with a NaN,
+infinite or missing objective. It reads only results, so it works with any searcher and on
+any cluster.
+
+Ties inside a front are broken by NSGA-II crowding distance, not Syne Tune's epsilon-net.
+When only one or two members of a front can be kept, crowding keeps the boundary points (best
+on some objective, distance infinite) on equal terms, whereas the epsilon-net always starts
+from the best point on one chosen objective and so favours it. Crowding is also scale-free
+(ranges normalised per objective) and needs no starting objective or random start, so with the
+remaining ties broken by the order trials reached the rung every decision is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
+from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
+from ray.tune.schedulers import FIFOScheduler, TrialScheduler
+
+from spaces._errors import ConfigError
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+
+DIRECTIONS = ("maximize", "minimize")
+_CROWDING = get_crowding_function("cd")  # NSGA-II crowding; fronts of <= 2 get inf
+
+
+def _as_float(value: Any) -> float:
+    """A reported value as a float; NaN when missing or not a number, so it ranks last."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _milestones(grace: int, rf: float, max_epochs: int) -> tuple[int, ...]:
+    """grace * rf**k rounded up to whole epochs, strictly below max_epochs, ascending, unique."""
+    rungs: list[int] = []
+    k = 0
+    while (milestone := math.ceil(grace * rf**k - 1e-9)) < max_epochs:
+        if not rungs or milestone > rungs[-1]:
+            rungs.append(milestone)
+        k += 1
+    return tuple(rungs)
+
+
+def rank_order(F: np.ndarray, violation: np.ndarray) -> list[int]:
+    """Row indices best first under constrained domination (F minimised, one row a trial).
+
+    Feasible rows by front, then crowding distance (largest first); infeasible rows by
+    violation; rows with a non-finite objective or NaN violation last. Remaining ties go to
+    the lower row index, i.e. the trial that reached the rung first.
+    """
+    rows = np.arange(len(F))
+    valid = np.isfinite(F).all(axis=1) & ~np.isnan(violation)
+    feasible, infeasible = rows[valid & (violation <= 0)], rows[valid & (violation > 0)]
+    order: list[int] = []
+    if len(feasible):
+        for front in NonDominatedSorting().do(F[feasible]):
+            members = feasible[front]
+            crowding = _CROWDING.do(F[members])
+            order.extend(int(i) for i in members[np.lexsort((members, -crowding))])
+    order.extend(int(i) for i in infeasible[np.lexsort((infeasible, violation[infeasible]))])
+    order.extend(int(i) for i in rows[~valid])
+    return order
+
+
+class MOASHA(FIFOScheduler):
+    """Stopping ASHA over several objectives and a constraint violation (see module doc).
+
+    A trial reaching a rung is kept when it is within the top ``max(1, ceil(n / rf))`` of the
+    ``n`` trials recorded there, and stopped otherwise. A trial that reaches ``max_epochs``
+    goes on, so that it ends on its own and reports its final result (a full schedule is a
+    complete trial, not a stopped one); one reporting beyond ``max_epochs`` is stopped.
+    """
+
+    def __init__(
+        self,
+        objectives: Sequence[tuple[str, str]],
+        *,
+        time_attr: str = "epoch",
+        grace_epochs: int = 1,
+        reduction_factor: float = 3,
+        max_epochs: int,
+        violation_attr: str = "npas_violation",
+    ) -> None:
+        _check(objectives, grace_epochs, reduction_factor, max_epochs)
+        super().__init__()
+        self._names = tuple(name for name, _ in objectives)
+        # Minimisation throughout: negate maximised metrics.
+        self._signs = np.array([-1.0 if d == "maximize" else 1.0 for _, d in objectives])
+        self._time_attr = time_attr
+        self._violation_attr = violation_attr
+        self._rf = float(reduction_factor)
+        self._max_epochs = max_epochs
+        self.rungs: tuple[int, ...] = _milestones(grace_epochs, self._rf, max_epochs)
+        # rung -> trial key -> (objective vector as minimised, violation); insertion = arrival.
+        self._recorded: dict[int, dict[str, tuple[np.ndarray, float]]] = {
+            r: {} for r in self.rungs
+        }
+        self._log: list[dict[str, Any]] = []
+        self._n_history = 0
+        self._n_stopped = 0
+
+    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
+        """Accept and ignore Tune's single metric/mode: the objectives are given here, and the
+        searcher is free to optimise whatever it likes."""
+        return True
+
+    def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict) -> str:
+        epoch = _as_float(result.get(self._time_attr))
+        if math.isnan(epoch):
+            return TrialScheduler.CONTINUE
+        if epoch > self._max_epochs:
+            self._n_stopped += 1
+            return TrialScheduler.STOP
+        f = self._vector([result.get(name) for name in self._names])
+        violation = _as_float(result.get(self._violation_attr, 0.0))
+        for rung in self.rungs:
+            if rung > epoch:
+                break
+            if trial.trial_id in self._recorded[rung]:
+                continue
+            kept, rank, n = self._enter(trial.trial_id, rung, f, violation)
+            self._log.append(
+                {"trial_id": trial.trial_id, "rung": rung, "kept": kept, "rank": rank, "n": n}
+            )
+            if not kept:  # entered no higher rung: it would not have got there
+                self._n_stopped += 1
+                return TrialScheduler.STOP
+        return TrialScheduler.CONTINUE
+
+    def add_history(self, curve: Mapping[int, Sequence[float]], violation: float = 0.0) -> None:
+        """Record a trial seen before this scheduler existed (a resumed search): its objective
+        vector at each epoch it reached; it is entered at every rung it reached."""
+        for epoch, values in curve.items():
+            if len(values) != len(self._names):
+                raise ConfigError(
+                    f"add_history curve[{epoch}]: got {len(values)} values; "
+                    f"allowed: one per objective ({len(self._names)}: {list(self._names)})"
+                )
+        key = f"history-{self._n_history}"
+        self._n_history += 1
+        epochs = sorted(curve)
+        for rung in self.rungs:
+            reached = [e for e in epochs if e >= rung]  # the first result at the milestone
+            if not reached:
+                break
+            self._enter(key, rung, self._vector(curve[reached[0]]), _as_float(violation))
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """Every rung decision so far: trial_id, rung, kept, rank (0 best) and n recorded."""
+        return [dict(d) for d in self._log]
+
+    def debug_string(self) -> str:
+        sizes = ", ".join(f"{r}: {len(self._recorded[r])}" for r in self.rungs)
+        return f"Using MOASHA: num_stopped={self._n_stopped}; trials per rung {{{sizes}}}"
+
+    def _vector(self, values: Sequence[Any]) -> np.ndarray:
+        return np.array([_as_float(v) for v in values]) * self._signs
+
+    def _enter(
+        self, key: str, rung: int, f: np.ndarray, violation: float
+    ) -> tuple[bool, int, int]:
+        """Record ``key`` at ``rung`` and rank it among all recorded there."""
+        recorded = self._recorded[rung]
+        recorded[key] = (f, violation)
+        F = np.array([v for v, _ in recorded.values()])
+        order = rank_order(F, np.array([c for _, c in recorded.values()]))
+        rank = order.index(list(recorded).index(key))
+        n = len(recorded)
+        return rank < max(1, math.ceil(n / self._rf)), rank, n
+
+
+def _check(objectives: Sequence[tuple[str, str]], grace: int, rf: float, max_epochs: int) -> None:
+    """Refuse settings that would make the rungs or the ranking meaningless."""
+
+    def bad(option: str, value: Any, allowed: str) -> ConfigError:
+        return ConfigError(f"MOASHA {option}: got {value!r}; allowed: {allowed}")
+
+    if isinstance(objectives, (str, bytes)) or not objectives:
+        raise bad("objectives", objectives, "a non-empty list of (metric, direction) pairs")
+    names = []
+    for i, pair in enumerate(objectives):
+        if not (isinstance(pair, Sequence) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise bad(f"objectives[{i}]", pair, "a (metric name, direction) pair")
+        if pair[1] not in DIRECTIONS:
+            raise bad(f"objectives[{i}] direction", pair[1], "'maximize' or 'minimize'")
+        names.append(pair[0])
+    if len(set(names)) != len(names):
+        raise bad("objectives", names, "each metric once")
+    if isinstance(grace, bool) or not isinstance(grace, int) or grace < 1:
+        raise bad("grace_epochs", grace, "an integer >= 1")
+    if isinstance(rf, bool) or not isinstance(rf, (int, float)) or not 1 < rf < math.inf:
+        raise bad("reduction_factor", rf, "a finite number > 1")
+    if isinstance(max_epochs, bool) or not isinstance(max_epochs, int) or max_epochs < grace:
+        raise bad("max_epochs", max_epochs, f"an integer >= grace_epochs ({grace})")

@@ -1,0 +1,140 @@
+"""The live progress view of a search: a Ray Tune callback printing one line per ended trial."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.trial import TrialState
+from ray.tune import Callback
+
+from search.run._storage import counts
+from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
+
+__all__ = ["Progress"]
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``3 min 05 s``, ``2 h 07 min``."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+class Progress(Callback):
+    """The live progress view: one line per finished trial, then a summary, on stderr.
+
+    Each line: trials done of the search's total (a resumed search's earlier trials included),
+    running, failed, infeasible, the size of the current Pareto front of the feasible trials and
+    its hypervolume (objectives normalised over the trials seen, reference point 1.1; see
+    ``search.pareto.hypervolume``), then the time since launch and, with a total, an estimate
+    of the time left at this launch's pace.
+
+    Args:
+        objectives: ``(name, direction)`` per objective.
+        prior: The study as it was before this launch (its trials are counted too).
+        total: The search's ``trials``.
+        enabled: False prints nothing.
+        clock: Seconds, for the elapsed time (``time.monotonic``).
+    """
+
+    def __init__(
+        self,
+        objectives: Sequence[tuple[str, str]],
+        *,
+        prior: optuna.Study | None = None,
+        total: int | None = None,
+        enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.objectives = list(objectives)
+        self.total = total
+        self.enabled = enabled
+        self.values: list[list[float]] = []
+        self.feasible: list[bool] = []
+        self.failed = 0
+        self.pruned = 0
+        for trial in prior.get_trials(deepcopy=False) if prior is not None else ():
+            if trial.state == TrialState.COMPLETE:
+                self.values.append(list(trial.values))
+                self.feasible.append(bool(trial.user_attrs.get("feasible", True)))
+            elif trial.state == TrialState.PRUNED:
+                self.pruned += 1
+            elif counts(trial):  # failed on its own (interrupted ones are re-run)
+                self.failed += 1
+        self._clock = clock
+        self._started = clock()
+        self._prior = self.done
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._add(trial.last_result or {})
+        self._print([t for t in trials if t is not trial])
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self.failed += 1
+        self._print([t for t in trials if t is not trial])
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        if self.enabled:
+            done = self.done
+            word = "stopped" if self.total is not None and done < self.total else "finished"
+            print(f"[npas] {word}: {self.line(trials)}", file=sys.stderr, flush=True)
+
+    @property
+    def done(self) -> int:
+        """Trials ended: completed, stopped early or failed."""
+        return len(self.values) + self.pruned + self.failed
+
+    def _add(self, result: Mapping[str, Any]) -> None:
+        if ERROR_KEY not in result and METRICS_KEY not in result and CURVE_KEY in result:
+            self.pruned += 1
+            return
+        if ERROR_KEY in result or METRICS_KEY not in result:
+            self.failed += 1
+            return
+        values = [float(result.get(n, math.nan)) for n, _ in self.objectives]
+        feasible = bool(json.loads(result[METRICS_KEY]).get("feasible", 1.0))
+        self.values.append(values)
+        self.feasible.append(feasible and bool(np.all(np.isfinite(values))))
+
+    def line(self, trials: Sequence[Any] = ()) -> str:
+        """The progress line for the trials seen so far."""
+        from search.pareto import hypervolume, non_dominated
+
+        running = sum(getattr(t, "status", "") == "RUNNING" for t in trials)
+        done = self.done
+        infeasible = len(self.feasible) - sum(self.feasible)
+        of = "" if self.total is None else f"/{self.total}"
+        text = f"{done}{of} done, {running} running, {self.failed} failed, {infeasible} infeasible"
+        if self.pruned:
+            text += f", {self.pruned} stopped early"
+        if any(self.feasible):
+            directions = [d for _, d in self.objectives]
+            values = np.array(self.values, dtype=float)
+            front = int(non_dominated(values, directions, self.feasible).sum())
+            hv = hypervolume(values, directions, feasible=self.feasible).value
+            text += f", front {front}, hypervolume {hv:.4f}"
+        return text + self._times(done)
+
+    def _times(self, done: int) -> str:
+        elapsed = self._clock() - self._started
+        text = f"; {_duration(elapsed)} elapsed"
+        finished_here = done - self._prior
+        if self.total is not None and finished_here > 0 and done < self.total:
+            text += f", ~{_duration(elapsed / finished_here * (self.total - done))} left"
+        return text
+
+    def _print(self, trials: Sequence[Any]) -> None:
+        if self.enabled:
+            print(f"[npas] {self.line(trials)}", file=sys.stderr, flush=True)

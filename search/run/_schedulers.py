@@ -1,0 +1,39 @@
+"""The schedulers a search can run under (``scheduler.name``): each entry builds a Ray Tune
+``TrialScheduler`` from the search config. Light to import: Ray loads when one is built."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from spaces._registry import Registry
+
+if TYPE_CHECKING:
+    from search.config import SearchConfig
+
+__all__ = ["SCHEDULERS"]
+
+#: name → (search config) → Ray Tune scheduler.
+SCHEDULERS: Registry[Callable[[SearchConfig], Any]] = Registry("scheduler")
+
+
+@SCHEDULERS.register("fifo")
+def _fifo(config: SearchConfig) -> Any:
+    """Every trial trains its full schedule (Ray Tune's default)."""
+    from ray.tune.schedulers import FIFOScheduler
+
+    return FIFOScheduler()
+
+
+@SCHEDULERS.register("moasha")
+def _moasha(config: SearchConfig) -> Any:
+    """Multi-objective asynchronous successive halving over all the search's objectives."""
+    from search.run._moasha import MOASHA
+
+    s = config.scheduler
+    return MOASHA(
+        config.objectives,
+        grace_epochs=s.grace_epochs,
+        reduction_factor=s.reduction_factor,
+        max_epochs=config.max_epochs,
+    )

@@ -1,0 +1,148 @@
+"""The one Ray Tune searcher of npas: any :class:`search.optimisers.Optimiser` (Optuna
+samplers and pymoo algorithms alike) asked and told through its own interface, every trial
+recorded in the search's Optuna study.
+
+It works on the in-memory copy of the study (``search.run._writer``) that the optimiser is
+bound to, and hands each trial to the :class:`~search.run._writer.StudyWriter` when it starts
+and when it ends. ``suggest`` returns None while a generation is still being evaluated (Ray
+Tune asks again later). Nothing is saved with Ray: the study is the state, and a relaunch
+resumes from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import optuna
+from ray.tune.search import Searcher
+
+from search.config import Objective, TrialConfig
+from search.errors import StorageWriteError
+from search.optimisers import Optimiser
+from search.run._budget import SearchCost
+from search.run._storage import outcome_of, record
+from search.run._trainable import CURVE_KEY
+from search.run._writer import StudyWriter
+
+__all__ = ["NpasSearcher", "TrialConfigFn"]
+
+#: ``(point, trial number) -> trial config`` (adds the artifact folder of that trial).
+TrialConfigFn = Callable[[dict[str, Any], int], TrialConfig]
+
+
+def _frozen(trial: optuna.trial.Trial) -> optuna.trial.FrozenTrial:
+    return trial.study._storage.get_trial(trial._trial_id)
+
+
+class NpasSearcher(Searcher):
+    """A bound optimiser as a Ray Tune searcher that records every trial.
+
+    Args:
+        optimiser: An optimiser bound to the in-memory copy of the search's study.
+        objectives: The search's objectives.
+        constraints: Constraint keys recorded on each trial (expressions, then ``feasible``).
+        trial_config: Builds the trial config of a point.
+        writer: Records each trial in the search's storage.
+        cost: The launch's cost; no trial starts once its budget is exhausted.
+    """
+
+    def __init__(
+        self,
+        optimiser: Optimiser,
+        *,
+        objectives: Sequence[Objective],
+        constraints: Sequence[str],
+        trial_config: TrialConfigFn,
+        writer: StudyWriter,
+        cost: SearchCost | None = None,
+    ) -> None:
+        super().__init__()  # no metric: our results always carry the objectives anyway
+        self.optimiser = optimiser
+        self.objectives = list(objectives)
+        self.constraints = list(constraints)
+        self._make = trial_config
+        self.writer = writer
+        self._live: dict[str, optuna.trial.Trial] = {}
+        self._curves: dict[str, list[dict[str, Any]]] = {}
+        self.cost = cost
+        #: Why the searcher stopped starting trials before Ray Tune's count (a budget).
+        self.stopped: str | None = None
+
+    def suggest(self, trial_id: str) -> dict | str | None:
+        """The Ray config of a new trial, recorded with its trial config right away.
+
+        A trial that cannot be recorded is not run: the search stops (``FINISHED``) and
+        ``launch`` raises the writer's error once the running trials are done.
+        """
+        if self.writer.error is not None:
+            return Searcher.FINISHED
+        if self.cost is not None and self.stopped is None:
+            self.stopped = self.cost.exhausted()
+        if self.stopped is not None:
+            return Searcher.FINISHED
+        proposal = self.optimiser.ask()
+        if proposal is None:
+            return None
+        trial = proposal.trial
+        trial_config = self._make(proposal.point, trial.number)
+        trial.set_user_attr("trial_config", trial_config.to_dict())
+        try:
+            self.writer.started(_frozen(trial))
+        except StorageWriteError:
+            return Searcher.FINISHED
+        self._live[trial_id] = trial
+        return {"number": trial.number, "trial_config": trial_config}
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        """An epoch's report: one learning-curve point, written to the storage at once (the
+        first objective's value as Optuna's intermediate value at step = epoch)."""
+        trial = self._live.get(trial_id)
+        if trial is None or CURVE_KEY not in result:
+            return
+        point = json.loads(result[CURVE_KEY])
+        curve = self._curves.setdefault(trial_id, [])
+        if curve and curve[-1]["epoch"] == point["epoch"]:  # seen already
+            return
+        curve.append(point)
+        value = result.get(self.objectives[0].name, math.nan)
+        step = int(point["epoch"])
+        trial.study._storage.set_trial_intermediate_value(trial._trial_id, step, value)
+        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
+            self.writer.intermediate(trial.number, step, value)
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict | None = None, error: bool = False
+    ) -> None:
+        if trial_id not in self._live:  # a duplicate completion
+            return
+        if result is not None:  # a scheduler's stop comes with the epoch's result only here
+            self.on_trial_result(trial_id, result)
+        trial = self._live.pop(trial_id)
+        outcome = outcome_of(
+            result, objectives=self.objectives, constraints=self.constraints, ray_error=error
+        )
+        curve = self._curves.pop(trial_id, [])
+        if curve:
+            trial.set_user_attr("curve", [_curve_point(p) for p in curve])
+        record(trial, outcome)  # constraints before the tell: samplers read them there
+        if self.cost is not None:
+            self.cost.add(outcome.metrics)
+        self.optimiser.tell(trial.number, outcome.values, outcome.state)
+        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
+            self.writer.finished(_frozen(trial))
+
+    def save(self, checkpoint_path: str) -> None:
+        """Nothing to save: the Optuna study holds the state (Ray calls this periodically)."""
+
+    def restore(self, checkpoint_path: str) -> None:
+        """Nothing to restore: relaunching resumes from the Optuna study."""
+
+
+def _curve_point(point: dict[str, Any]) -> dict[str, Any]:
+    """What a learning curve keeps of an epoch (the indicators are the trial's, once)."""
+    keep = ("epoch", "accuracy", "val_loss", "train_time_s")
+    return {k: point[k] for k in keep if k in point}

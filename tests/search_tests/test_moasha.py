@@ -1,0 +1,369 @@
+"""MOASHA: rung arithmetic, constrained-domination ranking, properties, and a real Ray run.
+
+The unit tests drive ``on_trial_result`` directly with stand-in trials (the scheduler reads
+only ``trial.trial_id``); the last test runs nine synthetic trials on a local Ray with two
+workers and reads each trial's reported epochs from the result grid.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import sys
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+import ray
+import ray.cloudpickle
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ray import tune
+from ray.tune.schedulers import TrialScheduler
+
+from search.run._moasha import DIRECTIONS, MOASHA, rank_order
+from spaces._errors import ConfigError
+
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
+
+CONTINUE, STOP = TrialScheduler.CONTINUE, TrialScheduler.STOP
+ACC_COST = [("acc", "maximize"), ("cost", "minimize")]
+
+
+def _trial(trial_id: str) -> SimpleNamespace:
+    return SimpleNamespace(trial_id=trial_id)
+
+
+def _report(sched: MOASHA, trial_id: str, epoch: int, acc: Any, cost: Any, viol=0.0) -> str:
+    result = {"epoch": epoch, "acc": acc, "cost": cost, "npas_violation": viol}
+    return sched.on_trial_result(None, _trial(trial_id), result)
+
+
+# ---------------------------------------------------------------- rungs and arguments
+
+
+@pytest.mark.parametrize(
+    ("grace", "rf", "max_epochs", "rungs"),
+    [
+        (1, 3, 27, (1, 3, 9)),
+        (1, 3, 28, (1, 3, 9, 27)),
+        (2, 2, 16, (2, 4, 8)),
+        (1, 4, 100, (1, 4, 16, 64)),
+        (2, 1.5, 8, (2, 3, 5, 7)),  # 2, 3, 4.5 and 6.75 rounded up to whole epochs
+        (2, 1.2, 4, (2, 3)),  # 2, 2.4 and 2.88 both round up to 3: one rung
+        (5, 3, 5, ()),
+    ],
+)
+def test_rungs_are_grace_times_rf_powers_below_max(grace, rf, max_epochs, rungs):
+    sched = MOASHA(ACC_COST, grace_epochs=grace, reduction_factor=rf, max_epochs=max_epochs)
+    assert sched.rungs == rungs
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "option", "value"),
+    [
+        ({"objectives": [("acc", "up")]}, "objectives[0] direction", "'up'"),
+        ({"objectives": [("acc", "max")]}, "objectives[0] direction", "'max'"),
+        ({"objectives": []}, "objectives", "[]"),
+        ({"objectives": [("acc", "maximize"), ("acc", "minimize")]}, "objectives", "'acc'"),
+        ({"grace_epochs": 0}, "grace_epochs", "0"),
+        ({"grace_epochs": 1.5}, "grace_epochs", "1.5"),
+        ({"reduction_factor": 1}, "reduction_factor", "1"),
+        ({"reduction_factor": 0.5}, "reduction_factor", "0.5"),
+        ({"reduction_factor": math.nan}, "reduction_factor", "nan"),
+        ({"grace_epochs": 4, "max_epochs": 3}, "max_epochs", "3"),
+    ],
+)
+def test_bad_arguments_raise_config_error_naming_option_value_and_allowed(kwargs, option, value):
+    args = {"objectives": ACC_COST, "max_epochs": 9, **kwargs}
+    with pytest.raises(ConfigError) as info:
+        MOASHA(args.pop("objectives"), **args)
+    message = str(info.value)
+    assert message.startswith(f"MOASHA {option}: got ")
+    assert value in message.split("; allowed: ")[0]
+    assert "; allowed: " in message
+
+
+# ---------------------------------------------------------------- decisions at a rung
+
+
+def test_first_trial_at_a_rung_continues_and_between_rungs_continues():
+    sched = MOASHA(ACC_COST, max_epochs=9)  # rungs (1, 3)
+    assert _report(sched, "a", 1, 0.1, 5.0) == CONTINUE
+    assert _report(sched, "a", 2, 0.1, 5.0) == CONTINUE  # between rungs: no decision
+    assert _report(sched, "a", 3, 0.1, 5.0) == CONTINUE  # first at rung 3 as well
+    assert [(d["trial_id"], d["rung"], d["kept"], d["rank"]) for d in sched.decisions()] == [
+        ("a", 1, True, 0),
+        ("a", 3, True, 0),
+    ]
+
+
+def test_each_rung_is_decided_once_per_trial_and_skipped_rungs_are_entered():
+    sched = MOASHA(ACC_COST, max_epochs=27)  # rungs (1, 3, 9)
+    _report(sched, "a", 1, 0.5, 1.0)
+    _report(sched, "a", 1, 0.5, 1.0)  # a repeated result at the same epoch
+    assert len(sched.decisions()) == 1
+    assert _report(sched, "b", 4, 0.9, 0.5) == CONTINUE  # jumped past rungs 1 and 3
+    assert [(d["trial_id"], d["rung"]) for d in sched.decisions()[1:]] == [("b", 1), ("b", 3)]
+
+
+def test_dominated_trial_is_stopped_once_enough_better_ones_are_recorded():
+    sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
+    assert _report(sched, "good", 1, 0.9, 1.0) == CONTINUE
+    assert _report(sched, "bad", 1, 0.5, 2.0) == STOP  # 1 better of 2: keep 1
+    assert _report(sched, "worse", 1, 0.4, 3.0) == STOP
+    # Dominated by one trial only: rank 1 < ceil(4 / 3) = 2, so the quota lets it go on.
+    assert _report(sched, "second", 1, 0.8, 1.5) == CONTINUE
+    assert _report(sched, "worst", 1, 0.3, 4.0) == STOP
+    ranks = {d["trial_id"]: d["rank"] for d in sched.decisions()}
+    assert ranks == {"good": 0, "bad": 1, "worse": 2, "second": 1, "worst": 4}
+
+
+def test_feasible_dominated_trial_ranks_ahead_of_infeasible_nondominated_one():
+    sched = MOASHA(ACC_COST, reduction_factor=2, max_epochs=9)
+    assert _report(sched, "ok", 1, 0.7, 1.0) == CONTINUE
+    # Best on both objectives, but violates a constraint: behind the feasible trial.
+    assert _report(sched, "illegal", 1, 0.99, 0.01, viol=0.5) == STOP
+    # Dominated by "ok" but feasible: rank 1 < ceil(3 / 2) = 2, ahead of "illegal".
+    assert _report(sched, "meh", 1, 0.3, 3.0, viol=0.0) == CONTINUE
+    # Less violation ranks ahead among infeasible ones; 0 (and missing) is feasible.
+    assert _report(sched, "nearly", 1, 0.1, 9.0, viol=0.1) == STOP  # rank 2 of 4, keep 2
+    log = {d["trial_id"]: d for d in sched.decisions()}
+    assert log["illegal"]["rank"] == 1
+    assert log["meh"]["rank"] == 1
+    assert log["nearly"]["rank"] == 2  # ahead of "illegal" (0.5), behind the feasible two
+    missing = sched.on_trial_result(None, _trial("noviol"), {"epoch": 1, "acc": 0.8, "cost": 1})
+    assert missing == CONTINUE and sched.decisions()[-1]["rank"] == 0  # missing -> feasible
+
+
+def test_crowding_tie_break_keeps_the_boundary_points_of_a_front():
+    # A front along acc = cost (higher accuracy costs more): every point is non-dominated.
+    sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
+    for i, x in enumerate([0.5, 0.6, 0.4]):  # interior points arrive first
+        _report(sched, f"mid{i}", 1, x, x)
+    assert _report(sched, "top", 1, 0.9, 0.9) == CONTINUE  # boundary: rank 1 of 4, keep 2
+    assert _report(sched, "inner", 1, 0.55, 0.55) == STOP  # same front, but crowded
+    ranks = {d["trial_id"]: d["rank"] for d in sched.decisions()}
+    assert ranks["top"] == 1 and ranks["inner"] >= 2
+    # Directly: the two extremes lead, whatever the arrival order.
+    F = np.array([[-0.5, 0.5], [-0.9, 0.9], [-0.6, 0.6], [-0.1, 0.1], [-0.3, 0.3]])
+    assert set(rank_order(F, np.zeros(5))[:2]) == {1, 3}
+    # Equal crowding (two extremes) goes to the trial that reached the rung first.
+    assert rank_order(F[[1, 3]], np.zeros(2)) == [0, 1]
+    assert rank_order(F[[3, 1]], np.zeros(2)) == [0, 1]
+
+
+def test_nan_or_missing_objective_ranks_last_without_crashing():
+    sched = MOASHA(ACC_COST, reduction_factor=2, max_epochs=9)
+    assert _report(sched, "nan-first", 1, math.nan, 1.0) == CONTINUE  # first always continues
+    assert _report(sched, "ok", 1, 0.1, 9.0) == CONTINUE  # ahead of the NaN one
+    assert _report(sched, "bad", 1, 0.2, 5.0, viol=3.0) == CONTINUE  # rank 1 of 3, keep 2
+    assert _report(sched, "missing", 1, None, 1.0) == STOP
+    assert sched.on_trial_result(None, _trial("absent"), {"epoch": 1, "acc": 0.9}) == STOP
+    assert _report(sched, "text", 1, "oops", 1.0) == STOP
+    ranks = {d["trial_id"]: d["rank"] for d in sched.decisions()}
+    assert ranks["nan-first"] == 0
+    assert ranks["missing"] == 3 and ranks["absent"] == 4 and ranks["text"] == 5
+    F = np.array([[np.nan, 0.0], [5.0, 5.0], [0.0, np.inf], [1.0, 1.0]])
+    assert rank_order(F, np.array([0.0, 2.0, 0.0, 0.0])) == [3, 1, 0, 2]
+    assert rank_order(np.ones((2, 2)), np.array([math.nan, 0.0])) == [1, 0]
+
+
+def test_stop_beyond_max_epochs_and_continue_without_time_attr():
+    sched = MOASHA(ACC_COST, max_epochs=9)
+    assert _report(sched, "a", 9, 0.9, 1.0) == CONTINUE  # it ends on its own, complete
+    assert _report(sched, "b", 12, 0.9, 1.0) == STOP
+    assert sched.on_trial_result(None, _trial("c"), {"acc": 0.9, "cost": 1.0}) == CONTINUE
+    assert MOASHA(ACC_COST, grace_epochs=3, max_epochs=3).rungs == ()
+    assert _report(MOASHA(ACC_COST, grace_epochs=3, max_epochs=3), "d", 4, 0.1, 1) == STOP
+
+
+def test_history_is_entered_at_every_rung_it_reached():
+    sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=27)  # rungs (1, 3, 9)
+    sched.add_history({1: [0.8, 1.0], 2: [0.85, 1.0], 4: [0.9, 1.0]})  # reached 1 and 3
+    sched.add_history({1: [0.7, 1.0]}, violation=0.0)
+    sched.add_history({1: [0.99, 0.1], 9: [0.99, 0.1]}, violation=2.0)  # infeasible
+    assert [len(sched._recorded[r]) for r in sched.rungs] == [3, 2, 1]
+    assert sched.decisions() == []  # history is evidence, not a decision
+    # Behind both feasible history trials: rank 2 of 4 recorded, keep 2 -> stop.
+    assert _report(sched, "new", 1, 0.6, 1.0) == STOP
+    # At rung 3 the history trial's epoch-4 vector (first at or after 3) is the one ranked.
+    assert _report(sched, "late", 3, 0.88, 1.0) == STOP
+    with pytest.raises(ConfigError, match="one per objective"):
+        sched.add_history({1: [0.5]})
+
+
+def test_scheduler_ignores_tunes_single_metric_and_pickles():
+    sched = MOASHA(ACC_COST, max_epochs=9)
+    assert sched.set_search_properties("acc", "max") is True
+    assert sched.metric is None  # Tune must not demand one metric in every result
+    _report(sched, "a", 1, 0.5, 1.0)
+    copy = pickle.loads(pickle.dumps(sched))
+    assert copy.decisions() == sched.decisions() and copy.rungs == sched.rungs
+    assert "MOASHA" in sched.debug_string()
+
+
+# ---------------------------------------------------------------- properties at one rung
+
+_VALUES = st.one_of(
+    st.sampled_from([0.0, 1.0, 2.0, 3.0, 0.5, math.nan, None]),
+    st.floats(-100, 100, allow_nan=False),
+)
+_VIOLATIONS = st.sampled_from([0.0, 0.0, 0.0, -1.0, 0.25, 1.0, 2.0, math.nan])
+
+
+def _minimised(values: list[Any], directions: list[str]) -> np.ndarray | None:
+    """The objective vector as minimised, or None when any value is NaN or missing."""
+    if any(v is None or math.isnan(v) for v in values):
+        return None
+    return np.array(
+        [-v if d == "maximize" else v for v, d in zip(values, directions, strict=True)]
+    )
+
+
+def _better(a: tuple, b: tuple) -> bool:
+    """a strictly better than b under constrained domination (oracle, independent of pymoo)."""
+    (fa, va), (fb, vb) = a, b
+    a_ok, b_ok = fa is not None and not math.isnan(va), fb is not None and not math.isnan(vb)
+    if not a_ok or not b_ok:
+        return a_ok and not b_ok
+    if (va <= 0) != (vb <= 0):
+        return va <= 0
+    if va > 0:
+        return va < vb
+    return bool(np.all(fa <= fb) and np.any(fa < fb))
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(
+    directions=st.lists(st.sampled_from(DIRECTIONS), min_size=1, max_size=3),
+    rf=st.sampled_from([1.5, 2, 3, 4]),
+    data=st.data(),
+)
+def test_rung_decisions_respect_the_quota_domination_and_feasibility(directions, rf, data):
+    n_obj = len(directions)
+    arrivals = data.draw(
+        st.lists(
+            st.tuples(st.lists(_VALUES, min_size=n_obj, max_size=n_obj), _VIOLATIONS),
+            min_size=1,
+            max_size=20,
+        )
+    )
+    names = [f"m{i}" for i in range(n_obj)]
+    sched = MOASHA(list(zip(names, directions, strict=True)), reduction_factor=rf, max_epochs=9)
+    seen: list[tuple] = []
+    for i, (values, violation) in enumerate(arrivals):
+        result = {"epoch": 1, "npas_violation": violation}
+        result.update({m: v for m, v in zip(names, values, strict=True) if v is not None})
+        decision = sched.on_trial_result(None, _trial(f"t{i}"), result)
+        me = (_minimised(values, directions), violation)
+        n, quota = i + 1, max(1, math.ceil((i + 1) / rf))
+        log = sched.decisions()[-1]
+        assert (log["trial_id"], log["n"]) == (f"t{i}", n)
+        assert (decision == CONTINUE) == log["kept"] == (log["rank"] < quota)
+        # (a) kept only within the quota: fewer than `quota` recorded trials beat it.
+        if sum(_better(other, me) for other in seen) >= quota:
+            assert decision == STOP
+        # (b) a feasible trial dominating every trial recorded so far is kept.
+        ok = me[0] is not None and not math.isnan(violation) and violation <= 0
+        if ok and all(_better(me, other) for other in seen):
+            assert decision == CONTINUE
+        # (c) an infeasible trial is kept only while feasible ones fill less than the quota.
+        feasible = sum(f is not None and not math.isnan(v) and v <= 0 for f, v in seen)
+        if me[0] is not None and violation > 0 and decision == CONTINUE:
+            assert feasible < quota
+        if me[0] is None or math.isnan(violation):  # NaN/missing: behind everyone so far
+            assert log["rank"] == n - 1
+        seen.append(me)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.lists(_VALUES, min_size=2, max_size=2), _VIOLATIONS),
+        min_size=1,
+        max_size=15,
+    )
+)
+def test_rank_order_never_puts_a_trial_ahead_of_one_that_beats_it(rows):
+    F = np.array([[math.nan if v is None else v for v in values] for values, _ in rows])
+    violation = np.array([v for _, v in rows])
+    order = rank_order(F, violation)
+    assert sorted(order) == list(range(len(rows)))
+    entries = [(_minimised(list(F[i]), ["minimize"] * 2), violation[i]) for i in order]
+    for ahead in range(len(entries)):
+        for behind in range(ahead + 1, len(entries)):
+            assert not _better(entries[behind], entries[ahead])
+
+
+# ---------------------------------------------------------------- a real Ray run
+
+E = 9  # max_epochs; rungs (1, 3) with grace 1, rf 3
+# i: (accuracy at epochs 1-2, accuracy from epoch 3, cost, violation). Trials start in grid
+# order, two at a time, so when trial i starts at least i - 1 earlier trials have ended.
+CURVES = {
+    0: (0.80, 0.90, 1.0, 0.0),  # dominates every other feasible trial at every epoch
+    1: (0.50, 0.85, 2.0, 0.0),  # races trial 0 to rung 1: its fate depends on arrival
+    2: (0.45, 0.50, 2.0, 0.0),  # dominated at rung 1 by trials 0 and 1
+    3: (0.40, 0.84, 2.0, 0.0),  # a late bloomer, but dominated at rung 1 by all before it
+    4: (0.35, 0.40, 2.0, 0.0),
+    5: (0.30, 0.35, 2.0, 0.0),
+    6: (0.20, 0.30, 0.5, 0.0),  # cheapest: a boundary point of the front despite accuracy
+    7: (0.78, 0.55, 1.0, 0.0),  # fast starter, weak finisher
+    8: (0.95, 0.99, 0.1, 1.0),  # best on both objectives, but infeasible
+}
+
+
+def curve_trainable(config: dict[str, Any]) -> None:
+    early, late, cost, violation = CURVES[config["i"]]
+    for epoch in range(1, E + 1):
+        acc = early if epoch < 3 else late
+        tune.report({"epoch": epoch, "acc": acc, "cost": cost, "npas_violation": violation})
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_moasha_on_ray_stops_dominated_and_infeasible_trials_at_the_right_rung(
+    ray_session, tmp_path
+):
+    sched = MOASHA(ACC_COST, grace_epochs=1, reduction_factor=3, max_epochs=E)
+    assert sched.rungs == (1, 3)
+    tuner = tune.Tuner(
+        curve_trainable,
+        param_space={"i": tune.grid_search(list(CURVES))},
+        tune_config=tune.TuneConfig(scheduler=sched, num_samples=1, max_concurrent_trials=2),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), name="moasha", verbose=0),
+    )
+    grid = tuner.fit()
+    assert not grid.errors
+    epochs = {r.config["i"]: int(r.metrics["epoch"]) for r in grid}
+    reported = {r.config["i"]: len(r.metrics_dataframe) for r in grid}
+    assert epochs == reported
+    # Expected for every arrival order that two-at-a-time grid order allows (see CURVES),
+    # short of trial 0 stalling while several later trials start, run and end.
+    assert epochs[0] == E  # dominates everyone: continues to max_epochs
+    assert all(epochs[i] == 1 for i in (2, 3, 4, 5))  # >= quota of better ones at rung 1
+    assert epochs[6] == 3  # front boundary, kept at rung 1; at rung 3 it shares the front
+    # with trial 0, which got there first, and 1 of <= 3 recorded is kept
+    assert epochs[7] == 3  # 2 ahead of it at rung 1 (quota >= 3); all ahead of it at rung 3
+    assert epochs[8] == 1  # infeasible: >= 7 feasible trials outrank it at rung 1
+    assert epochs[1] in (1, 3, E)
+    assert sum(epochs.values()) < len(CURVES) * E  # the scheduler did stop trials
+    # Whatever the order was, the grid shows exactly what the scheduler decided...
+    ids = {r.metrics["trial_id"]: r.config["i"] for r in grid}
+    log = sched.decisions()
+    stops = {ids[d["trial_id"]]: d["rung"] for d in log if not d["kept"]}
+    assert epochs == {i: stops.get(i, E) for i in CURVES}
+    # ...and replaying the arrivals it saw into a fresh scheduler decides the same.
+    replay = MOASHA(ACC_COST, grace_epochs=1, reduction_factor=3, max_epochs=E)
+    for d in log:
+        early, late, cost, violation = CURVES[ids[d["trial_id"]]]
+        acc = early if d["rung"] < 3 else late
+        _report(replay, d["trial_id"], d["rung"], acc, cost, viol=violation)
+    assert replay.decisions() == log

@@ -1,0 +1,113 @@
+"""Multi-fidelity searches: learning curves in the storage, MOASHA stops, PRUNED records,
+resume, and the search's own budget. Real Ray, real SQLite, read back through Optuna's API."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import ray
+from optuna.trial import TrialState
+
+from search._cli import main
+from search.config import TrialConfig, load_config
+from search.errors import ConfigError
+from search.run import launch, trials_counted
+from tests.search_tests.test_execution import make_config
+
+EPOCHS = 9
+
+
+def curve_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """A learning curve chosen by the point: accuracy climbs to a level set by lr."""
+    level = 1.0 - abs(math.log10(cfg.train["lr"]) + 1) / 4
+    params = float(cfg.budget)
+    for epoch in range(1, EPOCHS + 1):
+        time.sleep(0.02)
+        if on_epoch is not None:
+            on_epoch({"epoch": epoch, "accuracy": level * epoch / EPOCHS, "params": params,
+                      "train_time_s": 0.02 * epoch})  # fmt: skip
+    return {"accuracy": level, "params": params, "feasible": 1.0, "epochs": EPOCHS,
+            "trial_time_s": 0.2, "trial_energy_j": 2.0}  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _config(out: Path, trials: int, **changes: Any):
+    scheduler = {"name": "moasha", "grace_epochs": 1, "reduction_factor": 3}
+    return make_config(
+        out,
+        optimiser="random",
+        trials=trials,
+        constraints=[],
+        train={"epochs": EPOCHS},
+        scheduler=scheduler,
+        **changes,
+    )
+
+
+def test_moasha_search_records_curves_pruned_and_complete_trials(tmp_path):
+    study = launch(_config(tmp_path, 12), trial_fn=curve_trial, progress=False)
+    stored = optuna.load_study(study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db")
+    pruned = stored.get_trials(states=(TrialState.PRUNED,))
+    complete = stored.get_trials(states=(TrialState.COMPLETE,))
+    assert pruned and complete and len(pruned) + len(complete) == 12
+    assert trials_counted(stored) == 12
+    for trial in complete:
+        assert sorted(trial.intermediate_values) == list(range(1, EPOCHS + 1))
+        assert len(trial.user_attrs["curve"]) == EPOCHS and trial.values is not None
+    for trial in pruned:
+        epoch = trial.user_attrs["pruned_at_epoch"]
+        assert epoch in (1, 3) and sorted(trial.intermediate_values) == list(range(1, epoch + 1))
+        assert trial.values is None and trial.user_attrs["metrics"]["params"] > 0
+    assert stored.user_attrs["search_energy_j"] > 0 and stored.user_attrs["search_time_s"] > 0
+    # Only fully trained trials are on the front.
+    assert {t.number for t in stored.best_trials} <= {t.number for t in complete}
+
+
+def test_a_resumed_moasha_search_keeps_its_pruned_trials(tmp_path):
+    launch(_config(tmp_path, 6), trial_fn=curve_trial, progress=False)
+    study = launch(_config(tmp_path, 10), trial_fn=curve_trial, progress=False)
+    assert len(study.trials) == 10 and trials_counted(study) == 10
+    assert study.get_trials(states=(TrialState.PRUNED,))
+    assert not study.get_trials(states=(TrialState.RUNNING,))
+
+
+def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path):
+    config = make_config(tmp_path, optimiser="random", trials=40, budget={"time": 2.0})
+    study = launch(config, trial_fn=curve_trial, progress=False)
+    assert 1 <= len(study.trials) < 40
+    assert not study.get_trials(states=(TrialState.RUNNING,))
+    assert study.user_attrs["search_time_s"] >= 2.0
+
+
+@pytest.mark.parametrize(
+    ("section", "fragment"),
+    [
+        ({"scheduler": {"name": "asha"}}, "scheduler.name"),
+        ({"scheduler": {"name": "moasha", "reduction_factor": 1}}, "reduction_factor"),
+        ({"scheduler": {"name": "moasha", "grace": 2}}, "grace_epochs"),
+        ({"budget": {"time": "soon"}}, "budget.time"),
+        ({"budget": {"energy_j": -1}}, "budget.energy_j"),
+    ],
+)
+def test_bad_scheduler_and_budget_sections_are_refused(tmp_path, section, fragment):
+    data = make_config(tmp_path).to_dict() | section
+    with pytest.raises(ConfigError, match=fragment):
+        load_config(data)
+
+
+def test_cli_time_budget_is_parsed_and_bad_ones_exit_2(tmp_path, capsys):
+    assert main(["launch", "--time-budget", "soon", "--out", str(tmp_path)]) == 2
+    assert "budget.time" in capsys.readouterr().err
+    config = make_config(tmp_path).with_overrides(time_budget="45m")
+    assert config.budget.time == 45 * 60
