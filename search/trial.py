@@ -164,17 +164,7 @@ def model_of(
         model = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
     if cfg.budget is not None:
         assignment = {str(k): int(v) for k, v in (mapping or {}).items()}
-        ssn = cfg.ssn
-        model = shapeshift(
-            model,
-            cfg.budget,
-            stores=max(assignment.values()) + 1,
-            mapping=assignment,
-            generator=ssn["generator"],
-            upsampler=ssn["upsampler"],
-            templates=ssn["templates"],
-            seed=cfg.seed,
-        )
+        model = _shapeshift(model, cfg, stores=max(assignment.values()) + 1, mapping=assignment)
     model.load_state_dict(state_dict)
     return model.eval()
 
@@ -211,18 +201,31 @@ def _model(cfg: TrialConfig, data: Data, device: torch.device, metrics: dict) ->
         def pretrain(probe: nn.Module) -> None:
             _train(probe, data, cfg, device, epochs=ssn["pretrain_epochs"])
 
-    net = shapeshift(
+    net = _shapeshift(model, cfg, stores=ssn["stores"], mapping=ssn["mapping"], pretrain=pretrain)
+    return net.to(device)
+
+
+def _shapeshift(
+    model: nn.Module,
+    cfg: TrialConfig,
+    *,
+    stores: int,
+    mapping: Any,
+    pretrain: Callable[[nn.Module], None] | None = None,
+) -> nn.Module:
+    """``model`` in the trial's budget with its SSN options (searched, or rebuilt as saved)."""
+    ssn = cfg.ssn
+    return shapeshift(
         model,
         cfg.budget,
-        stores=ssn["stores"],
-        mapping=ssn["mapping"],
+        stores=stores,
+        mapping=mapping,
         generator=ssn["generator"],
         upsampler=ssn["upsampler"],
         templates=ssn["templates"],
         seed=cfg.seed,
         pretrain=pretrain,
     )
-    return net.to(device)
 
 
 def _train(
