@@ -173,6 +173,8 @@ def model_of(
 
 
 def _device(name: str | None) -> torch.device:
+    """The trial's device: the config's, else CUDA when torch sees one (under Ray, the GPUs
+    the trial was assigned: Ray sets ``CUDA_VISIBLE_DEVICES``), else the CPU."""
     if name is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)

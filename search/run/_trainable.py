@@ -47,7 +47,13 @@ TrialFn = Callable[..., Mapping[str, Any]]
 
 def trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str]) -> None:
     """One Ray Tune trial: run it, reporting each epoch, then its metrics or the error message
-    (never raise; a scheduler's stop ends the thread in Ray's own ``report``)."""
+    (never raise; a scheduler's stop ends the thread in Ray's own ``report``).
+
+    The GPUs Ray assigned the trial are recorded (``cond_ray_gpu_ids``): Ray sets
+    ``CUDA_VISIBLE_DEVICES`` to them, so the trial's ``cuda`` device is the assigned one, and a
+    fractional share (``resources.gpu: 0.25``) lets four trials use one GPU at once.
+    """
+    import ray
     from ray import tune
 
     cfg = config["trial_config"]
@@ -57,7 +63,9 @@ def trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str
         tune.report(epoch_report(point, objectives, constraints))
 
     try:
-        report = report_of(trial_fn(cfg, on_epoch=on_epoch), objectives)
+        metrics = dict(trial_fn(cfg, on_epoch=on_epoch))
+        metrics["cond_ray_gpu_ids"] = ",".join(str(i) for i in ray.get_gpu_ids())
+        report = report_of(metrics, objectives)
     except Exception as err:  # a failed trial is a result of the search, not its end
         report = report_of(None, objectives, error=f"{type(err).__name__}: {err}")
     tune.report(report)

@@ -3,8 +3,13 @@ resume, and the search's own budget. Real Ray, real SQLite, read back through Op
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import subprocess
+import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +19,20 @@ import ray
 from optuna.trial import TrialState
 
 from search._cli import main
+from search._dashboard import start_dashboard, stop_dashboard
 from search.config import TrialConfig, load_config
 from search.errors import ConfigError
 from search.run import launch, trials_counted
+from search.run._storage import counts
 from tests.search_tests.test_execution import make_config
 
 EPOCHS = 9
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return json.loads(reply.read())
 
 
 def curve_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
@@ -43,7 +56,7 @@ def local_ray():
 
 
 def _config(out: Path, trials: int, **changes: Any):
-    scheduler = {"name": "moasha", "grace_epochs": 1, "reduction_factor": 3}
+    scheduler = changes.pop("scheduler", {"name": "moasha", "reduction_factor": 3})
     return make_config(
         out,
         optimiser="random",
@@ -111,3 +124,70 @@ def test_cli_time_budget_is_parsed_and_bad_ones_exit_2(tmp_path, capsys):
     assert "budget.time" in capsys.readouterr().err
     config = make_config(tmp_path).with_overrides(time_budget="45m")
     assert config.budget.time == 45 * 60
+
+
+def test_the_dashboard_serves_the_learning_curves(tmp_path):
+    launch(_config(tmp_path, 6), trial_fn=curve_trial, progress=False)
+    process, url = start_dashboard(f"sqlite:///{tmp_path}/npas.db")
+    try:
+        studies = _get(f"{url}/api/studies")["study_summaries"]
+        trials = _get(f"{url}/api/studies/{studies[0]['study_id']}")["trials"]
+    finally:
+        stop_dashboard(process)
+    states = {t["state"] for t in trials}
+    assert states == {"Complete", "Pruned"}
+    for trial in trials:
+        steps = [p["step"] for p in trial["intermediate_values"]]
+        expected = EPOCHS if trial["state"] == "Complete" else max(steps)
+        assert steps == list(range(1, expected + 1)), trial["number"]
+        assert all(0 <= p["value"] <= 1 for p in trial["intermediate_values"])
+
+
+KILLED = """
+import sys, time
+sys.path.insert(0, {root!r})
+import ray
+from pathlib import Path
+from search.run import launch
+from tests.search_tests.test_multifidelity import _config, slow_curve_trial
+ray.init(address={address!r}, log_to_driver=False)
+launch(_config(Path({out!r}), 12), trial_fn=slow_curve_trial, progress=False)
+"""
+
+
+def slow_curve_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """curve_trial at 0.15 s an epoch, so a search can be killed while trials train."""
+
+    def slowly(point: dict[str, Any]) -> None:
+        time.sleep(0.15)
+        if on_epoch is not None:
+            on_epoch(point)
+
+    return curve_trial(cfg, slowly)
+
+
+def test_a_killed_moasha_search_resumes_with_its_curves(tmp_path):
+    address = ray.get_runtime_context().gcs_address
+    script = KILLED.format(root=str(ROOT), address=address, out=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    url = f"sqlite:///{tmp_path}/npas.db"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            with contextlib.suppress(KeyError):  # the study is not created yet
+                study = optuna.load_study(study_name="t-random", storage=url)
+                if trials_counted(study) >= 3:
+                    break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the search ended before it could be killed"
+    finally:
+        proc.kill()
+        proc.wait()
+    killed = optuna.load_study(study_name="t-random", storage=url)
+    before = {t.number: (t.state, t.intermediate_values) for t in killed.trials if counts(t)}
+    assert before
+    study = launch(_config(tmp_path, 12), trial_fn=slow_curve_trial, progress=False)
+    after = {t.number: (t.state, t.intermediate_values) for t in study.trials}
+    assert {n: after[n] for n in before} == before, "what ended before the kill is kept"
+    assert trials_counted(study) == 12 and not study.get_trials(states=(TrialState.RUNNING,))
+    assert study.get_trials(states=(TrialState.PRUNED,))
