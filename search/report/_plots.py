@@ -50,7 +50,9 @@ def accuracy_vs(
     knee: int | None,
     performance: str = "accuracy",
 ) -> Figure:
-    """Performance against one indicator: feasible and infeasible trials, the front, the knee.
+    """Performance against one indicator: feasible and infeasible trials, the trials a
+    scheduler stopped early (at their last epoch's accuracy: never on the front), the front,
+    the knee.
 
     ``direction`` is the indicator's (throughput is maximised), which orients the front.
     """
@@ -64,6 +66,13 @@ def accuracy_vs(
     label = f"infeasible ({hidden} below the axis)" if hidden else "infeasible"
     ax.scatter(*pts[~feas].T, marker="x", c=_INFEASIBLE, label=label, zorder=2)
     ax.scatter(*pts[feas].T, c=_FEASIBLE, s=22, label="feasible", zorder=3)
+    stopped = frame[frame["state"] == "PRUNED"]
+    if indicator in stopped and performance in stopped and len(stopped):
+        sp = values(stopped, [indicator, performance])
+        below = int((sp[:, 1] < low).sum())
+        note = f", {below} below the axis" if below else ""
+        ax.scatter(*sp.T, marker="1", c=_INFEASIBLE, s=40, zorder=2,
+                   label=f"stopped early (at its last epoch{note})")  # fmt: skip
     on_front = done["number"].isin(front).to_numpy()
     fp = pts[on_front]
     fp = fp[np.argsort(fp[:, 0])]
@@ -159,6 +168,28 @@ def hypervolume_curve(history: pd.DataFrame, *, caption: str) -> Figure:
     ax.set_xlabel("completed trials (completion order)")
     ax.set_ylabel("hypervolume (normalised)")
     ax.set_title(caption, fontsize=9)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def learning_curves(curves: Sequence[tuple[int, bool, list[dict]]], *, metric: str) -> Figure:
+    """Validation ``metric`` per epoch of every trial: fully trained ones in colour, those a
+    scheduler stopped in grey with a cross where they stopped."""
+    fig = Figure(figsize=(6.4, 3.8), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    for _, complete, curve in curves:
+        epochs = [p["epoch"] for p in curve]
+        scores = [p.get(metric, np.nan) for p in curve]
+        if complete:
+            ax.plot(epochs, scores, c=_FEASIBLE, alpha=0.6, lw=1.2)
+        else:
+            ax.plot(epochs, scores, c=_INFEASIBLE, alpha=0.6, lw=1.0)
+            ax.scatter(epochs[-1:], scores[-1:], marker="x", c=_INFEASIBLE, s=18)
+    ax.plot([], [], c=_FEASIBLE, label="trained to the end")
+    ax.plot([], [], c=_INFEASIBLE, label="stopped early (x: where)")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel(f"validation {metric}")
+    ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     return fig
 

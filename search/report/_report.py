@@ -197,6 +197,25 @@ def _front_section(
     return Section(title, text, tables=[("Front", table)])
 
 
+def _curves_section(study: optuna.Study, out: Path, paths: dict[str, Path]) -> Section | None:
+    """The learning curves, when trials reported per epoch (None for an older study)."""
+    curves = [
+        (t.number, t.state == optuna.trial.TrialState.COMPLETE, t.user_attrs["curve"])
+        for t in study.get_trials(deepcopy=False)
+        if t.user_attrs.get("curve")
+    ]
+    if not curves:
+        return None
+    title = "Learning curves"
+    stopped = sum(not complete for _, complete, _ in curves)
+    text = [
+        f"{len(curves)} trial(s) reported per epoch; {stopped} were stopped early by the "
+        "scheduler (grey, never on a front: their accuracy is not a full schedule's)."
+    ]
+    fig = _plots.learning_curves(curves, metric=_PERFORMANCE)
+    return Section(title, text, images=[(_save(fig, out, "learning_curves.png", paths), title)])
+
+
 def _failures_section(frame: pd.DataFrame) -> Section | None:
     bad = frame[(frame["state"] == "FAIL") | ((frame["state"] == "COMPLETE") & ~frame["feasible"])]
     if bad.empty:
@@ -247,6 +266,9 @@ def write_report(
     knee = chosen.number if chosen else None
     sections += _indicator_sections(frame, names, knee, out, paths)
     sections.append(_hypervolume_section(frame, objectives, out, paths))
+    curves = _curves_section(study, out, paths)
+    if curves is not None:
+        sections.append(curves)
     sections.append(_disagreement_section(frame, names, out, paths))
     sections.append(_front_section(frame, objectives, names, chosen))
     failures = _failures_section(frame)

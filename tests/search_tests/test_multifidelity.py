@@ -22,6 +22,7 @@ from search._cli import main
 from search._dashboard import start_dashboard, stop_dashboard
 from search.config import TrialConfig, load_config
 from search.errors import ConfigError
+from search.report import write_report
 from search.run import launch, trials_counted
 from search.run._storage import counts
 from tests.search_tests.test_execution import make_config
@@ -85,6 +86,10 @@ def test_moasha_search_records_curves_pruned_and_complete_trials(tmp_path):
     assert stored.user_attrs["search_energy_j"] > 0 and stored.user_attrs["search_time_s"] > 0
     # Only fully trained trials are on the front.
     assert {t.number for t in stored.best_trials} <= {t.number for t in complete}
+    paths = write_report(stored, tmp_path / "report")
+    assert "learning_curves.png" in paths
+    text = paths["report.md"].read_text()
+    assert "## Learning curves" in text and f"{len(pruned)} were stopped early" in text
 
 
 def test_a_resumed_moasha_search_keeps_its_pruned_trials(tmp_path):
