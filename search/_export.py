@@ -191,7 +191,12 @@ def export_bundle(
     cfg = TrialConfig.from_dict(blob["trial_config"])
     model = _plain(model_of(cfg, blob["mapping"], blob["state_dict"]))
     data = load(
-        cfg.dataset, root=cfg.data_root, val_size=cfg.val_size, seed=cfg.seed, progress=False
+        cfg.dataset,
+        root=cfg.data_root,
+        val_size=cfg.val_size,
+        train_size=cfg.train_size,
+        seed=cfg.seed,
+        progress=False,
     )
     test = evaluate(model, data.test.x, data.test.y)
     folder = Path(out_dir)

@@ -93,7 +93,7 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
     """The steps of :func:`run_trial`."""
     start = time.perf_counter()
     constraints = cfg.constraints
-    data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.seed, str(device))
+    data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.train_size, cfg.seed, str(device))
     metrics: dict[str, Any] = {}
     try:
         net = _model(cfg, data, device, metrics)
@@ -182,10 +182,23 @@ def _device(name: str | None) -> torch.device:
 
 @functools.lru_cache(maxsize=4)
 def _data(
-    name: str, root: str | None, val_size: int | float | None, seed: int, device: str
+    name: str,
+    root: str | None,
+    val_size: int | float | None,
+    train_size: int | None,
+    seed: int,
+    device: str,
 ) -> Data:
     """The dataset on ``device``, loaded once per process (trials in one worker reuse it)."""
-    return load(name, root=root, val_size=val_size, seed=seed, device=device, progress=False)
+    return load(
+        name,
+        root=root,
+        val_size=val_size,
+        train_size=train_size,
+        seed=seed,
+        device=device,
+        progress=False,
+    )
 
 
 def _model(cfg: TrialConfig, data: Data, device: torch.device, metrics: dict) -> nn.Module:

@@ -200,6 +200,7 @@ _TOP_KEYS = (
     "dataset",
     "data_root",
     "val_size",
+    "train_size",
     "space",
     "fixed",
     "train",
@@ -229,7 +230,7 @@ class SearchConfig:
 
     Attributes:
         name: Study name (letters, digits, ``_.-``).
-        dataset: A registered dataset; ``data_root`` and ``val_size`` as in
+        dataset: A registered dataset; ``data_root``, ``val_size`` and ``train_size`` as in
             :func:`objectives.datasets.load`.
         space: What is searched (dimension names in the module docstring).
         fixed: Values not searched, same naming (``{"ssn.generator": "wavg"}``).
@@ -254,6 +255,7 @@ class SearchConfig:
     space: Space
     data_root: str | None = None
     val_size: int | float | None = None
+    train_size: int | None = None
     fixed: dict[str, Any] = field(default_factory=dict)
     train: dict[str, Any] = field(default_factory=dict)
     objectives: tuple[Objective, ...] = (
@@ -360,6 +362,7 @@ class SearchConfig:
             "dataset": self.dataset,
             "data_root": self.data_root,
             "val_size": self.val_size,
+            "train_size": self.train_size,
             "family": family,
             "hyper": hyper,
             "budget": values.get("budget"),
@@ -387,6 +390,7 @@ class SearchConfig:
             "dataset": self.dataset,
             "data_root": self.data_root,
             "val_size": self.val_size,
+            "train_size": self.train_size,
             "space": self.space.to_dict(),
             "fixed": copy.deepcopy(self.fixed),
             "train": copy.deepcopy(self.train),
@@ -439,6 +443,7 @@ class SearchConfig:
             space=space,
             data_root=_optional(_text)(data.get("data_root"), "data_root"),
             val_size=_optional(_val_size)(data.get("val_size"), "val_size"),
+            train_size=_optional(lambda v, p: _int(v, p, 1))(data.get("train_size"), "train_size"),
             fixed=fixed,
             train=train,
             objectives=parse_objectives(

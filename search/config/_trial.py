@@ -135,6 +135,7 @@ TRIAL_OPTIONS: dict[str, tuple[Any, Any]] = {
     "dataset": (lambda v, p: _name(v, p, DATASETS.names()), None),
     "data_root": (_optional(_text), None),
     "val_size": (_optional(_val_size), None),
+    "train_size": (_optional(lambda v, p: _int(v, p, 1)), None),
     "family": (lambda v, p: _name(v, p, FAMILIES.names()), None),
     "hyper": (None, {}),  # checked against the family
     "budget": (_optional(lambda v, p: _int(v, p, 1)), None),
@@ -181,6 +182,7 @@ class TrialConfig:
     family: str
     data_root: str | None = None
     val_size: int | float | None = None
+    train_size: int | None = None
     hyper: dict[str, Any] = field(default_factory=dict)
     budget: int | None = None
     ssn: dict[str, Any] = field(default_factory=dict)

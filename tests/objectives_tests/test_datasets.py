@@ -391,3 +391,15 @@ def test_augment_rejects_bad_pad() -> None:
         Augment(pad=-1)
     with pytest.raises(ConfigError, match="pad"):
         Augment(pad=8)(torch.zeros(2, 1, 8, 8))
+
+
+def test_train_size_keeps_a_stratified_subset_and_leaves_val_alone() -> None:
+    full = load("digits", seed=3)
+    part = load("digits", seed=3, train_size=200)
+    assert len(part.train) == 200 and torch.equal(part.val.y, full.val.y)
+    counts = torch.bincount(part.train.y, minlength=10)
+    assert counts.min() >= 15, "every class is kept in proportion"
+    assert part.provenance["train_size"] == 200
+    assert torch.equal(load("digits", seed=3, train_size=200).train.x, part.train.x)
+    with pytest.raises(ConfigError, match="train_size"):
+        load("digits", train_size=5)

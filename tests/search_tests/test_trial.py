@@ -137,3 +137,12 @@ def test_a_digits_quick_trial_runs_end_to_end() -> None:
 def test_trial_module_imports_without_ray() -> None:
     code = "import sys, search.trial; assert 'ray' not in sys.modules, 'ray imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_a_trial_trains_on_a_training_subset_when_asked() -> None:
+    cfg = {"dataset": "digits", "family": "mlp", "hyper": {"hidden": [16]}, "train_size": 300,
+           "train": {"epochs": 1}, "indicators": ["params"]}  # fmt: skip
+    result = run_trial(cfg)
+    assert result["epochs"] == 1 and 0.0 <= result["accuracy"] <= 1.0
+    with pytest.raises(ConfigError, match="train_size"):
+        run_trial({"dataset": "digits", "family": "mlp", "train_size": 0})

@@ -1,0 +1,206 @@
+"""Multi-fidelity search: hypervolume against wall-clock for ``moasha`` vs ``fifo`` on MNIST.
+
+Claim checked (issue 10): with the same optimiser and the same wall-clock budget, a search
+under the MOASHA scheduler reaches the final hypervolume of the FIFO search (every trial
+trained to the end) in at most a third of its time. Each pair of searches runs back to back
+with the same optimiser and seed (FIFO first, then MOASHA, alternating between pairs), each
+stopped by the same ``budget.time``; random search is the floor.
+
+The space is mnist-tiny's (ConvNet and SCS families, Shapeshifted into 300-5,000 parameters,
+single or random store mapping) on a stratified 10,000-image training subset of the official
+MNIST training set (validation: 5,000 others; the test set is not used). Objectives: validation
+accuracy (max) and parameters (min); constraint params <= 5000; trials train up to 9 epochs
+(cosine schedule). Hypervolume is computed on fixed bounds (accuracy 0.5-1.0, params
+0-5,000), reference point 1.1, over the COMPLETE feasible trials ended by each moment.
+
+Run: ``NPAS_DATA=../shared/data python benchmarks/multifidelity.py [--minutes 3] [--seeds 3]
+[--optimisers nsga2,tpe,random]`` → ``benchmarks/results/multifidelity.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import torch
+from optuna.trial import TrialState
+
+from objectives._conditions import cpu_model_name
+from search.config import load_config
+from search.pareto import hypervolume
+from search.run import launch
+
+RESULTS = Path(__file__).parent / "results" / "multifidelity.md"
+OBJECTIVES = [["accuracy", "maximize"], ["params", "minimize"]]
+DIRECTIONS = [d for _, d in OBJECTIVES]
+BOUNDS = [(0.5, 1.0), (0.0, 5000.0)]
+EPOCHS = 9
+SPACE = {
+    "family": {"choices": ["convnet", "scs"]},
+    "convnet.depth": {"low": 2, "high": 4},
+    "convnet.width": {"low": 4, "high": 24, "log": True},
+    "scs.widths.0": {"low": 4, "high": 24, "log": True},
+    "scs.widths.1": {"low": 4, "high": 24, "log": True},
+    "scs.widths.2": {"low": 4, "high": 24, "log": True},
+    "budget": {"low": 300, "high": 5000, "log": True},
+    "ssn.mapping": {"choices": ["single", "random"]},
+    "ssn.stores": {"low": 2, "high": 3, "when": {"ssn.mapping": ["random"]}},
+    "ssn.upsampler": {"choices": ["mask", "repeat"]},
+    "train.lr": {"low": 0.01, "high": 0.3, "log": True},
+}
+
+
+def config(out: Path, optimiser: str, scheduler: str, seed: int, minutes: float) -> Any:
+    options = {"population_size": 16} if optimiser == "nsga2" else {}
+    return load_config(
+        {
+            "name": f"{optimiser}-{scheduler}-s{seed}",
+            "dataset": "mnist",
+            "train_size": 10_000,
+            "space": SPACE,
+            "fixed": {"convnet.growth": 1.5, "ssn.templates": 4},
+            "train": {"epochs": EPOCHS, "batch_size": 128, "schedule": "cosine"},
+            "objectives": OBJECTIVES,
+            "constraints": ["params <= 5000"],
+            "indicators": ["params", "flops_infer"],
+            "optimiser": {"name": optimiser, "options": options},
+            "scheduler": {"name": scheduler, "grace_epochs": 1, "reduction_factor": 3},
+            "budget": {"time": minutes * 60},
+            "trials": 10_000,
+            "resources": {"cpu": 1},
+            "out": str(out),
+            "seed": seed,
+        }
+    )
+
+
+def curve(study: optuna.Study) -> list[tuple[float, float]]:
+    """(seconds since the first trial started, hypervolume) after each COMPLETE trial."""
+    trials = study.get_trials(deepcopy=False)
+    start = min(t.datetime_start for t in trials)
+    done = sorted(
+        (t for t in trials if t.state == TrialState.COMPLETE and t.user_attrs.get("feasible")),
+        key=lambda t: t.datetime_complete,
+    )
+    points, out = [], []
+    for trial in done:
+        points.append(trial.values)
+        hv = hypervolume(np.array(points), DIRECTIONS, bounds=np.array(BOUNDS).T).value
+        out.append(((trial.datetime_complete - start).total_seconds(), hv))
+    return out
+
+
+def reached(history: list[tuple[float, float]], target: float) -> float | None:
+    """The first moment the history reaches ``target`` (None: never)."""
+    return next((t for t, hv in history if hv >= target - 1e-12), None)
+
+
+def counts(study: optuna.Study) -> dict[str, int]:
+    states = [t.state for t in study.get_trials(deepcopy=False)]
+    return {
+        "complete": states.count(TrialState.COMPLETE),
+        "pruned": states.count(TrialState.PRUNED),
+        "failed": states.count(TrialState.FAIL),
+    }
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows = []
+    out = Path(tempfile.mkdtemp(prefix="npas-mf-"))
+    for seed in range(args.seeds):
+        for optimiser in args.optimisers:
+            order = ["fifo", "moasha"] if (seed + len(rows)) % 2 == 0 else ["moasha", "fifo"]
+            pair = {}
+            for scheduler in order:
+                cfg = config(out, optimiser, scheduler, seed, args.minutes)
+                started = time.perf_counter()
+                study = launch(cfg, progress=False)
+                pair[scheduler] = (study, time.perf_counter() - started)
+                print(f"{cfg.name}: {counts(study)}", file=sys.stderr, flush=True)
+            fifo, moasha = curve(pair["fifo"][0]), curve(pair["moasha"][0])
+            target = fifo[-1][1] if fifo else 0.0
+            at = reached(moasha, target)
+            rows.append(
+                {
+                    "optimiser": optimiser,
+                    "seed": seed,
+                    "fifo_hv": target,
+                    "moasha_hv": moasha[-1][1] if moasha else 0.0,
+                    "fifo_s": fifo[-1][0] if fifo else float("nan"),
+                    "moasha_reach_s": at,
+                    "fifo": counts(pair["fifo"][0]),
+                    "moasha": counts(pair["moasha"][0]),
+                }
+            )
+    return rows
+
+
+def write(rows: list[dict[str, Any]], args: argparse.Namespace, seconds: float) -> None:
+    lines = [
+        "# Multi-fidelity: MOASHA vs FIFO on MNIST (same optimiser, same wall-clock)",
+        "",
+        f"Produced by `benchmarks/multifidelity.py --minutes {args.minutes} --seeds "
+        f"{args.seeds} --optimisers {','.join(args.optimisers)}` in {seconds / 60:.0f} min.",
+        f"CPU: {cpu_model_name()} ({os.cpu_count()} cores), torch {torch.__version__}, Python "
+        f"{platform.python_version()}, 2 trials at a time (1 CPU each). MNIST: 10,000 "
+        "training images (stratified subset), 5,000 validation; up to 9 epochs, cosine, "
+        "batch 128. Objectives accuracy (max) / params (min), params <= 5000. Hypervolume on "
+        "fixed bounds accuracy 0.5-1.0, params 0-5,000, reference 1.1, over COMPLETE "
+        "feasible trials. `reach` = seconds MOASHA took to reach FIFO's final hypervolume; "
+        "`ratio` = reach / the time of FIFO's last completed trial (target <= 0.33).",
+        "",
+        "| optimiser | seed | FIFO final HV | MOASHA final HV | FIFO last trial (s) | "
+        "MOASHA reach (s) | ratio | FIFO trials (complete/pruned/failed) | "
+        "MOASHA trials (complete/pruned/failed) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    ratios: dict[str, list[float]] = {}
+    for r in rows:
+        reach = r["moasha_reach_s"]
+        ratio = None if reach is None else reach / r["fifo_s"]
+        if ratio is not None:
+            ratios.setdefault(r["optimiser"], []).append(ratio)
+        f, m = r["fifo"], r["moasha"]
+        lines.append(
+            f"| {r['optimiser']} | {r['seed']} | {r['fifo_hv']:.4f} | {r['moasha_hv']:.4f} | "
+            f"{r['fifo_s']:.0f} | {'never' if reach is None else f'{reach:.0f}'} | "
+            f"{'-' if ratio is None else f'{ratio:.2f}'} | "
+            f"{f['complete']}/{f['pruned']}/{f['failed']} | "
+            f"{m['complete']}/{m['pruned']}/{m['failed']} |"
+        )
+    lines += ["", "Per optimiser, the ratio's median over the seeds where MOASHA reached it:", ""]
+    for name, values in ratios.items():
+        reached_in = len(values)
+        total = sum(r["optimiser"] == name for r in rows)
+        lines.append(
+            f"- {name}: median {statistics.median(values):.2f} (reached in {reached_in} of "
+            f"{total} seeds)"
+        )
+    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--minutes", type=float, default=3.0, help="wall-clock per search")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--optimisers", default="nsga2,tpe,random")
+    args = parser.parse_args()
+    args.optimisers = args.optimisers.split(",")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    started = time.perf_counter()
+    rows = run(args)
+    write(rows, args, time.perf_counter() - started)
+    print(RESULTS.read_text(), end="")
+
+
+if __name__ == "__main__":
+    main()
