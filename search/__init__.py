@@ -20,6 +20,7 @@ from search.errors import (
     ExportError,
     NpasError,
     SearchInterrupted,
+    SearchLocked,
     StorageWriteError,
     UnknownNameError,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "Proposal",
     "SearchConfig",
     "SearchInterrupted",
+    "SearchLocked",
     "StorageWriteError",
     "TrialConfig",
     "UnknownNameError",

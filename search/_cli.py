@@ -153,13 +153,18 @@ def _hints(name: str, url: str, out: Path) -> None:
 # -- status ------------------------------------------------------------------------------------
 
 
-def _counts(frame: pd.DataFrame) -> dict[str, int]:
+def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
+    """Trials by outcome; with no live launch, RUNNING ones were cut short: interrupted."""
     complete = frame["state"] == "COMPLETE"
     errors = frame["error"] if "error" in frame.columns else pd.Series("", index=frame.index)
+    running = frame["state"] == "RUNNING"
     cut = (frame["state"] == "FAIL") & (errors.fillna("") == INTERRUPTED)
+    if not live:
+        cut |= running
+        running &= False
     return {
         "complete": int(complete.sum()),
-        "running": int((frame["state"] == "RUNNING").sum()),
+        "running": int(running.sum()),
         "stopped early": int((frame["state"] == "PRUNED").sum()),
         "failed": int(((frame["state"] == "FAIL") & ~cut).sum()),
         "infeasible": int((complete & ~frame["feasible"]).sum()),
@@ -167,22 +172,25 @@ def _counts(frame: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def _summary_line(study: optuna.Study) -> str:
+def _summary_line(study: optuna.Study, *, live: bool = True) -> str:
     from search.pareto._frame import trials_frame
 
-    counts = _counts(trials_frame(study))
+    counts = _counts(trials_frame(study), live=live)
     return f"Search {study.study_name!r}: {len(study.trials)} trial(s), " + ", ".join(
         f"{v} {k}" for k, v in counts.items()
     )
 
 
-def _status_block(study: optuna.Study) -> list[str]:
+def _status_block(study: optuna.Study, holder: str | None) -> list[str]:
+    """The status of one search; ``holder``: the live launch running it, if any."""
     from search.pareto._frame import format_value, objectives_of, trials_frame, usable
     from search.pareto._study_front import front_of, why_empty
 
     frame = trials_frame(study)
     objectives = objectives_of(study)
-    lines = [_summary_line(study)]
+    lines = [_summary_line(study, live=holder is not None)]
+    if holder is not None:
+        lines.append(f"  running now: launched on {holder}")
     lines.append("  objectives: " + ", ".join(f"{n} ({d})" for n, d in objectives))
     constraints = study.user_attrs.get("constraints") or []
     lines.append("  constraints: " + (", ".join(map(str, constraints)) or "none"))
@@ -213,13 +221,16 @@ def _status_block(study: optuna.Study) -> list[str]:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from search.run._lease import lease_holder
+
     url = _storage_url(args)
     storage = _open(url)
     names = _names(storage)
     print(f"Storage {url}: {len(names)} search(es)")
     for name in names:
         study = optuna.load_study(study_name=name, storage=storage)
-        print("\n".join(_status_block(study)))
+        holder = lease_holder(storage.engine, name)
+        print("\n".join(_status_block(study, holder)))
     return 0
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "ExportError",
     "NpasError",
     "SearchInterrupted",
+    "SearchLocked",
     "StorageWriteError",
     "UnknownNameError",
 ]
@@ -23,6 +24,10 @@ __all__ = [
 
 class SearchInterrupted(NpasError):
     """The search was stopped (Ctrl-C) before all its trials ran; relaunching resumes it."""
+
+
+class SearchLocked(NpasError):
+    """Another live launch runs this search (one writer per search); the message names it."""
 
 
 class StorageWriteError(NpasError, RuntimeError):

@@ -25,6 +25,7 @@ import optuna
 from search.config import TrialConfig
 from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
+from search.run._lease import Lease
 from search.run._searcher import NpasSearcher
 from search.run._storage import (
     FEASIBLE_KEY,
@@ -99,12 +100,27 @@ def launch(
 
 
 def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.Study:
-    from search.optimisers import OPTIMISERS
-
     out = Path(config.out).expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
-    constraint_keys = [*config.constraint_texts, FEASIBLE_KEY]
     rdb = open_storage(config.storage_url)
+    lease = Lease(rdb.engine, config.name)
+    lease.acquire()  # before anything is marked or started: one launch of a search at a time
+    try:
+        return _launch_leased(config, rdb, out, trial_fn, progress)
+    finally:
+        lease.release()
+
+
+def _launch_leased(
+    config: SearchConfig,
+    rdb: optuna.storages.RDBStorage,
+    out: Path,
+    trial_fn: TrialFn,
+    progress: bool,
+) -> optuna.Study:
+    from search.optimisers import OPTIMISERS
+
+    constraint_keys = [*config.constraint_texts, FEASIBLE_KEY]
     study = open_study(
         name=config.name,
         storage=rdb,

@@ -1,0 +1,155 @@
+"""One live launch per search: a second launch is refused at once, naming the first; a dead or
+silent launch frees the search; different searches run side by side. Real processes, real
+SQLite, real Ray."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+import ray
+import sqlalchemy
+from optuna.trial import TrialState
+
+from search._cli import main
+from search.errors import SearchLocked
+from search.run import launch, trials_counted
+from search.run._lease import Lease, lease_holder
+from search.run._storage import open_storage
+from tests.search_tests.test_execution import fake_trial, make_config, slow_trial
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCH = """
+import sys
+sys.path.insert(0, {root!r})
+import ray
+from pathlib import Path
+from search.run import launch
+from tests.search_tests.test_execution import make_config, slow_trial
+ray.init(address={address!r}, log_to_driver=False)
+launch(make_config(Path({out!r}), optimiser="random", trials={trials}), trial_fn=slow_trial,
+       progress=False)
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _start(out: Path, trials: int) -> subprocess.Popen:
+    address = ray.get_runtime_context().gcs_address
+    script = LAUNCH.format(root=str(ROOT), address=address, out=str(out), trials=trials)
+    return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+
+
+def _wait_running(url: str, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            study = optuna.load_study(study_name="t-random", storage=url)
+            if study.get_trials(states=(TrialState.RUNNING,)):
+                return
+        except KeyError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the first launch never ran a trial")
+
+
+def test_a_second_launch_of_a_running_search_is_refused_at_once(tmp_path):
+    url = f"sqlite:///{tmp_path}/npas.db"
+    first = _start(tmp_path, 6)
+    try:
+        _wait_running(url, first)
+        started = time.monotonic()
+        with pytest.raises(SearchLocked, match=rf"pid {first.pid} since .* UTC") as refused:
+            launch(make_config(tmp_path, optimiser="random", trials=8), trial_fn=fake_trial,
+                   progress=False)  # fmt: skip
+        assert time.monotonic() - started < 10, "refused before Ray or any trial"
+        assert socket.gethostname() in str(refused.value)
+        assert main(["status", "--out", str(tmp_path)]) == 0
+        assert first.wait(timeout=180) == 0
+    finally:
+        if first.poll() is None:
+            first.kill()
+    study = optuna.load_study(study_name="t-random", storage=url)
+    assert trials_counted(study) == 6 and len(study.trials) == 6, "the intruder added nothing"
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert all("error" not in t.user_attrs for t in study.trials), "none marked interrupted"
+
+
+def test_two_searches_of_different_names_run_side_by_side(tmp_path):
+    url = f"sqlite:///{tmp_path}/npas.db"
+    first = _start(tmp_path, 4)
+    try:
+        _wait_running(url, first)
+        other = make_config(tmp_path, optimiser="random", trials=4, name="other")
+        study = launch(other, trial_fn=slow_trial, progress=False)
+        assert first.wait(timeout=180) == 0
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert trials_counted(study) == 4
+    assert trials_counted(optuna.load_study(study_name="t-random", storage=url)) == 4
+
+
+def _plant(url: str, *, host: str, pid: int, age_s: float) -> sqlalchemy.Engine:
+    """A lease row as another launch would have left it."""
+    engine = open_storage(url).engine
+    if not sqlalchemy.inspect(engine).has_table("npas_leases"):
+        mine = Lease(engine, "t-random")
+        mine.acquire()  # creates the table
+        mine.release()
+    beat = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    beat -= datetime.timedelta(seconds=age_s)
+    with engine.begin() as db:
+        db.execute(sqlalchemy.text("DELETE FROM npas_leases"))
+        db.execute(
+            sqlalchemy.text(
+                "INSERT INTO npas_leases VALUES ('t-random', 'other', :h, :p, :b, :b)"
+            ),
+            {"h": host, "p": pid, "b": beat},
+        )
+    return engine
+
+
+def test_a_live_lease_elsewhere_is_refused_and_a_silent_one_expires(tmp_path):
+    url = f"sqlite:///{tmp_path}/npas.db"
+    engine = _plant(url, host="elsewhere", pid=1, age_s=5)
+    assert lease_holder(engine, "t-random") is not None
+    with pytest.raises(SearchLocked, match="host elsewhere pid 1"):
+        Lease(engine, "t-random").acquire()
+    _plant(url, host="elsewhere", pid=1, age_s=3600)  # no heartbeat for an hour: free
+    assert lease_holder(engine, "t-random") is None
+    lease = Lease(engine, "t-random")
+    lease.acquire()
+    assert f"pid {os.getpid()}" in lease_holder(engine, "t-random")
+    lease.release()
+    assert lease_holder(engine, "t-random") is None
+
+
+def test_a_dead_launch_on_this_host_frees_the_search_and_status_says_so(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/npas.db"
+    launch(make_config(tmp_path, optimiser="random", trials=2), trial_fn=fake_trial,
+           progress=False)  # fmt: skip
+    study = optuna.load_study(study_name="t-random", storage=url)
+    study.ask()  # a trial a killed launch left RUNNING
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    _plant(url, host=socket.gethostname(), pid=dead.pid, age_s=1)
+    assert main(["status", "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "0 running" in text and "1 interrupted" in text and "running now" not in text
+    study = launch(make_config(tmp_path, optimiser="random", trials=3), trial_fn=fake_trial,
+                   progress=False)  # fmt: skip
+    assert trials_counted(study) == 3
+    assert not study.get_trials(states=(TrialState.RUNNING,))
