@@ -16,12 +16,12 @@ from pathlib import Path
 
 import optuna
 import pytest
-from optuna.trial import create_trial
 
 from search._cli import main
 from search._dashboard import start_dashboard, stop_dashboard
 from search.run._storage import open_storage, open_study
 from spaces import ConfigError
+from tests.search_tests.studies import npas_study
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -42,25 +42,8 @@ def storage(tmp_path_factory: pytest.TempPathFactory) -> str:
         constraints=[],
         optimiser="random",
     )
-    dist = {"budget": optuna.distributions.IntDistribution(300, 3000)}
-    for budget, accuracy in ((500, 0.8), (2000, 0.9)):
-        metrics = {"accuracy": accuracy, "params": budget, "feasible": 1.0}
-        study.add_trial(
-            create_trial(
-                params={"budget": budget},
-                distributions=dist,
-                values=[accuracy, budget],
-                user_attrs={"metrics": metrics, "feasible": True},
-            )
-        )
-    study.add_trial(
-        create_trial(
-            state=optuna.trial.TrialState.FAIL,
-            params={"budget": 900},
-            distributions=dist,
-            user_attrs={"error": "NonFiniteLossError: loss is nan"},
-        )
-    )
+    rows = [{"accuracy": 0.8, "params": 500}, {"accuracy": 0.9, "params": 2000}, {"state": "FAIL"}]
+    npas_study(rows, OBJECTIVES, study=study)
     return url
 
 

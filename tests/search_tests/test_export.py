@@ -27,6 +27,7 @@ from search.errors import ExportError
 from search.run._storage import open_storage, open_study, outcome_of, record, report_of
 from search.trial import run_trial
 from spaces import ConfigError
+from tests.search_tests.studies import npas_study
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -199,16 +200,7 @@ def test_export_without_saved_model(tmp_path: Path) -> None:
         storage=f"sqlite:///{tmp_path / 'npas.db'}",
         study_name="nomodel",
     )
-    study.set_user_attr("objectives", [["accuracy", "maximize"], ["params", "minimize"]])
-    study.add_trial(
-        optuna.trial.create_trial(
-            values=[0.5, 100.0],
-            user_attrs={
-                "metrics": {"accuracy": 0.5, "params": 100.0, "feasible": 1.0},
-                "feasible": True,
-                "artifact": str(tmp_path / "gone" / "model.pt"),
-            },
-        )
-    )
+    gone = {"artifact": str(tmp_path / "gone" / "model.pt")}
+    npas_study([{"accuracy": 0.5, "params": 100.0}], study=study, attrs=gone)
     with pytest.raises(ExportError, match="no saved model"):
         export_bundle(study, tmp_path / "b", select="knee")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import optuna
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.pareto import hypervolume, non_dominated
 from search.run._progress import Progress
 from search.run._trainable import report_of
+from tests.search_tests.studies import npas_study
 
 OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
 NAMES = [n for n, _ in OBJECTIVES]
@@ -51,9 +51,8 @@ def test_line_counts_and_front_agree_with_pareto(seq):
 
 def test_elapsed_and_time_left_at_this_launchs_pace():
     now = [100.0]
-    prior = optuna.create_study(directions=DIRECTIONS)  # a resumed search's two earlier trials
-    prior.add_trials([optuna.trial.create_trial(values=[0.5, 100.0], user_attrs={"feasible": True})
-                      for _ in range(2)])  # fmt: skip
+    # a resumed search's two earlier trials
+    prior = npas_study([{"accuracy": 0.5, "params": 100.0}] * 2, OBJECTIVES)
     view = Progress(OBJECTIVES, prior=prior, total=10, enabled=False, clock=lambda: now[0])
     assert view.line().startswith("2/10 done")
     assert view.line().endswith("; 0 s elapsed")  # nothing finished in this launch yet

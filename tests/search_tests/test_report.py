@@ -20,6 +20,7 @@ from optuna.trial import TrialState, create_trial
 
 from search.pareto._frame import trials_frame
 from search.report._report import write_report
+from tests.search_tests.studies import npas_study
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -264,28 +265,10 @@ def test_study_without_a_feasible_trial_says_so(tmp_path):
     study = optuna.create_study(
         storage=url, study_name="gated", directions=[d for _, d in OBJECTIVES]
     )
-    study.set_user_attr("objectives", OBJECTIVES)
     rng = np.random.default_rng(0)
-    dists = {"w": IntDistribution(1, 9)}
-    for i in range(3):
-        m = _metrics(rng, 64, 6000)  # params 5760 > limit: gated
-        study.add_trial(
-            create_trial(
-                state=TrialState.COMPLETE,
-                values=[m["accuracy"], m["params"], float("inf")],
-                params={"w": i + 1},
-                distributions=dists,
-                user_attrs={"metrics": m, "feasible": False, "constraints": [m["constraint_0"]]},
-            )
-        )
-    study.add_trial(
-        create_trial(
-            state=TrialState.FAIL,
-            params={"w": 9},
-            distributions=dists,
-            user_attrs={"error": "OutOfMemoryError"},
-        )
-    )
+    gated = [_metrics(rng, 64, 6000) for _ in range(3)]  # params 5760 > limit: no latency_ms
+    failed = {"state": "FAIL", "error": "OutOfMemoryError"}
+    npas_study([*gated, failed], OBJECTIVES, study=study)
     paths = write_report(study, tmp_path / "out")
     md = paths["report.md"].read_text()
     assert "no trial selected (no feasible trial: all 3 completed trial(s) are infeasible)" in md

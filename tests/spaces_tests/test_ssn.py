@@ -207,7 +207,7 @@ def test_tied_supported_weights_are_one_layer_and_embedding_ties_stay() -> None:
 # -- generators and upsamplers --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("generator", ["wavg", "emb", "avg", "rr"])
+@pytest.mark.parametrize("generator", GENERATORS.names())
 def test_each_generator_trains_every_store_parameter(generator: str) -> None:
     model = mlp()
     for budget in (count(model) // 2, count(model)):
@@ -248,7 +248,7 @@ def test_coefficients_start_orthogonal_across_the_layers_of_a_store() -> None:
     assert torch.allclose(e @ e.T, torch.eye(3), atol=1e-5)
 
 
-@pytest.mark.parametrize("upsampler", ["mask", "repeat", "inter"])
+@pytest.mark.parametrize("upsampler", UPSAMPLERS.names())
 def test_each_upsampler_serves_layers_larger_than_the_store(upsampler: str) -> None:
     torch.manual_seed(0)
     model = ConvNet()
@@ -265,7 +265,7 @@ def test_each_upsampler_serves_layers_larger_than_the_store(upsampler: str) -> N
     assert masks == (expected if upsampler == "mask" else 0)
 
 
-@pytest.mark.parametrize("upsampler", ["mask", "repeat", "inter"])
+@pytest.mark.parametrize("upsampler", UPSAMPLERS.names())
 def test_upsampled_layers_do_not_start_from_the_same_values(upsampler: str) -> None:
     model = nn.Sequential(nn.Linear(20, 20, bias=False), nn.Linear(20, 20, bias=False))
     net = shapeshift(model, 250, upsampler=upsampler)
@@ -474,6 +474,42 @@ def test_introspection_table() -> None:
 
 
 # -- mappings ----------------------------------------------------------------------------
+
+
+def _pretrain(net: nn.Module) -> None:
+    """Three Adam steps on SeqNet inputs: what the auto mapping clusters the layers after."""
+    opt = torch.optim.Adam(net.parameters(), lr=0.01)
+    for _ in range(3):
+        opt.zero_grad()
+        net(X_SEQ).pow(2).mean().backward()
+        opt.step()
+
+
+#: The shapeshift arguments each registered mapping needs on SeqNet.
+MAPPING_OPTIONS: dict[str, dict] = {
+    "auto": {"mapping": "auto", "stores": 2, "pretrain": _pretrain},
+    "manual": {"mapping": {"gru": 1, "lstm": 1, "*": 0}, "stores": 2},
+    "random": {"mapping": "random", "stores": 2},
+    "single": {"mapping": "single"},
+}
+
+
+def test_every_mapping_has_options() -> None:
+    assert sorted(MAPPING_OPTIONS) == MAPPINGS.names(), "a new mapping needs its options here"
+
+
+@pytest.mark.parametrize("name", MAPPINGS.names())
+def test_each_mapping_fills_every_store_within_budget(name: str) -> None:
+    torch.manual_seed(0)
+    model = SeqNet()
+    options = MAPPING_OPTIONS[name]
+    budget = count(model) // 2
+    net = shapeshift(model, budget, **options)
+    assert set(net.mapping.values()) == set(range(options.get("stores", 1)))
+    within_budget(net, budget)
+    backward(net, X_SEQ)
+    assert_store_grads_nonzero(net)
+    assert_materialized_equal(net, model, X_SEQ)
 
 
 def test_manual_mapping_by_module_name_and_glob() -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from spaces import BudgetError
-from spaces.ssn import shapeshift
+from spaces.ssn import GENERATORS, UPSAMPLERS, shapeshift
 from spaces.ssn._combine import Combine, windows
 from spaces.ssn._plan import window_store
 
@@ -56,8 +56,8 @@ def _count(model: nn.Module) -> int:
 @given(
     arch=architectures(),
     fraction=st.floats(0.02, 4.0),
-    generator=st.sampled_from(["wavg", "emb", "avg", "rr"]),
-    upsampler=st.sampled_from(["mask", "repeat", "inter"]),
+    generator=st.sampled_from(GENERATORS.names()),
+    upsampler=st.sampled_from(UPSAMPLERS.names()),
     stores=st.integers(1, 2),
 )
 def test_budget_gradients_and_materialize_hold_for_random_models(
