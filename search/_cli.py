@@ -17,6 +17,7 @@ from typing import Any
 import optuna
 import pandas as pd
 
+from search.config._search import masked_url
 from search.errors import SearchInterrupted
 from search.run._storage import INTERRUPTED
 from spaces._errors import ConfigError, NpasError, UnknownNameError
@@ -73,11 +74,14 @@ def _study(args: argparse.Namespace) -> optuna.Study:
     if name is None:
         if len(names) != 1:
             raise ConfigError(
-                f"--name: missing; allowed: one of the studies in {url!r}: {names or 'none'}"
+                f"--name: missing; allowed: one of the studies in {masked_url(url)!r}: "
+                f"{names or 'none'}"
             )
         name = names[0]
     if name not in names:
-        raise ConfigError(f"--name: got {name!r}; allowed: one of the studies in {url}: {names}")
+        raise ConfigError(
+            f"--name: got {name!r}; allowed: one of the studies in {masked_url(url)}: {names}"
+        )
     return optuna.load_study(study_name=name, storage=storage)
 
 
@@ -128,7 +132,7 @@ def _launch(args: argparse.Namespace) -> int:
     from search.run import launch
 
     config = _config(args)  # every check runs before the storage is opened
-    url = config.storage_url
+    url = masked_url(config.storage_url)
     if not args.quiet:
         print(f"Launching {config.name!r}: {config.trials} trial(s), storage {url}", flush=True)
     study = launch(config, progress=not args.quiet)
@@ -226,7 +230,7 @@ def _status(args: argparse.Namespace) -> int:
     url = _storage_url(args)
     storage = _open(url)
     names = _names(storage)
-    print(f"Storage {url}: {len(names)} search(es)")
+    print(f"Storage {masked_url(url)}: {len(names)} search(es)")
     for name in names:
         study = optuna.load_study(study_name=name, storage=storage)
         holder = lease_holder(storage.engine, name)
@@ -311,7 +315,7 @@ def _dashboard(args: argparse.Namespace) -> int:
     url = _storage_url(args)
     _open(url)  # a missing SQLite file is an error, not a new empty storage
     process, address = start_dashboard(url, host=args.host, port=args.port)
-    print(f"optuna-dashboard on {url}: {address}  (Ctrl-C stops it)", flush=True)
+    print(f"optuna-dashboard on {masked_url(url)}: {address}  (Ctrl-C stops it)", flush=True)
     try:
         return process.wait()
     except KeyboardInterrupt:

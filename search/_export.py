@@ -36,7 +36,7 @@ from torch import nn
 
 from objectives.datasets import DATASETS, load
 from objectives.train import evaluate
-from search.config import TrialConfig
+from search.config import TrialConfig, masked_url
 from search.errors import ConfigError, ExportError
 from search.pareto._frame import format_value, objectives_of, trials_frame
 from search.pareto._selectors import Selection, parse_spec, select
@@ -147,18 +147,6 @@ def _versions() -> dict[str, str]:
     }
 
 
-def _safe_url(url: str | None) -> str | None:
-    """The storage URL without its password (bundles get shared)."""
-    if url is None:
-        return None
-    try:
-        from sqlalchemy.engine import make_url
-
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # not a SQLAlchemy URL: keep nothing that could be a secret
-        return url.split("@")[-1]
-
-
 def export_bundle(
     study: optuna.Study,
     out_dir: str | os.PathLike[str],
@@ -259,7 +247,7 @@ def _metrics_record(
     return {
         "format": BUNDLE_FORMAT,
         "study": study.study_name,
-        "storage": _safe_url(storage_url),
+        "storage": masked_url(storage_url),
         "trial": trial.number,
         "selection": {
             "spec": chosen.selector,

@@ -23,6 +23,7 @@ from search.config._search import (
     ResourceConfig,
     SearchConfig,
     default_storage_url,
+    masked_url,
 )
 from search.config._trial import (
     SSN_OPTIONS,
@@ -49,6 +50,7 @@ __all__ = [
     "list_presets",
     "load_config",
     "load_preset",
+    "masked_url",
     "metric_direction",
     "metric_names",
     "parse_constraints",

@@ -47,7 +47,25 @@ from spaces._build import FAMILIES, hyper_keys
 from spaces._dsl import Categorical, Fixed, Float, Int, Space
 from spaces._errors import ConfigError
 
-__all__ = ["OptimiserConfig", "ResourceConfig", "SearchConfig", "default_storage_url"]
+__all__ = [
+    "OptimiserConfig",
+    "ResourceConfig",
+    "SearchConfig",
+    "default_storage_url",
+    "masked_url",
+]
+
+
+def masked_url(url: str | None) -> str | None:
+    """A storage URL as it may be printed or stored: the password replaced by ``***``."""
+    if url is None:
+        return None
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a SQLAlchemy URL: keep nothing that could be a secret
+        return url.split("@")[-1]
 
 
 def default_storage_url(out: str | Path) -> str:

@@ -13,16 +13,20 @@ workers.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import optuna
 
-from search.config import TrialConfig
+from search.config import TrialConfig, masked_url
 from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
 from search.run._lease import Lease
@@ -125,7 +129,7 @@ def _launch_leased(
         name=config.name,
         storage=rdb,
         sampler=optuna.samplers.RandomSampler(),
-        config=config.to_dict(),
+        config={**config.to_dict(), "storage": masked_url(config.storage)},
         objectives=config.objectives,
         constraints=config.constraint_texts,
         optimiser=config.optimiser.name,
@@ -153,9 +157,11 @@ def _launch_leased(
             trial_config=_TrialConfigOf(config, out / config.name / "trials"),
             writer=writer,
             cost=cost,
+            logs=str(out / "ray" / config.name),
         )
         try:
-            ran = _run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
+            with _sigterm_as_sigint():
+                ran = _run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
         finally:
             if writer.error is None:
                 record_cost(study, cost)
@@ -172,6 +178,20 @@ def _launch_leased(
 
             ray.shutdown()
     return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+@contextlib.contextmanager
+def _sigterm_as_sigint() -> Iterator[None]:
+    """SIGTERM stops the search as Ctrl-C does (Ray Tune's own SIGINT handling: the trials cut
+    short are marked and the search can resume), instead of Ray aborting with a stack dump."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _interrupted(study: optuna.Study, config: SearchConfig) -> SearchInterrupted:

@@ -48,6 +48,7 @@ class NpasSearcher(Searcher):
         trial_config: Builds the trial config of a point.
         writer: Records each trial in the search's storage.
         cost: The launch's cost; no trial starts once its budget is exhausted.
+        logs: Where Ray keeps the trials' logs (named in the error of a trial that died).
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class NpasSearcher(Searcher):
         trial_config: TrialConfigFn,
         writer: StudyWriter,
         cost: SearchCost | None = None,
+        logs: str = "the Ray folder of the run",
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
         self.optimiser = optimiser
@@ -69,6 +71,7 @@ class NpasSearcher(Searcher):
         self._live: dict[str, optuna.trial.Trial] = {}
         self._curves: dict[str, list[dict[str, Any]]] = {}
         self.cost = cost
+        self.logs = logs
         #: Why the searcher stopped starting trials before Ray Tune's count (a budget).
         self.stopped: str | None = None
 
@@ -123,7 +126,11 @@ class NpasSearcher(Searcher):
             self.on_trial_result(trial_id, result)
         trial = self._live.pop(trial_id)
         outcome = outcome_of(
-            result, objectives=self.objectives, constraints=self.constraints, ray_error=error
+            result,
+            objectives=self.objectives,
+            constraints=self.constraints,
+            ray_error=error,
+            logs=self.logs,
         )
         curve = self._curves.pop(trial_id, [])
         if curve:

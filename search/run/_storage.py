@@ -26,6 +26,7 @@ import optuna
 import sqlalchemy
 from optuna.trial import TrialState
 
+from search.config._search import masked_url
 from search.errors import ConfigError
 from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
 from search.run._trainable import is_number as _is_number
@@ -88,8 +89,8 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
         )
     except Exception as err:  # SQLAlchemy raises many kinds
         raise ConfigError(
-            f"storage {url!r} cannot be opened ({type(err).__name__}: {err}); give a SQLAlchemy "
-            "URL such as sqlite:///runs/npas.db or postgresql://user@host/db"
+            f"storage {masked_url(url)!r} cannot be opened ({type(err).__name__}: {err}); give "
+            "a SQLAlchemy URL such as sqlite:///runs/npas.db or postgresql://user@host/db"
         ) from None
     if sqlite:
         sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
@@ -239,8 +240,10 @@ def outcome_of(
     objectives: Sequence[tuple[str, str]],
     constraints: Sequence[str],
     ray_error: bool = False,
+    logs: str = "the Ray folder of the run",
 ) -> Outcome:
-    """Reads a trial's Ray result (see :func:`report_of`) into an :class:`Outcome`.
+    """Reads a trial's Ray result (see :func:`report_of`) into an :class:`Outcome`; ``logs``
+    is where Ray keeps the logs of a trial whose process died (named in its error).
 
     A feasible trial must report a finite value for every objective (otherwise it FAILs with a
     message saying which); an infeasible one may lack some, which are then recorded as the
@@ -256,7 +259,7 @@ def outcome_of(
         reason = "Ray Tune reported an error for this trial" if ray_error else "no result"
         return Outcome(
             TrialState.FAIL,
-            error=f"{reason} (the trial process died; see the Ray logs under <out>/ray)",
+            error=f"{reason} (the trial process died; see the Ray logs under {logs})",
         )
     metrics = json.loads(result[METRICS_KEY])
     feasible = bool(metrics.get("feasible", 1.0))

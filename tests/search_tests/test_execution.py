@@ -185,8 +185,9 @@ def _launch_then_signal(tmp_path: Path, optimiser: str, sig: int) -> subprocess.
     return proc
 
 
-def test_ctrl_c_stops_the_search_and_marks_the_cut_trials(tmp_path):
-    proc = _launch_then_signal(tmp_path, "random", signal.SIGINT)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_the_search_and_marks_the_cut_trials(tmp_path, sig):
+    proc = _launch_then_signal(tmp_path, "random", sig)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
     assert "stopped after" in err and "relaunch the same command" in err

@@ -10,6 +10,7 @@ then reads it. PostgreSQL missing is a failure, not a skip: ``.ci/run`` installs
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import socket
@@ -104,3 +105,23 @@ def test_launch_resume_and_pareto_on_postgres(url: str, tmp_path: Path, capsys) 
     assert all(t.user_attrs["trial_config"]["family"] == t.params["family"] for t in study.trials)
     assert main(["pareto", "--name", "t-nsga2", "--storage", url, "--format", "csv"]) == 0
     assert "accuracy" in capsys.readouterr().out
+
+
+def test_a_password_in_the_storage_url_is_never_printed_or_stored(
+    url: str, tmp_path: Path, capsys
+) -> None:
+    secret = url.replace("npas@", "npas:S3CRET@")  # trust auth: the password is not checked
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        config = test_execution.make_config(tmp_path, trials=2, storage=secret)
+        study = launch(config, trial_fn=test_execution.fake_trial, progress=False)
+    finally:
+        ray.shutdown()
+    assert "S3CRET" not in json.dumps(study.user_attrs), "the stored config is masked"
+    assert "***" in study.user_attrs["config"]["storage"]
+    assert main(["status", "--storage", secret]) == 0
+    assert main(["pareto", "--name", "nope", "--storage", secret]) == 2
+    refused = secret.replace(url.rsplit(":", 1)[1].split("/")[0], "1")  # nothing listens on 1
+    assert main(["status", "--storage", refused]) == 2
+    out, err = capsys.readouterr()
+    assert "S3CRET" not in out + err and "***" in out and "***" in err

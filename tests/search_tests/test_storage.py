@@ -1,0 +1,39 @@
+"""How a trial's last Ray result is read into what the storage records."""
+
+from __future__ import annotations
+
+import optuna
+from optuna.trial import TrialState
+
+from search.run._storage import counts, outcome_of
+from search.run._trainable import epoch_report, report_of
+
+OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
+NAMES = [n for n, _ in OBJECTIVES]
+
+
+def test_a_trial_whose_process_died_names_where_its_logs_are() -> None:
+    outcome = outcome_of(None, objectives=OBJECTIVES, constraints=[], ray_error=True,
+                         logs="/runs/ray/s1")  # fmt: skip
+    assert outcome.state == TrialState.FAIL
+    assert "/runs/ray/s1" in outcome.error and "<out>" not in outcome.error
+
+
+def test_a_trial_stopped_after_an_epoch_is_pruned_with_its_point() -> None:
+    point = {"epoch": 3, "accuracy": 0.7, "params": 900, "train_time_s": 1.5}
+    outcome = outcome_of(epoch_report(point, NAMES), objectives=OBJECTIVES, constraints=[])
+    assert outcome.state == TrialState.PRUNED and outcome.pruned_at == 3
+    assert outcome.values is None and outcome.metrics == point
+
+
+def test_a_finished_trial_is_complete_even_after_epoch_reports() -> None:
+    metrics = {"accuracy": 0.9, "params": 900, "feasible": 1.0}
+    outcome = outcome_of(report_of(metrics, NAMES), objectives=OBJECTIVES, constraints=[])
+    assert outcome.state == TrialState.COMPLETE and outcome.values == [0.9, 900.0]
+
+
+def test_pruned_trials_count_toward_the_trials_of_a_search() -> None:
+    study = optuna.create_study(directions=["maximize", "minimize"])
+    trial = study.ask()
+    study.tell(trial, state=TrialState.PRUNED)
+    assert counts(study.trials[0])
