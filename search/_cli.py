@@ -46,19 +46,10 @@ def _storage_url(args: argparse.Namespace) -> str:
 
 
 def _open(url: str) -> optuna.storages.RDBStorage:
-    """The storage for reading: a SQLite file that does not exist is an error, not created."""
-    from search.run._storage import open_storage
+    """The storage for reading (nothing is created in it: see ``read_storage``)."""
+    from search.run._storage import read_storage
 
-    prefix = "sqlite:///"
-    if url.startswith(prefix) and url != prefix + ":memory:":
-        path = Path(url[len(prefix) :])
-        if not path.is_file():
-            raise ConfigError(
-                f"storage: got {url!r}, but {str(path)!r} does not exist; allowed: the storage "
-                "of a search (`search launch` prints it; the default is sqlite:///runs/npas.db, "
-                "or pass --out of the launch)"
-            )
-    return open_storage(url)
+    return read_storage(url)
 
 
 def _names(storage: optuna.storages.BaseStorage) -> list[str]:

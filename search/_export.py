@@ -41,7 +41,7 @@ from search.errors import ConfigError, ExportError
 from search.pareto._frame import format_value, objectives_of, trials_frame
 from search.pareto._selectors import Selection, parse_spec, select
 from search.pareto._study_front import front_of
-from search.trial import model_of, run_trial
+from search.trial import model_of, read_weights, run_trial
 from spaces._build import build_model
 
 __all__ = [
@@ -175,7 +175,7 @@ def export_bundle(
     parse_spec(select)  # a bad spec fails before anything is read or written
     chosen = _choose(study, select, objectives)
     trial = _frozen(study, chosen.number)
-    blob = torch.load(_artifact(trial), map_location="cpu", weights_only=True)
+    blob = read_weights(_artifact(trial))
     cfg = TrialConfig.from_dict(blob["trial_config"])
     model = _plain(model_of(cfg, blob["mapping"], blob["state_dict"]))
     data = load(
@@ -347,8 +347,8 @@ def read_bundle(folder: str | os.PathLike[str]) -> dict[str, Any]:
         raise ExportError(
             f"{str(folder)!r} is not a bundle: no model.pt in it (make one with `search export`)"
         )
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(blob, Mapping) or blob.get("format") != BUNDLE_FORMAT:
+    blob = read_weights(path)
+    if blob.get("format") != BUNDLE_FORMAT:
         raise ExportError(f"{str(path)!r} is not an {BUNDLE_FORMAT} model file")
     return dict(blob)
 
@@ -389,6 +389,45 @@ def _retrain_config(
     )
 
 
+#: What ``config.yaml`` may not change against ``model.pt``: what the saved mapping fits.
+_ARCHITECTURE = ("dataset", "family", "hyper", "budget", "ssn")
+
+
+def _bundle_config(folder: Path, saved: TrialConfig) -> TrialConfig:
+    """The bundle's ``config.yaml`` (validated), which may change how it is trained but not
+    what is trained: an architecture that differs from ``model.pt`` is refused."""
+    path = folder / "config.yaml"
+    if not path.is_file():
+        return saved
+    try:
+        edited = TrialConfig.from_dict(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    except (ConfigError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: {err}") from None
+    differ = [k for k in _ARCHITECTURE if getattr(edited, k) != getattr(saved, k)]
+    if differ:
+        raise ExportError(
+            f"{path} differs from model.pt in {differ}: a bundle retrains the architecture it "
+            "was exported with; edit only the training options (train, seed), or export the "
+            "trial you want"
+        )
+    return edited
+
+
+def _check_device(device: str | None) -> None:
+    """A device that this torch can use (a CUDA index it does not see is refused)."""
+    if device is None:
+        return
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ConfigError(f"--device: got {device!r}; allowed: cpu, cuda, cuda:<n>") from None
+    if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
+        raise ConfigError(
+            f"--device: got {device!r}, but torch sees {torch.cuda.device_count()} CUDA "
+            "device(s); allowed: cpu" + (", cuda, cuda:<n>" if torch.cuda.is_available() else "")
+        )
+
+
 def train_bundle(
     folder: str | os.PathLike[str],
     *,
@@ -414,9 +453,10 @@ def train_bundle(
         ConfigError: bad epochs or device.
     """
     folder = Path(folder)
+    _check_device(device)
     blob = read_bundle(folder)
     target = Path(out) if out is not None else folder
-    searched = TrialConfig.from_dict(blob["trial_config"])
+    searched = _bundle_config(folder, TrialConfig.from_dict(blob["trial_config"]))
     cfg = _retrain_config(searched, blob.get("mapping"), epochs=epochs, out=target, device=device)
     recorded = _recorded(folder)
     result = run_trial(cfg)

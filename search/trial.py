@@ -31,11 +31,12 @@ from objectives._measure import measure
 from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, evaluate, fit
 from search.config import Constraint, TrialConfig
+from search.errors import ExportError
 from spaces._build import build_model
 from spaces._errors import BudgetError
 from spaces.ssn import shapeshift
 
-__all__ = ["ARTIFACT_NAME", "EpochFn", "model_of", "rebuild", "run_trial"]
+__all__ = ["ARTIFACT_NAME", "EpochFn", "model_of", "read_weights", "rebuild", "run_trial"]
 
 #: File name of the trained model in a trial's ``artifact_dir``.
 ARTIFACT_NAME = "model.pt"
@@ -362,4 +363,26 @@ def _save(net: nn.Module, cfg: TrialConfig) -> str:
 def _read(path: Path) -> dict[str, Any]:
     if path.is_dir():
         path = path / ARTIFACT_NAME
-    return torch.load(path, map_location="cpu", weights_only=True)
+    return read_weights(path)
+
+
+def read_weights(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A saved model file, loaded with ``weights_only=True`` (no code runs from it).
+
+    Raises:
+        ExportError: the file is missing, truncated, empty, not a torch file, or holds
+            anything but tensors and plain data; torch's advice to load it unsafely is never
+            passed on (the file is untrusted).
+    """
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise ExportError(f"{str(path)!r} does not exist") from None
+    except Exception as err:  # torch raises many kinds for a bad file
+        raise ExportError(
+            f"{str(path)!r} cannot be read as a model file ({type(err).__name__}): it is "
+            "truncated, empty, not a torch file, or holds objects other than weights"
+        ) from None
+    if not isinstance(blob, dict):
+        raise ExportError(f"{str(path)!r} holds a {type(blob).__name__}, not a saved model")
+    return blob

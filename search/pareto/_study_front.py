@@ -46,6 +46,8 @@ def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tup
     for item in objectives:
         name, direction = (item, None) if isinstance(item, str) else tuple(item)
         if name not in frame.columns:
+            if not (frame["state"] == "COMPLETE").any():
+                raise ConfigError(f"{why_empty(frame, [name])}: nothing to compare yet")
             recorded = sorted(c for c in frame.columns if not str(c).startswith("params_"))
             raise ConfigError(f"objective {name!r} is not recorded; recorded: {recorded}")
         pairs.append((name, direction or direction_of(name)))

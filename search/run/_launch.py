@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -104,8 +105,11 @@ def launch(
 
 
 def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.Study:
-    out = Path(config.out).expanduser().resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    out = _run_folder(config.out)
+    if config.address is not None:
+        _check_address(config.address)
+    else:
+        _check_local_resources(config.resources.cpu, config.resources.gpu)
     rdb = open_storage(config.storage_url)
     lease = Lease(rdb.engine, config.name)
     lease.acquire()  # before anything is marked or started: one launch of a search at a time
@@ -203,6 +207,59 @@ def _interrupted(study: optuna.Study, config: SearchConfig) -> SearchInterrupted
         f"{len(cut)} trial(s) cut short {cut} are recorded as interrupted and run again when "
         "you relaunch the same command, which resumes the search"
     )
+
+
+def _run_folder(out: str) -> Path:
+    """The run folder, created and writable, or a ConfigError naming what is wrong."""
+    folder = Path(out).expanduser().resolve()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"out: got {out!r}, which is a file; allowed: a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".npas-write-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise ConfigError(
+            f"out: got {out!r}, which cannot be written ({err.strerror or err}); allowed: a "
+            "folder this user can create and write"
+        ) from None
+    return folder
+
+
+def _check_address(address: str) -> None:
+    """A Ray cluster address that answers (HOST:PORT), checked in a few seconds."""
+    host, sep, port = address.rpartition(":")
+    if "://" in address or not sep or not host or not port.isdigit():
+        raise ConfigError(
+            f"address: got {address!r}; allowed: HOST:PORT of a Ray cluster's head (ray start "
+            "--head prints it); Ray Client addresses (ray://) are not supported"
+        )
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as err:
+        raise ConfigError(
+            f"address: nothing answers at {address} ({err.strerror or err}); start the "
+            "cluster's head there (ray start --head --port PORT) or leave --address out for a "
+            "local Ray"
+        ) from None
+
+
+def _check_local_resources(cpu: float, gpu: float) -> None:
+    """A trial's share must fit the local Ray this launch will start (a Ray already running in
+    this process is checked by the slots it reports)."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    import torch
+
+    cpus, gpus = os.cpu_count() or 1, torch.cuda.device_count()
+    if cpu > cpus or gpu > gpus:
+        raise ConfigError(
+            f"resources: a trial asks for cpu={cpu:g}, gpu={gpu:g}, but this machine has "
+            f"{cpus} CPU and {gpus} GPU; allowed: at most those (or --address a cluster)"
+        )
 
 
 def _start_ray(address: str | None) -> bool:

@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import optuna
@@ -42,6 +43,7 @@ __all__ = [
     "open_storage",
     "open_study",
     "outcome_of",
+    "read_storage",
     "record",
     "record_cost",
     "report_of",
@@ -96,6 +98,43 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
         sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
         storage.engine.dispose()  # reconnect with the pragmas
     return storage
+
+
+def read_storage(url: str) -> optuna.storages.RDBStorage:
+    """An existing Optuna storage opened for reading: nothing is created or switched in it.
+
+    Raises:
+        ConfigError: a SQLite file that does not exist, a database that cannot be opened, or
+            one that is not an Optuna storage (its tables are not created then).
+    """
+    prefix = "sqlite:///"
+    if url.startswith(prefix) and url != prefix + ":memory:":
+        path = Path(url[len(prefix) :])
+        if not path.is_file():
+            raise ConfigError(
+                f"storage: got {masked_url(url)!r}, but {str(path)!r} does not exist; allowed: "
+                "the storage of a search (`search launch` prints it; the default is "
+                "sqlite:///runs/npas.db, or pass --out of the launch)"
+            )
+    try:
+        engine = sqlalchemy.create_engine(url)
+        tables = set(sqlalchemy.inspect(engine).get_table_names())
+        engine.dispose()
+    except Exception as err:  # SQLAlchemy raises many kinds
+        raise ConfigError(
+            f"storage {masked_url(url)!r} cannot be opened ({type(err).__name__}: {err})"
+        ) from None
+    if not {"studies", "trials", "version_info"} <= tables:
+        raise ConfigError(
+            f"storage {masked_url(url)!r} is not an Optuna storage (no studies, trials and "
+            "version_info tables); nothing was written to it"
+        )
+    try:
+        return optuna.storages.RDBStorage(url, skip_table_creation=True)
+    except Exception as err:
+        raise ConfigError(
+            f"storage {masked_url(url)!r} cannot be read ({type(err).__name__}: {err})"
+        ) from None
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import optuna
@@ -24,6 +25,7 @@ from objectives.train import evaluate
 from search._export import export_bundle, load_bundle, read_bundle, train_bundle
 from search.config import SearchConfig, check_trial_config
 from search.errors import ExportError
+from search.pareto import front_table
 from search.run._storage import open_storage, open_study, outcome_of, record, report_of
 from search.trial import run_trial
 from spaces import ConfigError
@@ -204,3 +206,34 @@ def test_export_without_saved_model(tmp_path: Path) -> None:
     npas_study([{"accuracy": 0.5, "params": 100.0}], study=study, attrs=gone)
     with pytest.raises(ExportError, match="no saved model"):
         export_bundle(study, tmp_path / "b", select="knee")
+
+
+def test_an_edited_bundle_config_trains_its_options_but_not_another_model(
+    bundle, tmp_path: Path
+) -> None:
+    edited = tmp_path / "edited"
+    shutil.copytree(bundle.folder, edited)
+    path = edited / "config.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**cfg, "family": "nosuchfamily"}))
+    with pytest.raises(ConfigError, match=r"config\.yaml: family"):
+        train_bundle(edited, epochs=1)
+    path.write_text(yaml.safe_dump({**cfg, "hyper": {**cfg["hyper"], "width": 3}}))
+    with pytest.raises(ExportError, match=r"differs from model.pt in \['hyper'\]"):
+        train_bundle(edited, epochs=1)
+    path.write_text(yaml.safe_dump({**cfg, "train": {**cfg["train"], "epochs": -5}}))
+    with pytest.raises(ConfigError, match=r"train\.epochs"):
+        train_bundle(edited, epochs=1)
+    path.write_text(yaml.safe_dump({**cfg, "seed": 7}))
+    done = train_bundle(edited, epochs=1)
+    assert json.loads(done.path.read_text())["trial_config"]["seed"] == 7, "the YAML is trained"
+
+
+def test_pareto_and_export_of_a_search_without_completed_trials_say_so(tmp_path: Path) -> None:
+    study = optuna.create_study(directions=["maximize", "minimize"])
+    study.set_user_attr("objectives", [["accuracy", "maximize"], ["params", "minimize"]])
+    study.tell(study.ask(), state=optuna.trial.TrialState.FAIL)
+    with pytest.raises(ConfigError, match="no completed trial among 1 trial"):
+        export_bundle(study, tmp_path / "b")
+    with pytest.raises(ConfigError, match="no completed trial"):
+        front_table(study)

@@ -1,0 +1,88 @@
+"""Bad input is refused before anything starts: exit 2 (or 1), one line, no traceback, nothing
+created, and never torch's advice to load an untrusted file unsafely."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from search._cli import main
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture, code: int = 2) -> str:
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("out", "fragment"),
+    [("a-file", "which is a file"), ("/proc/npas-run", "cannot be written")],
+)
+def test_an_unusable_run_folder_is_refused(tmp_path, capsys, out, fragment):
+    if out == "a-file":
+        out = str(tmp_path / "a-file")
+        Path(out).write_text("not a folder")
+    err = _refused(["launch", "--out", out, "--trials", "1"], capsys)
+    assert fragment in err
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("address", "fragment"),
+    [
+        ("garbage", "HOST:PORT"),
+        ("ray://127.0.0.1:10001", "ray://"),
+        (f"127.0.0.1:{_closed_port()}", "nothing answers"),
+    ],
+)
+def test_a_bad_cluster_address_is_refused_at_once(tmp_path, capsys, address, fragment):
+    err = _refused(["launch", "--out", str(tmp_path), "--address", address], capsys)
+    assert fragment in err
+    assert not (tmp_path / "npas.db").exists(), "no storage, no study"
+
+
+def test_resources_beyond_this_machine_are_refused_before_ray(tmp_path, capsys):
+    config = tmp_path / "big.yaml"
+    data = {"dataset": "digits", "space": {"family": ["mlp"]}, "resources": {"cpu": 64}}
+    config.write_text(yaml.safe_dump(data))
+    err = _refused(["launch", str(config), "--out", str(tmp_path)], capsys)
+    assert "cpu=64" in err and not (tmp_path / "npas.db").exists()
+
+
+def test_read_commands_leave_a_foreign_database_untouched(tmp_path, capsys):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    url = f"sqlite:///{path}"
+    for argv in (["status", "--storage", url], ["pareto", "--storage", url],
+                 ["report", "--storage", url, "--out", str(tmp_path / "r")]):  # fmt: skip
+        assert "not an Optuna storage" in _refused(argv, capsys)
+    with sqlite3.connect(path) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    assert tables == {"notes"} and mode == "delete"
+
+
+@pytest.mark.parametrize("content", [b"", b"\x80\x04garbage", b"PK\x03\x04truncated"])
+def test_a_broken_weights_file_is_refused_without_unsafe_advice(tmp_path, capsys, content):
+    (tmp_path / "model.pt").write_bytes(content)
+    err = _refused(["train", str(tmp_path)], capsys, code=1)
+    assert "cannot be read as a model file" in err and "weights_only" not in err
+
+
+def test_a_device_torch_does_not_see_is_refused(tmp_path, capsys):
+    unseen = f"cuda:{torch.cuda.device_count()}"  # cuda:0 here, where torch sees no CUDA
+    err = _refused(["train", str(tmp_path), "--device", unseen], capsys)
+    assert unseen in err and "CUDA device(s)" in err
