@@ -1,0 +1,111 @@
+"""Chaos: a search whose trial workers are SIGKILLed a few times and whose driver is SIGKILLed
+once, then relaunched. Whatever happens, every trial that ended is stored once with its result,
+numbers are unique, the count toward ``--trials`` is right, nothing stays RUNNING once every
+writer is dead, and the SQLite file passes its integrity check. Processes are killed by pid."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import ray
+from optuna.trial import TrialState
+
+from search.config import TrialConfig
+from search.run import launch, trials_counted
+from tests.search_tests.test_execution import fake_trial, make_config
+
+ROOT = Path(__file__).resolve().parents[2]
+TRIALS = 14
+DRIVER = """
+import sys
+sys.path.insert(0, {root!r})
+import ray
+from pathlib import Path
+from search.run import launch
+from tests.search_tests.test_chaos import TRIALS, pid_trial
+from tests.search_tests.test_execution import make_config
+ray.init(address={address!r}, log_to_driver=False)
+launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS), trial_fn=pid_trial,
+       progress=False)
+"""
+
+
+def pid_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """fake_trial that leaves its worker's pid in its folder and takes a second."""
+    folder = Path(cfg.artifact_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pid").write_text(str(os.getpid()))
+    time.sleep(1.0)
+    return fake_trial(dataclasses.replace(cfg, family="mlp"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _running_pids(out: Path, done: set[int]) -> list[int]:
+    """Pids of trial workers now running (pid files of trials not yet ended)."""
+    pids = []
+    for path in (out / "t-random" / "trials").glob("*/pid"):
+        pid = int(path.read_text() or 0)
+        if pid and pid not in done and int(path.parent.name) not in done:
+            pids.append(pid)
+    return pids
+
+
+def test_killed_workers_and_a_killed_driver_lose_nothing(tmp_path):
+    rng = random.Random(0)
+    url = f"sqlite:///{tmp_path}/npas.db"
+    address = ray.get_runtime_context().gcs_address
+    script = DRIVER.format(root=str(ROOT), address=address, out=str(tmp_path))
+    driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    killed: set[int] = set()
+    try:
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline and driver.poll() is None and len(killed) < 3:
+            pids = [p for p in _running_pids(tmp_path, set()) if p not in killed]
+            if pids and rng.random() < 0.3:
+                victim = rng.choice(pids)
+                try:
+                    os.kill(victim, signal.SIGKILL)
+                    killed.add(victim)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.3)
+        time.sleep(1.0)
+        assert driver.poll() is None, "the search ended before its driver could be killed"
+    finally:
+        driver.kill()
+        driver.wait()
+    assert killed, "no trial worker was killed"
+    before = optuna.load_study(study_name="t-random", storage=url)
+    ended = {t.number: (t.state, t.values) for t in before.trials if t.state.is_finished()}
+
+    study = launch(make_config(tmp_path, optimiser="random", trials=TRIALS), trial_fn=pid_trial,
+                   progress=False)  # fmt: skip
+    numbers = [t.number for t in study.trials]
+    assert numbers == list(range(len(numbers))), "trial numbers are unique and dense"
+    assert {n: (s, v) for n, (s, v) in ((t.number, (t.state, t.values)) for t in study.trials)
+            if n in ended} == ended, "every trial that ended is kept as it was"  # fmt: skip
+    assert trials_counted(study) == TRIALS
+    assert not study.get_trials(states=(TrialState.RUNNING,))
+    for trial in study.get_trials(states=(TrialState.COMPLETE,)):
+        assert trial.values is not None and "metrics" in trial.user_attrs
+    failed = [t.user_attrs.get("error", "") for t in study.get_trials(states=(TrialState.FAIL,))]
+    assert all(("interrupted" in e) or ("died" in e) for e in failed), failed
+    with sqlite3.connect(tmp_path / "npas.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
