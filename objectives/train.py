@@ -1,7 +1,8 @@
 """One training loop for every trial: SGD-Nesterov or AdamW, a per-step schedule, bf16 on GPU.
 
 The data stay on the device and are batched by ``torch.randperm`` indexing
-(:func:`objectives.datasets.iterate`). Wall time and energy cover the whole loop, per-epoch
+(:func:`objectives.datasets.iterate`); image batches reach the model in channels-last memory
+format unless ``channels_last=False``. Wall time and energy cover the whole loop, per-epoch
 validation included, with CUDA synchronised at both ends. A non-finite loss stops the run with
 :class:`NonFiniteLossError`, which the search records as a failed trial with its message.
 
@@ -97,10 +98,12 @@ def _adamw(params: Any, *, lr: float, momentum: float, weight_decay: float) -> O
 @SCHEDULES.register("onecycle")
 def _onecycle(opt: Optimizer, total_steps: int) -> LRScheduler:
     # Warm up over the first 25%, then anneal (cosine) to lr/1e4; momentum is not cycled so the
-    # momentum argument keeps its meaning.
+    # momentum argument keeps its meaning. OneCycleLR divides by pct_start * total_steps - 1,
+    # zero for a 4-step run: 30% there (the warm-up is the first step either way).
     peak = [g["lr"] for g in opt.param_groups]
+    pct_start = 0.3 if total_steps == 4 else 0.25
     return torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=peak, total_steps=total_steps, pct_start=0.25, cycle_momentum=False
+        opt, max_lr=peak, total_steps=total_steps, pct_start=pct_start, cycle_momentum=False
     )
 
 
@@ -206,7 +209,7 @@ def evaluate(
     x: torch.Tensor,
     y: torch.Tensor,
     *,
-    batch_size: int = 1024,
+    batch_size: int = 256,
     bf16: bool | None = None,
     channels_last: bool = True,
 ) -> dict[str, float]:
@@ -214,7 +217,9 @@ def evaluate(
 
     The model's train/eval mode is restored afterwards. ``bf16`` (default: on CUDA) autocasts
     the forward pass; the loss is computed in float32. ``channels_last`` feeds 4-D batches in
-    that memory format, as :func:`fit` does.
+    that memory format, as :func:`fit` does. The default batch keeps a small net's activations
+    in a CPU's caches (1024 was up to 2x slower for the mnist-tiny nets on one thread,
+    benchmarks/results/trial_throughput.md); it changes only the float rounding of the loss.
     """
     _check_int("batch_size", batch_size, minimum=1)
     if len(x) == 0 or len(x) != len(y):
@@ -275,11 +280,11 @@ def fit(
         progress: tqdm bar over epochs; default when stderr is a terminal.
         max_steps: Stop after this many optimiser steps (the schedule is fitted to them).
         channels_last: Feed 4-D batches to the model in channels-last memory format (same
-            values, NHWC strides), for training and validation. oneDNN's CPU convolutions
-            and pooling are faster on it for most nets, and it is the layout PyTorch advises
-            for mixed precision on CUDA; on CPU, nets whose batch norms have fewer than 8
-            channels can train faster with False (benchmarks/results/trial_throughput.md).
-            The choice changes float rounding, not what is computed.
+            values, NHWC strides), for training and validation. It changes float rounding,
+            not what is computed. On one CPU thread it trains ConvNets of 8+ channels faster
+            and nets of 3-6 channels or SCS nets slower than False does
+            (benchmarks/results/trial_throughput.md); MNIST training used it before the
+            option existed. PyTorch advises it for mixed precision on CUDA.
         on_epoch: Called after each epoch's validation with a copy of its history record, so
             a search can report learning curves (e.g. Ray Tune's ``tune.report``) as they
             come. To stop early, raise from it: the exception propagates out of ``fit``

@@ -54,6 +54,31 @@ class NaNAfter(nn.Module):
         return out
 
 
+class LayoutProbe(nn.Module):
+    """A linear model that records, per mode, whether its inputs arrive channels-last."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(64, 10)
+        self.seen: dict[bool, set[bool]] = {True: set(), False: set()}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.seen[self.training].add(x.stride(1) == 1)  # NHWC strides, also for one channel
+        return self.linear(x.flatten(1))
+
+
+def convnet(seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1, bias=False),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(128, 10),
+    )
+
+
 def test_digits_mlp_reaches_90_percent(digits: Data) -> None:
     result = fit(mlp(), digits, epochs=5)
     assert isinstance(result, FitResult)
@@ -80,6 +105,29 @@ def test_same_seed_same_history_other_seed_differs(digits: Data) -> None:
     assert torch.equal(torch.random.get_rng_state(), before)  # caller's RNG left untouched
     assert run(7) == first
     assert run(8) != first
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_batches_reach_the_model_in_the_chosen_layout(digits: Data, channels_last: bool) -> None:
+    probe = LayoutProbe()
+    result = fit(probe, digits, epochs=1, augment=Augment(pad=1), channels_last=channels_last)
+    assert probe.seen == {True: {channels_last}, False: {channels_last}}  # training, validation
+    assert result.config["channels_last"] is channels_last
+
+
+def test_layout_changes_rounding_not_results(digits: Data) -> None:
+    def run(channels_last: bool) -> list[dict[str, float]]:
+        model = convnet()
+        history = fit(model, digits, epochs=2, channels_last=channels_last).history
+        return [{k: v for k, v in h.items() if k != "elapsed_s"} for h in history]
+
+    nhwc, nchw = run(True), run(False)
+    assert nhwc == run(True)  # deterministic in either layout
+    for a, b in zip(nhwc, nchw, strict=True):
+        for key in ("train_loss", "val_loss", "lr"):
+            assert a[key] == pytest.approx(b[key], rel=1e-4)
+        for key in ("train_accuracy", "val_accuracy"):  # a borderline sample may flip
+            assert a[key] == pytest.approx(b[key], abs=0.01)
 
 
 def test_nan_loss_raises_with_epoch_and_step(digits: Data) -> None:
@@ -179,6 +227,12 @@ def test_bf16_refused_on_cpu(digits: Data) -> None:
 def test_max_steps_cuts_the_run(digits: Data) -> None:
     result = fit(mlp(), digits, epochs=10, max_steps=STEPS_PER_EPOCH + 2)
     assert result.steps == STEPS_PER_EPOCH + 2 and result.epochs == 2
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3, 4, 5])
+def test_one_cycle_runs_of_a_few_steps(digits: Data, steps: int) -> None:
+    result = fit(mlp(), digits, epochs=1, max_steps=steps)  # 4 once divided by zero
+    assert result.steps == steps and result.history[0]["lr"] > 0
 
 
 def test_batch_larger_than_split_still_trains(digits: Data) -> None:
