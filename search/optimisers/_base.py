@@ -46,9 +46,13 @@ def point_of(space: Space, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def constraint_vector(trial: optuna.trial.FrozenTrial, keys: Sequence[str]) -> list[float]:
-    """A trial's recorded constraint values in ``keys`` order (a missing one counts as met)."""
+    """A trial's recorded constraint values in ``keys`` order (a missing one counts as met).
+
+    npas records them as one list in key order (Optuna's first form, which Optuna names
+    ``"0"``, ``"1"``, ... and optuna-dashboard reads); a value set by name is read too.
+    """
     recorded = trial.constraints
-    return [float(recorded.get(k, 0.0)) for k in keys]
+    return [float(recorded.get(k, recorded.get(str(i), 0.0))) for i, k in enumerate(keys)]
 
 
 class Optimiser(ABC):

@@ -5,9 +5,9 @@ names from the objectives; study user attrs ``config``, ``objectives``, ``constr
 ``optimiser``, ``npas_version``. Each trial: params = the sampled point, values = the objective
 values, user attrs ``trial_config`` (set when the trial starts), ``metrics`` (the whole
 ``run_trial`` dict), ``constraints`` (violation per constraint, ≤ 0 met), ``feasible``,
-``artifact`` and, for a FAIL, ``error``. The constraints are also set with
-``Trial.set_constraint`` (one per constraint expression plus ``feasible``), which is where
-Optuna's samplers and ``study.best_trials`` read them.
+``artifact`` and, for a FAIL, ``error``. The constraint values are also the system attribute
+``constraints``, one list in the search's order (expressions, then ``feasible``): where
+Optuna's samplers and ``study.best_trials`` read them and optuna-dashboard shows them.
 
 A trial's Ray result (``search.run._trainable.report_of``) is read back with :func:`outcome_of`.
 """
@@ -54,6 +54,9 @@ __all__ = [
 #: Name of the constraint that is violated (1.0) by every infeasible trial, whatever the reason
 #: (a violated user constraint, a budget below the model's minimum).
 FEASIBLE_KEY = "feasible"
+
+#: The system attribute holding a trial's constraint values (Optuna's and the dashboard's).
+CONSTRAINTS_ATTR = "constraints"
 
 #: The error recorded on the trials a killed search left RUNNING.
 INTERRUPTED = "interrupted: the search stopped before this trial ended"
@@ -350,8 +353,11 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
         return
     trial.set_user_attr("feasible", outcome.feasible)
     trial.set_user_attr("constraints", list(outcome.violations.values()))
-    for key, value in outcome.violations.items():
-        trial.set_constraint(key, value)
+    # One list in the search's constraint order: what Optuna's samplers read (as "0", "1", ...)
+    # and, unlike the per-key form of Trial.set_constraint, what optuna-dashboard shows.
+    trial.study._storage.set_trial_system_attr(
+        trial._trial_id, CONSTRAINTS_ATTR, list(outcome.violations.values())
+    )
 
 
 def rung_history(

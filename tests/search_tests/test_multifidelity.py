@@ -141,6 +141,8 @@ def test_the_dashboard_serves_the_learning_curves(tmp_path):
         stop_dashboard(process)
     states = {t["state"] for t in trials}
     assert states == {"Complete", "Pruned"}
+    for trial in trials:  # the dashboard shows feasibility (the one constraint: feasible)
+        assert trial["constraints"] == ([0.0] if trial["state"] == "Complete" else [])
     for trial in trials:
         steps = [p["step"] for p in trial["intermediate_values"]]
         expected = EPOCHS if trial["state"] == "Complete" else max(steps)
