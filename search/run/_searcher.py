@@ -113,7 +113,8 @@ class NpasSearcher(Searcher):
         curve.append(point)
         value = result.get(self.objectives[0].name, math.nan)
         step = int(point["epoch"])
-        trial.study._storage.set_trial_intermediate_value(trial._trial_id, step, value)
+        # To the storage only: the optimiser's in-memory study keeps no curves (see
+        # search.run._writer._without_curve).
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
             self.writer.intermediate(trial.number, step, value)
 

@@ -38,7 +38,8 @@ __all__ = ["StorageWriteError", "StudyWriter", "in_memory_copy"]
 def in_memory_copy(study: optuna.Study, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
     """The study, its trials and attributes, in a fresh in-memory storage, with ``sampler``.
 
-    The study's system attributes are not copied: Optuna's genetic samplers cache parent
+    The trials' learning curves are left out (see :func:`_without_curve`). The study's
+    system attributes are not copied: Optuna's genetic samplers cache parent
     populations there by trial id, and ids differ between storages (the cache is rebuilt).
     """
     copied = optuna.create_study(
@@ -51,8 +52,18 @@ def in_memory_copy(study: optuna.Study, sampler: optuna.samplers.BaseSampler) ->
         set_metric_names(copied, study.metric_names)
     for key, value in study.user_attrs.items():
         copied.set_user_attr(key, value)
-    copied.add_trials(study.get_trials(deepcopy=False))
+    copied.add_trials([_without_curve(t) for t in study.get_trials(deepcopy=False)])
     return copied
+
+
+def _without_curve(trial: FrozenTrial) -> FrozenTrial:
+    """The trial without its intermediate values: Optuna's TPE reads those of a PRUNED trial
+    with ``study.direction``, which a multi-objective study refuses (the storage keeps them)."""
+    if not trial.intermediate_values:
+        return trial
+    bare = copy.copy(trial)
+    bare.intermediate_values = {}
+    return bare
 
 
 _TRIALS = models.TrialModel.__table__

@@ -22,6 +22,7 @@ from search._cli import main
 from search._dashboard import start_dashboard, stop_dashboard
 from search.config import TrialConfig, load_config
 from search.errors import ConfigError
+from search.optimisers import OPTIMISERS
 from search.report import write_report
 from search.run import launch, trials_counted
 from search.run._storage import counts
@@ -56,11 +57,11 @@ def local_ray():
     ray.shutdown()
 
 
-def _config(out: Path, trials: int, **changes: Any):
+def _config(out: Path, trials: int, optimiser: str = "random", **changes: Any):
     scheduler = changes.pop("scheduler", {"name": "moasha", "reduction_factor": 3})
     return make_config(
         out,
-        optimiser="random",
+        optimiser=optimiser,
         trials=trials,
         constraints=[],
         train={"epochs": EPOCHS},
@@ -98,6 +99,14 @@ def test_a_resumed_moasha_search_keeps_its_pruned_trials(tmp_path):
     assert len(study.trials) == 10 and trials_counted(study) == 10
     assert study.get_trials(states=(TrialState.PRUNED,))
     assert not study.get_trials(states=(TrialState.RUNNING,))
+
+
+@pytest.mark.parametrize("optimiser", OPTIMISERS.names())
+def test_every_optimiser_searches_and_resumes_under_moasha(tmp_path, optimiser):
+    launch(_config(tmp_path, 6, optimiser), trial_fn=curve_trial, progress=False)
+    study = launch(_config(tmp_path, 9, optimiser), trial_fn=curve_trial, progress=False)
+    assert trials_counted(study) == 9 and study.get_trials(states=(TrialState.PRUNED,))
+    assert not study.get_trials(states=(TrialState.FAIL,))
 
 
 def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path):
