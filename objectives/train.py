@@ -39,8 +39,8 @@ from spaces._errors import ConfigError, NpasError
 from spaces._registry import Registry
 
 __all__ = [
-    "OPTIMIZERS",
     "SCHEDULES",
+    "TORCH_OPTIMIZERS",
     "FitResult",
     "NonFiniteLossError",
     "evaluate",
@@ -75,22 +75,23 @@ def _nonfinite(epoch: int, step: int, value: float) -> NonFiniteLossError:
     return NonFiniteLossError(epoch=epoch, step=step, value=value)
 
 
-#: name → (params, lr, momentum, weight_decay) → optimiser.
-OPTIMIZERS: Registry[Callable[..., Optimizer]] = Registry("optimizer")
+#: name → (params, lr, momentum, weight_decay) → a torch optimiser (``train.optimizer``; the
+#: search algorithms are ``search.optimisers.OPTIMISERS``).
+TORCH_OPTIMIZERS: Registry[Callable[..., Optimizer]] = Registry("optimizer")
 #: name → (optimiser, total_steps) → scheduler stepped after every optimiser step.
 SCHEDULES: Registry[Callable[[Optimizer, int], LRScheduler]] = Registry("schedule")
 #: Learning rate used when ``lr=None``; peak rate of the one-cycle schedule.
 DEFAULT_LR = {"sgd": 0.1, "adamw": 1e-3}
 
 
-@OPTIMIZERS.register("sgd")
+@TORCH_OPTIMIZERS.register("sgd")
 def _sgd(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Optimizer:
     return torch.optim.SGD(
         params, lr=lr, momentum=momentum, nesterov=momentum > 0, weight_decay=weight_decay
     )
 
 
-@OPTIMIZERS.register("adamw")
+@TORCH_OPTIMIZERS.register("adamw")
 def _adamw(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Optimizer:
     return torch.optim.AdamW(params, lr=lr, betas=(momentum, 0.999), weight_decay=weight_decay)
 
@@ -266,7 +267,7 @@ def fit(
         epochs: Passes over the training split (>= 1).
         batch_size: Samples per step; a final partial batch is dropped when the split holds
             at least one full batch (so batch norm never sees a batch of one).
-        optimizer: A name in :data:`OPTIMIZERS` ("sgd" is Nesterov SGD, "adamw").
+        optimizer: A name in :data:`TORCH_OPTIMIZERS` ("sgd" is Nesterov SGD, "adamw").
         lr: Learning rate (peak rate for one-cycle); default :data:`DEFAULT_LR`.
         momentum: SGD momentum, or AdamW's beta1.
         weight_decay: Applied to all parameters (coupled for SGD, decoupled for AdamW).
@@ -303,7 +304,7 @@ def fit(
     _check_float("momentum", momentum, 0.0, 1.0, closed=False)
     _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
     _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
-    make_optimizer = OPTIMIZERS.get(optimizer)
+    make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
     make_schedule = SCHEDULES.get(schedule)
     lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
     if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr < math.inf:

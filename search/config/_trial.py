@@ -21,7 +21,7 @@ import torch
 from objectives._conditions import MeasureOptions
 from objectives._indicators import INDICATORS
 from objectives.datasets import DATASETS
-from objectives.train import OPTIMIZERS, SCHEDULES, fit
+from objectives.train import SCHEDULES, TORCH_OPTIMIZERS, fit
 from search.config._checks import (
     _bad,
     _bool,
@@ -114,7 +114,7 @@ SSN_OPTIONS: dict[str, tuple[Any, Any]] = {
 TRAIN_OPTIONS: dict[str, tuple[Any, Any]] = {
     "epochs": (lambda v, p: _int(v, p, 1), DEFAULT_EPOCHS),
     "batch_size": (lambda v, p: _int(v, p, 1), _FIT["batch_size"]),
-    "optimizer": (lambda v, p: _name(v, p, OPTIMIZERS.names()), _FIT["optimizer"]),
+    "optimizer": (lambda v, p: _name(v, p, TORCH_OPTIMIZERS.names()), _FIT["optimizer"]),
     "lr": (_optional(lambda v, p: _number(v, p, low=0.0, open_low=True)), _FIT["lr"]),
     "momentum": (
         lambda v, p: _number(v, p, low=0.0, high=1.0, open_high=True),

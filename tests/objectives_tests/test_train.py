@@ -12,8 +12,8 @@ from torch import nn
 from objectives._energy import RAPL_ROOT
 from objectives.datasets import Augment, Data, load
 from objectives.train import (
-    OPTIMIZERS,
     SCHEDULES,
+    TORCH_OPTIMIZERS,
     FitResult,
     NonFiniteLossError,
     evaluate,
@@ -141,7 +141,7 @@ def test_nan_loss_raises_with_epoch_and_step(digits: Data) -> None:
     assert (copy.epoch, copy.step, str(copy)) == (err.epoch, err.step, str(err))
 
 
-@pytest.mark.parametrize("optimizer", OPTIMIZERS.names())
+@pytest.mark.parametrize("optimizer", TORCH_OPTIMIZERS.names())
 @pytest.mark.parametrize("schedule", SCHEDULES.names())
 def test_each_optimizer_and_schedule_runs(digits: Data, optimizer: str, schedule: str) -> None:
     result = fit(
