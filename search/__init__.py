@@ -10,9 +10,6 @@ modules it never uses. The errors are light and load at once.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from search.errors import (
     BudgetError,
     ConfigError,
@@ -24,6 +21,7 @@ from search.errors import (
     StorageWriteError,
     UnknownNameError,
 )
+from spaces._lazy import lazy_getattr
 
 _EXPORTS = {
     "SearchConfig": "search.config",
@@ -86,9 +84,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MODULES:
-        return importlib.import_module(f"search.{name}")
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'search' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _EXPORTS, _MODULES)

@@ -407,7 +407,8 @@ def _storage_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _study_options(parser: argparse.ArgumentParser) -> None:
+def _study_options(parser: argparse.ArgumentParser, *, objectives: str | None = None) -> None:
+    """--name and --storage; with ``objectives``, --objectives (its help)."""
     parser.add_argument(
         "--name", help="search (study) name; may be left out when the storage holds one search"
     )
@@ -416,6 +417,12 @@ def _study_options(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="Optuna storage (SQLAlchemy URL); default: sqlite:///runs/npas.db",
     )
+    if objectives is not None:
+        parser.add_argument(
+            "--objectives",
+            metavar="A,B",
+            help=f"{objectives} (default: the search's objectives)",
+        )
 
 
 def _select_help() -> str:
@@ -484,12 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     _storage_options(cmd)
 
     cmd = add("pareto", _pareto, "The feasible non-dominated trials with every indicator.")
-    _study_options(cmd)
-    cmd.add_argument(
-        "--objectives",
-        metavar="A,B",
-        help="front on these metrics (default: the search's objectives)",
-    )
+    _study_options(cmd, objectives="front on these metrics")
     cmd.add_argument("--format", choices=_FORMATS, default="table", help="output format")
 
     cmd = add("report", _report, "Write the efficiency report (HTML, Markdown, PNG, CSV).")
@@ -498,13 +500,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmd.add_argument("--select", default="knee", metavar="SPEC", help=_select_help())
 
     cmd = add("export", _export, "Write a training-ready bundle of one trial.")
-    _study_options(cmd)
+    _study_options(cmd, objectives="front for knee/pepr on these metrics")
     cmd.add_argument("--select", default="knee", metavar="SPEC", help=_select_help())
-    cmd.add_argument(
-        "--objectives",
-        metavar="A,B",
-        help="front for knee/pepr on these metrics (default: the search's objectives)",
-    )
     cmd.add_argument("--out", required=True, metavar="DIR", help="bundle folder")
 
     cmd = add("train", _train, "Retrain a bundle from scratch at a full schedule; compare.")

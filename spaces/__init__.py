@@ -6,8 +6,7 @@ costs no torch import: light tools (the CLI's parser, ``search.errors``) can use
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from spaces._lazy import lazy_getattr
 
 _EXPORTS = {
     "BudgetError": "spaces._errors",
@@ -34,9 +33,4 @@ _MODULES = ("ssn",)
 __all__ = sorted([*_EXPORTS, *_MODULES])
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MODULES:
-        return importlib.import_module(f"spaces.{name}")
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'spaces' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _EXPORTS, _MODULES)

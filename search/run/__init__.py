@@ -6,8 +6,7 @@ Lazy (PEP 562): a Ray worker imports ``search.run._trainable``, which must stay 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from spaces._lazy import lazy_getattr
 
 _EXPORTS = {
     "launch": "search.run._launch",
@@ -17,7 +16,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'search.run' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

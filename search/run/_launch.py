@@ -106,10 +106,10 @@ def launch(
 
 def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.Study:
     out = _run_folder(config.out)
-    if config.address is not None:
-        _check_address(config.address)
-    else:
+    if config.address in (None, "local"):
         _check_local_resources(config.resources.cpu, config.resources.gpu)
+    elif config.address != "auto":  # Ray's own word for the cluster started on this machine
+        _check_address(config.address)
     rdb = open_storage(config.storage_url)
     lease = Lease(rdb.engine, config.name)
     lease.acquire()  # before anything is marked or started: one launch of a search at a time

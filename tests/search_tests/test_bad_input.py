@@ -44,10 +44,11 @@ def _closed_port() -> int:
     [
         ("garbage", "HOST:PORT"),
         ("ray://127.0.0.1:10001", "ray://"),
-        (f"127.0.0.1:{_closed_port()}", "nothing answers"),
+        ("127.0.0.1:CLOSED", "nothing answers"),
     ],
 )
 def test_a_bad_cluster_address_is_refused_at_once(tmp_path, capsys, address, fragment):
+    address = address.replace("CLOSED", str(_closed_port()))  # the same test ids everywhere
     err = _refused(["launch", "--out", str(tmp_path), "--address", address], capsys)
     assert fragment in err
     assert not (tmp_path / "npas.db").exists(), "no storage, no study"
@@ -75,7 +76,9 @@ def test_read_commands_leave_a_foreign_database_untouched(tmp_path, capsys):
     assert tables == {"notes"} and mode == "delete"
 
 
-@pytest.mark.parametrize("content", [b"", b"\x80\x04garbage", b"PK\x03\x04truncated"])
+@pytest.mark.parametrize(
+    "content", [b"", b"\x80\x04garbage", b"PK\x03\x04truncated"], ids=["empty", "pickle", "zip"]
+)
 def test_a_broken_weights_file_is_refused_without_unsafe_advice(tmp_path, capsys, content):
     (tmp_path / "model.pt").write_bytes(content)
     err = _refused(["train", str(tmp_path)], capsys, code=1)
