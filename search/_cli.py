@@ -19,7 +19,7 @@ import pandas as pd
 
 from search.config._search import masked_url
 from search.errors import SearchInterrupted
-from search.run._storage import INTERRUPTED
+from search.run._storage import INTERRUPTED, REFUSED_KEY
 from spaces._errors import ConfigError, NpasError, UnknownNameError
 
 __all__ = ["build_parser", "main"]
@@ -154,15 +154,17 @@ def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
     errors = frame["error"] if "error" in frame.columns else pd.Series("", index=frame.index)
     running = frame["state"] == "RUNNING"
     cut = (frame["state"] == "FAIL") & (errors.fillna("") == INTERRUPTED)
+    refused = frame[REFUSED_KEY].notna() if REFUSED_KEY in frame.columns else complete & False
+    pruned = frame["state"] == "PRUNED"
     if not live:
         cut |= running
         running &= False
     return {
         "complete": int(complete.sum()),
         "running": int(running.sum()),
-        "stopped early": int((frame["state"] == "PRUNED").sum()),
+        "stopped early": int((pruned & ~refused).sum()),
         "failed": int(((frame["state"] == "FAIL") & ~cut).sum()),
-        "infeasible": int((complete & ~frame["feasible"]).sum()),
+        "infeasible": int((complete & ~frame["feasible"]).sum() + (pruned & refused).sum()),
         "interrupted (not counted: others run in their place)": int(cut.sum()),
     }
 

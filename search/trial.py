@@ -74,7 +74,7 @@ def run_trial(
         ``trial_time_s``, ``trial_energy_j`` (the whole trial's, measurement included),
         ``artifact`` (a path, when saved). An infeasible trial (a violated
         analytic constraint, or a budget below the model's minimum) is not trained: it has
-        ``accuracy`` 0.0, ``infeasible_reason``, the metrics known so far, and
+        no accuracy, an ``infeasible_reason``, the metrics known so far, and
         ``constraint_<i>`` only for the constraints that could be evaluated.
 
     Raises:
@@ -328,8 +328,7 @@ def _finish(
 ) -> dict[str, Any]:
     """Adds feasibility and the constraint violations that can be evaluated."""
     feasible = reason is None
-    if not feasible:
-        metrics["accuracy"] = 0.0
+    if not feasible:  # not trained: no accuracy is made up
         metrics["infeasible_reason"] = reason
     for i, c in enumerate(constraints):
         if c.indicator in metrics:

@@ -217,7 +217,9 @@ def _curves_section(study: optuna.Study, out: Path, paths: dict[str, Path]) -> S
 
 
 def _failures_section(frame: pd.DataFrame) -> Section | None:
-    bad = frame[(frame["state"] == "FAIL") | ((frame["state"] == "COMPLETE") & ~frame["feasible"])]
+    refused = frame["infeasible_reason"].notna() if "infeasible_reason" in frame else False
+    trained_infeasible = (frame["state"] == "COMPLETE") & ~frame["feasible"]
+    bad = frame[(frame["state"] == "FAIL") | trained_infeasible | refused]
     if bad.empty:
         return None
     shown = [c for c in ("number", "state", "feasible", "error", "infeasible_reason") if c in bad]

@@ -14,7 +14,7 @@ import optuna
 from optuna.trial import TrialState
 from ray.tune import Callback
 
-from search.run._storage import counts
+from search.run._storage import REFUSED_KEY, counts
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
 
 __all__ = ["Progress"]
@@ -65,12 +65,15 @@ class Progress(Callback):
         self.feasible: list[bool] = []
         self.failed = 0
         self.pruned = 0
+        self.refused = 0
         for trial in prior.get_trials(deepcopy=False) if prior is not None else ():
             if trial.state == TrialState.COMPLETE:
                 self.values.append(list(trial.values))
                 self.feasible.append(bool(trial.user_attrs.get("feasible", True)))
             elif trial.state == TrialState.PRUNED:
-                self.pruned += 1
+                refused = REFUSED_KEY in (trial.user_attrs.get("metrics") or {})
+                self.refused += refused
+                self.pruned += not refused
             elif counts(trial):  # failed on its own (interrupted ones are re-run)
                 self.failed += 1
         self._clock = clock
@@ -94,11 +97,14 @@ class Progress(Callback):
     @property
     def done(self) -> int:
         """Trials ended: completed, stopped early or failed."""
-        return len(self.values) + self.pruned + self.failed
+        return len(self.values) + self.pruned + self.refused + self.failed
 
     def _add(self, result: Mapping[str, Any]) -> None:
         if ERROR_KEY not in result and METRICS_KEY not in result and CURVE_KEY in result:
             self.pruned += 1
+            return
+        if METRICS_KEY in result and REFUSED_KEY in json.loads(result[METRICS_KEY]):
+            self.refused += 1
             return
         if ERROR_KEY in result or METRICS_KEY not in result:
             self.failed += 1
@@ -114,7 +120,7 @@ class Progress(Callback):
 
         running = sum(getattr(t, "status", "") == "RUNNING" for t in trials)
         done = self.done
-        infeasible = len(self.feasible) - sum(self.feasible)
+        infeasible = len(self.feasible) - sum(self.feasible) + self.refused
         of = "" if self.total is None else f"/{self.total}"
         text = f"{done}{of} done, {running} running, {self.failed} failed, {infeasible} infeasible"
         if self.pruned:

@@ -55,6 +55,9 @@ __all__ = [
 #: (a violated user constraint, a budget below the model's minimum).
 FEASIBLE_KEY = "feasible"
 
+#: The metric a trial refused before training carries (why it was not trained).
+REFUSED_KEY = "infeasible_reason"
+
 #: The system attribute holding a trial's constraint values (Optuna's and the dashboard's).
 CONSTRAINTS_ATTR = "constraints"
 
@@ -287,9 +290,10 @@ def outcome_of(
     """Reads a trial's Ray result (see :func:`report_of`) into an :class:`Outcome`; ``logs``
     is where Ray keeps the logs of a trial whose process died (named in its error).
 
-    A feasible trial must report a finite value for every objective (otherwise it FAILs with a
-    message saying which); an infeasible one may lack some, which are then recorded as the
-    worst possible value (±inf) so it stays comparable and ranks last.
+    A trained trial must report a finite value for every objective (otherwise it FAILs with a
+    message saying which; an infeasible one missing some gets the worst value, ±inf). A trial
+    refused before training (``infeasible_reason``) is PRUNED at epoch 0 with what it measured:
+    samplers and optuna-dashboard treat it as not evaluated, and no value is made up.
     """
     result = result or {}
     if ERROR_KEY in result:
@@ -306,6 +310,8 @@ def outcome_of(
     metrics = json.loads(result[METRICS_KEY])
     feasible = bool(metrics.get("feasible", 1.0))
     violations = _violations(metrics, constraints, feasible)
+    if REFUSED_KEY in metrics:  # refused before training: measured costs, no made-up values
+        return Outcome(TrialState.PRUNED, None, metrics, None, False, violations, pruned_at=0)
     values = []
     for name, direction in objectives:
         value = metrics.get(name)
@@ -350,6 +356,9 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
         return
     if outcome.state == TrialState.PRUNED:
         trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
+        if outcome.metrics is not None and REFUSED_KEY in outcome.metrics:
+            trial.set_user_attr("feasible", False)
+            trial.set_user_attr("constraints", list(outcome.violations.values()))
         return
     trial.set_user_attr("feasible", outcome.feasible)
     trial.set_user_attr("constraints", list(outcome.violations.values()))

@@ -345,19 +345,21 @@ def test_moasha_on_ray_stops_dominated_and_infeasible_trials_at_the_right_rung(
     epochs = {r.config["i"]: int(r.metrics["epoch"]) for r in grid}
     reported = {r.config["i"]: len(r.metrics_dataframe) for r in grid}
     assert epochs == reported
-    # Expected for every arrival order that two-at-a-time grid order allows (see CURVES),
-    # short of trial 0 stalling while several later trials start, run and end.
-    assert epochs[0] == E  # dominates everyone: continues to max_epochs
-    assert all(epochs[i] == 1 for i in (2, 3, 4, 5))  # >= quota of better ones at rung 1
-    assert epochs[6] == 3  # front boundary, kept at rung 1; at rung 3 it shares the front
-    # with trial 0, which got there first, and 1 of <= 3 recorded is kept
-    assert epochs[7] == 3  # 2 ahead of it at rung 1 (quota >= 3); all ahead of it at rung 3
-    assert epochs[8] == 1  # infeasible: >= 7 feasible trials outrank it at rung 1
-    assert epochs[1] in (1, 3, E)
+    assert epochs[0] == E  # dominates everyone at every rung: continues, whatever the order
     assert sum(epochs.values()) < len(CURVES) * E  # the scheduler did stop trials
-    # Whatever the order was, the grid shows exactly what the scheduler decided...
     ids = {r.metrics["trial_id"]: r.config["i"] for r in grid}
     log = sched.decisions()
+    first_rung = [ids[d["trial_id"]] for d in log if d["rung"] == 1]
+    if first_rung[2:] == sorted(first_rung[2:]):
+        # Trials reached rung 1 in grid order (two at a time), as they do unless a loaded
+        # machine stalls trial 0 while later ones start, run and end: then exactly this.
+        assert all(epochs[i] == 1 for i in (2, 3, 4, 5))  # >= quota of better ones at rung 1
+        assert epochs[6] == 3  # front boundary, kept at rung 1; at rung 3 it shares the front
+        # with trial 0, which got there first, and 1 of <= 3 recorded is kept
+        assert epochs[7] == 3  # 2 ahead of it at rung 1 (quota >= 3); all ahead at rung 3
+        assert epochs[8] == 1  # infeasible: >= 7 feasible trials outrank it at rung 1
+        assert epochs[1] in (1, 3, E)
+    # Whatever the order was, the grid shows exactly what the scheduler decided...
     stops = {ids[d["trial_id"]]: d["rung"] for d in log if not d["kept"]}
     assert epochs == {i: stops.get(i, E) for i in CURVES}
     # ...and replaying the arrivals it saw into a fresh scheduler decides the same.
