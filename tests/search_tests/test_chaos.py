@@ -5,7 +5,6 @@ writer is dead, and the SQLite file passes its integrity check. Processes are ki
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import random
 import signal
@@ -23,7 +22,7 @@ from optuna.trial import TrialState
 
 from search.config import TrialConfig
 from search.run import launch, trials_counted
-from tests.search_tests.test_execution import fake_trial, make_config
+from tests.search_tests.test_execution import make_config, slow_trial
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIALS = 14
@@ -42,12 +41,11 @@ launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS), trial_fn=p
 
 
 def pid_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """fake_trial that leaves its worker's pid in its folder and takes a second."""
+    """slow_trial that leaves its worker's pid in its folder first."""
     folder = Path(cfg.artifact_dir)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pid").write_text(str(os.getpid()))
-    time.sleep(1.0)
-    return fake_trial(dataclasses.replace(cfg, family="mlp"))
+    return slow_trial(cfg)
 
 
 @pytest.fixture(scope="module", autouse=True)
