@@ -8,19 +8,20 @@ is allowed; nothing recorded is touched); 1 any other npas error (the message, n
 from __future__ import annotations
 
 import argparse
+import inspect
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import optuna
-import pandas as pd
+from search._urls import masked_url
+from search.errors import ConfigError, NpasError, SearchInterrupted, UnknownNameError
 
-from search.config._search import masked_url
-from search.errors import SearchInterrupted
-from search.run._storage import INTERRUPTED, REFUSED_KEY
-from spaces._errors import ConfigError, NpasError, UnknownNameError
+if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
+    import optuna
+    import pandas as pd
 
 __all__ = ["build_parser", "main"]
 
@@ -56,8 +57,19 @@ def _names(storage: optuna.storages.BaseStorage) -> list[str]:
     return sorted(s.study_name for s in storage.get_all_studies())
 
 
+def _quiet_optuna() -> None:
+    """Optuna's INFO lines and "experimental" warnings are noise for a command-line user."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+
+
 def _study(args: argparse.Namespace) -> optuna.Study:
     """The study named by ``--name``; with no name, the storage's only study."""
+    import optuna
+
+    _quiet_optuna()
     url = _storage_url(args)
     storage = _open(url)
     names = _names(storage)
@@ -150,6 +162,10 @@ def _hints(name: str, url: str, out: Path) -> None:
 
 def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
     """Trials by outcome; with no live launch, RUNNING ones were cut short: interrupted."""
+    import pandas as pd
+
+    from search.run._storage import INTERRUPTED, REFUSED_KEY
+
     complete = frame["state"] == "COMPLETE"
     errors = frame["error"] if "error" in frame.columns else pd.Series("", index=frame.index)
     running = frame["state"] == "RUNNING"
@@ -180,6 +196,8 @@ def _summary_line(study: optuna.Study, *, live: bool = True) -> str:
 
 def _status_block(study: optuna.Study, holder: str | None) -> list[str]:
     """The status of one search; ``holder``: the live launch running it, if any."""
+    import pandas as pd
+
     from search.pareto._frame import format_value, objectives_of, trials_frame, usable
     from search.pareto._study_front import front_of, why_empty
 
@@ -218,6 +236,9 @@ def _status_block(study: optuna.Study, holder: str | None) -> list[str]:
 
 
 def _status(args: argparse.Namespace) -> int:
+    import optuna
+
+    _quiet_optuna()
     from search.run._lease import lease_holder
 
     url = _storage_url(args)
@@ -321,6 +342,8 @@ def _dashboard(args: argparse.Namespace) -> int:
 
 
 def _families(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from spaces._build import FAMILIES, hyper_keys
 
     rows = [{"family": n, "hyper": ", ".join(hyper_keys(FAMILIES.get(n)))} for n in FAMILIES]
@@ -329,6 +352,8 @@ def _families(args: argparse.Namespace) -> int:
 
 
 def _indicators(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from objectives._indicators import INDICATORS
 
     rows = []
@@ -350,21 +375,22 @@ def _indicators(args: argparse.Namespace) -> int:
 
 
 def _presets(args: argparse.Namespace) -> int:
-    from search.config import list_presets, load_preset
+    """The presets as their files say (what `search launch --preset` validates and runs)."""
+    import yaml
 
-    rows = []
+    from search.config._presets import list_presets, preset_text
+
     for name in list_presets():
-        config = load_preset(name)
-        rows.append(
-            {
-                "preset": name,
-                "dataset": config.dataset,
-                "trials": config.trials,
-                "optimiser": config.optimiser.name,
-                "objectives": ", ".join(config.objective_names),
-            }
-        )
-    print(pd.DataFrame(rows).to_string(index=False))
+        text = preset_text(name) or ""
+        data = yaml.safe_load(text) or {}
+        about = next((line[1:].strip() for line in text.splitlines() if line.startswith("#")), "")
+        about = about.removeprefix(f"{name}: ")
+        objectives = ", ".join(str(o[0] if isinstance(o, list) else o)
+                               for o in data.get("objectives", []))  # fmt: skip
+        print(f"{name}: {data.get('dataset')}, {data.get('trials', 16)} trials, "
+              f"{(data.get('optimiser') or {}).get('name', 'nsga2')}; {objectives}")  # fmt: skip
+        if about:
+            print(f"    {about}")
     return 0
 
 
@@ -427,11 +453,18 @@ def _study_options(parser: argparse.ArgumentParser, *, objectives: str | None = 
         )
 
 
-def _select_help() -> str:
-    """The ``--select`` help: every form of every registered selector."""
-    from search.pareto import forms
+#: ``--select``'s help; the forms themselves live on the registered selectors.
+_SELECT_HELP = "which trial: a selection spec (default: knee); `search selectors` lists the forms"
 
-    return f"which trial (default: knee, the front's trade-off knee): {', '.join(forms())}"
+
+def _selectors(args: argparse.Namespace) -> int:
+    from search.pareto import SELECTORS
+
+    for name in SELECTORS.names():
+        selector = SELECTORS.get(name)
+        doc = " ".join(inspect.cleandoc(type(selector).__doc__ or "").split("\n\n")[0].split())
+        print(f"{' | '.join(selector.forms)}\n    {doc}")
+    return 0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -439,6 +472,15 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return f"(npas) {metadata.version('npas')}"
+    except metadata.PackageNotFoundError:
+        return "(npas) unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -451,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
         "an Optuna storage.",
         epilog="Exit codes: 0 done, 2 bad argument or config, 1 other error, 130 interrupted.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(name: str, run: Callable[[argparse.Namespace], int], text: str) -> _Parser:
@@ -499,11 +542,11 @@ def build_parser() -> argparse.ArgumentParser:
     cmd = add("report", _report, "Write the efficiency report (HTML, Markdown, PNG, CSV).")
     _study_options(cmd)
     cmd.add_argument("--out", required=True, metavar="DIR", help="folder for the report")
-    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_select_help())
+    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
 
     cmd = add("export", _export, "Write a training-ready bundle of one trial.")
     _study_options(cmd, objectives="front for knee/pepr on these metrics")
-    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_select_help())
+    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
     cmd.add_argument("--out", required=True, metavar="DIR", help="bundle folder")
 
     cmd = add("train", _train, "Retrain a bundle from scratch at a full schedule; compare.")
@@ -528,6 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("families", _families, "List the architecture families and their hyper-parameters.")
     add("indicators", _indicators, "List the cost indicators: unit, direction, phase.")
     add("presets", _presets, "List the packaged search presets.")
+    add("selectors", _selectors, "List the --select forms: knees, PePR, epsilon, best, trial.")
     return parser
 
 
@@ -548,9 +592,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help (0) or a bad argument (2, the message is printed)
         return int(stop.code or 0)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    # set_metric_names and friends are "experimental": noise for a command-line user.
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     try:
         return int(args.run(args))
     except (ConfigError, UnknownNameError) as err:
@@ -565,6 +606,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"search {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `search ... | head`: the reader left, which is no error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,7 +36,8 @@ from torch import nn
 
 from objectives.datasets import DATASETS, load
 from objectives.train import evaluate
-from search.config import TrialConfig, masked_url
+from search._urls import masked_url
+from search.config import TrialConfig
 from search.errors import ConfigError, ExportError
 from search.pareto._frame import format_value, objectives_of, trials_frame
 from search.pareto._selectors import Selection, parse_spec, select

@@ -5,33 +5,36 @@ what is allowed, and raises :class:`spaces.ConfigError` (the CLI's exit code 2).
 :class:`TrialConfig`, one trial (what :func:`search.trial.run_trial` takes; hand-writable,
 every key but ``dataset`` and ``family`` has a default), and :class:`SearchConfig`, a whole
 search, whose :meth:`SearchConfig.trial_config` turns a sampled point into a trial config.
+Names load lazily: ``search presets`` and the CLI's parser need no torch.
 """
 
-from search.config._load import list_presets, load_config, load_preset
-from search.config._metrics import (
-    REPORTED_ONLY,
-    TRIAL_METRICS,
-    Constraint,
-    Objective,
-    metric_direction,
-    metric_names,
-    parse_constraints,
-    parse_objectives,
-)
-from search.config._search import (
-    OptimiserConfig,
-    ResourceConfig,
-    SearchConfig,
-    default_storage_url,
-    masked_url,
-)
-from search.config._trial import (
-    SSN_OPTIONS,
-    TRAIN_OPTIONS,
-    TRIAL_OPTIONS,
-    TrialConfig,
-    check_trial_config,
-)
+from __future__ import annotations
+
+from spaces._lazy import lazy_getattr
+
+_EXPORTS = {
+    "list_presets": "search.config._presets",
+    "load_config": "search.config._load",
+    "load_preset": "search.config._load",
+    "REPORTED_ONLY": "search.config._metrics",
+    "TRIAL_METRICS": "search.config._metrics",
+    "Constraint": "search.config._metrics",
+    "Objective": "search.config._metrics",
+    "metric_direction": "search.config._metrics",
+    "metric_names": "search.config._metrics",
+    "parse_constraints": "search.config._metrics",
+    "parse_objectives": "search.config._metrics",
+    "OptimiserConfig": "search.config._search",
+    "ResourceConfig": "search.config._search",
+    "SearchConfig": "search.config._search",
+    "default_storage_url": "search._urls",
+    "masked_url": "search._urls",
+    "SSN_OPTIONS": "search.config._trial",
+    "TRAIN_OPTIONS": "search.config._trial",
+    "TRIAL_OPTIONS": "search.config._trial",
+    "TrialConfig": "search.config._trial",
+    "check_trial_config": "search.config._trial",
+}
 
 __all__ = [
     "REPORTED_ONLY",
@@ -56,3 +59,5 @@ __all__ = [
     "parse_constraints",
     "parse_objectives",
 ]
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

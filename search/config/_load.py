@@ -9,13 +9,13 @@ import io
 import os
 import re
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from search.config._checks import _bad
+from search.config._presets import list_presets, preset_text
 from search.config._search import SearchConfig
 from spaces._errors import ConfigError, NpasError
 
@@ -71,24 +71,13 @@ def _load_text(text: str, *, where: str, name: str) -> SearchConfig:
         raise ConfigError(f"{where}: {err}") from None
 
 
-def _presets() -> Any:
-    """The folder of packaged presets (a Traversable: a zip import works too)."""
-    return resources.files("search.config") / "presets"
-
-
-def list_presets() -> list[str]:
-    """Names of the presets shipped in ``search/presets``."""
-    folder = _presets()
-    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
-
-
 def load_preset(name: str) -> SearchConfig:
     """A packaged preset (``digits-quick``, ``mnist-tiny``, ``cifar10-wrn``).
 
     Raises:
         ConfigError: no preset of that name (the message lists them).
     """
-    if name not in list_presets():
+    text = preset_text(name)
+    if text is None:
         raise _bad("preset", name, f"one of {list_presets()}")
-    text = (_presets() / f"{name}.yaml").read_text(encoding="utf-8")
     return _load_text(text, where=f"preset {name!r}", name=name)

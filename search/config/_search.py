@@ -14,11 +14,11 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from search._urls import default_storage_url, masked_url
 from search.config._checks import (
     _bad,
     _check_keys,
@@ -54,23 +54,6 @@ __all__ = [
     "default_storage_url",
     "masked_url",
 ]
-
-
-def masked_url(url: str | None) -> str | None:
-    """A storage URL as it may be printed or stored: the password replaced by ``***``."""
-    if url is None:
-        return None
-    try:
-        from sqlalchemy.engine import make_url
-
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # not a SQLAlchemy URL: keep nothing that could be a secret
-        return url.split("@")[-1]
-
-
-def default_storage_url(out: str | Path) -> str:
-    """``sqlite:///<out>/npas.db``, absolute (Ray workers and later commands agree on it)."""
-    return f"sqlite:///{Path(out).expanduser().resolve() / 'npas.db'}"
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import optuna
 
-from search.config import TrialConfig, masked_url
+from search._urls import masked_url
+from search.config import TrialConfig
 from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
 from search.run._lease import Lease

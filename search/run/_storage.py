@@ -27,7 +27,7 @@ import optuna
 import sqlalchemy
 from optuna.trial import TrialState
 
-from search.config._search import masked_url
+from search._urls import masked_url
 from search.errors import ConfigError
 from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
 from search.run._trainable import is_number as _is_number

@@ -303,3 +303,28 @@ def test_registries(capsys: pytest.CaptureFixture) -> None:
     assert main(["presets"]) == 0
     text = capsys.readouterr().out
     assert all(p in text for p in ("digits-quick", "mnist-tiny", "cifar10-wrn"))
+
+
+def test_help_version_and_presets_load_no_torch_optuna_or_ray() -> None:
+    probe = (
+        "import sys, contextlib, io\n"
+        "from search._cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    codes = [main(['--help']), main(['launch', '--help']), main(['--version']),\n"
+        "             main(['presets'])]\n"
+        "heavy = [m for m in ('torch', 'optuna', 'ray', 'pandas') if m in sys.modules]\n"
+        "print(codes, heavy, 'digits-quick: digits' in out.getvalue())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)  # fmt: skip
+    assert done.stdout.split("\n")[-2] == "[0, 0, 0, 0] [] True", done.stdout[-500:]
+
+
+def test_selectors_lists_every_registered_form(capsys: pytest.CaptureFixture) -> None:
+    from search.pareto import forms
+
+    assert main(["selectors"]) == 0
+    text = capsys.readouterr().out
+    assert all(form in text for form in forms())
+    assert main(["--version"]) == 0 and "npas" in capsys.readouterr().out
