@@ -16,15 +16,15 @@ from typing import Any
 from spaces._errors import ConfigError
 
 
-def _bad(path: str, value: Any, allowed: str) -> ConfigError:
+def bad(path: str, value: Any, allowed: str) -> ConfigError:
     return ConfigError(f"{path}: got {value!r}; allowed: {allowed}")
 
 
-def _join(path: str, key: object) -> str:
+def join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _check_keys(data: Mapping[str, Any], allowed: Iterable[str], path: str) -> None:
+def known_keys(data: Mapping[str, Any], allowed: Iterable[str], path: str) -> None:
     allowed = list(allowed)
     for key in data:
         if key not in allowed:
@@ -36,22 +36,22 @@ def _check_keys(data: Mapping[str, Any], allowed: Iterable[str], path: str) -> N
             )
 
 
-def _mapping(value: Any, path: str) -> dict[str, Any]:
+def mapping(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise _bad(path, value, "a mapping of keys to values")
-    bad = [k for k in value if not isinstance(k, str)]
-    if bad:
-        raise _bad(path, bad[0], "string keys only")
+        raise bad(path, value, "a mapping of keys to values")
+    wrong = [k for k in value if not isinstance(k, str)]
+    if wrong:
+        raise bad(path, wrong[0], "string keys only")
     return dict(value)
 
 
-def _int(value: Any, path: str, low: int) -> int:
+def integer(value: Any, path: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise _bad(path, value, f"an int >= {low}")
+        raise bad(path, value, f"an int >= {low}")
     return int(value)
 
 
-def _number(
+def number(
     value: Any,
     path: str,
     *,
@@ -67,41 +67,51 @@ def _number(
         )
     if not ok:
         left, right = "(" if open_low else "[", ")" if open_high else "]"
-        raise _bad(path, value, f"a finite number in {left}{low}, {high}{right}")
+        raise bad(path, value, f"a finite number in {left}{low}, {high}{right}")
     return float(value)
 
 
-def _name(value: Any, path: str, names: Iterable[str]) -> str:
+def name(value: Any, path: str, names: Iterable[str]) -> str:
     names = list(names)
     if not isinstance(value, str) or value.lower() not in names:
-        raise _bad(path, value, f"one of {names}")
+        raise bad(path, value, f"one of {names}")
     return value.lower()
 
 
-def _bool(value: Any, path: str) -> bool:
+def boolean(value: Any, path: str) -> bool:
     if not isinstance(value, bool):
-        raise _bad(path, value, "true or false")
+        raise bad(path, value, "true or false")
     return value
 
 
-def _optional(check: Any) -> Any:
+def optional(check: Any) -> Any:
     def run(value: Any, path: str) -> Any:
         return None if value is None else check(value, path)
 
     return run
 
 
-def _text(value: Any, path: str) -> str:
+def text(value: Any, path: str) -> str:
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str) or not value:
-        raise _bad(path, value, "a non-empty string")
+        raise bad(path, value, "a non-empty string")
     return value
 
 
-def _val_size(value: Any, path: str) -> int | float:
+def val_size(value: Any, path: str) -> int | float:
     if isinstance(value, float) and 0 < value < 1:
         return value
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
         return int(value)
-    raise _bad(path, value, "null (the dataset's default), a fraction in (0, 1) or a count >= 1")
+    raise bad(path, value, "null (the dataset's default), a fraction in (0, 1) or a count >= 1")
+
+
+def named_section(value: Any, path: str, keys: Iterable[str]) -> dict[str, Any] | None:
+    """A section given as a name or as a mapping of ``keys`` (``optimiser: tpe`` or
+    ``optimiser: {name: tpe, options: ...}``); None when absent."""
+    if value is None:
+        return None
+    data = mapping({"name": value} if isinstance(value, str) else value, path)
+    known_keys(data, keys, path)
+    return data

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from objectives._indicators import INDICATORS
-from search.config._checks import _bad
+from search.config import _checks as checks
 from spaces._errors import ConfigError
 
 #: Metrics of :func:`search.trial.run_trial` besides the indicators, with their direction.
@@ -56,7 +56,7 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
         ConfigError: an unknown metric, or a test-set metric where ``reported`` is False.
     """
     if not isinstance(name, str):
-        raise _bad(path, name, f"one of {metric_names()}")
+        raise checks.bad(path, name, f"one of {metric_names()}")
     if name in REPORTED_ONLY:
         if reported:
             return REPORTED_ONLY[name]
@@ -68,7 +68,7 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
         return TRIAL_METRICS[name]
     if name in INDICATORS:
         return INDICATORS.get(name).direction
-    raise _bad(path, name, f"one of {metric_names()}")
+    raise checks.bad(path, name, f"one of {metric_names()}")
 
 
 class Objective(NamedTuple):
@@ -90,7 +90,7 @@ class Objective(NamedTuple):
         elif isinstance(entry, Mapping) and len(entry) == 1:
             ((name, direction),) = entry.items()
         else:
-            raise _bad(
+            raise checks.bad(
                 path,
                 entry,
                 "a metric name, [name, direction], {name: direction} or "
@@ -100,21 +100,21 @@ class Objective(NamedTuple):
         if direction is None:
             return cls(name, natural)
         if not isinstance(direction, str) or direction.lower() not in _DIRECTIONS:
-            raise _bad(f"{path}.direction", direction, "'maximize' or 'minimize'")
+            raise checks.bad(f"{path}.direction", direction, "'maximize' or 'minimize'")
         return cls(name, _DIRECTIONS[direction.lower()])
 
 
 def parse_objectives(entries: Any, *, path: str = "objectives") -> tuple[Objective, ...]:
     """A non-empty list of distinct objectives (see :meth:`Objective.parse`)."""
     if isinstance(entries, str | Mapping) or not isinstance(entries, Iterable):
-        raise _bad(path, entries, "a non-empty list of objectives")
+        raise checks.bad(path, entries, "a non-empty list of objectives")
     out = tuple(Objective.parse(e, path=f"{path}[{i}]") for i, e in enumerate(entries))
     if not out:
-        raise _bad(path, entries, "a non-empty list of objectives")
+        raise checks.bad(path, entries, "a non-empty list of objectives")
     names = [o.name for o in out]
     for i, name in enumerate(names):
         if name in names[:i]:
-            raise _bad(f"{path}[{i}]", name, "each metric once")
+            raise checks.bad(f"{path}[{i}]", name, "each metric once")
     return out
 
 
@@ -138,7 +138,7 @@ class Constraint(str):
         match = _CONSTRAINT.match(text) if isinstance(text, str) else None
         value = _float_or_none(match.group(3)) if match else None
         if match is None or value is None:
-            raise _bad(path, text, "'<metric> <=|<|>=|> <number>', e.g. 'params <= 5000'")
+            raise checks.bad(path, text, "'<metric> <=|<|>=|> <number>', e.g. 'params <= 5000'")
         metric_direction(match.group(1), path=path)
         shown = int(value) if value.is_integer() else value
         return super().__new__(cls, f"{match.group(1)} {match.group(2)} {shown!r}")
@@ -202,6 +202,6 @@ def parse_constraints(entries: Any, *, path: str = "constraints") -> tuple[Const
     if entries is None:
         return ()
     if isinstance(entries, str) or not isinstance(entries, Iterable):
-        raise _bad(path, entries, "a list of constraints such as ['params <= 5000']")
+        raise checks.bad(path, entries, "a list of constraints such as ['params <= 5000']")
     return tuple(Constraint.parse(e, path=f"{path}[{i}]") for i, e in enumerate(entries))
 

@@ -19,18 +19,7 @@ from typing import Any
 import yaml
 
 from search._urls import default_storage_url, masked_url
-from search.config._checks import (
-    _bad,
-    _check_keys,
-    _int,
-    _join,
-    _mapping,
-    _name,
-    _number,
-    _optional,
-    _text,
-    _val_size,
-)
+from search.config import _checks as checks
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
 from search.config._trial import (
     DEFAULT_EPOCHS,
@@ -65,10 +54,10 @@ class ResourceConfig:
 
     @classmethod
     def from_dict(cls, data: Any, *, path: str = "resources") -> ResourceConfig:
-        data = _mapping({} if data is None else data, path)
-        _check_keys(data, ("cpu", "gpu"), path)
-        cpu = _number(data.get("cpu", 1.0), f"{path}.cpu", low=0.0, open_low=True)
-        gpu = _number(data.get("gpu", 0.0), f"{path}.gpu", low=0.0)
+        data = checks.mapping({} if data is None else data, path)
+        checks.known_keys(data, ("cpu", "gpu"), path)
+        cpu = checks.number(data.get("cpu", 1.0), f"{path}.cpu", low=0.0, open_low=True)
+        gpu = checks.number(data.get("gpu", 0.0), f"{path}.gpu", low=0.0)
         return cls(cpu, gpu)
 
 
@@ -92,24 +81,22 @@ class SchedulerConfig:
     @classmethod
     def from_dict(cls, data: Any, *, path: str = "scheduler") -> SchedulerConfig:
         """From a name or ``{name: ..., grace_epochs: ..., ...}``."""
+        data = checks.named_section(data, path, [f.name for f in dataclasses.fields(cls)])
         if data is None:
             return cls()
-        if isinstance(data, str):
-            data = {"name": data}
-        data = _mapping(data, path)
-        _check_keys(data, [f.name for f in dataclasses.fields(cls)], path)
         from search.run._schedulers import SCHEDULERS
 
-        name = _name(data.get("name", cls.name), f"{path}.name", SCHEDULERS.names())
-        grace = _int(data.get("grace_epochs", cls.grace_epochs), f"{path}.grace_epochs", 1)
-        factor = _number(
+        name = checks.name(data.get("name", cls.name), f"{path}.name", SCHEDULERS.names())
+        grace = data.get("grace_epochs", cls.grace_epochs)
+        grace = checks.integer(grace, f"{path}.grace_epochs", 1)
+        factor = checks.number(
             data.get("reduction_factor", cls.reduction_factor),
             f"{path}.reduction_factor",
             low=1.0,
             open_low=True,
         )
         top = data.get("max_epochs")
-        top = None if top is None else _int(top, f"{path}.max_epochs", grace)
+        top = None if top is None else checks.integer(top, f"{path}.max_epochs", grace)
         return cls(name, grace, factor, top)
 
 
@@ -130,11 +117,11 @@ class BudgetConfig:
 
     @classmethod
     def from_dict(cls, data: Any, *, path: str = "budget") -> BudgetConfig:
-        data = _mapping({} if data is None else data, path)
-        _check_keys(data, [f.name for f in dataclasses.fields(cls)], path)
-        positive = _optional(lambda v, p: _number(v, p, low=0.0, open_low=True))
+        data = checks.mapping({} if data is None else data, path)
+        checks.known_keys(data, [f.name for f in dataclasses.fields(cls)], path)
+        positive = checks.optional(lambda v, p: checks.number(v, p, low=0.0, open_low=True))
         return cls(
-            time=_optional(_duration)(data.get("time"), f"{path}.time"),
+            time=checks.optional(_duration)(data.get("time"), f"{path}.time"),
             energy_j=positive(data.get("energy_j"), f"{path}.energy_j"),
             co2_g=positive(data.get("co2_g"), f"{path}.co2_g"),
         )
@@ -153,10 +140,10 @@ def _duration(value: Any, path: str) -> float:
             seconds = -1.0
         if seconds > 0 and seconds < float("inf"):
             return seconds
-        raise _bad(path, value, "a duration such as 45m, 2h, 90s, or seconds > 0")
+        raise checks.bad(path, value, "a duration such as 45m, 2h, 90s, or seconds > 0")
     if isinstance(value, str):
-        raise _bad(path, value, "a duration such as 45m, 2h, 90s, or seconds > 0")
-    return _number(value, path, low=0.0, open_low=True)
+        raise checks.bad(path, value, "a duration such as 45m, 2h, 90s, or seconds > 0")
+    return checks.number(value, path, low=0.0, open_low=True)
 
 
 @dataclass(frozen=True)
@@ -169,14 +156,11 @@ class OptimiserConfig:
     @classmethod
     def from_dict(cls, data: Any, *, path: str = "optimiser") -> OptimiserConfig:
         """From a name or ``{name: ..., options: {...}}``."""
+        data = checks.named_section(data, path, ("name", "options"))
         if data is None:
             return cls()
-        if isinstance(data, str):
-            data = {"name": data}
-        data = _mapping(data, path)
-        _check_keys(data, ("name", "options"), path)
-        name = _name(data.get("name", "nsga2"), f"{path}.name", _optimiser_names())
-        return cls(name, _mapping(data.get("options") or {}, f"{path}.options"))
+        name = checks.name(data.get("name", "nsga2"), f"{path}.name", _optimiser_names())
+        return cls(name, checks.mapping(data.get("options") or {}, f"{path}.options"))
 
 
 def _optimiser_names() -> list[str]:
@@ -317,10 +301,10 @@ class SearchConfig:
             ConfigError: an unknown key or a bad value.
         """
         given = {k: v for k, v in overrides.items() if v is not None}
-        _check_keys(given, _MAY_OVERRIDE, "override")
+        checks.known_keys(given, _MAY_OVERRIDE, "override")
         trials = given.pop("trials", self.trials)
         if isinstance(trials, bool) or not isinstance(trials, int) or trials < 0:
-            raise _bad("trials", trials, "an int >= 0")
+            raise checks.bad("trials", trials, "an int >= 0")
         if "out" in given:
             given["out"] = str(given["out"])
         if "time_budget" in given:
@@ -425,26 +409,26 @@ class SearchConfig:
         Raises:
             ConfigError: naming the key path, the bad value and what is allowed.
         """
-        data = _mapping(data, "config")
-        _check_keys(data, _TOP_KEYS, "")
+        data = checks.mapping(data, "config")
+        checks.known_keys(data, _TOP_KEYS, "")
         for key in ("dataset", "space"):
             if key not in data:
                 raise ConfigError(f"{key}: missing; it is required (see the presets)")
         study = data.get("name", name or "search")
         if not isinstance(study, str) or not _NAME.match(study):
-            raise _bad("name", study, "letters, digits, '_', '.', '-' (not first)")
+            raise checks.bad("name", study, "letters, digits, '_', '.', '-' (not first)")
         train = _section(data.get("train"), TRAIN_OPTIONS, "train")
         train = {k: train[k] for k in (data.get("train") or {})}
-        fixed = _flatten(_mapping(data.get("fixed") or {}, "fixed"))
+        fixed = _flatten(checks.mapping(data.get("fixed") or {}, "fixed"))
         space = _space(data["space"], fixed)
         _check_names(space, fixed, train)
         config = cls(
             name=study,
             dataset=TRIAL_OPTIONS["dataset"][0](data["dataset"], "dataset"),
             space=space,
-            data_root=_optional(_text)(data.get("data_root"), "data_root"),
-            val_size=_optional(_val_size)(data.get("val_size"), "val_size"),
-            train_size=_optional(lambda v, p: _int(v, p, 1))(data.get("train_size"), "train_size"),
+            data_root=checks.optional(checks.text)(data.get("data_root"), "data_root"),
+            val_size=checks.optional(checks.val_size)(data.get("val_size"), "val_size"),
+            train_size=TRIAL_OPTIONS["train_size"][0](data.get("train_size"), "train_size"),
             fixed=fixed,
             train=train,
             objectives=parse_objectives(
@@ -452,12 +436,12 @@ class SearchConfig:
             ),
             constraints=parse_constraints(data.get("constraints")),
             optimiser=OptimiserConfig.from_dict(data.get("optimiser")),
-            trials=_int(data.get("trials", 16), "trials", 1),
+            trials=checks.integer(data.get("trials", 16), "trials", 1),
             resources=ResourceConfig.from_dict(data.get("resources")),
-            storage=_optional(_storage)(data.get("storage"), "storage"),
-            address=_optional(_text)(data.get("address"), "address"),
-            seed=_int(data.get("seed", 0), "seed", 0),
-            out=_text(data.get("out", "runs"), "out"),
+            storage=checks.optional(_storage)(data.get("storage"), "storage"),
+            address=checks.optional(checks.text)(data.get("address"), "address"),
+            seed=checks.integer(data.get("seed", 0), "seed", 0),
+            out=checks.text(data.get("out", "runs"), "out"),
             indicators=_tuple(_indicators(data.get("indicators"), "indicators")),
             measure=_measure(data.get("measure"), "measure"),
             scheduler=SchedulerConfig.from_dict(data.get("scheduler")),
@@ -470,7 +454,7 @@ class SearchConfig:
 
 def _storage(value: Any, path: str) -> str:
     if not isinstance(value, str) or "://" not in value:
-        raise _bad(
+        raise checks.bad(
             path,
             value,
             "null (sqlite:///<out>/npas.db) or an SQLAlchemy URL such as "
@@ -483,9 +467,9 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """``{"ssn": {"generator": "wavg"}}`` → ``{"ssn.generator": "wavg"}``; lists stay values."""
     out: dict[str, Any] = {}
     for key, value in data.items():
-        name = _join(prefix, key)
+        name = checks.join(prefix, key)
         if isinstance(value, Mapping):
-            out.update(_flatten(_mapping(value, f"fixed.{name}"), name))
+            out.update(_flatten(checks.mapping(value, f"fixed.{name}"), name))
         else:
             out[name] = value
     return out
@@ -497,9 +481,9 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def _space(data: Any, fixed: Mapping[str, Any]) -> Space:
     """The DSL's plain data, with shorthands (a list: choices; a scalar: a fixed value) and the
     ``when: {family: [f]}`` of every ``<f>.<hyper>`` dimension filled in."""
-    entries = _mapping(data, "space")
+    entries = checks.mapping(data, "space")
     if not entries:
-        raise _bad("space", data, "at least one dimension")
+        raise checks.bad("space", data, "at least one dimension")
     plain: dict[str, dict[str, Any]] = {}
     for key, entry in entries.items():
         if isinstance(entry, list):
@@ -513,7 +497,7 @@ def _space(data: Any, fixed: Mapping[str, Any]) -> Space:
     for key, entry in plain.items():
         head = key.partition(".")[0]
         if "family" in plain and key != "family" and head in families:
-            when = _mapping(entry.get("when") or {}, f"space.{key}.when")
+            when = checks.mapping(entry.get("when") or {}, f"space.{key}.when")
             entry["when"] = {"family": [head], **when}
     try:
         return Space.from_dict(plain)
@@ -537,7 +521,7 @@ def _families(plain: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
             "family: missing; declare it in space (e.g. family: [mlp, convnet]) or in fixed "
             f"(e.g. family: convnet); allowed families: {FAMILIES.names()}"
         )
-    return [_name(v, where, FAMILIES.names()) for v in values]
+    return [checks.name(v, where, FAMILIES.names()) for v in values]
 
 
 def _values(space: Space, fixed: Mapping[str, Any], name: str) -> list[Any]:
@@ -577,7 +561,7 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
         elif head in ("ssn", "train") and rest:
             options = SSN_OPTIONS if head == "ssn" else TRAIN_OPTIONS
             if rest not in options:
-                raise _bad(where, name, f"{[f'{head}.{k}' for k in options]}")
+                raise checks.bad(where, name, f"{[f'{head}.{k}' for k in options]}")
             _check_values(space, fixed, name, where, options[rest][0])
         elif head in FAMILIES and rest:
             _check_hyper(head, rest, families, where, elements)
@@ -615,10 +599,10 @@ def _check_hyper(
     key, _, index = rest.partition(".")
     allowed = hyper_keys(FAMILIES.get(family))
     if key not in allowed:
-        raise _bad(where, key, f"a hyper-parameter of {family!r}: {list(allowed)}")
+        raise checks.bad(where, key, f"a hyper-parameter of {family!r}: {list(allowed)}")
     if index:
         if not index.isdigit():
-            raise _bad(where, index, f"a list index 0, 1, ... ('{family}.{key}.0')")
+            raise checks.bad(where, index, f"a list index 0, 1, ... ('{family}.{key}.0')")
         if int(index) in elements.setdefault((family, key), []):
             raise ConfigError(f"{where}: element {index} of {family}.{key} given twice")
         elements[(family, key)].append(int(index))

@@ -22,19 +22,7 @@ from objectives._conditions import MeasureOptions
 from objectives._indicators import INDICATORS
 from objectives.datasets import DATASETS
 from objectives.train import SCHEDULES, TORCH_OPTIMIZERS, fit
-from search.config._checks import (
-    _bad,
-    _bool,
-    _check_keys,
-    _int,
-    _join,
-    _mapping,
-    _name,
-    _number,
-    _optional,
-    _text,
-    _val_size,
-)
+from search.config import _checks as checks
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
 from spaces._build import FAMILIES, hyper_keys
 from spaces._errors import ConfigError
@@ -67,13 +55,13 @@ def _indicators(value: Any, path: str) -> list[str] | None:
         return None
     if isinstance(value, str) or not isinstance(value, Iterable) or not list(value):
         allowed = f"null (the full panel) or a non-empty list of {INDICATORS.names()}"
-        raise _bad(path, value, allowed)
-    return [_name(v, f"{path}[{i}]", INDICATORS.names()) for i, v in enumerate(value)]
+        raise checks.bad(path, value, allowed)
+    return [checks.name(v, f"{path}[{i}]", INDICATORS.names()) for i, v in enumerate(value)]
 
 
 def _measure(value: Any, path: str) -> dict[str, Any]:
-    options = _mapping({} if value is None else value, path)
-    _check_keys(options, _MEASURE_KEYS, path)
+    options = checks.mapping({} if value is None else value, path)
+    checks.known_keys(options, _MEASURE_KEYS, path)
     try:
         MeasureOptions(**options)
     except ConfigError as err:
@@ -83,8 +71,8 @@ def _measure(value: Any, path: str) -> dict[str, Any]:
 
 def _mapping_name(value: Any, path: str) -> Any:
     if isinstance(value, Mapping):  # a manual {layer or glob: store} assignment
-        return {str(k): _int(v, _join(path, k), 0) for k, v in value.items()}
-    return _name(value, path, [n for n in MAPPINGS.names() if n != "manual"])
+        return {str(k): checks.integer(v, checks.join(path, k), 0) for k, v in value.items()}
+    return checks.name(value, path, [n for n in MAPPINGS.names() if n != "manual"])
 
 
 def _device(value: Any, path: str) -> str:
@@ -93,7 +81,7 @@ def _device(value: Any, path: str) -> str:
             raise TypeError(value)
         torch.device(value)
     except (RuntimeError, TypeError):
-        raise _bad(
+        raise checks.bad(
             path,
             value,
             "null (cuda if available, else cpu) or a torch device such as 'cpu', 'cuda', 'cuda:1'",
@@ -103,42 +91,43 @@ def _device(value: Any, path: str) -> str:
 
 #: ``ssn`` options: key → (check, default).
 SSN_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "stores": (lambda v, p: _int(v, p, 1), _SHAPESHIFT["stores"]),
+    "stores": (lambda v, p: checks.integer(v, p, 1), _SHAPESHIFT["stores"]),
     "mapping": (_mapping_name, _SHAPESHIFT["mapping"]),
-    "generator": (lambda v, p: _name(v, p, GENERATORS.names()), _SHAPESHIFT["generator"]),
-    "upsampler": (lambda v, p: _name(v, p, UPSAMPLERS.names()), _SHAPESHIFT["upsampler"]),
-    "templates": (lambda v, p: _int(v, p, 1), _SHAPESHIFT["templates"]),
-    "pretrain_epochs": (lambda v, p: _int(v, p, 1), 1),  # npas's own: the auto mapping's probe
+    "generator": (lambda v, p: checks.name(v, p, GENERATORS.names()), _SHAPESHIFT["generator"]),
+    "upsampler": (lambda v, p: checks.name(v, p, UPSAMPLERS.names()), _SHAPESHIFT["upsampler"]),
+    "templates": (lambda v, p: checks.integer(v, p, 1), _SHAPESHIFT["templates"]),
+    # npas's own option (the auto mapping's probe), so its default is declared here
+    "pretrain_epochs": (lambda v, p: checks.integer(v, p, 1), 1),
 }
 #: ``train`` options (keywords of :func:`objectives.fit`): key → (check, default).
 TRAIN_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "epochs": (lambda v, p: _int(v, p, 1), DEFAULT_EPOCHS),
-    "batch_size": (lambda v, p: _int(v, p, 1), _FIT["batch_size"]),
-    "optimizer": (lambda v, p: _name(v, p, TORCH_OPTIMIZERS.names()), _FIT["optimizer"]),
-    "lr": (_optional(lambda v, p: _number(v, p, low=0.0, open_low=True)), _FIT["lr"]),
+    "epochs": (lambda v, p: checks.integer(v, p, 1), DEFAULT_EPOCHS),
+    "batch_size": (lambda v, p: checks.integer(v, p, 1), _FIT["batch_size"]),
+    "optimizer": (lambda v, p: checks.name(v, p, TORCH_OPTIMIZERS.names()), _FIT["optimizer"]),
+    "lr": (checks.optional(lambda v, p: checks.number(v, p, low=0.0, open_low=True)), _FIT["lr"]),
     "momentum": (
-        lambda v, p: _number(v, p, low=0.0, high=1.0, open_high=True),
+        lambda v, p: checks.number(v, p, low=0.0, high=1.0, open_high=True),
         _FIT["momentum"],
     ),
-    "weight_decay": (lambda v, p: _number(v, p, low=0.0), _FIT["weight_decay"]),
-    "schedule": (lambda v, p: _name(v, p, SCHEDULES.names()), _FIT["schedule"]),
+    "weight_decay": (lambda v, p: checks.number(v, p, low=0.0), _FIT["weight_decay"]),
+    "schedule": (lambda v, p: checks.name(v, p, SCHEDULES.names()), _FIT["schedule"]),
     "label_smoothing": (
-        lambda v, p: _number(v, p, low=0.0, high=1.0, open_high=True),
+        lambda v, p: checks.number(v, p, low=0.0, high=1.0, open_high=True),
         _FIT["label_smoothing"],
     ),
-    "augment": (_optional(_bool), _FIT["augment"]),
-    "max_steps": (_optional(lambda v, p: _int(v, p, 1)), _FIT["max_steps"]),
+    "augment": (checks.optional(checks.boolean), _FIT["augment"]),
+    "max_steps": (checks.optional(lambda v, p: checks.integer(v, p, 1)), _FIT["max_steps"]),
 }
 
 #: Top-level keys of a trial config: key → (check, default); dataset and family are required.
 TRIAL_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "dataset": (lambda v, p: _name(v, p, DATASETS.names()), None),
-    "data_root": (_optional(_text), None),
-    "val_size": (_optional(_val_size), None),
-    "train_size": (_optional(lambda v, p: _int(v, p, 1)), None),
-    "family": (lambda v, p: _name(v, p, FAMILIES.names()), None),
+    "dataset": (lambda v, p: checks.name(v, p, DATASETS.names()), None),
+    "data_root": (checks.optional(checks.text), None),
+    "val_size": (checks.optional(checks.val_size), None),
+    "train_size": (checks.optional(lambda v, p: checks.integer(v, p, 1)), None),
+    "family": (lambda v, p: checks.name(v, p, FAMILIES.names()), None),
     "hyper": (None, {}),  # checked against the family
-    "budget": (_optional(lambda v, p: _int(v, p, 1)), None),
+    "budget": (checks.optional(lambda v, p: checks.integer(v, p, 1)), None),
     "ssn": (None, {}),
     "train": (None, {}),
     "objectives": (
@@ -148,10 +137,10 @@ TRIAL_OPTIONS: dict[str, tuple[Any, Any]] = {
     "constraints": (lambda v, p: parse_constraints(v, path=p), ()),
     "indicators": (lambda v, p: _tuple(_indicators(v, p)), None),
     "measure": (_measure, {}),
-    "seed": (lambda v, p: _int(v, p, 0), 0),
-    "device": (_optional(_device), None),
-    "artifact_dir": (_optional(_text), None),
-    "progress": (_bool, False),
+    "seed": (lambda v, p: checks.integer(v, p, 0), 0),
+    "device": (checks.optional(_device), None),
+    "artifact_dir": (checks.optional(checks.text), None),
+    "progress": (checks.boolean, False),
 }
 
 
@@ -160,10 +149,10 @@ def _tuple(value: list[str] | None) -> tuple[str, ...] | None:
 
 
 def _section(value: Any, options: Mapping[str, tuple[Any, Any]], path: str) -> dict[str, Any]:
-    data = _mapping({} if value is None else value, path)
-    _check_keys(data, options, path)
+    data = checks.mapping({} if value is None else value, path)
+    checks.known_keys(data, options, path)
     return {
-        key: check(data[key], _join(path, key)) if key in data else copy.deepcopy(default)
+        key: check(data[key], checks.join(path, key)) if key in data else copy.deepcopy(default)
         for key, (check, default) in options.items()
     }
 
@@ -206,8 +195,8 @@ class TrialConfig:
         """
         if isinstance(cfg, TrialConfig):
             return cfg
-        data = _mapping(cfg, "trial config")
-        _check_keys(data, TRIAL_OPTIONS, "")
+        data = checks.mapping(cfg, "trial config")
+        checks.known_keys(data, TRIAL_OPTIONS, "")
         for key in ("dataset", "family"):
             if data.get(key) is None:
                 allowed = DATASETS.names() if key == "dataset" else FAMILIES.names()
@@ -216,9 +205,9 @@ class TrialConfig:
         for key, (check, default) in TRIAL_OPTIONS.items():
             if check is not None:
                 out[key] = check(data[key], key) if key in data else copy.deepcopy(default)
-        hyper = _mapping({} if data.get("hyper") is None else data["hyper"], "hyper")
+        hyper = checks.mapping({} if data.get("hyper") is None else data["hyper"], "hyper")
         family = out["family"]
-        _check_keys(hyper, hyper_keys(FAMILIES.get(family)), f"hyper (family {family})")
+        checks.known_keys(hyper, hyper_keys(FAMILIES.get(family)), f"hyper (family {family})")
         out["hyper"] = copy.deepcopy(hyper)
         out["ssn"] = _section(data.get("ssn"), SSN_OPTIONS, "ssn")
         out["train"] = _section(data.get("train"), TRAIN_OPTIONS, "train")

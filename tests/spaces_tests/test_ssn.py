@@ -119,6 +119,16 @@ def within_budget(net: ShapeshiftNet, budget: int) -> None:
     assert 0.9 * budget <= net.num_params <= budget
 
 
+def assert_a_sound_ssn(
+    net: ShapeshiftNet, model: nn.Module, x: torch.Tensor, *, budget: int
+) -> None:
+    """Within its budget, every store parameter gets a gradient, and it materialises equal."""
+    within_budget(net, budget)
+    backward(net, x)
+    assert_store_grads_nonzero(net)
+    assert_materialized_equal(net, model, x)
+
+
 X_IMG = torch.randn(4, 3, 9, 9, generator=torch.Generator().manual_seed(1))
 X_SEQ = torch.randn(3, 5, 6, generator=torch.Generator().manual_seed(2))
 X_VEC = torch.randn(8, 12, generator=torch.Generator().manual_seed(3))
@@ -139,10 +149,7 @@ def test_takes_over_every_supported_weight_and_keeps_norms_and_biases() -> None:
     kept = {n for n, _ in net.model.named_parameters()}
     assert kept.isdisjoint(expected)
     assert "gru.bias_ih_l0_reverse" in kept and "att.in_proj_bias" in kept
-    within_budget(net, count(model) // 5)
-    backward(net, X_SEQ)
-    assert_store_grads_nonzero(net)
-    assert_materialized_equal(net, model, X_SEQ)
+    assert_a_sound_ssn(net, model, X_SEQ, budget=count(model) // 5)
 
 
 def test_rnn_and_attention_really_use_the_generated_weights() -> None:
@@ -165,10 +172,7 @@ def test_conv_variants_and_conv_subclass() -> None:
     assert {"c1.weight", "c2.weight", "scs.weight", "c1d.weight", "head.weight"} == set(
         net.mapping
     )
-    within_budget(net, budget)
-    backward(net, X_IMG)
-    assert_store_grads_nonzero(net)
-    assert_materialized_equal(net, model, X_IMG)
+    assert_a_sound_ssn(net, model, X_IMG, budget=budget)
 
 
 def test_caller_model_is_not_modified() -> None:
@@ -255,10 +259,7 @@ def test_each_upsampler_serves_layers_larger_than_the_store(upsampler: str) -> N
     budget = count(model) // 6
     net = shapeshift(model, budget, upsampler=upsampler)
     assert sum(info.upsampled for info in net.layers) >= 2
-    within_budget(net, budget)
-    backward(net, X_IMG)
-    assert_store_grads_nonzero(net)
-    assert_materialized_equal(net, model, X_IMG)
+    assert_a_sound_ssn(net, model, X_IMG, budget=budget)
     masks = sum(p.numel() for p in net.upsamplers.parameters())
     size = net.num_store_params
     expected = sum((math.ceil(i.numel / size) - 1) * 9 for i in net.layers if i.upsampled)
@@ -506,10 +507,7 @@ def test_each_mapping_fills_every_store_within_budget(name: str) -> None:
     budget = count(model) // 2
     net = shapeshift(model, budget, **options)
     assert set(net.mapping.values()) == set(range(options.get("stores", 1)))
-    within_budget(net, budget)
-    backward(net, X_SEQ)
-    assert_store_grads_nonzero(net)
-    assert_materialized_equal(net, model, X_SEQ)
+    assert_a_sound_ssn(net, model, X_SEQ, budget=budget)
 
 
 def test_manual_mapping_by_module_name_and_glob() -> None:
@@ -524,10 +522,7 @@ def test_manual_mapping_by_module_name_and_glob() -> None:
     total = sum(sizes)
     for k in range(3):  # stores sized in proportion to their layers' weights
         assert abs(net.stores[k].numel() / net.num_store_params - sizes[k] / total) < 0.01
-    within_budget(net, count(model) // 2)
-    backward(net, X_SEQ)
-    assert_store_grads_nonzero(net)
-    assert_materialized_equal(net, model, X_SEQ)
+    assert_a_sound_ssn(net, model, X_SEQ, budget=count(model) // 2)
 
 
 def test_manual_mapping_errors() -> None:
