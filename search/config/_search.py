@@ -47,18 +47,28 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ResourceConfig:
-    """What one trial asks the scheduler for: CPUs (> 0) and a GPU share (0 to any)."""
+    """What one trial asks the scheduler for: CPUs (> 0), a GPU share (0 to any) and, when
+    given, memory in MiB (Ray then packs no more trials on a node than its memory holds)."""
 
     cpu: float = 1.0
     gpu: float = 0.0
+    memory_mb: float | None = None
 
     @classmethod
     def from_dict(cls, data: Any, *, path: str = "resources") -> ResourceConfig:
         data = checks.mapping({} if data is None else data, path)
-        checks.known_keys(data, ("cpu", "gpu"), path)
+        checks.known_keys(data, ("cpu", "gpu", "memory_mb"), path)
         cpu = checks.number(data.get("cpu", 1.0), f"{path}.cpu", low=0.0, open_low=True)
         gpu = checks.number(data.get("gpu", 0.0), f"{path}.gpu", low=0.0)
-        return cls(cpu, gpu)
+        memory = checks.optional(lambda v, p: checks.number(v, p, low=0.0, open_low=True))
+        return cls(cpu, gpu, memory(data.get("memory_mb"), f"{path}.memory_mb"))
+
+    def ray(self) -> dict[str, float]:
+        """The share as Ray's resource request (memory in bytes)."""
+        share = {"cpu": float(self.cpu), "gpu": float(self.gpu)}
+        if self.memory_mb is not None:
+            share["memory"] = float(self.memory_mb) * 2**20
+        return share
 
 
 @dataclass(frozen=True)
@@ -383,7 +393,7 @@ class SearchConfig:
             "constraints": self.constraint_texts,
             "optimiser": {"name": self.optimiser.name, "options": dict(self.optimiser.options)},
             "trials": self.trials,
-            "resources": {"cpu": self.resources.cpu, "gpu": self.resources.gpu},
+            "resources": dataclasses.asdict(self.resources),
             "storage": self.storage,
             "address": self.address,
             "seed": self.seed,

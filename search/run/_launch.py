@@ -280,18 +280,20 @@ def _start_ray(address: str | None) -> bool:
     return True
 
 
-def _slots(cpu: float, gpu: float) -> int:
-    """How many trials the Ray cluster can run at once with these shares."""
+def _slots(share: dict[str, float]) -> int:
+    """How many trials the Ray cluster can run at once with this share (Ray's keys)."""
     import ray
 
     total = ray.cluster_resources()
-    slots = math.floor(total.get("CPU", 1.0) / cpu) if cpu > 0 else 10**6
-    if gpu > 0:
-        slots = min(slots, math.floor(total.get("GPU", 0.0) / gpu))
+    have = {"cpu": total.get("CPU", 1.0), "gpu": total.get("GPU", 0.0),
+            "memory": total.get("memory", 0.0)}  # fmt: skip
+    slots = min((math.floor(have[k] / v) for k, v in share.items() if v > 0), default=10**6)
     if slots < 1:
+        asked = ", ".join(f"{k}={v:g}" for k, v in share.items())
+        held = ", ".join(f"{k}={v:g}" for k, v in have.items())
         raise ConfigError(
-            f"resources: a trial asks for cpu={cpu}, gpu={gpu}, but the Ray cluster has "
-            f"{total.get('CPU', 0)} CPU and {total.get('GPU', 0)} GPU in all"
+            f"resources: a trial asks for {asked}, but the Ray cluster has {held} in all "
+            "(memory in bytes)"
         )
     return slots
 
@@ -315,11 +317,11 @@ def _run_tuner(
     from search.run._progress import Progress
     from search.run._schedulers import SCHEDULERS
 
-    cpu, gpu = float(config.resources.cpu), float(config.resources.gpu)
+    share = config.resources.ray()
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
     resourced = tune.with_resources(
         tune.with_parameters(trainable, trial_fn=trial_fn, objectives=config.objective_names),
-        {"cpu": cpu, "gpu": gpu},
+        share,
     )
     logging.getLogger("ray.tune.tune").addFilter(_no_restore_advice)
     view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress)
@@ -333,7 +335,7 @@ def _run_tuner(
             search_alg=searcher,
             scheduler=scheduler,
             num_samples=remaining,
-            max_concurrent_trials=min(remaining, _slots(cpu, gpu)),
+            max_concurrent_trials=min(remaining, _slots(share)),
             reuse_actors=True,  # a fresh worker process per trial costs seconds of imports
         ),
         run_config=tune.RunConfig(

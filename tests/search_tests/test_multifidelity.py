@@ -207,3 +207,13 @@ def test_a_killed_moasha_search_resumes_with_its_curves(tmp_path):
     assert {n: after[n] for n in before} == before, "what ended before the kill is kept"
     assert trials_counted(study) == 12 and not study.get_trials(states=(TrialState.RUNNING,))
     assert study.get_trials(states=(TrialState.PRUNED,))
+
+
+def test_a_memory_request_packs_trials_and_one_beyond_the_cluster_is_refused(tmp_path):
+    config = _config(tmp_path, 3, resources={"cpu": 1, "memory_mb": 64})
+    assert config.resources.ray()["memory"] == 64 * 2**20
+    study = launch(config, trial_fn=curve_trial, progress=False)
+    assert trials_counted(study) == 3
+    huge = _config(tmp_path / "huge", 3, resources={"cpu": 1, "memory_mb": 10**9})
+    with pytest.raises(ConfigError, match="memory="):
+        launch(huge, trial_fn=curve_trial, progress=False)
