@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import signal
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -328,14 +330,21 @@ def _dashboard(args: argparse.Namespace) -> int:
 
     url = _storage_url(args)
     _open(url)  # a missing SQLite file is an error, not a new empty storage
-    process, address = start_dashboard(url, host=args.host, port=args.port)
-    print(f"optuna-dashboard on {masked_url(url)}: {address}  (Ctrl-C stops it)", flush=True)
+    log = Path(tempfile.mkdtemp(prefix="npas-dashboard-")) / "dashboard.log"
+    process, address = start_dashboard(url, host=args.host, port=args.port, log=log)
+    print(f"optuna-dashboard on {masked_url(url)}: {address}  (Ctrl-C or SIGTERM stops it; "
+          f"its log: {log})", flush=True)  # fmt: skip
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop, as Ctrl-C
     try:
         return process.wait()
     except KeyboardInterrupt:
         return 0
     finally:
         stop_dashboard(process)
+
+
+def _interrupt(*_: Any) -> None:
+    raise KeyboardInterrupt
 
 
 # -- registries ---------------------------------------------------------------------------------

@@ -65,7 +65,12 @@ def _tail(log: IO[bytes]) -> str:
 
 
 def start_dashboard(
-    storage: str, *, host: str = "127.0.0.1", port: int | None = None, timeout_s: float = 60.0
+    storage: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    timeout_s: float = 60.0,
+    log: str | Path | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Starts optuna-dashboard on ``storage`` and returns once its REST API answers.
 
@@ -74,6 +79,8 @@ def start_dashboard(
         host: Interface to listen on; the default keeps it on this machine.
         port: TCP port; None or 0 picks a free one.
         timeout_s: How long to wait for the first answer (imports take seconds).
+        log: A file for the dashboard's output (kept); None: an unlinked one, shown only
+            when it fails to start.
 
     Returns:
         ``(process, url)``; stop the process with :func:`stop_dashboard`.
@@ -95,9 +102,9 @@ def start_dashboard(
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
     # The dashboard's output goes to an unlinked file: shown when it fails to start, and the
     # child keeps writing to its own descriptor after ours is closed (a pipe would fill up).
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        _wait(process, url, log, timeout_s=timeout_s, storage=storage)
+    with open(log, "w+b") if log is not None else tempfile.TemporaryFile() as out:
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+        _wait(process, url, out, timeout_s=timeout_s, storage=storage)
     return process, url
 
 

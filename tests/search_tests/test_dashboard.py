@@ -92,7 +92,8 @@ def test_missing_storage_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert not (tmp_path / "none.db").exists(), "a missing storage is not created"
 
 
-def test_search_dashboard_command_runs_until_ctrl_c(storage: str) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_search_dashboard_command_runs_until_ctrl_c_or_sigterm(storage: str, sig: int) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "search", "dashboard", "--storage", storage, "--port", "0"]
     proc = subprocess.Popen(
@@ -102,14 +103,15 @@ def test_search_dashboard_command_runs_until_ctrl_c(storage: str) -> None:
         line = proc.stdout.readline()  # printed once the dashboard answers
         assert "optuna-dashboard on" in line, line + proc.stderr.read()
         url = line.split(": ", 1)[1].split()[0]
+        log = Path(line.rsplit("its log: ", 1)[1].rstrip(")\n"))
         studies = _get(f"{url}/api/studies")["study_summaries"]
-        assert studies[0]["study_name"] == "dash-study"
-        proc.send_signal(signal.SIGINT)
+        assert studies[0]["study_name"] == "dash-study" and log.is_file()
+        proc.send_signal(sig)
         assert proc.wait(timeout=30) == 0
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and _answers(url):
             time.sleep(0.2)
-        assert not _answers(url), "Ctrl-C stops the dashboard process too"
+        assert not _answers(url), "Ctrl-C or SIGTERM stops the dashboard process too"
     finally:
         if proc.poll() is None:
             proc.kill()
