@@ -141,7 +141,7 @@ def _launch(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"Launching {config.name!r}: {config.trials} trial(s), storage {url}", flush=True)
     study = launch(config, progress=not args.quiet)
-    print(_summary_line(study))
+    print(_status_lines(_status_record(study, None))[0])
     print(f"Storage: {url}")
     _hints(config.name, url, Path(config.out))
     return 0
@@ -162,6 +162,19 @@ def _hints(name: str, url: str, out: Path) -> None:
 # -- status ------------------------------------------------------------------------------------
 
 
+#: The outcomes ``search status`` counts, in the order it prints them.
+_COUNTED = (
+    "complete",
+    "running",
+    "stopped early",
+    "failed",
+    "infeasible",
+    "interrupted",
+)
+#: What the table says of the interrupted ones.
+_INTERRUPTED_NOTE = "(not counted: others run in their place)"
+
+
 def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
     """Trials by outcome; with no live launch, RUNNING ones were cut short: interrupted."""
     import pandas as pd
@@ -177,80 +190,106 @@ def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
     if not live:
         cut |= running
         running &= False
-    return {
-        "complete": int(complete.sum()),
-        "running": int(running.sum()),
-        "stopped early": int((pruned & ~refused).sum()),
-        "failed": int(((frame["state"] == "FAIL") & ~cut).sum()),
-        "infeasible": int((complete & ~frame["feasible"]).sum() + (pruned & refused).sum()),
-        "interrupted (not counted: others run in their place)": int(cut.sum()),
-    }
-
-
-def _summary_line(study: optuna.Study, *, live: bool = True) -> str:
-    from search.pareto._frame import trials_frame
-
-    counts = _counts(trials_frame(study), live=live)
-    return f"Search {study.study_name!r}: {len(study.trials)} trial(s), " + ", ".join(
-        f"{v} {k}" for k, v in counts.items()
+    masks = (
+        complete,
+        running,
+        pruned & ~refused,
+        (frame["state"] == "FAIL") & ~cut,
+        (complete & ~frame["feasible"]) | (pruned & refused),
+        cut,
     )
+    return {name: int(mask.sum()) for name, mask in zip(_COUNTED, masks, strict=True)}
 
 
-def _status_block(study: optuna.Study, holder: str | None) -> list[str]:
-    """The status of one search; ``holder``: the live launch running it, if any."""
+def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
+    """The status of one search as data; ``holder``: the live launch running it, if any."""
     import pandas as pd
 
-    from search.pareto._frame import format_value, objectives_of, trials_frame, usable
+    from search.pareto._frame import objectives_of, trials_frame, usable
     from search.pareto._study_front import front_of, why_empty
 
     frame = trials_frame(study)
     objectives = objectives_of(study)
-    lines = [_summary_line(study, live=holder is not None)]
-    if holder is not None:
-        lines.append(f"  running now: launched on {holder}")
-    lines.append("  objectives: " + ", ".join(f"{n} ({d})" for n, d in objectives))
-    constraints = study.user_attrs.get("constraints") or []
-    lines.append("  constraints: " + (", ".join(map(str, constraints)) or "none"))
     attrs = study.user_attrs
-    if "search_time_s" in attrs:
-        lines.append(
-            f"  cost of the search: {attrs['search_time_s']:.0f} s, "
-            f"{attrs['search_energy_j']:.4g} J, {attrs['search_co2_g']:.4g} g CO2 (energy: "
-            f"{', '.join(attrs.get('search_energy_source') or ['estimate'])})"
-        )
+    record: dict[str, Any] = {
+        "search": study.study_name,
+        "trials": len(study.trials),
+        **_counts(frame, live=holder is not None),
+        "running_now": holder,
+        "objectives": [f"{n} ({d})" for n, d in objectives],
+        "constraints": [str(c) for c in attrs.get("constraints") or []],
+        **{k: attrs.get(k) for k in ("search_time_s", "search_energy_j", "search_co2_g")},
+        "energy_source": attrs.get("search_energy_source"),
+        "front": [],
+        "best": {},
+    }
     names = [n for n, _ in objectives]
     if len(frame) == 0 or any(n not in frame.columns for n in names):
-        lines.append(f"  front: empty ({why_empty(frame, names) if len(frame) else 'no trial'})")
-        return lines
+        record["front_empty"] = why_empty(frame, names) if len(frame) else "no trial"
+        return record
     front = front_of(frame, objectives)
+    record["front"] = front.numbers
     if front.message:
-        lines.append(f"  front: empty ({front.message})")
-        return lines
-    lines.append(f"  front: {len(front.numbers)} trial(s) {front.numbers}")
-    best = []
+        record["front_empty"] = front.message
+        return record
     for name, direction in objectives:
         rows = frame[usable(frame, [name])]
         values = pd.to_numeric(rows[name], errors="coerce")
         pick = values.idxmax() if direction == "maximize" else values.idxmin()
-        best.append(f"{name} {format_value(values[pick])} (trial {int(rows.loc[pick, 'number'])})")
+        record["best"][name] = {"value": values[pick], "trial": int(rows.loc[pick, "number"])}
+    return record
+
+
+def _status_lines(record: dict[str, Any]) -> list[str]:
+    """One search's status as the lines ``search status`` prints."""
+    from search.pareto._frame import format_value
+
+    counts = ", ".join(f"{record[k]} {k}" for k in _COUNTED) + f" {_INTERRUPTED_NOTE}"
+    lines = [f"Search {record['search']!r}: {record['trials']} trial(s), {counts}"]
+    if record["running_now"] is not None:
+        lines.append(f"  running now: launched on {record['running_now']}")
+    lines.append("  objectives: " + ", ".join(record["objectives"]))
+    lines.append("  constraints: " + (", ".join(record["constraints"]) or "none"))
+    if record["search_time_s"] is not None:
+        lines.append(
+            f"  cost of the search: {record['search_time_s']:.0f} s, "
+            f"{record['search_energy_j']:.4g} J, {record['search_co2_g']:.4g} g CO2 (energy: "
+            f"{', '.join(record['energy_source'] or ['estimate'])})"
+        )
+    if "front_empty" in record:
+        lines.append(f"  front: empty ({record['front_empty']})")
+        return lines
+    lines.append(f"  front: {len(record['front'])} trial(s) {record['front']}")
+    best = [
+        f"{name} {format_value(b['value'])} (trial {b['trial']})"
+        for name, b in record["best"].items()
+    ]
     lines.append("  best: " + ", ".join(best))
     return lines
 
 
 def _status(args: argparse.Namespace) -> int:
+    import json
+
     import optuna
 
-    _quiet_optuna()
     from search.run._lease import lease_holder
 
+    _quiet_optuna()
     url = _storage_url(args)
     storage = _open(url)
-    names = _names(storage)
-    print(f"Storage {masked_url(url)}: {len(names)} search(es)")
-    for name in names:
-        study = optuna.load_study(study_name=name, storage=storage)
-        holder = lease_holder(storage.engine, name)
-        print("\n".join(_status_block(study, holder)))
+    studies = [optuna.load_study(study_name=n, storage=storage) for n in _names(storage)]
+    records = [_status_record(s, lease_holder(storage.engine, s.study_name)) for s in studies]
+    if args.format == "json":
+        print(json.dumps(records, indent=2, default=float))
+    elif args.format == "csv":
+        import pandas as pd
+
+        sys.stdout.write(pd.json_normalize(records).to_csv(index=False))
+    else:
+        print(f"Storage {masked_url(url)}: {len(records)} search(es)")
+        for record in records:
+            print("\n".join(_status_lines(record)))
     return 0
 
 
@@ -543,6 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmd = add("status", _status, "Every search in a storage: trials, objectives, front, best.")
     _storage_options(cmd)
+    cmd.add_argument("--format", choices=_FORMATS, default="table", help="output format")
 
     cmd = add("pareto", _pareto, "The feasible non-dominated trials with every indicator.")
     _study_options(cmd, objectives="front on these metrics")

@@ -328,3 +328,15 @@ def test_selectors_lists_every_registered_form(capsys: pytest.CaptureFixture) ->
     text = capsys.readouterr().out
     assert all(form in text for form in forms())
     assert main(["--version"]) == 0 and "npas" in capsys.readouterr().out
+
+
+def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -> None:
+    import pandas as pd
+
+    assert main(["status", "--out", str(launched["out"]), "--format", "json"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record["search"] == NAME and record["complete"] == 2 and record["interrupted"] == 0
+    assert record["best"]["accuracy"]["trial"] in record["front"]
+    assert main(["status", "--out", str(launched["out"]), "--format", "csv"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert table.loc[0, "search"] == NAME and table.loc[0, "trials"] == 2
