@@ -58,7 +58,9 @@ def server():
     as_user: list[str] = []
     if os.geteuid() == 0:  # initdb refuses root
         shutil.chown(folder, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
+        # runuser is in /usr/sbin, which a bare PATH (CI's environment) may leave out
+        runuser = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+        as_user = [runuser or "runuser", "-u", "postgres", "--"]
     bin_dir, data, port = _binaries(), folder / "data", _free_port()
     run = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data)]
     _call([*as_user, str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "npas"])
