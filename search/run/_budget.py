@@ -39,6 +39,7 @@ class SearchCost:
         self._metered_j = 0.0
         self._metered_s = 0.0
         self._trials = 0
+        self._seconds = 0.0  # the ended trials' own durations, summed
 
     @property
     def elapsed_s(self) -> float:
@@ -54,6 +55,7 @@ class SearchCost:
         metrics = metrics or {}
         joules = _number(metrics.get("trial_energy_j"))
         seconds = _number(metrics.get("trial_time_s"))
+        self._seconds += seconds or _number(metrics.get("train_time_s")) or 0.0
         if joules is not None:
             self.energy_j += joules
             self.sources.add(str(metrics.get("energy_source", "estimate")))
@@ -69,7 +71,7 @@ class SearchCost:
         """Why no further trial may start, or None."""
         n = max(self._trials, 1)
         limits = (
-            ("time", self.budget.time, self.elapsed_s, self.elapsed_s / n, "s"),
+            ("time", self.budget.time, self.elapsed_s, self._seconds / n, "s"),
             ("energy_j", self.budget.energy_j, self.energy_j, self.energy_j / n, "J"),
             ("co2_g", self.budget.co2_g, self.co2_g, self.co2_g / n, "g"),
         )

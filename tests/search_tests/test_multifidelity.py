@@ -114,7 +114,7 @@ def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path):
     study = launch(config, trial_fn=curve_trial, progress=False)
     assert 1 <= len(study.trials) < 40
     assert not study.get_trials(states=(TrialState.RUNNING,))
-    assert study.user_attrs["search_time_s"] >= 2.0
+    assert 1.0 <= study.user_attrs["search_time_s"] < 10.0  # stopped near its budget
 
 
 @pytest.mark.parametrize(
