@@ -66,12 +66,16 @@ class Combine(torch.autograd.Function):
         ctx.layout = layout  # type: ignore[attr-defined]
         ctx.save_for_backward(theta, *coefs)
         outputs = []
-        for (numel, wins), coef in zip(layout, coefs, strict=True):
-            out = None
-            for w in wins:
-                part = coef[w.k0 : w.k1] @ _gather(theta, w, numel)
-                out = part if out is None else out.add_(part)
-            outputs.append(out)
+        # In the store's precision even under autocast (bf16 on CUDA by default): the backward
+        # adds into a gradient of the store's dtype, and the weights are a tiny share of the
+        # step's work; the layers that use them are autocast as usual.
+        with torch.autocast(theta.device.type, enabled=False):
+            for (numel, wins), coef in zip(layout, coefs, strict=True):
+                out = None
+                for w in wins:
+                    part = coef[w.k0 : w.k1] @ _gather(theta, w, numel)
+                    out = part if out is None else out.add_(part)
+                outputs.append(out)
         return tuple(outputs)
 
     @staticmethod
@@ -89,6 +93,7 @@ class Combine(torch.autograd.Function):
                 grad_coefs.append(None)
                 continue
             grad_coef = torch.empty_like(coef) if need else None
+            grad = grad.to(theta.dtype)
             for w in wins:
                 if grad_coef is not None:
                     grad_coef[w.k0 : w.k1] = _gather(theta, w, numel) @ grad
