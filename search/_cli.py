@@ -297,21 +297,36 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _pareto(args: argparse.Namespace) -> int:
-    from search.pareto import front_table
+    """The front table; csv and json keep every column on every row (for programs), the table
+    states the conditions equal on every row once above it."""
+    from search.pareto._frame import PARAMS_PREFIX, condition_columns, format_value
+    from search.pareto._study_front import constant_conditions, front_table
 
     study = _study(args)
     table = front_table(study, _objectives(study, args.objectives))
     if args.format == "csv":
         sys.stdout.write(table.to_csv(index=False))
-    elif args.format == "json":
+        return 0
+    if args.format == "json":
         print(table.to_json(orient="records", indent=2))
-    else:
-        names = ", ".join(c for c in table.columns[1:] if not str(c).startswith("params_"))
-        print(f"Front of {study.study_name!r}: {len(table)} trial(s) ({names})")
-        if table.empty:
-            print(f"(empty: {table.attrs.get('message')})")
-        else:
-            print(table.to_string(index=False))
+        return 0
+    conditions = set(condition_columns(table))
+    names = [
+        str(c)
+        for c in table.columns[1:]
+        if c not in conditions and not str(c).startswith(PARAMS_PREFIX)
+    ]
+    print(f"Front of {study.study_name!r}: {len(table)} trial(s) ({', '.join(names)})")
+    if table.empty:
+        print(f"(empty: {table.attrs.get('message')})")
+        return 0
+    constant = constant_conditions(table)
+    if constant:
+        print("Measured under (the same for every trial below):")
+        width = max(len(str(k)) for k in constant)
+        for key, value in constant.items():
+            print(f"  {key:<{width}}  {format_value(value)}")
+    print(table.drop(columns=list(constant)).to_string(index=False))
     return 0
 
 

@@ -11,68 +11,50 @@ unfinished trials are never on a front.
 
 Example:
     >>> import numpy as np
+    >>> from search.pareto import non_dominated
     >>> v = np.array([[0.9, 10.0], [0.8, 1.0], [0.7, 5.0]])
     >>> non_dominated(v, ["maximize", "minimize"]).tolist()
     [True, True, False]
+
+Names load lazily (PEP 562): ``search status`` reads fronts without the selectors' and the
+indicator registry's imports (torch).
 """
 
 from __future__ import annotations
 
-from search.pareto._disagreement import Disagreement, disagreement, jaccard
-from search.pareto._frame import direction_of, format_value, objectives_of, trials_frame
-from search.pareto._front import (
-    DEFAULT_REF,
-    HVResult,
-    hypervolume,
-    hypervolume_history,
-    minimisation_form,
-    non_dominated,
-    normalise,
-)
-from search.pareto._selectors import (
-    SELECTORS,
-    Candidates,
-    Selection,
-    Selector,
-    forms,
-    parse_spec,
-    select,
-)
-from search.pareto._study_front import (
-    Front,
-    Objectives,
-    front_of,
-    front_table,
-    hypervolume_by_trial,
-    resolve_objectives,
-)
+from spaces._lazy import lazy_getattr
 
-__all__ = [
-    "DEFAULT_REF",
-    "SELECTORS",
-    "Candidates",
-    "Disagreement",
-    "Front",
-    "HVResult",
-    "Objectives",
-    "Selection",
-    "Selector",
-    "direction_of",
-    "disagreement",
-    "format_value",
-    "forms",
-    "front_of",
-    "front_table",
-    "hypervolume",
-    "hypervolume_by_trial",
-    "hypervolume_history",
-    "jaccard",
-    "minimisation_form",
-    "non_dominated",
-    "normalise",
-    "objectives_of",
-    "parse_spec",
-    "resolve_objectives",
-    "select",
-    "trials_frame",
-]
+_EXPORTS = {
+    "Disagreement": "search.pareto._disagreement",
+    "disagreement": "search.pareto._disagreement",
+    "jaccard": "search.pareto._disagreement",
+    "direction_of": "search.pareto._frame",
+    "format_value": "search.pareto._frame",
+    "objectives_of": "search.pareto._frame",
+    "trials_frame": "search.pareto._frame",
+    "DEFAULT_REF": "search.pareto._front",
+    "HVResult": "search.pareto._front",
+    "hypervolume": "search.pareto._front",
+    "hypervolume_history": "search.pareto._front",
+    "minimisation_form": "search.pareto._front",
+    "non_dominated": "search.pareto._front",
+    "normalise": "search.pareto._front",
+    "SELECTORS": "search.pareto._selectors",
+    "Candidates": "search.pareto._selectors",
+    "Selection": "search.pareto._selectors",
+    "Selector": "search.pareto._selectors",
+    "forms": "search.pareto._selectors",
+    "parse_spec": "search.pareto._selectors",
+    "select": "search.pareto._selectors",
+    "Front": "search.pareto._study_front",
+    "Objectives": "search.pareto._study_front",
+    "front_of": "search.pareto._study_front",
+    "front_table": "search.pareto._study_front",
+    "hypervolume_by_trial": "search.pareto._study_front",
+    "resolve_objectives": "search.pareto._study_front",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -15,11 +15,11 @@ import numpy as np
 import optuna
 import pandas as pd
 
-from objectives._indicators import INDICATORS
-from search.config import metric_direction
+from search.run._records import CONDITION_PREFIX, METRIC_PREFIX, conditions_of, metrics_of
 
 __all__ = [
     "FIXED_COLUMNS",
+    "condition_columns",
     "cost_indicators",
     "direction_of",
     "format_value",
@@ -27,19 +27,22 @@ __all__ = [
     "trials_frame",
     "usable",
     "values",
+    "with_stored_names",
 ]
 
 #: Columns every frame has, before the metrics and parameters.
 FIXED_COLUMNS = ("number", "state", "feasible", "datetime_complete", "error")
+#: Optuna's prefix of a sampled parameter's column (as in ``study.trials_dataframe()``).
+PARAMS_PREFIX = "params_"
 
-def _feasible(trial: optuna.trial.FrozenTrial) -> bool:
+
+def _feasible(trial: optuna.trial.FrozenTrial, metrics: dict[str, Any]) -> bool:
     """Completed and within every constraint (user attr, else metrics, else violations)."""
     if trial.state != optuna.trial.TrialState.COMPLETE:
         return False
     attrs = trial.user_attrs
     if "feasible" in attrs:
         return bool(attrs["feasible"])
-    metrics = attrs.get("metrics") or {}
     if "feasible" in metrics:
         return bool(metrics["feasible"])
     return all(v <= 0 for v in attrs.get("constraints") or [])
@@ -50,20 +53,20 @@ def _error(trial: optuna.trial.FrozenTrial) -> str | None:
     return None if error is None else str(error)
 
 
-def _row(trial: optuna.trial.FrozenTrial) -> dict[str, Any]:
+def _row(trial: optuna.trial.FrozenTrial, conditions: dict[str, Any]) -> dict[str, Any]:
+    metrics = metrics_of(trial, conditions)
     row: dict[str, Any] = {
         "number": trial.number,
         "state": trial.state.name,
-        "feasible": _feasible(trial),
+        "feasible": _feasible(trial, metrics),
         "datetime_complete": trial.datetime_complete,
         "error": _error(trial),
     }
-    metrics = trial.user_attrs.get("metrics") or {}
     for key, value in metrics.items():
         if key not in FIXED_COLUMNS:
             row[key] = value
     for name, value in trial.params.items():
-        row[f"params_{name}"] = value
+        row[PARAMS_PREFIX + name] = value
     return row
 
 
@@ -72,16 +75,31 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
 
     Columns: ``number``, ``state`` (Optuna state name), ``feasible`` (True only when the trial
     completed and met every constraint), ``datetime_complete``, ``error`` (the failure message
-    or None), then every key of the trial's ``metrics`` user attribute (missing values are NaN;
-    its own ``feasible`` flag is folded into the column above) and ``params_<name>`` for each
-    sampled parameter.
+    or None), then every metric of the trial, its measurement conditions included (read with
+    ``search.run._records.metrics_of``; missing values are NaN; its own ``feasible`` flag is
+    folded into the column above) and ``params_<name>`` for each sampled parameter.
     """
-    rows = [_row(t) for t in study.get_trials(deepcopy=False)]
+    conditions = conditions_of(study)
+    rows = [_row(t, conditions) for t in study.get_trials(deepcopy=False)]
     frame = pd.DataFrame(rows, columns=list(FIXED_COLUMNS)) if not rows else pd.DataFrame(rows)
     if rows:
         frame = frame.sort_values("number", kind="stable").reset_index(drop=True)
     frame["feasible"] = frame["feasible"].astype(bool)
     return frame
+
+
+def with_stored_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with each metric column (conditions included) named ``metric_<name>``, as a
+    trial's own metrics are stored, for ``trials.csv``: no metric reads as one of Optuna's
+    sampled parameters (the ``params`` indicator beside ``params_budget``)."""
+    fixed = set(FIXED_COLUMNS)
+    return frame.rename(
+        columns={
+            c: METRIC_PREFIX + c
+            for c in frame.columns
+            if c not in fixed and not str(c).startswith(PARAMS_PREFIX)
+        }
+    )
 
 
 def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:
@@ -100,6 +118,8 @@ def direction_of(name: str, objectives: Sequence[tuple[str, str]] | None = None)
     Raises:
         ConfigError: a metric with no known direction.
     """
+    from search.config import metric_direction  # loads the indicator registry (torch)
+
     for objective, direction in objectives or []:
         if objective == name:
             return direction
@@ -119,8 +139,17 @@ def _numeric(column: pd.Series) -> pd.Series:
     return pd.to_numeric(column, errors="coerce").astype(float)
 
 
+def condition_columns(frame: pd.DataFrame) -> list[str]:
+    """Columns that say how the trials were measured, not what: ``energy_source`` (where the
+    energy figures come from), then the ``cond_*`` conditions, sorted."""
+    conditions = sorted(c for c in frame.columns if str(c).startswith(CONDITION_PREFIX))
+    return [c for c in ("energy_source",) if c in frame.columns] + conditions
+
+
 def cost_indicators(frame: pd.DataFrame) -> list[str]:
     """Registered indicators recorded with at least one finite value, in registry order."""
+    from objectives._indicators import INDICATORS  # torch: not for `search status`
+
     found = []
     for name in INDICATORS.names():
         if name in frame.columns and np.isfinite(_numeric(frame[name])).any():

@@ -27,7 +27,7 @@ from pymoo.mcdm.pseudo_weights import PseudoWeights
 
 from objectives.pepr import normalize as normalize_cost
 from objectives.pepr import pepr, pepr_weighted
-from search.pareto._frame import direction_of, format_value, usable, values
+from search.pareto._frame import PARAMS_PREFIX, direction_of, format_value, usable, values
 from search.pareto._front import non_dominated, normalise
 from search.pareto._study_front import Objectives, resolve_objectives
 from spaces._errors import ConfigError
@@ -282,7 +282,7 @@ class PseudoWeightSelector(Selector):
 
 def _column(cand: Candidates, name: str) -> np.ndarray:
     if name not in cand.frame.columns:
-        recorded = sorted(c for c in cand.frame.columns if not str(c).startswith("params_"))
+        recorded = sorted(c for c in cand.frame.columns if not str(c).startswith(PARAMS_PREFIX))
         raise ConfigError(f"metric {name!r} is not recorded; recorded: {recorded}")
     return values(cand.frame, [name])[:, 0]
 

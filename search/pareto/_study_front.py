@@ -1,5 +1,6 @@
 """The front of a study: which trials of its frame are non-dominated on some objectives, the
-hypervolume after each trial, and the front table that ``search pareto`` prints."""
+hypervolume after each trial, and the front table that ``search pareto`` and the report print
+(conditions equal on every row are stated once above it: :func:`constant_conditions`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import optuna
 import pandas as pd
 
 from search.pareto._frame import (
+    PARAMS_PREFIX,
+    condition_columns,
     cost_indicators,
     direction_of,
     objectives_of,
@@ -24,7 +27,9 @@ from spaces._errors import ConfigError
 __all__ = [
     "Front",
     "Objectives",
+    "constant_conditions",
     "front_of",
+    "front_rows",
     "front_table",
     "hypervolume_by_trial",
     "resolve_objectives",
@@ -48,7 +53,7 @@ def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tup
         if name not in frame.columns:
             if not (frame["state"] == "COMPLETE").any():
                 raise ConfigError(f"{why_empty(frame, [name])}: nothing to compare yet")
-            recorded = sorted(c for c in frame.columns if not str(c).startswith("params_"))
+            recorded = sorted(c for c in frame.columns if not str(c).startswith(PARAMS_PREFIX))
             raise ConfigError(f"objective {name!r} is not recorded; recorded: {recorded}")
         pairs.append((name, direction or direction_of(name)))
     return tuple(pairs)
@@ -118,20 +123,36 @@ def hypervolume_by_trial(
     return table, final
 
 
+def front_rows(frame: pd.DataFrame, front: Front, indicators: Sequence[str]) -> pd.DataFrame:
+    """The front's rows of ``frame``: number, objectives, the other accuracies, ``indicators``,
+    the conditions they were measured under and the sampled parameters (``attrs["message"]``
+    says why when it is empty)."""
+    names = [n for n, _ in front.objectives]
+    extra = [c for c in ("accuracy", "test_accuracy") if c in frame.columns and c not in names]
+    shown = [i for i in indicators if i not in names]
+    params = sorted(c for c in frame.columns if str(c).startswith(PARAMS_PREFIX))
+    columns = ["number", *names, *extra, *shown, *condition_columns(frame), *params]
+    table = frame.loc[front.mask, columns].reset_index(drop=True)
+    table.attrs["message"] = front.message
+    return table
 
 
 def front_table(
     study: optuna.Study, objectives: Sequence[tuple[str, str]] | None = None
 ) -> pd.DataFrame:
-    """The feasible non-dominated trials with every indicator, the other accuracies and the
-    sampled parameters (``attrs["message"]`` says why when it is empty)."""
+    """:func:`front_rows` of the study's feasible front with every indicator it recorded."""
     frame = trials_frame(study)
     front = front_of(frame, objectives or objectives_of(study))
-    names = [n for n, _ in front.objectives]
-    extra = [c for c in ("accuracy", "test_accuracy") if c in frame.columns and c not in names]
-    indicators = [i for i in cost_indicators(frame) if i not in names]
-    params = sorted(c for c in frame.columns if str(c).startswith("params_"))
-    columns = ["number", *names, *extra, *indicators, *params]
-    table = frame.loc[front.mask, columns].reset_index(drop=True)
-    table.attrs["message"] = front.message
-    return table
+    return front_rows(frame, front, cost_indicators(frame))
+
+
+def constant_conditions(table: pd.DataFrame) -> dict[str, Any]:
+    """The condition columns of a table with one value on every row (none for an empty table):
+    a printed table states them once above it instead of repeating them."""
+    if table.empty:
+        return {}
+    return {
+        c: table[c].iloc[0]
+        for c in condition_columns(table)
+        if table[c].map(repr).nunique() == 1  # repr: lists and NaN compare too
+    }

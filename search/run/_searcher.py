@@ -141,7 +141,7 @@ class NpasSearcher(Searcher):
             self.cost.add(outcome.metrics)
         self.optimiser.tell(trial.number, outcome.values, outcome.state)
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
-            self.writer.finished(_frozen(trial))
+            self.writer.finished(_frozen(trial), study_attrs=trial.study.user_attrs)
 
     def save(self, checkpoint_path: str) -> None:
         """Nothing to save: the Optuna study holds the state (Ray calls this periodically)."""

@@ -1,10 +1,11 @@
 """The Optuna storage every search writes to, and how one trial's outcome is recorded there.
 
-Conventions: one study per search name; directions and metric
-names from the objectives; study user attrs ``config``, ``objectives``, ``constraints``,
-``optimiser``, ``npas_version``. Each trial: params = the sampled point, values = the objective
-values, user attrs ``trial_config`` (set when the trial starts), ``metrics`` (the whole
-``run_trial`` dict), ``constraints`` (violation per constraint, ≤ 0 met), ``feasible``,
+Conventions: one study per search name; directions and metric names from the objectives; study
+user attrs ``config``, ``objectives``, ``constraints``, ``optimiser``, ``npas_version``, and
+the trials' measurement conditions ``cond_*``. Each trial: params = the sampled point, values =
+the objective values, user attrs ``trial_config`` (set when the trial starts), the
+``run_trial`` dict as ``metric_<name>`` attributes (``search.run._records``: read them with
+``metrics_of``), ``constraints`` (violation per constraint, ≤ 0 met), ``feasible``,
 ``artifact`` and, for a FAIL, ``error``. The constraint values are also the system attribute
 ``constraints``, one list in the search's order (expressions, then ``feasible``): where
 Optuna's samplers and ``study.best_trials`` read them and optuna-dashboard shows them.
@@ -29,6 +30,7 @@ from optuna.trial import TrialState
 
 from search._urls import masked_url
 from search.errors import ConfigError
+from search.run._records import metrics_of, record_metrics
 from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
 from search.run._trainable import is_number as _is_number
 
@@ -348,7 +350,7 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
     Call it before telling the study: Optuna's samplers read the constraints during the tell.
     """
     if outcome.metrics is not None:
-        trial.set_user_attr("metrics", outcome.metrics)
+        record_metrics(trial, outcome.metrics)
         trial.set_user_attr("artifact", outcome.metrics.get("artifact"))
     if outcome.state == TrialState.FAIL:
         trial.set_user_attr("error", outcome.error)
@@ -380,7 +382,7 @@ def rung_history(
         curve = trial.user_attrs.get("curve") or []
         if not curve:
             continue
-        metrics = trial.user_attrs.get("metrics") or {}
+        metrics = metrics_of(trial)
         vectors = {
             int(p["epoch"]): [float(p.get(n, metrics.get(n, math.nan))) for n in objectives]
             for p in curve

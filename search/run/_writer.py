@@ -8,7 +8,8 @@ its own session. Done in Ray Tune's driver loop, that doubled the time of a shor
 So the optimiser works on an in-memory copy of the study (:func:`in_memory_copy`, what plain
 Ray Tune uses), and a :class:`StudyWriter` writes each trial to the storage in one transaction
 when it starts (its parameters, trial config and the sampler's attributes, state RUNNING) and
-in one when it ends (state, values, and the attributes that changed), through Optuna's own
+in one when it ends (state, values, and the trial's and the study's user attributes that
+changed: a trial's metrics may add measurement conditions to the study), through Optuna's own
 SQLAlchemy models (so the rows are exactly those ``RDBStorage`` writes; tests compare the two).
 The writes are synchronous: what the search has seen is in the storage. A trial still RUNNING
 there when a search is relaunched was cut short, and is marked interrupted and run again.
@@ -70,6 +71,7 @@ _TRIALS = models.TrialModel.__table__
 _PARAMS = models.TrialParamModel.__table__
 _VALUES = models.TrialValueModel.__table__
 _USER = models.TrialUserAttributeModel.__table__
+_STUDY_USER = models.StudyUserAttributeModel.__table__
 _SYSTEM = models.TrialSystemAttributeModel.__table__
 _INTERMEDIATE = models.TrialIntermediateValueModel.__table__
 
@@ -95,6 +97,7 @@ class StudyWriter:
         # trial number → (user, system) attributes as written at its start (copies: Optuna may
         # change the attribute dicts of a frozen trial in place)
         self._written: dict[int, tuple[dict, dict]] = {}
+        self._study_attrs = storage.get_study_user_attrs(self.study_id)
         self.error: StorageWriteError | None = None
 
     def started(self, trial: FrozenTrial) -> None:
@@ -129,8 +132,8 @@ class StudyWriter:
                 for name, value in trial.params.items()
             ]
             _insert(db, _PARAMS, params)
-            _insert(db, _USER, _attr_rows(trial_id, trial.user_attrs))
-            _insert(db, _SYSTEM, _attr_rows(trial_id, trial.system_attrs))
+            _insert(db, _USER, _attr_rows(_USER, trial_id, trial.user_attrs))
+            _insert(db, _SYSTEM, _attr_rows(_SYSTEM, trial_id, trial.system_attrs))
         self._ids[trial.number] = trial_id
         self._written[trial.number] = copy.deepcopy((trial.user_attrs, trial.system_attrs))
 
@@ -147,8 +150,9 @@ class StudyWriter:
         with self._transaction() as db:
             db.execute(_INTERMEDIATE.insert().values(**row))
 
-    def finished(self, trial: FrozenTrial) -> None:
-        """Writes the end of a trial: state, values and the attributes that changed."""
+    def finished(self, trial: FrozenTrial, study_attrs: dict[str, Any] | None = None) -> None:
+        """Writes the end of a trial: state, values and the attributes that changed, its own
+        and, given the in-memory study's ``study_attrs``, the study's."""
         trial_id = self._ids[trial.number]
         user, system = self._written.pop(trial.number)
         with self._transaction() as db:
@@ -167,6 +171,10 @@ class StudyWriter:
             _insert(db, _VALUES, values)
             _replace_attrs(db, _USER, trial_id, user, trial.user_attrs)
             _replace_attrs(db, _SYSTEM, trial_id, system, trial.system_attrs)
+            if study_attrs is not None:
+                _replace_attrs(db, _STUDY_USER, self.study_id, self._study_attrs, study_attrs)
+        if study_attrs is not None:
+            self._study_attrs = copy.deepcopy(study_attrs)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlalchemy.Connection]:
@@ -194,10 +202,16 @@ def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:
     return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
 
 
-def _attr_rows(trial_id: int, attrs: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"trial_id": trial_id, "key": k, "value_json": json.dumps(v)} for k, v in attrs.items()
-    ]
+def _owner(table: sqlalchemy.Table) -> sqlalchemy.Column:
+    """The id column of an attribute table: its trial's, or its study's."""
+    return table.c.study_id if "study_id" in table.c else table.c.trial_id
+
+
+def _attr_rows(
+    table: sqlalchemy.Table, owner_id: int, attrs: dict[str, Any]
+) -> list[dict[str, Any]]:
+    owner = _owner(table).name
+    return [{owner: owner_id, "key": k, "value_json": json.dumps(v)} for k, v in attrs.items()]
 
 
 def _insert(db: sqlalchemy.Connection, table: sqlalchemy.Table, rows: list[dict]) -> None:
@@ -206,11 +220,12 @@ def _insert(db: sqlalchemy.Connection, table: sqlalchemy.Table, rows: list[dict]
 
 
 def _replace_attrs(
-    db: sqlalchemy.Connection, table: sqlalchemy.Table, trial_id: int, before: dict, after: dict
+    db: sqlalchemy.Connection, table: sqlalchemy.Table, owner_id: int, before: dict, after: dict
 ) -> None:
-    """Writes the attributes that are new or changed from ``before`` to ``after``."""
+    """Writes the attributes of a trial or study (as ``table`` holds) that are new or changed
+    from ``before`` to ``after``."""
     changed = {k: v for k, v in after.items() if k not in before or before[k] != v}
     replaced = [k for k in changed if k in before]
     if replaced:
-        db.execute(table.delete().where(table.c.trial_id == trial_id, table.c.key.in_(replaced)))
-    _insert(db, table, _attr_rows(trial_id, changed))
+        db.execute(table.delete().where(_owner(table) == owner_id, table.c.key.in_(replaced)))
+    _insert(db, table, _attr_rows(table, owner_id, changed))

@@ -2,7 +2,9 @@
 
 One helper for every test that needs a study without running a search, so the storage
 conventions (search.run._storage) are spelled once: study user attr ``objectives``; per
-COMPLETE trial the ``metrics`` dict, ``feasible`` and ``constraints``; per FAIL the ``error``.
+COMPLETE trial its metrics as ``search.run._records`` stores them (``legacy=True``: the one
+nested ``metrics`` attribute of studies recorded before), ``feasible`` and ``constraints``; per
+FAIL the ``error``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from optuna.distributions import IntDistribution
 from optuna.trial import TrialState, create_trial
 
 from search.pareto._frame import trials_frame
+from search.run._records import conditions_of, metric_attrs
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -42,6 +45,7 @@ def npas_study(
     *,
     study: optuna.Study | None = None,
     attrs: Mapping[str, Any] | None = None,
+    legacy: bool = False,
 ) -> optuna.Study:
     """A study holding one trial per row, with the npas storage conventions.
 
@@ -56,6 +60,7 @@ def npas_study(
         study: Add the trials to this study (e.g. one in SQLite storage) instead of a new
             in-memory one.
         attrs: Extra user attrs of every complete trial (e.g. ``artifact``).
+        legacy: Record the metrics the old way, one nested ``metrics`` user attribute.
     """
     if study is None:
         study = optuna.create_study(directions=[d for _, d in objectives])
@@ -74,7 +79,14 @@ def npas_study(
                 user_attrs={"error": error},
             )
         else:
-            metrics = {**row, "feasible": float(feasible), "cond_device": "cpu"}
+            metrics = {**row, "feasible": float(feasible)}
+            metrics.setdefault("cond_device", "cpu")
+            if legacy:
+                stored = {"metrics": metrics}
+            else:
+                stored, new = metric_attrs(metrics, conditions_of(study))
+                for key, value in new.items():
+                    study.set_user_attr(key, value)
             worst = {"minimize": math.inf, "maximize": -math.inf}
             trial = create_trial(
                 state=TrialState.COMPLETE,
@@ -82,7 +94,7 @@ def npas_study(
                 params={"width": i + 1},
                 distributions=dist,
                 user_attrs={
-                    "metrics": metrics,
+                    **stored,
                     "feasible": feasible,
                     "constraints": [],
                     **(attrs or {}),

@@ -22,6 +22,7 @@ from optuna.trial import TrialState
 
 from search.config import TrialConfig
 from search.run import launch, trials_counted
+from search.run._records import metrics_of
 from tests.search_tests.test_execution import make_config, slow_trial
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +103,7 @@ def test_killed_workers_and_a_killed_driver_lose_nothing(tmp_path):
     assert trials_counted(study) == TRIALS
     assert not study.get_trials(states=(TrialState.RUNNING,))
     for trial in study.get_trials(states=(TrialState.COMPLETE,)):
-        assert trial.values is not None and "metrics" in trial.user_attrs
+        assert trial.values is not None and metrics_of(trial)
     failed = [t.user_attrs.get("error", "") for t in study.get_trials(states=(TrialState.FAIL,))]
     assert all(("interrupted" in e) or ("died" in e) for e in failed), failed
     with sqlite3.connect(tmp_path / "npas.db") as db:

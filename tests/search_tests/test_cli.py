@@ -26,6 +26,7 @@ from search._cli import _config, build_parser, main
 from search._export import load_bundle
 from search.pareto import front_of
 from search.pareto._frame import objectives_of, trials_frame
+from search.run._records import metrics_of
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -161,7 +162,7 @@ def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
     text = capsys.readouterr().out
     meta = json.loads((bundle / "metrics.json").read_text(encoding="utf-8"))
     assert f"Exported trial {meta['trial']} of {NAME!r}" in text
-    recorded = _study(launched).trials[meta["trial"]].user_attrs["metrics"]["test_accuracy"]
+    recorded = metrics_of(_study(launched).trials[meta["trial"]])["test_accuracy"]
     test = load("digits", seed=0, progress=False).test
     accuracy = evaluate(load_bundle(bundle), test.x, test.y)["accuracy"]
     assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
@@ -319,6 +320,60 @@ def test_help_version_and_presets_load_no_torch_optuna_or_ray() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, check=True)  # fmt: skip
     assert done.stdout.split("\n")[-2] == "[0, 0, 0, 0] [] True", done.stdout[-500:]
+
+
+def _small_storage(folder: Path) -> str:
+    """A storage with one npas-style study (no search run): for the quick commands."""
+    from search.run._storage import open_storage, open_study
+    from tests.search_tests.studies import ACC_PARAMS, ROWS, npas_study
+
+    url = f"sqlite:///{folder / 'npas.db'}"
+    study = open_study(
+        name="small",
+        storage=open_storage(url),
+        sampler=optuna.samplers.RandomSampler(),
+        config={"name": "small"},
+        objectives=ACC_PARAMS,
+        constraints=[],
+        optimiser="random",
+    )
+    rows = [{**row, "cond_measure_s": 0.1 * i} for i, row in enumerate(ROWS)]
+    npas_study(rows, ACC_PARAMS, study=study)
+    return url
+
+
+def test_status_loads_no_torch_or_ray(tmp_path: Path) -> None:
+    """`search status` answers at once: the indicator registry (torch) and Ray stay unloaded."""
+    _small_storage(tmp_path)
+    probe = (
+        "import sys, contextlib, io\n"
+        "from search._cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    code = main(['status', '--out', {str(tmp_path)!r}])\n"
+        "heavy = [m for m in ('torch', 'ray', 'sklearn', 'matplotlib') if m in sys.modules]\n"
+        "print(code, heavy, \"Search 'small': 6 trial(s)\" in out.getvalue())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)  # fmt: skip
+    assert done.stdout.split("\n")[-2] == "0 [] True", done.stdout[-500:]
+
+
+def test_pareto_states_constant_conditions_once(tmp_path: Path, capsys) -> None:
+    url = _small_storage(tmp_path)
+    assert main(["pareto", "--storage", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Front of 'small': 3 trial(s) (accuracy, params, latency_ms)"
+    assert lines[1:3] == ["Measured under (the same for every trial below):", "  cond_device  cpu"]
+    assert lines[3].split() == ["number", "accuracy", "params", "latency_ms", "cond_measure_s",
+                                "params_width"]  # fmt: skip
+    assert main(["pareto", "--storage", url, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["number"] for r in rows] == [0, 1, 5]
+    assert all(r["cond_device"] == "cpu" for r in rows), "json keeps every column on every row"
+    assert main(["pareto", "--storage", url, "--format", "csv"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(table["cond_device"]) == ["cpu"] * 3 and list(table["number"]) == [0, 1, 5]
 
 
 def test_selectors_lists_every_registered_form(capsys: pytest.CaptureFixture) -> None:

@@ -42,7 +42,11 @@ def storage(tmp_path_factory: pytest.TempPathFactory) -> str:
         constraints=[],
         optimiser="random",
     )
-    rows = [{"accuracy": 0.8, "params": 500}, {"accuracy": 0.9, "params": 2000}, {"state": "FAIL"}]
+    rows = [
+        {"accuracy": 0.8, "params": 500, "flops_infer": 1000.0, "latency_ms": 0.5},
+        {"accuracy": 0.9, "params": 2000, "flops_infer": 4000.0, "latency_ms": 1.5},
+        {"state": "FAIL"},
+    ]
     npas_study(rows, OBJECTIVES, study=study)
     return url
 
@@ -73,6 +77,13 @@ def test_dashboard_serves_the_study_and_its_trials(dashboard) -> None:
     assert detail["objective_names"] == ["accuracy", "params"]
     attrs = {a["key"]: a["value"] for a in trials[2]["user_attrs"]}
     assert "NonFiniteLossError" in attrs["error"]
+    # One attribute per indicator, a number: the trial table sorts and filters on it.
+    attrs = {a["key"]: a["value"] for a in trials[0]["user_attrs"]}
+    assert float(attrs["metric_flops_infer"]) == 1000.0 and float(attrs["metric_params"]) == 500
+    sortable = {a["key"]: a["sortable"] for a in detail["union_user_attrs"]}
+    for name in ("accuracy", "params", "flops_infer", "latency_ms"):
+        assert sortable[f"metric_{name}"], name
+    assert "metrics" not in sortable
     assert len(detail["best_trials"]) == 2, "both complete trials are non-dominated"
 
 

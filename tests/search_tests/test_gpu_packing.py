@@ -15,6 +15,7 @@ from optuna.trial import TrialState
 
 from search.config import TrialConfig
 from search.run import launch
+from search.run._records import conditions_of, metrics_of
 from search.trial import run_trial
 from tests.search_tests.test_multifidelity import _config, curve_trial
 
@@ -54,7 +55,7 @@ def test_four_quarter_gpu_trials_share_one_gpu_at_once(tmp_path):
     )
     done = study.get_trials(states=(TrialState.COMPLETE,))
     assert len(done) == 8
-    metrics = [t.user_attrs["metrics"] for t in done]
+    metrics = [metrics_of(t, conditions_of(study)) for t in done]
     assert {m["cond_ray_gpu_ids"] for m in metrics} == {"0"}, "each trial was given GPU 0"
     assert {m["visible"] for m in metrics} == {"0"}
     assert _most_at_once([(m["start"], m["end"]) for m in metrics]) == 4

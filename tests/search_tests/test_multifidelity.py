@@ -25,6 +25,7 @@ from search.errors import ConfigError
 from search.optimisers import OPTIMISERS
 from search.report import write_report
 from search.run import launch, trials_counted
+from search.run._records import metrics_of
 from search.run._storage import counts
 from tests.search_tests.test_execution import make_config
 
@@ -83,7 +84,7 @@ def test_moasha_search_records_curves_pruned_and_complete_trials(tmp_path):
     for trial in pruned:
         epoch = trial.user_attrs["pruned_at_epoch"]
         assert epoch in (1, 3) and sorted(trial.intermediate_values) == list(range(1, epoch + 1))
-        assert trial.values is None and trial.user_attrs["metrics"]["params"] > 0
+        assert trial.values is None and metrics_of(trial)["params"] > 0
     assert stored.user_attrs["search_energy_j"] > 0 and stored.user_attrs["search_time_s"] > 0
     # Only fully trained trials are on the front.
     assert {t.number for t in stored.best_trials} <= {t.number for t in complete}

@@ -25,6 +25,7 @@ import ray.cloudpickle
 from optuna.trial import TrialState
 
 from search.config import TrialConfig, load_config, load_preset
+from search.run._records import metrics_of
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -149,5 +150,5 @@ def test_trials_run_on_both_nodes(cluster, tmp_path):
     study = optuna.load_study(study_name="cluster", storage=f"sqlite:///{tmp_path}/npas.db")
     errors = [t.user_attrs.get("error") for t in study.trials]
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 6, errors
-    used = {t.user_attrs["metrics"]["node_id"] for t in study.trials}
+    used = {metrics_of(t)["node_id"] for t in study.trials}
     assert len(nodes) == 2 and used == set(nodes)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from optuna.trial import FrozenTrial, TrialState
 
 from search.errors import StorageWriteError
+from search.run._records import conditions_of, metrics_of, record_metrics
 from search.run._storage import open_storage, open_study
 from search.run._writer import StudyWriter, in_memory_copy
 
@@ -86,13 +87,15 @@ def _finish(memory: optuna.Study, writer: StudyWriter, trial: optuna.Trial) -> N
         memory.tell(trial, state=TrialState.FAIL)
     else:
         feasible = kind == 0
-        trial.set_user_attr("metrics", {"accuracy": 0.5, "params": 10.0 * trial.number})
+        metrics = {"accuracy": 0.5, "params": 10.0 * trial.number, "cond_device": "cpu",
+                   "cond_measure_s": 0.1 * trial.number}  # fmt: skip
+        record_metrics(trial, metrics)  # new conditions go to the study
         trial.set_user_attr("feasible", feasible)
         trial.set_constraint("params <= 50", -1.0 if feasible else 7.5)
         trial.set_constraint("feasible", 0.0 if feasible else 1.0)
         values = [0.5 + trial.number / 100, 10.0] if feasible else [-math.inf, math.inf]
         memory.tell(trial, values)
-    writer.finished(memory._storage.get_trial(trial._trial_id))
+    writer.finished(memory._storage.get_trial(trial._trial_id), memory.user_attrs)
 
 
 def test_written_trials_read_back_as_they_were_and_resume(tmp_path):
@@ -104,6 +107,13 @@ def test_written_trials_read_back_as_they_were_and_resume(tmp_path):
     assert {t.state for t in stored} == {TrialState.COMPLETE, TrialState.FAIL}
     assert stored[1].values == [-math.inf, math.inf]  # infeasible: worst possible values
     assert stored[0].constraints == {"params <= 50": -1.0, "feasible": 0.0}
+    loaded = optuna.load_study(study_name="s", storage=url)
+    assert loaded.user_attrs == memory.user_attrs  # with the conditions the trials added
+    shared = loaded.user_attrs["cond_measure_s"]  # the first trial to end set it
+    for trial in (t for t in stored if t.state == TrialState.COMPLETE):
+        own = 0.1 * trial.number
+        assert metrics_of(trial, conditions_of(loaded))["cond_measure_s"] == own
+        assert ("metric_cond_measure_s" in trial.user_attrs) == (own != shared)
 
     # A relaunch: the in-memory copy is rebuilt from the storage and the numbers go on.
     memory, writer = _open(url, optuna.samplers.NSGAIISampler(population_size=4, seed=1))

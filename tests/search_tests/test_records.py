@@ -1,0 +1,109 @@
+"""search.run._records: a trial's metrics are one user attribute each and its measurement
+conditions are recorded once on the study, so Optuna's own tools read them (a numeric
+``trials_dataframe()`` column per indicator); they read back as the trial reported them, and a
+study written the old way (one nested ``metrics`` attribute) reads the same."""
+
+from __future__ import annotations
+
+import math
+
+import optuna
+import pandas as pd
+from optuna.trial import TrialState
+
+from search.pareto._frame import trials_frame, with_stored_names
+from search.run._records import conditions_of, metrics_of
+from search.run._storage import open_storage, open_study, outcome_of, record
+from search.run._trainable import report_of
+from tests.search_tests.studies import ROWS, npas_study
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
+CONDITIONS = {"cond_device": "cpu", "cond_sample_shape": [1, 8, 8], "cond_timer": "perf_counter"}
+TRAINED = [
+    {"accuracy": 0.9, "params": 900, "flops_infer": 1.8e4, "latency_ms": 0.21,
+     "peak_mem_infer_mb": None, "energy_source": "estimate", "feasible": 1.0,
+     **CONDITIONS, "cond_measure_s": 0.5},
+    {"accuracy": 0.8, "params": 400, "flops_infer": 8.0e3, "latency_ms": 0.12,
+     "peak_mem_infer_mb": None, "energy_source": "estimate", "feasible": 1.0,
+     **CONDITIONS, "cond_measure_s": 0.7, "cond_timer": "cuda events"},
+]  # fmt: skip
+#: Refused before training: a reason, no accuracy, and the cost measured so far.
+REFUSED = {"params": 9000, "flops_infer": 1.8e5, "feasible": 0.0,
+           "infeasible_reason": "violates params <= 5000", "cond_device": "cpu"}  # fmt: skip
+
+
+def _recorded(tmp_path) -> optuna.Study:
+    """A study in SQLite with the trials recorded as a search records them."""
+    url = f"sqlite:///{tmp_path / 'npas.db'}"
+    study = open_study(
+        name="s",
+        storage=open_storage(url),
+        sampler=optuna.samplers.RandomSampler(seed=0),
+        config={"name": "s"},
+        objectives=OBJECTIVES,
+        constraints=["params <= 5000"],
+        optimiser="random",
+    )
+    for metrics in [*TRAINED, REFUSED]:
+        trial = study.ask()
+        trial.suggest_int("budget", 100, 10000)
+        outcome = outcome_of(
+            report_of(metrics, ["accuracy", "params"]),
+            objectives=OBJECTIVES,
+            constraints=["params <= 5000"],
+        )
+        record(trial, outcome)
+        study.tell(trial, outcome.values, state=outcome.state)
+    return optuna.load_study(study_name="s", storage=url)
+
+
+def test_one_attribute_per_metric_and_the_conditions_once(tmp_path) -> None:
+    study = _recorded(tmp_path)
+    first, second, refused = study.trials
+    assert refused.state == TrialState.PRUNED
+    assert first.user_attrs["metric_flops_infer"] == 1.8e4 and "metrics" not in first.user_attrs
+    assert refused.user_attrs["metric_infeasible_reason"] == "violates params <= 5000"
+    # Conditions: on the study, set by the first trial; a trial keeps its own only if it differs.
+    assert {k: study.user_attrs[k] for k in CONDITIONS} == CONDITIONS
+    assert not any(k.startswith("metric_cond_") and k != "metric_cond_measure_s"
+                   for k in first.user_attrs)  # fmt: skip
+    assert second.user_attrs["metric_cond_timer"] == "cuda events"
+    assert "metric_cond_device" not in second.user_attrs
+    # Read back as reported; None (not measured) as NaN, which keeps the column numeric.
+    shared = conditions_of(study)
+    for trial, reported in zip((first, second), TRAINED, strict=True):
+        read = metrics_of(trial, shared)
+        assert math.isnan(read.pop("peak_mem_infer_mb"))
+        assert read == {k: v for k, v in reported.items() if k != "peak_mem_infer_mb"}
+    assert metrics_of(refused)["infeasible_reason"] == REFUSED["infeasible_reason"]
+
+
+def test_optunas_trials_dataframe_has_a_numeric_column_per_indicator(tmp_path) -> None:
+    frame = _recorded(tmp_path).trials_dataframe()
+    for name in ("accuracy", "params", "flops_infer", "latency_ms", "peak_mem_infer_mb"):
+        column = frame[f"user_attrs_metric_{name}"]
+        assert pd.api.types.is_float_dtype(column) or pd.api.types.is_integer_dtype(column), name
+    assert frame["user_attrs_metric_flops_infer"].tolist() == [1.8e4, 8.0e3, 1.8e5]
+    assert frame["user_attrs_metric_infeasible_reason"].iloc[2].startswith("violates")
+    assert "user_attrs_metrics" not in frame and "params_budget" in frame
+
+
+def test_a_study_written_the_old_way_reads_the_same() -> None:
+    old = npas_study(ROWS, legacy=True)
+    new = npas_study(ROWS)
+    assert "metrics" in old.trials[0].user_attrs and "metrics" not in new.trials[0].user_attrs
+    for before, after in zip(old.trials, new.trials, strict=True):
+        assert metrics_of(before) == metrics_of(after, conditions_of(new))
+    frames = [trials_frame(s).drop(columns="datetime_complete") for s in (old, new)]
+    pd.testing.assert_frame_equal(frames[0], frames[1], check_like=True)
+
+
+def test_the_csv_names_metrics_apart_from_sampled_parameters(tmp_path) -> None:
+    path = tmp_path / "trials.csv"
+    with_stored_names(trials_frame(npas_study(ROWS))).to_csv(path, index=False)
+    columns = list(pd.read_csv(path).columns)
+    assert [c for c in columns if c.startswith("params_")] == ["params_width"]
+    assert {"metric_params", "metric_accuracy", "metric_cond_device", "feasible"} <= set(columns)
+    assert "params" not in columns
