@@ -6,13 +6,18 @@ A bundle is a folder::
     config.yaml    the trial config (``search.trial.run_trial`` takes it as it is)
     model.pt       {"state_dict" (the plain, materialised model), "family", "in_shape",
                     "num_classes", "hyper", "mapping", "trial_config", "format", ...}
-    metrics.json   the recorded metrics and their conditions, the trial and why it was chosen
-    README.md      how to load it in your own code
+    metrics.json   the recorded metrics and their conditions, the trial and why it was chosen;
+                   ``onnx`` (opset, input and output names and shapes, or why ONNX is missing)
+                   and ``data`` (the test split and preprocessing that reproduce test_accuracy)
+    model.onnx     the plain model for onnxruntime & co. (opset 18, dynamic batch)
+    model.pt2      the same traced program for ``torch.export.load`` (no npas code needed)
+    README.md      how to load it in your own code, with npas or without
     train.json     written by ``search train``: the retrained metrics next to the search's
 
 Shapeshifter networks are materialised (:meth:`ShapeshiftNet.materialize`): the weights are the
 generated ones, in the original architecture, so deployment needs no npas code. The SSN mapping
-is kept so that :func:`train_bundle` retrains with the same parameter sharing.
+is kept so that :func:`train_bundle` retrains with the same parameter sharing. An ONNX export
+that fails leaves the other files written and says why (see :mod:`search._deploy`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import math
 import os
 import platform
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -36,12 +42,14 @@ from torch import nn
 
 from objectives.datasets import DATASETS, load
 from objectives.train import evaluate
+from search._deploy import ONNX_FILE, PROGRAM_FILE, data_record, write_onnx
 from search._urls import masked_url
 from search.config import TrialConfig
 from search.errors import ConfigError, ExportError
 from search.pareto._frame import format_value, objectives_of, trials_frame
 from search.pareto._selectors import Selection, parse_spec, select
 from search.pareto._study_front import front_of
+from search.run._records import conditions_of, metrics_of
 from search.trial import model_of, read_weights, run_trial
 from spaces._build import build_model
 
@@ -75,6 +83,7 @@ class Exported:
         paths: File name → path.
         recorded_test_accuracy: ``test_accuracy`` the search recorded for the trial.
         test_accuracy: The exported (materialised) model's accuracy on the same test split.
+        onnx_error: Why the bundle has no model.onnx and model.pt2; None when it has them.
     """
 
     folder: Path
@@ -83,6 +92,7 @@ class Exported:
     paths: dict[str, Path]
     recorded_test_accuracy: float | None
     test_accuracy: float
+    onnx_error: str | None
 
 
 @dataclass(frozen=True)
@@ -105,7 +115,7 @@ def _frozen(study: optuna.Study, number: int) -> optuna.trial.FrozenTrial:
 
 
 def _artifact(trial: optuna.trial.FrozenTrial) -> Path:
-    metrics = trial.user_attrs.get("metrics") or {}
+    metrics = metrics_of(trial)
     where = trial.user_attrs.get("artifact") or metrics.get("artifact")
     if not where or not Path(where).is_file():
         reason = metrics.get("infeasible_reason")
@@ -160,6 +170,9 @@ def export_bundle(
 
     The trial's saved model is rebuilt (:func:`search.trial.rebuild`), materialised, and
     evaluated once more on the dataset's test split so the bundle records both accuracies.
+    The plain model is also written as ONNX and as a ``torch.export`` program; when that
+    fails, the rest of the bundle is still written, metrics.json's ``onnx.error`` and the
+    README say why, a warning is issued and :attr:`Exported.onnx_error` holds the reason.
 
     Args:
         study: A study written by ``search launch``.
@@ -188,9 +201,11 @@ def export_bundle(
         progress=False,
     )
     test = evaluate(model, data.test.x, data.test.y)
+    described = data_record(data)  # it reads the dataset again: before anything is written
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    metrics = dict(trial.user_attrs.get("metrics") or {})
+    onnx = write_onnx(model, data.test.x[:2].cpu(), folder)
+    metrics = metrics_of(trial, conditions_of(study))
     info = DATASETS.get(cfg.dataset)
     saved = {
         "format": BUNDLE_FORMAT,
@@ -205,11 +220,19 @@ def export_bundle(
         "state_dict": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
     }
     paths = {name: folder / name for name in _FILES}
+    paths.update({name: folder / name for name in (onnx["file"], onnx["program"]) if name})
     torch.save(saved, paths["model.pt"])
     paths["config.yaml"].write_text(_config_yaml(study, trial.number, cfg), encoding="utf-8")
-    record = _metrics_record(study, trial, chosen, metrics, model, test, storage_url)
+    deploy = {"onnx": onnx, "data": described}
+    record = _metrics_record(study, trial, chosen, metrics, model, test, storage_url, deploy)
     paths["metrics.json"].write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
     paths["README.md"].write_text(_readme(study, trial.number, chosen, saved, record), "utf-8")
+    if onnx["error"] is not None:
+        warnings.warn(
+            f"{folder}: no {ONNX_FILE} or {PROGRAM_FILE} ({onnx['error']}); the rest of the "
+            "bundle is written and metrics.json's onnx.error says why",
+            stacklevel=2,
+        )
     recorded = metrics.get("test_accuracy")
     return Exported(
         folder=folder,
@@ -218,6 +241,7 @@ def export_bundle(
         paths=paths,
         recorded_test_accuracy=None if recorded is None else float(recorded),
         test_accuracy=float(test["accuracy"]),
+        onnx_error=onnx["error"],
     )
 
 
@@ -243,7 +267,9 @@ def _metrics_record(
     model: nn.Module,
     test: Mapping[str, float],
     storage_url: str | None,
+    deploy: Mapping[str, Any],
 ) -> dict[str, Any]:
+    """metrics.json; ``deploy`` holds its ``onnx`` and ``data`` sections."""
     conditions = {k: v for k, v in metrics.items() if k.startswith("cond_")}
     return {
         "format": BUNDLE_FORMAT,
@@ -265,12 +291,14 @@ def _metrics_record(
         "exported": {
             "materialised_params": sum(p.numel() for p in model.parameters()),
             "test_accuracy": float(test["accuracy"]),
+            "test_correct": round(test["accuracy"] * deploy["data"]["test"]["size"]),
             "test_loss": float(test["loss"]),
             "note": "the materialised model evaluated on the CPU on the dataset's test split; "
             "test_accuracy under metrics is what the search recorded",
             "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "versions": _versions(),
         },
+        **deploy,
     }
 
 
@@ -325,12 +353,56 @@ Inputs are normalised as `objectives.datasets.load("{saved["trial_config"]["data
 does it: pixels scaled to [0, 1], then per channel `(x - mean) / std` with mean
 {[round(m, 6) for m in norm["mean"]]} and std {[round(s, 6) for s in norm["std"]]}.
 
+{_deploy_readme(record)}
 ## Train it again
 
 `search train <this folder> [--epochs N]` retrains the configuration from scratch at a full
 schedule (same family, budget and parameter-store mapping) and writes `train.json` with the
 accuracy and cost panel next to the search's values. `config.yaml` is the trial config:
 `search.trial.run_trial(config)` runs it as the search did.
+"""
+
+
+def _deploy_readme(record: Mapping[str, Any]) -> str:
+    """The README's section on running the bundle with onnxruntime or torch alone."""
+    onnx, data = record["onnx"], record["data"]
+    test, source = data["test"], data["source"]
+    where = test["split"] + (
+        " (`data.test.indices`: positions in the source)" if test["indices"] is not None else ""
+    )
+    origin = source if isinstance(source, str) else "the files in `data.source`"
+    common = (
+        f"The test split is {test['size']} samples of `{data['dataset']}` from {origin}: "
+        f"{where}. Raw pixels are the published values, channels first (`pixel_scale` "
+        f"{data['preprocessing']['pixel_scale']:g} maps them to [0, 1]); the exported model "
+        f"gets {record['exported']['test_correct']} of them right.\n"
+    )
+    if onnx["file"] is None:
+        return f"""## Run it without npas
+
+This bundle has no `{ONNX_FILE}` or `{PROGRAM_FILE}`: {onnx["error"]}. `model.pt` loads
+as above. {common}"""
+    inp, out = onnx["input"], onnx["output"]
+    shape_in, shape_out = (", ".join(map(str, v["shape"])) for v in (inp, out))
+    return f"""## Run it without npas
+
+`{ONNX_FILE}` (ONNX opset {onnx["opset"]}) takes `{inp["name"]}`, {inp["dtype"]} of shape
+({shape_in}) (the `batch` dimension is dynamic), and returns `{out["name"]}` ({shape_out}).
+Preprocess with the float32 constants in `metrics.json` → `data.preprocessing`: this gives
+exactly what npas fed the model, while `(raw / pixel_scale - mean) / std` can round differently
+in the last bit:
+
+```python
+import json, numpy as np, onnxruntime as ort
+pre = json.load(open("metrics.json"))["data"]["preprocessing"]
+scale, shift = (np.asarray(pre[k], np.float32)[:, None, None] for k in ("multiply", "subtract"))
+x = raw.astype(np.float32) * scale - shift  # raw: N×C×H×W pixel values as published
+logits = ort.InferenceSession("{ONNX_FILE}").run(None, {{"{inp["name"]}": x}})[0]
+```
+
+{common}
+`{PROGRAM_FILE}` is the same model as a `torch.export` program, for torch alone:
+`torch.export.load("{PROGRAM_FILE}").module()(torch.from_numpy(x))`.
 """
 
 

@@ -26,6 +26,7 @@ from search._export import export_bundle, load_bundle, read_bundle, train_bundle
 from search.config import SearchConfig, check_trial_config
 from search.errors import ExportError
 from search.pareto import front_table
+from search.run._records import conditions_of, metrics_of
 from search.run._storage import open_storage, open_study, outcome_of, record, report_of
 from search.trial import run_trial
 from spaces import ConfigError
@@ -111,7 +112,7 @@ def _test_split():
 
 def test_bundle_rebuilds_the_recorded_test_accuracy(searched, bundle) -> None:
     study, _, _ = searched
-    recorded = study.trials[bundle.number].user_attrs["metrics"]["test_accuracy"]
+    recorded = metrics_of(study.trials[bundle.number])["test_accuracy"]
     test = _test_split()
     model = load_bundle(bundle.folder)
     accuracy = evaluate(model, test.x, test.y)["accuracy"]
@@ -145,12 +146,15 @@ def test_metrics_and_config_say_which_trial_and_why(searched, bundle) -> None:
     assert meta["selection"]["spec"] == "best:accuracy"
     assert "best accuracy" in meta["selection"]["reason"]
     assert meta["storage"] == url
-    recorded = trial.user_attrs["metrics"]
+    recorded = metrics_of(trial, conditions_of(study))
     assert meta["metrics"]["accuracy"] == recorded["accuracy"]
     assert meta["metrics"]["params"] == recorded["params"] <= 2500
     assert meta["conditions"] and all(k.startswith("cond_") for k in meta["conditions"])
     assert meta["conditions"] == {k: v for k, v in recorded.items() if k.startswith("cond_")}
     assert meta["params"] == trial.params
+    assert meta["onnx"]["file"] == "model.onnx" and meta["onnx"]["error"] is None
+    assert {"model.onnx", "model.pt2"} <= set(bundle.paths) and bundle.onnx_error is None
+    assert meta["data"]["seed"] == 0 and meta["data"]["test"]["size"] == len(_test_split())
     cfg = yaml.safe_load((bundle.folder / "config.yaml").read_text(encoding="utf-8"))
     assert check_trial_config(cfg) == cfg
     assert cfg["artifact_dir"] is None and str(out) not in json.dumps(cfg)
@@ -181,7 +185,7 @@ def test_plain_model_bundle(tmp_path: Path) -> None:
     blob = read_bundle(done.folder)
     assert blob["budget"] is None and blob["mapping"] is None
     test = _test_split()
-    recorded = study.trials[0].user_attrs["metrics"]["test_accuracy"]
+    recorded = metrics_of(study.trials[0])["test_accuracy"]
     accuracy = evaluate(load_bundle(done.folder), test.x, test.y)["accuracy"]
     assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
 

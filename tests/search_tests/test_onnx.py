@@ -1,0 +1,241 @@
+"""Bundles that deploy without npas (search._deploy through search.export_bundle): every
+family's model.onnx computes what its model.pt computes, at any batch size; a fresh interpreter
+that cannot import npas (nor, for the ONNX part, torch) reproduces the recorded test accuracy
+from the bundle's files alone; an ONNX export that fails keeps the rest of the bundle and says
+why.
+
+Bundles are exported from one-trial studies (tests.search_tests.studies.npas_study) of trials
+that search.trial.run_trial trains and saves, each a Shapeshifter network, so what is exported
+is the materialised model, as for a real search.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import optuna
+import pytest
+import torch
+
+from objectives.datasets import load
+from search._deploy import OPSET, data_record
+from search._export import Exported, export_bundle, load_bundle
+from search.trial import run_trial
+from spaces import build_model, list_families
+from tests.search_tests.studies import npas_study
+
+#: Small hyper-parameters of every family (variants only fix arguments of these).
+SMALL: dict[str, dict[str, Any]] = {
+    "mlp": {"depth": 1, "width": 16},
+    "convnet": {"depth": 2, "width": 4},
+    "scs": {"widths": [4, 4], "kernel": 3},  # sharpened cosine similarity, max-abs pooling
+    "resnet": {"depth": 8, "width": 4},
+    "wrn": {"depth": 10, "widen": 1},
+    "convmixer": {"dim": 8, "depth": 1, "kernel": 3, "patch": 2},
+}
+#: Run in the bundle folder by a fresh interpreter; prints one JSON line.
+WITHOUT_NPAS = r"""
+import importlib.abc, json, re, sys
+
+class Blocked(importlib.abc.MetaPathFinder):
+    names = {"spaces", "objectives", "search", "tests", "torch"}
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in self.names:
+            raise ImportError(f"{name} is blocked: the bundle must run without it")
+        return None
+
+sys.meta_path.insert(0, Blocked())
+blocked = None
+try:
+    import spaces
+except ImportError as err:
+    blocked = type(err).__name__
+import numpy as np
+from sklearn.datasets import load_digits
+
+test = json.load(open("metrics.json"))["data"]["test"]
+digits = load_digits()
+raw = digits.images[test["indices"]][:, None]  # (N, 1, 8, 8), values 0..16
+labels = digits.target[test["indices"]]
+readme = open("README.md", encoding="utf-8").read()
+snippet = re.search(r"## Run it without npas.*?```python\n(.*?)```", readme, re.S).group(1)
+exec(snippet)  # the bundle README's onnxruntime code: defines x and logits
+onnx_correct = int((logits.argmax(1) == labels).sum())
+session = ort.InferenceSession("model.onnx")
+parts = [session.run(None, {"input": x[i : i + 7]})[0] for i in range(0, len(x), 7)]
+in_batches = int((np.concatenate(parts).argmax(1) == labels).sum())
+torch_during_onnx = "torch" in sys.modules
+
+Blocked.names.discard("torch")
+import torch
+
+program = torch.export.load("model.pt2").module()
+with torch.no_grad():
+    pt2 = program(torch.from_numpy(x)).argmax(1).numpy()
+print(json.dumps({
+    "blocked": blocked,
+    "torch_during_onnx": torch_during_onnx,
+    "onnx_correct": onnx_correct,
+    "onnx_correct_in_batches_of_7": in_batches,
+    "pt2_correct": int((pt2 == labels).sum()),
+}))
+"""
+
+
+def _bundle(
+    folder: Path, family: str, hyper: dict[str, Any], *, train: dict[str, Any]
+) -> tuple[optuna.Study, Exported]:
+    """A Shapeshifter trial at 3/4 of the plain model's parameters, trained, saved and
+    exported as ``search export`` would."""
+    torch.set_num_threads(1)
+    plain = sum(p.numel() for p in build_model(family, (1, 8, 8), 10, **hyper).parameters())
+    result = run_trial(
+        {
+            "dataset": "digits",
+            "family": family,
+            "hyper": hyper,
+            "budget": plain * 3 // 4,
+            "ssn": {"stores": 2, "mapping": "random"},
+            "train": train,
+            "indicators": ["params"],
+            "artifact_dir": str(folder / "trial"),
+        }
+    )
+    row = {k: result[k] for k in ("accuracy", "params", "test_accuracy")}
+    study = npas_study([row], attrs={"artifact": result["artifact"]})
+    return study, export_bundle(study, folder / "bundle", select="trial:0")
+
+
+def _session(path: Path) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def test_every_family_is_covered() -> None:
+    assert set(SMALL) == {f for f in list_families() if "-" not in f}
+
+
+@pytest.mark.parametrize("family", sorted(SMALL))
+def test_onnx_computes_what_pytorch_computes(family: str, tmp_path: Path) -> None:
+    _, done = _bundle(tmp_path, family, SMALL[family], train={"epochs": 1, "max_steps": 3})
+    assert done.onnx_error is None
+    meta = json.loads((done.folder / "metrics.json").read_text(encoding="utf-8"))["onnx"]
+    assert meta["opset"] == OPSET and meta["error"] is None
+    assert meta["input"] == {"name": "input", "shape": ["batch", 1, 8, 8], "dtype": "float32"}
+    assert meta["output"] == {"name": "logits", "shape": ["batch", 10], "dtype": "float32"}
+    proto = onnx.load(done.paths["model.onnx"])
+    onnx.checker.check_model(proto, full_check=True)
+    assert {o.domain: o.version for o in proto.opset_import}[""] == OPSET
+    session = _session(done.paths["model.onnx"])
+    assert session.get_inputs()[0].shape == ["batch", 1, 8, 8]
+    model = load_bundle(done.folder)
+    program = torch.export.load(done.paths["model.pt2"]).module()
+    generator = torch.Generator().manual_seed(0)
+    for batch in (1, 5):  # neither is the batch of two the export traced with
+        x = torch.randn(batch, 1, 8, 8, generator=generator)
+        with torch.no_grad():
+            expected = model(x)
+            traced = program(x)
+        (got,) = session.run(["logits"], {"input": x.numpy()})
+        np.testing.assert_allclose(got, expected.numpy(), rtol=0, atol=1e-4)
+        torch.testing.assert_close(traced, expected, rtol=0, atol=1e-4)
+
+
+def test_the_data_record_rebuilds_the_test_inputs_bit_for_bit() -> None:
+    from sklearn.datasets import load_digits
+
+    loaded = {seed: load("digits", seed=seed, progress=False) for seed in (0, 1)}
+    records = {seed: data_record(data) for seed, data in loaded.items()}
+    # The seed draws the validation split, so the normalisation, never the test split.
+    assert records[0]["test"] == records[1]["test"]
+    assert records[0]["preprocessing"]["mean"] != records[1]["preprocessing"]["mean"]
+    digits = load_digits()
+    for seed, record in records.items():
+        pre, indices = record["preprocessing"], record["test"]["indices"]
+        assert pre["reproduces_npas"] is True and pre["pixel_scale"] == 16.0
+        assert record["seed"] == seed and record["splits"]["test"] == len(indices) == 360
+        mul, sub = (np.float32(pre[k])[:, None, None] for k in ("multiply", "subtract"))
+        x = digits.images[indices][:, None].astype(np.float32) * mul - sub  # numpy, as a user
+        np.testing.assert_array_equal(x, loaded[seed].test.x.numpy())
+        np.testing.assert_array_equal(digits.target[indices], loaded[seed].test.y.numpy())
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory: pytest.TempPathFactory) -> tuple[optuna.Study, Exported]:
+    """A Shapeshifter ConvNet that learns digits (about 90 % test accuracy in 8 epochs)."""
+    folder = tmp_path_factory.mktemp("digits")
+    return _bundle(folder, "convnet", {"depth": 2, "width": 8}, train={"epochs": 8})
+
+
+def test_the_bundle_alone_reproduces_the_recorded_test_accuracy(digits) -> None:
+    _, done = digits
+    recorded = done.recorded_test_accuracy
+    assert recorded is not None
+    meta = json.loads((done.folder / "metrics.json").read_text(encoding="utf-8"))
+    assert meta["data"]["preprocessing"]["reproduces_npas"] is True
+    assert len(meta["data"]["test"]["indices"]) == meta["data"]["test"]["size"] == 360
+    # A fresh interpreter in which spaces, objectives and search (and, until the ONNX part is
+    # done, torch) cannot be imported: sklearn's digits, metrics.json and the bundle README's
+    # own onnxruntime snippet, then model.pt2 with torch.
+    run = subprocess.run(
+        [sys.executable, "-c", WITHOUT_NPAS],
+        cwd=done.folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["blocked"] == "ImportError"
+    assert out["torch_during_onnx"] is False
+    expected = round(recorded * 360)
+    # Exactly: the inputs are bit-identical to npas's and no logit pair is within float noise.
+    assert out["onnx_correct"] == out["onnx_correct_in_batches_of_7"] == expected
+    assert out["pt2_correct"] == expected == meta["exported"]["test_correct"]
+    assert recorded > 0.5, "a model that learnt something, so the count is not trivial"
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (RuntimeError("Failed to export the model"), "caused by ValueError: unsupported op"),
+        (ModuleNotFoundError("No module named 'onnxscript'"), "pip install"),
+    ],
+)
+def test_a_failed_onnx_export_keeps_the_bundle_and_says_why(
+    digits, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception, reason: str
+) -> None:
+    study, done = digits
+    folder = tmp_path / "bundle"
+    shutil.copytree(done.folder, folder)  # a model.onnx of an earlier export is in it
+
+    def fail(*args: Any, **kwargs: Any) -> None:
+        if isinstance(error, RuntimeError):
+            raise error from ValueError("unsupported op")
+        raise error
+
+    monkeypatch.setattr(torch.onnx, "export", fail)
+    with pytest.warns(UserWarning, match=r"no model\.onnx or model\.pt2 .*rest of the bundle"):
+        again = export_bundle(study, folder, select="trial:0")
+    assert again.onnx_error is not None and reason in again.onnx_error
+    assert set(again.paths) == {"config.yaml", "model.pt", "metrics.json", "README.md"}
+    assert all(p.is_file() for p in again.paths.values())
+    assert not (folder / "model.onnx").exists() and not (folder / "model.pt2").exists()
+    meta = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    assert meta["onnx"]["file"] is None and meta["onnx"]["error"] == again.onnx_error
+    assert meta["data"]["preprocessing"]["reproduces_npas"] is True
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "has no `model.onnx`" in readme and again.onnx_error in readme
+    assert again.test_accuracy == done.test_accuracy
+    load_bundle(folder)  # model.pt is whole
