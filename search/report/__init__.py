@@ -1,4 +1,5 @@
-"""The efficiency report of a search: HTML (self-contained), Markdown, PNG plots and CSV."""
+"""The efficiency report of a search: interactive HTML (one offline file), Markdown with PNG
+plots, and CSV."""
 
 from search.report._report import write_report
 

@@ -14,30 +14,83 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from objectives.pepr import normalize as normalize_cost
+from search.config import Constraint
 from search.pareto._frame import usable, values
+from search.report._style import (
+    FEASIBLE,
+    FRONT,
+    INFEASIBLE,
+    KNEE,
+    LIMIT,
+    feasible_floor,
+    log_scale,
+)
 
-__all__ = ["accuracy_vs", "disagreement_heatmap", "hypervolume_curve", "pepr_isoclines"]
-
-_FEASIBLE = "#1f77b4"
-_INFEASIBLE = "#9a9a9a"
-_FRONT = "#d62728"
-_KNEE = "#ffbf00"
-
-
-def _log_scale(x: np.ndarray) -> bool:
-    """Log x when every value is positive and they span more than 50×."""
-    x = x[np.isfinite(x)]
-    return bool(x.size and x.min() > 0 and x.max() / x.min() > 50)
+__all__ = [
+    "accuracy_vs",
+    "disagreement_heatmap",
+    "hypervolume_curve",
+    "learning_curves",
+    "objective_matrix",
+    "pepr_isoclines",
+]
 
 
-def _feasible_floor(perf: np.ndarray) -> float:
-    """Lower y limit: just under the worst feasible trial, so gated trials (recorded with
-    accuracy 0, never trained) do not squash the axis; -inf when nothing is feasible."""
-    perf = perf[np.isfinite(perf)]
-    if not perf.size:
-        return -np.inf
-    span = perf.max() - perf.min()
-    return float(perf.min() - 0.08 * (span if span > 0 else max(abs(perf.min()), 1.0)))
+def _limits(ax: Axes, constraints: Sequence[Constraint], x: str, y: str) -> None:
+    """Each constraint on an axis's metric as a dashed line at its bound."""
+    for c in constraints:
+        if c.indicator == x:
+            ax.axvline(c.value, c=LIMIT, ls="--", lw=1.0, zorder=1, label=f"limit {c}")
+        if c.indicator == y:
+            ax.axhline(c.value, c=LIMIT, ls="--", lw=1.0, zorder=1, label=f"limit {c}")
+
+
+def _points(
+    ax: Axes,
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    on_front: pd.Series,
+    knee: int | None,
+    constraints: Sequence[Constraint],
+    performance: str,
+) -> np.ndarray:
+    """Feasible and infeasible trials, those a scheduler stopped early (at their last epoch's
+    accuracy: never on a front), rings on the front, the knee starred and the constraint
+    limits, on ``x`` × ``y``. Returns the front's points (for a staircase)."""
+    done = frame["state"] == "COMPLETE"
+    pts = values(frame, [x, y])
+    feas = (done & frame["feasible"]).to_numpy()
+    infeas = (done & ~frame["feasible"]).to_numpy()
+    stopped = (frame["state"] == "PRUNED").to_numpy()
+    low = feasible_floor(pts[feas, 1]) if y == performance else -np.inf
+
+    def below(rows: np.ndarray) -> str:
+        hidden = int((pts[rows, 1] < low).sum())
+        return f", {hidden} below the axis" if hidden else ""
+
+    ax.scatter(*pts[infeas].T, marker="x", c=INFEASIBLE, label=f"infeasible{below(infeas)}",
+               zorder=2)  # fmt: skip
+    ax.scatter(*pts[feas].T, c=FEASIBLE, s=22, label="feasible", zorder=3)
+    if stopped.any():
+        ax.scatter(*pts[stopped].T, marker="1", c=INFEASIBLE, s=40, zorder=2,
+                   label=f"stopped early (at its last epoch{below(stopped)})")  # fmt: skip
+    fp = pts[on_front.to_numpy(dtype=bool)]
+    if len(fp):
+        ax.scatter(*fp.T, facecolors="none", edgecolors=FRONT, s=60, label="front", zorder=4)
+    kp = pts[(frame["number"] == knee).to_numpy() & feas]
+    if len(kp) and np.isfinite(kp[0]).all():
+        ax.scatter(*kp[0], marker="*", s=260, c=KNEE, edgecolors="black", zorder=5,
+                   label=f"selected (trial {knee})")  # fmt: skip
+    _limits(ax, constraints, x, y)
+    if np.isfinite(low):
+        ax.set_ylim(bottom=low)
+    for axis, column in (("x", pts[:, 0]), ("y", pts[:, 1])):
+        if log_scale(column):
+            getattr(ax, f"set_{axis}scale")("log")
+    ax.grid(alpha=0.3)
+    return fp
 
 
 def accuracy_vs(
@@ -48,60 +101,65 @@ def accuracy_vs(
     direction: str = "minimize",
     front: Sequence[int],
     knee: int | None,
+    constraints: Sequence[Constraint] = (),
     performance: str = "accuracy",
 ) -> Figure:
-    """Performance against one indicator: feasible and infeasible trials, the trials a
-    scheduler stopped early (at their last epoch's accuracy: never on the front), the front,
-    the knee.
+    """Performance against one indicator (see :func:`_points`) with the front's staircase.
 
-    ``direction`` is the indicator's (throughput is maximised), which orients the front.
+    ``direction`` is the indicator's (throughput is maximised), which orients the staircase.
     """
     fig = Figure(figsize=(6.0, 4.0), dpi=100, layout="constrained")
     ax = fig.add_subplot()
-    done = frame[(frame["state"] == "COMPLETE")]
-    pts = values(done, [indicator, performance])
-    feas = done["feasible"].to_numpy(dtype=bool)
-    low = _feasible_floor(pts[feas, 1])
-    hidden = int((pts[~feas, 1] < low).sum())
-    label = f"infeasible ({hidden} below the axis)" if hidden else "infeasible"
-    ax.scatter(*pts[~feas].T, marker="x", c=_INFEASIBLE, label=label, zorder=2)
-    ax.scatter(*pts[feas].T, c=_FEASIBLE, s=22, label="feasible", zorder=3)
-    stopped = frame[frame["state"] == "PRUNED"]
-    if indicator in stopped and performance in stopped and len(stopped):
-        sp = values(stopped, [indicator, performance])
-        below = int((sp[:, 1] < low).sum())
-        note = f", {below} below the axis" if below else ""
-        ax.scatter(*sp.T, marker="1", c=_INFEASIBLE, s=40, zorder=2,
-                   label=f"stopped early (at its last epoch{note})")  # fmt: skip
-    on_front = done["number"].isin(front).to_numpy()
-    fp = pts[on_front]
-    fp = fp[np.argsort(fp[:, 0])]
+    on_front = (frame["state"] == "COMPLETE") & frame["number"].isin(front)
+    fp = _points(
+        ax,
+        frame,
+        indicator,
+        performance,
+        on_front=on_front,
+        knee=knee,
+        constraints=constraints,
+        performance=performance,
+    )
     if len(fp):
         # the attainment staircase: dominated trials lie below and on the costly side
-        where = "post" if direction == "minimize" else "pre"
-        ax.step(*fp.T, where=where, c=_FRONT, lw=1.2, zorder=4)
-        ax.scatter(*fp.T, facecolors="none", edgecolors=_FRONT, s=60, label="front", zorder=4)
-    if knee is not None and knee in set(done["number"]):
-        kp = pts[done["number"].to_numpy() == knee][0]
-        if np.isfinite(kp).all():
-            ax.scatter(
-                *kp,
-                marker="*",
-                s=260,
-                c=_KNEE,
-                edgecolors="black",
-                zorder=5,
-                label=f"selected (trial {knee})",
-            )
-    if np.isfinite(low):
-        ax.set_ylim(bottom=low)
-    if _log_scale(pts[:, 0]):
-        ax.set_xscale("log")
+        fp = fp[np.argsort(fp[:, 0])]
+        ax.step(*fp.T, where="post" if direction == "minimize" else "pre", c=FRONT, lw=1.2)
     ax.set_xlabel(f"{indicator} [{unit}]")
     ax.set_ylabel(performance)
     ax.set_title(f"{performance} vs {indicator}")
-    ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def objective_matrix(
+    frame: pd.DataFrame,
+    names: Sequence[str],
+    *,
+    on_front: pd.Series,
+    knee: int | None,
+    constraints: Sequence[Constraint] = (),
+    performance: str = "accuracy",
+) -> Figure:
+    """Every pair of objectives (lower triangle), the multi-objective front ringed in each."""
+    k = max(len(names) - 1, 1)
+    fig = Figure(figsize=(1.0 + 3.4 * k, 0.6 + 3.0 * k), dpi=100, layout="constrained")
+    axes = fig.subplots(k, k, squeeze=False)
+    for row in range(k):
+        for col in range(k):
+            ax = axes[row][col]
+            if col > row:
+                ax.set_visible(False)
+                continue
+            x, y = names[col], names[row + 1]
+            _points(ax, frame, x, y, on_front=on_front, knee=knee, constraints=constraints,
+                    performance=performance)  # fmt: skip
+            ax.set_xlabel(x if row == k - 1 else "")
+            ax.set_ylabel(y if col == 0 else "")
+    if k > 1:  # in the empty upper triangle
+        fig.legend(*axes[0][0].get_legend_handles_labels(), loc="upper right", fontsize=8)
+    else:
+        axes[0][0].legend(fontsize=8)
     return fig
 
 
@@ -139,7 +197,7 @@ def pepr_isoclines(
         ax.plot(
             r_grid,
             score.max() * (1.0 + r_grid),
-            c=_FRONT,
+            c=FRONT,
             lw=1.0,
             ls="--",
             zorder=2,
@@ -147,7 +205,7 @@ def pepr_isoclines(
         )
         sc = ax.scatter(r, p, c=score, cmap="viridis", s=22, zorder=3)
         best = int(np.argmax(score))
-        ax.scatter(r[best], p[best], marker="*", s=220, c=_KNEE, edgecolors="black", zorder=4)
+        ax.scatter(r[best], p[best], marker="*", s=220, c=KNEE, edgecolors="black", zorder=4)
         ax.set_xlim(-0.05, 1.05)
         ax.set_ylim(max(0.0, p.min() - 0.1), min(1.0, p.max() + 0.05) + 1e-3)
         ax.set_xlabel(f"normalised {name} (R)")
@@ -163,8 +221,8 @@ def hypervolume_curve(history: pd.DataFrame, *, caption: str) -> Figure:
     fig = Figure(figsize=(6.0, 3.6), dpi=100, layout="constrained")
     ax = fig.add_subplot()
     x = np.arange(1, len(history) + 1)
-    ax.step(x, history["hypervolume"].to_numpy(), where="post", c=_FEASIBLE)
-    ax.scatter(x, history["hypervolume"].to_numpy(), c=_FEASIBLE, s=12)
+    ax.step(x, history["hypervolume"].to_numpy(), where="post", c=FEASIBLE)
+    ax.scatter(x, history["hypervolume"].to_numpy(), c=FEASIBLE, s=12)
     ax.set_xlabel("completed trials (completion order)")
     ax.set_ylabel("hypervolume (normalised)")
     ax.set_title(caption, fontsize=9)
@@ -181,12 +239,12 @@ def learning_curves(curves: Sequence[tuple[int, bool, list[dict]]], *, metric: s
         epochs = [p["epoch"] for p in curve]
         scores = [p.get(metric, np.nan) for p in curve]
         if complete:
-            ax.plot(epochs, scores, c=_FEASIBLE, alpha=0.6, lw=1.2)
+            ax.plot(epochs, scores, c=FEASIBLE, alpha=0.6, lw=1.2)
         else:
-            ax.plot(epochs, scores, c=_INFEASIBLE, alpha=0.6, lw=1.0)
-            ax.scatter(epochs[-1:], scores[-1:], marker="x", c=_INFEASIBLE, s=18)
-    ax.plot([], [], c=_FEASIBLE, label="trained to the end")
-    ax.plot([], [], c=_INFEASIBLE, label="stopped early (x: where)")
+            ax.plot(epochs, scores, c=INFEASIBLE, alpha=0.6, lw=1.0)
+            ax.scatter(epochs[-1:], scores[-1:], marker="x", c=INFEASIBLE, s=18)
+    ax.plot([], [], c=FEASIBLE, label="trained to the end")
+    ax.plot([], [], c=INFEASIBLE, label="stopped early (x: where)")
     ax.set_xlabel("epoch")
     ax.set_ylabel(f"validation {metric}")
     ax.legend(loc="lower right", fontsize=8)

@@ -1,11 +1,14 @@
 """The efficiency report of a study: what the user looks at after a search.
 
-:func:`write_report` gathers the study into sections (summary, one plot per cost indicator,
-PePR isoclines, hypervolume history, indicator disagreement, the front table, failures) and
-renders them twice: ``report.md`` beside the PNGs for the terminal, and ``report.html`` with
-the same PNGs embedded as data URIs, inline CSS and no script, so it opens offline. The full
-trial table goes to ``trials.csv``. Anything missing (no feasible trial, a constant or
-unrecorded indicator, a selector that finds nothing) becomes a sentence, not an error.
+:func:`write_report` gathers the study into sections (summary, the multi-objective front as a
+matrix of objective pairs, accuracy against each cost indicator, PePR isoclines, hypervolume
+history, parameter importance, parallel coordinates, validation vs test accuracy, learning
+curves, indicator disagreement, the front table, failures) and renders them twice:
+``report.md`` beside the PNGs for the terminal, and ``report.html``, one offline file with
+interactive plotly versions of the plots (hover names each trial) and the other PNGs embedded.
+The full trial table goes to ``trials.csv``. Anything missing (no feasible trial, a constant or
+unrecorded indicator, too few trials to rank parameters, a selector that finds nothing) becomes
+a sentence, not an error.
 """
 
 from __future__ import annotations
@@ -19,13 +22,33 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from objectives._indicators import INDICATORS
+from search.config import Constraint
 from search.pareto._disagreement import disagreement
-from search.pareto._frame import cost_indicators, direction_of, objectives_of, trials_frame
+from search.pareto._frame import (
+    PARAMS_PREFIX,
+    cost_indicators,
+    direction_of,
+    format_value,
+    objectives_of,
+    trials_frame,
+    usable,
+    with_stored_names,
+)
 from search.pareto._selectors import Selection
 from search.pareto._selectors import select as select_trial
-from search.pareto._study_front import front_of, hypervolume_by_trial, why_empty
-from search.report import _plots
-from search.report._render import Section, render_html, render_markdown
+from search.pareto._study_front import (
+    Front,
+    constant_conditions,
+    front_of,
+    front_rows,
+    hypervolume_by_trial,
+    why_empty,
+)
+from search.report import _interactive, _plots
+from search.report._importance import param_importances, shared_space
+from search.report._interactive import Marks
+from search.report._render import Plot, Section, render_html, render_markdown
+from spaces._errors import ConfigError
 
 __all__ = ["write_report"]
 
@@ -79,35 +102,66 @@ def _selection(
     return chosen, None
 
 
+def _marks(study: optuna.Study, frame: pd.DataFrame, knee: int | None) -> Marks:
+    """Each trial's family (its sampled ``family``, else the config's fixed one) and the
+    study's constraints (one that no longer parses is left out of the plots)."""
+    if PARAMS_PREFIX + "family" in frame:
+        family = frame[PARAMS_PREFIX + "family"].fillna("?").astype(str)
+    else:
+        fixed = (study.user_attrs.get("config") or {}).get("fixed") or {}
+        family = pd.Series(str(fixed.get("family", "?")), index=frame.index)
+    constraints = []
+    for text in study.user_attrs.get("constraints") or []:
+        try:
+            constraints.append(Constraint(text))
+        except ConfigError:
+            continue
+    return Marks(family, knee, tuple(constraints), _PERFORMANCE)
+
+
+_HOVER = "Hover a point for its trial, family and values; double-click a plot to autoscale."
+
+
 def _indicator_sections(
     frame: pd.DataFrame,
     indicators: list[str],
-    knee: int | None,
+    marks: Marks,
     out: Path,
     paths: dict[str, Path],
 ) -> list[Section]:
     if _PERFORMANCE not in frame.columns or not indicators:
         why = "no accuracy recorded" if _PERFORMANCE not in frame.columns else "no indicator"
         return [Section("Accuracy against each cost indicator", [f"Nothing to plot: {why}."])]
-    images = []
+    plots = []
     fronts = disagreement(frame, indicators, performance=_PERFORMANCE).fronts
     for name in indicators:
         unit = INDICATORS.get(name).unit if name in INDICATORS else ""
+        direction = direction_of(name)
+        front = fronts.get(name, [])
         fig = _plots.accuracy_vs(
             frame,
             name,
             unit=unit,
-            direction=direction_of(name),
-            front=fronts.get(name, []),
-            knee=knee,
+            direction=direction,
+            front=front,
+            knee=marks.knee,
+            constraints=marks.constraints,
         )
         caption = (
             f"{_PERFORMANCE} vs {name} [{unit}]: front of {_PERFORMANCE} vs {name} in red "
-            f"(trials {fronts.get(name, [])}), the selected trial starred"
+            f"(trials {front}), the selected trial starred"
         )
-        images.append((_save(fig, out, f"accuracy_vs_{name}.png", paths), caption))
+        interactive = _interactive.trade_off(
+            frame, name, _PERFORMANCE, marks, front=front, direction=direction, unit=unit
+        )
+        png = _save(fig, out, f"accuracy_vs_{name}.png", paths)
+        plots.append(Plot(caption, png=png, interactive=interactive))
     costs = [n for n in indicators if direction_of(n) == "minimize"]
-    section = Section("Accuracy against each cost indicator", [], images=images)
+    text = [
+        "Feasible trials coloured by family, infeasible ones grey crosses, trials stopped "
+        "early grey (at their last epoch's accuracy), constraint limits dashed. " + _HOVER
+    ]
+    section = Section("Accuracy against each cost indicator", text, plots=plots)
     iso = Section(
         "PePR isoclines",
         [
@@ -119,8 +173,111 @@ def _indicator_sections(
     )
     if costs:
         fig = _plots.pepr_isoclines(frame, costs, performance=_PERFORMANCE)
-        iso.images.append((_save(fig, out, "pepr_isoclines.png", paths), "PePR isoclines"))
+        png = _save(fig, out, "pepr_isoclines.png", paths)
+        iso.plots.append(Plot("PePR isoclines", png=png, wide=True))
     return [section, iso]
+
+
+def _matrix_section(
+    frame: pd.DataFrame, front: Front, marks: Marks, out: Path, paths: dict[str, Path]
+) -> Section:
+    title = "The multi-objective front"
+    if front.message:
+        return Section(title, [f"No front to draw: {front.message}."])
+    names = [n for n, _ in front.objectives]
+    if len(names) < 2:
+        return Section(title, ["One objective: the front is its best trial."])
+    text = [
+        f"{len(front.numbers)} trial(s) on the feasible front of {', '.join(names)} "
+        f"(trials {front.numbers}), ringed in red in every pair of objectives; a front trial "
+        "may look dominated in one pair and be kept for another. Feasible trials coloured by "
+        "family, infeasible ones grey crosses, trials stopped early grey (never on a front), "
+        "constraint limits dashed. " + _HOVER
+    ]
+    fig = _plots.objective_matrix(
+        frame,
+        names,
+        on_front=front.mask,
+        knee=marks.knee,
+        constraints=marks.constraints,
+        performance=_PERFORMANCE,
+    )
+    interactive = _interactive.objective_matrix(frame, names, marks, on_front=front.mask)
+    png = _save(fig, out, "objective_front.png", paths)
+    caption = f"The front of {', '.join(names)}: every pair of objectives"
+    plot = Plot(caption, png=png, interactive=interactive, wide=True)
+    return Section(title, text, plots=[plot])
+
+
+def _front(frame: pd.DataFrame, objectives: list[tuple[str, str]]) -> Front:
+    """The feasible front on the study's objectives; empty with the reason when an objective
+    was never recorded."""
+    names = [n for n, _ in objectives]
+    if objectives and all(n in frame.columns for n in names):
+        return front_of(frame, objectives)
+    nothing = pd.Series(False, index=frame.index)
+    return Front(tuple(objectives), nothing, [], why_empty(frame, names))
+
+
+def _feasible_trials(
+    study: optuna.Study, frame: pd.DataFrame, names: list[str]
+) -> list[optuna.trial.FrozenTrial]:
+    numbers = set(frame.loc[usable(frame, names), "number"])
+    return [t for t in study.get_trials(deepcopy=False) if t.number in numbers]
+
+
+def _importance_section(
+    trials: list[optuna.trial.FrozenTrial], objectives: list[tuple[str, str]]
+) -> Section:
+    title = "Parameter importance"
+    found = param_importances(trials, objectives)
+    if found.table is None:
+        return Section(title, found.notes)
+    table = found.table.round(3)
+    bars = _interactive.importance_bars(table)
+    chart = Plot("Parameter importance per objective", interactive=bars)
+    return Section(title, found.notes, tables=[("Importance", table)], plots=[chart])
+
+
+def _parallel_section(
+    frame: pd.DataFrame, front: Front, trials: list[optuna.trial.FrozenTrial]
+) -> Section:
+    title = "Parallel coordinates"
+    if front.message:
+        return Section(title, [f"No feasible trial to draw: {front.message}."])
+    names = [n for n, _ in front.objectives]
+    space = shared_space(trials)
+    text = [
+        f"Each feasible trial is a line through the objectives ({', '.join(names)}) and the "
+        f"parameters every feasible trial sampled ({', '.join(space) or 'none'}); front "
+        "trials red. Drag along an axis to keep only the lines crossing that range. Needs "
+        "WebGL in the browser."
+    ]
+    fig = _interactive.parallel_coordinates(frame, names, space, on_front=front.mask)
+    return Section(title, text, plots=[Plot("Parallel coordinates", interactive=fig, wide=True)])
+
+
+def _generalisation_section(frame: pd.DataFrame, front: Front, marks: Marks) -> Section:
+    title = "Validation vs test accuracy of the front"
+    test = "test_accuracy"
+    if front.message:
+        return Section(title, [f"No front: {front.message}."])
+    if _PERFORMANCE not in frame or test not in frame:
+        why = f"{_PERFORMANCE} and {test} are not both recorded"
+        return Section(title, [f"Nothing to compare: {why}."])
+    rows = frame[front.mask & usable(frame, [_PERFORMANCE, test])]
+    if rows.empty:
+        return Section(title, [f"No front trial has both {_PERFORMANCE} and {test}."])
+    gap = rows[_PERFORMANCE].astype(float) - rows[test].astype(float)
+    worst = rows.loc[gap.idxmax(), "number"]
+    text = [
+        f"The search saw only the validation split; the test split was held out. Over the "
+        f"{len(rows)} front trial(s), validation − test accuracy: mean "
+        f"{format_value(gap.mean(), digits=3)}, largest {format_value(gap.max(), digits=3)} "
+        f"(trial {int(worst)}). " + _HOVER
+    ]
+    fig = _interactive.validation_vs_test(frame, marks, on_front=front.mask)
+    return Section(title, text, plots=[Plot(title, interactive=fig)])
 
 
 def _hypervolume_section(
@@ -136,7 +293,8 @@ def _hypervolume_section(
         "Bounds are fixed over all feasible trials, so the curve never decreases.",
     ]
     fig = _plots.hypervolume_curve(history, caption=f"final hypervolume {final.value:.4g}")
-    return Section(title, text, images=[(_save(fig, out, "hypervolume.png", paths), title)])
+    png = _save(fig, out, "hypervolume.png", paths)
+    return Section(title, text, plots=[Plot(title, png=png)])
 
 
 def _disagreement_section(
@@ -153,51 +311,41 @@ def _disagreement_section(
         "(1 = the same trials are efficient by both)."
     ]
     fig = _plots.disagreement_heatmap(d.tau, d.overlap)
-    image = (_save(fig, out, "disagreement.png", paths), "Kendall τ and Pareto-set overlap")
+    png = _save(fig, out, "disagreement.png", paths)
     tables = [
         ("Kendall τ", d.tau.round(3).reset_index(names="indicator")),
         ("Pareto-set overlap (Jaccard)", d.overlap.round(3).reset_index(names="indicator")),
     ]
-    return Section(title, text, tables=tables, images=[image])
+    plot = Plot("Kendall τ and Pareto-set overlap", png=png, wide=True)
+    return Section(title, text, tables=tables, plots=[plot])
 
 
 def _front_section(
     frame: pd.DataFrame,
-    objectives: list[tuple[str, str]],
+    front: Front,
     indicators: list[str],
     chosen: Selection | None,
 ) -> Section:
     title = "Front trials"
-    if not objectives or any(n not in frame.columns for n, _ in objectives):
-        names = [n for n, _ in objectives]
-        return Section(title, [f"The front is empty: {why_empty(frame, names)}."])
-    front = front_of(frame, objectives)
     if front.message:
         return Section(title, [f"The front is empty: {front.message}."])
-    names = [n for n, _ in objectives]
-    metrics = [c for c in (_PERFORMANCE, "test_accuracy") if c in frame and c not in names]
-    conds = sorted(c for c in frame.columns if str(c).startswith("cond_"))
-    extra = [c for c in ("energy_source",) if c in frame.columns]
-    params = sorted(c for c in frame.columns if str(c).startswith("params_"))
-    shown = [
-        "number",
-        *names,
-        *metrics,
-        *[i for i in indicators if i not in names],
-        *extra,
-        *conds,
-        *params,
-    ]
-    table = frame.loc[front.mask, shown].copy()
+    names = [n for n, _ in front.objectives]
+    table = front_rows(frame, front, indicators)
     table.insert(1, "selected", table["number"] == (chosen.number if chosen else -1))
     text = [
         f"{len(table)} trial(s) on the feasible front of {', '.join(names)}; every indicator "
         "and the conditions it was measured under (cond_* columns)."
     ]
-    return Section(title, text, tables=[("Front", table)])
+    constant = constant_conditions(table)
+    if constant:
+        said = ", ".join(f"{k}={format_value(v)}" for k, v in constant.items())
+        text.append(f"Measured under (the same for every trial below): {said}.")
+    return Section(title, text, tables=[("Front", table.drop(columns=list(constant)))])
 
 
-def _curves_section(study: optuna.Study, out: Path, paths: dict[str, Path]) -> Section | None:
+def _curves_section(
+    study: optuna.Study, marks: Marks, frame: pd.DataFrame, out: Path, paths: dict[str, Path]
+) -> Section | None:
     """The learning curves, when trials reported per epoch (None for an older study)."""
     curves = [
         (t.number, t.state == optuna.trial.TrialState.COMPLETE, t.user_attrs["curve"])
@@ -213,7 +361,10 @@ def _curves_section(study: optuna.Study, out: Path, paths: dict[str, Path]) -> S
         "scheduler (grey, never on a front: their accuracy is not a full schedule's)."
     ]
     fig = _plots.learning_curves(curves, metric=_PERFORMANCE)
-    return Section(title, text, images=[(_save(fig, out, "learning_curves.png", paths), title)])
+    family = dict(zip(frame["number"], marks.family, strict=True))
+    interactive = _interactive.learning_curves(curves, metric=_PERFORMANCE, family=family)
+    png = _save(fig, out, "learning_curves.png", paths)
+    return Section(title, text, plots=[Plot(title, png=png, interactive=interactive)])
 
 
 def _failures_section(frame: pd.DataFrame) -> Section | None:
@@ -252,32 +403,43 @@ def write_report(
     paths: dict[str, Path] = {}
     frame = trials_frame(study)
     objectives = objectives_of(study)
+    names = [n for n, _ in objectives]
     recorded = cost_indicators(frame)
     wanted = recorded if indicators is None else list(indicators)
-    names = [n for n in wanted if n in recorded]
+    plotted = [n for n in wanted if n in recorded]
     chosen, note = _selection(frame, select, objectives)
     sections = [_summary(study, frame, objectives, select, chosen, note)]
     missing = [n for n in wanted if n not in recorded]
     if missing:
         sections[0].text.append(f"Indicators asked for but not recorded: {', '.join(missing)}.")
-    constant = [n for n in names if _constant(frame, n)]
+    constant = [n for n in plotted if _constant(frame, n)]
     if constant:
         sections[0].text.append(
             f"Constant over all trials (they cannot rank trials): {', '.join(constant)}."
         )
-    knee = chosen.number if chosen else None
-    sections += _indicator_sections(frame, names, knee, out, paths)
+    sections[0].text.append(
+        "`report.html` holds the interactive plots and needs no network; `report.md` shows "
+        "their PNG versions."
+    )
+    marks = _marks(study, frame, chosen.number if chosen else None)
+    front = _front(frame, objectives)
+    feasible = [] if front.message else _feasible_trials(study, frame, names)
+    sections.append(_matrix_section(frame, front, marks, out, paths))
+    sections += _indicator_sections(frame, plotted, marks, out, paths)
     sections.append(_hypervolume_section(frame, objectives, out, paths))
-    curves = _curves_section(study, out, paths)
+    sections.append(_importance_section(feasible, objectives))
+    sections.append(_parallel_section(frame, front, feasible))
+    sections.append(_generalisation_section(frame, front, marks))
+    curves = _curves_section(study, marks, frame, out, paths)
     if curves is not None:
         sections.append(curves)
-    sections.append(_disagreement_section(frame, names, out, paths))
-    sections.append(_front_section(frame, objectives, names, chosen))
+    sections.append(_disagreement_section(frame, plotted, out, paths))
+    sections.append(_front_section(frame, front, plotted, chosen))
     failures = _failures_section(frame)
     if failures is not None:
         sections.append(failures)
     paths["trials.csv"] = out / "trials.csv"
-    frame.to_csv(paths["trials.csv"], index=False)
+    with_stored_names(frame).to_csv(paths["trials.csv"], index=False)
     title = f"npas report — {study.study_name}"
     paths["report.md"] = out / "report.md"
     paths["report.md"].write_text(render_markdown(title, sections), encoding="utf-8")

@@ -14,6 +14,7 @@ import optuna
 from optuna.trial import TrialState
 from ray.tune import Callback
 
+from search.run._records import metrics_of
 from search.run._storage import REFUSED_KEY, counts
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
 
@@ -37,9 +38,18 @@ class Progress(Callback):
 
     Each line: trials done of the search's total (a resumed search's earlier trials included),
     running, failed, infeasible, the size of the current Pareto front of the feasible trials and
-    its hypervolume (objectives normalised over the trials seen, reference point 1.1; see
-    ``search.pareto.hypervolume``), then the time since launch and, with a total, an estimate
-    of the time left at this launch's pace.
+    the best feasible value of each objective so far (in its own units; they may come from
+    different trials), then the time since launch and, with a total, an estimate of the time
+    left at this launch's pace.
+
+    Why best values and no hypervolume: a hypervolume needs bounds to normalise the objectives
+    by. Taken from the trials seen, they move whenever a trial widens them, so one line's value
+    could not be compared with the next (it read 1.33, then 0.13, then 0.83); and bounds fixed
+    before the search are known only for some objectives (accuracy lies in [0, 1], latency or
+    FLOPs have no range until measured). The best values mean the same on every line and never
+    get worse: a dominated or infeasible trial leaves them as they are, a better one improves
+    them. ``search report`` plots the hypervolume over the whole search, on bounds fixed from
+    all its trials.
 
     Args:
         objectives: ``(name, direction)`` per objective.
@@ -71,7 +81,7 @@ class Progress(Callback):
                 self.values.append(list(trial.values))
                 self.feasible.append(bool(trial.user_attrs.get("feasible", True)))
             elif trial.state == TrialState.PRUNED:
-                refused = REFUSED_KEY in (trial.user_attrs.get("metrics") or {})
+                refused = REFUSED_KEY in metrics_of(trial)
                 self.refused += refused
                 self.pruned += not refused
             elif counts(trial):  # failed on its own (interrupted ones are re-run)
@@ -114,9 +124,19 @@ class Progress(Callback):
         self.values.append(values)
         self.feasible.append(feasible and bool(np.all(np.isfinite(values))))
 
+    def best(self) -> list[float] | None:
+        """The best feasible value of each objective so far; None before a feasible trial."""
+        if not any(self.feasible):
+            return None
+        values = np.array(self.values, dtype=float)[np.array(self.feasible)]
+        return [
+            float(column.max() if direction == "maximize" else column.min())
+            for column, (_, direction) in zip(values.T, self.objectives, strict=True)
+        ]
+
     def line(self, trials: Sequence[Any] = ()) -> str:
         """The progress line for the trials seen so far."""
-        from search.pareto import hypervolume, non_dominated
+        from search.pareto import format_value, non_dominated
 
         running = sum(getattr(t, "status", "") == "RUNNING" for t in trials)
         done = self.done
@@ -125,12 +145,16 @@ class Progress(Callback):
         text = f"{done}{of} done, {running} running, {self.failed} failed, {infeasible} infeasible"
         if self.pruned:
             text += f", {self.pruned} stopped early"
-        if any(self.feasible):
+        best = self.best()
+        if best is not None:
             directions = [d for _, d in self.objectives]
             values = np.array(self.values, dtype=float)
             front = int(non_dominated(values, directions, self.feasible).sum())
-            hv = hypervolume(values, directions, feasible=self.feasible).value
-            text += f", front {front}, hypervolume {hv:.4f}"
+            said = ", ".join(
+                f"{name} {format_value(value, digits=4)}"
+                for (name, _), value in zip(self.objectives, best, strict=True)
+            )
+            text += f", front {front} (best {said})"
         return text + self._times(done)
 
     def _times(self, done: int) -> str:

@@ -28,6 +28,7 @@ from search.errors import StorageWriteError
 from search.pareto import non_dominated
 from search.pareto._frame import trials_frame
 from search.run._launch import launch, trials_counted
+from search.run._records import conditions_of, metrics_of
 from spaces import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +106,7 @@ def test_search_records_front_failures_and_resumes(tmp_path, optimiser, capfd):
             assert tc["family"] == "convnet"
         else:
             assert trial.state == TrialState.COMPLETE
-            metrics = trial.user_attrs["metrics"]
+            metrics = metrics_of(trial)
             assert trial.values == [metrics["accuracy"], metrics["params"]]
             assert trial.user_attrs["feasible"] == (metrics["params"] <= 2000)
             assert trial.user_attrs["constraints"] == [
@@ -124,7 +125,8 @@ def test_search_records_front_failures_and_resumes(tmp_path, optimiser, capfd):
     assert front.any() and study.best_trials
     assert {t.number for t in study.best_trials} == set(frame["number"][front])
     err = capfd.readouterr().err
-    assert "[npas] finished: 6/6 done, 0 running" in err and "hypervolume" in err
+    assert "[npas] finished: 6/6 done, 0 running" in err
+    assert "front " in err and "(best accuracy " in err
 
     before = _snapshot(study)
     study = launch(config, trials=8, trial_fn=fake_trial, progress=False)
@@ -255,8 +257,12 @@ def test_real_run_trial_on_digits(tmp_path):
     )
     study = launch(config, progress=False)
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
+    # The conditions, the same for both trials, are recorded once, on the study.
+    assert study.user_attrs["cond_device"] == "cpu" and "cond_torch" in study.user_attrs
     for trial in study.trials:
-        metrics = trial.user_attrs["metrics"]
+        assert "metric_cond_device" not in trial.user_attrs
+        metrics = metrics_of(trial, conditions_of(study))
+        assert metrics["cond_flop_convention"] == study.user_attrs["cond_flop_convention"]
         assert 0.1 < metrics["accuracy"] <= 1.0 and metrics["params"] <= 1500
         assert Path(trial.user_attrs["artifact"]).is_file()
         folder = trial.user_attrs["trial_config"]["artifact_dir"]

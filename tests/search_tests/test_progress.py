@@ -1,4 +1,5 @@
-"""The progress view counts every kind of ending and measures the front as search.pareto does."""
+"""The progress view counts every kind of ending, measures the front as search.pareto does and
+shows best values that no later trial can make look worse."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search.pareto import hypervolume, non_dominated
+from search.pareto import format_value, non_dominated
 from search.run._progress import Progress
 from search.run._trainable import report_of
 from tests.search_tests.studies import npas_study
@@ -44,9 +45,48 @@ def test_line_counts_and_front_agree_with_pareto(seq):
         return
     values = np.array([t[:2] for t in done], dtype=float)
     front = int(non_dominated(values, DIRECTIONS, ok).sum())
-    hv = hypervolume(values, DIRECTIONS, feasible=ok).value
-    match = re.search(r"front (\d+), hypervolume ([0-9.]+); ", line)
-    assert match and int(match[1]) == front and abs(float(match[2]) - hv) < 1e-4
+    feasible = values[np.array(ok)]
+    assert _front_and_best(line) == (
+        front,
+        {"accuracy": float(format_value(feasible[:, 0].max(), digits=4)),
+         "params": float(format_value(feasible[:, 1].min(), digits=4))},
+    )  # fmt: skip
+
+
+def _front_and_best(line: str) -> tuple[int, dict[str, float]]:
+    """The front size and the best value per objective, as the line prints them."""
+    match = re.search(r", front (\d+) \(best accuracy ([^,]+), params ([^)]+)\); ", line)
+    assert match, line
+    return int(match[1]), {"accuracy": float(match[2]), "params": float(match[3])}
+
+
+def _no_worse(after: dict[str, float], before: dict[str, float]) -> bool:
+    return after["accuracy"] >= before["accuracy"] and after["params"] <= before["params"]
+
+
+points = st.lists(st.tuples(st.floats(0, 1), st.floats(10, 1e6)), min_size=1, max_size=20)
+
+
+@settings(max_examples=80, deadline=None)
+@given(points, st.data())
+def test_best_values_never_get_worse(seq, data):
+    # what a line shows must mean the same on the next: no trial may make it look worse
+    view = Progress(OBJECTIVES, enabled=False)
+
+    def add(accuracy: float, params: float, feasible: bool = True) -> dict[str, float]:
+        metrics = {"accuracy": accuracy, "params": params, "feasible": float(feasible)}
+        view._add(report_of(metrics, NAMES))
+        return _front_and_best(view.line())[1]
+
+    for accuracy, params in seq:
+        before = add(accuracy, params)
+    accuracy, params = data.draw(st.sampled_from(seq), label="an earlier trial")
+    worse = data.draw(st.tuples(st.floats(0, accuracy), st.floats(params, 1e7)), label="worse")
+    assert add(*worse) == before  # dominated: the best values stay as they were
+    better = data.draw(st.tuples(st.floats(accuracy, 1), st.floats(1, params)), label="better")
+    after = add(*better)
+    assert _no_worse(after, before)  # dominating: as good or better in every objective
+    assert add(1.0, 1.0, feasible=False) == after  # an infeasible trial changes nothing
 
 
 def test_elapsed_and_time_left_at_this_launchs_pace():

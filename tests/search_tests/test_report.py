@@ -5,9 +5,11 @@ self-contained and loads in headless Chromium with no console message, and awkwa
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +20,10 @@ from matplotlib.image import imread
 from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
+from search.config import Constraint
 from search.pareto._frame import trials_frame
+from search.report._importance import MIN_TRIALS, param_importances
+from search.report._interactive import Marks, trade_off
 from search.report._report import write_report
 from tests.search_tests.studies import npas_study
 
@@ -64,22 +69,32 @@ def _metrics(rng: np.random.Generator, width: int, budget: int) -> dict:
     }
 
 
-def _fill(study: optuna.Study, n: int, *, seed: int = 0, fail_every: int = 0) -> None:
+def _curve(accuracy: float, epochs: int) -> list[dict]:
+    return [{"epoch": e, "accuracy": accuracy * (1 - 0.5**e)} for e in range(1, epochs + 1)]
+
+
+def _fill(
+    study: optuna.Study, n: int, *, seed: int = 0, fail_every: int = 0, stop_every: int = 0
+) -> None:
+    """``n`` trials of two families (each with its own width: a conditional parameter); every
+    5th from the 3rd gated by the constraint, every ``fail_every``-th failed, every
+    ``stop_every``-th stopped early by the scheduler after 2 of 4 epochs."""
     rng = np.random.default_rng(seed)
     start = dt.datetime(2025, 1, 1)
-    dists = {
-        "family": CategoricalDistribution(["convnet", "mlp"]),
-        "convnet.width": IntDistribution(4, 64),
-        "budget": IntDistribution(300, 6000),
-    }
     for i in range(n):
+        family = "convnet" if i % 3 else "mlp"
         params = {
-            "family": "convnet",
-            "convnet.width": int(rng.integers(4, 64)),
+            "family": family,
+            f"{family}.width": int(rng.integers(4, 64)),
             "budget": int(rng.integers(300, 6000)),
         }
         if i % 5 == 2:  # too big for the constraint: gated before training
-            params.update({"convnet.width": 60, "budget": 5900})
+            params.update({f"{family}.width": 60, "budget": 5900})
+        dists = {
+            "family": CategoricalDistribution(["convnet", "mlp"]),
+            f"{family}.width": IntDistribution(4, 64),
+            "budget": IntDistribution(300, 6000),
+        }
         if fail_every and i % fail_every == fail_every - 1:
             trial = create_trial(
                 state=TrialState.FAIL,
@@ -87,8 +102,18 @@ def _fill(study: optuna.Study, n: int, *, seed: int = 0, fail_every: int = 0) ->
                 distributions=dists,
                 user_attrs={"error": "NonFiniteLossError: loss became nan"},
             )
+        elif stop_every and i % stop_every == stop_every - 1:
+            m = _metrics(rng, params[f"{family}.width"], params["budget"])
+            curve = _curve(m["accuracy"], 2)
+            m["accuracy"] = curve[-1]["accuracy"]
+            trial = create_trial(
+                state=TrialState.PRUNED,
+                params=params,
+                distributions=dists,
+                user_attrs={"metrics": m, "curve": curve, "pruned_at_epoch": 2},
+            )
         else:
-            m = _metrics(rng, params["convnet.width"], params["budget"])
+            m = _metrics(rng, params[f"{family}.width"], params["budget"])
             attrs = {
                 "metrics": m,
                 "feasible": bool(m["feasible"]),
@@ -96,6 +121,8 @@ def _fill(study: optuna.Study, n: int, *, seed: int = 0, fail_every: int = 0) ->
                 "trial_config": {"seed": i},
                 "artifact": None,
             }
+            if stop_every and m["feasible"]:
+                attrs["curve"] = _curve(m["accuracy"], 4)
             values = [m["accuracy"], m["params"], m.get("latency_ms", float("inf"))]
             trial = create_trial(
                 state=TrialState.COMPLETE,
@@ -128,7 +155,7 @@ def _study(tmp: Path, name: str, n: int, **kw) -> optuna.Study:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> tuple[optuna.Study, dict[str, Path]]:
     tmp = tmp_path_factory.mktemp("report")
-    study = _study(tmp, "digits-quick", 18, fail_every=6)
+    study = _study(tmp, "digits-quick", 18, fail_every=6, stop_every=7)
     return study, write_report(study, tmp / "out")
 
 
@@ -138,8 +165,10 @@ def test_report_writes_every_file(report):
         "report.html",
         "report.md",
         "trials.csv",
+        "objective_front.png",
         "pepr_isoclines.png",
         "hypervolume.png",
+        "learning_curves.png",
         "disagreement.png",
     }
     expected |= {
@@ -154,6 +183,11 @@ def test_report_writes_every_file(report):
             assert pixels.shape[0] > 200 and pixels[..., :3].std() > 0.05, name
     csv = pd.read_csv(paths["trials.csv"])
     assert len(csv) == len(study.trials) == 18
+    # metrics named as stored: the indicator `params` is no sampled parameter (params_*)
+    sampled = {f"params_{name}" for trial in study.trials for name in trial.params}
+    assert {c for c in csv.columns if c.startswith("params_")} == sampled
+    assert "params" not in csv.columns and csv["metric_params"].dtype == float
+    assert pd.api.types.is_numeric_dtype(csv["metric_flops_infer"])
     assert csv["error"].dropna().str.contains("NonFiniteLossError").sum() == 3
 
 
@@ -171,11 +205,15 @@ def test_report_text_states_selection_hypervolume_and_conditions(report):
         "accuracy",
         "params",
         "latency_ms",
-        "cond_device",
-        "cond_threads",
         "params_convnet.width",
     ):
         assert column in front_header
+    # conditions equal on every front row are stated once, above the table
+    assert "cond_device" not in front_header and "cond_threads" not in front_header
+    measured = next(line for line in md.splitlines() if line.startswith("Measured under"))
+    assert measured.startswith("Measured under (the same for every trial below): ")
+    for condition in ("cond_batch=1", "cond_device=cpu", "cond_threads=1"):
+        assert condition in measured
     assert "Failed and infeasible trials" in md and "params" in md
     gated = frame[frame["state"].eq("COMPLETE") & ~frame["feasible"]]
     assert len(gated) > 0  # the fixture does contain infeasible trials
@@ -184,15 +222,55 @@ def test_report_text_states_selection_hypervolume_and_conditions(report):
             assert f"]({name})" in md
 
 
+def test_report_ranks_parameters_per_objective_and_compares_test_accuracy(report):
+    _, paths = report
+    md = paths["report.md"].read_text()
+    table = md[md.index("**Importance**") :].split("\n\n")[1].splitlines()
+    assert table[0] == "| parameter | accuracy | params | latency_ms |"
+    rows = {line.split(" | ")[0].strip("| "): line for line in table[2:]}
+    # the widths are conditional on the family: only what every feasible trial sampled
+    assert set(rows) == {"budget", "family"}
+    for objective in range(3):
+        shares = [float(row.strip("| ").split(" | ")[1 + objective]) for row in rows.values()]
+        assert sum(shares) == pytest.approx(1.0, abs=0.01)
+    assert "No parameter importance" not in md
+    assert "validation − test accuracy: mean 0.01, largest 0.01" in md
+    assert "*Parallel coordinates: interactive only, in `report.html`.*" in md
+
+
 def test_html_is_self_contained(report):
     _, paths = report
     html = paths["report.html"].read_text()
-    assert "<script" not in html.lower() and "@import" not in html
-    assert not re.search(r"https?://", html)
-    sources = re.findall(r'(?:src|href)="([^"]*)"', html)
+    assert "@import" not in html and '<link rel="stylesheet"' not in html
+    # plotly.js embedded once (it mentions URLs in its code; the Chromium test below shows it
+    # requests none), nothing loaded from elsewhere
+    assert html.count("<script>/**\n* plotly.js v") == 1
+    assert not re.search(r"<script[^>]+src=", html)
+    markup = re.sub(r"<script>.*?</script>", "", html, flags=re.S)
+    sources = re.findall(r'(?:src|href)="([^"]*)"', markup)
     assert sources and all(s.startswith("data:") for s in sources)
-    n_png = sum(name.endswith(".png") for name in paths)
-    assert html.count('src="data:image/png;base64,') == n_png
+    # PNGs without an interactive version are embedded; the others are shown interactive
+    assert markup.count('src="data:image/png;base64,') == 3  # isoclines, hypervolume, heatmaps
+    # one per indicator, the front matrix, importance, parallel coordinates, validation/test
+    # and the learning curves
+    trade_offs = len([n for n in paths if n.startswith("accuracy_vs_")])
+    assert html.count('class="plotly-graph-div"') == trade_offs + 5
+    assert '"hovertext":["trial ' in html
+
+
+@dataclass
+class Loaded:
+    """What headless Chromium saw of a page."""
+
+    console: list[str]  # console messages and uncaught errors
+    pixels: np.ndarray  # the screenshot
+    dom: str  # the DOM after its scripts ran
+    requests: list[str]  # URLs the page asked the network for
+
+
+#: SwiftShader's notes on slow pixel read-backs (software WebGL draws the parallel
+#: coordinates in a headless browser): the GPU driver's messages, not the page's.
+_GL_NOTE = "GL Driver Message (OpenGL, Performance"
 
 
 def _chromium() -> str:
@@ -202,54 +280,114 @@ def _chromium() -> str:
     return found
 
 
-def _load_in_chromium(page: Path, tmp: Path) -> tuple[list[str], np.ndarray]:
-    """Loads ``page`` headless: (console messages Chromium logged, the screenshot pixels)."""
-    shot = tmp / "shot.png"
+def _page_requests(net_log: Path) -> list[str]:
+    """URLs of the network requests a page started, from Chromium's net log (the browser's own
+    background requests carry no origin and are left out)."""
+    log = json.loads(net_log.read_text())
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    begun = [e["params"] for e in log["events"] if e["type"] == start and "url" in e["params"]]
+    return [p["url"] for p in begun if p.get("initiator") != "not an origin"]
+
+
+def _load_in_chromium(page: Path, tmp: Path) -> Loaded:
+    """Loads ``page`` headless with no name resolving (nothing can leave the machine) and
+    software WebGL; records its console, DOM, screenshot and network requests."""
+    shot, net_log = tmp / "shot.png", tmp / "net.json"
     cmd = [
         _chromium(),
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
+        "--enable-unsafe-swiftshader",
         "--disable-quic",
         "--no-first-run",
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        f"--log-net-log={net_log}",
         f"--user-data-dir={tmp / 'profile'}",
         "--enable-logging=stderr",
         "--v=0",
+        "--virtual-time-budget=10000",
         f"--screenshot={shot}",
+        "--dump-dom",
         "--window-size=1280,2000",
         page.resolve().as_uri(),
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
     assert shot.is_file(), done.stderr[-2000:]
     console = [
-        line for line in done.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line
+        line
+        for line in done.stderr.splitlines()
+        if (":CONSOLE" in line or "Uncaught" in line) and _GL_NOTE not in line
     ]
-    return console, imread(shot)[..., :3]
+    return Loaded(console, imread(shot)[..., :3], done.stdout, _page_requests(net_log))
 
 
-def test_console_capture_catches_errors(tmp_path):
-    # the harness must see errors, or "no console message" below would prove nothing
+def test_chromium_harness_catches_errors_and_requests(tmp_path):
+    # the harness must see errors and requests, or "none" below would prove nothing
     bad = tmp_path / "bad.html"
     bad.write_text(
         '<!DOCTYPE html><html><head><link rel="icon" href="data:,"></head><body>'
-        '<p>x</p><script>console.error("deliberate"); missingFn();</script>'
+        '<p>x</p><img src="http://example.invalid/a.png">'
+        '<script>fetch("https://cdn.example.invalid/p.js").catch(() => {});'
+        'console.error("deliberate"); missingFn();</script>'
         "</body></html>"
     )
-    console, _ = _load_in_chromium(bad, tmp_path)
-    assert any("deliberate" in line for line in console)
-    assert any("Uncaught ReferenceError" in line for line in console)
+    page = _load_in_chromium(bad, tmp_path)
+    assert any("deliberate" in line for line in page.console)
+    assert any("Uncaught ReferenceError" in line for line in page.console)
+    assert set(page.requests) == {
+        "http://example.invalid/a.png",
+        "https://cdn.example.invalid/p.js",
+    }
+    assert "<p>x</p>" in page.dom
 
 
-def test_html_loads_in_headless_chromium_without_console_messages(report, tmp_path):
+def _plot_divs(dom: str) -> dict[str, str]:
+    """The markup of each plotly figure after rendering (its div and caption), by div id."""
+    parts = [p.split("</figure>")[0] for p in re.split(r'(?=<div id="plot-\d+")', dom)[1:]]
+    return {re.match(r'<div id="(plot-\d+)"', p)[1]: p for p in parts}
+
+
+def test_html_renders_in_headless_chromium_offline_without_console_messages(report, tmp_path):
     _, paths = report
-    console, pixels = _load_in_chromium(paths["report.html"], tmp_path)
-    assert console == []
-    assert pixels.shape[:2] == (2000, 1280)
-    not_white = (pixels < 0.9).any(axis=2).mean()
-    assert pixels.std() > 0.05 and not_white > 0.02  # text, tables and plots are drawn
+    page = _load_in_chromium(paths["report.html"], tmp_path)
+    assert page.console == []
+    assert page.requests == []
+    assert page.pixels.shape[:2] == (2000, 1280)
+    not_white = (page.pixels < 0.9).any(axis=2).mean()
+    assert page.pixels.std() > 0.05 and not_white > 0.02  # text, tables and plots are drawn
+    divs = _plot_divs(page.dom)
+    assert len(divs) == paths["report.html"].read_text().count('class="plotly-graph-div"')
+    for name, markup in divs.items():
+        assert 'class="main-svg"' in markup, name  # plotly drew it
+    scatters = [m for m in divs.values() if 'class="point"' in m]
+    assert len(scatters) >= 7  # every accuracy-vs-indicator plot, the matrix, validation/test
+    matrix = next(m for m in divs.values() if "every pair of objectives" in m)
+    assert matrix.count('class="point"') > 30 and "limit params &lt;= 5000" in matrix
+    parallel = next(m for m in divs.values() if "feasible trial(s); front in red" in m)
+    assert "<canvas" in parallel  # parcoords draws its lines with WebGL
+    bars = next(m for m in divs.values() if "Parameter importance" in m)
+    assert bars.count('class="trace bars"') == 3  # one per objective
+
+
+def test_scatter_marks_families_infeasible_trials_and_limits(report):
+    study, _ = report
+    frame = trials_frame(study)
+    marks = Marks(frame["params_family"], knee=4, constraints=(Constraint("params <= 5000"),))
+    fig = trade_off(frame, "params", "accuracy", marks, front=[0, 4], direction="minimize",
+                    unit="count")  # fmt: skip
+    traces = {t.name: t for t in fig.data if t.name}
+    assert {"convnet", "mlp", "infeasible", "stopped early", "front"} <= set(traces)
+    assert "selected (trial 4)" in traces
+    assert traces["infeasible"].marker.color == traces["stopped early"].marker.color == "#9a9a9a"
+    mlp = frame[frame["feasible"] & frame["params_family"].eq("mlp")]
+    assert sorted(traces["mlp"].x) == sorted(mlp["params"])
+    assert traces["mlp"].hovertext[0].startswith("trial 0 · mlp<br>params = ")
+    assert [s.x0 for s in fig.layout.shapes] == [5000.0]  # the constraint's limit
+    assert fig.layout.yaxis.range[0] > 0.5  # gated trials (accuracy 0) below the first view
 
 
 def test_study_with_one_trial(tmp_path):
@@ -258,6 +396,20 @@ def test_study_with_one_trial(tmp_path):
     md = paths["report.md"].read_text()
     assert "**trial 0**" in md
     assert "Nothing to compare" not in md and "hypervolume.png" in paths
+    assert (
+        "No parameter importance: it needs at least 8 feasible completed trials (fANOVA fits "
+        "a random forest on them); this study has 1." in md
+    )
+    assert "1 feasible trial(s); front in red" in paths["report.html"].read_text()
+
+
+def test_importance_leaves_out_a_constant_objective():
+    rows = [{"accuracy": 0.5 + 0.04 * i, "params": 100.0} for i in range(MIN_TRIALS)]
+    study = npas_study(rows)
+    found = param_importances(study.trials, [("accuracy", "maximize"), ("params", "minimize")])
+    assert found.table is not None and list(found.table.columns) == ["parameter", "accuracy"]
+    assert found.table["accuracy"].tolist() == [1.0]  # width alone decides
+    assert "Constant over the feasible trials, so not ranked: params." in found.notes
 
 
 def test_study_without_a_feasible_trial_says_so(tmp_path):
@@ -273,6 +425,8 @@ def test_study_without_a_feasible_trial_says_so(tmp_path):
     md = paths["report.md"].read_text()
     assert "no trial selected (no feasible trial: all 3 completed trial(s) are infeasible)" in md
     assert "The front is empty" in md and "OutOfMemoryError" in md
+    assert "No front to draw: no feasible trial" in md
+    assert "No parameter importance: it needs at least 8" in md and "this study has 0." in md
     assert paths["report.html"].stat().st_size > 1000
 
 
