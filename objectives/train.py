@@ -176,6 +176,16 @@ def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextMan
     return contextlib.nullcontext()
 
 
+def _full_fp32(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager[Any]:
+    """cuDNN convolutions in full float32, not TF32 (its default on Ampere and later GPUs), so
+    that an accuracy measured on a GPU is the deployed float32 model's."""
+    if device.type != "cuda" or bf16:
+        return contextlib.nullcontext()
+    cudnn = torch.backends.cudnn
+    return cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark,
+                       deterministic=cudnn.deterministic, allow_tf32=False)  # fmt: skip
+
+
 def _as_layout(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
     """``x`` with channels-last strides when asked and 4-D; the values are unchanged."""
     if channels_last and x.dim() == 4:
@@ -211,16 +221,19 @@ def evaluate(
     y: torch.Tensor,
     *,
     batch_size: int = 256,
-    bf16: bool | None = None,
+    bf16: bool = False,
     channels_last: bool = True,
 ) -> dict[str, float]:
     """Accuracy and mean cross-entropy of ``model`` on ``(x, y)``, in eval mode without grad.
 
-    The model's train/eval mode is restored afterwards. ``bf16`` (default: on CUDA) autocasts
-    the forward pass; the loss is computed in float32. ``channels_last`` feeds 4-D batches in
-    that memory format, as :func:`fit` does. The default batch keeps a small net's activations
-    in a CPU's caches (1024 was up to 2x slower for the mnist-tiny nets on one thread,
-    benchmarks/results/trial_throughput.md); it changes only the float rounding of the loss.
+    The model's train/eval mode is restored afterwards. In float32 unless ``bf16`` (CUDA only)
+    autocasts the forward pass, unlike training: a recorded accuracy is then the one the
+    deployed float32 model (a bundle's model.pt or model.onnx) gives, on any device — bf16
+    moved a trial's test accuracy by a sample on an H100. The loss is summed in float32.
+    ``channels_last`` feeds 4-D batches in that memory format, as :func:`fit` does. The
+    default batch keeps a small net's activations in a CPU's caches (1024 was up to 2x slower
+    for the mnist-tiny nets on one thread, benchmarks/results/trial_throughput.md); it changes
+    only the float rounding of the loss.
     """
     _check_int("batch_size", batch_size, minimum=1)
     if len(x) == 0 or len(x) != len(y):
@@ -228,7 +241,7 @@ def evaluate(
     use_bf16 = _resolve_bf16(bf16, x.device)
     loss_sum = torch.zeros((), dtype=torch.float64, device=x.device)
     correct = torch.zeros((), dtype=torch.int64, device=x.device)
-    with _mode(model, training=False), torch.no_grad():
+    with _mode(model, training=False), torch.no_grad(), _full_fp32(x.device, use_bf16):
         for xb, yb in iterate(x, y, batch_size, shuffle=False):
             with _autocast(x.device, use_bf16):
                 logits = model(_as_layout(xb, channels_last))
@@ -401,7 +414,6 @@ class _Loop:
                     self.model,
                     self.data.val.x,
                     self.data.val.y,
-                    bf16=self.bf16,
                     channels_last=self.channels_last,
                 )
                 record = {
