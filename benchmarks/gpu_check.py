@@ -1,0 +1,223 @@
+"""What only a GPU shows: npas's CUDA paths run on a real one, end to end, as a user runs them.
+
+Run on a machine with one CUDA GPU (never in CI, which has none)::
+
+    python benchmarks/gpu_check.py --out results/gpu   # writes gpu_check.md there
+
+1. ``search launch`` of a digits multi-fidelity search (MOASHA) whose trials ask
+   ``{cpu: 2, gpu: 0.25}``: Ray packs four trials on the one GPU; each trial resolves its device
+   from what Ray assigned; latency is timed with CUDA events, energy read from NVML, memory from
+   the CUDA allocator. ``nvidia-smi`` is sampled meanwhile to count the trial processes on the GPU.
+2. ``search export`` → ``search train --device cuda`` → the bundle loads on the CPU and gives
+   the same test accuracy there.
+3. One training epoch of mnist-tiny models on the GPU against one CPU thread (MNIST files from
+   ``NPAS_DATA``; skipped with a line in the table when they are absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import torch
+import yaml
+
+from search.run._records import conditions_of, metrics_of
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    """``search ...`` in a child, as a user types it; its output echoed."""
+    done = subprocess.run([sys.executable, "-m", "search._cli", *args], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    print("$ search", " ".join(args), "→", done.returncode, flush=True)
+    print(done.stdout[-3000:], done.stderr[-3000:], sep="\n", flush=True)
+    return done
+
+
+class GpuSampler(threading.Thread):
+    """Samples the compute processes on the GPU once per ``period`` seconds."""
+
+    def __init__(self, period: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.period, self.most, self.samples, self.stop = period, 0, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            query = ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"]
+            out = subprocess.run(query, capture_output=True, text=True).stdout
+            self.most = max(self.most, len([line for line in out.splitlines() if line.strip()]))
+            self.samples += 1
+            time.sleep(self.period)
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    running = best = 0
+    for _, step in events:
+        running += step
+        best = max(best, running)
+    return best
+
+
+def check_search(out: Path, gpu: float, device: str) -> list[str]:
+    """A packed multi-fidelity search on the GPU; the lines of its section."""
+    config = yaml.safe_load((ROOT / "search/config/presets/digits-quick.yaml").read_text())
+    config.update(
+        name="gpu-check", trials=16, resources={"cpu": 2, "gpu": gpu},
+        scheduler={"name": "moasha", "grace_epochs": 2, "reduction_factor": 2},
+        indicators=["params", "flops_infer", "latency_ms", "peak_mem_infer_mb",
+                    "energy_infer_j"],
+        measure={"threads": 1, "warmup": 2, "latency_budget_s": 0.2,
+                 "latency_max_repeats": 50, "energy_budget_s": 0.25},
+    )  # fmt: skip
+    path = out / "gpu-check.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    sampler = GpuSampler()
+    sampler.start()
+    start = time.time()
+    launched = _cli("launch", str(path), "--out", str(out / "run"), "--quiet")
+    wall = time.time() - start
+    sampler.stop.set()
+    study = optuna.load_study(study_name="gpu-check", storage=f"sqlite:///{out}/run/npas.db")
+    trials = study.get_trials(deepcopy=False)
+    states = {s.name: sum(t.state == s for t in trials) for s in optuna.trial.TrialState}
+    spans = [(t.datetime_start.timestamp(), t.datetime_complete.timestamp()) for t in trials
+             if t.datetime_start and t.datetime_complete]  # fmt: skip
+    conditions = conditions_of(study)
+    metrics = [metrics_of(t, conditions) for t in trials]
+
+    def seen(key: str) -> str:
+        return ", ".join(sorted({str(m[key]) for m in metrics if key in m})) or "(none)"
+
+    lines = [
+        f"## 1. `search launch`: 16 trials of `{{cpu: 2, gpu: {gpu}}}` on one GPU, MOASHA "
+        "(grace 2, reduction factor 2), digits-quick space",
+        "",
+        "| what | seen |",
+        "|---|---|",
+        f"| exit status | {launched.returncode} |",
+        f"| wall-clock | {wall:.0f} s |",
+        f"| trial states | {', '.join(f'{k} {v}' for k, v in states.items() if v)} |",
+        f"| most trials running at once (storage start/end times) | {_most_at_once(spans)} |",
+        f"| most processes on the GPU at once (nvidia-smi, {sampler.samples} samples) "
+        f"| {sampler.most} |",
+        f"| GPU ids Ray gave the trials (`cond_ray_gpu_ids`) | {seen('cond_ray_gpu_ids')} |",
+        f"| device the trials measured on (`cond_device`) | {seen('cond_device')} |",
+        f"| latency timer (`cond_timer`) | {seen('cond_timer')} |",
+        f"| energy source (`energy_source`) | {seen('energy_source')} |",
+        f"| peak inference memory, MiB (min–max) | {_span(metrics, 'peak_mem_infer_mb')} |",
+        f"| latency, ms (min–max) | {_span(metrics, 'latency_ms')} |",
+        f"| energy per inference sample, J (min–max) | {_span(metrics, 'energy_infer_j')} |",
+        f"| search energy (study attribute), J | {study.user_attrs.get('search_energy_j')} "
+        f"({study.user_attrs.get('search_energy_source', '')}) |",
+        "",
+    ]
+    return lines + check_bundle(out, device)
+
+
+def _span(metrics: list[dict[str, Any]], key: str) -> str:
+    values = [float(m[key]) for m in metrics if isinstance(m.get(key), (int, float))]
+    return f"{min(values):.4g}–{max(values):.4g}" if values else "(none)"
+
+
+def check_bundle(out: Path, device: str) -> list[str]:
+    """Export the knee, retrain it on the GPU, and evaluate the result on the CPU."""
+    storage = f"sqlite:///{out}/run/npas.db"
+    exported = _cli("export", "--storage", storage, "--out", str(out / "bundle"))
+    trained = _cli("train", str(out / "bundle"), "--epochs", "4", "--device", device)
+    lines = ["## 2. `search export` → `search train --device cuda` → load on the CPU", "",
+             "| what | seen |", "|---|---|",
+             f"| export / train exit status | {exported.returncode} / {trained.returncode} |"]
+    record_path = out / "bundle" / "train.json"
+    if record_path.exists():
+        record = json.loads(record_path.read_text())
+        retrained, cfg = record["metrics"], record["trial_config"]
+        lines += [f"| retrained on | {retrained.get('cond_device', '?')} |",
+                  f"| retrained test accuracy (GPU) | {retrained.get('test_accuracy')} |"]
+        from objectives.datasets import load  # here: the CLI children above need none of it
+        from objectives.train import evaluate
+        from search.trial import rebuild
+
+        net = rebuild(out / "bundle" / "trained" / "model.pt")  # on the CPU
+        data = load(cfg["dataset"], seed=cfg["seed"], val_size=cfg.get("val_size"))
+        accuracy = evaluate(net, data.test.x, data.test.y)["accuracy"]
+        lines.append(f"| the same weights evaluated on the CPU | {accuracy} |")
+    return [*lines, ""]
+
+
+def check_epochs() -> list[str]:
+    """One epoch of small models on the GPU and on one CPU thread."""
+    from objectives.datasets import load
+    from objectives.train import fit
+    from spaces import build_model
+    from spaces.ssn import shapeshift
+
+    lines = ["## 3. One training epoch, MNIST (first 10,000 images), batch 128", "",
+             "| model | params | GPU s/epoch | CPU (1 thread) s/epoch | CPU / GPU |",
+             "|---|---:|---:|---:|---:|"]
+    if not os.environ.get("NPAS_DATA"):
+        return [*lines, "| (NPAS_DATA unset: no MNIST files) | | | | |", ""]
+    models = {
+        "convnet d3 w4": lambda: build_model("convnet", (1, 28, 28), 10, depth=3, width=4),
+        "convnet d3 w8, SSN 1000": lambda: shapeshift(
+            build_model("convnet", (1, 28, 28), 10, depth=3, width=8), 1000),
+        "scs 4-4-4": lambda: build_model("scs", (1, 28, 28), 10, widths=(4, 4, 4)),
+    }
+    torch.set_num_threads(1)
+    for name, make in models.items():
+        times = {}
+        for device in ("cuda", "cpu"):
+            data = load("mnist", seed=0, device=device, train_size=10_000)
+            torch.manual_seed(0)
+            net = make().to(device)
+            fit(net, data, epochs=1)  # warm-up: kernels, allocator
+            net = make().to(device)
+            start = time.perf_counter()
+            fit(net, data, epochs=1)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            times[device] = time.perf_counter() - start
+        params = sum(p.numel() for p in make().parameters())
+        lines.append(f"| {name} | {params:,} | {times['cuda']:.2f} | {times['cpu']:.2f} "
+                     f"| {times['cpu'] / times['cuda']:.1f}x |")
+    return [*lines, ""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--skip", default="", help="sections to skip: search,epochs")
+    parser.add_argument("--gpu", type=float, default=0.25, help="GPUs per trial")
+    parser.add_argument("--device", default="cuda", help="`search train --device`")
+    args = parser.parse_args()
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        sys.exit("gpu_check: torch sees no CUDA device")
+    args.out.mkdir(parents=True, exist_ok=True)
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    lines = [
+        "# GPU check: npas's CUDA paths on a real GPU", "",
+        f"- GPU: {gpu}; torch {torch.__version__}; "
+        f"CPU cores: {os.cpu_count()}; {time.strftime('%Y-%m-%d')}",
+        "- `python benchmarks/gpu_check.py` (its docstring says what each section checks)", "",
+    ]
+    skip = set(filter(None, args.skip.split(",")))
+    if "search" not in skip:
+        lines += check_search(args.out, args.gpu, args.device)
+    if "epochs" not in skip:
+        lines += check_epochs()
+    (args.out / "gpu_check.md").write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
