@@ -4,7 +4,13 @@ constraints, optimiser, trials, resources, storage), validated into a :class:`Se
 Names of space dimensions and fixed values: ``family``; ``budget`` (None or absent: the plain
 model); ``ssn.<option>``; ``train.<option>``; ``<family>.<hyper>`` (made conditional on
 ``family`` automatically); ``<family>.<hyper>.<i>`` for element ``i`` of a list-valued
-hyper-parameter (``scs.widths.0``, ``scs.widths.1``, ...), since a dimension holds one scalar.
+hyper-parameter (``scs.widths.0``, ``scs.widths.1``, ...), since a dimension holds one scalar;
+``<family>.train.<option>``, a training option of that family alone (SCS nets train with Adam
+at rates that would stall SGD), which wins over ``train.<option>``.
+
+``ssn.mapping: none`` (in the space or fixed) means no Shapeshifting: the plain model, whatever
+``budget`` says. With ``budget`` made conditional on the other mappings, one search holds plain
+and shared models, and its front answers whether sharing pays at a parameter count.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ __all__ = [
     "default_storage_url",
     "masked_url",
 ]
+
+#: ``ssn.mapping`` of a search point that trains the plain model (no parameter sharing).
+PLAIN = "none"
 
 
 @dataclass(frozen=True)
@@ -339,11 +348,14 @@ class SearchConfig:
         family = values["family"]
         hyper: dict[str, Any] = {}
         elements: dict[str, dict[int, Any]] = {}
+        scoped: dict[str, Any] = {}
         for key, value in values.items():
             head, _, rest = key.partition(".")
             if head == family and rest:
                 hyper_key, _, index = rest.partition(".")
-                if index:
+                if hyper_key == "train":
+                    scoped[index] = value
+                elif index:
                     elements.setdefault(hyper_key, {})[int(index)] = value
                 else:
                     hyper[hyper_key] = value
@@ -353,6 +365,10 @@ class SearchConfig:
             name: {k.partition(".")[2]: v for k, v in values.items() if k.startswith(name + ".")}
             for name in ("ssn", "train")
         }
+        section["train"].update(scoped)
+        budget = values.get("budget")
+        if section["ssn"].get("mapping") == PLAIN:
+            budget, section["ssn"] = None, {}
         cfg = {
             "dataset": self.dataset,
             "data_root": self.data_root,
@@ -360,7 +376,7 @@ class SearchConfig:
             "train_size": self.train_size,
             "family": family,
             "hyper": hyper,
-            "budget": values.get("budget"),
+            "budget": budget,
             "ssn": section["ssn"],
             "train": section["train"],
             "objectives": self.objectives,
@@ -572,14 +588,22 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
             options = SSN_OPTIONS if head == "ssn" else TRAIN_OPTIONS
             if rest not in options:
                 raise checks.bad(where, name, f"{[f'{head}.{k}' for k in options]}")
-            _check_values(space, fixed, name, where, options[rest][0])
+            check = _mapping_or_plain if name == "ssn.mapping" else options[rest][0]
+            _check_values(space, fixed, name, where, check)
+        elif head in FAMILIES and rest.partition(".")[0] == "train":
+            _check_searched(head, families, where)
+            option = rest.partition(".")[2]
+            if option not in TRAIN_OPTIONS:
+                raise checks.bad(where, name, f"{[f'{head}.train.{k}' for k in TRAIN_OPTIONS]}")
+            _check_values(space, fixed, name, where, TRAIN_OPTIONS[option][0])
         elif head in FAMILIES and rest:
             _check_hyper(head, rest, families, where, elements)
         else:
             raise ConfigError(
                 f"{where}: unknown name {name!r}; allowed: 'family', 'budget', 'ssn.<option>' "
                 f"({list(SSN_OPTIONS)}), 'train.<option>' ({list(TRAIN_OPTIONS)}), "
-                f"'<family>.<hyper>' or '<family>.<hyper>.<index>' for families {families}"
+                f"'<family>.<hyper>', '<family>.<hyper>.<index>' or '<family>.train.<option>' "
+                f"for families {families}"
             )
     for (family, key), indices in elements.items():
         if sorted(indices) != list(range(len(indices))):
@@ -590,11 +614,21 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
     _check_stores(space, fixed)
 
 
+def _mapping_or_plain(value: Any, where: str) -> Any:
+    """An ``ssn.mapping`` of a trial config, or ``none`` (:data:`PLAIN`): no Shapeshifting."""
+    return value if value == PLAIN else SSN_OPTIONS["mapping"][0](value, where)
+
+
 def _check_values(
     space: Space, fixed: Mapping[str, Any], name: str, where: str, check: Any
 ) -> None:
     for value in _values(space, fixed, name):
         check(value, where)
+
+
+def _check_searched(family: str, families: list[str], where: str) -> None:
+    if family not in families:
+        raise ConfigError(f"{where}: family {family!r} is never searched; allowed: {families}")
 
 
 def _check_hyper(
@@ -604,8 +638,7 @@ def _check_hyper(
     where: str,
     elements: dict[tuple[str, str], list[int]],
 ) -> None:
-    if family not in families:
-        raise ConfigError(f"{where}: family {family!r} is never searched; allowed: {families}")
+    _check_searched(family, families, where)
     key, _, index = rest.partition(".")
     allowed = hyper_keys(FAMILIES.get(family))
     if key not in allowed:

@@ -180,6 +180,45 @@ def test_trial_config_merges_train_fixed_and_point() -> None:
         config.trial_config(point | {"convnet.depth": 7})
 
 
+def test_a_family_trains_with_its_own_options_over_the_common_ones() -> None:
+    data = edited("fixed/mlp.train.optimizer", "adamw")
+    data["space"]["mlp.train.lr"] = {"low": 0.001, "high": 0.01, "log": True}
+    config = load_config(data)
+    point = {"family": "mlp", "mlp.width": 16, "budget": 700, "ssn.mapping": "single",
+             "train.lr": 0.2, "mlp.train.lr": 0.003}  # fmt: skip
+    train = config.trial_config(point).train
+    assert train["optimizer"] == "adamw" and train["lr"] == 0.003
+    other = {"family": "convnet", "convnet.depth": 2, "budget": 700, "ssn.mapping": "single",
+             "train.lr": 0.2}  # fmt: skip
+    train = config.trial_config(other).train
+    assert train["optimizer"] == "sgd" and train["lr"] == 0.2  # the common options
+    assert not config.space.is_active("mlp.train.lr", other)
+    for key, value, fragment in [("mlp.train.nope", 1, r"mlp\.train\.lr"),
+                                 ("mlp.train.optimizer", "adam9", "adamw"),
+                                 ("wrn.train.lr", 0.1, "never searched")]:  # fmt: skip
+        with pytest.raises(ConfigError, match=fragment):
+            load_config(edited(f"fixed/{key}", value))
+
+
+def test_mapping_none_is_the_plain_model_in_the_same_search() -> None:
+    data = copy.deepcopy(BASE)
+    space = data["space"]
+    budget = space.pop("budget")
+    space["ssn.mapping"] = {"choices": ["none", "single", "auto"]}
+    space["budget"] = budget | {"when": {"ssn.mapping": ["single", "auto"]}}
+    config = load_config(data)
+    plain = config.trial_config({"family": "convnet", "convnet.depth": 2, "ssn.mapping": "none",
+                                 "train.lr": 0.1})  # fmt: skip
+    assert plain.budget is None and plain.ssn == load_config(BASE).trial_config(
+        {"family": "convnet", "convnet.depth": 2, "budget": 700, "ssn.mapping": "single",
+         "train.lr": 0.1}).ssn  # fmt: skip
+    rng = np.random.default_rng(0)
+    budgets = {config.trial_config(config.space.sample(rng)).budget is None for _ in range(30)}
+    assert budgets == {True, False}  # both kinds are sampled
+    with pytest.raises(ConfigError, match=r"ssn\.mapping"):
+        load_config(edited("fixed/ssn", {"generator": "wavg", "mapping": "nothing"}))
+
+
 @pytest.mark.parametrize("name", list_presets())
 def test_presets_sample_encode_decode_and_give_valid_trial_configs(name: str) -> None:
     config = load_preset(name)
