@@ -109,6 +109,21 @@ def test_convnet_stops_pooling_at_one_pixel_on_tiny_inputs():
     assert model(torch.randn(2, *SMALL)).shape == (2, 10)
 
 
+def test_convnet_separable_blocks_count_depthwise_plus_pointwise_weights():
+    dense = build_model("convnet", (1, 28, 28), 10, depth=3, width=8, growth=1.5)
+    net = build_model("convnet", (1, 28, 28), 10, depth=3, width=8, growth=1.5, separable=True)
+    # first block 1→8 full 3×3; then 8→12 and 12→18 as 3×3 depthwise + 1×1 pointwise;
+    # BN (2 per channel) and no conv bias; head 18→10 with bias
+    expect = 9 * 8 + (9 * 8 + 8 * 12) + (9 * 12 + 12 * 18) + 2 * (8 + 12 + 18) + 18 * 10 + 10
+    assert sum(p.numel() for p in net.parameters()) == expect == 830
+    assert sum(p.numel() for p in dense.parameters()) == 3146
+    convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert [c.groups for c in convs] == [1, 8, 1, 12, 1]
+    out = net(torch.randn(2, 1, 28, 28))
+    out.sum().backward()
+    assert out.shape == (2, 10) and all(p.grad is not None for p in net.parameters())
+
+
 def test_mlp_flattens_any_shape_and_honours_hyper_parameters():
     model = build_model("mlp", (64,), 5, hidden=[16, 8], activation="gelu", dropout=0.1)
     linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
