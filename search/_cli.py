@@ -372,7 +372,8 @@ def _export(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from search._export import train_bundle
 
-    done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device)
+    done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device,
+                        seed=args.seed)  # fmt: skip
     print(f"Retrained {args.bundle} for {done.metrics.get('epochs')} epoch(s): search vs train")
     print(done.table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     print(f"Saved: {done.path}")
@@ -461,12 +462,20 @@ def _presets(args: argparse.Namespace) -> int:
 
 
 def _positive(text: str) -> int:
+    return _integer(text, 1)
+
+
+def _count(text: str) -> int:
+    return _integer(text, 0)
+
+
+def _integer(text: str, low: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: an integer >= 1")
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: an integer >= {low}")
     return value
 
 
@@ -624,6 +633,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="where train.json and trained/model.pt go (default: the bundle folder)",
     )
     cmd.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
+    cmd.add_argument(
+        "--seed", type=_count, metavar="N",
+        help="seed of initialisation, data order and validation split (default: the bundle's)",
+    )  # fmt: skip
 
     cmd = add("dashboard", _dashboard, "Serve optuna-dashboard on a storage until Ctrl-C.")
     _storage_options(cmd)

@@ -443,7 +443,7 @@ def load_bundle(folder: str | os.PathLike[str]) -> nn.Module:
 
 def _retrain_config(
     cfg: TrialConfig, mapping: Mapping[str, int] | None, *, epochs: int | None, out: Path,
-    device: str | None,
+    device: str | None, seed: int | None = None,
 ) -> TrialConfig:
     """The bundle's trial config at the full schedule, with the bundle's SSN mapping fixed."""
     if epochs is None:
@@ -454,11 +454,14 @@ def _retrain_config(
     if cfg.budget is not None and mapping:
         stores = max(int(v) for v in mapping.values()) + 1
         ssn = {**ssn, "mapping": dict(mapping), "stores": stores}
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ConfigError(f"seed: got {seed!r}; allowed: an int >= 0")
     return cfg.replace(
         train={"epochs": epochs, "max_steps": None},
         ssn=ssn,
         artifact_dir=str(out / "trained"),
         device=device,
+        seed=cfg.seed if seed is None else seed,
     )
 
 
@@ -507,6 +510,7 @@ def train_bundle(
     epochs: int | None = None,
     out: str | os.PathLike[str] | None = None,
     device: str | None = None,
+    seed: int | None = None,
 ) -> Trained:
     """Retrains a bundle's configuration from scratch and compares it with the search.
 
@@ -520,6 +524,9 @@ def train_bundle(
         out: Where ``train.json`` and the retrained ``trained/model.pt`` go (default: the
             bundle folder).
         device: Torch device; None: CUDA when available.
+        seed: Seed of the initialisation, the data order and the validation split; None: the
+            bundle's. The test split is the dataset's own, so test accuracies of several
+            seeds compare (``benchmarks/leaderboard.py`` retrains each winner with three).
 
     Raises:
         ExportError: not a bundle.
@@ -530,7 +537,8 @@ def train_bundle(
     blob = read_bundle(folder)
     target = Path(out) if out is not None else folder
     searched = _bundle_config(folder, TrialConfig.from_dict(blob["trial_config"]))
-    cfg = _retrain_config(searched, blob.get("mapping"), epochs=epochs, out=target, device=device)
+    cfg = _retrain_config(searched, blob.get("mapping"), epochs=epochs, out=target, device=device,
+                          seed=seed)  # fmt: skip
     recorded = _recorded(folder)
     result = run_trial(cfg)
     table = _compare(recorded, result, blob["trial_config"])

@@ -171,6 +171,14 @@ def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
     assert "search vs train" in text and "test_accuracy" in text
     saved = json.loads((bundle / "train.json").read_text(encoding="utf-8"))
     assert saved["epochs"] == 1 and 0.0 < saved["metrics"]["test_accuracy"] <= 1.0
+    # Another seed: another initialisation, in its own folder, the bundle's seed untouched.
+    assert main(["train", str(bundle), "--epochs", "1", "--seed", "7", "--out",
+                 str(tmp_path / "seed7")]) == 0  # fmt: skip
+    other = json.loads((tmp_path / "seed7" / "train.json").read_text(encoding="utf-8"))
+    assert other["trial_config"]["seed"] == 7 and saved["trial_config"]["seed"] == 0
+    assert other["metrics"]["train_loss"] != saved["metrics"]["train_loss"]
+    assert main(["train", str(bundle), "--seed", "-1"]) == 2
+    assert "--seed: got '-1'; allowed: an integer >= 0" in capsys.readouterr().err
 
 
 BAD = {
