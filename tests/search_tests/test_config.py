@@ -238,8 +238,13 @@ def test_presets_sample_encode_decode_and_give_valid_trial_configs(name: str) ->
 def test_presets_are_the_three_promised_with_their_objectives() -> None:
     assert {"digits-quick", "mnist-tiny", "cifar10-wrn"} <= set(list_presets())
     tiny = load_preset("mnist-tiny")
-    assert tiny.objective_names == ["accuracy", "params", "flops_infer", "latency_ms"]
-    assert tiny.space["budget"].low == 300 and tiny.space["budget"].high == 5000
+    assert tiny.objective_names == ["accuracy", "params", "flops_infer"]
+    assert tiny.space["budget"].low == 300 and tiny.space["budget"].high == 2000
+    assert tiny.scheduler.name == "moasha" and "none" in tiny.space["ssn.mapping"].choices
+    point = {"family": "scs", "scs.widths.0": 4, "scs.widths.1": 4, "scs.widths.2": 4,
+             "scs.depthwise": False, "scs.train.lr": 0.01, "ssn.mapping": "none"}  # fmt: skip
+    scs = tiny.trial_config(point)
+    assert scs.budget is None and scs.train["optimizer"] == "adamw" and scs.train["lr"] == 0.01
     wrn = load_preset("cifar10-wrn")
     assert wrn.resources.gpu == 0.25 and wrn.fixed["family"] == "wrn"
     assert wrn.space["ssn.stores"].high == 14
