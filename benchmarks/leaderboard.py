@@ -145,7 +145,7 @@ def main() -> None:
         _cli(log, "launch", "--preset", "mnist-tiny", "--out", str(args.out / "run"),
              "--time-budget", f"{args.minutes:g}m", "--trials", "100000")  # fmt: skip
     search_s = time.time() - start
-    _cli(log, "status", "--out", str(args.out / "run"))
+    _cli(log, "status", "--run", str(args.out / "run"))
 
     winners: dict[str, dict[str, Any]] = {}
     for budget in budgets:

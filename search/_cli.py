@@ -36,16 +36,17 @@ _FORMATS = ("table", "csv", "json")
 
 
 def _storage_url(args: argparse.Namespace) -> str:
-    """``--storage``, else ``sqlite:///<run folder>/npas.db``.
+    """``--storage``, else ``sqlite:///<--run folder>/npas.db``.
 
-    The run folder is ``--run-folder`` where a command has one (status, dashboard), else
-    ``runs``: the ``--out`` of report and export is where they write, not a run folder.
+    One meaning per flag: ``--run`` is the run folder a command reads a search from (status,
+    pareto, report, export, dashboard), ``--out`` where a command writes (launch's run folder,
+    the report, the bundle, the retrained model).
     """
     from search.config import default_storage_url
 
     if args.storage:
         return str(args.storage)
-    return default_storage_url(getattr(args, "run_folder", _DEFAULT_OUT))
+    return default_storage_url(args.run_folder)
 
 
 def _open(url: str) -> optuna.storages.RDBStorage:
@@ -491,32 +492,42 @@ def _port(text: str) -> int:
     return value
 
 
-def _storage_options(parser: argparse.ArgumentParser) -> None:
+class _Moved(argparse.Action):
+    """``--out`` given to a command that only reads a search: it now names where a command
+    writes, so it is refused with the flag to use instead of being taken for a run folder."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        parser.error("--out names where a command writes; give the run folder with --run DIR")
+
+
+def _storage_options(parser: argparse.ArgumentParser, *, writes: bool = False) -> None:
+    """--storage and --run (the run folder read); ``writes``: the command has its own --out."""
     parser.add_argument(
         "--storage",
         metavar="URL",
         help="Optuna storage (SQLAlchemy URL, e.g. sqlite:///runs/npas.db or "
-        "postgresql://user@host/db); default: sqlite:///<out>/npas.db",
+        "postgresql://user@host/db); default: sqlite:///<run>/npas.db",
     )
     parser.add_argument(
-        "--out",
+        "--run",
         dest="run_folder",
         default=_DEFAULT_OUT,
         metavar="DIR",
-        help=f"run folder whose npas.db is the default storage (default: {_DEFAULT_OUT})",
+        help=f"run folder (launch's --out) whose npas.db is the default storage "
+        f"(default: {_DEFAULT_OUT})",
     )
+    if not writes:
+        parser.add_argument("--out", action=_Moved, nargs=0, help=argparse.SUPPRESS)
 
 
-def _study_options(parser: argparse.ArgumentParser, *, objectives: str | None = None) -> None:
-    """--name and --storage; with ``objectives``, --objectives (its help)."""
+def _study_options(
+    parser: argparse.ArgumentParser, *, objectives: str | None = None, writes: bool = False
+) -> None:
+    """--name, --storage and --run; with ``objectives``, --objectives (its help)."""
     parser.add_argument(
         "--name", help="search (study) name; may be left out when the storage holds one search"
     )
-    parser.add_argument(
-        "--storage",
-        metavar="URL",
-        help="Optuna storage (SQLAlchemy URL); default: sqlite:///runs/npas.db",
-    )
+    _storage_options(parser, writes=writes)
     if objectives is not None:
         parser.add_argument(
             "--objectives",
@@ -613,12 +624,12 @@ def build_parser() -> argparse.ArgumentParser:
     cmd.add_argument("--format", choices=_FORMATS, default="table", help="output format")
 
     cmd = add("report", _report, "Write the efficiency report (HTML, Markdown, PNG, CSV).")
-    _study_options(cmd)
+    _study_options(cmd, writes=True)
     cmd.add_argument("--out", required=True, metavar="DIR", help="folder for the report")
     cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
 
     cmd = add("export", _export, "Write a training-ready bundle of one trial.")
-    _study_options(cmd, objectives="front for knee/pepr on these metrics")
+    _study_options(cmd, objectives="front for knee/pepr on these metrics", writes=True)
     cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
     cmd.add_argument("--out", required=True, metavar="DIR", help="bundle folder")
 

@@ -29,6 +29,7 @@ import optuna
 
 from search._urls import masked_url
 from search.config import TrialConfig
+from search.config._floor import budget_warning
 from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
 from search.run._lease import Lease
@@ -106,14 +107,34 @@ def launch(
 
 
 def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.Study:
+    import ray
+
     out = _run_folder(config.out)
-    if config.address in (None, "local"):
-        _check_local_resources(config.resources.cpu, config.resources.gpu)
-    elif config.address != "auto":  # Ray's own word for the cluster started on this machine
+    if config.address not in (None, "local", "auto"):  # auto: Ray's word for this machine's
         _check_address(config.address)
+    warning = budget_warning(config)
+    if warning is not None:
+        print(f"[npas] warning: {warning}", file=sys.stderr, flush=True)
+    if config.address in (None, "local") and not ray.is_initialized():
+        _check_local_resources(config.resources.cpu, config.resources.gpu)
+        return _launch_stored(config, out, trial_fn, progress)  # its Ray starts once leased
+    # A cluster's resources are known once it is joined: joined before the storage is opened,
+    # a share it cannot hold is refused with nothing created.
+    joined = _start_ray(config.address)
+    try:
+        _slots(config.resources.ray())
+        return _launch_stored(config, out, trial_fn, progress)
+    finally:
+        if joined:
+            ray.shutdown()
+
+
+def _launch_stored(
+    config: SearchConfig, out: Path, trial_fn: TrialFn, progress: bool
+) -> optuna.Study:
     rdb = open_storage(config.storage_url)
     lease = Lease(rdb.engine, config.name)
-    lease.acquire()  # before anything is marked or started: one launch of a search at a time
+    lease.acquire()  # before anything is marked or a local Ray starts: one launch at a time
     try:
         return _launch_leased(config, rdb, out, trial_fn, progress)
     finally:
@@ -247,12 +268,7 @@ def _check_address(address: str) -> None:
 
 
 def _check_local_resources(cpu: float, gpu: float) -> None:
-    """A trial's share must fit the local Ray this launch will start (a Ray already running in
-    this process is checked by the slots it reports)."""
-    import ray
-
-    if ray.is_initialized():
-        return
+    """A trial's share must fit the local Ray this launch will start."""
     import torch
 
     cpus, gpus = os.cpu_count() or 1, torch.cuda.device_count()
@@ -324,7 +340,8 @@ def _run_tuner(
         share,
     )
     logging.getLogger("ray.tune.tune").addFilter(_no_restore_advice)
-    view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress)
+    view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress,
+                    time_budget=config.budget.time)  # fmt: skip
     scheduler = SCHEDULERS.get(config.scheduler.name)(config)
     if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
         for curve, violation in rung_history(study, config.objective_names):

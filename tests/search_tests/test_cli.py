@@ -101,7 +101,7 @@ def test_launch_records_and_says_where_to_look(launched: dict) -> None:
 
 
 def test_status_lists_the_search(launched: dict, capsys: pytest.CaptureFixture) -> None:
-    assert main(["status", "--out", str(launched["out"])]) == 0
+    assert main(["status", "--run", str(launched["out"])]) == 0
     text = capsys.readouterr().out
     front = front_of(trials_frame(_study(launched)), objectives_of(_study(launched)))
     assert f"Search {NAME!r}: 2 trial(s), 2 complete, 0 running, 0 stopped early, 0 failed" in text
@@ -246,8 +246,12 @@ def test_study_errors(launched: dict, tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["pareto", "--storage", url, "--objectives", "accuracy,joules"]) == 2
     assert "joules" in capsys.readouterr().err
     missing = tmp_path / "none"
-    assert main(["status", "--out", str(missing)]) == 2
+    assert main(["status", "--run", str(missing)]) == 2
     assert not missing.exists(), "reading a missing storage creates nothing"
+    # One meaning per flag: --out is where a command writes, never the run folder it reads.
+    for command in ("status", "dashboard", "pareto"):
+        assert main([command, "--out", str(tmp_path)]) == 2
+        assert "give the run folder with --run DIR" in capsys.readouterr().err
 
 
 def test_other_npas_errors_are_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -358,7 +362,7 @@ def test_status_loads_no_torch_or_ray(tmp_path: Path) -> None:
         "from search._cli import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
-        f"    code = main(['status', '--out', {str(tmp_path)!r}])\n"
+        f"    code = main(['status', '--run', {str(tmp_path)!r}])\n"
         "heavy = [m for m in ('torch', 'ray', 'sklearn', 'matplotlib') if m in sys.modules]\n"
         "print(code, heavy, \"Search 'small': 6 trial(s)\" in out.getvalue())\n"
     )
@@ -396,10 +400,10 @@ def test_selectors_lists_every_registered_form(capsys: pytest.CaptureFixture) ->
 def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -> None:
     import pandas as pd
 
-    assert main(["status", "--out", str(launched["out"]), "--format", "json"]) == 0
+    assert main(["status", "--run", str(launched["out"]), "--format", "json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)
     assert record["search"] == NAME and record["complete"] == 2 and record["interrupted"] == 0
     assert record["best"]["accuracy"]["trial"] in record["front"]
-    assert main(["status", "--out", str(launched["out"]), "--format", "csv"]) == 0
+    assert main(["status", "--run", str(launched["out"]), "--format", "csv"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert table.loc[0, "search"] == NAME and table.loc[0, "trials"] == 2

@@ -76,7 +76,7 @@ def test_a_second_launch_of_a_running_search_is_refused_at_once(tmp_path):
                    progress=False)  # fmt: skip
         assert time.monotonic() - started < 10, "refused before Ray or any trial"
         assert socket.gethostname() in str(refused.value)
-        assert main(["status", "--out", str(tmp_path)]) == 0
+        assert main(["status", "--run", str(tmp_path)]) == 0
         assert first.wait(timeout=180) == 0
     finally:
         if first.poll() is None:
@@ -146,7 +146,7 @@ def test_a_dead_launch_on_this_host_frees_the_search_and_status_says_so(tmp_path
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     _plant(url, host=socket.gethostname(), pid=dead.pid, age_s=1)
-    assert main(["status", "--out", str(tmp_path)]) == 0
+    assert main(["status", "--run", str(tmp_path)]) == 0
     text = capsys.readouterr().out
     assert "0 running" in text and "1 interrupted" in text and "running now" not in text
     study = launch(make_config(tmp_path, optimiser="random", trials=3), trial_fn=fake_trial,
