@@ -3,11 +3,19 @@
 npas records every search in an Optuna storage, so the stock dashboard shows them with nothing
 added. It runs as its own process (its server blocks, and Ctrl-C must stop it cleanly); this
 module starts it, waits until its REST API answers, and hands back the process and its URL.
+
+The process is this module run as a script (:func:`_serve`), not the ``optuna-dashboard``
+command: that takes the storage URL on its command line, where any user of the machine reads
+it (``ps``), password included. Here the URL goes through the child's stdin, which only it
+reads; the server is optuna-dashboard's WSGI app on the threaded wsgiref server its command
+uses.
 """
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import importlib.util
+import os
 import socket
 import subprocess
 import sys
@@ -16,14 +24,17 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from socketserver import ThreadingMixIn
 from typing import IO
+from wsgiref.simple_server import WSGIServer, make_server
 
+from search._urls import masked_url
 from search.errors import ConfigError, DashboardError
 
 __all__ = ["DashboardError", "free_port", "start_dashboard", "stop_dashboard"]
 
-_SCRIPT = "optuna-dashboard"
 _INSTALL = "pip install optuna-dashboard"
+_ROOT = Path(__file__).resolve().parents[1]  # holds the search package the child imports
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -42,13 +53,13 @@ def _free(host: str, port: int) -> bool:
     return True
 
 
-def _command() -> list[str]:
-    """The optuna-dashboard console script of this environment (beside the interpreter first)."""
-    beside = Path(sys.executable).with_name(_SCRIPT)
-    found = str(beside) if beside.exists() else shutil.which(_SCRIPT)
-    if found is None:
+def _command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
+    """The server process's command line and environment: neither holds the storage URL."""
+    if importlib.util.find_spec("optuna_dashboard") is None:
         raise DashboardError(f"optuna-dashboard is not installed; install it with `{_INSTALL}`")
-    return [found]
+    path = os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path}  # the child runs this very code
+    return [sys.executable, "-m", "search._dashboard", host, str(port)], env
 
 
 def _answers(url: str) -> bool:
@@ -98,12 +109,19 @@ def start_dashboard(
         raise ConfigError(
             f"port: got {port}, which is in use on {host}; allowed: a free port or 0"
         )
-    args = [*_command(), storage, "--host", host, "--port", str(port), "--server", "wsgiref"]
+    args, env = _command(host, port)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
     # The dashboard's output goes to an unlinked file: shown when it fails to start, and the
     # child keeps writing to its own descriptor after ours is closed (a pipe would fill up).
     with open(log, "w+b") if log is not None else tempfile.TemporaryFile() as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, env=env
+        )
+        assert process.stdin is not None
+        # A URL is far below a pipe's buffer, so this never blocks; a child that died at once
+        # closed the pipe, and _wait says why it died.
+        with contextlib.suppress(BrokenPipeError), process.stdin:
+            process.stdin.write(storage.encode())
         _wait(process, url, out, timeout_s=timeout_s, storage=storage)
     return process, url
 
@@ -115,8 +133,8 @@ def _wait(
     while not _answers(url):
         if process.poll() is not None:
             raise DashboardError(
-                f"optuna-dashboard exited with code {process.returncode} on {storage!r}: "
-                f"{_tail(log)}"
+                f"optuna-dashboard exited with code {process.returncode} on "
+                f"{masked_url(storage)!r}: {_tail(log)}"
             )
         if time.monotonic() > deadline:
             stop_dashboard(process)
@@ -136,3 +154,24 @@ def stop_dashboard(process: subprocess.Popen[bytes], *, timeout_s: float = 10.0)
             process.kill()
             process.wait()
     return int(process.returncode)
+
+
+class _ThreadedServer(ThreadingMixIn, WSGIServer):
+    """optuna-dashboard's own ``--server wsgiref``: a thread per request."""
+
+    daemon_threads = True
+
+
+def _serve(host: str, port: int) -> None:
+    """The server process: the storage URL from stdin, optuna-dashboard on ``host:port`` until
+    it is terminated."""
+    from optuna_dashboard import wsgi
+
+    storage = sys.stdin.read().strip()
+    app = wsgi(storage)
+    print(f"optuna-dashboard on {masked_url(storage)}: http://{host}:{port}/", file=sys.stderr)
+    make_server(host, port, app, server_class=_ThreadedServer).serve_forever()
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], int(sys.argv[2]))

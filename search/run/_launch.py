@@ -112,17 +112,18 @@ def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.S
     out = _run_folder(config.out)
     if config.address not in (None, "local", "auto"):  # auto: Ray's word for this machine's
         _check_address(config.address)
-    warning = budget_warning(config)
-    if warning is not None:
-        print(f"[npas] warning: {warning}", file=sys.stderr, flush=True)
-    if config.address in (None, "local") and not ray.is_initialized():
+    local = config.address in (None, "local") and not ray.is_initialized()
+    if local:  # the Ray this launch starts (once the search is leased) has this machine's
         _check_local_resources(config.resources.cpu, config.resources.gpu)
-        return _launch_stored(config, out, trial_fn, progress)  # its Ray starts once leased
-    # A cluster's resources are known once it is joined: joined before the storage is opened,
-    # a share it cannot hold is refused with nothing created.
-    joined = _start_ray(config.address)
+    # A cluster's resources are known once it is joined, so it is joined before the storage is
+    # opened: a share it cannot hold is refused with nothing created.
+    joined = False if local else _start_ray(config.address)
     try:
-        _slots(config.resources.ray())
+        if not local:
+            _slots(config.resources.ray())
+        warning = budget_warning(config)
+        if warning is not None:
+            print(f"[npas] warning: {warning}", file=sys.stderr, flush=True)
         return _launch_stored(config, out, trial_fn, progress)
     finally:
         if joined:

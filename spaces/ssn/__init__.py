@@ -1,13 +1,14 @@
 """Shapeshifter Networks: layer weights generated from a parameter budget shared across layers.
 
-Front door: :func:`shapeshift`. Generators, upsamplers and mappings are registries, so a new
-one is a subclass (or function) plus one ``register`` decorator.
+Front door: :func:`shapeshift`; :func:`minimum_budget` says how small a budget it can meet.
+Generators, upsamplers and mappings are registries, so a new one is a subclass (or function)
+plus one ``register`` decorator.
 """
 
 from spaces.ssn._generators import GENERATORS, Generator
 from spaces.ssn._layers import SUPPORTED
 from spaces.ssn._mappings import MAPPINGS, MappingContext
-from spaces.ssn._net import LayerInfo, ShapeshiftNet, shapeshift
+from spaces.ssn._net import LayerInfo, ShapeshiftNet, minimum_budget, shapeshift
 from spaces.ssn._upsamplers import UPSAMPLERS, Upsampler
 
 __all__ = [
@@ -20,5 +21,6 @@ __all__ = [
     "MappingContext",
     "ShapeshiftNet",
     "Upsampler",
+    "minimum_budget",
     "shapeshift",
 ]

@@ -115,20 +115,13 @@ class ShapeshiftNet(nn.Module):
             specs[0].slots[0].attr
         ]
         self._specs = specs
-        self._swapper = WeightSwapper(self.model, specs)
         gen_cls = GENERATORS.get(generator)
         ups_cls = UPSAMPLERS.get(upsampler)
         gen_opts, ups_opts = dict(generator_options or {}), dict(upsampler_options or {})
-        planner = Planner(
-            [s.numel for s in specs],
-            assignment,
-            fixed=_trainable(self.model),
-            limit=templates,
-            max_templates=gen_cls.max_templates,
-            count_generator=lambda t: gen_cls.num_params(t, **gen_opts),
-            count_upsampler=lambda p: ups_cls.num_params(p, **ups_opts),
-            resize=probe,
-        )
+        planner = _planner(self.model, specs, assignment, generator=generator,
+                           upsampler=upsampler, templates=templates, generator_options=gen_opts,
+                           upsampler_options=ups_opts, probe=probe)  # fmt: skip
+        self._swapper = WeightSwapper(self.model, specs)
         what = f"generator={generator!r}, upsampler={upsampler!r}, {len(planner.groups)} store(s)"
         self.plan = planner.solve(budget, what=what)
         self.budget = int(budget)
@@ -317,6 +310,35 @@ def _check_int(name: str, value: object, low: int) -> int:
     return int(value)
 
 
+def _planner(
+    model: nn.Module,
+    specs: list[LayerSpec],
+    assignment: list[int],
+    *,
+    generator: str,
+    upsampler: str,
+    templates: int,
+    generator_options: Mapping[str, Any] | None,
+    upsampler_options: Mapping[str, Any] | None,
+    probe: bool = False,
+) -> Planner:
+    """The store sizing of ``model`` (its ``specs`` not yet taken over): what a network solves
+    for its budget and :func:`minimum_budget` reports the smallest total of."""
+    gen_cls = GENERATORS.get(generator)
+    ups_cls = UPSAMPLERS.get(upsampler)
+    gen_opts, ups_opts = dict(generator_options or {}), dict(upsampler_options or {})
+    return Planner(
+        [s.numel for s in specs],
+        assignment,
+        fixed=_trainable(model) - sum(s.numel for s in specs),  # norms, biases, the rest
+        limit=templates,
+        max_templates=gen_cls.max_templates,
+        count_generator=lambda t: gen_cls.num_params(t, **gen_opts),
+        count_upsampler=lambda p: ups_cls.num_params(p, **ups_opts),
+        resize=probe,
+    )
+
+
 def shapeshift(
     model: nn.Module,
     budget: int,
@@ -367,9 +389,77 @@ def shapeshift(
         True
     """
     budget = _check_int("budget", budget, 1)
-    stores = _check_int("stores", stores, 1)
     templates = _check_int("templates", templates, 1)
     seed = _check_int("seed", seed, 0)
+    _, chosen = _assignment(model, budget, stores=stores, mapping=mapping, generator=generator,
+                            upsampler=upsampler, seed=seed, pretrain=pretrain,
+                            generator_options=generator_options)  # fmt: skip
+    return ShapeshiftNet(
+        model,
+        budget,
+        assignment=chosen,
+        generator=generator,
+        upsampler=upsampler,
+        templates=templates,
+        seed=seed,
+        generator_options=generator_options,
+        upsampler_options=upsampler_options,
+    )
+
+
+def minimum_budget(
+    model: nn.Module,
+    *,
+    stores: int = 1,
+    mapping: str | Mapping[str, int] = "single",
+    generator: str = "wavg",
+    upsampler: str = "mask",
+    templates: int = 4,
+    seed: int = 0,
+    generator_options: Mapping[str, Any] | None = None,
+    upsampler_options: Mapping[str, Any] | None = None,
+) -> int:
+    """The smallest budget :func:`shapeshift` meets with these options (the minimum its
+    ``BudgetError`` states), found without building the network: a search checks its budget
+    range against it in milliseconds.
+
+    ``mapping="auto"`` is refused: its assignment needs a trained probe network (``"random"``
+    with the same ``stores`` gives stores of the same count).
+
+    Raises:
+        BudgetError: No store size uses every store parameter of this model.
+        ConfigError, UnknownNameError: As :func:`shapeshift`.
+    """
+    if mapping == "auto":
+        raise ConfigError(
+            "mapping='auto' assigns stores from a trained probe network, so it has no minimum "
+            "budget before training; allowed: 'random' with the same stores as a stand-in"
+        )
+    _check_int("templates", templates, 1)
+    seed = _check_int("seed", seed, 0)
+    specs, chosen = _assignment(model, None, stores=stores, mapping=mapping, generator=generator,
+                                upsampler=upsampler, seed=seed, pretrain=None,
+                                generator_options=generator_options)  # fmt: skip
+    return _planner(model, specs, chosen, generator=generator, upsampler=upsampler,
+                    templates=templates, generator_options=generator_options,
+                    upsampler_options=upsampler_options).minimum()  # fmt: skip
+
+
+def _assignment(
+    model: nn.Module,
+    budget: int | None,
+    *,
+    stores: int,
+    mapping: str | Mapping[str, int],
+    generator: str,
+    upsampler: str,
+    seed: int,
+    pretrain: Callable[[nn.Module], object] | None,
+    generator_options: Mapping[str, Any] | None,
+) -> tuple[list[LayerSpec], list[int]]:
+    """The layers of ``model`` and the store of each, as ``mapping`` assigns them (``budget``
+    sizes the probe network a trained mapping builds; None: there is none to build)."""
+    stores = _check_int("stores", stores, 1)
     gen_cls = GENERATORS.get(generator)
     UPSAMPLERS.get(upsampler)
     if isinstance(mapping, Mapping):
@@ -386,6 +476,8 @@ def shapeshift(
     learned = gen_cls.num_params([PROBE_TEMPLATES] * len(specs), **(generator_options or {})) > 0
 
     def probe() -> ShapeshiftNet:
+        if budget is None:
+            raise ConfigError(f"mapping {mapping!r} trains a probe network: no minimum budget")
         return ShapeshiftNet(
             model,
             budget,
@@ -415,14 +507,4 @@ def shapeshift(
             f"mapping {mapping!r} must give each of the {len(specs)} layers a store and use"
             f" stores 0..k-1 without gaps; got {chosen}"
         )
-    return ShapeshiftNet(
-        model,
-        budget,
-        assignment=chosen,
-        generator=generator,
-        upsampler=upsampler,
-        templates=templates,
-        seed=seed,
-        generator_options=generator_options,
-        upsampler_options=upsampler_options,
-    )
+    return specs, chosen

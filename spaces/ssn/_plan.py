@@ -240,6 +240,10 @@ class Planner:
         t, _ = best_of(candidates(low, high, 1.02))
         return best_of(candidates(max(low, int(t / 1.02)), min(high, int(t * 1.02) + 1), 1.001))
 
+    def minimum(self) -> int:
+        """The smallest total any layout reaches: the minimum budget of this module."""
+        return self._cheapest()[1].total
+
     def solve(self, budget: int, *, what: str) -> Plan:
         """The largest layout whose total is at most ``budget``; it uses at least 90 % of it.
 

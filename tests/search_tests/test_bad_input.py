@@ -62,6 +62,17 @@ def test_resources_beyond_this_machine_are_refused_before_ray(tmp_path, capsys):
     assert "cpu=64" in err and not (tmp_path / "npas.db").exists()
 
 
+def test_a_budget_below_every_model_is_warned_at_launch(tmp_path, capsys):
+    """Warned, not refused: the check is a bound over a few corners of the space, not a proof."""
+    from search.config import load_config
+    from search.run import launch
+
+    space = {"family": ["convnet"], "budget": {"low": 10, "high": 50}}
+    launch(load_config({"dataset": "digits", "space": space}), trials=0, out=tmp_path)
+    err = capsys.readouterr().err
+    assert "[npas] warning: budget: at most 50 parameters" in err and "smallest: " in err
+
+
 def test_read_commands_leave_a_foreign_database_untouched(tmp_path, capsys):
     path = tmp_path / "other.db"
     with sqlite3.connect(path) as db:

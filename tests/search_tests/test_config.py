@@ -361,3 +361,43 @@ def test_mlp_is_searchable_by_depth_and_width() -> None:
     assert build_model("mlp", (4,), 3, depth=0).layers[1].in_features == 4  # linear classifier
     with pytest.raises(ConfigError, match=r"either hidden or depth/width.*hidden=\[8\]"):
         build_model("mlp", (4,), 3, hidden=[8], depth=1)
+
+
+# -- the budget floor ----------------------------------------------------------------------------
+
+
+def _floor_config(budget: Any, **space: Any) -> SearchConfig:
+    return load_config({"dataset": "digits", "space": {"family": ["convnet", "mlp"], **space,
+                                                       "budget": budget}})  # fmt: skip
+
+
+def test_a_budget_below_every_model_is_warned_with_the_smallest_minimum() -> None:
+    from search.config._floor import budget_warning
+    from spaces.ssn import minimum_budget
+
+    text = budget_warning(_floor_config({"low": 10, "high": 50}))
+    assert text is not None and text.startswith("budget: at most 50 parameters")
+    smallest = min(minimum_budget(build_model(f, (1, 8, 8), 10)) for f in ("convnet", "mlp"))
+    assert f"smallest: {smallest}, for " in text
+
+
+@pytest.mark.parametrize(
+    ("budget", "space"),
+    [
+        ({"low": 10, "high": 100_000}, {}),  # the range reaches the minimum
+        ({"low": 10, "high": 50}, {"ssn.upsampler": ["mask", "inter"]}),  # inter's is lower
+    ],
+)
+def test_a_budget_some_model_meets_is_not_warned(budget: Any, space: dict) -> None:
+    from search.config._floor import budget_warning
+
+    config = _floor_config(budget, **space, **{"mlp.width": {"low": 4, "high": 64}})
+    assert budget_warning(config) is None
+
+
+def test_plain_points_do_not_hide_that_every_shapeshifted_one_is_infeasible() -> None:
+    from search.config._floor import budget_warning
+
+    budget = {"low": 10, "high": 50, "when": {"ssn.mapping": ["single"]}}
+    config = _floor_config(budget, **{"ssn.mapping": ["none", "single"]})
+    assert "every Shapeshifted trial is likely infeasible" in budget_warning(config)

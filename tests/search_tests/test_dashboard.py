@@ -19,6 +19,7 @@ import pytest
 
 from search._cli import main
 from search._dashboard import start_dashboard, stop_dashboard
+from search.errors import DashboardError
 from search.run._storage import open_storage, open_study
 from spaces import ConfigError
 from tests.search_tests.studies import npas_study
@@ -85,6 +86,33 @@ def test_dashboard_serves_the_study_and_its_trials(dashboard) -> None:
         assert sortable[f"metric_{name}"], name
     assert "metrics" not in sortable
     assert len(detail["best_trials"]) == 2, "both complete trials are non-dominated"
+
+
+def test_the_storage_url_is_on_no_command_line(dashboard, storage: str) -> None:
+    """Any local user reads a process's command line (``ps``); the URL goes through stdin."""
+    process, _ = dashboard
+    for name in ("cmdline", "environ"):
+        seen = Path(f"/proc/{process.pid}/{name}").read_bytes().decode(errors="replace")
+        assert storage not in seen and "npas.db" not in seen, name
+
+
+def test_a_password_reaches_neither_the_process_nor_the_message(monkeypatch) -> None:
+    started, real = [], subprocess.Popen
+
+    def popen(args, **kwargs):
+        started.append((args, kwargs.get("env") or {}))
+        return real(args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    url = f"postgresql://npas:hunter2@127.0.0.1:{closed}/npas"
+    with pytest.raises(DashboardError) as info:  # nothing listens there: the server exits
+        start_dashboard(url, timeout_s=60)
+    [(args, env)] = started
+    assert not any("hunter2" in a for a in [*args, *env.values()])
+    assert "hunter2" not in str(info.value) and "npas:***@" in str(info.value)
 
 
 def test_busy_port_is_refused(storage: str) -> None:

@@ -152,3 +152,19 @@ def test_trials_run_on_both_nodes(cluster, tmp_path):
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 6, errors
     used = {metrics_of(t)["node_id"] for t in study.trials}
     assert len(nodes) == 2 and used == set(nodes)
+
+
+def test_resources_beyond_the_cluster_are_refused_before_anything_is_created(cluster, tmp_path):
+    """The cluster's resources are known once joined: joined first, refused with one line."""
+    address, env = cluster
+    config = tmp_path / "big.yaml"
+    data = {"dataset": "digits", "space": {"family": ["mlp"]}, "resources": {"cpu": 8}}
+    config.write_text(json.dumps(data))  # JSON is YAML
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(out),
+               "--address", address]  # fmt: skip
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1, run.stderr[-3000:]
+    assert "cpu=8" in lines[0] and "Ray cluster has cpu=" in lines[0]
+    assert not (out / "npas.db").exists(), "no storage, no study"

@@ -12,7 +12,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from spaces import BudgetError, ConfigError, UnknownNameError
-from spaces.ssn import GENERATORS, MAPPINGS, UPSAMPLERS, Generator, ShapeshiftNet, shapeshift
+from spaces.ssn import (
+    GENERATORS,
+    MAPPINGS,
+    UPSAMPLERS,
+    Generator,
+    ShapeshiftNet,
+    minimum_budget,
+    shapeshift,
+)
 
 
 class SharpCosSim(nn.Conv2d):
@@ -334,6 +342,24 @@ def test_too_small_budget_states_the_minimum_which_then_works() -> None:
     assert net.num_params <= minimum
     with pytest.raises(BudgetError):
         shapeshift(model, minimum - 1)
+
+
+@pytest.mark.parametrize(
+    ("stores", "mapping", "generator", "upsampler"),
+    [(1, "single", "wavg", "mask"), (2, "random", "emb", "inter"), (3, "random", "avg", "repeat")],
+)
+def test_minimum_budget_is_the_minimum_shapeshift_states(stores, mapping, generator, upsampler):
+    model = ConvNet()
+    options = dict(stores=stores, mapping=mapping, generator=generator, upsampler=upsampler)
+    minimum = minimum_budget(model, **options)
+    with pytest.raises(BudgetError, match=f"minimum budget is {minimum}$"):
+        shapeshift(model, minimum - 1, **options)
+    assert shapeshift(model, minimum, **options).num_params <= minimum
+
+
+def test_minimum_budget_refuses_auto_which_needs_training() -> None:
+    with pytest.raises(ConfigError, match="'random' with the same stores"):
+        minimum_budget(ConvNet(), stores=2, mapping="auto")
 
 
 def test_round_robin_refuses_capacity_it_cannot_use() -> None:
