@@ -115,7 +115,11 @@ def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path):
     study = launch(config, trial_fn=curve_trial, progress=False)
     assert 1 <= len(study.trials) < 40
     assert not study.get_trials(states=(TrialState.RUNNING,))
-    assert 1.0 <= study.user_attrs["search_time_s"] < 10.0  # stopped near its budget
+    assert study.user_attrs["search_time_s"] >= 1.0
+    # No trial starts once the budget would be passed: all started within its 2 s (plus the
+    # clocks' slack), however long a loaded machine takes to start Ray or end the trials.
+    starts = sorted(t.datetime_start for t in study.trials)
+    assert (starts[-1] - starts[0]).total_seconds() <= 3.0
 
 
 @pytest.mark.parametrize(

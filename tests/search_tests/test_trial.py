@@ -125,7 +125,7 @@ def test_a_digits_quick_trial_runs_end_to_end() -> None:
     config = load_preset("digits-quick")
     point = {
         "family": "convnet", "convnet.depth": 2, "convnet.width": 8, "budget": 1500,
-        "ssn.mapping": "single", "ssn.generator": "wavg", "train.lr": 0.1,
+        "ssn.mapping": "single", "ssn.generator": "wavg", "convnet.train.lr": 0.1,
     }  # fmt: skip
     cfg = config.trial_config(point).replace(train={"epochs": 1})
     result = run_trial(cfg)

@@ -209,7 +209,11 @@ def test_convnet_pooling_before_relu_computes_the_textbook_block(layout):
             layers.append(layer)
     ref.features = nn.Sequential(*layers)
     assert [type(m) for m in ref.features][1:4] == [nn.BatchNorm2d, nn.ReLU, nn.MaxPool2d]
-    x = torch.rand(64, 1, 28, 28).round(decimals=1).to(memory_format=layout)  # ties too
+    ties = torch.rand(64, 1, 28, 28).round(decimals=1).to(memory_format=layout)
+    assert_close([model(ties)], [ref(ties)], 1e-5)
+    # Gradients without exact ties: at a tie, max pooling may route the gradient to another
+    # (equally valid) element depending on the kernel torch picks (memory layout, threads).
+    x = torch.rand(64, 1, 28, 28).to(memory_format=layout)
     out, expected = model(x), ref(x)
     assert_close([out], [expected], 1e-5)
     assert_close(
