@@ -104,6 +104,24 @@ def npas_study(
     return study
 
 
+def stored_study(
+    url: str, name: str, rows: Sequence[Mapping[str, Any]], objectives: Objectives = ACC_PARAMS
+) -> optuna.Study:
+    """:func:`npas_study` in the storage at ``url``, opened as ``search launch`` opens one."""
+    from search.run._storage import open_storage, open_study
+
+    study = open_study(
+        name=name,
+        storage=open_storage(url),
+        sampler=optuna.samplers.RandomSampler(),
+        config={"name": name},
+        objectives=objectives,
+        constraints=[],
+        optimiser="random",
+    )
+    return npas_study(rows, objectives, study=study)
+
+
 def npas_frame(
     rows: Sequence[Mapping[str, Any]], objectives: Objectives = ACC_PARAMS
 ) -> pd.DataFrame:

@@ -336,21 +336,11 @@ def test_help_version_and_presets_load_no_torch_optuna_or_ray() -> None:
 
 def _small_storage(folder: Path) -> str:
     """A storage with one npas-style study (no search run): for the quick commands."""
-    from search.run._storage import open_storage, open_study
-    from tests.search_tests.studies import ACC_PARAMS, ROWS, npas_study
+    from tests.search_tests.studies import ACC_PARAMS, ROWS, stored_study
 
     url = f"sqlite:///{folder / 'npas.db'}"
-    study = open_study(
-        name="small",
-        storage=open_storage(url),
-        sampler=optuna.samplers.RandomSampler(),
-        config={"name": "small"},
-        objectives=ACC_PARAMS,
-        constraints=[],
-        optimiser="random",
-    )
     rows = [{**row, "cond_measure_s": 0.1 * i} for i, row in enumerate(ROWS)]
-    npas_study(rows, ACC_PARAMS, study=study)
+    stored_study(url, "small", rows, ACC_PARAMS)
     return url
 
 

@@ -20,9 +20,8 @@ import pytest
 from search._cli import main
 from search._dashboard import start_dashboard, stop_dashboard
 from search.errors import DashboardError
-from search.run._storage import open_storage, open_study
 from spaces import ConfigError
-from tests.search_tests.studies import npas_study
+from tests.search_tests.studies import stored_study
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -34,21 +33,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def storage(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A storage holding one npas-style study with three trials (two complete, one failed)."""
     url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'npas.db'}"
-    study = open_study(
-        name="dash-study",
-        storage=open_storage(url),
-        sampler=optuna.samplers.RandomSampler(),
-        config={"name": "dash-study"},
-        objectives=OBJECTIVES,
-        constraints=[],
-        optimiser="random",
-    )
     rows = [
         {"accuracy": 0.8, "params": 500, "flops_infer": 1000.0, "latency_ms": 0.5},
         {"accuracy": 0.9, "params": 2000, "flops_infer": 4000.0, "latency_ms": 1.5},
         {"state": "FAIL"},
     ]
-    npas_study(rows, OBJECTIVES, study=study)
+    stored_study(url, "dash-study", rows, OBJECTIVES)
     return url
 
 
