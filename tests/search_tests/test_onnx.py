@@ -203,6 +203,8 @@ def test_the_bundle_alone_reproduces_the_recorded_test_accuracy(digits) -> None:
     # Exactly: the inputs are bit-identical to npas's and no logit pair is within float noise.
     assert out["onnx_correct"] == out["onnx_correct_in_batches_of_7"] == expected
     assert out["pt2_correct"] == expected == meta["exported"]["test_correct"]
+    # Kilobytes: the traced sample input is two images, not the test set it was sliced from.
+    assert (done.folder / "model.pt2").stat().st_size < 50_000  # 21 kB; with the split: 113
     assert recorded > 0.5, "a model that learnt something, so the count is not trivial"
 
 
