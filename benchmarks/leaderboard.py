@@ -282,7 +282,7 @@ def _keep(args: argparse.Namespace, name: str, win: dict[str, Any]) -> None:
         shutil.rmtree(target)
     target.mkdir(parents=True)
     for path in win["bundle"].iterdir():
-        if path.is_file() and path.name != "model.pt2":  # 30 MB for a 1,000-parameter net
+        if path.is_file():
             shutil.copy2(path, target / path.name)
         elif path.name.startswith("seed") and (path / "train.json").is_file():
             (target / path.name).mkdir()

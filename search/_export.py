@@ -45,6 +45,7 @@ from objectives.train import evaluate
 from search._deploy import ONNX_FILE, PROGRAM_FILE, data_record, write_onnx
 from search._urls import masked_url
 from search.config import TrialConfig
+from search.config import _checks as checks
 from search.errors import ConfigError, ExportError
 from search.pareto._frame import format_value, objectives_of, trials_frame
 from search.pareto._selectors import Selection, parse_spec, select
@@ -454,14 +455,12 @@ def _retrain_config(
     if cfg.budget is not None and mapping:
         stores = max(int(v) for v in mapping.values()) + 1
         ssn = {**ssn, "mapping": dict(mapping), "stores": stores}
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ConfigError(f"seed: got {seed!r}; allowed: an int >= 0")
     return cfg.replace(
         train={"epochs": epochs, "max_steps": None},
         ssn=ssn,
         artifact_dir=str(out / "trained"),
         device=device,
-        seed=cfg.seed if seed is None else seed,
+        seed=cfg.seed if seed is None else checks.integer(seed, "seed", 0),
     )
 
 
