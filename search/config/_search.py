@@ -353,7 +353,7 @@ class SearchConfig:
             head, _, rest = key.partition(".")
             if head == family and rest:
                 hyper_key, _, index = rest.partition(".")
-                if hyper_key == "train":
+                if hyper_key == "train":  # <family>.train.<option>: ``index`` is the option
                     scoped[index] = value
                 elif index:
                     elements.setdefault(hyper_key, {})[int(index)] = value
