@@ -6,7 +6,9 @@ than its time to live, or whose owner process is gone (same host), is free again
 may the new owner mark the old one's RUNNING trials interrupted (as Optuna's
 ``heartbeat_interval``/``fail_stale_trials`` does for trials). The row lives in a table of its
 own (``npas_leases``) next to Optuna's, written with SQLAlchemy Core: an insert wins or fails
-atomically on the primary key, and taking over an expired lease is a compare-and-swap update.
+atomically on the primary key, and taking over an expired lease is a compare-and-swap update; a
+launch that finds the lease changed hands between the two looks again. Launches that start
+together on a new storage each create the table; those that lose that race use it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import uuid
 import sqlalchemy
 
 from search.errors import SearchLocked
+from search.run._storage import created_meanwhile
 
 __all__ = ["Lease", "lease_holder"]
 
@@ -108,7 +111,11 @@ class Lease:
         Raises:
             SearchLocked: another live launch holds it; the message names it.
         """
-        _METADATA.create_all(self.engine, tables=[_LEASES])
+        try:
+            _METADATA.create_all(self.engine, tables=[_LEASES])
+        except sqlalchemy.exc.DBAPIError as err:
+            if not created_meanwhile(err):  # else another launch created the table just now
+                raise
         now = _now()
         row = {
             "study_name": self.study_name,
@@ -118,28 +125,37 @@ class Lease:
             "since": now,
             "heartbeat": now,
         }
+        while not (self._insert(row) or self._take_over(row)):
+            pass  # the lease changed hands meanwhile: look again
+        self._thread = threading.Thread(target=self._beat, name="npas-lease", daemon=True)
+        self._thread.start()
+
+    def _insert(self, row: dict) -> bool:
+        """Takes a free lease: whether no row held it (the insert wins atomically)."""
         try:
             with self.engine.begin() as db:
                 db.execute(_LEASES.insert().values(**row))
         except sqlalchemy.exc.IntegrityError:
-            self._take_over(row)
-        self._thread = threading.Thread(target=self._beat, name="npas-lease", daemon=True)
-        self._thread.start()
+            return False
+        return True
 
-    def _take_over(self, row: dict) -> None:
-        """Takes an expired lease (compare-and-swap on its owner), or raises naming the holder."""
+    def _take_over(self, row: dict) -> bool:
+        """Takes an expired lease (compare-and-swap on its owner), or raises naming its live
+        holder. False: the lease changed hands meanwhile (its holder let go, or another launch
+        took it over first)."""
         with self.engine.begin() as db:
             held = db.execute(
                 sqlalchemy.select(_LEASES).where(_LEASES.c.study_name == self.study_name)
-            ).one()
+            ).one_or_none()
+            if held is None:
+                return False
             if not _alive(held, self.ttl_s):
                 taken = db.execute(
                     _LEASES.update()
                     .where(_LEASES.c.study_name == self.study_name, _LEASES.c.owner == held.owner)
                     .values(**row)
                 ).rowcount
-                if taken == 1:
-                    return
+                return taken == 1
         raise SearchLocked(
             f"search {self.study_name!r} is being launched by {_describe(held)} (heartbeat "
             f"{(_now() - held.heartbeat).total_seconds():.0f} s ago): one launch of a search "

@@ -15,8 +15,10 @@ A trial's Ray result (``search.run._trainable.report_of``) is read back with :fu
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ __all__ = [
     "METRICS_KEY",
     "Outcome",
     "counts",
+    "created_meanwhile",
     "fail_interrupted",
     "open_storage",
     "open_study",
@@ -66,6 +69,9 @@ CONSTRAINTS_ATTR = "constraints"
 #: The error recorded on the trials a killed search left RUNNING.
 INTERRUPTED = "interrupted: the search stopped before this trial ended"
 
+#: Tries to open a new storage that other launches are creating at the same time.
+_OPEN_TRIES = 5
+
 #: Config keys that may change between launches of one search (how much and where it runs).
 _MAY_CHANGE = frozenset(
     {"trials", "storage", "address", "out", "name", "resources", "budget"}
@@ -78,7 +84,8 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
     SQLite files are switched to write-ahead logging with ``synchronous=NORMAL``: a trial's
     dozen small commits then cost ~5x less (no fsync per commit; a killed process still loses
     nothing committed), readers such as the dashboard do not block the search, and writers
-    wait for a lock (60 s) instead of failing.
+    wait for a lock (60 s) instead of failing. Launches that start together on a new storage
+    may all open it (each is retried while another creates Optuna's tables).
 
     Args:
         url: The storage.
@@ -91,12 +98,7 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
     sqlite = url.startswith("sqlite")
     kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
     try:
-        storage = optuna.storages.RDBStorage(
-            url,
-            engine_kwargs=kwargs,
-            skip_compatibility_check=checked,
-            skip_table_creation=checked,
-        )
+        storage = _rdb_storage(url, kwargs, checked)
     except Exception as err:  # SQLAlchemy raises many kinds
         raise ConfigError(
             f"storage {masked_url(url)!r} cannot be opened ({type(err).__name__}: {err}); give "
@@ -106,6 +108,37 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
         sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
         storage.engine.dispose()  # reconnect with the pragmas
     return storage
+
+
+def _rdb_storage(
+    url: str, engine_kwargs: dict[str, Any] | None, checked: bool
+) -> optuna.storages.RDBStorage:
+    """``RDBStorage(url)``, opened again while it fails because another process is creating
+    the same new storage: Optuna creates its tables and version rows check-then-create, so of
+    launches that start together on a new storage all but one would fail."""
+    rdb = functools.partial(
+        optuna.storages.RDBStorage,
+        url,
+        engine_kwargs=engine_kwargs,
+        skip_compatibility_check=checked,
+        skip_table_creation=checked,
+    )
+    for attempt in range(1, _OPEN_TRIES):
+        try:
+            return rdb()
+        except sqlalchemy.exc.DBAPIError as err:
+            if not created_meanwhile(err):
+                raise
+        time.sleep(0.1 * attempt)
+    return rdb()
+
+
+def created_meanwhile(err: sqlalchemy.exc.DBAPIError) -> bool:
+    """Whether a create failed because another process created the same table, type or row
+    first: PostgreSQL reports a duplicate key (in its catalog for a table) or object, SQLite
+    that the table already exists (its messages are never translated)."""
+    duplicate = (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.ProgrammingError)
+    return isinstance(err, duplicate) or str(err.orig).endswith("already exists")
 
 
 def read_storage(url: str) -> optuna.storages.RDBStorage:
@@ -288,9 +321,11 @@ def outcome_of(
     constraints: Sequence[str],
     ray_error: bool = False,
     logs: str = "the Ray folder of the run",
+    cause: str | None = None,
 ) -> Outcome:
     """Reads a trial's Ray result (see :func:`report_of`) into an :class:`Outcome`; ``logs``
-    is where Ray keeps the logs of a trial whose process died (named in its error).
+    is where Ray keeps the logs of a trial whose process died (named in its error), ``cause``
+    why Ray killed that process, when known (its error then).
 
     A trained trial must report a finite value for every objective (otherwise it FAILs with a
     message saying which; an infeasible one missing some gets the worst value, ±inf). A trial
@@ -303,6 +338,8 @@ def outcome_of(
     if METRICS_KEY not in result and CURVE_KEY in result and not ray_error:
         point = json.loads(result[CURVE_KEY])
         return Outcome(TrialState.PRUNED, metrics=point, pruned_at=int(result[EPOCH_KEY]))
+    if METRICS_KEY not in result and cause is not None:
+        return Outcome(TrialState.FAIL, error=cause)
     if METRICS_KEY not in result:
         reason = "Ray Tune reported an error for this trial" if ray_error else "no result"
         return Outcome(

@@ -1,7 +1,9 @@
 """Chaos: a search whose trial workers are SIGKILLed a few times and whose driver is SIGKILLed
-once, then relaunched. Whatever happens, every trial that ended is stored once with its result,
-numbers are unique, the count toward ``--trials`` is right, nothing stays RUNNING once every
-writer is dead, and the SQLite file passes its integrity check. Processes are killed by pid."""
+once, then relaunched, on SQLite and on PostgreSQL. Whatever happens, every trial that ended is
+stored once with its result, numbers are unique, the count toward ``--trials`` is right,
+nothing stays RUNNING once every writer is dead (all read back through ``optuna.load_study``),
+and the storage passes its own integrity check: SQLite's ``integrity_check``, PostgreSQL's
+amcheck. Processes are killed by pid."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 import optuna
 import pytest
 import ray
+import sqlalchemy
 from optuna.trial import TrialState
 
 from search.config import TrialConfig
@@ -36,8 +39,8 @@ from search.run import launch
 from tests.search_tests.test_chaos import TRIALS, pid_trial
 from tests.search_tests.test_execution import make_config
 ray.init(address={address!r}, log_to_driver=False)
-launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS), trial_fn=pid_trial,
-       progress=False)
+launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS, storage={url!r}),
+       trial_fn=pid_trial, progress=False)
 """
 
 
@@ -66,11 +69,39 @@ def _running_pids(out: Path, done: set[int]) -> list[int]:
     return pids
 
 
-def test_killed_workers_and_a_killed_driver_lose_nothing(tmp_path):
+def _check_integrity(url: str) -> None:
+    """The storage's own check of its files: SQLite's ``integrity_check``; on PostgreSQL,
+    amcheck on every table of the database (its heap pages) and every B-tree index (its
+    structure, and that it holds every row of its table)."""
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return
+    engine = sqlalchemy.create_engine(url)
+    public = "relnamespace = 'public'::regnamespace"
+    with engine.begin() as db:
+        db.execute(sqlalchemy.text("CREATE EXTENSION IF NOT EXISTS amcheck"))
+        tables = db.execute(
+            sqlalchemy.text(f"SELECT oid FROM pg_class WHERE relkind = 'r' AND {public}")
+        ).scalars().all()  # fmt: skip
+        for table in tables:
+            found = db.execute(sqlalchemy.text("SELECT * FROM verify_heapam(:t)"), {"t": table})
+            assert not found.all(), f"table {table}: {found}"
+        indexes = db.execute(
+            sqlalchemy.text(
+                "SELECT bt_index_check(c.oid, true) FROM pg_class c JOIN pg_am a ON a.oid = "
+                f"c.relam WHERE c.relkind = 'i' AND a.amname = 'btree' AND c.{public}"
+            )
+        ).all()  # raises on a corrupt index
+    engine.dispose()
+    assert len(indexes) >= len(tables) > 0, "every table (Optuna's, the lease) has a key"
+
+
+def test_killed_workers_and_a_killed_driver_lose_nothing(tmp_path, storage_url):
     rng = random.Random(0)
-    url = f"sqlite:///{tmp_path}/npas.db"
+    url = storage_url
     address = ray.get_runtime_context().gcs_address
-    script = DRIVER.format(root=str(ROOT), address=address, out=str(tmp_path))
+    script = DRIVER.format(root=str(ROOT), address=address, out=str(tmp_path), url=url)
     driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     killed: set[int] = set()
     try:
@@ -94,8 +125,9 @@ def test_killed_workers_and_a_killed_driver_lose_nothing(tmp_path):
     before = optuna.load_study(study_name="t-random", storage=url)
     ended = {t.number: (t.state, t.values) for t in before.trials if t.state.is_finished()}
 
-    study = launch(make_config(tmp_path, optimiser="random", trials=TRIALS), trial_fn=pid_trial,
-                   progress=False)  # fmt: skip
+    config = make_config(tmp_path, optimiser="random", trials=TRIALS, storage=url)
+    launch(config, trial_fn=pid_trial, progress=False)
+    study = optuna.load_study(study_name="t-random", storage=url)
     numbers = [t.number for t in study.trials]
     assert numbers == list(range(len(numbers))), "trial numbers are unique and dense"
     assert {n: (s, v) for n, (s, v) in ((t.number, (t.state, t.values)) for t in study.trials)
@@ -106,5 +138,4 @@ def test_killed_workers_and_a_killed_driver_lose_nothing(tmp_path):
         assert trial.values is not None and metrics_of(trial)
     failed = [t.user_attrs.get("error", "") for t in study.get_trials(states=(TrialState.FAIL,))]
     assert all(("interrupted" in e) or ("died" in e) for e in failed), failed
-    with sqlite3.connect(tmp_path / "npas.db") as db:
-        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    _check_integrity(url)

@@ -1,6 +1,7 @@
 """One live launch per search: a second launch is refused at once, naming the first; a dead or
-silent launch frees the search; different searches run side by side. Real processes, real
-SQLite, real Ray."""
+silent launch frees the search; different searches run side by side, and launches that start
+together on a new storage all open it. Real processes and real Ray, on SQLite and (where a test
+takes ``storage_url``) PostgreSQL."""
 
 from __future__ import annotations
 
@@ -34,8 +35,25 @@ from pathlib import Path
 from search.run import launch
 from tests.search_tests.test_execution import make_config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
-launch(make_config(Path({out!r}), optimiser="random", trials={trials}), trial_fn=slow_trial,
-       progress=False)
+launch(make_config(Path({out!r}), optimiser="random", trials={trials}, storage={url!r}),
+       trial_fn=slow_trial, progress=False)
+"""
+#: Takes the lease of search argv[1] once told to go (stdin), says how it went and holds it
+#: until stdin closes.
+ACQUIRE = """
+import sys
+sys.path.insert(0, {root!r})
+from search.errors import SearchLocked
+from search.run._lease import Lease
+from search.run._storage import open_storage
+print("ready", flush=True)
+sys.stdin.readline()
+try:
+    Lease(open_storage({url!r}).engine, sys.argv[1]).acquire()
+    print("took", flush=True)
+except SearchLocked as err:
+    print(err, flush=True)
+sys.stdin.read()
 """
 
 
@@ -46,9 +64,9 @@ def local_ray():
     ray.shutdown()
 
 
-def _start(out: Path, trials: int) -> subprocess.Popen:
+def _start(out: Path, trials: int, url: str) -> subprocess.Popen:
     address = ray.get_runtime_context().gcs_address
-    script = LAUNCH.format(root=str(ROOT), address=address, out=str(out), trials=trials)
+    script = LAUNCH.format(root=str(ROOT), address=address, out=str(out), trials=trials, url=url)
     return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
 
 
@@ -65,18 +83,21 @@ def _wait_running(url: str, proc: subprocess.Popen) -> None:
     raise AssertionError("the first launch never ran a trial")
 
 
-def test_a_second_launch_of_a_running_search_is_refused_at_once(tmp_path):
-    url = f"sqlite:///{tmp_path}/npas.db"
-    first = _start(tmp_path, 6)
+def test_a_second_launch_of_a_running_search_is_refused_at_once(tmp_path, storage_url, capsys):
+    url = storage_url
+    first = _start(tmp_path, 6, url)
     try:
         _wait_running(url, first)
         started = time.monotonic()
         with pytest.raises(SearchLocked, match=rf"pid {first.pid} since .* UTC") as refused:
-            launch(make_config(tmp_path, optimiser="random", trials=8), trial_fn=fake_trial,
-                   progress=False)  # fmt: skip
+            launch(make_config(tmp_path, optimiser="random", trials=8, storage=url),
+                   trial_fn=fake_trial, progress=False)  # fmt: skip
         assert time.monotonic() - started < 10, "refused before Ray or any trial"
         assert socket.gethostname() in str(refused.value)
-        assert main(["status", "--run", str(tmp_path)]) == 0
+        assert main(["status", "--storage", url]) == 0
+        assert f"running now: launched on host {socket.gethostname()} pid {first.pid}" in (
+            capsys.readouterr().out
+        )
         assert first.wait(timeout=180) == 0
     finally:
         if first.poll() is None:
@@ -87,12 +108,12 @@ def test_a_second_launch_of_a_running_search_is_refused_at_once(tmp_path):
     assert all("error" not in t.user_attrs for t in study.trials), "none marked interrupted"
 
 
-def test_two_searches_of_different_names_run_side_by_side(tmp_path):
-    url = f"sqlite:///{tmp_path}/npas.db"
-    first = _start(tmp_path, 4)
+def test_two_searches_of_different_names_run_side_by_side(tmp_path, storage_url):
+    url = storage_url
+    first = _start(tmp_path, 4, url)
     try:
         _wait_running(url, first)
-        other = make_config(tmp_path, optimiser="random", trials=4, name="other")
+        other = make_config(tmp_path, optimiser="random", trials=4, name="other", storage=url)
         study = launch(other, trial_fn=slow_trial, progress=False)
         assert first.wait(timeout=180) == 0
     finally:
@@ -122,8 +143,8 @@ def _plant(url: str, *, host: str, pid: int, age_s: float) -> sqlalchemy.Engine:
     return engine
 
 
-def test_a_live_lease_elsewhere_is_refused_and_a_silent_one_expires(tmp_path):
-    url = f"sqlite:///{tmp_path}/npas.db"
+def test_a_live_lease_elsewhere_is_refused_and_a_silent_one_expires(storage_url):
+    url = storage_url
     engine = _plant(url, host="elsewhere", pid=1, age_s=5)
     assert lease_holder(engine, "t-random") is not None
     with pytest.raises(SearchLocked, match="host elsewhere pid 1"):
@@ -153,3 +174,42 @@ def test_a_dead_launch_on_this_host_frees_the_search_and_status_says_so(tmp_path
                    progress=False)  # fmt: skip
     assert trials_counted(study) == 3
     assert not study.get_trials(states=(TrialState.RUNNING,))
+
+
+@pytest.mark.parametrize(
+    ("names", "planted"),
+    [(["t-random"] * 4, False), (["a", "b", "c", "d"], False), (["t-random"] * 4, True)],
+    ids=["one-name", "four-names", "over-a-dead-launch"],
+)
+def test_launches_that_start_together_take_the_lease_once(storage_url, names, planted):
+    """Four processes open the storage and take a lease at the same moment: on a new storage
+    (each creates Optuna's tables and the lease table), or over a dead launch's lease (each
+    takes it over). One search name: one takes it and the others are refused naming that one;
+    four names: each takes its own."""
+    url = storage_url
+    if planted:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        _plant(url, host=socket.gethostname(), pid=dead.pid, age_s=1)
+    script = ACQUIRE.format(root=str(ROOT), url=url)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, name], cwd=ROOT, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        for name in names
+    ]  # fmt: skip
+    try:
+        assert [p.stdout.readline() for p in procs] == ["ready\n"] * len(procs)
+        for proc in procs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        said = {p.pid: p.stdout.readline().strip() for p in procs}
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
+    took = [pid for pid, answer in said.items() if answer == "took"]
+    if len(set(names)) == len(names):
+        assert len(took) == len(names), said
+    else:
+        assert len(took) == 1, said
+        assert all(f"pid {took[0]} since" in a for p, a in said.items() if p != took[0]), said
