@@ -600,7 +600,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="Optuna storage (SQLAlchemy URL); default: sqlite:///<out>/npas.db",
     )
     cmd.add_argument(
-        "--address", metavar="ADDR", help="Ray cluster to join (HOST:PORT); default: a local Ray"
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster to join: HOST:PORT, or auto (RAY_ADDRESS, else the head `ray start` "
+        "started on this machine); default: a local Ray, on loopback only",
     )
     cmd.add_argument(
         "--out",

@@ -246,7 +246,8 @@ class SearchConfig:
         trials: Trials to complete (a resumed search counts those already done).
         resources: CPU and GPU share per trial.
         storage: Optuna storage URL; None: ``sqlite:///<out>/npas.db``.
-        address: Ray cluster address; None: a local Ray.
+        address: Ray cluster to join (HOST:PORT, or ``auto``); None or ``local``: a local
+            Ray, on loopback only.
         seed: Seeds the optimiser, the validation split and every trial.
         out: Run folder.
         indicators: Indicators measured per trial; None: the full panel. Objectives and

@@ -32,6 +32,7 @@ from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
+from search.run._deaths import WorkerDeaths
 from search.run._lease import Lease
 from search.run._searcher import NpasSearcher
 from search.run._storage import (
@@ -110,14 +111,17 @@ def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.S
     import ray
 
     out = _run_folder(config.out)
-    if config.address not in (None, "local", "auto"):  # auto: Ray's word for this machine's
-        _check_address(config.address)
-    local = config.address in (None, "local") and not ray.is_initialized()
+    address = config.address
+    if address == "auto" and not ray.is_initialized():
+        address = _auto_address()
+    if address not in (None, "local", "auto"):
+        _check_address(address)
+    local = address in (None, "local") and not ray.is_initialized()
     if local:  # the Ray this launch starts (once the search is leased) has this machine's
         _check_local_resources(config.resources.cpu, config.resources.gpu)
     # A cluster's resources are known once it is joined, so it is joined before the storage is
     # opened: a share it cannot hold is refused with nothing created.
-    joined = False if local else _start_ray(config.address)
+    joined = False if local else _start_ray(address)
     try:
         if not local:
             _slots(config.resources.ray())
@@ -177,6 +181,7 @@ def _launch_leased(
     try:
         writer = StudyWriter(rdb, config.name)
         cost = SearchCost(config.budget)
+        deaths = WorkerDeaths(_ray_logs())
         searcher = NpasSearcher(
             optimiser,
             objectives=config.objectives,
@@ -185,9 +190,10 @@ def _launch_leased(
             writer=writer,
             cost=cost,
             logs=str(out / "ray" / config.name),
+            deaths=deaths,
         )
         try:
-            with _sigterm_as_sigint():
+            with _sigterm_as_sigint(), deaths:
                 ran = _run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
         finally:
             if writer.error is None:
@@ -205,6 +211,15 @@ def _launch_leased(
 
             ray.shutdown()
     return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+def _ray_logs() -> str:
+    """Ray's log folder of this session on this machine (the same path on a cluster's other
+    nodes unless they were started with another ``--temp-dir``)."""
+    import ray
+
+    context = ray.get_runtime_context()
+    return str(Path(context.get_temp_dir()) / context.get_session_name() / "logs")
 
 
 @contextlib.contextmanager
@@ -268,6 +283,25 @@ def _check_address(address: str) -> None:
         ) from None
 
 
+def _auto_address() -> str:
+    """The cluster ``auto`` names: ``RAY_ADDRESS``, else the head ``ray start`` last started on
+    this machine (the address file in Ray's temp folder), or a ConfigError at once.
+
+    Ray's own ``auto`` also falls back to any Ray it finds running here, which may be another
+    program's private Ray; and with none it fails with a traceback.
+    """
+    from ray._private.services import find_bootstrap_address
+
+    address = os.environ.get("RAY_ADDRESS") or find_bootstrap_address(None)
+    if not address:
+        raise ConfigError(
+            "address: got 'auto', but no Ray cluster is running on this machine (RAY_ADDRESS is "
+            "unset and `ray start` left no address); start one (ray start --head) or leave "
+            "--address out for a local Ray"
+        )
+    return address
+
+
 def _check_local_resources(cpu: float, gpu: float) -> None:
     """A trial's share must fit the local Ray this launch will start."""
     import torch
@@ -281,20 +315,45 @@ def _check_local_resources(cpu: float, gpu: float) -> None:
 
 
 def _start_ray(address: str | None) -> bool:
-    """Starts (or joins) Ray unless it runs already; True when this call started it."""
+    """Starts (or joins) Ray unless it runs already; True when this call started it.
+
+    A Ray started here (no address, or ``local``) listens on loopback only; a cluster that
+    ``address`` names is joined as it is.
+    """
     import ray
 
     if ray.is_initialized():
         return False
-    ray.init(
-        address=address or "local",  # never a cluster some `ray start` left as the default
-        num_cpus=None if address else os.cpu_count(),
-        include_dashboard=False,
-        logging_level=logging.WARNING,
-        log_to_driver=False,
-        configure_logging=True,
-    )
+    with _loopback_node() if address in (None, "local") else contextlib.nullcontext():
+        ray.init(
+            address=address or "local",  # never a cluster some `ray start` left as the default
+            num_cpus=None if address else os.cpu_count(),
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            log_to_driver=False,
+            configure_logging=True,
+        )
     return True
+
+
+@contextlib.contextmanager
+def _loopback_node() -> Iterator[None]:
+    """A Ray started inside runs in Ray's single-machine mode (its default on macOS and
+    Windows): its node address is 127.0.0.1, and Ray binds its servers (GCS, raylet, workers,
+    runtime-env agent) to loopback when it is.
+
+    On Linux Ray turns 127.0.0.1, even one passed as ``_node_ip_address``, into this machine's
+    network address unless this flag is off (``ray._private.services.get_node_ip_address``);
+    the node keeps the address it started with, so the flag is needed only while Ray starts.
+    """
+    from ray._private import ray_constants
+
+    before = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
 
 
 def _slots(share: dict[str, float]) -> int:
@@ -336,11 +395,14 @@ def _run_tuner(
 
     share = config.resources.ray()
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
+    # A trial whose worker died is recorded with its cause: no stack dump on the terminal.
+    os.environ.setdefault("TUNE_PRINT_ALL_TRIAL_ERRORS", "0")
     resourced = tune.with_resources(
         tune.with_parameters(trainable, trial_fn=trial_fn, objectives=config.objective_names),
         share,
     )
-    logging.getLogger("ray.tune.tune").addFilter(_no_restore_advice)
+    for name in ("ray.tune.tune", "ray.tune.analysis.experiment_analysis"):
+        logging.getLogger(name).addFilter(_no_tune_noise)
     view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress,
                     time_budget=config.budget.time)  # fmt: skip
     scheduler = SCHEDULERS.get(config.scheduler.name)(config)
@@ -366,9 +428,16 @@ def _run_tuner(
     return len(tuner.fit())
 
 
-def _no_restore_advice(record: logging.LogRecord) -> bool:
-    """Drops Ray's "Resume experiment with: Tuner.restore(...)": relaunching resumes a search."""
-    return "Tuner.restore" not in record.getMessage()
+#: What Ray Tune logs that a search says better: how to resume ("Tuner.restore": relaunching
+#: resumes a search), and the trials that failed or never reported (the study records each, with
+#: its error).
+_TUNE_NOISE = ("Tuner.restore", "Trials did not complete", "Failed to fetch metrics")
+
+
+def _no_tune_noise(record: logging.LogRecord) -> bool:
+    """Drops the lines of ``_TUNE_NOISE`` (a logging filter)."""
+    message = record.getMessage()
+    return not any(text in message for text in _TUNE_NOISE)
 
 
 class _TrialConfigOf:

@@ -24,6 +24,7 @@ from search.config import Objective, TrialConfig
 from search.errors import StorageWriteError
 from search.optimisers import Optimiser
 from search.run._budget import SearchCost
+from search.run._deaths import WorkerDeaths
 from search.run._storage import outcome_of, record
 from search.run._trainable import CURVE_KEY
 from search.run._writer import StudyWriter
@@ -49,6 +50,8 @@ class NpasSearcher(Searcher):
         writer: Records each trial in the search's storage.
         cost: The launch's cost; no trial starts once its budget is exhausted.
         logs: Where Ray keeps the trials' logs (named in the error of a trial that died).
+        deaths: Says why Ray killed the worker of the trial Ray Tune fails now (a memory-monitor
+            kill); that is the trial's recorded error.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class NpasSearcher(Searcher):
         writer: StudyWriter,
         cost: SearchCost | None = None,
         logs: str = "the Ray folder of the run",
+        deaths: WorkerDeaths | None = None,
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
         self.optimiser = optimiser
@@ -72,6 +76,7 @@ class NpasSearcher(Searcher):
         self._curves: dict[str, list[dict[str, Any]]] = {}
         self.cost = cost
         self.logs = logs
+        self.deaths = deaths
         #: Why the searcher stopped starting trials before Ray Tune's count (a budget).
         self.stopped: str | None = None
 
@@ -132,6 +137,7 @@ class NpasSearcher(Searcher):
             constraints=self.constraints,
             ray_error=error,
             logs=self.logs,
+            cause=self.deaths.cause if self.deaths is not None else None,
         )
         curve = self._curves.pop(trial_id, [])
         if curve:

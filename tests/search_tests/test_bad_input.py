@@ -3,8 +3,11 @@ created, and never torch's advice to load an untrusted file unsafely."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,8 @@ import torch
 import yaml
 
 from search._cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _refused(argv: list[str], capsys: pytest.CaptureFixture, code: int = 2) -> str:
@@ -52,6 +57,35 @@ def test_a_bad_cluster_address_is_refused_at_once(tmp_path, capsys, address, fra
     err = _refused(["launch", "--out", str(tmp_path), "--address", address], capsys)
     assert fragment in err
     assert not (tmp_path / "npas.db").exists(), "no storage, no study"
+
+
+# Ray's own `auto` also joins any Ray it finds running on this machine: get_ray_address_from_
+# environment in ray/_private/services.py scans process command lines (_find_address_from_flag).
+# The command runs with that scan hidden, so this test can never join another test's or a
+# benchmark's Ray, whatever `launch` does.
+AUTO = """
+import sys
+import ray._private.services
+ray._private.services._find_address_from_flag = lambda flag: set()
+from search._cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_address_auto_without_a_cluster_is_refused_at_once(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    # Ray's temp folder, where `ray start` leaves its address (ray/_common/utils.py reads
+    # RAY_TMPDIR first): empty, so no cluster is named.
+    env["RAY_TMPDIR"] = str(tmp_path / "ray-tmp")
+    out = tmp_path / "run"
+    command = [sys.executable, "-c", AUTO, "launch", "--out", str(out), "--address", "auto"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "got 'auto'" in lines[0]
+    assert "ray start --head" in lines[0] and "leave --address out" in lines[0]
+    assert not (out / "npas.db").exists() and not (out / "ray").exists(), "nothing created"
+    assert not (tmp_path / "ray-tmp").exists(), "no Ray started"
 
 
 def test_resources_beyond_this_machine_are_refused_before_ray(tmp_path, capsys):

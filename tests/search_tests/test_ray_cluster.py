@@ -154,15 +154,29 @@ def test_trials_run_on_both_nodes(cluster, tmp_path):
     assert len(nodes) == 2 and used == set(nodes)
 
 
-def test_resources_beyond_the_cluster_are_refused_before_anything_is_created(cluster, tmp_path):
-    """The cluster's resources are known once joined: joined first, refused with one line."""
+@pytest.mark.parametrize("named", ["HOST:PORT", "auto: RAY_ADDRESS", "auto: ray start's note"])
+def test_resources_beyond_the_cluster_are_refused_before_anything_is_created(
+    cluster, tmp_path, named
+):
+    """The cluster's resources are known once joined: joined first, refused with one line.
+
+    ``--address auto`` joins the cluster that RAY_ADDRESS names, else the one whose address
+    ``ray start`` noted in Ray's temp folder (here one of the test's own, via RAY_TMPDIR).
+    """
     address, env = cluster
+    env = {k: v for k, v in env.items() if k != "RAY_ADDRESS"}
+    if named == "auto: RAY_ADDRESS":
+        env["RAY_ADDRESS"] = address
+    elif named == "auto: ray start's note":
+        env["RAY_TMPDIR"] = str(tmp_path)
+        (tmp_path / "ray").mkdir()
+        (tmp_path / "ray" / "ray_current_cluster").write_text(address)
     config = tmp_path / "big.yaml"
     data = {"dataset": "digits", "space": {"family": ["mlp"]}, "resources": {"cpu": 8}}
     config.write_text(json.dumps(data))  # JSON is YAML
     out = tmp_path / "run"
     command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(out),
-               "--address", address]  # fmt: skip
+               "--address", address if named == "HOST:PORT" else "auto"]  # fmt: skip
     run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 2 and len(lines) == 1, run.stderr[-3000:]

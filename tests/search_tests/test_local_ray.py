@@ -1,0 +1,65 @@
+"""The local Ray that ``launch`` starts listens on loopback only.
+
+The search runs in this process with no Ray started before, so ``launch`` starts its own; Ray's
+processes (GCS server, raylet, agents, workers) are descendants of this one. A thread records
+every listening TCP socket of this process and its descendants while the search runs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+
+import ray
+
+from search.run._launch import launch
+from tests.search_tests.test_execution import make_config, slow_trial
+
+Sockets = dict[tuple[str, int], str]
+
+
+def _listening() -> Sockets:
+    """(address, port) → process name, for this process and its descendants."""
+    import psutil  # Ray's bundled copy, on the path once ray is imported
+
+    found: Sockets = {}
+    me = psutil.Process()
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            for conn in proc.net_connections(kind="inet"):
+                if conn.status == psutil.CONN_LISTEN:
+                    found[(conn.laddr.ip, conn.laddr.port)] = proc.name()
+        except psutil.Error:  # ended meanwhile
+            continue
+    return found
+
+
+def _watch(seen: Sockets, stop: threading.Event) -> None:
+    while not stop.wait(0.1):
+        seen.update(_listening())
+
+
+def _loopback(ip: str) -> bool:
+    address = ipaddress.ip_address(ip)
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 on a dual-stack socket
+    return (mapped or address).is_loopback
+
+
+def test_a_local_ray_listens_on_loopback_only(tmp_path):
+    assert not ray.is_initialized(), "launch must start a Ray of its own here"
+    before, seen, stop = _listening(), {}, threading.Event()
+    watcher = threading.Thread(target=_watch, args=(seen, stop))
+    watcher.start()
+    try:
+        config = make_config(tmp_path, optimiser="random", trials=2)
+        study = launch(config, trial_fn=slow_trial, progress=False)
+    finally:
+        stop.set()
+        watcher.join()
+    assert not ray.is_initialized() and len(study.trials) == 2
+    ray_sockets = {key: name for key, name in seen.items() if key not in before}
+    names = set(ray_sockets.values())
+    assert {"gcs_server", "raylet"} <= names, names  # the watch saw the Ray it started
+    assert any(name.startswith("ray::") for name in names), names  # and its workers
+    exposed = {key: name for key, name in ray_sockets.items() if not _loopback(key[0])}
+    assert not exposed, f"listening beyond loopback: {exposed}"

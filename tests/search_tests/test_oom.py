@@ -1,0 +1,209 @@
+"""Ray's memory monitor kills trial workers (no mocks): each search runs in a driver subprocess
+whose local Ray starts with a kill threshold just above this machine's memory use.
+
+Two ways it kills: a trial that allocates past the threshold is killed while it runs (and, as Ray
+kills the most recently started workers first, maybe the trial beside it); memory that a process
+outside Ray holds for a while gets every trial worker killed, those running and those whose actor
+is starting. Either way each killed trial is FAIL with Ray's reason and where Ray's logs are, the
+search goes on and ends as a normal search does (exit 0, no traceback), nothing stays RUNNING
+and every trial is recorded once. The driver, its Ray and the memory holder are killed by pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import ray.cloudpickle
+from optuna.trial import TrialState
+
+from search.config import TrialConfig
+from search.run import trials_counted
+from tests.search_tests.test_execution import fake_trial
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/meminfo").is_file(), reason="Ray's memory monitor runs on Linux only"
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers never import tests
+GIB = 2**30
+#: Where the kill threshold lies above the memory in use when a test starts: room for the search
+#: itself (its driver, Ray's processes and two trial workers); what other programs take
+#: meanwhile counts too, and may get more trials killed (the checks allow it).
+MARGIN = 3 * GIB
+#: What a hog trial allocates, well past the threshold.
+HOG = MARGIN + 2 * GIB
+#: The trial numbers that hog memory.
+HOGS = frozenset({1})
+OOM = "killed by Ray's memory monitor (out of memory): "
+DRIVER = """
+import sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from search.run import launch
+from tests.search_tests.test_execution import make_config
+from tests.search_tests.test_oom import {trial}
+launch(make_config(Path({out!r}), optimiser="random", trials={trials}), trial_fn={trial})
+"""
+
+
+def _started(cfg: TrialConfig) -> Path:
+    """Marks the trial's folder: its function ran (its actor had started)."""
+    folder = Path(cfg.artifact_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "started").touch()
+    return folder
+
+
+def hog_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """fake_trial (mlp) after a second; the HOGS trials first fill HOG bytes and hold them."""
+    if int(_started(cfg).name) in HOGS:
+        held = bytearray(b"\x01") * HOG  # written, so resident
+        time.sleep(120)  # Ray kills it long before
+        del held
+    time.sleep(1.0)
+    return fake_trial(dataclasses.replace(cfg, family="mlp"))
+
+
+def steady_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """fake_trial (mlp) after two seconds."""
+    _started(cfg)
+    time.sleep(2.0)
+    return fake_trial(dataclasses.replace(cfg, family="mlp"))
+
+
+def _meminfo() -> dict[str, int]:
+    with open("/proc/meminfo") as info:
+        return {k: int(v.split()[0]) * 1024 for k, v in (line.split(":") for line in info)}
+
+
+def _driver(tmp_path: Path, trial: str, trials: int) -> subprocess.Popen:
+    """A search driver whose local Ray kills workers MARGIN bytes above the memory used now."""
+    info = _meminfo()
+    used = info["MemTotal"] - info["MemAvailable"]
+    env = {
+        **os.environ,
+        "RAY_memory_usage_threshold": f"{(used + MARGIN) / info['MemTotal']:.4f}",
+        "RAY_memory_monitor_refresh_ms": "100",
+    }
+    script = DRIVER.format(root=str(ROOT), out=str(tmp_path), trial=trial, trials=trials)
+    with open(tmp_path / "stdout", "w") as out, open(tmp_path / "stderr", "w") as err:
+        return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env, stdout=out,
+                                stderr=err)  # fmt: skip
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it (its Ray: GCS, raylet, workers)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        tree.append(todo.pop())
+        todo.extend(children.get(tree[-1], []))
+    return tree
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _finish(proc: subprocess.Popen, tmp_path: Path, timeout: float) -> tuple[str, str]:
+    """The driver's stdout and stderr once it exits; past ``timeout`` it and its Ray are
+    killed."""
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(_descendants(proc.pid))
+        proc.wait()
+    return (tmp_path / "stdout").read_text(), (tmp_path / "stderr").read_text()
+
+
+def _study(tmp_path: Path) -> optuna.Study:
+    return optuna.load_study(study_name="t-random", storage=f"sqlite:///{tmp_path}/npas.db")
+
+
+def _check_search(tmp_path: Path, trials: int, rc: int, out: str, err: str) -> optuna.Study:
+    """A normal search's end: exit 0, no traceback, every trial ended and recorded once, and
+    each FAIL killed by the memory monitor, its error naming Ray's log folder."""
+    assert rc == 0, err[-3000:]
+    assert "Traceback" not in out + err, (out + err)[-3000:]
+    assert f"[npas] finished: {trials}/{trials} done, 0 running" in err
+    study = _study(tmp_path)
+    assert [t.number for t in study.trials] == list(range(trials)), "one record per trial"
+    assert trials_counted(study) == trials
+    assert {t.state for t in study.trials} <= {TrialState.COMPLETE, TrialState.FAIL}
+    for trial in study.get_trials(states=(TrialState.FAIL,)):
+        error = trial.user_attrs["error"]
+        assert error.startswith(OOM) and "\n" not in error, error
+        logs = re.search(r"raylet\.out under (\S+)\)$", error)
+        assert logs and (Path(logs[1]) / "raylet.out").is_file(), error
+    return study
+
+
+def _killed(study: optuna.Study, tmp_path: Path) -> dict[int, bool]:
+    """Trials the memory monitor killed → whether their function had started."""
+    folder = tmp_path / "t-random" / "trials"
+    return {
+        t.number: (folder / str(t.number) / "started").exists()
+        for t in study.get_trials(states=(TrialState.FAIL,))
+        if t.user_attrs.get("error", "").startswith(OOM)
+    }
+
+
+def test_a_trial_that_exhausts_memory_is_killed_and_the_search_goes_on(tmp_path):
+    proc = _driver(tmp_path, "hog_trial", 6)
+    out, err = _finish(proc, tmp_path, timeout=240)
+    study = _check_search(tmp_path, 6, proc.returncode, out, err)
+    killed = _killed(study, tmp_path)
+    assert killed.keys() >= HOGS and all(killed[n] for n in HOGS), killed
+    later = [t for t in study.get_trials(states=(TrialState.COMPLETE,)) if t.number > max(HOGS)]
+    assert len(later) >= 3, "the search went on after the kill"
+
+
+def test_workers_killed_while_running_and_while_starting_fail_and_the_search_goes_on(tmp_path):
+    trials = 16
+    proc = _driver(tmp_path, "steady_trial", trials)
+    _wait(lambda: len(_study(tmp_path).get_trials(states=(TrialState.COMPLETE,))) >= 2, proc,
+          tmp_path)  # fmt: skip
+    # Memory held outside Ray, which no kill frees: Ray kills every trial worker it can.
+    script = f"held = bytearray(b'1') * {MARGIN + GIB}; import time; time.sleep(90)"
+    holder = subprocess.Popen([sys.executable, "-c", script])
+    try:  # until one trial was killed while it ran and one while its actor started
+        _wait(lambda: set(_killed(_study(tmp_path), tmp_path).values()) == {True, False}, proc,
+              tmp_path)  # fmt: skip
+    finally:
+        holder.kill()
+        holder.wait()
+    out, err = _finish(proc, tmp_path, timeout=240)
+    study = _check_search(tmp_path, trials, proc.returncode, out, err)
+    last = max(_killed(study, tmp_path))
+    after = [t for t in study.get_trials(states=(TrialState.COMPLETE,)) if t.number > last]
+    assert after, "the search went on after the kills"
+
+
+def _wait(done: Any, proc: subprocess.Popen, tmp_path: Path, timeout: float = 120) -> None:
+    """Polls ``done()`` while the driver runs (once it has created its storage)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.suppress(KeyError):  # the study is not created yet
+            if (tmp_path / "npas.db").exists() and done():
+                return
+        time.sleep(0.2)
+    _, err = _finish(proc, tmp_path, timeout=0)
+    pytest.fail(f"not reached while the search ran (exit {proc.returncode}): {err[-3000:]}")
