@@ -14,7 +14,8 @@ accuracy (max) and parameters (min); constraint params <= 5000; trials train up 
 0-5,000), reference point 1.1, over the COMPLETE feasible trials ended by each moment.
 
 Run: ``NPAS_DATA=../shared/data python benchmarks/multifidelity.py [--minutes 3] [--seeds 3]
-[--optimisers nsga2,tpe] [--floor random]`` → ``benchmarks/results/multifidelity.md``.
+[--optimisers nsga2,tpe] [--floor random] [--results PATH]`` → the table, by default
+``benchmarks/results/multifidelity.md``.
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ def write(
         "# Multi-fidelity: MOASHA vs FIFO on MNIST (same optimiser, same wall-clock)",
         "",
         f"Produced by `benchmarks/multifidelity.py --minutes {args.minutes} --seeds "
-        f"{args.seeds} --optimisers {','.join(args.optimisers)} --floor {args.floor}` "
+        f"{args.seeds} --optimisers {','.join(args.optimisers)} --floor '{args.floor}'` "
         f"in {seconds / 60:.0f} min; load average {load[0]:.2f} before, {load[1]:.2f} after.",
         f"CPU: {cpu_model_name()} ({os.cpu_count()} cores), torch {torch.__version__}, Python "
         f"{platform.python_version()}, 2 trials at a time (1 CPU each). MNIST: 10,000 "
@@ -219,7 +220,7 @@ def write(
             lines.append(
                 f"| {f['seed']} | {f['hv']:.4f} | {c['complete']}/{c['pruned']}/{c['failed']} |"
             )
-    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args.results.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def main() -> None:
@@ -227,14 +228,17 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=3.0, help="wall-clock per search")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--optimisers", default="nsga2,tpe")
-    parser.add_argument("--floor", default="random", help="optimiser run under FIFO only")
+    parser.add_argument(
+        "--floor", default="random", help="optimiser run under FIFO only ('': none)"
+    )
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the table written")
     args = parser.parse_args()
     args.optimisers = args.optimisers.split(",")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started, before = time.perf_counter(), os.getloadavg()[0]
     rows, floors = run(args)
     write(rows, floors, args, time.perf_counter() - started, (before, os.getloadavg()[0]))
-    print(RESULTS.read_text(), end="")
+    print(args.results.read_text(), end="")
 
 
 if __name__ == "__main__":

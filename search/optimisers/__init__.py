@@ -38,4 +38,3 @@ for _name, _cls in {
 }.items():
     _cls.name = _name
     OPTIMISERS.add(_name, _cls)
-

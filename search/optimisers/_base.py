@@ -74,6 +74,9 @@ class Optimiser(ABC):
     multi_objective: ClassVar[bool] = True
     #: Proposes whole generations and learns only once a generation is told in full.
     generational: ClassVar[bool] = False
+    #: Its sampler models the trials a stopping scheduler cut short when shown each trial at
+    #: the highest epoch enough trials reached (``search.run._rungview``: BOHB's answer).
+    models_rungs: ClassVar[bool] = False
     #: Option names the constructor accepts (others raise ConfigError).
     option_names: ClassVar[tuple[str, ...]] = ()
     #: The registry name (set on registration).
@@ -136,5 +139,3 @@ class Optimiser(ABC):
         Record user attributes and constraints on the trial before telling: samplers read
         them while the trial is told.
         """
-
-

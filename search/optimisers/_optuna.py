@@ -51,9 +51,14 @@ class _NSGA3(OptunaOptimiser):
 
 
 class _TPE(OptunaOptimiser):
-    """Optuna's TPE (MOTPE for several objectives), multivariate and grouped for conditions."""
+    """Optuna's TPE (MOTPE for several objectives), multivariate and grouped for conditions.
+
+    Under a stopping scheduler it models every trial at one epoch (``models_rungs``): MOTPE
+    alone ranks all PRUNED trials alike, below the few COMPLETE ones.
+    """
 
     factory = optuna.samplers.TPESampler
+    models_rungs = True
     option_names = (
         "n_startup_trials",
         "n_ei_candidates",
@@ -87,5 +92,3 @@ class _Random(OptunaOptimiser):
     """Optuna's random sampler: the baseline every other optimiser must beat."""
 
     factory = optuna.samplers.RandomSampler
-
-

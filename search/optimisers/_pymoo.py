@@ -318,5 +318,3 @@ class _PymooNSGA3(PymooOptimiser):
                 seed = 0 if self.seed is None else self.seed
                 ref_dirs = get_reference_directions("energy", m, self.population_size, seed=seed)
         return NSGA3(ref_dirs=ref_dirs, pop_size=self.population_size, **self._mixed())
-
-

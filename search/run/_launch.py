@@ -34,6 +34,7 @@ from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._lease import Lease
+from search.run._rungview import RungView
 from search.run._searcher import NpasSearcher
 from search.run._storage import (
     FEASIBLE_KEY,
@@ -176,7 +177,10 @@ def _launch_leased(
         constraints=constraint_keys,
         **config.optimiser.options,
     )
-    optimiser.bind(in_memory_copy(study, optimiser.sampler()))
+    sampler = optimiser.sampler()
+    if optimiser.models_rungs and config.scheduler.name != "fifo":
+        sampler = RungView(sampler, config.objective_names)
+    optimiser.bind(in_memory_copy(study, sampler))
     started = _start_ray(config.address)
     try:
         writer = StudyWriter(rdb, config.name)

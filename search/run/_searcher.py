@@ -26,7 +26,7 @@ from search.optimisers import Optimiser
 from search.run._budget import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._storage import outcome_of, record
-from search.run._trainable import CURVE_KEY
+from search.run._trainable import CURVE_KEY, VIOLATION_KEY
 from search.run._writer import StudyWriter
 
 __all__ = ["NpasSearcher", "TrialConfigFn"]
@@ -112,6 +112,7 @@ class NpasSearcher(Searcher):
         if trial is None or CURVE_KEY not in result:
             return
         point = json.loads(result[CURVE_KEY])
+        point["violation"] = float(result.get(VIOLATION_KEY, 0.0))  # of what it knew then
         curve = self._curves.setdefault(trial_id, [])
         if curve and curve[-1]["epoch"] == point["epoch"]:  # seen already
             return
@@ -158,5 +159,5 @@ class NpasSearcher(Searcher):
 
 def _curve_point(point: dict[str, Any]) -> dict[str, Any]:
     """What a learning curve keeps of an epoch (the indicators are the trial's, once)."""
-    keep = ("epoch", "accuracy", "val_loss", "train_time_s")
+    keep = ("epoch", "accuracy", "val_loss", "train_time_s", "violation")
     return {k: point[k] for k in keep if k in point}

@@ -44,6 +44,7 @@ __all__ = [
     "Outcome",
     "counts",
     "created_meanwhile",
+    "epoch_values",
     "fail_interrupted",
     "open_storage",
     "open_study",
@@ -73,9 +74,7 @@ INTERRUPTED = "interrupted: the search stopped before this trial ended"
 _OPEN_TRIES = 5
 
 #: Config keys that may change between launches of one search (how much and where it runs).
-_MAY_CHANGE = frozenset(
-    {"trials", "storage", "address", "out", "name", "resources", "budget"}
-)
+_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources", "budget"})
 
 
 def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStorage:
@@ -412,21 +411,40 @@ def rung_history(
     study: optuna.Study, objectives: Sequence[str]
 ) -> list[tuple[dict[int, list[float]], float]]:
     """The learning curves of a study's trials as a scheduler's rungs see them: per epoch, the
-    objective vector (the curve's value where it has one, else the trial's recorded metric)
-    and the trial's constraint violation."""
+    objective vector (see :func:`epoch_values`) and the trial's constraint violation."""
     out = []
     for trial in study.get_trials(deepcopy=False):
-        curve = trial.user_attrs.get("curve") or []
-        if not curve:
-            continue
-        metrics = metrics_of(trial)
-        vectors = {
-            int(p["epoch"]): [float(p.get(n, metrics.get(n, math.nan))) for n in objectives]
-            for p in curve
-        }
-        violation = sum(max(0.0, v) for v in (trial.user_attrs.get("constraints") or []))
-        out.append((vectors, violation))
+        points = epoch_values(trial, objectives)
+        if points:
+            vectors = {epoch: vector for epoch, (vector, _) in points.items()}
+            out.append((vectors, final_violation(trial)))
     return out
+
+
+def epoch_values(
+    trial: optuna.trial.FrozenTrial, objectives: Sequence[str]
+) -> dict[int, tuple[list[float], float]]:
+    """A trial's objective vector and constraint violation after each epoch of its learning
+    curve: the curve's value where it has one (accuracy, loss), else the trial's recorded
+    metric (the cost indicators, the same at every epoch); the violation the epoch reported,
+    else the trial's final one. Empty when the trial recorded no curve."""
+    curve = trial.user_attrs.get("curve") or []
+    if not curve:
+        return {}
+    metrics = metrics_of(trial)
+    final = final_violation(trial)
+    return {
+        int(p["epoch"]): (
+            [float(p.get(n, metrics.get(n, math.nan))) for n in objectives],
+            float(p.get("violation", final)),
+        )
+        for p in curve
+    }
+
+
+def final_violation(trial: optuna.trial.FrozenTrial) -> float:
+    """The total violation of a trial's recorded constraints (0: met or none recorded)."""
+    return sum(max(0.0, v) for v in (trial.user_attrs.get("constraints") or []))
 
 
 #: Study user attributes that add up what every launch of a search spent.

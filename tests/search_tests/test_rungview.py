@@ -1,0 +1,137 @@
+"""What TPE learns under a stopping scheduler: the study seen at one epoch (RungView)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import optuna
+import pytest
+import ray
+from hypothesis import given
+from hypothesis import strategies as st
+from optuna.trial import TrialState
+
+from search.run import launch
+from search.run._rungview import EPOCH_ATTR, RungView, view_epoch
+from tests.search_tests.test_multifidelity import _config, curve_trial
+
+OBJECTIVES = ["accuracy", "params"]
+
+
+@given(st.lists(st.integers(1, 9), max_size=60), st.integers(0, 40))
+def test_the_view_epoch_is_the_highest_that_enough_trials_reached(reached, extra):
+    told = len(reached) + extra  # trials told without a curve (refused before training)
+    needed = max(10, 2 * math.ceil(0.1 * told))
+    epoch = view_epoch(reached, told)
+    enough = [e for e in range(1, 10) if sum(r >= e for r in reached) >= needed]
+    assert epoch == (max(enough) if enough else None)
+
+
+def _tpe() -> optuna.samplers.TPESampler:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(
+            seed=0, multivariate=True, group=True, constant_liar=True
+        )
+
+
+def _study(sampler: optuna.samplers.BaseSampler) -> optuna.Study:
+    """30 trials stopped at epoch 3 whose accuracy there peaks at x = 0.8, 40 stopped at
+    epoch 1, and 3 complete ones near x = 0.1 (survivors of an early, thin rung)."""
+    study = optuna.create_study(directions=["maximize", "minimize"], sampler=sampler)
+    dists = {"x": optuna.distributions.FloatDistribution(0, 1)}
+
+    def add(x: float, epochs: int, state: TrialState) -> None:
+        curve = [
+            {"epoch": e, "accuracy": (1 - abs(x - 0.8)) * e / 9, "violation": 0.0}
+            for e in range(1, epochs + 1)
+        ]
+        study.add_trial(
+            optuna.trial.create_trial(
+                state=state,
+                values=[curve[-1]["accuracy"], 1000.0] if state == TrialState.COMPLETE else None,
+                params={"x": x},
+                distributions=dists,
+                user_attrs={"curve": curve, "metric_params": 1000.0},
+            )
+        )
+
+    for i in range(40):
+        add(i / 40, 1, TrialState.PRUNED)
+    for i in range(30):
+        add(i / 30, 3, TrialState.PRUNED)
+    for x in (0.05, 0.1, 0.15):
+        add(x, 9, TrialState.COMPLETE)
+    return study
+
+
+def _proposals(study: optuna.Study, n: int) -> list[float]:
+    """``n`` asks, each told FAIL right away (so the history the sampler ranks stays as is)."""
+    xs = []
+    for _ in range(n):
+        trial = study.ask()
+        xs.append(trial.suggest_float("x", 0, 1))
+        study.tell(trial, state=TrialState.FAIL)
+    return xs
+
+
+def test_the_view_models_the_highest_epoch_enough_trials_reached():
+    sampler = RungView(_tpe(), OBJECTIVES)
+    study = _study(sampler)
+    trial = study.ask()
+    trial.suggest_float("x", 0, 1)
+    assert sampler.epoch == 3  # 33 trials reached epoch 3; epoch 9: only 3
+    view = sampler._view[1]
+    seen = {t.number: t for t in view.trials}
+    assert [seen[n].state for n in (0, 40, 70)] == [
+        TrialState.PRUNED,  # stopped at epoch 1: stays pruned
+        TrialState.COMPLETE,  # reached epoch 3: its values there
+        TrialState.COMPLETE,  # complete: its values at epoch 3, not its final ones
+    ]
+    assert seen[70].values == pytest.approx([(1 - abs(0.05 - 0.8)) / 3, 1000.0])
+    assert seen[trial.number].state == TrialState.RUNNING
+    stored = study._storage.get_trial(trial._trial_id).system_attrs
+    assert stored[EPOCH_ATTR] == 3
+    # TPE's constant liar shares the point it sampled with the trials asked next: that attribute
+    # is on the study's own trial, not only on the view's copy.
+    assert any(key.startswith("tpe:relative_params") for key in stored)
+    # The storage itself is untouched.
+    assert study.trials[40].state == TrialState.PRUNED and study.trials[70].values[0] < 0.3
+
+
+def test_tpe_learns_where_the_stopped_trials_were_best():
+    """Plain MOTPE ranks every pruned trial alike, so its good group is the three complete
+    points near 0.1; seen at epoch 3 the good group is near 0.8, where accuracy peaks."""
+    viewed = _proposals(_study(RungView(_tpe(), OBJECTIVES)), 20)
+    plain = _proposals(_study(_tpe()), 20)
+    assert sum(abs(x - 0.8) < 0.2 for x in viewed) >= 14
+    assert sum(abs(x - 0.8) < 0.2 for x in plain) <= 6
+
+
+def test_before_enough_trials_the_sampler_sees_the_study_as_it_is():
+    sampler = RungView(_tpe(), OBJECTIVES)
+    study = optuna.create_study(directions=["maximize", "minimize"], sampler=sampler)
+    _proposals(study, 3)
+    assert sampler.epoch is None
+    assert all(EPOCH_ATTR not in t.system_attrs for t in study.trials)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_a_tpe_search_under_moasha_proposes_from_the_view(tmp_path, local_ray):
+    study = launch(_config(tmp_path, 18, "tpe"), trial_fn=curve_trial, progress=False)
+    stored = optuna.load_study(
+        study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db"
+    )
+    modelled = [t.system_attrs.get(EPOCH_ATTR) for t in stored.trials]
+    assert modelled[:10] == [None] * 10  # fewer than 10 told: no epoch has enough
+    assert {1, 3} >= set(modelled[12:]) - {None} and any(modelled[12:])
+    # Each epoch of a curve records the violation the trial reported then.
+    curve = stored.get_trials(states=(TrialState.PRUNED,))[0].user_attrs["curve"]
+    assert all(point["violation"] == 0.0 for point in curve)
