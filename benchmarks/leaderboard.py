@@ -269,7 +269,8 @@ def _write(args: argparse.Namespace, winners: dict[str, dict[str, Any]], search_
         _keep(args, name, win)
     lines += ["", *notes] if notes else []
     lines += ["", "Bundles: `benchmarks/results/leaderboard/<anchor>/` (config.yaml, model.pt, "
-              "model.onnx, metrics.json, README.md; `seed<s>/train.json` per retraining)."]
+              "model.pt2, model.onnx, metrics.json, README.md; `seed<s>/train.json` per "
+              "retraining); each loads with `search.load_bundle`."]
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "leaderboard.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
