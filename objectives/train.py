@@ -270,6 +270,7 @@ def fit(
     progress: bool | None = None,
     max_steps: int | None = None,
     channels_last: bool = True,
+    grad_clip: float | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> FitResult:
     """Trains ``model`` in place on ``data.train`` and validates after each epoch.
@@ -299,6 +300,9 @@ def fit(
             and nets of 3-6 channels or SCS nets slower than False does
             (benchmarks/results/trial_throughput.md); MNIST training used it before the
             option existed. PyTorch advises it for mixed precision on CUDA.
+        grad_clip: Clip the gradients' global norm to this before each step (None: never).
+            What keeps a network whose weights share few parameters (the ``auto`` mapping's
+            probe) from diverging at a learning rate its plain form trains well with.
         on_epoch: Called after each epoch's validation with a copy of its history record, so
             a search can report learning curves (e.g. Ray Tune's ``tune.report``) as they
             come. To stop early, raise from it: the exception propagates out of ``fit``
@@ -317,6 +321,10 @@ def fit(
     _check_float("momentum", momentum, 0.0, 1.0, closed=False)
     _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
     _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
+    if grad_clip is not None:
+        _check_float("grad_clip", grad_clip, 0.0, math.inf, closed=False)
+        if grad_clip == 0:
+            raise ConfigError(f"grad_clip must be > 0 or None, got {grad_clip!r}")
     make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
     make_schedule = SCHEDULES.get(schedule)
     lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
@@ -351,13 +359,15 @@ def fit(
         "bf16": use_bf16,
         "max_steps": max_steps,
         "channels_last": channels_last,
+        "grad_clip": grad_clip,
         "dataset": data.name,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
     }
     loop = _Loop(
-        model, data, opt, sched, label_smoothing, use_bf16, aug, batch_size, channels_last
-    )
+        model, data, opt, sched, label_smoothing, use_bf16, aug, batch_size, channels_last,
+        grad_clip,
+    )  # fmt: skip
     rng_devices = [dev] if dev.type == "cuda" else []
     show = sys.stderr.isatty() if progress is None else progress
     with torch.random.fork_rng(devices=rng_devices), EnergyMeter(dev) as meter:
@@ -389,12 +399,14 @@ class _Loop:
         augment: Augment | None,
         batch_size: int,
         channels_last: bool,
+        grad_clip: float | None = None,
     ) -> None:
         self.model, self.data, self.opt, self.sched = model, data, opt, sched
         self.label_smoothing, self.bf16, self.augment = label_smoothing, bf16, augment
         self.batch_size, self.channels_last = batch_size, channels_last
         self.steps = 0
         self.last_lr = float(opt.param_groups[0]["lr"])
+        self.grad_clip = grad_clip
 
     def run(
         self,
@@ -480,6 +492,8 @@ class _Loop:
         loss = F.cross_entropy(logits.float(), yb, label_smoothing=self.label_smoothing)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
+        if self.grad_clip is not None:
+            nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
         self.last_lr = float(self.opt.param_groups[0]["lr"])
         self.opt.step()
         self.sched.step()

@@ -40,6 +40,10 @@ __all__ = ["ARTIFACT_NAME", "EpochFn", "model_of", "read_weights", "rebuild", "r
 
 #: File name of the trained model in a trial's ``artifact_dir``.
 ARTIFACT_NAME = "model.pt"
+#: Gradient-norm clip of the ``auto`` mapping's probe pretraining: the probe serves every
+#: layer from one small store, and at the trial's own learning rate (SGD at 0.1-0.3) a deep
+#: probe diverged to NaN within an epoch on MNIST; clipped, it trains (see _net._resized).
+PROBE_CLIP = 1.0
 
 
 #: Receives one dict per trained epoch (see :func:`run_trial`); raising stops the trial.
@@ -215,7 +219,7 @@ def _model(cfg: TrialConfig, data: Data, device: torch.device, metrics: dict) ->
     if ssn["mapping"] == "auto":
 
         def pretrain(probe: nn.Module) -> None:
-            _train(probe, data, cfg, device, epochs=ssn["pretrain_epochs"])
+            _train(probe, data, cfg, device, epochs=ssn["pretrain_epochs"], grad_clip=PROBE_CLIP)
 
     net = _shapeshift(model, cfg, stores=ssn["stores"], mapping=ssn["mapping"], pretrain=pretrain)
     return net.to(device)
@@ -252,6 +256,7 @@ def _train(
     *,
     epochs: int | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
+    grad_clip: float | None = None,
 ) -> FitResult:
     options = dict(cfg.train)
     if epochs is not None:
@@ -264,6 +269,7 @@ def _train(
         device=device,
         progress=cfg.progress,
         on_epoch=on_epoch,
+        grad_clip=grad_clip,
     )
 
 

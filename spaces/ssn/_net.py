@@ -139,6 +139,9 @@ class ShapeshiftNet(nn.Module):
             )
             self.generators.append(gen_cls(store.templates, rng=rng, **gen_opts).to(**factory))
             self.upsamplers.append(ups_cls(store.pairs, rng=rng, **ups_opts).to(**factory))
+            if store.resize:  # see _resized
+                signs = torch.randint(0, 2, (sum(store.numels),), generator=rng).mul_(2).sub_(1)
+                self.register_buffer(f"probe_signs_{len(self.stores) - 1}", signs.to(**factory))
         self.register_buffer("scales", torch.ones(len(specs), **factory))
         self._layouts = [_layout(store) for store in self.plan.stores]
         self.mapping = {s.name: assignment[i] for i, s in enumerate(specs)}
@@ -206,13 +209,22 @@ class ShapeshiftNet(nn.Module):
         return out
 
     def _resized(self, k: int, store: StorePlan) -> list[Tensor]:
+        """The probe's weights: templates mixed per layer, resized to it, and multiplied by a
+        fixed random sign per weight. A template of ~100 values stretched over thousands of
+        weights is smooth, so neighbouring filters are near copies and activations add up
+        coherently (logits of 20 at init and NaN within 15 steps in a depth-4 ConvNet); random
+        signs keep each weight's size and make the sums add like independent ones."""
         templates = self.stores[k].view(PROBE_TEMPLATES, -1)
         coefs = self.generators[k].coefficients()  # type: ignore[operator]
         alphas = torch.stack(
             [c * self.scales[j] for c, j in zip(coefs, store.layers, strict=True)]
         )
         mixed = alphas @ templates  # resizing is linear: mix first, then resize once per layer
-        return [resize(mixed[i : i + 1], n).view(n) for i, n in enumerate(store.numels)]
+        signs = getattr(self, f"probe_signs_{k}").split(list(store.numels))
+        return [
+            resize(mixed[i : i + 1], n).view(n) * sign
+            for i, (n, sign) in enumerate(zip(store.numels, signs, strict=True))
+        ]
 
     def _key(self) -> tuple:
         tensors = [
