@@ -14,8 +14,8 @@ accuracy (max) and parameters (min); constraint params <= 5000; trials train up 
 0-5,000), reference point 1.1, over the COMPLETE feasible trials ended by each moment.
 
 Run: ``NPAS_DATA=../shared/data python benchmarks/multifidelity.py [--minutes 3] [--seeds 3]
-[--optimisers nsga2,tpe] [--floor random] [--results PATH]`` → the table, by default
-``benchmarks/results/multifidelity.md``.
+[--optimisers nsga2,tpe,tpe:rung_view=false] [--floor random] [--results PATH]`` → the table,
+by default ``benchmarks/results/multifidelity.md``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import optuna
 import torch
+import yaml
 from optuna.trial import TrialState
 
 from objectives._conditions import cpu_model_name
@@ -61,11 +62,22 @@ SPACE = {
 }
 
 
+def optimiser_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``name`` or ``name:key=value:...`` (values read as YAML) → name and options."""
+    name, *pairs = spec.split(":")
+    options: dict[str, Any] = {"population_size": 16} if name == "nsga2" else {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        options[key] = yaml.safe_load(value)
+    return name, options
+
+
 def config(out: Path, optimiser: str, scheduler: str, seed: int, minutes: float) -> Any:
-    options = {"population_size": 16} if optimiser == "nsga2" else {}
+    name, options = optimiser_spec(optimiser)
+    label = optimiser.replace(":", "-").replace("=", "-")
     return load_config(
         {
-            "name": f"{optimiser}-{scheduler}-s{seed}",
+            "name": f"{label}-{scheduler}-s{seed}",
             "dataset": "mnist",
             "train_size": 10_000,
             "space": SPACE,
@@ -74,7 +86,7 @@ def config(out: Path, optimiser: str, scheduler: str, seed: int, minutes: float)
             "objectives": OBJECTIVES,
             "constraints": ["params <= 5000"],
             "indicators": ["params", "flops_infer"],
-            "optimiser": {"name": optimiser, "options": options},
+            "optimiser": {"name": name, "options": options},
             "scheduler": {"name": scheduler, "grace_epochs": 1, "reduction_factor": 3},
             "budget": {"time": minutes * 60},
             "trials": 10_000,
@@ -235,7 +247,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=3.0, help="wall-clock per search")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--optimisers", default="nsga2,tpe")
+    parser.add_argument(
+        "--optimisers",
+        default="nsga2,tpe",
+        help="comma-separated; each NAME or NAME:OPTION=VALUE (e.g. tpe:rung_view=false)",
+    )
     parser.add_argument(
         "--floor", default="random", help="optimiser run under FIFO only ('': none)"
     )

@@ -75,8 +75,9 @@ class Optimiser(ABC):
     #: Proposes whole generations and learns only once a generation is told in full.
     generational: ClassVar[bool] = False
     #: Its sampler models the trials a stopping scheduler cut short when shown each trial at
-    #: the highest epoch enough trials reached (``search.run._rungview``: BOHB's answer).
-    models_rungs: ClassVar[bool] = False
+    #: the highest epoch enough trials reached (``search.run._rungview``: BOHB's answer); an
+    #: option may turn it off for one instance.
+    models_rungs: bool = False
     #: Option names the constructor accepts (others raise ConfigError).
     option_names: ClassVar[tuple[str, ...]] = ()
     #: The registry name (set on registration).

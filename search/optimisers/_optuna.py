@@ -10,6 +10,7 @@ import optuna
 from optuna.trial import TrialState
 
 from search.optimisers._base import Optimiser, Proposal
+from spaces._errors import ConfigError
 
 __all__ = ["OptunaOptimiser"]
 
@@ -53,20 +54,31 @@ class _NSGA3(OptunaOptimiser):
 class _TPE(OptunaOptimiser):
     """Optuna's TPE (MOTPE for several objectives), multivariate and grouped for conditions.
 
-    Under a stopping scheduler it models every trial at one epoch (``models_rungs``): MOTPE
-    alone ranks all PRUNED trials alike, below the few COMPLETE ones.
+    Under a stopping scheduler it models every trial at one epoch (``models_rungs``; option
+    ``rung_view: false`` turns that off): MOTPE alone ranks all PRUNED trials alike, below the
+    few COMPLETE ones.
     """
 
     factory = optuna.samplers.TPESampler
-    models_rungs = True
     option_names = (
         "n_startup_trials",
         "n_ei_candidates",
         "multivariate",
         "group",
         "constant_liar",
+        "rung_view",
     )
     defaults: ClassVar[dict[str, Any]] = {"multivariate": True, "constant_liar": True}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        view = self.options.pop("rung_view", True)
+        if not isinstance(view, bool):
+            raise ConfigError(
+                f"option 'rung_view' of optimiser {self.name!r}: got {view!r}; allowed: "
+                "true or false"
+            )
+        self.models_rungs = view
 
     def sampler(self) -> optuna.samplers.BaseSampler:
         options = {**self.defaults, **self.options}

@@ -12,6 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from optuna.trial import TrialState
 
+from search.config import load_config
+from search.errors import ConfigError
+from search.optimisers import OPTIMISERS
 from search.run import launch
 from search.run._rungview import EPOCH_ATTR, RungView, view_epoch
 from tests.search_tests.test_multifidelity import _config, curve_trial
@@ -135,3 +138,14 @@ def test_a_tpe_search_under_moasha_proposes_from_the_view(tmp_path, local_ray):
     # Each epoch of a curve records the violation the trial reported then.
     curve = stored.get_trials(states=(TrialState.PRUNED,))[0].user_attrs["curve"]
     assert all(point["violation"] == 0.0 for point in curve)
+
+
+def test_rung_view_false_leaves_tpe_as_optuna_has_it(tmp_path, local_ray):
+    data = _config(tmp_path, 14, "tpe").to_dict()
+    config = load_config({**data, "optimiser": {"name": "tpe", "options": {"rung_view": False}}})
+    study = launch(config, trial_fn=curve_trial, progress=False)
+    assert len(study.trials) == 14 and study.get_trials(states=(TrialState.PRUNED,))
+    assert all(EPOCH_ATTR not in t.system_attrs for t in study.trials)
+    tpe = OPTIMISERS.get("tpe")
+    with pytest.raises(ConfigError, match="rung_view"):
+        tpe(config.space, config.directions, rung_view="no")
