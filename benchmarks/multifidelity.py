@@ -66,18 +66,16 @@ SPACE = {
 }
 
 
-def optimiser_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``name`` or ``name:key=value:...`` (values read as YAML) → name and options."""
+def optimiser_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """``name`` or ``name:key=value:...`` → name and options (values as written)."""
     name, *pairs = spec.split(":")
-    options: dict[str, Any] = {"population_size": 16} if name == "nsga2" else {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        options[key] = yaml.safe_load(value)
-    return name, options
+    return name, dict(pair.partition("=")[::2] for pair in pairs)
 
 
 def config(out: Path, optimiser: str, scheduler: str, seed: int, minutes: float) -> Any:
-    name, options = optimiser_spec(optimiser)
+    name, written = optimiser_spec(optimiser)
+    options: dict[str, Any] = {"population_size": 16} if name == "nsga2" else {}
+    options.update((key, yaml.safe_load(value)) for key, value in written.items())
     label = optimiser.replace(":", "-").replace("=", "-")
     return load_config(
         {
@@ -146,8 +144,9 @@ def floor(out: Path, optimiser: str, seed: int, minutes: float) -> dict[str, Any
 def fifo_key(optimiser: str) -> str:
     """The FIFO search an optimiser spec stands for: options acting only under a stopping
     scheduler (``MOASHA_ONLY``) are dropped, so specs differing only by them share one."""
-    name, *pairs = optimiser.split(":")
-    return ":".join([name, *(p for p in pairs if p.partition("=")[0] not in MOASHA_ONLY)])
+    name, options = optimiser_spec(optimiser)
+    kept = [f"{key}={value}" for key, value in options.items() if key not in MOASHA_ONLY]
+    return ":".join([name, *kept])
 
 
 def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -163,6 +163,11 @@ def _check_int(name: str, value: object, *, minimum: int) -> None:
         raise ConfigError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 
+def _check_positive(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}")
+
+
 def _check_float(name: str, value: float, low: float, high: float, *, closed: bool) -> None:
     inside = low <= value <= high if closed else low <= value < high
     if not isinstance(value, int | float) or isinstance(value, bool) or not inside:
@@ -322,14 +327,11 @@ def fit(
     _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
     _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
     if grad_clip is not None:
-        _check_float("grad_clip", grad_clip, 0.0, math.inf, closed=False)
-        if grad_clip == 0:
-            raise ConfigError(f"grad_clip must be > 0 or None, got {grad_clip!r}")
+        _check_positive("grad_clip", grad_clip)
     make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
     make_schedule = SCHEDULES.get(schedule)
     lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
-    if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr < math.inf:
-        raise ConfigError(f"lr must be a finite number > 0, got {lr!r}")
+    _check_positive("lr", lr)
     dev = torch.device(device) if device is not None else data.device
     use_bf16 = _resolve_bf16(bf16, dev)
     if data.device != dev:

@@ -50,11 +50,8 @@ def view_epoch(
     None when no epoch was reached by that many.
     """
     needed = max(min_trials, spread * math.ceil(good * finished))
-    best = None
-    for epoch in sorted(set(reached)):
-        if sum(r >= epoch for r in reached) >= needed:
-            best = epoch
-    return best
+    ranked = sorted(reached, reverse=True)  # the needed-th furthest trial's epoch
+    return ranked[needed - 1] if len(ranked) >= needed else None
 
 
 class RungView(BaseSampler):
@@ -84,6 +81,8 @@ class RungView(BaseSampler):
         view = self._view_of(study, trial)
         mirrored = _in(view, trial)
         params = self.inner.sample_relative(view, mirrored, search_space)
+        if view is study:
+            return params
         # What the sampler wrote on the trial (TPE's constant liar shares its relative params
         # there with the trials asked next) belongs to the study.
         written = view._storage.get_trial(mirrored._trial_id).system_attrs
