@@ -64,9 +64,11 @@ def run_trial(
         cfg: A trial config (validated once: a dict is checked, a TrialConfig trusted); only
             ``dataset`` and ``family`` are required.
         on_epoch: Called after each epoch with ``epoch``, ``accuracy`` (validation so far),
-            ``val_loss``, ``train_time_s`` (so far) and every indicator that is an objective
+            ``val_loss``, ``train_time_s`` (so far), every indicator that is an objective
             or a constraint, all measured before training (so a multi-fidelity scheduler ranks
-            on every objective at every rung). What it raises stops the trial.
+            on every objective at every rung), and ``at_chance``: True when a constant guess
+            of the most frequent class, at no cost, is at least as good on every objective
+            (so no front needs the trial yet). What it raises stops the trial.
 
     Returns:
         ``accuracy`` (validation: what the search optimises), ``val_loss``, ``test_accuracy``
@@ -120,7 +122,8 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
         return _finish(
             metrics, constraints, start, reason="violates " + ", ".join(map(str, broken))
         )
-    result = _train(net, data, cfg, device, on_epoch=_epoch_report(on_epoch, metrics, ranked))
+    report = _epoch_report(on_epoch, metrics, ranked, _null_model(cfg, data))
+    result = _train(net, data, cfg, device, on_epoch=report)
     test = evaluate(net, data.test.x, data.test.y)
     last = result.history[-1]
     metrics.update(
@@ -279,24 +282,57 @@ def _ranked(cfg: TrialConfig) -> list[str]:
     return [n for n in dict.fromkeys(wanted) if n in INDICATORS]
 
 
+def _null_model(cfg: TrialConfig, data: Data) -> dict[str, tuple[str, float]] | None:
+    """The objectives of the null model, a constant guess of the validation split's most
+    frequent class at no cost: direction and value per objective (accuracy: that class's
+    share; a cost indicator: 0, a throughput: infinity). None when an objective has no such
+    value (a loss, a test metric) or accuracy is none, so no trial is judged against it."""
+    if "accuracy" not in (o.name for o in cfg.objectives):
+        return None  # costs alone: nothing would beat doing nothing
+    null = {}
+    for o in cfg.objectives:
+        if o.name == "accuracy":
+            value = torch.bincount(data.val.y).max().item() / len(data.val.y)
+        elif o.name in INDICATORS:
+            value = 0.0 if INDICATORS.get(o.name).direction == "minimize" else float("inf")
+        else:
+            return None
+        null[o.name] = (o.direction, value)
+    return null
+
+
+def _at_chance(point: Mapping[str, Any], null: Mapping[str, tuple[str, float]] | None) -> bool:
+    """Whether the null model is at least as good as ``point`` on every objective: then no
+    front needs the trial (a multi-fidelity scheduler stops it)."""
+    if not null or any(not isinstance(point.get(name), int | float) for name in null):
+        return False
+    return all(
+        value >= point[name] if direction == "maximize" else value <= point[name]
+        for name, (direction, value) in null.items()
+    )
+
+
 def _epoch_report(
-    on_epoch: EpochFn | None, metrics: Mapping[str, Any], ranked: list[str]
+    on_epoch: EpochFn | None,
+    metrics: Mapping[str, Any],
+    ranked: list[str],
+    null: Mapping[str, tuple[str, float]] | None = None,
 ) -> Callable[[dict[str, float]], None] | None:
-    """``fit``'s epoch callback, passing each epoch on as a learning-curve point."""
+    """``fit``'s epoch callback, passing each epoch on as a learning-curve point, with
+    ``at_chance`` when the null model (:func:`_null_model`) is as good on every objective."""
     if on_epoch is None:
         return None
     known = {n: _plain(metrics[n]) for n in ranked if n in metrics}
 
     def report(record: dict[str, float]) -> None:
-        on_epoch(
-            {
-                "epoch": int(record["epoch"]),
-                "accuracy": record["val_accuracy"],
-                "val_loss": record["val_loss"],
-                "train_time_s": record["elapsed_s"],
-                **known,
-            }
-        )
+        point = {
+            "epoch": int(record["epoch"]),
+            "accuracy": record["val_accuracy"],
+            "val_loss": record["val_loss"],
+            "train_time_s": record["elapsed_s"],
+            **known,
+        }
+        on_epoch({**point, "at_chance": _at_chance(point, null)})
 
     return report
 

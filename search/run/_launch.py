@@ -411,8 +411,8 @@ def _run_tuner(
                     time_budget=config.budget.time)  # fmt: skip
     scheduler = SCHEDULERS.get(config.scheduler.name)(config)
     if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
-        for curve, violation in rung_history(study, config.objective_names):
-            scheduler.add_history(curve, violation)
+        for curve, violation, at_chance in rung_history(study, config.objective_names):
+            scheduler.add_history(curve, violation, at_chance)
     tuner = tune.Tuner(
         resourced,
         tune_config=tune.TuneConfig(

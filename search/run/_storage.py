@@ -409,15 +409,18 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
 
 def rung_history(
     study: optuna.Study, objectives: Sequence[str]
-) -> list[tuple[dict[int, list[float]], float]]:
+) -> list[tuple[dict[int, list[float]], float, set[int]]]:
     """The learning curves of a study's trials as a scheduler's rungs see them: per epoch, the
-    objective vector (see :func:`epoch_values`) and the trial's constraint violation."""
+    objective vector (see :func:`epoch_values`); the trial's constraint violation; the epochs
+    at which it was no better than chance (its curve's ``at_chance``)."""
     out = []
     for trial in study.get_trials(deepcopy=False):
         points = epoch_values(trial, objectives)
         if points:
             vectors = {epoch: vector for epoch, (vector, _) in points.items()}
-            out.append((vectors, final_violation(trial)))
+            curve = trial.user_attrs["curve"]
+            at_chance = {int(p["epoch"]) for p in curve if p.get("at_chance")}
+            out.append((vectors, final_violation(trial), at_chance))
     return out
 
 

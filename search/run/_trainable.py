@@ -5,11 +5,12 @@ a worker that imported Optuna or SQLAlchemy here would pay ~0.4 s per process, w
 search of short trials is a fifth of its time. The trial function brings its own imports.
 
 A trial reports once per epoch (:func:`epoch_report`: the objective values so far at the top,
-``epoch`` as Ray's time attribute, the constraint violation so far, and the learning-curve point
-as JSON under ``npas_curve``), then once at the end (:func:`report_of`): the objective values at
-the top, the metrics as a JSON string under ``npas_metrics`` (Ray flattens nested dicts), or the
-failure under ``npas_error``. A trial a scheduler stopped ends with an epoch report: no
-``npas_metrics``, so it is recorded as PRUNED.
+``epoch`` as Ray's time attribute, the constraint violation so far, whether the model is no
+better than chance, and the learning-curve point as JSON under ``npas_curve``), then once at
+the end (:func:`report_of`): the objective values at the top, the metrics as a JSON string
+under ``npas_metrics`` (Ray flattens nested dicts), or the failure under ``npas_error``. A
+trial a scheduler stopped ends with an epoch report: no ``npas_metrics``, so it is recorded as
+PRUNED.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "CHANCE_KEY",
     "CURVE_KEY",
     "EPOCH_KEY",
     "ERROR_KEY",
@@ -39,6 +41,8 @@ CURVE_KEY = "npas_curve"
 EPOCH_KEY = "epoch"
 #: Total violation of the constraints that can be evaluated at an epoch (<= 0: met).
 VIOLATION_KEY = "npas_violation"
+#: 1.0 when the epoch's model is no better than a constant guess at no cost (``at_chance``).
+CHANCE_KEY = "npas_at_chance"
 
 #: The trial function: a ``search.config.TrialConfig`` and an ``on_epoch`` callback (see
 #: :func:`search.trial.run_trial`) in, a flat dict of metrics out.
@@ -75,7 +79,8 @@ def epoch_report(
     point: Mapping[str, Any], objectives: Sequence[str], constraints: Sequence[Any] = ()
 ) -> dict[str, Any]:
     """What a trial reports after an epoch: objectives so far (NaN when unknown), the epoch,
-    the violation of the constraints its point can evaluate, and the point as JSON."""
+    the violation of the constraints its point can evaluate, whether it is at chance, and the
+    point as JSON."""
     out: dict[str, Any] = {}
     for name in objectives:
         value = point.get(name)
@@ -83,6 +88,7 @@ def epoch_report(
     known = [c for c in constraints if c.indicator in point]
     out[EPOCH_KEY] = int(point["epoch"])
     out[VIOLATION_KEY] = sum(max(0.0, c.violation(point)) for c in known)
+    out[CHANCE_KEY] = float(bool(point.get("at_chance")))
     out[CURVE_KEY] = json.dumps(dict(point), default=_jsonable)
     return out
 

@@ -35,8 +35,11 @@ def _trial(trial_id: str) -> SimpleNamespace:
     return SimpleNamespace(trial_id=trial_id)
 
 
-def _report(sched: MOASHA, trial_id: str, epoch: int, acc: Any, cost: Any, viol=0.0) -> str:
+def _report(
+    sched: MOASHA, trial_id: str, epoch: int, acc: Any, cost: Any, viol=0.0, chance=False
+) -> str:
     result = {"epoch": epoch, "acc": acc, "cost": cost, "npas_violation": viol}
+    result["npas_at_chance"] = float(chance)
     return sched.on_trial_result(None, _trial(trial_id), result)
 
 
@@ -194,6 +197,25 @@ def test_history_is_entered_at_every_rung_it_reached():
         sched.add_history({1: [0.5]})
 
 
+def test_a_trial_at_chance_is_stopped_even_first_or_cheapest_and_ranks_behind_the_rest():
+    sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
+    assert _report(sched, "stuck", 1, 0.11, 0.1, chance=True) == STOP  # first, cheapest
+    assert _report(sched, "a", 1, 0.6, 2.0) == CONTINUE
+    assert _report(sched, "b", 1, 0.5, 3.0) == STOP  # behind a, ahead of stuck: keep 1 of 3
+    assert _report(sched, "bad", 1, 0.9, 0.5, viol=1.0) == STOP
+    ranks = {d["trial_id"]: d["rank"] for d in sched.decisions()}
+    # Without the flag "stuck" would lead (the cheapest: a boundary of the first front).
+    assert ranks == {"stuck": 0, "a": 0, "b": 1, "bad": 3}
+    assert ranks["stuck"] < ranks["bad"]  # still a feasible trial: ahead of an infeasible one
+    F = np.array([[-0.11, 0.1], [-0.6, 2.0], [-0.5, 3.0]])
+    assert rank_order(F, np.zeros(3)) == [0, 1, 2]
+    assert rank_order(F, np.zeros(3), np.array([True, False, False])) == [1, 2, 0]
+    # A resumed search reads the epochs a trial was at chance from its history.
+    resumed = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
+    resumed.add_history({1: [0.11, 0.1]}, at_chance={1})
+    assert _report(resumed, "next", 1, 0.3, 5.0) == CONTINUE  # rank 0: ahead of the stuck one
+
+
 def test_scheduler_ignores_tunes_single_metric_and_pickles():
     sched = MOASHA(ACC_COST, max_epochs=9)
     assert sched.set_search_properties("acc", "max") is True
@@ -211,6 +233,7 @@ _VALUES = st.one_of(
     st.floats(-100, 100, allow_nan=False),
 )
 _VIOLATIONS = st.sampled_from([0.0, 0.0, 0.0, -1.0, 0.25, 1.0, 2.0, math.nan])
+_CHANCE = st.sampled_from([False, False, True])
 
 
 def _minimised(values: list[Any], directions: list[str]) -> np.ndarray | None:
@@ -223,8 +246,9 @@ def _minimised(values: list[Any], directions: list[str]) -> np.ndarray | None:
 
 
 def _better(a: tuple, b: tuple) -> bool:
-    """a strictly better than b under constrained domination (oracle, independent of pymoo)."""
-    (fa, va), (fb, vb) = a, b
+    """a strictly better than b under constrained domination, a feasible trial at chance
+    behind every feasible one that is not (oracle, independent of pymoo)."""
+    (fa, va, ca), (fb, vb, cb) = a, b
     a_ok, b_ok = fa is not None and not math.isnan(va), fb is not None and not math.isnan(vb)
     if not a_ok or not b_ok:
         return a_ok and not b_ok
@@ -232,6 +256,8 @@ def _better(a: tuple, b: tuple) -> bool:
         return va <= 0
     if va > 0:
         return va < vb
+    if ca != cb:
+        return cb
     return bool(np.all(fa <= fb) and np.any(fa < fb))
 
 
@@ -245,7 +271,9 @@ def test_rung_decisions_respect_the_quota_domination_and_feasibility(directions,
     n_obj = len(directions)
     arrivals = data.draw(
         st.lists(
-            st.tuples(st.lists(_VALUES, min_size=n_obj, max_size=n_obj), _VIOLATIONS),
+            st.tuples(
+                st.lists(_VALUES, min_size=n_obj, max_size=n_obj), _VIOLATIONS, _CHANCE
+            ),
             min_size=1,
             max_size=20,
         )
@@ -253,24 +281,24 @@ def test_rung_decisions_respect_the_quota_domination_and_feasibility(directions,
     names = [f"m{i}" for i in range(n_obj)]
     sched = MOASHA(list(zip(names, directions, strict=True)), reduction_factor=rf, max_epochs=9)
     seen: list[tuple] = []
-    for i, (values, violation) in enumerate(arrivals):
-        result = {"epoch": 1, "npas_violation": violation}
+    for i, (values, violation, chance) in enumerate(arrivals):
+        result = {"epoch": 1, "npas_violation": violation, "npas_at_chance": float(chance)}
         result.update({m: v for m, v in zip(names, values, strict=True) if v is not None})
         decision = sched.on_trial_result(None, _trial(f"t{i}"), result)
-        me = (_minimised(values, directions), violation)
+        me = (_minimised(values, directions), violation, chance)
         n, quota = i + 1, max(1, math.ceil((i + 1) / rf))
         log = sched.decisions()[-1]
         assert (log["trial_id"], log["n"]) == (f"t{i}", n)
-        assert (decision == CONTINUE) == log["kept"] == (log["rank"] < quota)
+        assert (decision == CONTINUE) == log["kept"] == (log["rank"] < quota and not chance)
         # (a) kept only within the quota: fewer than `quota` recorded trials beat it.
         if sum(_better(other, me) for other in seen) >= quota:
             assert decision == STOP
         # (b) a feasible trial dominating every trial recorded so far is kept.
-        ok = me[0] is not None and not math.isnan(violation) and violation <= 0
+        ok = me[0] is not None and not math.isnan(violation) and violation <= 0 and not chance
         if ok and all(_better(me, other) for other in seen):
             assert decision == CONTINUE
         # (c) an infeasible trial is kept only while feasible ones fill less than the quota.
-        feasible = sum(f is not None and not math.isnan(v) and v <= 0 for f, v in seen)
+        feasible = sum(f is not None and not math.isnan(v) and v <= 0 for f, v, _ in seen)
         if me[0] is not None and violation > 0 and decision == CONTINUE:
             assert feasible < quota
         if me[0] is None or math.isnan(violation):  # NaN/missing: behind everyone so far
@@ -281,17 +309,19 @@ def test_rung_decisions_respect_the_quota_domination_and_feasibility(directions,
 @settings(max_examples=150, deadline=None, database=None)
 @given(
     rows=st.lists(
-        st.tuples(st.lists(_VALUES, min_size=2, max_size=2), _VIOLATIONS),
+        st.tuples(st.lists(_VALUES, min_size=2, max_size=2), _VIOLATIONS, _CHANCE),
         min_size=1,
         max_size=15,
     )
 )
 def test_rank_order_never_puts_a_trial_ahead_of_one_that_beats_it(rows):
-    F = np.array([[math.nan if v is None else v for v in values] for values, _ in rows])
-    violation = np.array([v for _, v in rows])
-    order = rank_order(F, violation)
+    F = np.array([[math.nan if v is None else v for v in values] for values, _, _ in rows])
+    violation = np.array([v for _, v, _ in rows])
+    chance = np.array([c for _, _, c in rows])
+    order = rank_order(F, violation, chance)
     assert sorted(order) == list(range(len(rows)))
-    entries = [(_minimised(list(F[i]), ["minimize"] * 2), violation[i]) for i in order]
+    minimised = [_minimised(list(F[i]), ["minimize"] * 2) for i in range(len(rows))]
+    entries = [(minimised[i], violation[i], chance[i]) for i in order]
     for ahead in range(len(entries)):
         for behind in range(ahead + 1, len(entries)):
             assert not _better(entries[behind], entries[ahead])

@@ -56,3 +56,22 @@ def test_a_budget_refuses_the_trial_that_would_pass_it() -> None:
     assert cost.energy_j == 45.0 and "energy_j budget" not in (cost.exhausted() or "")
     cost.add({"trial_time_s": 1.0, "trial_energy_j": 40.0})
     assert "energy_j budget" in cost.exhausted()  # 85 J spent + about 28 J a trial > 100 J
+
+
+def test_an_epoch_at_chance_is_reported_stored_and_read_back_for_a_resume() -> None:
+    from search.run._storage import rung_history
+
+    point = {"epoch": 1, "accuracy": 0.11, "params": 300, "at_chance": True}
+    report = epoch_report(point, NAMES)
+    assert report["npas_at_chance"] == 1.0
+    assert epoch_report({**point, "at_chance": False}, NAMES)["npas_at_chance"] == 0.0
+    assert epoch_report({"epoch": 1, "accuracy": 0.5}, NAMES)["npas_at_chance"] == 0.0
+    outcome = outcome_of(report, objectives=OBJECTIVES, constraints=[])
+    study = optuna.create_study(directions=["maximize", "minimize"])
+    trial = study.ask()
+    trial.set_user_attr("curve", [outcome.metrics, {**point, "epoch": 2, "at_chance": False}])
+    trial.set_user_attr("metric_params", 300)
+    study.tell(trial, state=TrialState.PRUNED)
+    [(vectors, violation, at_chance)] = rung_history(study, NAMES)
+    assert vectors == {1: [0.11, 300.0], 2: [0.11, 300.0]} and violation == 0.0
+    assert at_chance == {1}

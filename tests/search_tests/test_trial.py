@@ -185,3 +185,33 @@ def test_a_trial_pretrains_the_auto_probe_clipped_and_itself_unclipped(monkeypat
     assert calls == [PROBE_CLIP, None]
     with pytest.raises(ConfigError, match="grad_clip"):
         fit(build_model("mlp", (1, 8, 8), 10), load("digits"), epochs=1, grad_clip=0)
+
+
+def test_a_point_is_at_chance_when_the_null_model_is_as_good_on_every_objective() -> None:
+    cfg = search.trial.TrialConfig.from_dict({**BASE, "train": {"epochs": 2, "lr": 1e-9}})
+    data = _data("digits", None, None, None, 0, "cpu")
+    chance = torch.bincount(data.val.y).max().item() / len(data.val.y)
+    null = search.trial._null_model(cfg, data)
+    assert null == {
+        "accuracy": ("maximize", chance),
+        "params": ("minimize", 0.0),
+        "latency_ms": ("minimize", 0.0),
+    }
+    at_chance = search.trial._at_chance
+    assert at_chance({"accuracy": chance, "params": 10, "latency_ms": 0.1}, null)
+    assert not at_chance({"accuracy": chance + 1e-3, "params": 10, "latency_ms": 0.1}, null)
+    assert not at_chance({"accuracy": math.nan, "params": 10, "latency_ms": 0.1}, null)
+    # No null model without accuracy (it would beat every trial), or with a loss objective.
+    costs = {**BASE, "objectives": [["params", "minimize"], ["latency_ms", "minimize"]]}
+    loss = {**BASE, "objectives": [["accuracy", "maximize"], ["val_loss", "minimize"]]}
+    for raw in (costs, loss):
+        assert search.trial._null_model(search.trial.TrialConfig.from_dict(raw), data) is None
+    # A trial's every point says whether it is at chance, as judged on its own values.
+    points: list[dict[str, Any]] = []
+    run_trial(cfg, on_epoch=points.append)
+    assert [p["epoch"] for p in points] == [1, 2]
+    for point in points:
+        assert point["at_chance"] == (point["accuracy"] <= chance)
+    learned: list[dict[str, Any]] = []
+    run_trial(BASE, on_epoch=learned.append)
+    assert learned[-1]["accuracy"] > 0.5 and not learned[-1]["at_chance"]
