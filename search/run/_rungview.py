@@ -7,7 +7,8 @@ handful of points. BOHB's answer (Falkner et al. 2018) is to model the highest f
 enough trials reached: :class:`RungView` hands the sampler a copy of the study in which each
 trial that reached that epoch is COMPLETE with its values there (accuracy then, its cost
 indicators) and the violation of the constraints it reported then, and each trial stopped
-before it stays PRUNED (ranked below the others, as Optuna ranks pruned trials). The
+before it, or no better than chance there, is PRUNED (ranked below the others, as Optuna ranks
+pruned trials). The
 storage is untouched: the view lives for one ``ask``.
 
 The epoch is the highest one that at least ``spread`` times as many trials reached as the
@@ -27,7 +28,7 @@ from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from search.run._storage import CONSTRAINTS_ATTR, epoch_values, set_metric_names
+from search.run._storage import CONSTRAINTS_ATTR, chance_epochs, epoch_values, set_metric_names
 
 __all__ = ["EPOCH_ATTR", "RungView", "view_epoch"]
 
@@ -149,12 +150,21 @@ def _at(
     trial: FrozenTrial, points: dict[int, tuple[list[float], float]], epoch: int
 ) -> FrozenTrial:
     """The trial as it was after ``epoch``: COMPLETE there if it finished that epoch (with
-    finite values), else as it is."""
+    finite values), PRUNED if it was no better than chance then (as the scheduler stops it),
+    else as it is."""
     if trial.state not in _TOLD or epoch not in points:
         return trial
     values, violation = points[epoch]
     if not all(math.isfinite(v) for v in values):
         return trial
+    if epoch in chance_epochs(trial):
+        return optuna.trial.create_trial(
+            state=TrialState.PRUNED,
+            params=trial.params,
+            distributions=trial.distributions,
+            user_attrs=trial.user_attrs,
+            system_attrs=trial.system_attrs,
+        )
     return optuna.trial.create_trial(
         state=TrialState.COMPLETE,
         values=values,

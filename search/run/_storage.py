@@ -42,6 +42,7 @@ __all__ = [
     "INTERRUPTED",
     "METRICS_KEY",
     "Outcome",
+    "chance_epochs",
     "counts",
     "created_meanwhile",
     "epoch_values",
@@ -418,10 +419,13 @@ def rung_history(
         points = epoch_values(trial, objectives)
         if points:
             vectors = {epoch: vector for epoch, (vector, _) in points.items()}
-            curve = trial.user_attrs["curve"]
-            at_chance = {int(p["epoch"]) for p in curve if p.get("at_chance")}
-            out.append((vectors, final_violation(trial), at_chance))
+            out.append((vectors, final_violation(trial), chance_epochs(trial)))
     return out
+
+
+def chance_epochs(trial: optuna.trial.FrozenTrial) -> set[int]:
+    """The epochs after which a trial was no better than chance (its curve's ``at_chance``)."""
+    return {int(p["epoch"]) for p in trial.user_attrs.get("curve") or [] if p.get("at_chance")}
 
 
 def epoch_values(

@@ -88,13 +88,25 @@ def _meminfo() -> dict[str, int]:
         return {k: int(v.split()[0]) * 1024 for k, v in (line.split(":") for line in info)}
 
 
+def _used() -> int:
+    """Bytes of memory in use now, as Ray's memory monitor counts them."""
+    info = _meminfo()
+    return info["MemTotal"] - info["MemAvailable"]
+
+
+def _threshold(tmp_path: Path) -> int:
+    """The kill threshold in bytes that :func:`_driver` gave the search in ``tmp_path``."""
+    return int((tmp_path / "threshold").read_text())
+
+
 def _driver(tmp_path: Path, trial: str, trials: int) -> subprocess.Popen:
     """A search driver whose local Ray kills workers MARGIN bytes above the memory used now."""
-    info = _meminfo()
-    used = info["MemTotal"] - info["MemAvailable"]
+    total = _meminfo()["MemTotal"]
+    threshold = _used() + MARGIN
+    (tmp_path / "threshold").write_text(str(threshold))
     env = {
         **os.environ,
-        "RAY_memory_usage_threshold": f"{(used + MARGIN) / info['MemTotal']:.4f}",
+        "RAY_memory_usage_threshold": f"{threshold / total:.4f}",
         "RAY_memory_monitor_refresh_ms": "100",
     }
     script = DRIVER.format(root=str(ROOT), out=str(tmp_path), trial=trial, trials=trials)
@@ -181,8 +193,11 @@ def test_workers_killed_while_running_and_while_starting_fail_and_the_search_goe
     proc = _driver(tmp_path, "steady_trial", trials)
     _wait(lambda: len(_study(tmp_path).get_trials(states=(TrialState.COMPLETE,))) >= 2, proc,
           tmp_path)  # fmt: skip
-    # Memory held outside Ray, which no kill frees: Ray kills every trial worker it can.
-    script = f"held = bytearray(b'1') * {MARGIN + GIB}; import time; time.sleep(90)"
+    # Memory held outside Ray, which no kill frees: Ray kills every trial worker it can. It
+    # reaches a GiB past the threshold as memory is used now: a neighbour test that freed
+    # memory since the driver started must not leave the holder short of it.
+    size = max(GIB, _threshold(tmp_path) - _used() + GIB)
+    script = f"held = bytearray(b'1') * {size}; import time; time.sleep(90)"
     holder = subprocess.Popen([sys.executable, "-c", script])
     try:  # until one trial was killed while it ran and one while its actor started
         _wait(lambda: set(_killed(_study(tmp_path), tmp_path).values()) == {True, False}, proc,

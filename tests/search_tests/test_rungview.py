@@ -103,6 +103,27 @@ def test_the_view_models_the_highest_epoch_enough_trials_reached():
     assert study.trials[40].state == TrialState.PRUNED and study.trials[70].values[0] < 0.3
 
 
+def test_a_trial_at_chance_at_the_view_epoch_is_seen_pruned():
+    sampler = RungView(_tpe(), OBJECTIVES)
+    study = _study(sampler)
+    dists = {"x": optuna.distributions.FloatDistribution(0, 1)}
+    for at_chance in (True, False):  # trials 73 and 74: stopped at epoch 3
+        curve = [{"epoch": e, "accuracy": 0.1, "at_chance": at_chance} for e in (1, 2, 3)]
+        study.add_trial(
+            optuna.trial.create_trial(
+                state=TrialState.PRUNED,
+                params={"x": 0.5},
+                distributions=dists,
+                user_attrs={"curve": curve, "metric_params": 10.0},
+            )
+        )
+    study.ask().suggest_float("x", 0, 1)
+    seen = {t.number: t for t in sampler._view[1].trials}
+    assert sampler.epoch == 3
+    assert seen[73].state == TrialState.PRUNED and seen[73].params == {"x": 0.5}
+    assert seen[74].state == TrialState.COMPLETE and seen[74].values == [0.1, 10.0]
+
+
 def test_tpe_learns_where_the_stopped_trials_were_best():
     """Plain MOTPE ranks every pruned trial alike, so its good group is the three complete
     points near 0.1; seen at epoch 3 the good group is near 0.8, where accuracy peaks."""
