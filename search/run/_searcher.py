@@ -159,5 +159,5 @@ class NpasSearcher(Searcher):
 
 def _curve_point(point: dict[str, Any]) -> dict[str, Any]:
     """What a learning curve keeps of an epoch (the indicators are the trial's, once)."""
-    keep = ("epoch", "accuracy", "val_loss", "train_time_s", "violation")
+    keep = ("epoch", "accuracy", "val_loss", "train_time_s", "violation", "at_chance")
     return {k: point[k] for k in keep if k in point}

@@ -26,7 +26,7 @@ from search.optimisers import OPTIMISERS
 from search.report import write_report
 from search.run import launch, trials_counted
 from search.run._records import metrics_of
-from search.run._storage import counts
+from search.run._storage import counts, rung_history
 from tests.search_tests.test_execution import make_config
 
 EPOCHS = 9
@@ -92,6 +92,37 @@ def test_moasha_search_records_curves_pruned_and_complete_trials(tmp_path):
     assert "learning_curves.png" in paths
     text = paths["report.md"].read_text()
     assert "## Learning curves" in text and f"{len(pruned)} were stopped early" in text
+
+
+def stuck_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """curve_trial, but a trial with a budget below 1,500 is stuck at chance (10 %) with the
+    fewest parameters: an end of every rung's first front by non-dominated sorting alone."""
+    if cfg.budget >= 1500:
+        return curve_trial(cfg, on_epoch)
+    for epoch in range(1, EPOCHS + 1):
+        time.sleep(0.02)
+        if on_epoch is not None:
+            on_epoch({"epoch": epoch, "accuracy": 0.1, "params": 1.0, "at_chance": True,
+                      "train_time_s": 0.02 * epoch})  # fmt: skip
+    return {"accuracy": 0.1, "params": 1.0, "feasible": 1.0, "epochs": EPOCHS,
+            "trial_time_s": 0.2, "trial_energy_j": 2.0}  # fmt: skip
+
+
+def test_trials_at_chance_stop_at_the_first_rung_and_their_curves_say_so(tmp_path):
+    study = launch(_config(tmp_path, 14), trial_fn=stuck_trial, progress=False)
+    stored = optuna.load_study(study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db")
+    stuck = [t for t in stored.trials if t.params["budget"] < 1500]
+    assert stuck and len(stuck) < len(stored.trials)
+    for trial in stuck:
+        assert trial.state == TrialState.PRUNED and trial.user_attrs["pruned_at_epoch"] == 1
+        assert trial.user_attrs["curve"] == [
+            {"epoch": 1, "accuracy": 0.1, "train_time_s": 0.02, "violation": 0.0,
+             "at_chance": True}
+        ]  # fmt: skip
+    assert all(not p.get("at_chance") for t in stored.trials if t not in stuck
+               for p in t.user_attrs["curve"])  # fmt: skip
+    # A resumed search's rungs read them back: stuck again, whatever the rung's ranking.
+    assert any(h[2] == {1} for h in rung_history(stored, ["accuracy", "params"]))
 
 
 def test_a_resumed_moasha_search_keeps_its_pruned_trials(tmp_path):
