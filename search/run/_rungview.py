@@ -8,8 +8,7 @@ enough trials reached: :class:`RungView` hands the sampler a copy of the study i
 trial that reached that epoch is COMPLETE with its values there (accuracy then, its cost
 indicators) and the violation of the constraints it reported then, and each trial stopped
 before it, or no better than chance there, is PRUNED (ranked below the others, as Optuna ranks
-pruned trials). The
-storage is untouched: the view lives for one ``ask``.
+pruned trials). The storage is untouched: the view lives for one ``ask``.
 
 The epoch is the highest one that at least ``spread`` times as many trials reached as the
 sampler counts as good (Optuna's multi-objective TPE: the best tenth), and at least
