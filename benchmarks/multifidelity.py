@@ -51,6 +51,8 @@ BOUNDS = [(0.5, 1.0), (0.0, 5000.0)]
 #: Optimiser options that act only under a stopping scheduler (see :func:`fifo_key`).
 MOASHA_ONLY = ("rung_view",)
 EPOCHS = 9
+#: The ratio MOASHA must reach (issue 10: a third of FIFO's wall-clock, as the tables write it).
+TARGET = 0.33
 SPACE = {
     "family": {"choices": ["convnet", "scs"]},
     "convnet.depth": {"low": 2, "high": 4},
@@ -207,7 +209,7 @@ def write(
         "batch 128. Objectives accuracy (max) / params (min), params <= 5000. Hypervolume on "
         "fixed bounds accuracy 0.5-1.0, params 0-5,000, reference 1.1, over COMPLETE "
         "feasible trials. `reach` = seconds MOASHA took to reach FIFO's final hypervolume; "
-        "`ratio` = reach / the time of FIFO's last completed trial (target <= 0.33).",
+        f"`ratio` = reach / the time of FIFO's last completed trial (target <= {TARGET}).",
         "",
         "| optimiser | seed | FIFO final HV | MOASHA final HV | FIFO last trial (s) | "
         "MOASHA reach (s) | ratio | FIFO trials (complete/pruned/failed) | "
@@ -240,7 +242,7 @@ def write(
         middle = statistics.median(values + [math.inf] * (total - len(values)))
         lines.append(
             f"- {name}: median {'never' if math.isinf(middle) else f'{middle:.2f}'}; at most "
-            f"0.33 in {sum(v <= 0.33 for v in values)} of {total} seeds, reached in "
+            f"{TARGET} in {sum(v <= TARGET for v in values)} of {total} seeds, reached in "
             f"{len(values)}"
         )
     if floors:

@@ -122,7 +122,8 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
         return _finish(
             metrics, constraints, start, reason="violates " + ", ".join(map(str, broken))
         )
-    report = _epoch_report(on_epoch, metrics, ranked, _null_model(cfg, data))
+    null = _null_model(cfg, data) if on_epoch is not None else None
+    report = _epoch_report(on_epoch, metrics, ranked, null)
     result = _train(net, data, cfg, device, on_epoch=report)
     test = evaluate(net, data.test.x, data.test.y)
     last = result.history[-1]
@@ -316,7 +317,7 @@ def _epoch_report(
     on_epoch: EpochFn | None,
     metrics: Mapping[str, Any],
     ranked: list[str],
-    null: Mapping[str, tuple[str, float]] | None = None,
+    null: Mapping[str, tuple[str, float]] | None,
 ) -> Callable[[dict[str, float]], None] | None:
     """``fit``'s epoch callback, passing each epoch on as a learning-curve point, with
     ``at_chance`` when the null model (:func:`_null_model`) is as good on every objective."""

@@ -32,6 +32,7 @@ from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_func
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
+from search.run._trainable import CHANCE_KEY, VIOLATION_KEY
 from spaces._errors import ConfigError
 
 if TYPE_CHECKING:
@@ -106,8 +107,8 @@ class MOASHA(FIFOScheduler):
         grace_epochs: int = 1,
         reduction_factor: float = 3,
         max_epochs: int,
-        violation_attr: str = "npas_violation",
-        chance_attr: str = "npas_at_chance",
+        violation_attr: str = VIOLATION_KEY,
+        chance_attr: str = CHANCE_KEY,
     ) -> None:
         _check(objectives, grace_epochs, reduction_factor, max_epochs)
         super().__init__()

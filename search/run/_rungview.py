@@ -27,7 +27,7 @@ from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from search.run._storage import CONSTRAINTS_ATTR, chance_epochs, epoch_values, set_metric_names
+from search.run._storage import CONSTRAINTS_ATTR, EpochPoint, epoch_values, set_metric_names
 
 __all__ = ["EPOCH_ATTR", "RungView", "view_epoch"]
 
@@ -145,18 +145,16 @@ class RungView(BaseSampler):
         return view
 
 
-def _at(
-    trial: FrozenTrial, points: dict[int, tuple[list[float], float]], epoch: int
-) -> FrozenTrial:
+def _at(trial: FrozenTrial, points: dict[int, EpochPoint], epoch: int) -> FrozenTrial:
     """The trial as it was after ``epoch``: COMPLETE there if it finished that epoch (with
     finite values), PRUNED if it was no better than chance then (as the scheduler stops it),
     else as it is."""
     if trial.state not in _TOLD or epoch not in points:
         return trial
-    values, violation = points[epoch]
+    values, violation, at_chance = points[epoch]
     if not all(math.isfinite(v) for v in values):
         return trial
-    if epoch in chance_epochs(trial):
+    if at_chance:
         return optuna.trial.create_trial(
             state=TrialState.PRUNED,
             params=trial.params,

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import optuna
 import sqlalchemy
@@ -41,8 +41,8 @@ __all__ = [
     "FEASIBLE_KEY",
     "INTERRUPTED",
     "METRICS_KEY",
+    "EpochPoint",
     "Outcome",
-    "chance_epochs",
     "counts",
     "created_meanwhile",
     "epoch_values",
@@ -413,37 +413,42 @@ def rung_history(
 ) -> list[tuple[dict[int, list[float]], float, set[int]]]:
     """The learning curves of a study's trials as a scheduler's rungs see them: per epoch, the
     objective vector (see :func:`epoch_values`); the trial's constraint violation; the epochs
-    at which it was no better than chance (its curve's ``at_chance``)."""
+    at which it was no better than chance."""
     out = []
     for trial in study.get_trials(deepcopy=False):
         points = epoch_values(trial, objectives)
         if points:
-            vectors = {epoch: vector for epoch, (vector, _) in points.items()}
-            out.append((vectors, final_violation(trial), chance_epochs(trial)))
+            vectors = {epoch: point.values for epoch, point in points.items()}
+            at_chance = {epoch for epoch, point in points.items() if point.at_chance}
+            out.append((vectors, final_violation(trial), at_chance))
     return out
 
 
-def chance_epochs(trial: optuna.trial.FrozenTrial) -> set[int]:
-    """The epochs after which a trial was no better than chance (its curve's ``at_chance``)."""
-    return {int(p["epoch"]) for p in trial.user_attrs.get("curve") or [] if p.get("at_chance")}
+class EpochPoint(NamedTuple):
+    """A trial after one epoch, as a scheduler's rung or a sampler's view ranks it."""
+
+    values: list[float]
+    violation: float
+    at_chance: bool
 
 
 def epoch_values(
     trial: optuna.trial.FrozenTrial, objectives: Sequence[str]
-) -> dict[int, tuple[list[float], float]]:
-    """A trial's objective vector and constraint violation after each epoch of its learning
-    curve: the curve's value where it has one (accuracy, loss), else the trial's recorded
-    metric (the cost indicators, the same at every epoch); the violation the epoch reported,
-    else the trial's final one. Empty when the trial recorded no curve."""
+) -> dict[int, EpochPoint]:
+    """A trial after each epoch of its learning curve: its objective vector (the curve's value
+    where it has one: accuracy, loss; else the trial's recorded metric: the cost indicators,
+    the same at every epoch), the violation the epoch reported (else the trial's final one)
+    and whether it was no better than chance. Empty when the trial recorded no curve."""
     curve = trial.user_attrs.get("curve") or []
     if not curve:
         return {}
     metrics = metrics_of(trial)
     final = final_violation(trial)
     return {
-        int(p["epoch"]): (
+        int(p["epoch"]): EpochPoint(
             [float(p.get(n, metrics.get(n, math.nan))) for n in objectives],
             float(p.get("violation", final)),
+            bool(p.get("at_chance")),
         )
         for p in curve
     }
