@@ -1,4 +1,5 @@
-"""What TPE learns under a stopping scheduler: the study seen at one epoch (RungView)."""
+"""What TPE and NSGA-II learn under a stopping scheduler: the study seen at one epoch
+(RungView)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from search.run._rungview import EPOCH_ATTR, RungView, view_epoch
 from tests.search_tests.test_multifidelity import _config, curve_trial
 
 OBJECTIVES = ["accuracy", "params"]
+#: Optuna's NSGA-II population size in these tests, and where it keeps a trial's generation.
+POPULATION = 8
+GENERATION = "NSGAIISampler:generation"
 
 
 @given(st.lists(st.integers(1, 9), max_size=60), st.integers(0, 40))
@@ -39,9 +43,14 @@ def _tpe() -> optuna.samplers.TPESampler:
         )
 
 
+def _nsga2(**options: float) -> optuna.samplers.NSGAIISampler:
+    return optuna.samplers.NSGAIISampler(seed=0, population_size=POPULATION, **options)
+
+
 def _study(sampler: optuna.samplers.BaseSampler) -> optuna.Study:
     """30 trials stopped at epoch 3 whose accuracy there peaks at x = 0.8, 40 stopped at
-    epoch 1, and 3 complete ones near x = 0.1 (survivors of an early, thin rung)."""
+    epoch 1, and 3 complete ones near x = 0.1 (survivors of an early, thin rung); NSGA-II
+    generations of ``POPULATION`` trials in the order they were asked."""
     study = optuna.create_study(directions=["maximize", "minimize"], sampler=sampler)
     dists = {"x": optuna.distributions.FloatDistribution(0, 1)}
 
@@ -57,6 +66,7 @@ def _study(sampler: optuna.samplers.BaseSampler) -> optuna.Study:
                 params={"x": x},
                 distributions=dists,
                 user_attrs={"curve": curve, "metric_params": 1000.0},
+                system_attrs={GENERATION: len(study.trials) // POPULATION},
             )
         )
 
@@ -133,6 +143,17 @@ def test_tpe_learns_where_the_stopped_trials_were_best():
     assert sum(abs(x - 0.8) < 0.2 for x in plain) <= 6
 
 
+def test_nsga2_breeds_from_the_stopped_trials():
+    """Optuna's NSGA-II counts a generation in COMPLETE trials only: as it is, its parents are
+    the three survivors near 0.1 (and with fewer survivors than a population it would never
+    leave its random first generation); seen at epoch 3 they are the best stopped trials, near
+    0.8. Without mutation a child's x is one of its parents'."""
+    viewed = _proposals(_study(RungView(_nsga2(mutation_prob=0.0), OBJECTIVES)), 20)
+    plain = _proposals(_study(_nsga2(mutation_prob=0.0)), 20)
+    assert all(abs(x - 0.8) < 0.2 for x in viewed)
+    assert all(x <= 0.1 for x in plain)
+
+
 def test_before_enough_trials_the_sampler_sees_the_study_as_it_is():
     sampler = RungView(_tpe(), OBJECTIVES)
     study = optuna.create_study(directions=["maximize", "minimize"], sampler=sampler)
@@ -159,6 +180,18 @@ def test_a_tpe_search_under_moasha_proposes_from_the_view(tmp_path, local_ray):
     # Each epoch of a curve records the violation the trial reported then.
     curve = stored.get_trials(states=(TrialState.PRUNED,))[0].user_attrs["curve"]
     assert all(point["violation"] == 0.0 for point in curve)
+
+
+def test_an_nsga2_search_under_moasha_leaves_its_first_generation(tmp_path, local_ray):
+    """With most trials stopped at a rung, fewer than a population complete: NSGA-II as
+    Optuna has it would propose every trial at random (generation 0)."""
+    population = 14
+    data = _config(tmp_path, 28, "nsga2").to_dict()
+    options = {"population_size": population}
+    config = load_config({**data, "optimiser": {"name": "nsga2", "options": options}})
+    study = launch(config, trial_fn=curve_trial, progress=False)
+    assert len(study.get_trials(states=(TrialState.COMPLETE,))) < population
+    assert max(t.system_attrs[GENERATION] for t in study.trials) >= 1
 
 
 def test_rung_view_false_leaves_tpe_as_optuna_has_it(tmp_path, local_ray):
