@@ -35,6 +35,10 @@ class PymooOptimiser(Optimiser):
     A generation is told to pymoo once every row has a result; a failed row gets the worst
     objective values seen so far and violates the feasibility constraint, so the generation
     completes and the point ranks last. Maximised objectives are negated (pymoo minimises).
+    Once the first generation is told, the next one is bred as soon as every row of those in
+    flight is handed out, from the population as last told (as a steady-state algorithm does):
+    waiting for a generation's slowest trial would leave the other workers idle, and under a
+    stopping scheduler that trial is the one trained to the end.
 
     Options: ``population_size`` (default 16).
     """
@@ -53,12 +57,8 @@ class PymooOptimiser(Optimiser):
         self._sign = np.array([1.0 if d == "minimize" else -1.0 for d in self.directions])
         self._algorithm: Any = None
         self._problem: Any = None
-        self._pop: Any = None
-        self._rows: dict[int, int] = {}  # trial number → row of the current generation
-        self._pending: list[int] = []  # rows not yet handed out
-        self._F: np.ndarray = np.empty((0, 0))
-        self._G: np.ndarray = np.empty((0, 0))
-        self._told: np.ndarray = np.empty(0, dtype=bool)
+        self._generations: list[_Generation] = []  # in flight, oldest first
+        self._rows: dict[int, tuple[_Generation, int]] = {}  # trial number → its row
         self._worst: np.ndarray | None = None
 
     @abstractmethod
@@ -92,7 +92,7 @@ class PymooOptimiser(Optimiser):
         self._algorithm.setup(
             self._problem, termination=NoTermination(), seed=self.seed, verbose=False
         )
-        self._pop = None
+        self._generations, self._rows = [], {}
         self._resume()
 
     def _resume(self) -> None:
@@ -130,22 +130,17 @@ class PymooOptimiser(Optimiser):
             worst = finite.max(axis=0)
             self._worst = worst if self._worst is None else np.maximum(self._worst, worst)
 
-    def _new_generation(self) -> bool:
+    def _new_generation(self) -> _Generation | None:
         pop = self._ask_new()
         if pop is None:  # the space is exhausted: evaluate repeats rather than stall
             self._seen.active = False
             pop = self._ask_new()
             if pop is None:
-                return False
+                return None
         self._seen.archive.update(self._seen.key(x) for x in pop.get("X"))
-        self._pop = pop
-        n = len(pop)
-        self._pending = list(range(n))
-        self._rows = {}
-        self._F = np.full((n, len(self.directions)), np.nan)
-        self._G = np.zeros((n, len(self.constraints)))
-        self._told = np.zeros(n, dtype=bool)
-        return True
+        generation = _Generation(pop, len(self.directions), len(self.constraints))
+        self._generations.append(generation)
+        return generation
 
     def _ask_new(self) -> Any:
         """pymoo's next population; when its mating finds no new point, fresh random ones."""
@@ -166,43 +161,57 @@ class PymooOptimiser(Optimiser):
         return Population.new(X=np.array(list(rows.values()), dtype=object)) if rows else None
 
     def ask(self) -> Proposal | None:
-        if not self._pending:
-            if self._pop is not None and not self._told.all():
-                return None  # the generation is still being evaluated
-            if not self._new_generation():
+        generation = next((g for g in self._generations if g.pending), None)
+        if generation is None:
+            if self._generations and not self._algorithm.is_initialized:
+                return None  # pymoo breeds from a told population: the first one is out
+            generation = self._new_generation()
+            if generation is None:
                 return None
-        row = self._pending.pop(0)
-        point = self._encoding.decode(self._pop[row].X)
+        row = generation.pending.pop(0)
+        point = self._encoding.decode(generation.pop[row].X)
         self.study.enqueue_trial(point_params(self.space, point), skip_if_exists=False)
         trial = self.study.ask()
         actual = self.space.suggest(trial)
         if actual != point:  # a trial someone else enqueued came first: evaluate that one
-            self._pop[row].set("X", self._encoding.encode(actual))
-        self._rows[trial.number] = row
+            generation.pop[row].set("X", self._encoding.encode(actual))
+        self._rows[trial.number] = (generation, row)
         return Proposal(trial, actual)
 
     def tell(self, number: int, values: Sequence[float] | None, state: TrialState) -> None:
         if number not in self._rows:
-            raise KeyError(f"trial {number} was not proposed by this generation")
-        row = self._rows.pop(number)
+            raise KeyError(f"trial {number} was not proposed by a generation in flight")
+        generation, row = self._rows.pop(number)
         frozen = self.study.tell(number, None if values is None else list(values), state=state)
         if frozen.state == TrialState.COMPLETE:
-            self._F[row] = np.asarray(frozen.values, dtype=float)
-            self._G[row] = constraint_vector(frozen, self.constraints)
+            generation.F[row] = np.asarray(frozen.values, dtype=float)
+            generation.G[row] = constraint_vector(frozen, self.constraints)
         else:
-            self._G[row] = 1.0  # a failed point violates every constraint (ranks last)
-        self._told[row] = True
-        if self._told.all() and not self._pending:
-            self._finish_generation()
+            generation.G[row] = 1.0  # a failed point violates every constraint (ranks last)
+        generation.told[row] = True
+        if generation.told.all() and not generation.pending:
+            self._generations.remove(generation)
+            self._finish_generation(generation)
 
-    def _finish_generation(self) -> None:
-        F = self._F * self._sign
+    def _finish_generation(self, generation: _Generation) -> None:
+        F = generation.F * self._sign
         self._note_worst(F)
         failed = ~np.isfinite(F).all(axis=1)
         if failed.any():
             F[failed] = self._worst if self._worst is not None else 0.0
-        self._tell_population(self._pop.get("X"), F, self._G)
-        self._pop = None
+        self._tell_population(generation.pop.get("X"), F, generation.G)
+
+
+class _Generation:
+    """A pymoo population being evaluated: the rows not yet handed out, and the results."""
+
+    def __init__(self, pop: Any, n_objectives: int, n_constraints: int) -> None:
+        n = len(pop)
+        self.pop = pop
+        self.pending = list(range(n))
+        self.F = np.full((n, n_objectives), np.nan)
+        self.G = np.zeros((n, n_constraints))
+        self.told = np.zeros(n, dtype=bool)
 
 
 class _MixedEncoding:

@@ -1,9 +1,11 @@
-"""What a model-based sampler learns from a multi-fidelity search: every trial at one epoch.
+"""What a sampler learns from a multi-fidelity search: every trial at one epoch.
 
 Under a stopping scheduler most trials end PRUNED after an epoch or three, and only the few
 that survive every rung are COMPLETE. Optuna's multi-objective TPE cannot read a PRUNED trial's
 multi-objective curve, so it ranks all of them alike below the complete ones and learns from a
-handful of points. BOHB's answer (Falkner et al. 2018) is to model the highest fidelity that
+handful of points; GP ignores them; NSGA-II counts a generation in COMPLETE trials only, so it
+stays in its random first generation until a population of trials has survived every rung.
+BOHB's answer (Falkner et al. 2018) is to model the highest fidelity that
 enough trials reached: :class:`RungView` hands the sampler a copy of the study in which each
 trial that reached that epoch is COMPLETE with its values there (accuracy then, its cost
 indicators) and the violation of the constraints it reported then, and each trial stopped

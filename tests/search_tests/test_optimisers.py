@@ -111,23 +111,47 @@ def test_same_seed_same_proposals(name):
     assert [first.ask().point for _ in range(3)] == [again.ask().point for _ in range(3)]
 
 
+def _ask_all(opt, most: int = 100) -> list:
+    """The proposals the optimiser makes before it has to wait (``most`` at most)."""
+    proposals = []
+    while len(proposals) < most and (proposal := opt.ask()) is not None:
+        proposals.append(proposal)
+    return proposals
+
+
+def _tell(opt, proposal) -> None:
+    values, violation = evaluate(proposal.point) or ([0.0, 0.0], 0.0)
+    proposal.trial.set_constraint(KEYS[0], violation)
+    proposal.trial.set_constraint(FEASIBLE_KEY, float(violation > 0))
+    opt.tell(proposal.trial.number, values, TrialState.COMPLETE)
+
+
 @pytest.mark.parametrize("name", OPTIMISERS.names("pymoo-*"))
-def test_generational_waits_for_its_generation(name):
+def test_pymoo_waits_for_its_first_generation_only(name):
+    """pymoo breeds from a told population, so the first generation is told in full before
+    the second is proposed; after that, a generation still being evaluated leaves no worker
+    waiting: the next one is bred from the population as last told."""
     opt, _ = build(name)
     assert opt.generational
-    proposals = []
-    while (proposal := opt.ask()) is not None:
-        proposals.append(proposal)
-    assert 1 <= len(proposals) <= 4  # pymoo may drop duplicates from a population
-    for i, p in enumerate(proposals):
-        if i == 0:  # a failed point gets the worst values seen and the generation completes
-            opt.tell(p.trial.number, None, TrialState.FAIL)
-            continue
-        values, violation = evaluate(p.point) or ([0.0, 0.0], 0.0)
-        p.trial.set_constraint(KEYS[0], violation)
-        p.trial.set_constraint(FEASIBLE_KEY, float(violation > 0))
-        opt.tell(p.trial.number, values, TrialState.COMPLETE)
-    assert opt.ask() is not None  # the next generation
+    first = _ask_all(opt)
+    assert 1 <= len(first) <= 4  # pymoo may drop duplicates from a population
+    opt.tell(first[0].trial.number, None, TrialState.FAIL)  # worst values: it completes
+    for proposal in first[1:]:
+        _tell(opt, proposal)
+    second = _ask_all(opt, 10)
+    assert len(second) == 10  # the second generation and more, none of them told yet
+    slow, *others = second
+    for proposal in others:
+        _tell(opt, proposal)
+    waiting = opt._generations[0]
+    assert slow.trial.number in opt._rows and opt._rows[slow.trial.number][0] is waiting
+    assert all(g.pending for g in opt._generations[1:])  # only the last, being handed out
+    iterations = opt._algorithm.n_iter
+    _tell(opt, slow)
+    assert opt._algorithm.n_iter == iterations + 1  # its generation was told to pymoo
+    assert waiting not in opt._generations
+    with pytest.raises(KeyError, match="in flight"):
+        opt.tell(slow.trial.number, [0.0, 0.0], TrialState.COMPLETE)
 
 
 def test_pymoo_resume_tells_history_again():

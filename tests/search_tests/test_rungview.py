@@ -18,6 +18,7 @@ from search.errors import ConfigError
 from search.optimisers import OPTIMISERS
 from search.run import launch
 from search.run._rungview import EPOCH_ATTR, RungView, view_epoch
+from spaces import Float, Space
 from tests.search_tests.test_multifidelity import _config, curve_trial
 
 OBJECTIVES = ["accuracy", "params"]
@@ -41,6 +42,9 @@ def _tpe() -> optuna.samplers.TPESampler:
         return optuna.samplers.TPESampler(
             seed=0, multivariate=True, group=True, constant_liar=True
         )
+
+
+_SPACE = Space({"x": Float(0.0, 1.0)})
 
 
 def _nsga2(**options: float) -> optuna.samplers.NSGAIISampler:
@@ -152,6 +156,18 @@ def test_nsga2_breeds_from_the_stopped_trials():
     plain = _proposals(_study(_nsga2(mutation_prob=0.0)), 20)
     assert all(abs(x - 0.8) < 0.2 for x in viewed)
     assert all(x <= 0.1 for x in plain)
+
+
+@pytest.mark.parametrize("name", ["nsga3", "gp"])
+def test_every_sampler_that_ignores_pruned_trials_proposes_from_the_view(name):
+    """NSGA-III and GP learn from COMPLETE trials only, as NSGA-II and TPE: they get the view
+    by default, and propose from it without error."""
+    optimiser = OPTIMISERS.get(name)(_SPACE, ["maximize", "minimize"], seed=0)
+    assert optimiser.models_rungs
+    sampler = RungView(optimiser.sampler(), OBJECTIVES)
+    xs = _proposals(_study(sampler), 3)
+    assert sampler.epoch == 3 and all(0 <= x <= 1 for x in xs)
+    assert not OPTIMISERS.get(name)(_SPACE, ["maximize"], rung_view=False).models_rungs
 
 
 def test_before_enough_trials_the_sampler_sees_the_study_as_it_is():
