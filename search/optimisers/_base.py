@@ -11,7 +11,7 @@ One trial's call order::
 
     opt = OPTIMISERS.get("nsga2")(space, ["maximize", "minimize"], seed=0)
     opt.bind(study)                      # the study records every trial; resumes its history
-    proposal = opt.ask()                 # None: nothing to propose now (a generation pending)
+    proposal = opt.ask()                 # None: nothing to propose now (a first generation out)
     ... evaluate proposal.point elsewhere, record user attrs / constraints on proposal.trial ...
     opt.tell(proposal.trial.number, values_or_None, TrialState.COMPLETE, FAIL or PRUNED)
 """
@@ -72,7 +72,7 @@ class Optimiser(ABC):
 
     #: Handles more than one objective.
     multi_objective: ClassVar[bool] = True
-    #: Proposes whole generations and learns only once a generation is told in full.
+    #: Proposes whole generations and learns from a generation once it is told in full.
     generational: ClassVar[bool] = False
     #: Its sampler models the trials a stopping scheduler cut short when shown each trial at
     #: the highest epoch enough trials reached (``search.run._rungview``: BOHB's answer); an

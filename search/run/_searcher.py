@@ -4,9 +4,9 @@ recorded in the search's Optuna study.
 
 It works on the in-memory copy of the study (``search.run._writer``) that the optimiser is
 bound to, and hands each trial to the :class:`~search.run._writer.StudyWriter` when it starts
-and when it ends. ``suggest`` returns None while a generation is still being evaluated (Ray
-Tune asks again later). Nothing is saved with Ray: the study is the state, and a relaunch
-resumes from it.
+and when it ends. ``suggest`` returns None while the optimiser has nothing to propose (a
+pymoo algorithm until its first generation is told; Ray Tune asks again later). Nothing is
+saved with Ray: the study is the state, and a relaunch resumes from it.
 """
 
 from __future__ import annotations
