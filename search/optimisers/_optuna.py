@@ -20,21 +20,21 @@ class OptunaOptimiser(Optimiser):
 
     Constraints are read by the samplers from ``trial.constraints`` (set them before the tell).
 
-    A sampler that learns from COMPLETE trials only (``views_rungs``: TPE, GP, NSGA-II/III)
-    is shown every trial at one epoch under a stopping scheduler (``models_rungs``; option
-    ``rung_view: false`` turns that off). Left as Optuna has it, it learns from the few trials
-    that survive every rung: MOTPE ranks all PRUNED trials alike below them, GP ignores
-    PRUNED trials, and NSGA-II counts a generation in COMPLETE trials, so with one trial in
-    ten completing it stayed in its random first generation through a whole 5-minute search.
+    A sampler that learns from COMPLETE trials only (TPE, GP, NSGA-II/III: those with the
+    option ``rung_view``) is shown every trial at one epoch under a stopping scheduler
+    (``models_rungs``; ``rung_view: false`` turns that off). Left as Optuna has it, it learns
+    from the few trials that survive every rung: MOTPE ranks all PRUNED trials alike below
+    them, GP ignores PRUNED trials, and NSGA-II counts a generation in COMPLETE trials, so
+    with one trial in ten completing it stayed in its random first generation through a whole
+    5-minute search.
     """
 
     factory: ClassVar[Callable[..., optuna.samplers.BaseSampler]]
     defaults: ClassVar[dict[str, Any]] = {}
-    views_rungs: ClassVar[bool] = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if not self.views_rungs:
+        if "rung_view" not in self.option_names:
             return
         view = self.options.pop("rung_view", True)
         if not isinstance(view, bool):
@@ -66,7 +66,6 @@ class _NSGA2(OptunaOptimiser):
         "swapping_prob",
         "rung_view",
     )
-    views_rungs = True
     defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
 
 
@@ -75,7 +74,6 @@ class _NSGA3(OptunaOptimiser):
 
     factory = optuna.samplers.NSGAIIISampler
     option_names = (*_NSGA2.option_names, "dividing_parameter")
-    views_rungs = True
     defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
 
 
@@ -92,7 +90,6 @@ class _TPE(OptunaOptimiser):
         "rung_view",
     )
     defaults: ClassVar[dict[str, Any]] = {"multivariate": True, "constant_liar": True}
-    views_rungs = True
 
     def sampler(self) -> optuna.samplers.BaseSampler:
         options = {**self.defaults, **self.options}
@@ -111,7 +108,6 @@ class _GP(OptunaOptimiser):
 
     factory = optuna.samplers.GPSampler
     option_names = ("n_startup_trials", "deterministic_objective", "rung_view")
-    views_rungs = True
     defaults: ClassVar[dict[str, Any]] = {"warn_independent_sampling": False}
 
 

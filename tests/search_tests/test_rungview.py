@@ -170,6 +170,12 @@ def test_every_sampler_that_ignores_pruned_trials_proposes_from_the_view(name):
     assert not OPTIMISERS.get(name)(_SPACE, ["maximize"], rung_view=False).models_rungs
 
 
+def test_random_search_learns_nothing_and_has_no_view():
+    assert not OPTIMISERS.get("random")(_SPACE, ["maximize"]).models_rungs
+    with pytest.raises(ConfigError, match="rung_view"):
+        OPTIMISERS.get("random")(_SPACE, ["maximize"], rung_view=True)
+
+
 def test_before_enough_trials_the_sampler_sees_the_study_as_it_is():
     sampler = RungView(_tpe(), OBJECTIVES)
     study = optuna.create_study(directions=["maximize", "minimize"], sampler=sampler)
