@@ -189,7 +189,7 @@ class PymooOptimiser(Optimiser):
         else:
             generation.G[row] = 1.0  # a failed point violates every constraint (ranks last)
         generation.told[row] = True
-        if generation.told.all() and not generation.pending:
+        if generation.told.all():  # every row handed out and told
             self._generations.remove(generation)
             self._finish_generation(generation)
 

@@ -1,10 +1,11 @@
-"""What TPE and NSGA-II learn under a stopping scheduler: the study seen at one epoch
+"""What TPE, GP and NSGA-II/III learn under a stopping scheduler: the study seen at one epoch
 (RungView)."""
 
 from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import optuna
 import pytest
@@ -22,9 +23,11 @@ from spaces import Float, Space
 from tests.search_tests.test_multifidelity import _config, curve_trial
 
 OBJECTIVES = ["accuracy", "params"]
-#: Optuna's NSGA-II population size in these tests, and where it keeps a trial's generation.
+#: Optuna's NSGA-II/III population size in these tests, and where they keep a trial's
+#: generation.
 POPULATION = 8
 GENERATION = "NSGAIISampler:generation"
+GENERATIONS = (GENERATION, "NSGAIIISampler:generation")
 
 
 @given(st.lists(st.integers(1, 9), max_size=60), st.integers(0, 40))
@@ -47,10 +50,6 @@ def _tpe() -> optuna.samplers.TPESampler:
 _SPACE = Space({"x": Float(0.0, 1.0)})
 
 
-def _nsga2(**options: float) -> optuna.samplers.NSGAIISampler:
-    return optuna.samplers.NSGAIISampler(seed=0, population_size=POPULATION, **options)
-
-
 def _study(sampler: optuna.samplers.BaseSampler) -> optuna.Study:
     """30 trials stopped at epoch 3 whose accuracy there peaks at x = 0.8, 40 stopped at
     epoch 1, and 3 complete ones near x = 0.1 (survivors of an early, thin rung); NSGA-II
@@ -70,7 +69,7 @@ def _study(sampler: optuna.samplers.BaseSampler) -> optuna.Study:
                 params={"x": x},
                 distributions=dists,
                 user_attrs={"curve": curve, "metric_params": 1000.0},
-                system_attrs={GENERATION: len(study.trials) // POPULATION},
+                system_attrs=dict.fromkeys(GENERATIONS, len(study.trials) // POPULATION),
             )
         )
 
@@ -147,27 +146,36 @@ def test_tpe_learns_where_the_stopped_trials_were_best():
     assert sum(abs(x - 0.8) < 0.2 for x in plain) <= 6
 
 
-def test_nsga2_breeds_from_the_stopped_trials():
-    """Optuna's NSGA-II counts a generation in COMPLETE trials only: as it is, its parents are
-    the three survivors near 0.1 (and with fewer survivors than a population it would never
-    leave its random first generation); seen at epoch 3 they are the best stopped trials, near
-    0.8. Without mutation a child's x is one of its parents'."""
-    viewed = _proposals(_study(RungView(_nsga2(mutation_prob=0.0), OBJECTIVES)), 20)
-    plain = _proposals(_study(_nsga2(mutation_prob=0.0)), 20)
+def _sampler(name: str, **options: Any) -> optuna.samplers.BaseSampler:
+    """The sampler of npas's optimiser ``name``, checked to get the view by default."""
+    optimiser = OPTIMISERS.get(name)(_SPACE, ["maximize", "minimize"], seed=0, **options)
+    assert optimiser.models_rungs
+    assert not OPTIMISERS.get(name)(_SPACE, ["maximize"], rung_view=False).models_rungs
+    return optimiser.sampler()
+
+
+@pytest.mark.parametrize("name", ["nsga2", "nsga3"])
+def test_nsga_breeds_from_the_stopped_trials(name):
+    """Optuna's NSGA-II and NSGA-III count a generation in COMPLETE trials only: as they are,
+    their parents are the three survivors near 0.1 (and with fewer survivors than a population
+    they would never leave the random first generation); seen at epoch 3 they are the best
+    stopped trials, near 0.8. Without mutation a child's x is one of its parents'."""
+    options = {"population_size": POPULATION, "mutation_prob": 0.0}
+    viewed = _proposals(_study(RungView(_sampler(name, **options), OBJECTIVES)), 20)
+    plain = _proposals(_study(_sampler(name, **options)), 20)
     assert all(abs(x - 0.8) < 0.2 for x in viewed)
     assert all(x <= 0.1 for x in plain)
 
 
-@pytest.mark.parametrize("name", ["nsga3", "gp"])
-def test_every_sampler_that_ignores_pruned_trials_proposes_from_the_view(name):
-    """NSGA-III and GP learn from COMPLETE trials only, as NSGA-II and TPE: they get the view
-    by default, and propose from it without error."""
-    optimiser = OPTIMISERS.get(name)(_SPACE, ["maximize", "minimize"], seed=0)
-    assert optimiser.models_rungs
-    sampler = RungView(optimiser.sampler(), OBJECTIVES)
-    xs = _proposals(_study(sampler), 3)
-    assert sampler.epoch == 3 and all(0 <= x <= 1 for x in xs)
-    assert not OPTIMISERS.get(name)(_SPACE, ["maximize"], rung_view=False).models_rungs
+def test_gp_models_the_stopped_trials():
+    """GP ignores PRUNED trials: as it is, three COMPLETE ones are fewer than its 10 start-up
+    trials, so it samples at random; seen at epoch 3 it has 33 and proposes from its model."""
+    sampler = RungView(_sampler("gp"), OBJECTIVES)
+    study = _study(sampler)
+    viewed = _proposals(study, 3)
+    assert sampler.epoch == 3 and study.trials[-1].system_attrs[EPOCH_ATTR] == 3
+    random = _proposals(_study(optuna.samplers.RandomSampler(seed=0)), 3)
+    assert viewed != random and _proposals(_study(_sampler("gp")), 3) == random
 
 
 def test_random_search_learns_nothing_and_has_no_view():
