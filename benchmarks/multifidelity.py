@@ -11,13 +11,14 @@ one FIFO search per seed: ``--optimisers tpe,tpe:rung_view=false`` is the view's
 The space is mnist-tiny's (ConvNet and SCS families, Shapeshifted into 300-5,000 parameters,
 single or random store mapping) on a stratified 10,000-image training subset of the official
 MNIST training set (validation: 5,000 others; the test set is not used). Objectives: validation
-accuracy (max) and parameters (min); constraint params <= 5000; trials train up to 9 epochs
-(cosine schedule). Hypervolume is computed on fixed bounds (accuracy 0.5-1.0, params
+accuracy (max) and parameters (min); constraint params <= 5000; trials train up to ``--epochs``
+(9 by default; cosine schedule). Hypervolume is computed on fixed bounds (accuracy 0.5-1.0, params
 0-5,000), reference point 1.1, over the COMPLETE feasible trials ended by each moment.
 
 Run: ``NPAS_DATA=../shared/data python benchmarks/multifidelity.py [--minutes 3] [--seeds 3]
-[--optimisers nsga2,tpe,tpe:rung_view=false] [--floor random] [--results PATH]`` → the table,
-by default ``benchmarks/results/multifidelity.md``.
+[--optimisers nsga2,tpe,tpe:rung_view=false] [--floor random] [--epochs 9] [--results PATH]``
+→ the table, by default ``benchmarks/results/multifidelity.md``, rewritten after every pair
+(marked partial until the last), so an interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +76,9 @@ def optimiser_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name, dict(pair.partition("=")[::2] for pair in pairs)
 
 
-def config(out: Path, optimiser: str, scheduler: str, seed: int, minutes: float) -> Any:
+def config(
+    out: Path, optimiser: str, scheduler: str, seed: int, minutes: float, epochs: int = EPOCHS
+) -> Any:
     name, written = optimiser_spec(optimiser)
     options: dict[str, Any] = {"population_size": 16} if name == "nsga2" else {}
     options.update((key, yaml.safe_load(value)) for key, value in written.items())
@@ -86,7 +90,7 @@ def config(out: Path, optimiser: str, scheduler: str, seed: int, minutes: float)
             "train_size": 10_000,
             "space": SPACE,
             "fixed": {"convnet.growth": 1.5, "ssn.templates": 4},
-            "train": {"epochs": EPOCHS, "batch_size": 128, "schedule": "cosine"},
+            "train": {"epochs": epochs, "batch_size": 128, "schedule": "cosine"},
             "objectives": OBJECTIVES,
             "constraints": ["params <= 5000"],
             "indicators": ["params", "flops_infer"],
@@ -131,9 +135,9 @@ def counts(study: optuna.Study) -> dict[str, int]:
     }
 
 
-def floor(out: Path, optimiser: str, seed: int, minutes: float) -> dict[str, Any]:
+def floor(out: Path, optimiser: str, seed: int, minutes: float, epochs: int) -> dict[str, Any]:
     """One FIFO search of the floor optimiser: its final hypervolume and trial counts."""
-    study = launch(config(out, optimiser, "fifo", seed, minutes), progress=False)
+    study = launch(config(out, optimiser, "fifo", seed, minutes, epochs), progress=False)
     history = curve(study)
     return {
         "optimiser": optimiser,
@@ -151,19 +155,24 @@ def fifo_key(optimiser: str) -> str:
     return ":".join([name, *kept])
 
 
-def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    rows, floors = [], []
+def run(
+    args: argparse.Namespace, measured: Callable[[list, list], None]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every pair of searches; ``measured(rows, floors)`` after each row, so none is lost."""
+    rows: list[dict[str, Any]] = []
+    floors: list[dict[str, Any]] = []
     out = Path(tempfile.mkdtemp(prefix="npas-mf-"))
 
     def search(optimiser: str, scheduler: str, seed: int) -> optuna.Study:
-        cfg = config(out, optimiser, scheduler, seed, args.minutes)
+        cfg = config(out, optimiser, scheduler, seed, args.minutes, args.epochs)
         study = launch(cfg, progress=False)
         print(f"{cfg.name}: {counts(study)}", file=sys.stderr, flush=True)
         return study
 
     for seed in range(args.seeds):
         if args.floor:
-            floors.append(floor(out, args.floor, seed, args.minutes))
+            floors.append(floor(out, args.floor, seed, args.minutes, args.epochs))
+            measured(rows, floors)
         fifos: dict[str, optuna.Study] = {}
         for optimiser in args.optimisers:
             key = fifo_key(optimiser)
@@ -187,6 +196,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, 
                     "moasha": counts(moasha_study),
                 }
             )
+            measured(rows, floors)
     return rows, floors
 
 
@@ -196,20 +206,25 @@ def write(
     args: argparse.Namespace,
     seconds: float,
     load: tuple[float, float],
+    *,
+    partial: bool = False,
 ) -> None:
     lines = [
         "# Multi-fidelity: MOASHA vs FIFO on MNIST (same optimiser, same wall-clock)",
         "",
         f"Produced by `benchmarks/multifidelity.py --minutes {args.minutes} --seeds "
-        f"{args.seeds} --optimisers {','.join(args.optimisers)} --floor '{args.floor}'` "
-        f"in {seconds / 60:.0f} min; load average {load[0]:.2f} before, {load[1]:.2f} after.",
+        f"{args.seeds} --optimisers {','.join(args.optimisers)} --floor '{args.floor}' "
+        f"--epochs {args.epochs}` in {seconds / 60:.0f} min; load average {load[0]:.2f} "
+        f"before, {load[1]:.2f} after."
+        + (" **Partial: the run was still going when this was written.**" if partial else ""),
         f"CPU: {cpu_model_name()} ({os.cpu_count()} cores), torch {torch.__version__}, Python "
         f"{platform.python_version()}, 2 trials at a time (1 CPU each). MNIST: 10,000 "
-        "training images (stratified subset), 5,000 validation; up to 9 epochs, cosine, "
-        "batch 128. Objectives accuracy (max) / params (min), params <= 5000. Hypervolume on "
-        "fixed bounds accuracy 0.5-1.0, params 0-5,000, reference 1.1, over COMPLETE "
-        "feasible trials. `reach` = seconds MOASHA took to reach FIFO's final hypervolume; "
-        f"`ratio` = reach / the time of FIFO's last completed trial (target <= {TARGET}).",
+        f"training images (stratified subset), 5,000 validation; up to {args.epochs} epochs, "
+        "cosine, batch 128. Objectives accuracy (max) / params (min), params <= 5000. "
+        "Hypervolume on fixed bounds accuracy 0.5-1.0, params 0-5,000, reference 1.1, over "
+        "COMPLETE feasible trials. `reach` = seconds MOASHA took to reach FIFO's final "
+        "hypervolume; `ratio` = reach / the time of FIFO's last completed trial "
+        f"(target <= {TARGET}).",
         "",
         "| optimiser | seed | FIFO final HV | MOASHA final HV | FIFO last trial (s) | "
         "MOASHA reach (s) | ratio | FIFO trials (complete/pruned/failed) | "
@@ -273,12 +288,18 @@ def main() -> None:
     parser.add_argument(
         "--floor", default="random", help="optimiser run under FIFO only ('': none)"
     )
+    parser.add_argument("--epochs", type=int, default=EPOCHS, help="a full trial's epochs")
     parser.add_argument("--results", type=Path, default=RESULTS, help="the table written")
     args = parser.parse_args()
     args.optimisers = args.optimisers.split(",")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started, before = time.perf_counter(), os.getloadavg()[0]
-    rows, floors = run(args)
+
+    def measured(rows: list[dict[str, Any]], floors: list[dict[str, Any]]) -> None:
+        elapsed, load = time.perf_counter() - started, (before, os.getloadavg()[0])
+        write(rows, floors, args, elapsed, load, partial=True)
+
+    rows, floors = run(args, measured)
     write(rows, floors, args, time.perf_counter() - started, (before, os.getloadavg()[0]))
     print(args.results.read_text(), end="")
 
