@@ -16,6 +16,7 @@ import dataclasses
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -146,6 +147,19 @@ def _finish(proc: subprocess.Popen, tmp_path: Path, timeout: float) -> tuple[str
     return (tmp_path / "stdout").read_text(), (tmp_path / "stderr").read_text()
 
 
+def _created(tmp_path: Path) -> bool:
+    """Whether the driver has created its study, read without writing: Optuna opening a storage
+    the driver is still creating would race it to create the tables (both insert the schema
+    version; the loser fails)."""
+    query = "SELECT 1 FROM studies WHERE study_name = 't-random'"
+    url = f"file:{tmp_path}/npas.db?mode=ro"
+    try:
+        with contextlib.closing(sqlite3.connect(url, uri=True)) as db:
+            return db.execute(query).fetchone() is not None
+    except sqlite3.Error:  # no file or no tables yet
+        return False
+
+
 def _study(tmp_path: Path) -> optuna.Study:
     return optuna.load_study(study_name="t-random", storage=f"sqlite:///{tmp_path}/npas.db")
 
@@ -184,8 +198,10 @@ def test_a_trial_that_exhausts_memory_is_killed_and_the_search_goes_on(tmp_path)
     study = _check_search(tmp_path, 6, proc.returncode, out, err)
     killed = _killed(study, tmp_path)
     assert killed.keys() >= HOGS and all(killed[n] for n in HOGS), killed
+    # Memory that other programs take meanwhile may get later trials killed too (a parallel
+    # test's Ray cluster did): going on means a later trial completed, not how many.
     later = [t for t in study.get_trials(states=(TrialState.COMPLETE,)) if t.number > max(HOGS)]
-    assert len(later) >= 3, "the search went on after the kill"
+    assert later, "the search went on after the kill"
 
 
 def test_workers_killed_while_running_and_while_starting_fail_and_the_search_goes_on(tmp_path):
@@ -216,9 +232,8 @@ def _wait(done: Any, proc: subprocess.Popen, tmp_path: Path, timeout: float = 12
     """Polls ``done()`` while the driver runs (once it has created its storage)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
-        with contextlib.suppress(KeyError):  # the study is not created yet
-            if (tmp_path / "npas.db").exists() and done():
-                return
+        if _created(tmp_path) and done():
+            return
         time.sleep(0.2)
     _, err = _finish(proc, tmp_path, timeout=0)
     pytest.fail(f"not reached while the search ran (exit {proc.returncode}): {err[-3000:]}")
