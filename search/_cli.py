@@ -453,7 +453,7 @@ def _presets(args: argparse.Namespace) -> int:
         objectives = ", ".join(str(o[0] if isinstance(o, list) else o)
                                for o in data.get("objectives", []))  # fmt: skip
         print(f"{name}: {data.get('dataset')}, {data.get('trials', 16)} trials, "
-              f"{(data.get('optimiser') or {}).get('name', 'nsga2')}; {objectives}")  # fmt: skip
+              f"{(data.get('optimiser') or {}).get('name', 'tpe')}; {objectives}")  # fmt: skip
         if about:
             print(f"    {about}")
     return 0

@@ -169,7 +169,7 @@ def _duration(value: Any, path: str) -> float:
 class OptimiserConfig:
     """The optimiser's registered name and its options (see ``search.optimisers``)."""
 
-    name: str = "nsga2"
+    name: str = "tpe"
     options: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -178,7 +178,7 @@ class OptimiserConfig:
         data = checks.named_section(data, path, ("name", "options"))
         if data is None:
             return cls()
-        name = checks.name(data.get("name", "nsga2"), f"{path}.name", _optimiser_names())
+        name = checks.name(data.get("name", "tpe"), f"{path}.name", _optimiser_names())
         return cls(name, checks.mapping(data.get("options") or {}, f"{path}.options"))
 
 
