@@ -276,31 +276,22 @@ def write(
     lines += [
         "",
         "Per optimiser, the ratio's median over all seeds (a seed where MOASHA never reached "
-        "FIFO's final hypervolume counts as above every ratio):",
+        "FIFO's final hypervolume counts as above every ratio), then the same reading of the "
+        "seeds' mean curves (MOASHA's hypervolume at each second averaged over the seeds, "
+        "against FIFO's final hypervolume averaged over the seeds):",
         "",
     ]
     for name in dict.fromkeys(r["optimiser"] for r in rows):
         values = ratios.get(name, [])
         total = sum(r["optimiser"] == name for r in rows)
         middle = statistics.median(values + [math.inf] * (total - len(values)))
+        target, fifo_s, reach = mean_reach([r for r in rows if r["optimiser"] == name])
         lines.append(
             f"- {name}: median {'never' if math.isinf(middle) else f'{middle:.2f}'}; at most "
             f"{TARGET} in {sum(v <= TARGET for v in values)} of {total} seeds, reached in "
-            f"{len(values)}"
-        )
-    lines += [
-        "",
-        "Per optimiser, over the seeds' mean curves (MOASHA's hypervolume at each second "
-        "averaged over the seeds, against FIFO's final hypervolume averaged over the seeds):",
-        "",
-    ]
-    for name in dict.fromkeys(r["optimiser"] for r in rows):
-        target, fifo_s, reach = mean_reach([r for r in rows if r["optimiser"] == name])
-        ratio = "never" if reach is None else f"{reach / fifo_s:.2f}"
-        lines.append(
-            f"- {name}: FIFO's mean final hypervolume {target:.4f} at a mean {fifo_s:.0f} s; "
-            f"MOASHA's mean curve reached it at {'-' if reach is None else reach} s: "
-            f"ratio {ratio}"
+            f"{len(values)}. Mean curves: FIFO's final hypervolume {target:.4f} at a mean "
+            f"{fifo_s:.0f} s; MOASHA reached it at {'-' if reach is None else reach} s, ratio "
+            f"{'never' if reach is None else f'{reach / fifo_s:.2f}'}"
         )
     if floors:
         lines += [
