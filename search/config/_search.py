@@ -178,7 +178,7 @@ class OptimiserConfig:
         data = checks.named_section(data, path, ("name", "options"))
         if data is None:
             return cls()
-        name = checks.name(data.get("name", "tpe"), f"{path}.name", _optimiser_names())
+        name = checks.name(data.get("name", cls.name), f"{path}.name", _optimiser_names())
         return cls(name, checks.mapping(data.get("options") or {}, f"{path}.options"))
 
 

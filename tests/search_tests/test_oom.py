@@ -229,7 +229,7 @@ def test_workers_killed_while_running_and_while_starting_fail_and_the_search_goe
 
 
 def _wait(done: Any, proc: subprocess.Popen, tmp_path: Path, timeout: float = 120) -> None:
-    """Polls ``done()`` while the driver runs (once it has created its storage)."""
+    """Polls ``done()`` while the driver runs (once it has created its study)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
         if _created(tmp_path) and done():
