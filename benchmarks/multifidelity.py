@@ -330,12 +330,13 @@ def main() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started, before = time.perf_counter(), os.getloadavg()[0]
 
-    def measured(rows: list[dict[str, Any]], floors: list[dict[str, Any]]) -> None:
+    def measured(
+        rows: list[dict[str, Any]], floors: list[dict[str, Any]], partial: bool = True
+    ) -> None:
         elapsed, load = time.perf_counter() - started, (before, os.getloadavg()[0])
-        write(rows, floors, args, elapsed, load, partial=True)
+        write(rows, floors, args, elapsed, load, partial=partial)
 
-    rows, floors = run(args, measured)
-    write(rows, floors, args, time.perf_counter() - started, (before, os.getloadavg()[0]))
+    measured(*run(args, measured), partial=False)
     print(args.results.read_text(), end="")
 
 
