@@ -41,6 +41,7 @@ from objectives._download import (
     mirrors_from_env,
 )
 from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read_idx
+from objectives._streaming import ArrayDataset, StreamedSplit
 from spaces._errors import ConfigError
 from spaces._registry import Registry
 
@@ -52,6 +53,7 @@ __all__ = [
     "DatasetInfo",
     "DatasetUnavailableError",
     "Split",
+    "StreamedSplit",
     "default_root",
     "iterate",
     "load",
@@ -70,6 +72,8 @@ MIRRORS: dict[str, tuple[str, ...]] = {
     "cifar10": ("https://www.cs.toronto.edu/~kriz/",),
 }
 _CACHE_VERSION = "1"
+#: ``load(stream=None)`` streams a dataset whose training split takes more (float32, MiB).
+STREAM_ABOVE_MB = 1024.0
 _DIGITS_TEST_FRACTION = 0.2  # digits has no official test split: a fixed stratified 20%
 
 
@@ -168,7 +172,8 @@ def iterate(
 
 @dataclass(frozen=True)
 class Split:
-    """Inputs ``x`` (float32, normalised, N×C×H×W) and labels ``y`` (int64) of one split."""
+    """Inputs ``x`` (float32, normalised, N×C×H×W) and labels ``y`` (int64) of one split, held
+    whole on the device (:class:`objectives._streaming.StreamedSplit` is the streamed kind)."""
 
     x: torch.Tensor
     y: torch.Tensor
@@ -176,8 +181,29 @@ class Split:
     def __len__(self) -> int:
         return len(self.y)
 
+    @property
+    def device(self) -> torch.device:
+        return self.x.device
+
     def to(self, device: torch.device | str) -> Split:
         return Split(self.x.to(device), self.y.to(device))
+
+    def example(self, n: int = 1) -> torch.Tensor:
+        """The first ``n`` samples (a view)."""
+        return self.x[:n]
+
+    def batches(
+        self,
+        batch_size: int,
+        *,
+        shuffle: bool,
+        generator: torch.Generator | None = None,
+        augment: Augment | None = None,
+        drop_last: bool = False,
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """:func:`iterate` over this split (a streamed split has the same method)."""
+        return iterate(self.x, self.y, batch_size, shuffle=shuffle, generator=generator,
+                       augment=augment, drop_last=drop_last)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -198,9 +224,9 @@ class Data:
     """
 
     name: str
-    train: Split
-    val: Split
-    test: Split
+    train: Split | StreamedSplit
+    val: Split | StreamedSplit
+    test: Split | StreamedSplit
     in_shape: tuple[int, ...]
     num_classes: int
     mean: tuple[float, ...]
@@ -210,7 +236,12 @@ class Data:
 
     @property
     def device(self) -> torch.device:
-        return self.train.x.device
+        return self.train.device
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the splits are read batch by batch (:class:`StreamedSplit`)."""
+        return isinstance(self.train, StreamedSplit)
 
     def to(self, device: torch.device | str) -> Data:
         """A copy with every split on ``device``."""
@@ -255,7 +286,9 @@ class DatasetInfo:
     read: Callable[[list[Path]], _Arrays]
 
 
-DATASETS: Registry[DatasetInfo] = Registry("dataset")
+#: Built-in datasets (:class:`DatasetInfo`) and the user's (``objectives._custom``: registered
+#: with :func:`objectives.register_dataset` or declared in a config).
+DATASETS: Registry[Any] = Registry("dataset")
 
 
 def _idx_resources(md5s: dict[str, tuple[str, str]]) -> tuple[Resource, ...]:
@@ -437,6 +470,9 @@ def load(
     mirrors: Sequence[str] | None = None,
     progress: bool | None = None,
     verify: bool = True,
+    stream: bool | None = None,
+    stream_above_mb: float = STREAM_ABOVE_MB,
+    workers: int = 2,
 ) -> Data:
     """Loads dataset ``name`` as normalised tensors on ``device``, split train/val/test.
 
@@ -455,6 +491,11 @@ def load(
         mirrors: Base URLs tried in order; default ``NPAS_MIRROR`` or :data:`MIRRORS`.
         progress: Show a download bar; default when stderr is a terminal.
         verify: Check md5 checksums of local files before decoding them.
+        stream: Read the splits batch by batch through a DataLoader (:class:`StreamedSplit`)
+            instead of holding them as tensors; None: stream when the training split as
+            float32 would take more than ``stream_above_mb``.
+        stream_above_mb: The size beyond which ``stream=None`` streams.
+        workers: DataLoader worker processes of a streamed split.
 
     Raises:
         UnknownNameError: Unknown dataset name.
@@ -462,6 +503,11 @@ def load(
         ConfigError: Bad ``val_size``.
     """
     info = DATASETS.get(name)
+    if not isinstance(info, DatasetInfo):  # a user's dataset: objectives._custom
+        return info.load(
+            device=device, val_size=val_size, train_size=train_size, seed=seed, stream=stream,
+            stream_above_mb=stream_above_mb, workers=workers,
+        )  # fmt: skip
     arrays, files = _materialise(
         info, root=root, download=download, mirrors=mirrors, progress=progress, verify=verify
     )
@@ -480,12 +526,10 @@ def load(
         train_idx = train_idx[kept]
     x_train = arrays.x_train[train_idx]
     mean, std = _channel_stats(x_train, arrays.scale)
-    factor = (1.0 / (arrays.scale * std)).to(device)[:, None, None]
-    shift = (mean / std).to(device)[:, None, None]
+    streamed = streams(stream, x_train.size * 4, stream_above_mb)
 
-    def split(x: np.ndarray, y: np.ndarray) -> Split:
-        xt = torch.from_numpy(x).to(device).float().mul_(factor).sub_(shift)
-        return Split(xt, torch.from_numpy(y).to(device=device, dtype=torch.int64))
+    def split(x: np.ndarray, y: np.ndarray) -> Split | StreamedSplit:
+        return make_split(x, y, arrays.scale, mean, std, device, streamed, workers)
 
     train = split(x_train, arrays.y_train[train_idx])
     val = split(arrays.x_train[val_idx], arrays.y_train[val_idx])
@@ -510,6 +554,34 @@ def load(
         augment=info.augment,
         provenance=provenance,
     )
+
+
+def streams(stream: bool | None, nbytes: int, above_mb: float) -> bool:
+    """Whether a split streams: as asked, else when its float32 size passes ``above_mb``."""
+    return bool(stream) if stream is not None else nbytes > above_mb * 2**20
+
+
+def make_split(
+    x: np.ndarray,
+    y: np.ndarray,
+    scale: float,
+    mean: torch.Tensor,
+    std: torch.Tensor,
+    device: torch.device | str,
+    streamed: bool,
+    workers: int,
+) -> Split | StreamedSplit:
+    """Raw samples (N, C, H, W) as a normalised split: ``x * multiply - subtract`` per channel
+    in float32, with ``multiply = 1 / (scale * std)`` and ``subtract = mean / std``; held on
+    the device, or streamed (the same constants, applied per batch)."""
+    multiply, subtract = 1.0 / (scale * std), mean / std
+    labels = torch.from_numpy(np.asarray(y, dtype=np.int64))
+    if streamed:
+        return StreamedSplit(ArrayDataset(x, labels.numpy()), labels, multiply=multiply,
+                             subtract=subtract, workers=workers, device=device)  # fmt: skip
+    xt = torch.from_numpy(np.ascontiguousarray(x)).to(device).float()
+    xt.mul_(multiply.to(device)[:, None, None]).sub_(subtract.to(device)[:, None, None])
+    return Split(xt, labels.to(device))
 
 
 def _channel_stats(x: np.ndarray, scale: float) -> tuple[torch.Tensor, torch.Tensor]:

@@ -34,7 +34,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from tqdm import tqdm
 
 from objectives._energy import EnergyMeter
-from objectives.datasets import Augment, Data, iterate
+from objectives.datasets import Augment, Data, Split, StreamedSplit
 from spaces._errors import ConfigError, NpasError
 from spaces._registry import Registry
 
@@ -222,8 +222,8 @@ def _mode(model: nn.Module, training: bool) -> Iterator[None]:
 
 def evaluate(
     model: nn.Module,
-    x: torch.Tensor,
-    y: torch.Tensor,
+    x: torch.Tensor | Split | StreamedSplit,
+    y: torch.Tensor | None = None,
     *,
     batch_size: int = 256,
     bf16: bool = False,
@@ -238,22 +238,25 @@ def evaluate(
     ``channels_last`` feeds 4-D batches in that memory format, as :func:`fit` does. The
     default batch keeps a small net's activations in a CPU's caches (1024 was up to 2x slower
     for the mnist-tiny nets on one thread, benchmarks/results/trial_throughput.md); it changes
-    only the float rounding of the loss.
+    only the float rounding of the loss. ``x`` may be a whole split (``y`` None), in memory or
+    streamed.
     """
     _check_int("batch_size", batch_size, minimum=1)
-    if len(x) == 0 or len(x) != len(y):
+    split = x if y is None else Split(x, y)
+    if len(split) == 0 or (y is not None and len(x) != len(y)):
         raise ConfigError(f"evaluate needs equal, non-zero lengths; got x {len(x)}, y {len(y)}")
-    use_bf16 = _resolve_bf16(bf16, x.device)
-    loss_sum = torch.zeros((), dtype=torch.float64, device=x.device)
-    correct = torch.zeros((), dtype=torch.int64, device=x.device)
-    with _mode(model, training=False), torch.no_grad(), _full_fp32(x.device, use_bf16):
-        for xb, yb in iterate(x, y, batch_size, shuffle=False):
-            with _autocast(x.device, use_bf16):
+    device = split.device
+    use_bf16 = _resolve_bf16(bf16, device)
+    loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+    correct = torch.zeros((), dtype=torch.int64, device=device)
+    with _mode(model, training=False), torch.no_grad(), _full_fp32(device, use_bf16):
+        for xb, yb in split.batches(batch_size, shuffle=False):
+            with _autocast(device, use_bf16):
                 logits = model(_as_layout(xb, channels_last))
             logits = logits.float()
             loss_sum += F.cross_entropy(logits, yb, reduction="sum").double()
             correct += (logits.argmax(dim=1) == yb).sum()
-    return {"accuracy": correct.item() / len(y), "loss": loss_sum.item() / len(y)}
+    return {"accuracy": correct.item() / len(split), "loss": loss_sum.item() / len(split)}
 
 
 def fit(
@@ -424,12 +427,7 @@ class _Loop:
         try:
             for epoch in bar:
                 train_loss, train_acc = self._epoch(epoch, total, generator)
-                val = evaluate(
-                    self.model,
-                    self.data.val.x,
-                    self.data.val.y,
-                    channels_last=self.channels_last,
-                )
+                val = evaluate(self.model, self.data.val, channels_last=self.channels_last)
                 record = {
                     "epoch": epoch,
                     "train_loss": train_loss,
@@ -458,11 +456,9 @@ class _Loop:
 
     def _epoch(self, epoch: int, total: int, generator: torch.Generator) -> tuple[float, float]:
         """One pass; returns mean loss and accuracy over the batches seen."""
-        x, y = self.data.train.x, self.data.train.y
-        drop_last = len(x) >= self.batch_size
-        batches = iterate(
-            x,
-            y,
+        train = self.data.train
+        drop_last = len(train) >= self.batch_size
+        batches = train.batches(
             self.batch_size,
             shuffle=True,
             generator=generator,
@@ -470,9 +466,9 @@ class _Loop:
             drop_last=drop_last,
         )
         losses: list[torch.Tensor] = []
-        correct = torch.zeros((), dtype=torch.int64, device=x.device)
+        correct = torch.zeros((), dtype=torch.int64, device=train.device)
         seen = 0
-        check_each_step = x.device.type != "cuda"  # a GPU sync per step would cost speed
+        check_each_step = train.device.type != "cuda"  # a GPU sync per step would cost speed
         self.model.train()
         for xb, yb in batches:
             if self.steps >= total:

@@ -1,0 +1,504 @@
+"""The user's datasets: registered in code (:func:`register_dataset`) or declared in a config.
+
+A dataset function returns :class:`Splits`: each split is ``(x, y)`` arrays or tensors (a NumPy
+memory map is read only where asked) or any torch ``Dataset`` of ``(x, label)`` samples. npas
+then does what it does for its own datasets: carves a stratified validation split from the
+training split when none is given (and a fixed 20 % test split, ``random_state=0``, when there
+is no test split), keeps a ``train_size`` subset, normalises per channel with the training
+split's statistics, and holds the splits on the device or streams them (see
+:func:`objectives.datasets.load`). The provenance in ``Data.provenance`` (and a bundle's
+``metrics.json``) is the user's name and the source they give.
+
+Declared datasets (``dataset: {name: ..., image_folder: DIR}``, ``npz: FILE``, ``npy: [X, Y]``)
+are built by :func:`declare`, in every process that reads the config, with one entry per name.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from objectives._streaming import ArrayDataset, StreamedSplit, Subset, _collate
+from objectives.datasets import (
+    _DIGITS_TEST_FRACTION,
+    DATASETS,
+    STREAM_ABOVE_MB,
+    Augment,
+    Data,
+    _check_train_size,
+    _check_val_size,
+    _stratified,
+    make_split,
+    streams,
+)
+from spaces._errors import ConfigError
+
+__all__ = ["DECLARED_KINDS", "CustomDataset", "Splits", "declare", "register_dataset"]
+
+#: Samples the channel statistics are measured on at most (evenly spaced over the split).
+STATS_SAMPLES = 10_000
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+@dataclass(frozen=True)
+class Splits:
+    """What a dataset function returns.
+
+    Attributes:
+        train: ``(x, y)`` (x: N×C×H×W or N×H×W, y: integer labels) or a torch ``Dataset``
+            yielding ``(x, label)`` (a ``targets`` attribute spares reading every sample).
+        test: Same kinds; reported, never optimised on. None: a fixed stratified 20 %.
+        val: Same kinds; None: carved (stratified, seeded) from ``train``.
+        num_classes: None: the largest label + 1.
+        mean, std: Per-channel statistics of the scaled training pixels; None: measured.
+        pixel_scale: Raw values are divided by this first; None: 255 for uint8, else 1.
+    """
+
+    train: Any
+    test: Any = None
+    val: Any = None
+    num_classes: int | None = None
+    mean: Sequence[float] | None = None
+    std: Sequence[float] | None = None
+    pixel_scale: float | None = None
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One split as npas reads it: every sample through ``dataset`` (an array's samples are
+    read on demand, so a memory map stays on disk), every label in memory."""
+
+    dataset: Dataset
+    y: np.ndarray
+
+    def take(self, indices: np.ndarray) -> _Part:
+        return _Part(Subset(self.dataset, indices), self.y[indices])
+
+
+class CustomDataset:
+    """A user's dataset in the dataset registry (``objectives.datasets.DATASETS``).
+
+    Args:
+        name: Registry name.
+        make: Returns the :class:`Splits` (called once per process).
+        source: Where the data come from, as the user states it (recorded as provenance).
+        augment: Default augmentation.
+        val_size: Validation fraction or count carved from ``train`` when there is no ``val``.
+        declared: The config declaration it was built from (None: registered in code).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        make: Callable[[], Splits],
+        *,
+        source: str,
+        augment: Augment | None = None,
+        val_size: int | float = 0.1,
+        declared: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(source, str) or not source.strip():
+            raise ConfigError(
+                f"dataset {name!r}: source must say where the data come from (a URL, a "
+                f"path, a citation), got {source!r}"
+            )
+        self.name, self.make, self.source = name, make, source
+        self.augment = augment or Augment()
+        self.val_size, self.declared = val_size, declared
+
+    @functools.cached_property
+    def _parts(self) -> tuple[_Part, _Part, _Part | None, Splits]:
+        """train, test, val (None: carved) and the Splits, checked once per process."""
+        splits = self.make()
+        if not isinstance(splits, Splits):
+            raise ConfigError(
+                f"dataset {self.name!r}: its function returned {type(splits).__name__}; "
+                "allowed: objectives.Splits(train=(x, y), test=(x, y), val=...)"
+            )
+        train = self._part(splits.train, "train")
+        if splits.test is None:
+            kept, held = _stratified(train.y, _DIGITS_TEST_FRACTION, seed=0)
+            train, test = train.take(kept), train.take(held)
+        else:
+            test = self._part(splits.test, "test")
+        val = None if splits.val is None else self._part(splits.val, "val")
+        self._check(train, test, val, splits)
+        return train, test, val, splits
+
+    @property
+    def in_shape(self) -> tuple[int, ...]:
+        return tuple(int(n) for n in _sample(self._parts[0]).shape)
+
+    @property
+    def num_classes(self) -> int:
+        train, test, val, splits = self._parts
+        if splits.num_classes is not None:
+            return int(splits.num_classes)
+        return int(max(p.y.max() for p in (train, test, val) if p is not None)) + 1
+
+    def check(self) -> None:
+        """Reads the splits' labels and one sample of each, checking shapes and labels.
+
+        Raises:
+            ConfigError: one line naming the dataset, the split and what is wrong.
+        """
+        self._parts  # noqa: B018 (the property checks)
+
+    def _part(self, value: Any, split: str) -> _Part:
+        where = f"dataset {self.name!r}, split {split!r}"
+        if isinstance(value, Dataset):
+            y = getattr(value, "targets", None)
+            if y is None:
+                y = [value[i][1] for i in range(len(value))]  # type: ignore[arg-type]
+            return _Part(value, _labels(y, where))
+        if not isinstance(value, tuple | list) or len(value) != 2:
+            raise ConfigError(
+                f"{where}: got {type(value).__name__}; allowed: (x, y) arrays or tensors, or "
+                "a torch Dataset of (x, label)"
+            )
+        x, y = (v.numpy() if isinstance(v, torch.Tensor) else v for v in value)
+        x = np.asarray(x) if not isinstance(x, np.ndarray) else x
+        if x.ndim == 3:
+            x = x[:, None]  # N×H×W: one channel
+        if x.ndim != 4:
+            raise ConfigError(
+                f"{where}: x has shape {tuple(x.shape)}; allowed: N×C×H×W or N×H×W images"
+            )
+        labels = _labels(y, where)
+        if len(labels) != len(x):
+            raise ConfigError(f"{where}: {len(x)} samples but {len(labels)} labels")
+        return _Part(ArrayDataset(x, labels), labels)
+
+    def _check(self, train: _Part, test: _Part, val: _Part | None, splits: Splits) -> None:
+        shape = tuple(_sample(train).shape)
+        if len(shape) != 3:
+            raise ConfigError(
+                f"dataset {self.name!r}, split 'train': a sample has shape {shape}; "
+                "allowed: C×H×W"
+            )
+        classes = splits.num_classes
+        top = int(max(p.y.max() for p in (train, test, val) if p is not None)) + 1
+        if classes is not None and top > classes:
+            raise ConfigError(
+                f"dataset {self.name!r}: label {top - 1} with num_classes={classes}; allowed: "
+                f"labels 0..{classes - 1}"
+            )
+        if max(classes or 0, top) < 2:
+            raise ConfigError(f"dataset {self.name!r}: one class only; allowed: at least 2")
+        for split, part in (("test", test), ("val", val)):
+            if part is not None and tuple(_sample(part).shape) != shape:
+                raise ConfigError(
+                    f"dataset {self.name!r}, split {split!r}: a sample has shape "
+                    f"{tuple(_sample(part).shape)}, the training split's {shape}; allowed: "
+                    "one shape for every split"
+                )
+        for key in ("mean", "std"):
+            given = getattr(splits, key)
+            if given is not None and (
+                len(given) != shape[0] or not all(math.isfinite(v) for v in given)
+            ):
+                raise ConfigError(
+                    f"dataset {self.name!r}: {key} {list(given)!r}; allowed: {shape[0]} "
+                    "finite numbers, one per channel"
+                )
+
+    def load(
+        self,
+        *,
+        device: torch.device | str = "cpu",
+        val_size: int | float | None = None,
+        train_size: int | None = None,
+        seed: int = 0,
+        stream: bool | None = None,
+        stream_above_mb: float = STREAM_ABOVE_MB,
+        workers: int = 2,
+    ) -> Data:
+        """The dataset as :func:`objectives.datasets.load` gives it (same arguments)."""
+        train, test, val, splits = self._parts
+        classes = self.num_classes
+        size = None
+        if val is None:
+            size = self.val_size if val_size is None else val_size
+            _check_val_size(size, len(train.y), classes)
+            kept, held = _stratified(train.y, size, seed=seed)
+            train, val = train.take(kept), train.take(held)
+        if train_size is not None and train_size != len(train.y):
+            _check_train_size(train_size, len(train.y), classes)
+            train = train.take(_stratified(train.y, train_size, seed=seed)[1])
+        scale = splits.pixel_scale or (255.0 if _sample(train).dtype == torch.uint8 else 1.0)
+        mean, std, stats = _stats(train, scale, splits)
+        streamed = streams(stream, len(train.y) * math.prod(self.in_shape) * 4, stream_above_mb)
+
+        def split(part: _Part) -> Any:
+            if streamed:
+                return StreamedSplit(part.dataset, torch.from_numpy(part.y), workers=workers,
+                                     multiply=1.0 / (scale * std), subtract=mean / std,
+                                     device=device)  # fmt: skip
+            return make_split(_raw(part, workers), part.y, scale, mean, std, device, False, 0)
+
+        train_split, val_split, test_split = split(train), split(val), split(test)
+        provenance = {
+            "dataset": self.name,
+            "source": self.source,
+            "splits": {"train": len(train.y), "val": len(val.y), "test": len(test.y)},
+            "val_size": size,
+            "train_size": train_size,
+            "seed": seed,
+            "stats": stats,
+            "streamed": streamed,
+            **({"declared": dict(self.declared)} if self.declared else {}),
+        }
+        return Data(
+            name=self.name, train=train_split, val=val_split, test=test_split,
+            in_shape=self.in_shape, num_classes=classes, mean=tuple(mean.tolist()),
+            std=tuple(std.tolist()), augment=self.augment, provenance=provenance,
+        )  # fmt: skip
+
+
+def _labels(y: Any, where: str) -> np.ndarray:
+    array = np.asarray(y.numpy() if isinstance(y, torch.Tensor) else y)
+    if array.ndim != 1 or len(array) == 0 or not np.issubdtype(array.dtype, np.integer):
+        raise ConfigError(
+            f"{where}: labels of dtype {array.dtype} and shape {array.shape}; allowed: a "
+            "non-empty 1-D array of integer class indices"
+        )
+    if array.min() < 0:
+        raise ConfigError(f"{where}: label {int(array.min())}; allowed: class indices >= 0")
+    return array.astype(np.int64)
+
+
+def _sample(part: _Part) -> torch.Tensor:
+    x = part.dataset[0][0]
+    return x if isinstance(x, torch.Tensor) else torch.from_numpy(np.asarray(x))
+
+
+def _batches(part: _Part, workers: int, indices: np.ndarray | None = None) -> Any:
+    dataset = part.dataset if indices is None else Subset(part.dataset, indices)
+    order = list(range(len(dataset)))  # type: ignore[arg-type]
+    chunks = [order[i : i + 512] for i in range(0, len(order), 512)]
+    return DataLoader(dataset, batch_sampler=chunks, num_workers=workers, collate_fn=_collate)
+
+
+def _raw(part: _Part, workers: int) -> np.ndarray:
+    """Every raw sample of a part as one array (the in-memory path)."""
+    return torch.cat([xb for xb, _ in _batches(part, workers)]).numpy()
+
+
+def _stats(part: _Part, scale: float, splits: Splits) -> tuple[torch.Tensor, torch.Tensor, str]:
+    """Per-channel mean and std of the scaled training pixels, as given or measured on up to
+    :data:`STATS_SAMPLES` evenly spaced samples (the note says which)."""
+    if splits.mean is not None and splits.std is not None:
+        return (torch.tensor(splits.mean, dtype=torch.float32),
+                torch.tensor(splits.std, dtype=torch.float32), "given")  # fmt: skip
+    n = len(part.y)
+    picked = np.unique(np.linspace(0, n - 1, min(n, STATS_SAMPLES)).astype(np.int64))
+    total = total_sq = 0.0
+    count = 0
+    for xb, _ in _batches(part, 0, picked):
+        x = xb.double() / scale
+        total = total + x.sum(dim=(0, 2, 3))
+        total_sq = total_sq + (x * x).sum(dim=(0, 2, 3))
+        count += x.shape[0] * x.shape[2] * x.shape[3]
+    mean = total / count
+    std = ((total_sq / count - mean * mean).clamp_min(0) * count / max(count - 1, 1)).sqrt()
+    mean = torch.tensor(splits.mean) if splits.mean is not None else mean
+    std = torch.tensor(splits.std) if splits.std is not None else std.clamp_min(1e-8)
+    note = f"measured on {len(picked)} of {n} training samples"
+    return mean.float(), std.float(), note
+
+
+def register_dataset(
+    name: str,
+    *,
+    source: str,
+    augment: Augment | None = None,
+    val_size: int | float = 0.1,
+) -> Callable[[Callable[[], Splits]], Callable[[], Splits]]:
+    """Registers a dataset function under ``name`` (a duplicate name raises).
+
+    Args:
+        name: The name a config's ``dataset:`` gives.
+        source: Where the data come from (a URL, a path, a citation): the provenance recorded
+            with every result and bundle.
+        augment: Default augmentation (:class:`objectives.datasets.Augment`); none by default.
+        val_size: Validation fraction or count carved from ``train`` when the function gives
+            no ``val``.
+
+    Example:
+        >>> @register_dataset("my-digits", source="sklearn load_digits")  # doctest: +SKIP
+        ... def my_digits() -> Splits:
+        ...     x, y = load_digits(return_X_y=True)
+        ...     return Splits(train=(x.reshape(-1, 8, 8)[:1400], y[:1400]), test=...)
+    """
+
+    def decorator(fn: Callable[[], Splits]) -> Callable[[], Splits]:
+        entry = CustomDataset(name, fn, source=source, augment=augment, val_size=val_size)
+        DATASETS.add(name, entry)
+        return fn
+
+    return decorator
+
+
+# -- declared in a config ---------------------------------------------------------------------
+
+#: A declaration's kinds: key → what it names.
+DECLARED_KINDS = {
+    "image_folder": "a folder with train/<class>/*.png|jpg (optional val/, test/)",
+    "npz": "an .npz file with x_train, y_train, x_test, y_test (optional x_val, y_val)",
+    "npy": "[X.npy, Y.npy]: every sample and its label (memory-mapped; test split carved)",
+}
+_OPTIONS = ("name", "source", "size", "channels", "mean", "std", "val_size", "augment")
+
+
+def declare(spec: Mapping[str, Any], *, path: str = "dataset") -> dict[str, Any]:
+    """Registers the dataset a config declares (once per process: the same declaration again
+    is a no-op; another under a registered name raises) and returns the declaration as
+    recorded: paths absolute, the optional keys present.
+
+    Raises:
+        ConfigError: a missing or unknown key, a bad value, or a name already registered.
+    """
+    spec = dict(spec)
+    kinds = [k for k in DECLARED_KINDS if k in spec]
+    unknown = [k for k in spec if k not in (*DECLARED_KINDS, *_OPTIONS)]
+    if unknown or len(kinds) != 1 or not isinstance(spec.get("name"), str):
+        raise ConfigError(
+            f"{path}: got {spec!r}; allowed: a registered name, or a mapping with 'name' and "
+            f"exactly one of {DECLARED_KINDS} (options {list(_OPTIONS[1:])})"
+        )
+    kind = kinds[0]
+    target = spec[kind]
+    files = target if kind == "npy" else [target]
+    if not isinstance(files, list) or len(files) != (2 if kind == "npy" else 1):
+        raise ConfigError(f"{path}.{kind}: got {target!r}; allowed: {DECLARED_KINDS[kind]}")
+    resolved = [str(Path(str(f)).expanduser().resolve()) for f in files]
+    for f in resolved:
+        if not Path(f).exists():
+            raise ConfigError(
+                f"{path}.{kind}: {f} does not exist; allowed: {DECLARED_KINDS[kind]}"
+            )
+    record = {**spec, kind: resolved if kind == "npy" else resolved[0]}
+    record.setdefault("source", f"{kind} {record[kind]}")
+    name = record["name"]
+    if name in DATASETS:
+        if getattr(DATASETS.get(name), "declared", None) == record:
+            return record
+        raise ConfigError(
+            f"{path}.name: dataset {name!r} is already registered (a built-in, a registered "
+            "function or another declaration); allowed: a new name"
+        )
+    augment = Augment(**record["augment"]) if record.get("augment") else None
+    make = functools.partial(_READERS[kind], record, path)
+    entry = CustomDataset(name, make, source=record["source"], augment=augment,
+                          val_size=record.get("val_size", 0.1), declared=record)  # fmt: skip
+    DATASETS.add(name, entry)
+    return record
+
+
+def _stats_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: record[k] for k in ("mean", "std") if record.get(k) is not None}
+
+
+def _read_npz(record: Mapping[str, Any], path: str) -> Splits:
+    with np.load(record["npz"]) as z:
+        arrays = {k: z[k] for k in z.files}
+    missing = [k for k in ("x_train", "y_train") if k not in arrays]
+    if missing:
+        raise ConfigError(f"{path}.npz: {record['npz']} lacks {missing}; it holds {list(arrays)}")
+
+    def pair(split: str) -> Any:
+        keys = (f"x_{split}", f"y_{split}")
+        return (arrays[keys[0]], arrays[keys[1]]) if all(k in arrays for k in keys) else None
+
+    return Splits(train=pair("train"), test=pair("test"), val=pair("val"), **_stats_of(record))
+
+
+def _read_npy(record: Mapping[str, Any], path: str) -> Splits:
+    x, y = (np.load(f, mmap_mode="r") for f in record["npy"])
+    return Splits(train=(x, np.asarray(y)), **_stats_of(record))
+
+
+class ImageFolder(Dataset):
+    """Images ``<split>/<class>/*.png|jpg`` read with Pillow, as uint8 C×H×W tensors, converted
+    to ``channels`` (1: grey, 3: RGB) and resized to ``size`` when they differ."""
+
+    def __init__(
+        self, files: list[Path], targets: list[int], size: tuple[int, int], channels: int
+    ) -> None:
+        self.files, self.targets = files, np.asarray(targets, dtype=np.int64)
+        self.size, self.channels = size, channels
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+        from PIL import Image
+
+        with Image.open(self.files[i]) as image:
+            image = image.convert("L" if self.channels == 1 else "RGB")
+            if image.size != (self.size[1], self.size[0]):
+                image = image.resize((self.size[1], self.size[0]), Image.Resampling.BILINEAR)
+            array = np.asarray(image, dtype=np.uint8)
+        array = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
+        return torch.from_numpy(array.copy()), int(self.targets[i])
+
+
+def _read_images(record: Mapping[str, Any], path: str) -> Splits:
+    from PIL import Image
+
+    root = Path(record["image_folder"])
+    train_dir = root / "train"
+    found = train_dir.iterdir() if train_dir.is_dir() else []
+    classes = sorted(p.name for p in found if p.is_dir())
+    if len(classes) < 2:
+        raise ConfigError(
+            f"{path}.image_folder: {train_dir} holds {len(classes)} class folder(s); allowed: "
+            f"{DECLARED_KINDS['image_folder']}, at least 2 classes"
+        )
+
+    def listing(folder: Path) -> tuple[list[Path], list[int]]:
+        files, targets = [], []
+        for label, name in enumerate(classes):
+            found = sorted(
+                p for p in (folder / name).glob("*") if p.suffix.lower() in _IMAGE_SUFFIXES
+            )
+            files += found
+            targets += [label] * len(found)
+        if not files:
+            raise ConfigError(f"{path}.image_folder: no .png or .jpg images under {folder}")
+        return files, targets
+
+    files, targets = listing(train_dir)
+    with Image.open(files[0]) as first:
+        channels = record.get("channels") or (1 if first.mode in ("L", "1", "I;16") else 3)
+        size = tuple(record.get("size") or (first.height, first.width))
+    if channels not in (1, 3) or len(size) != 2:
+        raise ConfigError(
+            f"{path}: channels {channels!r}, size {list(size)!r}; allowed: channels 1 or 3, "
+            "size [height, width]"
+        )
+
+    def part(split: str) -> ImageFolder | None:
+        folder = root / split
+        if split != "train" and not folder.is_dir():
+            return None
+        found = (files, targets) if split == "train" else listing(folder)
+        return ImageFolder(*found, size=size, channels=channels)  # type: ignore[arg-type]
+
+    return Splits(train=part("train"), test=part("test"), val=part("val"),
+                  num_classes=len(classes), **_stats_of(record))  # fmt: skip
+
+
+_READERS: dict[str, Callable[..., Splits]] = {
+    "image_folder": _read_images,
+    "npz": _read_npz,
+    "npy": _read_npy,
+}
