@@ -6,8 +6,9 @@ names below are the package's front door.
 
 from objectives import datasets, pepr, train
 from objectives._conditions import MeasureContext
+from objectives._custom import Splits, register_dataset
 from objectives._energy import EnergyMeter, co2_grams
-from objectives._indicators import INDICATORS, Indicator, list_indicators
+from objectives._indicators import INDICATORS, Indicator, list_indicators, register_indicator
 from objectives._measure import measure
 from objectives.datasets import Data, DatasetUnavailableError, load
 from objectives.train import FitResult, NonFiniteLossError, evaluate, fit
@@ -21,6 +22,7 @@ __all__ = [
     "Indicator",
     "MeasureContext",
     "NonFiniteLossError",
+    "Splits",
     "co2_grams",
     "datasets",
     "evaluate",
@@ -29,5 +31,7 @@ __all__ = [
     "load",
     "measure",
     "pepr",
+    "register_dataset",
+    "register_indicator",
     "train",
 ]

@@ -181,8 +181,7 @@ class CustomDataset:
         shape = tuple(_sample(train).shape)
         if len(shape) != 3:
             raise ConfigError(
-                f"dataset {self.name!r}, split 'train': a sample has shape {shape}; "
-                "allowed: C×H×W"
+                f"dataset {self.name!r}, split 'train': a sample has shape {shape}; allowed: C×H×W"
             )
         classes = splits.num_classes
         top = int(max(p.y.max() for p in (train, test, val) if p is not None)) + 1
@@ -253,6 +252,7 @@ class CustomDataset:
             "train_size": train_size,
             "seed": seed,
             "stats": stats,
+            "pixel_scale": scale,
             "streamed": streamed,
             **({"declared": dict(self.declared)} if self.declared else {}),
         }
@@ -358,10 +358,13 @@ DECLARED_KINDS = {
 _OPTIONS = ("name", "source", "size", "channels", "mean", "std", "val_size", "augment")
 
 
-def declare(spec: Mapping[str, Any], *, path: str = "dataset") -> dict[str, Any]:
+def declare(
+    spec: Mapping[str, Any], *, path: str = "dataset", base: str | Path | None = None
+) -> dict[str, Any]:
     """Registers the dataset a config declares (once per process: the same declaration again
     is a no-op; another under a registered name raises) and returns the declaration as
-    recorded: paths absolute, the optional keys present.
+    recorded: paths absolute (a relative one is taken from ``base``, default the working
+    folder), ``source`` filled in.
 
     Raises:
         ConfigError: a missing or unknown key, a bad value, or a name already registered.
@@ -379,7 +382,8 @@ def declare(spec: Mapping[str, Any], *, path: str = "dataset") -> dict[str, Any]
     files = target if kind == "npy" else [target]
     if not isinstance(files, list) or len(files) != (2 if kind == "npy" else 1):
         raise ConfigError(f"{path}.{kind}: got {target!r}; allowed: {DECLARED_KINDS[kind]}")
-    resolved = [str(Path(str(f)).expanduser().resolve()) for f in files]
+    resolved = [str((Path(base or Path.cwd()) / Path(str(f)).expanduser()).resolve())
+                for f in files]  # fmt: skip
     for f in resolved:
         if not Path(f).exists():
             raise ConfigError(

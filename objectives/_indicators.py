@@ -5,12 +5,18 @@ measure them all and the user picks which become objectives. Indicators computed
 a *probe*: ``latency_ms`` and ``latency_p90_ms`` come from the same timings, so each probe runs
 once per measurement, and it may add companion keys (``latency_iqr_ms``, ``throughput_batch``,
 ``energy_source``) and ``cond_*`` conditions to the result. A user adds an indicator with
+:func:`register_indicator` (a function of the built model), or with
 ``INDICATORS.add(name, Indicator(...))`` and a probe taking a :class:`MeasureContext`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import contextvars
+import inspect
+import math
+import numbers
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -184,6 +190,84 @@ _add(
     "energy_train_j × grid intensity × PUE",
     _timing.probe_energy_train,
 )
+
+
+#: Names of the indicators :func:`register_indicator` added (the user's, checked at launch).
+USER_INDICATORS: set[str] = set()
+#: The dataset of the trial being measured, for indicators that take ``data``.
+_DATA: contextvars.ContextVar[Any] = contextvars.ContextVar("npas_measured_data", default=None)
+
+
+@contextlib.contextmanager
+def measuring_data(data: Any) -> Iterator[None]:
+    """Indicators registered with a ``data`` argument get ``data`` inside the block."""
+    token = _DATA.set(data)
+    try:
+        yield
+    finally:
+        _DATA.reset(token)
+
+
+def register_indicator(
+    name: str,
+    direction: Literal["minimize", "maximize"],
+    *,
+    unit: str = "",
+    phase: Literal["train", "infer"] = "infer",
+    description: str | None = None,
+    analytic: bool = True,
+) -> Callable[[Callable[..., float]], Callable[..., float]]:
+    """Registers a cost indicator computed by ``fn(model, example)`` (a duplicate name raises).
+
+    It is then an indicator like ``params`` or ``flops_infer``: measured by every trial, usable
+    as an objective and in constraints, stored, reported and shown in the dashboard.
+
+    Args:
+        name: The metric's name (snake_case with its unit, ``bytes_int8``).
+        direction: ``"minimize"`` for a cost, ``"maximize"`` for a benefit.
+        unit: The unit, shown in the report.
+        phase: ``"infer"``: ``model`` is the deployed form (a Shapeshifter network
+            materialised); ``"train"``: the model as trained.
+        description: One sentence; default the first line of ``fn``'s docstring.
+        analytic: The value depends on the model's structure only (no timing), so a
+            constraint on it is checked before training, as for ``params``.
+
+    ``fn`` receives the model and one example input batch (on the model's device); a ``data``
+    parameter, when it has one, receives the trial's :class:`objectives.Data` (None outside a
+    trial). It must return a real number.
+
+    Example:
+        >>> @register_indicator("bytes_int8", "minimize", unit="bytes")  # doctest: +SKIP
+        ... def bytes_int8(model, example):
+        ...     return sum(p.numel() for p in model.parameters())
+    """
+
+    def decorator(fn: Callable[..., float]) -> Callable[..., float]:
+        wants_data = "data" in inspect.signature(fn).parameters
+
+        def probe(ctx: MeasureContext) -> dict[str, Any]:
+            model = ctx.infer_model if phase == "infer" else ctx.model
+            value = fn(model, ctx.example, **({"data": _DATA.get()} if wants_data else {}))
+            return {name: number_of(name, value)}
+
+        about = description or (inspect.getdoc(fn) or name).splitlines()[0]
+        INDICATORS.add(name, Indicator(name, unit, direction, phase, about, probe, analytic))
+        USER_INDICATORS.add(name.lower())
+        return fn
+
+    return decorator
+
+
+def number_of(name: str, value: Any) -> float:
+    """``value`` as a float, or a ConfigError: an indicator must measure a real number."""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise ConfigError(
+            f"indicator {name!r} returned {value!r} ({type(value).__name__}); allowed: a real "
+            "number (int or float, not NaN)"
+        )
+    return float(value)
 
 
 def list_indicators(pattern: str = "*") -> list[str]:

@@ -68,8 +68,31 @@ def _quiet_optuna() -> None:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
+def _user_code(args: argparse.Namespace, recorded: Sequence[str], whose: str) -> None:
+    """Imports ``--import`` first, then the modules a search or bundle recorded, saying which
+    (importing runs code, and a study may come from a shared storage); ``--no-imports``
+    imports none of the recorded ones, and what needs one then names it."""
+    from search._usercode import import_modules, normalise_imports, refuse_imports
+
+    given = normalise_imports(args.imports, path="--import")
+    import_modules(given, path="--import")
+    pending = [e for e in recorded if e not in given]
+    if not pending:
+        return
+    names = ", ".join(pending)
+    if args.no_imports:
+        refuse_imports()
+        print(f"search {args.command}: not importing {whose} modules ({names}): --no-imports",
+              file=sys.stderr)  # fmt: skip
+        return
+    print(f"search {args.command}: importing {whose} modules: {names} (--no-imports skips "
+          "them)", file=sys.stderr)  # fmt: skip
+    import_modules(pending, path=f"{whose} imports")
+
+
 def _study(args: argparse.Namespace) -> optuna.Study:
-    """The study named by ``--name``; with no name, the storage's only study."""
+    """The study named by ``--name``; with no name, the storage's only study. The modules it
+    recorded are imported (:func:`_user_code`)."""
     import optuna
 
     _quiet_optuna()
@@ -88,7 +111,10 @@ def _study(args: argparse.Namespace) -> optuna.Study:
         raise ConfigError(
             f"--name: got {name!r}; allowed: one of the studies in {masked_url(url)}: {names}"
         )
-    return optuna.load_study(study_name=name, storage=storage)
+    study = optuna.load_study(study_name=name, storage=storage)
+    recorded = (study.user_attrs.get("config") or {}).get("imports") or []
+    _user_code(args, recorded, "the search's")
+    return study
 
 
 def _objectives(study: optuna.Study, text: str | None) -> list[tuple[str, str]] | None:
@@ -119,6 +145,10 @@ def _config(args: argparse.Namespace) -> Any:
             f"CONFIG and --preset: got both ({args.config!r}, {args.preset!r}); "
             "allowed: one of them, or neither (the digits-quick preset)"
         )
+    from search._usercode import import_modules, normalise_imports
+
+    extra = normalise_imports(args.imports, path="--import")
+    import_modules(extra, path="--import")  # before the config names what they register
     if args.config:
         config = load_config(args.config)
     else:
@@ -128,7 +158,8 @@ def _config(args: argparse.Namespace) -> Any:
             **{
                 k: getattr(args, k)
                 for k in ("trials", "name", "storage", "address", "out", "time_budget")
-            }
+            },
+            imports=[*config.imports, *extra] if extra else None,
         )
     except ConfigError as err:
         raise ConfigError(f"command-line override: {err}") from None
@@ -371,8 +402,10 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from search._export import train_bundle
+    from search._export import read_bundle, train_bundle
 
+    recorded = read_bundle(args.bundle)["trial_config"].get("imports") or []
+    _user_code(args, recorded, "the bundle's")
     done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device,
                         seed=args.seed)  # fmt: skip
     print(f"Retrained {args.bundle} for {done.metrics.get('epochs')} epoch(s): search vs train")
@@ -520,14 +553,35 @@ def _storage_options(parser: argparse.ArgumentParser, *, writes: bool = False) -
         parser.add_argument("--out", action=_Moved, nargs=0, help=argparse.SUPPRESS)
 
 
+def _import_options(parser: argparse.ArgumentParser, *, reads: bool = True) -> None:
+    """--import (the user's code); for a command that reads a search, --no-imports."""
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a module or .py file of yours (families, datasets, indicators) to import first; "
+        "repeatable" + ("; the modules a search recorded are imported too" if reads else ""),
+    )
+    if reads:
+        parser.add_argument(
+            "--no-imports",
+            action="store_true",
+            help="import none of the modules the search recorded (importing runs their code); "
+            "what needs one then says which",
+        )
+
+
 def _study_options(
     parser: argparse.ArgumentParser, *, objectives: str | None = None, writes: bool = False
 ) -> None:
-    """--name, --storage and --run; with ``objectives``, --objectives (its help)."""
+    """--name, --storage, --run and the import options; with ``objectives``, --objectives."""
     parser.add_argument(
         "--name", help="search (study) name; may be left out when the storage holds one search"
     )
     _storage_options(parser, writes=writes)
+    _import_options(parser)
     if objectives is not None:
         parser.add_argument(
             "--objectives",
@@ -617,6 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
         "trials in flight finish",
     )
     cmd.add_argument("--quiet", action="store_true", help="no live progress lines")
+    _import_options(cmd, reads=False)
 
     cmd = add("status", _status, "Every search in a storage: trials, objectives, front, best.")
     _storage_options(cmd)
@@ -647,6 +702,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where train.json and trained/model.pt go (default: the bundle folder)",
     )
     cmd.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
+    _import_options(cmd)
     cmd.add_argument(
         "--seed", type=_count, metavar="N",
         help="seed of initialisation, data order and validation split (default: the bundle's)",

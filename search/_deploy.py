@@ -27,7 +27,7 @@ import torch
 from sklearn.model_selection import train_test_split
 from torch import nn
 
-from objectives.datasets import DATASETS, Data
+from objectives.datasets import DATASETS, Data, DatasetInfo
 
 __all__ = ["ONNX_FILE", "OPSET", "PROGRAM_FILE", "data_record", "write_onnx"]
 
@@ -147,6 +147,8 @@ def data_record(data: Data) -> dict[str, Any]:
     ``(raw / pixel_scale - mean) / std`` rounds differently in the last bit.
     """
     info = DATASETS.get(data.name)
+    if not isinstance(info, DatasetInfo):
+        return _user_data_record(data)
     files = [Path(f["path"]) for f in data.provenance.get("files", [])]
     raw = info.read(files)
     mean = torch.tensor(data.mean, dtype=torch.float32)
@@ -197,4 +199,36 @@ def data_record(data: Data) -> dict[str, Any]:
         "splits": prov.get("splits"),
         "note": "the seed draws the validation split (and the train_size subset), which fixes "
         "mean and std; the test split never depends on it",
+    }
+
+
+def _user_data_record(data: Data) -> dict[str, Any]:
+    """A user's dataset: its name and the source the user gave (never a built-in's), the
+    split sizes and the normalisation npas applied to the raw samples it read."""
+    prov = data.provenance
+    mean = torch.tensor(data.mean, dtype=torch.float32)
+    std = torch.tensor(data.std, dtype=torch.float32)
+    scale = float(prov["pixel_scale"])
+    return {
+        "dataset": data.name,
+        "source": prov["source"],
+        "declared": prov.get("declared"),
+        "test": {"size": len(data.test), "split": "the dataset's test split as npas read it",
+                 "indices": None},
+        "preprocessing": {
+            "input": f"float32, shape (N, {', '.join(map(str, data.in_shape))}), channels first",
+            "formula": "x = raw * multiply - subtract, per channel, in float32 "
+            "(= (raw / pixel_scale - mean) / std)",
+            "pixel_scale": scale,
+            "mean": list(data.mean),
+            "std": list(data.std),
+            "multiply": (1.0 / (scale * std)).tolist(),
+            "subtract": (mean / std).tolist(),
+            "stats": prov.get("stats"),
+        },
+        "seed": prov.get("seed"),
+        "val_size": prov.get("val_size"),
+        "train_size": prov.get("train_size"),
+        "splits": prov.get("splits"),
+        "streamed": prov.get("streamed"),
     }

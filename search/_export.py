@@ -44,6 +44,7 @@ from objectives.datasets import DATASETS, load
 from objectives.train import evaluate
 from search._deploy import ONNX_FILE, PROGRAM_FILE, data_record, write_onnx
 from search._urls import masked_url
+from search._usercode import import_modules
 from search.config import TrialConfig
 from search.config import _checks as checks
 from search.errors import ConfigError, ExportError
@@ -200,12 +201,13 @@ def export_bundle(
         train_size=cfg.train_size,
         seed=cfg.seed,
         progress=False,
+        **cfg.loading,
     )
-    test = evaluate(model, data.test.x, data.test.y)
+    test = evaluate(model, data.test)
     described = data_record(data)  # it reads the dataset again: before anything is written
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    onnx = write_onnx(model, data.test.x[:2].cpu(), folder)
+    onnx = write_onnx(model, data.test.example(2).cpu(), folder)
     metrics = metrics_of(trial, conditions_of(study))
     info = DATASETS.get(cfg.dataset)
     saved = {
@@ -429,11 +431,14 @@ def read_bundle(folder: str | os.PathLike[str]) -> dict[str, Any]:
 
 def load_bundle(folder: str | os.PathLike[str]) -> nn.Module:
     """The bundle's model: ``spaces.build_model`` plus its materialised weights, in eval mode.
+    The modules its trial config imports (a family of the user's) are imported first.
 
     Raises:
         ExportError: the folder holds no npas bundle.
+        ConfigError: a module it imports cannot be imported here.
     """
     blob = read_bundle(folder)
+    import_modules(blob["trial_config"].get("imports") or [], path="the bundle's imports")
     model = build_model(blob["family"], blob["in_shape"], blob["num_classes"], **blob["hyper"])
     model.load_state_dict(blob["state_dict"])
     return model.eval()

@@ -30,6 +30,8 @@ __all__ = [
     "import_modules",
     "module_name",
     "normalise_imports",
+    "refuse_imports",
+    "runtime_env",
     "shipped",
 ]
 
@@ -74,6 +76,16 @@ def normalise_imports(
     return tuple(out)
 
 
+#: Set by :func:`refuse_imports` (``--no-imports``): nothing more is imported in this process.
+_REFUSED: list[bool] = []
+
+
+def refuse_imports() -> None:
+    """From now on this process imports no recorded module (``--no-imports``): what needs one
+    fails naming it. Modules already imported (``--import``) stay usable."""
+    _REFUSED.append(True)
+
+
 def module_name(entry: str) -> str:
     """The name an entry is imported under: a file's stem, else the dotted name itself."""
     return Path(entry).stem if entry.endswith(".py") else entry
@@ -96,6 +108,11 @@ def import_modules(entries: Sequence[str], *, path: str = "imports") -> list[Mod
         if name in sys.modules:
             modules.append(sys.modules[name])
             continue
+        if _REFUSED:
+            raise ConfigError(
+                f"{path}[{i}]: needs module {name!r}, not imported (--no-imports); "
+                f"{IMPORT_HINT}, or leave out --no-imports"
+            )
         try:
             modules.append(_import(entry, name))
         except Exception as err:  # user code raises anything; one line says what and where
@@ -145,3 +162,11 @@ def shipped(entries: Sequence[str]) -> list[str]:
             continue
         out.append(str(file.resolve()))
     return list(dict.fromkeys(out))
+
+
+def runtime_env(entries: Sequence[str]) -> dict[str, Any] | None:
+    """Ray's ``runtime_env`` that carries the user's code to every worker of the job (None:
+    nothing to carry). ``py_modules`` rather than ``working_dir``: it ships only those
+    modules, importable by name, and leaves each worker's working folder as it is."""
+    modules = shipped(entries)
+    return {"py_modules": modules} if modules else None

@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from objectives._energy import EnergyMeter
-from objectives._indicators import INDICATORS
+from objectives._indicators import INDICATORS, measuring_data
 from objectives._measure import measure
 from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, evaluate, fit
@@ -88,7 +88,7 @@ def run_trial(
         NonFiniteLossError: training diverged. Any other error propagates too: the execution
             layer records it as a failed trial.
     """
-    cfg = TrialConfig.from_dict(cfg)
+    cfg = TrialConfig.from_dict(cfg).prepare()
     device = _device(cfg.device)
     with EnergyMeter(device) as meter:
         metrics = _run(cfg, device, on_epoch)
@@ -100,7 +100,8 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
     """The steps of :func:`run_trial`."""
     start = time.perf_counter()
     constraints = cfg.constraints
-    data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.train_size, cfg.seed, str(device))
+    data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.train_size, cfg.seed, str(device),
+                 tuple(sorted(cfg.loading.items())))  # fmt: skip
     metrics: dict[str, Any] = {}
     try:
         net = _model(cfg, data, device, metrics)
@@ -109,8 +110,7 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
     names = _indicator_names(cfg.indicators, [o.name for o in cfg.objectives], constraints)
     ranked = _ranked(cfg) if on_epoch is not None else []
     early = [n for n in names if INDICATORS.get(n).analytic or n in ranked]
-    example = data.train.x[:1]
-    metrics.update(_measure(net, example, early, cfg.measure, device))
+    metrics.update(_measure(net, data, early, cfg.measure, device))
     broken = [
         c
         for c in constraints
@@ -125,7 +125,7 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
     null = _null_model(cfg, data) if on_epoch is not None else None
     report = _epoch_report(on_epoch, metrics, ranked, null)
     result = _train(net, data, cfg, device, on_epoch=report)
-    test = evaluate(net, data.test.x, data.test.y)
+    test = evaluate(net, data.test)
     last = result.history[-1]
     metrics.update(
         accuracy=last["val_accuracy"],
@@ -139,7 +139,7 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
         train_energy_j=result.energy_j,
     )
     gate_s = metrics.pop("cond_measure_s", 0.0)
-    later = _measure(net, example, [n for n in names if n not in early], cfg.measure, device)
+    later = _measure(net, data, [n for n in names if n not in early], cfg.measure, device)
     metrics.update(later)
     metrics["cond_measure_s"] = gate_s + later.get("cond_measure_s", 0.0)
     metrics["energy_source"] = result.energy_source  # the training's meter, as documented
@@ -167,7 +167,7 @@ def model_of(
 ) -> nn.Module:
     """The model of a trial config with saved weights (and the saved store mapping of a
     Shapeshifter network), on the CPU in eval mode."""
-    info = DATASETS.get(cfg.dataset)
+    info = DATASETS.get(cfg.prepare().dataset)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         model = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
@@ -197,6 +197,7 @@ def _data(
     train_size: int | None,
     seed: int,
     device: str,
+    loading: tuple[tuple[str, Any], ...] = (),
 ) -> Data:
     """The dataset on ``device``, loaded once per process (trials in one worker reuse it)."""
     return load(
@@ -207,6 +208,7 @@ def _data(
         seed=seed,
         device=device,
         progress=False,
+        **dict(loading),
     )
 
 
@@ -352,14 +354,16 @@ def _indicator_names(
 
 def _measure(
     net: nn.Module,
-    example: torch.Tensor,
+    data: Data,
     names: list[str],
     options: dict[str, Any],
     device: torch.device,
 ) -> dict[str, Any]:
+    """The indicators on one training sample (an indicator taking ``data`` gets ``data``)."""
     if not names:
         return {}
-    return measure(net, example, names, device=device, **options)
+    with measuring_data(data):
+        return measure(net, data.train.example(1), names, device=device, **options)
 
 
 def _finish(

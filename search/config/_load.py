@@ -40,6 +40,7 @@ _Loader.add_implicit_resolver(
 
 def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> SearchConfig:
     """A search config from a YAML file or a dict (a dict is taken as :meth:`from_dict` does).
+    A file's relative ``imports`` and data paths are taken from its folder.
 
     Raises:
         ConfigError: a missing file, a YAML syntax error (with the file and the line) or any
@@ -53,10 +54,12 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> SearchCon
             f"config file {str(path)!r} does not exist; pass a YAML file or one of the presets "
             f"{list_presets()} with --preset"
         )
-    return _load_text(path.read_text(encoding="utf-8"), where=str(path), name=path.stem)
+    return _load_text(
+        path.read_text(encoding="utf-8"), where=str(path), name=path.stem, base=str(path.parent)
+    )
 
 
-def _load_text(text: str, *, where: str, name: str) -> SearchConfig:
+def _load_text(text: str, *, where: str, name: str, base: str | None = None) -> SearchConfig:
     stream = io.StringIO(text)
     stream.name = where  # type: ignore[misc]  # YAML's messages then say where
     try:
@@ -66,7 +69,7 @@ def _load_text(text: str, *, where: str, name: str) -> SearchConfig:
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: must hold a mapping of sections, got {data!r}")
     try:
-        return SearchConfig.from_dict(data, name=name)
+        return SearchConfig.from_dict(data, name=name, base=base)
     except NpasError as err:
         raise ConfigError(f"{where}: {err}") from None
 

@@ -182,8 +182,16 @@ class Constraint(str):
     def __repr__(self) -> str:
         return f"Constraint({str(self)!r})"
 
-    def __getnewargs__(self) -> tuple[str]:  # pickling (Ray) rebuilds from the text
-        return (str(self),)
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # Pickling (Ray) rebuilds from the checked text without checking it again: a worker
+        # unpickles a trial config before it imports the user's modules, whose indicators
+        # a constraint may name.
+        return (_checked, (str(self),))
+
+
+def _checked(text: str) -> Constraint:
+    """A constraint from its canonical text, already checked when it was first parsed."""
+    return str.__new__(Constraint, text)
 
 
 yaml.SafeDumper.add_representer(Constraint, lambda dumper, c: dumper.represent_str(str(c)))

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from search._urls import default_storage_url, masked_url
+from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
 from search.config._trial import (
@@ -37,6 +38,7 @@ from search.config._trial import (
     _measure,
     _section,
     _tuple,
+    declared_dataset,
 )
 from spaces._build import FAMILIES, hyper_keys
 from spaces._dsl import Categorical, Fixed, Float, Int, Space
@@ -201,7 +203,9 @@ def _check_optimiser(config: SearchConfig) -> None:
 
 _TOP_KEYS = (
     "name",
+    "imports",
     "dataset",
+    "loading",
     "data_root",
     "val_size",
     "train_size",
@@ -223,7 +227,7 @@ _TOP_KEYS = (
     "budget",
 )
 #: Keys a launch may override (the command line's flags): how much, where and under what name.
-_MAY_OVERRIDE = ("trials", "name", "storage", "address", "out", "time_budget")
+_MAY_OVERRIDE = ("trials", "name", "storage", "address", "out", "time_budget", "imports")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -236,6 +240,11 @@ class SearchConfig:
         name: Study name (letters, digits, ``_.-``).
         dataset: A registered dataset; ``data_root``, ``val_size`` and ``train_size`` as in
             :func:`objectives.datasets.load`.
+        imports: The user's modules and ``.py`` files (``search._usercode``), imported before
+            the config is checked, on every worker, and by every command that reads the study.
+        data_source: The declaration of a dataset given in the config (an image folder, npz
+            or npy files), None for a registered one.
+        loading: How the data reach the model: ``stream``, ``stream_above_mb``, ``workers``.
         space: What is searched (dimension names in the module docstring).
         fixed: Values not searched, same naming (``{"ssn.generator": "wavg"}``).
         train: Training options of every trial; each key is given in one place only: here,
@@ -258,6 +267,9 @@ class SearchConfig:
     name: str
     dataset: str
     space: Space
+    imports: tuple[str, ...] = ()
+    data_source: dict[str, Any] | None = None
+    loading: dict[str, Any] = field(default_factory=dict)
     data_root: str | None = None
     val_size: int | float | None = None
     train_size: int | None = None
@@ -371,7 +383,9 @@ class SearchConfig:
         if section["ssn"].get("mapping") == PLAIN:
             budget, section["ssn"] = None, {}
         cfg = {
-            "dataset": self.dataset,
+            "imports": self.imports,
+            "dataset": self.data_source or self.dataset,
+            "loading": self.loading,
             "data_root": self.data_root,
             "val_size": self.val_size,
             "train_size": self.train_size,
@@ -399,7 +413,9 @@ class SearchConfig:
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
         return {
             "name": self.name,
-            "dataset": self.dataset,
+            "imports": list(self.imports),
+            "dataset": copy.deepcopy(self.data_source) or self.dataset,
+            "loading": copy.deepcopy(self.loading),
             "data_root": self.data_root,
             "val_size": self.val_size,
             "train_size": self.train_size,
@@ -426,12 +442,19 @@ class SearchConfig:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, name: str | None = None) -> SearchConfig:
+    def from_dict(
+        cls, data: Mapping[str, Any], *, name: str | None = None, base: str | None = None
+    ) -> SearchConfig:
         """Validates plain data (a parsed YAML file) into a config.
+
+        ``imports`` are imported and a declared ``dataset`` registered first, so that the
+        names they register are known to every check.
 
         Args:
             data: The sections; ``dataset`` and ``space`` are required.
             name: The name used when ``data`` has none (a file's stem, a preset's name).
+            base: The folder relative ``.py`` files and data paths are taken from (a config
+                file's); default the working folder.
 
         Raises:
             ConfigError: naming the key path, the bad value and what is allowed.
@@ -441,6 +464,9 @@ class SearchConfig:
         for key in ("dataset", "space"):
             if key not in data:
                 raise ConfigError(f"{key}: missing; it is required (see the presets)")
+        imports = normalise_imports(data.get("imports"), base=base)
+        import_modules(imports)
+        data, source = declared_dataset(data, base=base)
         study = data.get("name", name or "search")
         if not isinstance(study, str) or not _NAME.match(study):
             raise checks.bad("name", study, "letters, digits, '_', '.', '-' (not first)")
@@ -453,6 +479,9 @@ class SearchConfig:
             name=study,
             dataset=TRIAL_OPTIONS["dataset"][0](data["dataset"], "dataset"),
             space=space,
+            imports=imports,
+            data_source=source,
+            loading=TRIAL_OPTIONS["loading"][0](data.get("loading"), "loading"),
             data_root=checks.optional(checks.text)(data.get("data_root"), "data_root"),
             val_size=checks.optional(checks.val_size)(data.get("val_size"), "val_size"),
             train_size=TRIAL_OPTIONS["train_size"][0](data.get("train_size"), "train_size"),

@@ -19,16 +19,26 @@ from typing import Any
 import torch
 
 from objectives._conditions import MeasureOptions
+from objectives._custom import declare
 from objectives._indicators import INDICATORS
-from objectives.datasets import DATASETS
+from objectives.datasets import DATASETS, STREAM_ABOVE_MB
 from objectives.train import SCHEDULES, TORCH_OPTIMIZERS, fit
+from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
 from spaces._build import FAMILIES, hyper_keys
 from spaces._errors import ConfigError
 from spaces.ssn import GENERATORS, MAPPINGS, UPSAMPLERS, shapeshift
 
-__all__ = ["SSN_OPTIONS", "TRAIN_OPTIONS", "TRIAL_OPTIONS", "TrialConfig", "check_trial_config"]
+__all__ = [
+    "LOADING_OPTIONS",
+    "SSN_OPTIONS",
+    "TRAIN_OPTIONS",
+    "TRIAL_OPTIONS",
+    "TrialConfig",
+    "check_trial_config",
+    "declared_dataset",
+]
 
 _MEASURE_KEYS = tuple(
     f.name for f in dataclasses.fields(MeasureOptions) if f.name != "make_optimizer"
@@ -119,9 +129,22 @@ TRAIN_OPTIONS: dict[str, tuple[Any, Any]] = {
     "max_steps": (checks.optional(lambda v, p: checks.integer(v, p, 1)), _FIT["max_steps"]),
 }
 
+#: ``loading`` options (how the data reach the model, :func:`objectives.datasets.load`).
+LOADING_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "stream": (checks.optional(checks.boolean), None),  # None: above stream_above_mb
+    "stream_above_mb": (
+        lambda v, p: checks.number(v, p, low=0.0, open_low=True),
+        STREAM_ABOVE_MB,
+    ),
+    "workers": (lambda v, p: checks.integer(v, p, 0), 2),
+}
+
 #: Top-level keys of a trial config: key → (check, default); dataset and family are required.
+#: ``imports`` are imported and a declared ``dataset`` registered before any name is checked.
 TRIAL_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "imports": (None, ()),
     "dataset": (lambda v, p: checks.name(v, p, DATASETS.names()), None),
+    "loading": (lambda v, p: _section(v, LOADING_OPTIONS, p), {}),
     "data_root": (checks.optional(checks.text), None),
     "val_size": (checks.optional(checks.val_size), None),
     "train_size": (checks.optional(lambda v, p: checks.integer(v, p, 1)), None),
@@ -169,6 +192,9 @@ class TrialConfig:
 
     dataset: str
     family: str
+    imports: tuple[str, ...] = ()
+    data_source: dict[str, Any] | None = None
+    loading: dict[str, Any] = field(default_factory=dict)
     data_root: str | None = None
     val_size: int | float | None = None
     train_size: int | None = None
@@ -197,6 +223,9 @@ class TrialConfig:
             return cfg
         data = checks.mapping(cfg, "trial config")
         checks.known_keys(data, TRIAL_OPTIONS, "")
+        imports = normalise_imports(data.get("imports"))
+        import_modules(imports)
+        data, source = declared_dataset(data)
         for key in ("dataset", "family"):
             if data.get(key) is None:
                 allowed = DATASETS.names() if key == "dataset" else FAMILIES.names()
@@ -211,12 +240,25 @@ class TrialConfig:
         out["hyper"] = copy.deepcopy(hyper)
         out["ssn"] = _section(data.get("ssn"), SSN_OPTIONS, "ssn")
         out["train"] = _section(data.get("train"), TRAIN_OPTIONS, "train")
+        out["imports"], out["data_source"] = imports, source
         if out["ssn"]["stores"] > 1 and out["ssn"]["mapping"] == "single":
             raise ConfigError(
                 f"ssn.stores: got {out['ssn']['stores']} with ssn.mapping 'single', which uses "
                 f"exactly one store; allowed: 1, or mapping 'auto' or 'random' for more stores"
             )
         return cls(**out)
+
+    def prepare(self) -> TrialConfig:
+        """Imports the config's modules and registers its declared dataset in this process
+        (a Ray worker receives the config pickled, with neither); returns the config.
+
+        Raises:
+            ConfigError: a module that does not import, or a declaration that clashes.
+        """
+        import_modules(self.imports)
+        if self.data_source is not None:
+            declare(self.data_source)
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON/YAML-ready): objectives as ``[name, direction]``, constraints as
@@ -225,6 +267,8 @@ class TrialConfig:
         out["objectives"] = [list(o) for o in self.objectives]
         out["constraints"] = [str(c) for c in self.constraints]
         out["indicators"] = None if self.indicators is None else list(self.indicators)
+        out["imports"] = list(self.imports)
+        out["dataset"] = out.pop("data_source") or self.dataset  # a declaration, or a name
         return out
 
     def replace(self, **changes: Any) -> TrialConfig:
@@ -234,6 +278,19 @@ class TrialConfig:
         if train is not None:
             data["train"] = {**self.train, **train}
         return TrialConfig.from_dict(data)
+
+
+def declared_dataset(
+    data: Mapping[str, Any], *, base: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A config with its ``dataset`` declaration (a mapping: an image folder, npz or npy
+    files) registered and replaced by its name, and the declaration as recorded (None when
+    ``dataset`` is a name)."""
+    spec = data.get("dataset")
+    if not isinstance(spec, Mapping):
+        return dict(data), None
+    source = declare(spec, path="dataset", base=base)
+    return {**data, "dataset": source["name"]}, source
 
 
 def check_trial_config(cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 import optuna
 
 from search._urls import masked_url
+from search._usercode import runtime_env
 from search.config import TrialConfig
 from search.config._floor import budget_warning
+from search.config._user_checks import check_user_code
 from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
 from search.run._deaths import WorkerDeaths
@@ -111,6 +113,7 @@ def launch(
 def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.Study:
     import ray
 
+    check_user_code(config)  # before a run folder, a storage or Ray exists
     out = _run_folder(config.out)
     address = config.address
     if address == "auto" and not ray.is_initialized():
@@ -122,7 +125,7 @@ def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.S
         _check_local_resources(config.resources.cpu, config.resources.gpu)
     # A cluster's resources are known once it is joined, so it is joined before the storage is
     # opened: a share it cannot hold is refused with nothing created.
-    joined = False if local else _start_ray(address)
+    joined = False if local else _start_ray(address, runtime_env(config.imports))
     try:
         if not local:
             _slots(config.resources.ray())
@@ -181,7 +184,7 @@ def _launch_leased(
     if optimiser.models_rungs and config.scheduler.name != "fifo":
         sampler = RungView(sampler, config.objective_names)
     optimiser.bind(in_memory_copy(study, sampler))
-    started = _start_ray(config.address)
+    started = _start_ray(config.address, runtime_env(config.imports))
     try:
         writer = StudyWriter(rdb, config.name)
         cost = SearchCost(config.budget)
@@ -318,11 +321,12 @@ def _check_local_resources(cpu: float, gpu: float) -> None:
         )
 
 
-def _start_ray(address: str | None) -> bool:
+def _start_ray(address: str | None, env: dict[str, Any] | None = None) -> bool:
     """Starts (or joins) Ray unless it runs already; True when this call started it.
 
     A Ray started here (no address, or ``local``) listens on loopback only; a cluster that
-    ``address`` names is joined as it is.
+    ``address`` names is joined as it is. ``env`` is the job's ``runtime_env`` (the user's
+    code, shipped to every worker).
     """
     import ray
 
@@ -336,6 +340,7 @@ def _start_ray(address: str | None) -> bool:
             logging_level=logging.WARNING,
             log_to_driver=False,
             configure_logging=True,
+            runtime_env=env,
         )
     return True
 

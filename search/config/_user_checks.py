@@ -1,0 +1,54 @@
+"""Checks of the user's code that need torch, run by ``search launch`` before anything exists.
+
+The config's own checks already imported the user's modules (a module that does not import, or
+registers a name twice, stops there). What is left needs data or a model: the dataset's splits
+(shapes, labels) and every user indicator the search measures, computed once on one model of
+the space. Each failure is one line, before a study is created and before Ray starts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from objectives._indicators import INDICATORS, USER_INDICATORS
+from objectives._measure import measure
+from objectives.datasets import DATASETS, DatasetInfo
+from spaces._build import build_model
+from spaces._errors import ConfigError, NpasError
+
+if TYPE_CHECKING:
+    from search.config._search import SearchConfig
+
+__all__ = ["check_user_code"]
+
+
+def check_user_code(config: SearchConfig) -> None:
+    """Checks the user's dataset and indicators of a search.
+
+    Raises:
+        ConfigError: a dataset whose splits have bad shapes or labels, or a user indicator
+            that fails or returns anything but a real number on a model of the space.
+    """
+    info = DATASETS.get(config.dataset)
+    if not isinstance(info, DatasetInfo):
+        info.check()
+    wanted = INDICATORS.names() if config.indicators is None else list(config.indicators)
+    wanted += [*config.objective_names, *(c.indicator for c in config.constraints)]
+    names = [n for n in dict.fromkeys(wanted) if n in USER_INDICATORS]
+    if not names:
+        return
+    cfg = config.trial_config(config.space.sample(config.seed))
+    model = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
+    example = torch.zeros(1, *info.in_shape)
+    for name in names:
+        try:
+            measure(model, example, [name])
+        except NpasError as err:  # number_of's message names the indicator and the value
+            raise ConfigError(str(err)) from None
+        except Exception as err:  # the user's code raises anything
+            raise ConfigError(
+                f"indicator {name!r} failed on a {cfg.family} model of the space: "
+                f"{type(err).__name__}: {err}"
+            ) from None
