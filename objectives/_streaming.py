@@ -32,7 +32,8 @@ class ArrayDataset(Dataset):
         return len(self.y)
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
-        return torch.from_numpy(np.asarray(self.x[i])), int(self.y[i])
+        # a copy: a memory map is read-only, and torch wants writable arrays
+        return torch.from_numpy(np.array(self.x[i])), int(self.y[i])
 
     def __getitems__(self, indices: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
         order = np.argsort(indices, kind="stable")

@@ -91,12 +91,15 @@ def module_name(entry: str) -> str:
     return Path(entry).stem if entry.endswith(".py") else entry
 
 
-def import_modules(entries: Sequence[str], *, path: str = "imports") -> list[ModuleType]:
+def import_modules(
+    entries: Sequence[str], *, path: str = "imports", shipped_first: bool = False
+) -> list[ModuleType]:
     """Imports every entry once per process (a module already imported is not run again, so
     its registrations do not clash with themselves).
 
     A ``.py`` entry is imported from its file when the file is here, else by its stem (the copy
-    a cluster job shipped).
+    a cluster job shipped); with ``shipped_first`` (a Ray worker), by its stem whenever a
+    module of that name is importable, so every worker runs the copy the job carried.
 
     Raises:
         ConfigError: one line naming the entry and why it failed: not found, an error while
@@ -114,7 +117,7 @@ def import_modules(entries: Sequence[str], *, path: str = "imports") -> list[Mod
                 f"{IMPORT_HINT}, or leave out --no-imports"
             )
         try:
-            modules.append(_import(entry, name))
+            modules.append(_import(entry, name, shipped_first))
         except Exception as err:  # user code raises anything; one line says what and where
             sys.modules.pop(name, None)
             raise ConfigError(
@@ -126,9 +129,10 @@ def import_modules(entries: Sequence[str], *, path: str = "imports") -> list[Mod
     return modules
 
 
-def _import(entry: str, name: str) -> ModuleType:
+def _import(entry: str, name: str, shipped_first: bool) -> ModuleType:
     file = Path(entry)
-    if not entry.endswith(".py") or not file.is_file():
+    by_name = shipped_first and importlib.util.find_spec(name) is not None
+    if not entry.endswith(".py") or not file.is_file() or by_name:
         if entry.endswith(".py") and importlib.util.find_spec(name) is None:
             raise FileNotFoundError(f"no file {entry} here, and no module {name!r} shipped")
         return importlib.import_module(name)

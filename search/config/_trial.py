@@ -250,12 +250,13 @@ class TrialConfig:
 
     def prepare(self) -> TrialConfig:
         """Imports the config's modules and registers its declared dataset in this process
-        (a Ray worker receives the config pickled, with neither); returns the config.
+        (a Ray worker receives the config pickled, with neither; it imports the copies the
+        job shipped, ``search._usercode``); returns the config.
 
         Raises:
             ConfigError: a module that does not import, or a declaration that clashes.
         """
-        import_modules(self.imports)
+        import_modules(self.imports, shipped_first=True)
         if self.data_source is not None:
             declare(self.data_source)
         return self

@@ -1,0 +1,65 @@
+"""A user's plugin as the tests write it: a module outside the project (family, indicator) and
+an image folder, so that nothing of it is importable unless npas imports or ships it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+#: The plugin's source; it notes each import (pid and file) in ``$NPAS_TEST_MARKS`` if set.
+PLUGIN = '''
+import os
+
+import torch
+from torch import nn
+
+import objectives
+import spaces
+
+if os.environ.get("NPAS_TEST_MARKS"):
+    with open(os.environ["NPAS_TEST_MARKS"], "a") as marks:
+        marks.write(f"{os.getpid()} {__file__}\\n")
+
+
+@spaces.register_family("{family}")
+class Tiny(nn.Module):
+    def __init__(self, in_shape, num_classes, *, width: int = 4) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(in_shape[0], width, 3, padding=1)
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.conv(x)).mean(dim=(2, 3)))
+
+
+@objectives.register_indicator("{indicator}", "minimize", unit="bytes")
+def weight_bytes(model, example):
+    """Bytes of the weights at one byte a value."""
+    return sum(p.numel() for p in model.parameters())
+'''
+
+
+def write_plugin(folder: Path, name: str, *, family: str, indicator: str) -> Path:
+    """Writes the plugin as ``folder/name.py`` and returns its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    path.write_text(PLUGIN.replace("{family}", family).replace("{indicator}", indicator))
+    return path
+
+
+def write_images(root: Path, *, per_class: int = 24, size: int = 8, test: int = 8) -> Path:
+    """``root/train/<class>/*.png`` and ``root/test/...``: grey squares, bright in one
+    quadrant per class (two classes, learnable in an epoch or two)."""
+    rng = np.random.default_rng(0)
+    for split, count in (("train", per_class), ("test", test)):
+        for label, name in enumerate(("left", "right")):
+            folder = root / split / name
+            folder.mkdir(parents=True, exist_ok=True)
+            for i in range(count):
+                image = rng.integers(0, 60, (size, size)).astype(np.uint8)
+                half = slice(0, size // 2) if label == 0 else slice(size // 2, size)
+                image[:, half] += 150
+                Image.fromarray(image).save(folder / f"{i:03d}.png")
+    return root
