@@ -50,16 +50,14 @@ def write_plugin(folder: Path, name: str, *, family: str, indicator: str) -> Pat
 
 
 def write_images(root: Path, *, per_class: int = 24, size: int = 8, test: int = 8) -> Path:
-    """``root/train/<class>/*.png`` and ``root/test/...``: grey squares, bright in one
-    quadrant per class (two classes, learnable in an epoch or two)."""
+    """``root/train/<class>/*.png`` and ``root/test/...``: noisy grey squares, dark or light
+    (two classes, learnable in an epoch or two)."""
     rng = np.random.default_rng(0)
     for split, count in (("train", per_class), ("test", test)):
-        for label, name in enumerate(("left", "right")):
+        for label, name in enumerate(("dark", "light")):
             folder = root / split / name
             folder.mkdir(parents=True, exist_ok=True)
             for i in range(count):
-                image = rng.integers(0, 60, (size, size)).astype(np.uint8)
-                half = slice(0, size // 2) if label == 0 else slice(size // 2, size)
-                image[:, half] += 150
-                Image.fromarray(image).save(folder / f"{i:03d}.png")
+                image = rng.integers(0, 100, (size, size)) + 120 * label
+                Image.fromarray(image.astype(np.uint8)).save(folder / f"{i:03d}.png")
     return root
