@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-#: The plugin's source; it notes each import (pid and file) in ``$NPAS_TEST_MARKS`` if set.
+#: The plugin's source; it notes each import (pid, file, Ray node) in ``$NPAS_TEST_MARKS``.
 PLUGIN = '''
 import os
 
+import ray
 import torch
 from torch import nn
 
@@ -19,8 +20,9 @@ import objectives
 import spaces
 
 if os.environ.get("NPAS_TEST_MARKS"):
+    node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "driver"
     with open(os.environ["NPAS_TEST_MARKS"], "a") as marks:
-        marks.write(f"{os.getpid()} {__file__}\\n")
+        marks.write(f"{os.getpid()} {__file__} {node}\\n")
 
 
 @spaces.register_family("{family}")

@@ -1,0 +1,108 @@
+"""A search of the user's own family, image folder and indicator on a real two-node Ray cluster.
+
+The plugin lives outside the project, in a folder on no worker's ``sys.path``; the search names
+it once (``imports:``) and the job carries it (Ray ``runtime_env`` ``py_modules``). Each import
+of the plugin notes its process, file and Ray node, so the test sees that the workers of both
+nodes ran the shipped copy. The stored records are read back through Optuna's own API, and a
+fresh process rebuilds the exported model with ``load_bundle``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from tests.search_tests.test_ray_cluster import ROOT, cluster  # noqa: F401 (a fixture)
+from tests.search_tests.userplugin import write_images, write_plugin
+
+
+@pytest.fixture(scope="module")
+def marks(tmp_path_factory):
+    """The file each import of the plugin notes itself in; set before the nodes start, so
+    that their workers inherit it."""
+    path = tmp_path_factory.mktemp("marks") / "marks.txt"
+    os.environ["NPAS_TEST_MARKS"] = str(path)
+    yield path
+    del os.environ["NPAS_TEST_MARKS"]
+
+
+WAIT = """
+import sys, time, ray
+ray.init(address=sys.argv[1], log_to_driver=False)
+deadline = time.monotonic() + 60
+while len([n for n in ray.nodes() if n["Alive"]]) < 2:
+    assert time.monotonic() < deadline, "the second node did not join"
+    time.sleep(0.5)
+"""
+
+
+def test_a_users_plugin_searched_on_two_nodes_then_exported_and_rebuilt(
+    marks, cluster, tmp_path  # noqa: F811 (the fixture imported above)
+):
+    address, env = cluster
+    env = {**env, "NPAS_TEST_MARKS": str(marks)}
+    plugin = write_plugin(tmp_path / "elsewhere", "cluster_plugin", family="t-ctiny",
+                          indicator="t_cbytes")  # fmt: skip
+    images = write_images(tmp_path / "images")
+    config = {
+        "name": "plugin",
+        "imports": [str(plugin)],
+        "dataset": {"name": "t-cimages", "image_folder": str(images)},
+        "val_size": 8,
+        "space": {"family": ["t-ctiny"], "t-ctiny.width": {"low": 2, "high": 6}},
+        "train": {"epochs": 2, "batch_size": 8},
+        "objectives": [["accuracy", "maximize"], ["t_cbytes", "minimize"]],
+        "indicators": ["params"],
+        "optimiser": {"name": "random"},
+        "trials": 4,
+        "resources": {"cpu": 1},
+    }
+    (tmp_path / "search.yaml").write_text(json.dumps(config))
+    subprocess.run([sys.executable, "-c", WAIT, address], env=env, check=True, timeout=90)
+    out = tmp_path / "run"
+
+    def search(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "search", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    launch = search("launch", str(tmp_path / "search.yaml"), "--address", address,
+                    "--out", str(out), "--quiet")  # fmt: skip
+    assert launch.returncode == 0, launch.stderr[-3000:]
+
+    study = optuna.load_study(study_name="plugin", storage=f"sqlite:///{out}/npas.db")
+    errors = [t.user_attrs.get("error") for t in study.trials]
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 4, errors
+    for trial in study.trials:  # the user's indicator, stored as npas stores params
+        assert trial.user_attrs["metric_t_cbytes"] == trial.user_attrs["metric_params"] > 0
+    assert "user_attrs_metric_t_cbytes" in study.trials_dataframe().columns
+    assert study.metric_names == ["accuracy", "t_cbytes"]
+
+    imports = [line.split(" ") for line in marks.read_text().splitlines()]
+    workers = [(file, node) for _, file, node in imports if node != "driver"]
+    assert workers and all(file != str(plugin) for file, _ in workers), workers  # shipped
+    assert len({node for _, node in workers}) == 2, imports  # both nodes ran trials
+
+    bundle = tmp_path / "bundle"
+    export = search("export", "--run", str(out), "--name", "plugin", "--out", str(bundle))
+    assert export.returncode == 0, export.stderr[-3000:]
+    assert f"importing the search's modules: {plugin}" in export.stderr
+    recorded = json.loads((bundle / "metrics.json").read_text())["data"]
+    assert recorded["dataset"] == "t-cimages" and recorded["source"] == f"image_folder {images}"
+
+    rebuild = (
+        "import json, sys, torch, search\n"
+        "model = search.load_bundle(sys.argv[1])\n"
+        "x = torch.zeros(2, 1, 8, 8)\n"
+        "print(json.dumps([type(model).__name__, list(model(x).shape)]))\n"
+    )
+    fresh = subprocess.run([sys.executable, "-c", rebuild, str(bundle)], cwd=tmp_path,
+                           env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    assert fresh.returncode == 0, fresh.stderr[-3000:]
+    assert json.loads(fresh.stdout.strip().splitlines()[-1]) == ["Tiny", [2, 2]]
