@@ -1,0 +1,60 @@
+"""The README's "Searching your own model and data": its commands, run as written on a copy of
+``examples/`` (a real local Ray search of the example plugin), then what the section says of
+later commands: the recorded modules are imported again, ``--no-imports`` names what it lacks,
+and a module that is gone is named with the flag that supplies it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import optuna
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTION = "## Searching your own model and data"
+
+
+def readme_commands() -> list[str]:
+    """The section's first bash block, one command a line."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(.*?)```", text[text.index(SECTION) :], re.S)
+    assert block is not None, "the section has no bash block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_the_readme_commands_search_export_and_rebuild_the_example(tmp_path):
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "PYTHONPATH": str(ROOT)}  # fmt: skip
+    outputs = {}
+    for command in readme_commands():
+        run = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True,
+                             text=True, timeout=400)  # fmt: skip
+        assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
+        outputs[command.split()[1]] = run
+    study = optuna.load_study(study_name="shapes", storage=f"sqlite:///{tmp_path}/runs/shapes/npas.db")
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert len(done) == 4 and all(t.user_attrs["metric_weight_bytes_int8"] > 0 for t in done)
+    assert "weight_bytes_int8" in outputs["pareto"].stdout
+    assert "importing the search's modules" in outputs["export"].stderr
+    assert "TinyCNN(" in outputs["-c"].stdout  # load_bundle rebuilt the user's family
+
+    def search(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["search", *args, "--run", "runs/shapes", "--name", "shapes"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+
+    refused = search("export", "--out", "b2", "--no-imports")
+    assert refused.returncode == 2
+    assert "needs module 'shapes_plugin', not imported (--no-imports)" in refused.stderr
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "examples/shapes/shapes_plugin.py").rename(tmp_path / "moved/shapes_plugin.py")
+    gone = search("pareto")
+    assert gone.returncode == 2 and "module 'shapes_plugin'" in gone.stderr
+    assert "--import" in gone.stderr.strip().splitlines()[-1]
+    supplied = search("pareto", "--import", "moved/shapes_plugin.py")
+    assert supplied.returncode == 0 and "weight_bytes_int8" in supplied.stdout
