@@ -36,7 +36,8 @@ def test_the_readme_commands_search_export_and_rebuild_the_example(tmp_path):
                              text=True, timeout=400)  # fmt: skip
         assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
         outputs[command.split()[1]] = run
-    study = optuna.load_study(study_name="shapes", storage=f"sqlite:///{tmp_path}/runs/shapes/npas.db")
+    storage = f"sqlite:///{tmp_path}/runs/shapes/npas.db"
+    study = optuna.load_study(study_name="shapes", storage=storage)
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert len(done) == 4 and all(t.user_attrs["metric_weight_bytes_int8"] > 0 for t in done)
     assert "weight_bytes_int8" in outputs["pareto"].stdout
@@ -47,6 +48,19 @@ def test_the_readme_commands_search_export_and_rebuild_the_example(tmp_path):
         return subprocess.run(["search", *args, "--run", "runs/shapes", "--name", "shapes"],
                               cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=300)  # fmt: skip
+
+    report = search("report", "--out", "report")
+    assert report.returncode == 0, report.stderr[-3000:]
+    assert "weight_bytes_int8" in (tmp_path / "report/report.md").read_text()
+    retrained = subprocess.run(["search", "train", "runs/shapes/bundle", "--epochs", "1"],
+                               cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=300)  # fmt: skip
+    assert retrained.returncode == 0, retrained.stderr[-3000:]
+    assert "importing the bundle's modules" in retrained.stderr
+    assert "weight_bytes_int8" in retrained.stdout
+    status = subprocess.run(["search", "status", "--run", "runs/shapes"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert status.returncode == 0 and "4 complete" in status.stdout
 
     refused = search("export", "--out", "b2", "--no-imports")
     assert refused.returncode == 2

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BAD = {
     "missing module": ({"imports": ["no_such_module_xyz"]}, "module 'no_such_module_xyz' "
                        "cannot be imported: ModuleNotFoundError"),
-    "module raises": ({"imports": ["raises.py"]}, "module 'raises' (", ),
+    "module raises (--import)": ({}, "--import[0]: module 'raises' (", ),
     "name registered twice": ({"imports": ["twice.py"]}, "family 'mlp' is already registered"),
     "labels not integers": ({"imports": ["floats.py"], "dataset": "t-floats"},
                             "labels of dtype float64"),
@@ -44,8 +44,9 @@ def test_launch_refuses_bad_user_code_in_one_line_before_anything_exists(tmp_pat
     config = {"dataset": "digits", "space": {"family": ["mlp"]}, "trials": 1, **changes}
     (tmp_path / "search.yaml").write_text(json.dumps(config))  # JSON is YAML
     out = tmp_path / "run"
+    given = ["--import", "raises.py"] if "--import" in case else []
     run = subprocess.run(
-        [sys.executable, "-m", "search", "launch", "search.yaml", "--out", str(out)],
+        [sys.executable, "-m", "search", "launch", "search.yaml", "--out", str(out), *given],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
