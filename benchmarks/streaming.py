@@ -149,8 +149,11 @@ def write(runs: dict[str, list[dict]], args: argparse.Namespace) -> None:
         )
     lines += [
         "",
-        "Peak RSS (process) is the training process's high-water mark, torch and npas "
-        "included; the workers' column is the largest DataLoader worker's (0: none ran). "
+        "Peak RSS (process) is the training process's high-water mark (the larger of the "
+        "runs), torch and npas included; the workers' column is the largest DataLoader "
+        "worker's (0: none ran): a worker is forked from the training process, and its RSS "
+        "counts the pages it still shares with it (torch's libraries), so it is not memory "
+        "on top of the process's. "
         "The in-memory path holds every split as float32 (4 bytes a pixel); the streamed "
         "paths hold the raw uint8 arrays (`stream`) or nothing but the labels (`stream-npy`, "
         "a memory map read a batch at a time).",

@@ -111,7 +111,12 @@ class StreamedSplit:
 
     def example(self, n: int = 1) -> torch.Tensor:
         """The first ``n`` samples, normalised, on the device."""
-        return next(self.batches(n, shuffle=False, workers=0))[0]
+        loader = DataLoader(self.dataset, batch_sampler=[list(range(n))], collate_fn=_collate)
+        return self._normalised(next(iter(loader))[0])
+
+    def _normalised(self, xb: torch.Tensor) -> torch.Tensor:
+        xb = xb.to(self._device, non_blocking=True).float().mul_(self.multiply)
+        return xb.sub_(self.subtract)
 
     def batches(
         self,
@@ -121,7 +126,6 @@ class StreamedSplit:
         generator: torch.Generator | None = None,
         augment: Any = None,
         drop_last: bool = False,
-        workers: int | None = None,
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         """Normalised ``(x, y)`` batches on the device, in a ``randperm`` order drawn from
         ``generator`` when ``shuffle`` (the in-memory path's order for the same seed)."""
@@ -133,18 +137,16 @@ class StreamedSplit:
         )
         stop = n - n % batch_size if drop_last else n
         chunks = [order[i : i + batch_size].tolist() for i in range(0, stop, batch_size)]
-        workers = self.workers if workers is None else workers
         loader = DataLoader(
             self.dataset,
             batch_sampler=chunks,
-            num_workers=workers,
+            num_workers=self.workers,
             collate_fn=_collate,
             pin_memory=self._device.type == "cuda",
-            prefetch_factor=4 if workers else None,
+            prefetch_factor=4 if self.workers else None,
         )
         for xb, yb in loader:
-            xb = xb.to(self._device, non_blocking=True).float().mul_(self.multiply)
-            xb = xb.sub_(self.subtract)
+            xb = self._normalised(xb)
             if augment is not None and augment.enabled:
                 xb = augment(xb, generator=generator)
             yield xb, yb.to(self._device, non_blocking=True)
