@@ -180,6 +180,17 @@ def _launch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    """``launch``'s checks alone: the config, the user's code, its dataset and indicators."""
+    from search.config._user_checks import check_user_code
+
+    config = _config(args)
+    check_user_code(config)
+    print(f"{config.name!r}: the config, its imports, dataset and indicators are valid "
+          "(nothing was created)")  # fmt: skip
+    return 0
+
+
 def _hints(name: str, url: str, out: Path) -> None:
     store = f"--storage {url}"
     print(
@@ -673,6 +684,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmd.add_argument("--quiet", action="store_true", help="no live progress lines")
     _import_options(cmd, reads=False)
+
+    cmd = add("check", _check, "Check a config and your code as launch does; create nothing.")
+    cmd.add_argument("config", nargs="?", metavar="CONFIG", help="search config YAML file")
+    cmd.add_argument("--preset", metavar="NAME", help="a packaged preset (see `search presets`)")
+    _import_options(cmd, reads=False)
+    cmd.set_defaults(**dict.fromkeys(("trials", "name", "storage", "address", "out",
+                                      "time_budget")))  # fmt: skip
 
     cmd = add("status", _status, "Every search in a storage: trials, objectives, front, best.")
     _storage_options(cmd)

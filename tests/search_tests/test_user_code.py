@@ -75,3 +75,18 @@ def test_a_hand_written_trial_config_runs_the_users_family_dataset_and_indicator
     )
     assert result["feasible"] == 1.0 and result["t_bytes"] == result["params"] == 3 * 9 + 3 + 8
     assert result["accuracy"] > 0.5
+
+
+def test_search_check_runs_the_launch_checks_and_creates_nothing(tmp_path):
+    (tmp_path / "text.py").write_text(SOURCES["text.py"])
+    config = {"dataset": "digits", "space": {"family": ["mlp"]}, "imports": ["text.py"],
+              "indicators": ["params"]}  # the full panel would measure t_text too  # fmt: skip
+    for objectives, code in (([["accuracy", "maximize"]], 0), (["accuracy", "t_text"], 2)):
+        (tmp_path / "search.yaml").write_text(json.dumps({**config, "objectives": objectives}))
+        run = subprocess.run(
+            [sys.executable, "-m", "search", "check", "search.yaml"], cwd=tmp_path,
+            capture_output=True, text=True, timeout=120,
+            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+        assert run.returncode == code, run.stderr[-3000:]
+    assert "returned 'small'" in run.stderr and not (tmp_path / "runs").exists()
