@@ -414,8 +414,9 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from search._export import read_bundle, train_bundle
+    from search._export import _check_device, read_bundle, train_bundle
 
+    _check_device(args.device)  # a bad flag first, as before a bundle is read
     recorded = read_bundle(args.bundle)["trial_config"].get("imports") or []
     _user_code(args, recorded, "the bundle's")
     done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device,

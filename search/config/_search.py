@@ -30,6 +30,7 @@ from search.config import _checks as checks
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
 from search.config._trial import (
     DEFAULT_EPOCHS,
+    LOADING_OPTIONS,
     SSN_OPTIONS,
     TRAIN_OPTIONS,
     TRIAL_OPTIONS,
@@ -411,11 +412,14 @@ class SearchConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
+        # imports and loading only when set: a search stored before they existed resumes
+        # (a relaunch compares its stored config with this one)
+        optional = {"imports": list(self.imports), "loading": copy.deepcopy(self.loading)}
+        unset = {"imports": [], "loading": _section(None, LOADING_OPTIONS, "loading")}
         return {
             "name": self.name,
-            "imports": list(self.imports),
+            **{k: v for k, v in optional.items() if v != unset[k]},
             "dataset": copy.deepcopy(self.data_source) or self.dataset,
-            "loading": copy.deepcopy(self.loading),
             "data_root": self.data_root,
             "val_size": self.val_size,
             "train_size": self.train_size,
