@@ -3,7 +3,9 @@
 Small datasets are held whole on the device and batched by indexing with ``torch.randperm``
 (a DataLoader per step costs more than a tiny model's step); augmentation runs per batch on the
 device, vectorised. Validation is carved from the training set (stratified, seeded) and is what
-the search optimises; the test set is only reported.
+the search optimises; the test set is only reported. Data too big for that stream through a
+DataLoader instead (``load(stream=...)``, :class:`StreamedSplit`), and the user's own datasets
+(``objectives._custom``) share the registry and this loader.
 
 Data root: the ``root`` argument, else ``NPAS_DATA``, else ``$XDG_CACHE_HOME/npas/data``
 (``~/.cache/npas/data``). Dataset ``name`` lives in ``<root>/<name>/``; the files may also sit
