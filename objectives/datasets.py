@@ -195,17 +195,11 @@ class Split:
         return self.x[:n]
 
     def batches(
-        self,
-        batch_size: int,
-        *,
-        shuffle: bool,
-        generator: torch.Generator | None = None,
-        augment: Augment | None = None,
-        drop_last: bool = False,
+        self, batch_size: int, **options: Any
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        """:func:`iterate` over this split (a streamed split has the same method)."""
-        return iterate(self.x, self.y, batch_size, shuffle=shuffle, generator=generator,
-                       augment=augment, drop_last=drop_last)  # fmt: skip
+        """:func:`iterate` over this split, with its keyword options (a streamed split has
+        the same method)."""
+        return iterate(self.x, self.y, batch_size, **options)
 
 
 @dataclass(frozen=True)
