@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from ray import tune
 from ray.tune.schedulers import TrialScheduler
 
-from search.run._moasha import DIRECTIONS, MOASHA, rank_order
+from search.run._moasha import DIRECTIONS, MOASHA
+from search.run._ranking import rank_order
 from spaces._errors import ConfigError
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
