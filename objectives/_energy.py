@@ -189,6 +189,14 @@ class EnergyMeter:
         self._t0 = time.perf_counter()
         return self
 
+    def so_far(self) -> tuple[float, float]:
+        """Seconds and joules since the block began, read inside it (a checkpoint's)."""
+        seconds = time.perf_counter() - self._t0
+        if self._counter is not None:
+            return seconds, self._counter.stop()  # a read: the counter goes on
+        watts = self._watts if self._watts is not None else _default_watts(self.device)
+        return seconds, seconds * watts
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -40,6 +42,7 @@ from spaces._registry import Registry
 
 __all__ = [
     "SCHEDULES",
+    "STATE_FORMAT",
     "TORCH_OPTIMIZERS",
     "FitResult",
     "NonFiniteLossError",
@@ -280,6 +283,8 @@ def fit(
     channels_last: bool = True,
     grad_clip: float | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
+    on_state: Callable[[dict[str, Any]], None] | None = None,
+    resume: Mapping[str, Any] | None = None,
 ) -> FitResult:
     """Trains ``model`` in place on ``data.train`` and validates after each epoch.
 
@@ -315,11 +320,20 @@ def fit(
             a search can report learning curves (e.g. Ray Tune's ``tune.report``) as they
             come. To stop early, raise from it: the exception propagates out of ``fit``
             unchanged (the caller's RNG state is still restored), and no result is returned.
+        on_state: Called after each epoch, before ``on_epoch``, with everything that resumes
+            the run after that epoch (:func:`training_state`): weights, optimiser and
+            schedule state, step, history, the batch-order generator and the global RNGs.
+            Tensors are copies on the CPU; ``torch.save`` it for a checkpoint.
+        resume: A state ``on_state`` received, from a run with the same options and data:
+            training continues after its epoch and ends with the weights, history and
+            RNG states an uninterrupted run has (bit-identical on the CPU). Time and energy
+            add to the saved run's.
 
     Raises:
         NonFiniteLossError: The loss became NaN/inf; carries epoch, step and value.
         UnknownNameError: Unknown optimizer or schedule; lists the valid names.
-        ConfigError: An option out of range; names it and its value.
+        ConfigError: An option out of range; names it and its value; or a ``resume`` state
+            of another format or of a run with other options.
         Exception: Whatever ``on_epoch`` raises, unchanged.
     """
     _check_int("epochs", epochs, minimum=1)
@@ -375,19 +389,87 @@ def fit(
     )  # fmt: skip
     rng_devices = [dev] if dev.type == "cuda" else []
     show = sys.stderr.isatty() if progress is None else progress
-    with torch.random.fork_rng(devices=rng_devices), EnergyMeter(dev) as meter:
+    with torch.random.fork_rng(devices=rng_devices), _fork_host_rngs(), EnergyMeter(
+        dev
+    ) as meter:
         torch.manual_seed(seed)
         generator = torch.Generator(device=dev).manual_seed(seed)
-        history = loop.run(epochs, total, generator, show, on_epoch)
+        if resume is not None:
+            loop.restore(resume, config, generator)
+        history = loop.run(epochs, total, generator, show, on_epoch,
+                           on_state=on_state, options=config, meter=meter)  # fmt: skip
     return FitResult(
         history=history,
-        train_time_s=meter.seconds,
-        energy_j=meter.joules,
+        train_time_s=loop.spent[0] + meter.seconds,
+        energy_j=loop.spent[1] + meter.joules,
         energy_source=meter.source,
         epochs=len(history),
         steps=loop.steps,
         config=config,
     )
+
+
+#: ``format`` of a training state (:func:`fit`'s ``on_state`` and ``resume``).
+STATE_FORMAT = "npas-fit-state/1"
+#: What a training state's run must share with the run it resumes: the rest of ``config``
+#: (device, threads, versions) may differ.
+_RESUMED_OPTIONS = ("epochs", "batch_size", "optimizer", "lr", "momentum", "weight_decay",
+                    "schedule", "label_smoothing", "augment", "seed", "bf16", "max_steps",
+                    "channels_last", "grad_clip", "dataset")  # fmt: skip
+
+
+def _options_of(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: config[k] for k in _RESUMED_OPTIONS}
+
+
+def _rng_state() -> dict[str, Any]:
+    """The global RNGs a training run draws from, as tensors and plain data (so the state
+    loads with ``weights_only=True``)."""
+    np_state = np.random.get_state()
+    version, internal, gauss = random.getstate()
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else [],
+        "numpy": {"keys": torch.from_numpy(np_state[1].astype(np.int64)),
+                  "pos": int(np_state[2]), "has_gauss": int(np_state[3]),
+                  "cached_gaussian": float(np_state[4])},
+        "python": {"version": version, "internal": list(internal), "gauss": gauss},
+    }  # fmt: skip
+
+
+@contextlib.contextmanager
+def _fork_host_rngs() -> Iterator[None]:
+    """numpy's and Python's global RNG states restored after the block, as
+    ``torch.random.fork_rng`` does for torch's: a resumed run sets them to the saved run's."""
+    np_state, py_state = np.random.get_state(), random.getstate()
+    try:
+        yield
+    finally:
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+
+
+def _set_rng_state(state: Mapping[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+    n = state["numpy"]
+    np.random.set_state(("MT19937", n["keys"].numpy().astype(np.uint32), n["pos"],
+                         n["has_gauss"], n["cached_gaussian"]))  # fmt: skip
+    p = state["python"]
+    random.setstate((p["version"], tuple(p["internal"]), p["gauss"]))
+
+
+def _cpu(value: Any) -> Any:
+    """``value`` with every tensor copied to the CPU (a state outlives the step it was taken
+    at, and a checkpoint is written from the CPU)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True)
+    if isinstance(value, dict):
+        return {k: _cpu(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_cpu(v) for v in value)
+    return value
 
 
 class _Loop:
@@ -412,6 +494,52 @@ class _Loop:
         self.steps = 0
         self.last_lr = float(opt.param_groups[0]["lr"])
         self.grad_clip = grad_clip
+        self.history: list[dict[str, float]] = []
+        #: Seconds and joules of the run before a resumed state (:meth:`restore`).
+        self.spent = (0.0, 0.0)
+
+    def restore(
+        self, state: Mapping[str, Any], options: Mapping[str, Any], generator: torch.Generator
+    ) -> None:
+        """Puts the run back where ``state`` was taken (:meth:`state`)."""
+        if not isinstance(state, Mapping) or state.get("format") != STATE_FORMAT:
+            raise ConfigError(f"resume: not a training state of format {STATE_FORMAT!r}")
+        differ = {k: (state["options"].get(k), v) for k, v in _options_of(options).items()
+                  if state["options"].get(k) != v}  # fmt: skip
+        if differ:
+            raise ConfigError(
+                f"resume: the state is of a run with other options (saved, now): {differ}"
+            )
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["optimizer"])
+        self.sched.load_state_dict(state["schedule"])
+        self.steps = int(state["steps"])
+        self.last_lr = float(state["last_lr"])
+        self.history = [dict(r) for r in state["history"]]
+        generator.set_state(state["generator"])
+        _set_rng_state(state["rng"])
+        self.spent = (float(state["seconds"]), float(state["joules"]))
+
+    def state(
+        self, generator: torch.Generator, options: Mapping[str, Any], meter: EnergyMeter
+    ) -> dict[str, Any]:
+        """Everything :meth:`restore` needs to continue after the last epoch run."""
+        seconds, joules = meter.so_far()
+        return {
+            "format": STATE_FORMAT,
+            "options": _options_of(options),
+            "epoch": len(self.history),
+            "steps": self.steps,
+            "last_lr": self.last_lr,
+            "history": [dict(r) for r in self.history],
+            "model": _cpu(self.model.state_dict()),
+            "optimizer": _cpu(self.opt.state_dict()),
+            "schedule": self.sched.state_dict(),
+            "generator": generator.get_state().cpu(),
+            "rng": _rng_state(),
+            "seconds": self.spent[0] + seconds,
+            "joules": self.spent[1] + joules,
+        }
 
     def run(
         self,
@@ -420,12 +548,20 @@ class _Loop:
         generator: torch.Generator,
         show: bool,
         on_epoch: Callable[[dict[str, float]], None] | None,
+        *,
+        on_state: Callable[[dict[str, Any]], None] | None = None,
+        options: Mapping[str, Any],
+        meter: EnergyMeter,
     ) -> list[dict[str, float]]:
-        history = []
+        history = self.history
+        first = len(history) + 1
+        offset = history[-1]["elapsed_s"] if history else 0.0
         start = time.perf_counter()
-        bar = tqdm(range(1, epochs + 1), desc="fit", unit="epoch", disable=not show)
+        bar = tqdm(range(first, epochs + 1), desc="fit", unit="epoch", disable=not show)
         try:
             for epoch in bar:
+                if self.steps >= total:
+                    break
                 train_loss, train_acc = self._epoch(epoch, total, generator)
                 val = evaluate(self.model, self.data.val, channels_last=self.channels_last)
                 record = {
@@ -435,10 +571,12 @@ class _Loop:
                     "val_loss": val["loss"],
                     "val_accuracy": val["accuracy"],
                     "lr": self.last_lr,
-                    "elapsed_s": self._elapsed(start),
+                    "elapsed_s": offset + self._elapsed(start),
                 }
                 history.append(record)
                 bar.set_postfix(loss=f"{train_loss:.4f}", val_acc=f"{val['accuracy']:.4f}")
+                if on_state is not None:
+                    on_state(self.state(generator, options, meter))
                 if on_epoch is not None:
                     on_epoch(dict(record))  # a copy: the callback cannot alter the history
                 if self.steps >= total:

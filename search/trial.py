@@ -33,13 +33,27 @@ from objectives.train import FitResult, evaluate, fit
 from search.config import Constraint, TrialConfig
 from search.errors import ExportError
 from spaces._build import build_model
-from spaces._errors import BudgetError
+from spaces._errors import BudgetError, ConfigError
 from spaces.ssn import shapeshift
 
-__all__ = ["ARTIFACT_NAME", "EpochFn", "model_of", "read_weights", "rebuild", "run_trial"]
+__all__ = [
+    "ARTIFACT_NAME",
+    "STATE_NAME",
+    "EpochFn",
+    "StateFn",
+    "model_of",
+    "read_state",
+    "read_weights",
+    "rebuild",
+    "run_trial",
+]
 
 #: File name of the trained model in a trial's ``artifact_dir``.
 ARTIFACT_NAME = "model.pt"
+#: File name of a trial's resumable state in a checkpoint folder (``on_state``, ``resume``).
+STATE_NAME = "trial_state.pt"
+#: ``format`` of that state.
+STATE_FORMAT = "npas-trial-state/1"
 #: Gradient-norm clip of the ``auto`` mapping's probe pretraining: the probe serves every
 #: layer from one small store, and at the trial's own learning rate (SGD at 0.1-0.3) a deep
 #: probe diverged to NaN within an epoch on MNIST; clipped, it trains (see _net._resized).
@@ -48,10 +62,16 @@ PROBE_CLIP = 1.0
 
 #: Receives one dict per trained epoch (see :func:`run_trial`); raising stops the trial.
 EpochFn = Callable[[dict[str, Any]], None]
+#: Receives, after each epoch, a function that writes the trial's state into a folder.
+StateFn = Callable[[Callable[[str | os.PathLike[str]], None]], None]
 
 
 def run_trial(
-    cfg: TrialConfig | Mapping[str, Any], *, on_epoch: EpochFn | None = None
+    cfg: TrialConfig | Mapping[str, Any],
+    *,
+    on_epoch: EpochFn | None = None,
+    on_state: StateFn | None = None,
+    resume: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Runs one trial and returns its metrics.
 
@@ -69,6 +89,14 @@ def run_trial(
             on every objective at every rung), and ``at_chance``: True when a constant guess
             of the most frequent class, at no cost, is at least as good on every objective
             (so no front needs the trial yet). What it raises stops the trial.
+        on_state: Called after each epoch, before ``on_epoch``, with a function that writes
+            everything that resumes the trial after that epoch into a folder (the file
+            :data:`STATE_NAME`: the training state of :func:`objectives.train.fit`, the store
+            mapping, the trial config). A checkpoint of Ray Tune is such a folder.
+        resume: A folder so written by a run of the same trial config: the model is rebuilt
+            with the saved mapping (no ``auto`` pretraining again) and training continues
+            after the saved epoch, ending as the uninterrupted run would (bit-identical on
+            the CPU); ``on_epoch`` sees the epochs after it.
 
     Returns:
         ``accuracy`` (validation: what the search optimises), ``val_loss``, ``test_accuracy``
@@ -90,13 +118,20 @@ def run_trial(
     """
     cfg = TrialConfig.from_dict(cfg).prepare()
     device = _device(cfg.device)
+    saved = None if resume is None else read_state(resume, cfg)
     with EnergyMeter(device) as meter:
-        metrics = _run(cfg, device, on_epoch)
+        metrics = _run(cfg, device, on_epoch, on_state, saved)
     metrics["trial_energy_j"] = meter.joules  # training and measurement: the search's cost
     return metrics
 
 
-def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> dict[str, Any]:
+def _run(
+    cfg: TrialConfig,
+    device: torch.device,
+    on_epoch: EpochFn | None,
+    on_state: StateFn | None = None,
+    saved: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The steps of :func:`run_trial`."""
     start = time.perf_counter()
     constraints = cfg.constraints
@@ -104,7 +139,7 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
                  tuple(sorted(cfg.loading.items())))  # fmt: skip
     metrics: dict[str, Any] = {}
     try:
-        net = _model(cfg, data, device, metrics)
+        net = _model(cfg, data, device, metrics, None if saved is None else saved["mapping"])
     except BudgetError as err:
         return _finish(metrics, constraints, start, reason=f"budget: {err}")
     names = _indicator_names(cfg.indicators, [o.name for o in cfg.objectives], constraints)
@@ -124,7 +159,15 @@ def _run(cfg: TrialConfig, device: torch.device, on_epoch: EpochFn | None) -> di
         )
     null = _null_model(cfg, data) if on_epoch is not None else None
     report = _epoch_report(on_epoch, metrics, ranked, null)
-    result = _train(net, data, cfg, device, on_epoch=report)
+    result = _train(
+        net,
+        data,
+        cfg,
+        device,
+        on_epoch=report,
+        on_state=None if on_state is None else _state_writer(on_state, net, cfg),
+        resume=None if saved is None else saved["fit"],
+    )
     test = evaluate(net, data.test)
     last = result.history[-1]
     metrics.update(
@@ -212,14 +255,25 @@ def _data(
     )
 
 
-def _model(cfg: TrialConfig, data: Data, device: torch.device, metrics: dict) -> nn.Module:
-    """The seeded model on ``device``: the family's, shapeshifted when there is a budget."""
+def _model(
+    cfg: TrialConfig,
+    data: Data,
+    device: torch.device,
+    metrics: dict,
+    mapping: Mapping[str, int] | None = None,
+) -> nn.Module:
+    """The seeded model on ``device``: the family's, shapeshifted when there is a budget
+    (with ``mapping``, a resumed trial's saved one, when given)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         model = build_model(cfg.family, data.in_shape, data.num_classes, **cfg.hyper)
     metrics["plain_params"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
     if cfg.budget is None:
         return model.to(device)
+    if mapping is not None:
+        assignment = {str(k): int(v) for k, v in mapping.items()}
+        stores = max(assignment.values()) + 1
+        return _shapeshift(model, cfg, stores=stores, mapping=assignment).to(device)
     ssn = cfg.ssn
     pretrain = None
     if ssn["mapping"] == "auto":
@@ -263,6 +317,8 @@ def _train(
     epochs: int | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
     grad_clip: float | None = None,
+    on_state: Callable[[dict[str, Any]], None] | None = None,
+    resume: Mapping[str, Any] | None = None,
 ) -> FitResult:
     options = dict(cfg.train)
     if epochs is not None:
@@ -276,7 +332,48 @@ def _train(
         progress=cfg.progress,
         on_epoch=on_epoch,
         grad_clip=grad_clip,
+        on_state=on_state,
+        resume=resume,
     )
+
+
+def _state_writer(
+    on_state: StateFn, net: nn.Module, cfg: TrialConfig
+) -> Callable[[dict[str, Any]], None]:
+    """``fit``'s ``on_state``, handing ``on_state`` a writer of the trial's whole state."""
+    mapping = getattr(net, "mapping", None)
+
+    def hand_out(fit_state: dict[str, Any]) -> None:
+        state = {"format": STATE_FORMAT, "trial_config": cfg.to_dict(), "mapping": mapping,
+                 "epoch": fit_state["epoch"], "fit": fit_state}  # fmt: skip
+
+        def write(folder: str | os.PathLike[str]) -> None:
+            torch.save(state, Path(folder) / STATE_NAME)
+
+        on_state(write)
+
+    return hand_out
+
+
+def read_state(folder: str | os.PathLike[str], cfg: TrialConfig | None = None) -> dict[str, Any]:
+    """A trial's state from a checkpoint folder (``on_state``'s file), loaded with
+    ``weights_only=True``; with ``cfg``, checked to be that trial config's.
+
+    Raises:
+        ExportError: no state file there, or one that cannot be read (see
+            :func:`read_weights`).
+        ConfigError: the state is of another trial config.
+    """
+    state = read_weights(Path(folder) / STATE_NAME)
+    if state.get("format") != STATE_FORMAT:
+        raise ExportError(f"{str(folder)!r} holds no trial state of format {STATE_FORMAT!r}")
+    if cfg is not None and state["trial_config"] != cfg.to_dict():
+        differ = sorted(k for k, v in cfg.to_dict().items() if state["trial_config"].get(k) != v)
+        raise ConfigError(
+            f"resume: the checkpoint in {str(folder)!r} is of another trial config "
+            f"(differs in {differ})"
+        )
+    return state
 
 
 def _ranked(cfg: TrialConfig) -> list[str]:

@@ -90,15 +90,22 @@ class SchedulerConfig:
 
     Attributes:
         name: ``fifo`` or ``moasha``.
+        type: How ``moasha`` holds back a trial outside the top 1/η of a rung: ``stopping``
+            ends it there; ``promotion`` pauses it (its checkpoint kept, its worker freed) and
+            resumes it from the checkpoint once enough trials behind it reach the rung.
         grace_epochs: Epochs every trial trains before any stop (the first rung).
         reduction_factor: 1/η of the trials at a rung go on to the next.
         max_epochs: The most epochs a trial trains; None: the ``train.epochs`` of the search.
+        keep_checkpoints: Checkpoints kept per trial, the latest (a trial checkpoints after
+            every epoch; a stopped trial's are deleted, as it is never resumed).
     """
 
     name: str = "fifo"
+    type: str = "stopping"
     grace_epochs: int = 1
     reduction_factor: float = 3.0
     max_epochs: int | None = None
+    keep_checkpoints: int = 1
 
     @classmethod
     def from_dict(cls, data: Any, *, path: str = "scheduler") -> SchedulerConfig:
@@ -106,9 +113,10 @@ class SchedulerConfig:
         data = checks.named_section(data, path, [f.name for f in dataclasses.fields(cls)])
         if data is None:
             return cls()
-        from search.run._schedulers import SCHEDULERS
+        from search.run._schedulers import SCHEDULER_TYPES, SCHEDULERS
 
         name = checks.name(data.get("name", cls.name), f"{path}.name", SCHEDULERS.names())
+        kind = checks.name(data.get("type", cls.type), f"{path}.type", SCHEDULER_TYPES)
         grace = data.get("grace_epochs", cls.grace_epochs)
         grace = checks.integer(grace, f"{path}.grace_epochs", 1)
         factor = checks.number(
@@ -119,7 +127,9 @@ class SchedulerConfig:
         )
         top = data.get("max_epochs")
         top = None if top is None else checks.integer(top, f"{path}.max_epochs", grace)
-        return cls(name, grace, factor, top)
+        keep = data.get("keep_checkpoints", cls.keep_checkpoints)
+        keep = checks.integer(keep, f"{path}.keep_checkpoints", 1)
+        return cls(name, kind, grace, factor, top, keep)
 
 
 @dataclass(frozen=True)

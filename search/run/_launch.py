@@ -34,6 +34,7 @@ from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
+from search.run._checkpoints import CheckpointJanitor
 from search.run._deaths import WorkerDeaths
 from search.run._lease import Lease
 from search.run._rungview import RungView
@@ -406,6 +407,8 @@ def _run_tuner(
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
     # A trial whose worker died is recorded with its cause: no stack dump on the terminal.
     os.environ.setdefault("TUNE_PRINT_ALL_TRIAL_ERRORS", "0")
+    # Trials checkpoint every epoch by design: no advice to checkpoint less often.
+    os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
     resourced = tune.with_resources(
         tune.with_parameters(trainable, trial_fn=trial_fn, objectives=config.objective_names),
         share,
@@ -418,20 +421,28 @@ def _run_tuner(
     if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
         for curve, violation, at_chance in rung_history(study, config.objective_names):
             scheduler.add_history(curve, violation, at_chance)
+        scheduler.on_decision = searcher.on_decision
+    slots = min(remaining, _slots(share))
+    if hasattr(scheduler, "may_start"):  # paused trials hold no slot: the scheduler says when
+        scheduler.limit(slots=slots, total=remaining)
+        searcher.gate = scheduler
     tuner = tune.Tuner(
         resourced,
         tune_config=tune.TuneConfig(
             search_alg=searcher,
             scheduler=scheduler,
             num_samples=remaining,
-            max_concurrent_trials=min(remaining, _slots(share)),
+            max_concurrent_trials=None if searcher.gate is not None else slots,
             reuse_actors=True,  # a fresh worker process per trial costs seconds of imports
         ),
         run_config=tune.RunConfig(
             storage_path=str(out / "ray"),
             name=config.name,
             verbose=0,
-            callbacks=[view],
+            callbacks=[view, CheckpointJanitor()],
+            checkpoint_config=tune.CheckpointConfig(
+                num_to_keep=config.scheduler.keep_checkpoints
+            ),
         ),
     )
     return len(tuner.fit())

@@ -13,6 +13,13 @@ ranked after every feasible trial that is not. Non-dominated sorting alone promo
 it is the cheapest at the rung (a boundary point of the first front): on MNIST a 311-parameter
 net stuck at 11 % ran all 9 epochs that way, though no front can ever need it.
 
+Two types (``scheduler.type``). :class:`MOASHA` is stopping-type: a trial outside the top of a
+rung when it reaches it is stopped, and the first trials at a rung always go on (nothing is
+ahead of them yet). :class:`PromotionMOASHA` is promotion-type ASHA (Li et al. 2020): a trial
+pauses at every rung (Ray Tune checkpoints it and frees its worker), and a paused trial is
+resumed from its checkpoint when it ranks in the top ``floor(n / η)`` of the ``n`` trials at
+its rung, each trial promoted from a rung once; promotions come before new trials.
+
 Ties inside a front are broken by NSGA-II crowding distance, not Syne Tune's epsilon-net.
 When only one or two members of a front can be kept, crowding keeps the boundary points (best
 on some objective, distance infinite) on equal terms, whereas the epsilon-net always starts
@@ -24,14 +31,13 @@ remaining ties broken by the order trials reached the rung every decision is det
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
-from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
+from search.run._ranking import rank_order
 from search.run._trainable import CHANCE_KEY, VIOLATION_KEY
 from spaces._errors import ConfigError
 
@@ -39,7 +45,6 @@ if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
 DIRECTIONS = ("maximize", "minimize")
-_CROWDING = get_crowding_function("cd")  # NSGA-II crowding; fronts of <= 2 get inf
 
 
 def _as_float(value: Any) -> float:
@@ -59,34 +64,6 @@ def _milestones(grace: int, rf: float, max_epochs: int) -> tuple[int, ...]:
             rungs.append(milestone)
         k += 1
     return tuple(rungs)
-
-
-def rank_order(
-    F: np.ndarray, violation: np.ndarray, at_chance: np.ndarray | None = None
-) -> list[int]:
-    """Row indices best first under constrained domination (F minimised, one row a trial).
-
-    Feasible rows by front, then crowding distance (largest first), those ``at_chance`` after
-    the others; infeasible rows by violation; rows with a non-finite objective or NaN
-    violation last. Remaining ties go to the lower row index, i.e. the trial that reached the
-    rung first.
-    """
-    rows = np.arange(len(F))
-    chance = np.zeros(len(F), bool) if at_chance is None else np.asarray(at_chance, bool)
-    valid = np.isfinite(F).all(axis=1) & ~np.isnan(violation)
-    feasible = valid & (violation <= 0)
-    infeasible = rows[valid & (violation > 0)]
-    order: list[int] = []
-    for group in (rows[feasible & ~chance], rows[feasible & chance]):
-        if not len(group):
-            continue
-        for front in NonDominatedSorting().do(F[group]):
-            members = group[front]
-            crowding = _CROWDING.do(F[members])
-            order.extend(int(i) for i in members[np.lexsort((members, -crowding))])
-    order.extend(int(i) for i in infeasible[np.lexsort((infeasible, violation[infeasible]))])
-    order.extend(int(i) for i in rows[~valid])
-    return order
 
 
 class MOASHA(FIFOScheduler):
@@ -129,6 +106,8 @@ class MOASHA(FIFOScheduler):
         self._log: list[dict[str, Any]] = []
         self._n_history = 0
         self._n_stopped = 0
+        #: Called with each decision as it is made (the search stores it in the study).
+        self.on_decision: Callable[[dict[str, Any]], None] | None = None
 
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
         """Accept and ignore Tune's single metric/mode: the objectives are given here, and the
@@ -151,9 +130,8 @@ class MOASHA(FIFOScheduler):
             if trial.trial_id in self._recorded[rung]:
                 continue
             kept, rank, n = self._enter(trial.trial_id, rung, f, violation, at_chance)
-            self._log.append(
-                {"trial_id": trial.trial_id, "rung": rung, "kept": kept, "rank": rank, "n": n}
-            )
+            outcome = "continue" if kept else "stop"
+            self._decide(trial, rung, outcome, rank=rank, n=n, at_chance=at_chance)
             if not kept:  # entered no higher rung: it would not have got there
                 self._n_stopped += 1
                 return TrialScheduler.STOP
@@ -185,8 +163,50 @@ class MOASHA(FIFOScheduler):
             self._enter(key, rung, vector, _as_float(violation), reached[0] in at_chance)
 
     def decisions(self) -> list[dict[str, Any]]:
-        """Every rung decision so far: trial_id, rung, kept, rank (0 best) and n recorded."""
+        """Every rung decision so far (see :meth:`_decide`)."""
         return [dict(d) for d in self._log]
+
+    def _decide(
+        self,
+        trial: Trial,
+        rung: int,
+        outcome: str,
+        *,
+        rank: int,
+        n: int,
+        at_chance: bool = False,
+        why: str | None = None,
+    ) -> None:
+        """Logs a decision on ``trial`` at ``rung`` and hands it to ``on_decision``.
+
+        A decision holds ``trial_id``, ``trial`` (the study's trial number, when the trial's
+        config has it), ``rung``, ``outcome`` (``continue``, ``stop``, ``pause`` or
+        ``promote``), ``rank`` (0 best) among ``n`` trials at the rung, ``arrival`` (the
+        trial's place in the order trials reached the rung: those compared are the first
+        ``n`` to arrive), ``top`` (how many the rung lets on now), ``at_chance``, and ``why``
+        when the rule alone does not say it.
+        """
+        config = getattr(trial, "config", None) or {}
+        decision = {
+            "trial_id": trial.trial_id,
+            "trial": config.get("number"),
+            "rung": rung,
+            "outcome": outcome,
+            "rank": rank,
+            "n": n,
+            "arrival": list(self._recorded[rung]).index(trial.trial_id),
+            "top": self._top(n),
+            "at_chance": at_chance,
+        }
+        if why is not None:
+            decision["why"] = why
+        self._log.append(decision)
+        if self.on_decision is not None:
+            self.on_decision(decision)
+
+    def _top(self, n: int) -> int:
+        """How many of ``n`` trials at a rung go on (stopping type: the first always does)."""
+        return max(1, math.ceil(n / self._rf))
 
     def debug_string(self) -> str:
         sizes = ", ".join(f"{r}: {len(self._recorded[r])}" for r in self.rungs)
@@ -205,7 +225,160 @@ class MOASHA(FIFOScheduler):
         order = rank_order(*(np.array(column) for column in columns))
         rank = order.index(list(recorded).index(key))
         n = len(recorded)
-        return not at_chance and rank < max(1, math.ceil(n / self._rf)), rank, n
+        return not at_chance and rank < self._top(n), rank, n
+
+
+class PromotionMOASHA(MOASHA):
+    """Promotion-type MOASHA (see module doc): a trial pauses at each rung until it ranks in
+    the top ``floor(n / η)`` there.
+
+    Paused trials hold no worker and no concurrency slot: the search's searcher asks
+    :meth:`may_start` before it proposes a trial (Ray Tune's ``max_concurrent_trials`` would
+    count paused trials as running, as its HyperBand's paused trials hold their slots), so a
+    new trial starts only when fewer than ``slots`` trials run and no paused trial can be
+    promoted. A trial at chance at a rung is stopped: it can never be promoted there. When no
+    trial runs and none will start (:meth:`close`, or ``total`` trials added), the paused
+    trials that were never promoted are stopped, recorded as stopped at their rung.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slots = 1
+        self.total: int | None = None
+        self._paused: dict[str, tuple[Trial, int]] = {}  # trial id -> (trial, rung)
+        self._promoted: dict[int, set[str]] = {r: set() for r in self.rungs}
+        self._cache: dict[int, tuple[tuple[int, int], list[str]]] = {}
+        self._active: set[str] = set()  # added, not paused, not ended
+        self._added = 0
+        self._closed = False
+        self.n_paused = 0
+        self.n_promoted = 0
+
+    def limit(self, *, slots: int, total: int | None) -> None:
+        """At most ``slots`` trials run at once; ``total`` trials are added in all (None:
+        until :meth:`close`)."""
+        self.slots, self.total = slots, total
+
+    def close(self) -> None:
+        """No trial will be added any more (the searcher stopped)."""
+        self._closed = True
+
+    def may_start(self) -> bool:
+        """Whether a new trial may start now: a slot is free and no paused trial is due."""
+        return len(self._active) < self.slots and self._due() is None
+
+    def on_trial_add(self, tune_controller: Any, trial: Trial) -> None:
+        self._active.add(trial.trial_id)
+        self._added += 1
+
+    def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict) -> str:
+        epoch = _as_float(result.get(self._time_attr))
+        if epoch > self._max_epochs:
+            return super().on_trial_result(tune_controller, trial, result)
+        if epoch not in self.rungs:  # between rungs (or NaN): no decision
+            return TrialScheduler.CONTINUE
+        rung = int(epoch)
+        if trial.trial_id in self._recorded[rung]:
+            return TrialScheduler.CONTINUE  # a repeated result
+        f = self._vector([result.get(name) for name in self._names])
+        violation = _as_float(result.get(self._violation_attr, 0.0))
+        at_chance = _as_float(result.get(self._chance_attr, 0.0)) > 0
+        _, rank, n = self._enter(trial.trial_id, rung, f, violation, at_chance)
+        if at_chance:
+            self._decide(trial, rung, "stop", rank=rank, n=n, at_chance=True)
+            self._n_stopped += 1
+            return TrialScheduler.STOP
+        if trial.trial_id in self._promotable(rung):
+            self._promoted[rung].add(trial.trial_id)
+            self.n_promoted += 1
+            self._decide(trial, rung, "promote", rank=rank, n=n)
+            return TrialScheduler.CONTINUE
+        self._paused[trial.trial_id] = (trial, rung)
+        self._active.discard(trial.trial_id)
+        self.n_paused += 1
+        self._decide(trial, rung, "pause", rank=rank, n=n)
+        return TrialScheduler.PAUSE
+
+    def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
+        """A paused trial now due for promotion, else a pending trial; when nothing runs and
+        nothing will start, the paused trials are stopped (so the search can end)."""
+        due = self._due()
+        if due is not None:
+            trial, rung = self._paused.pop(due)
+            self._promoted[rung].add(due)
+            self._active.add(due)
+            self.n_promoted += 1
+            rank, n = self._rank_of(due, rung)
+            self._decide(trial, rung, "promote", rank=rank, n=n)
+            return trial
+        for trial in tune_controller.get_trials():
+            if trial.status == "PENDING":
+                return trial
+        if self._ended() and not self._active and self._paused:
+            for key in list(self._paused):
+                trial, rung = self._paused.pop(key)
+                rank, n = self._rank_of(key, rung)
+                self._decide(trial, rung, "stop", rank=rank, n=n,
+                             why="the search ended before it could be promoted")  # fmt: skip
+                self._n_stopped += 1
+                tune_controller.stop_trial(trial)
+        return None
+
+    def on_trial_complete(self, tune_controller: Any, trial: Trial, result: dict) -> None:
+        self._forget(trial)
+
+    def on_trial_error(self, tune_controller: Any, trial: Trial) -> None:
+        self._forget(trial)
+
+    def on_trial_remove(self, tune_controller: Any, trial: Trial) -> None:
+        self._forget(trial)
+
+    def debug_string(self) -> str:
+        return (f"{super().debug_string()}; paused {len(self._paused)} now, "
+                f"{self.n_paused} pauses, {self.n_promoted} promotions")  # fmt: skip
+
+    def _forget(self, trial: Trial) -> None:
+        self._active.discard(trial.trial_id)
+        self._paused.pop(trial.trial_id, None)
+
+    def _ended(self) -> bool:
+        return self._closed or (self.total is not None and self._added >= self.total)
+
+    def _top(self, n: int) -> int:
+        return math.floor(n / self._rf)
+
+    def _promotable(self, rung: int) -> list[str]:
+        """The trials of ``rung`` in its top ``floor(n / η)``, not at chance, not promoted
+        from it yet, best first (ranked again only when the rung or its promotions changed:
+        the controller asks at every step)."""
+        recorded, done = self._recorded[rung], self._promoted[rung]
+        stamp = (len(recorded), len(done))
+        cached = self._cache.get(rung)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        keys = list(recorded)
+        top = self._top(len(keys))
+        order = []
+        if top:
+            columns = zip(*recorded.values(), strict=True)
+            order = rank_order(*(np.array(column) for column in columns))[:top]
+        due = [keys[i] for i in order if not recorded[keys[i]][2] and keys[i] not in done]
+        self._cache[rung] = (stamp, due)
+        return due
+
+    def _due(self) -> str | None:
+        """The paused trial to promote first: from the highest rung, the best ranked."""
+        for rung in reversed(self.rungs):
+            for key in self._promotable(rung):
+                if key in self._paused:
+                    return key
+        return None
+
+    def _rank_of(self, key: str, rung: int) -> tuple[int, int]:
+        recorded = self._recorded[rung]
+        columns = zip(*recorded.values(), strict=True)
+        order = rank_order(*(np.array(column) for column in columns))
+        return order.index(list(recorded).index(key)), len(recorded)
 
 
 def _check(objectives: Sequence[tuple[str, str]], grace: int, rf: float, max_epochs: int) -> None:

@@ -11,7 +11,10 @@ from spaces._registry import Registry
 if TYPE_CHECKING:
     from search.config import SearchConfig
 
-__all__ = ["SCHEDULERS"]
+__all__ = ["SCHEDULERS", "SCHEDULER_TYPES"]
+
+#: ``scheduler.type``: what ``moasha`` does with a trial outside the top of a rung.
+SCHEDULER_TYPES = ("stopping", "promotion")
 
 #: name → (search config) → Ray Tune scheduler.
 SCHEDULERS: Registry[Callable[[SearchConfig], Any]] = Registry("scheduler")
@@ -28,10 +31,11 @@ def _fifo(config: SearchConfig) -> Any:
 @SCHEDULERS.register("moasha")
 def _moasha(config: SearchConfig) -> Any:
     """Multi-objective asynchronous successive halving over all the search's objectives."""
-    from search.run._moasha import MOASHA
+    from search.run._moasha import MOASHA, PromotionMOASHA
 
     s = config.scheduler
-    return MOASHA(
+    kind = PromotionMOASHA if s.type == "promotion" else MOASHA
+    return kind(
         config.objectives,
         grace_epochs=s.grace_epochs,
         reduction_factor=s.reduction_factor,

@@ -15,7 +15,7 @@ import contextlib
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import optuna
 from ray.tune.search import Searcher
@@ -29,10 +29,23 @@ from search.run._storage import outcome_of, record
 from search.run._trainable import CURVE_KEY, VIOLATION_KEY
 from search.run._writer import StudyWriter
 
-__all__ = ["NpasSearcher", "TrialConfigFn"]
+__all__ = ["DECISIONS_KEY", "Gate", "NpasSearcher", "TrialConfigFn"]
 
 #: ``(point, trial number) -> trial config`` (adds the artifact folder of that trial).
 TrialConfigFn = Callable[[dict[str, Any], int], TrialConfig]
+#: A trial's user attribute: the scheduler's decisions on it, one dict per rung decision.
+DECISIONS_KEY = "npas:decisions"
+#: What a decision keeps (the Ray trial id and the trial number are known from the trial).
+_DECISION_FIELDS = ("rung", "outcome", "rank", "n", "arrival", "top", "at_chance", "why")
+
+
+class Gate(Protocol):
+    """A scheduler that decides when a new trial may start (promotion-type MOASHA: paused
+    trials hold no slot, and a paused trial due for promotion goes first)."""
+
+    def may_start(self) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 def _frozen(trial: optuna.trial.Trial) -> optuna.trial.FrozenTrial:
@@ -52,6 +65,8 @@ class NpasSearcher(Searcher):
         logs: Where Ray keeps the trials' logs (named in the error of a trial that died).
         deaths: Says why Ray killed the worker of the trial Ray Tune fails now (a memory-monitor
             kill); that is the trial's recorded error.
+        gate: Asked before each proposal whether a trial may start (None: always; Ray Tune's
+            ``max_concurrent_trials`` limits them); told when the searcher stops.
     """
 
     def __init__(
@@ -65,6 +80,7 @@ class NpasSearcher(Searcher):
         cost: SearchCost | None = None,
         logs: str = "the Ray folder of the run",
         deaths: WorkerDeaths | None = None,
+        gate: Gate | None = None,
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
         self.optimiser = optimiser
@@ -77,6 +93,8 @@ class NpasSearcher(Searcher):
         self.cost = cost
         self.logs = logs
         self.deaths = deaths
+        self.gate = gate
+        self._last: dict[str, dict] = {}  # trial id -> its last epoch's result
         #: Why the searcher stopped starting trials before Ray Tune's count (a budget).
         self.stopped: str | None = None
 
@@ -87,11 +105,13 @@ class NpasSearcher(Searcher):
         ``launch`` raises the writer's error once the running trials are done.
         """
         if self.writer.error is not None:
-            return Searcher.FINISHED
+            return self._finished()
         if self.cost is not None and self.stopped is None:
             self.stopped = self.cost.exhausted()
         if self.stopped is not None:
-            return Searcher.FINISHED
+            return self._finished()
+        if self.gate is not None and not self.gate.may_start():
+            return None
         proposal = self.optimiser.ask()
         if proposal is None:
             return None
@@ -101,9 +121,26 @@ class NpasSearcher(Searcher):
         try:
             self.writer.started(_frozen(trial))
         except StorageWriteError:
-            return Searcher.FINISHED
+            return self._finished()
         self._live[trial_id] = trial
         return {"number": trial.number, "trial_config": trial_config}
+
+    def _finished(self) -> str:
+        if self.gate is not None:
+            self.gate.close()
+        return Searcher.FINISHED
+
+    def on_decision(self, decision: dict[str, Any]) -> None:
+        """A scheduler's decision on a trial at a rung, kept in its user attribute
+        :data:`DECISIONS_KEY` and written to the storage at once."""
+        trial = self._live.get(decision["trial_id"])
+        if trial is None:
+            return
+        kept = {k: decision[k] for k in _DECISION_FIELDS if k in decision}
+        log = [*trial.user_attrs.get(DECISIONS_KEY, []), kept]
+        trial.set_user_attr(DECISIONS_KEY, log)
+        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
+            self.writer.user_attr(trial.number, DECISIONS_KEY, log)
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         """An epoch's report: one learning-curve point, written to the storage at once (the
@@ -111,6 +148,7 @@ class NpasSearcher(Searcher):
         trial = self._live.get(trial_id)
         if trial is None or CURVE_KEY not in result:
             return
+        self._last[trial_id] = result
         point = json.loads(result[CURVE_KEY])
         point["violation"] = float(result.get(VIOLATION_KEY, 0.0))  # of what it knew then
         curve = self._curves.setdefault(trial_id, [])
@@ -131,6 +169,9 @@ class NpasSearcher(Searcher):
             return
         if result is not None:  # a scheduler's stop comes with the epoch's result only here
             self.on_trial_result(trial_id, result)
+        elif not error:  # a paused trial stopped: it ends at its last epoch
+            result = self._last.get(trial_id)
+        self._last.pop(trial_id, None)
         trial = self._live.pop(trial_id)
         outcome = outcome_of(
             result,

@@ -11,13 +11,22 @@ the end (:func:`report_of`): the objective values at the top, the metrics as a J
 under ``npas_metrics`` (Ray flattens nested dicts), or the failure under ``npas_error``. A
 trial a scheduler stopped ends with an epoch report: no ``npas_metrics``, so it is recorded as
 PRUNED.
+
+A trial function that takes ``on_state`` and ``resume`` (``search.trial.run_trial`` does)
+checkpoints: each epoch's report carries a Ray Tune checkpoint, a folder the trial wrote its
+state into, and a trial Ray Tune restores (a paused trial resumed, a relaunched search's
+interrupted trial) continues from ``tune.get_checkpoint()``, or from the checkpoint folder its
+config names under ``resume``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -26,8 +35,10 @@ __all__ = [
     "EPOCH_KEY",
     "ERROR_KEY",
     "METRICS_KEY",
+    "RESUME_KEY",
     "VIOLATION_KEY",
     "TrialFn",
+    "checkpoints",
     "epoch_report",
     "is_number",
     "report_of",
@@ -43,6 +54,9 @@ EPOCH_KEY = "epoch"
 VIOLATION_KEY = "npas_violation"
 #: 1.0 when the epoch's model is no better than a constant guess at no cost (``at_chance``).
 CHANCE_KEY = "npas_at_chance"
+#: Key of a trial's Ray config naming the checkpoint folder it resumes from (a relaunched
+#: search's interrupted trial; a trial Ray Tune itself restores has ``tune.get_checkpoint``).
+RESUME_KEY = "resume"
 
 #: The trial function: a ``search.config.TrialConfig`` and an ``on_epoch`` callback (see
 #: :func:`search.trial.run_trial`) in, a flat dict of metrics out.
@@ -62,17 +76,55 @@ def trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str
 
     cfg = config["trial_config"]
     constraints = getattr(cfg, "constraints", ())
+    writers: list[Callable[[str], None]] = []  # the state of the epoch about to be reported
 
     def on_epoch(point: dict[str, Any]) -> None:
-        tune.report(epoch_report(point, objectives, constraints))
+        report = epoch_report(point, objectives, constraints)
+        if not writers:
+            tune.report(report)
+            return
+        with tempfile.TemporaryDirectory(prefix="npas-checkpoint-") as folder:
+            writers.pop()(folder)
+            tune.report(report, checkpoint=tune.Checkpoint.from_directory(folder))
 
     try:
-        metrics = dict(trial_fn(cfg, on_epoch=on_epoch))
+        if checkpoints(trial_fn):
+            with _resume_folder(config) as resume:
+                metrics = dict(trial_fn(cfg, on_epoch=on_epoch, on_state=writers.append,
+                                        resume=resume))  # fmt: skip
+        else:
+            metrics = dict(trial_fn(cfg, on_epoch=on_epoch))
         metrics["cond_ray_gpu_ids"] = ",".join(str(i) for i in ray.get_gpu_ids())
         report = report_of(metrics, objectives)
     except Exception as err:  # a failed trial is a result of the search, not its end
         report = report_of(None, objectives, error=f"{type(err).__name__}: {err}")
     tune.report(report)
+
+
+def checkpoints(trial_fn: TrialFn) -> bool:
+    """Whether a trial function writes and resumes checkpoints (takes ``on_state`` and
+    ``resume``, as ``search.trial.run_trial`` does)."""
+    try:
+        names = inspect.signature(trial_fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "on_state" in names and "resume" in names
+
+
+@contextlib.contextmanager
+def _resume_folder(config: Mapping[str, Any]) -> Iterator[str | None]:
+    """The checkpoint folder a trial resumes from: Ray Tune's (a trial it paused or
+    restored), else the one its config names (:data:`RESUME_KEY`), else None."""
+    from ray import tune
+
+    checkpoint = tune.get_checkpoint()
+    if checkpoint is None and config.get(RESUME_KEY):
+        checkpoint = tune.Checkpoint.from_directory(config[RESUME_KEY])
+    if checkpoint is None:
+        yield None
+        return
+    with checkpoint.as_directory() as folder:
+        yield folder
 
 
 def epoch_report(

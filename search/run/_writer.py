@@ -150,6 +150,14 @@ class StudyWriter:
         with self._transaction() as db:
             db.execute(_INTERMEDIATE.insert().values(**row))
 
+    def user_attr(self, number: int, key: str, value: Any) -> None:
+        """Writes one user attribute of a running trial at once (a scheduler's decisions, so
+        a killed search keeps them); :meth:`finished` then leaves it as it is."""
+        trial_id = self._ids[number]
+        with self._transaction() as db:
+            _replace_attrs(db, _USER, trial_id, {key: None}, {key: value})
+        self._written[number][0][key] = copy.deepcopy(value)
+
     def finished(self, trial: FrozenTrial, study_attrs: dict[str, Any] | None = None) -> None:
         """Writes the end of a trial: state, values and the attributes that changed, its own
         and, given the in-memory study's ``study_attrs``, the study's."""

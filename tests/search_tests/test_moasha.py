@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from ray import tune
 from ray.tune.schedulers import TrialScheduler
 
-from search.run._moasha import DIRECTIONS, MOASHA, rank_order
+from search.run._moasha import DIRECTIONS, MOASHA
+from search.run._ranking import rank_order
 from spaces._errors import ConfigError
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
@@ -96,9 +97,9 @@ def test_first_trial_at_a_rung_continues_and_between_rungs_continues():
     assert _report(sched, "a", 1, 0.1, 5.0) == CONTINUE
     assert _report(sched, "a", 2, 0.1, 5.0) == CONTINUE  # between rungs: no decision
     assert _report(sched, "a", 3, 0.1, 5.0) == CONTINUE  # first at rung 3 as well
-    assert [(d["trial_id"], d["rung"], d["kept"], d["rank"]) for d in sched.decisions()] == [
-        ("a", 1, True, 0),
-        ("a", 3, True, 0),
+    assert [(d["trial_id"], d["rung"], d["outcome"], d["rank"]) for d in sched.decisions()] == [
+        ("a", 1, "continue", 0),
+        ("a", 3, "continue", 0),
     ]
 
 
@@ -289,7 +290,8 @@ def test_rung_decisions_respect_the_quota_domination_and_feasibility(directions,
         n, quota = i + 1, max(1, math.ceil((i + 1) / rf))
         log = sched.decisions()[-1]
         assert (log["trial_id"], log["n"]) == (f"t{i}", n)
-        assert (decision == CONTINUE) == log["kept"] == (log["rank"] < quota and not chance)
+        kept = log["outcome"] == "continue"
+        assert (decision == CONTINUE) == kept == (log["rank"] < quota and not chance)
         # (a) kept only within the quota: fewer than `quota` recorded trials beat it.
         if sum(_better(other, me) for other in seen) >= quota:
             assert decision == STOP
@@ -390,7 +392,7 @@ def test_moasha_on_ray_stops_dominated_and_infeasible_trials_at_the_right_rung(
         assert epochs[8] == 1  # infeasible: >= 7 feasible trials outrank it at rung 1
         assert epochs[1] in (1, 3, E)
     # Whatever the order was, the grid shows exactly what the scheduler decided...
-    stops = {ids[d["trial_id"]]: d["rung"] for d in log if not d["kept"]}
+    stops = {ids[d["trial_id"]]: d["rung"] for d in log if d["outcome"] == "stop"}
     assert epochs == {i: stops.get(i, E) for i in CURVES}
     # ...and replaying the arrivals it saw into a fresh scheduler decides the same.
     replay = MOASHA(ACC_COST, grace_epochs=1, reduction_factor=3, max_epochs=E)

@@ -215,3 +215,56 @@ def test_a_point_is_at_chance_when_the_null_model_is_as_good_on_every_objective(
     learned: list[dict[str, Any]] = []
     run_trial(BASE, on_epoch=learned.append)
     assert learned[-1]["accuracy"] > 0.5 and not learned[-1]["at_chance"]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"family": "mlp", "hyper": {"width": 24, "dropout": 0.2}},
+        {"family": "convnet", "hyper": {"depth": 2, "width": 8}, "budget": 600,
+         "ssn": {"mapping": "auto", "stores": 2, "pretrain_epochs": 1}},
+    ],
+    ids=["mlp-dropout", "ssn-auto"],
+)  # fmt: skip
+def test_a_trial_resumed_from_its_state_ends_as_the_uninterrupted_one(
+    tmp_path: Path, extra: dict[str, Any]
+) -> None:
+    """The trial's own state after epoch 1 of 3, written to a folder as a checkpoint is, gives
+    the same weights and learning curve; the auto mapping is not pretrained again."""
+    cfg = BASE | extra | {"train": {"epochs": 3, "batch_size": 64}, "objectives": [
+        ["accuracy", "maximize"], ["params", "minimize"]]}  # fmt: skip
+    folders: list[Path] = []
+
+    def keep(write: Any) -> None:
+        folder = tmp_path / f"epoch{len(folders) + 1}"
+        folder.mkdir()
+        write(folder)
+        folders.append(folder)
+
+    whole: list[dict] = []
+    full = run_trial(cfg | {"artifact_dir": str(tmp_path / "full")}, on_epoch=whole.append,
+                     on_state=keep)  # fmt: skip
+    assert len(folders) == 3
+    rest: list[dict] = []
+    calls = []
+    real = search.trial._train
+    search.trial._train = lambda *a, **k: calls.append(k.get("epochs")) or real(*a, **k)
+    try:
+        part = run_trial(cfg | {"artifact_dir": str(tmp_path / "full")}, on_epoch=rest.append,
+                         resume=folders[0])  # fmt: skip
+    finally:
+        search.trial._train = real
+    assert calls == [None]  # the trial's training only: no mapping pretraining
+    untimed = [{k: v for k, v in p.items() if k != "train_time_s"} for p in whole]
+    assert [{k: v for k, v in p.items() if k != "train_time_s"} for p in rest] == untimed[1:]
+    for key in ("accuracy", "val_loss", "test_accuracy", "test_loss", "params", "epochs"):
+        assert part[key] == full[key], key
+
+
+def test_a_state_of_another_trial_config_is_refused(tmp_path: Path) -> None:
+    def keep(write: Any) -> None:
+        write(tmp_path)
+
+    run_trial(BASE | {"train": {"epochs": 1}}, on_state=keep)
+    with pytest.raises(ConfigError, match=r"another trial config \(differs in \['hyper'\]\)"):
+        run_trial(BASE | {"train": {"epochs": 1}, "hyper": {"width": 30}}, resume=tmp_path)

@@ -1,0 +1,257 @@
+"""Promotion-type MOASHA: the rule (pure, a stand-in controller), then real Ray Tune searches
+whose trials pause at rungs and resume from their checkpoints."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import optuna
+import pytest
+import ray
+from optuna.trial import TrialState
+from ray.tune.schedulers import TrialScheduler
+
+from search.config import TrialConfig
+from search.run import launch
+from search.run._moasha import PromotionMOASHA
+from search.run._searcher import DECISIONS_KEY
+from search.trial import run_trial
+from tests.search_tests.test_execution import make_config
+
+CONTINUE, STOP, PAUSE = TrialScheduler.CONTINUE, TrialScheduler.STOP, TrialScheduler.PAUSE
+ACC_COST = [("acc", "maximize"), ("cost", "minimize")]
+EPOCHS = 9
+
+
+class Controller:
+    """The part of Ray Tune's controller a scheduler uses: trials and ``stop_trial``."""
+
+    def __init__(self) -> None:
+        self.trials: dict[str, SimpleNamespace] = {}
+        self.stopped: list[str] = []
+
+    def get_trials(self) -> list[SimpleNamespace]:
+        return list(self.trials.values())
+
+    def stop_trial(self, trial: SimpleNamespace) -> None:
+        self.stopped.append(trial.trial_id)
+        trial.status = "TERMINATED"
+
+
+def _add(sched: PromotionMOASHA, ctl: Controller, key: str) -> SimpleNamespace:
+    trial = SimpleNamespace(trial_id=key, config={"number": len(ctl.trials)}, status="RUNNING")
+    ctl.trials[key] = trial
+    sched.on_trial_add(ctl, trial)
+    return trial
+
+
+def _report(sched, ctl, key: str, epoch: int, acc: float, cost: float = 1.0,
+            chance: bool = False) -> str:  # fmt: skip
+    result = {"epoch": epoch, "acc": acc, "cost": cost, "npas_violation": 0.0,
+              "npas_at_chance": float(chance)}  # fmt: skip
+    decision = sched.on_trial_result(ctl, ctl.trials[key], result)
+    if decision == PAUSE:
+        ctl.trials[key].status = "PAUSED"
+    return decision
+
+
+def _scheduler(slots: int = 2, total: int | None = None) -> PromotionMOASHA:
+    sched = PromotionMOASHA(ACC_COST, max_epochs=9, reduction_factor=3)  # rungs (1, 3)
+    sched.limit(slots=slots, total=total)
+    return sched
+
+
+def test_a_trial_pauses_until_a_third_of_its_rung_is_behind_it() -> None:
+    sched, ctl = _scheduler(slots=3), Controller()
+    for key in "abc":
+        _add(sched, ctl, key)
+    assert _report(sched, ctl, "a", 1, 0.9) == PAUSE  # alone at the rung: floor(1/3) = 0
+    assert _report(sched, ctl, "b", 1, 0.5) == PAUSE
+    assert sched.may_start() is True  # two paused trials hold no slot
+    assert _report(sched, ctl, "c", 1, 0.4) == PAUSE  # three at the rung: "a" is due
+    assert sched.may_start() is False  # a promotion goes before any new trial
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]
+    ctl.trials["a"].status = "PENDING"
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]  # pending now: asked again
+    outcomes = [(d["trial_id"], d["rung"], d["outcome"]) for d in sched.decisions()]
+    assert outcomes == [("a", 1, "pause"), ("b", 1, "pause"), ("c", 1, "pause"),
+                        ("a", 1, "promote")]  # fmt: skip
+    assert _report(sched, ctl, "a", 2, 0.9) == CONTINUE  # between rungs
+    assert _report(sched, ctl, "a", 3, 0.95) == PAUSE  # alone at rung 3
+
+
+def test_a_trial_in_the_top_when_it_arrives_goes_straight_on() -> None:
+    sched, ctl = _scheduler(slots=4), Controller()
+    for key, acc in zip("abc", (0.3, 0.2, 0.1), strict=True):
+        _add(sched, ctl, key)
+        assert _report(sched, ctl, key, 1, acc) == PAUSE or key == "c"
+    _add(sched, ctl, "d")
+    # Six at the rung would let two on; with four, one: "a" (paused, due) and then "d"?
+    assert _report(sched, ctl, "d", 1, 0.99) == CONTINUE  # best of 4: promoted at once
+    assert sched.decisions()[-1]["outcome"] == "promote"
+    assert sched.decisions()[-1]["rank"] == 0 and sched.decisions()[-1]["top"] == 1
+
+
+def test_a_trial_at_chance_is_stopped_not_paused() -> None:
+    sched, ctl = _scheduler(), Controller()
+    _add(sched, ctl, "a")
+    assert _report(sched, ctl, "a", 1, 0.1, chance=True) == STOP
+    assert sched.decisions()[-1]["outcome"] == "stop" and sched.decisions()[-1]["at_chance"]
+
+
+def test_promotion_order_is_highest_rung_then_best_rank() -> None:
+    sched, ctl = _scheduler(slots=9), Controller()
+    for key, acc in zip("abcdef", (0.8, 0.9, 0.1, 0.2, 0.3, 0.4), strict=True):
+        _add(sched, ctl, key)
+        assert _report(sched, ctl, key, 1, acc) == PAUSE
+    promoted = []
+    while (trial := sched.choose_trial_to_run(ctl)) is not None and trial.status == "PAUSED":
+        trial.status = "RUNNING"
+        promoted.append(trial.trial_id)
+    assert promoted == ["b", "a"]  # six at the rung: the best two, best first
+    assert _report(sched, ctl, "b", 3, 0.95) == PAUSE  # alone at rung 3
+    for acc in (0.05, 0.06, 0.07):  # three more at rung 1 (f due there), two at rung 3
+        sched.add_history({1: [acc, 1.0], 3: [acc, 1.0]} if acc < 0.07 else {1: [acc, 1.0]})
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["b"]  # rung 3 first
+    ctl.trials["b"].status = "RUNNING"
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["f"]
+
+
+def test_paused_trials_are_stopped_when_nothing_more_will_run() -> None:
+    sched, ctl = _scheduler(slots=2, total=2), Controller()
+    _add(sched, ctl, "a")
+    _add(sched, ctl, "b")
+    _report(sched, ctl, "a", 1, 0.5)
+    assert sched.choose_trial_to_run(ctl) is None and ctl.stopped == []  # "b" runs
+    _report(sched, ctl, "b", 1, 0.6)
+    assert sched.choose_trial_to_run(ctl) is None
+    assert sorted(ctl.stopped) == ["a", "b"]
+    ends = [d for d in sched.decisions() if d["outcome"] == "stop"]
+    assert len(ends) == 2 and all("search ended" in d["why"] for d in ends)
+
+
+def test_close_ends_the_wait_as_the_total_does() -> None:
+    sched, ctl = _scheduler(slots=1), Controller()
+    _add(sched, ctl, "a")
+    _report(sched, ctl, "a", 1, 0.5)
+    assert sched.choose_trial_to_run(ctl) is None and ctl.stopped == []  # more may come
+    sched.close()
+    assert sched.choose_trial_to_run(ctl) is None and ctl.stopped == ["a"]
+
+
+def test_may_start_counts_running_and_pending_trials_only() -> None:
+    sched, ctl = _scheduler(slots=2), Controller()
+    _add(sched, ctl, "a")
+    assert sched.may_start()
+    _add(sched, ctl, "b")
+    assert not sched.may_start()
+    sched.on_trial_complete(ctl, ctl.trials["b"], {})
+    assert sched.may_start()
+    _report(sched, ctl, "a", 1, 0.5)  # paused
+    _add(sched, ctl, "c")
+    assert sched.may_start()
+
+
+# -- real Ray Tune ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def checkpointing_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
+                        resume: Any = None) -> dict[str, Any]:  # fmt: skip
+    """A learning curve set by lr, its epoch saved in each checkpoint; every epoch it runs is
+    appended to ``epochs.jsonl`` beside the trial's artifact folder, so a test sees which
+    epochs ran and in which process."""
+    level = 1.0 - abs(math.log10(cfg.train["lr"]) + 1) / 4
+    params = float(cfg.budget)
+    first = 1
+    if resume is not None:
+        first = json.loads((Path(resume) / "state.json").read_text())["epoch"] + 1
+    log = Path(cfg.artifact_dir).parents[1] / "epochs.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    number = int(Path(cfg.artifact_dir).name)
+    for epoch in range(first, EPOCHS + 1):
+        time.sleep(0.03)
+        with log.open("a") as f:
+            f.write(json.dumps({"trial": number, "epoch": epoch}) + "\n")
+
+        def write(folder: Any, epoch: int = epoch) -> None:
+            (Path(folder) / "state.json").write_text(json.dumps({"epoch": epoch}))
+
+        on_state(write)
+        on_epoch({"epoch": epoch, "accuracy": level * epoch / EPOCHS, "params": params,
+                  "train_time_s": 0.03 * epoch})  # fmt: skip
+    return {"accuracy": level, "params": params, "feasible": 1.0, "epochs": EPOCHS,
+            "trial_time_s": 0.3, "trial_energy_j": 2.0}  # fmt: skip
+
+
+def _promotion_config(out: Path, trials: int, **scheduler: Any):
+    return make_config(out, optimiser="random", trials=trials, constraints=[],
+                       train={"epochs": EPOCHS},
+                       scheduler={"name": "moasha", "type": "promotion", **scheduler})  # fmt: skip
+
+
+def test_a_promotion_search_resumes_paused_trials_from_their_checkpoints(tmp_path, local_ray):
+    study = launch(_promotion_config(tmp_path, 12), trial_fn=checkpointing_trial,
+                   progress=False)  # fmt: skip
+    stored = optuna.load_study(study_name=study.study_name,
+                               storage=f"sqlite:///{tmp_path}/npas.db")  # fmt: skip
+    trials = stored.get_trials()
+    assert len(trials) == 12 and {t.state for t in trials} <= {TrialState.COMPLETE,
+                                                               TrialState.PRUNED}  # fmt: skip
+    ran = [json.loads(line) for line in (tmp_path / study.study_name / "epochs.jsonl").open()]
+    by_trial: dict[int, list[int]] = {}
+    for row in ran:
+        by_trial.setdefault(row["trial"], []).append(row["epoch"])
+    # Every epoch ran once: a paused trial went on from its checkpoint, not from epoch 1.
+    for number, epochs in by_trial.items():
+        assert sorted(epochs) == list(range(1, len(epochs) + 1)), (number, epochs)
+    resumed = 0
+    for trial in trials:
+        decisions = trial.user_attrs[DECISIONS_KEY]  # read back through Optuna's API
+        outcomes = [d["outcome"] for d in decisions]
+        assert set(outcomes) <= {"pause", "promote", "stop"}
+        resumed += sum(1 for pair in itertools.pairwise(outcomes) if pair == ("pause", "promote"))
+        ran_epochs = len(by_trial[trial.number])
+        assert sorted(trial.intermediate_values) == list(range(1, ran_epochs + 1))
+        if trial.state == TrialState.COMPLETE:
+            assert by_trial[trial.number] == list(range(1, EPOCHS + 1))
+        else:  # stopped at a rung: paused there and never promoted, or at chance
+            assert outcomes[-1] == "stop" and len(by_trial[trial.number]) in (1, 3)
+    assert resumed >= 1  # some trial paused and was later promoted
+    assert stored.get_trials(states=(TrialState.COMPLETE,))
+    # Only the trials that ran their full schedule keep a checkpoint.
+    kept = sorted((tmp_path / "ray" / study.study_name).glob("*/checkpoint_*"))
+    assert len(kept) == len(stored.get_trials(states=(TrialState.COMPLETE,)))
+    assert all(p.name == f"checkpoint_{EPOCHS - 1:06d}" for p in kept)
+
+
+def test_a_real_trial_paused_and_resumed_under_ray_learns_as_if_never_paused(tmp_path, local_ray):
+    """run_trial on digits under promotion MOASHA: a trial resumed from its Ray checkpoint
+    has the learning curve the same trial config gives uninterrupted."""
+    config = make_config(tmp_path, optimiser="random", trials=6, constraints=[],
+                         train={"epochs": 3},
+                         scheduler={"name": "moasha", "type": "promotion",
+                                    "reduction_factor": 2})  # fmt: skip
+    study = launch(config, progress=False)
+    resumed = [t for t in study.trials
+               if [d["outcome"] for d in t.user_attrs[DECISIONS_KEY]][:2] == ["pause", "promote"]]
+    assert resumed
+    for trial in resumed:
+        alone: list[dict] = []
+        run_trial(trial.user_attrs["trial_config"] | {"artifact_dir": None}, on_epoch=alone.append)
+        seen = trial.user_attrs["curve"]
+        assert len(seen) >= 2
+        for a, b in zip(seen, alone, strict=False):
+            assert (a["accuracy"], a["val_loss"]) == (b["accuracy"], b["val_loss"]), trial.number
