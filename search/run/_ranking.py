@@ -56,9 +56,9 @@ def top_k(F: np.ndarray, violation: np.ndarray, at_chance: np.ndarray | None, k:
                 cut = np.searchsorted(np.cumsum(np.bincount(front)), left)
                 rows, front = rows[front <= cut], front[front <= cut]
             crowding = _crowding(F[rows], front)
-            rows = rows[np.lexsort((rows, -crowding, front))]
+            rows = rows[np.lexsort((-crowding, front))]  # stable: ties by row
         elif g == _INFEASIBLE:
-            rows = rows[np.lexsort((rows, violation[rows]))]
+            rows = rows[np.argsort(violation[rows], kind="stable")]
         best.append(rows[:left])
         left -= len(best[-1])
     return np.concatenate(best, dtype=int).tolist() if best else []
@@ -86,7 +86,7 @@ def _crowding(F: np.ndarray, front: np.ndarray) -> np.ndarray:
     n, n_obj = F.shape
     distance = np.zeros(n)
     for j in range(n_obj):
-        by_value = np.lexsort((np.arange(n), F[:, j], front))
+        by_value = np.lexsort((F[:, j], front))  # stable: ties by row
         value, where = F[by_value, j], front[by_value]
         first = np.r_[True, where[1:] != where[:-1]]
         last = np.r_[where[1:] != where[:-1], True]
