@@ -1,10 +1,11 @@
 """A search of the user's own family, image folder and indicator on a real two-node Ray cluster.
 
-The plugin lives outside the project, in a folder on no worker's ``sys.path``; the search names
-it once (``imports:``) and the job carries it (Ray ``runtime_env`` ``py_modules``). Each import
-of the plugin notes its process, file and Ray node, so the test sees that the workers of both
-nodes ran the shipped copy. The stored records are read back through Optuna's own API, and a
-fresh process rebuilds the exported model with ``load_bundle``.
+The images stream through a DataLoader in each trial. The plugin lives outside the project, in
+a folder on no worker's ``sys.path``; the search names it once (``imports:``) and the job
+carries it (Ray ``runtime_env`` ``py_modules``). Each import of the plugin notes its process,
+file and Ray node, so the test sees that the workers of both nodes ran the shipped copy. The
+stored records are read back through Optuna's own API, and a fresh process rebuilds the
+exported model with ``load_bundle``.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def test_a_users_plugin_searched_on_two_nodes_then_exported_and_rebuilt(
         "val_size": 8,
         "space": {"family": ["t-ctiny"], "t-ctiny.width": {"low": 2, "high": 6}},
         "train": {"epochs": 2, "batch_size": 8},
+        "loading": {"stream": True, "workers": 1},  # a DataLoader worker in each Ray worker
         "objectives": [["accuracy", "maximize"], ["t_cbytes", "minimize"]],
-        "indicators": ["params"],
+        "indicators": ["params", "t_cbytes_streamed"],
         "optimiser": {"name": "random"},
         "trials": 4,
         "resources": {"cpu": 1},
@@ -80,6 +82,8 @@ def test_a_users_plugin_searched_on_two_nodes_then_exported_and_rebuilt(
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 4, errors
     for trial in study.trials:  # the user's indicator, stored as npas stores params
         assert trial.user_attrs["metric_t_cbytes"] == trial.user_attrs["metric_params"] > 0
+        # an indicator given the trial's data: 48 images less 8 for validation, streamed
+        assert trial.user_attrs["metric_t_cbytes_streamed"] == 40
     assert "user_attrs_metric_t_cbytes" in study.trials_dataframe().columns
     assert study.metric_names == ["accuracy", "t_cbytes"]
 

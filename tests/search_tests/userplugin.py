@@ -40,6 +40,14 @@ class Tiny(nn.Module):
 def weight_bytes(model, example):
     """Bytes of the weights at one byte a value."""
     return sum(p.numel() for p in model.parameters())
+
+
+@objectives.register_indicator("{indicator}_streamed", "minimize", analytic=False)
+def streamed_examples(model, example, data):
+    """Training examples the trial streamed through a DataLoader (0: held in memory)."""
+    if data is None or type(data.train).__name__ != "StreamedSplit":
+        return 0.0
+    return float(len(data.train))
 '''
 
 
