@@ -134,18 +134,23 @@ class SchedulerConfig:
 
 @dataclass(frozen=True)
 class BudgetConfig:
-    """The search's own budget: no trial starts once one would be passed (None: no limit).
+    """The search's own budget: no trial starts once one would be passed, and the trials in
+    flight are stopped at their next epoch once ``time`` is spent (None: no limit).
 
     Attributes:
         time: Wall-clock seconds of the launch (YAML and ``--time-budget`` take ``45m``,
             ``2h``, ``90s`` or seconds).
         energy_j: Joules of the trials' training and measurement.
         co2_g: Grams of CO2 of that energy.
+        trial_timeout: Training seconds of one trial (across its pauses; same forms as
+            ``time``): a trial past it is stopped at its next epoch, checkpointed, and
+            recorded as pruned with the reason.
     """
 
     time: float | None = None
     energy_j: float | None = None
     co2_g: float | None = None
+    trial_timeout: float | None = None
 
     @classmethod
     def from_dict(cls, data: Any, *, path: str = "budget") -> BudgetConfig:
@@ -156,6 +161,9 @@ class BudgetConfig:
             time=checks.optional(_duration)(data.get("time"), f"{path}.time"),
             energy_j=positive(data.get("energy_j"), f"{path}.energy_j"),
             co2_g=positive(data.get("co2_g"), f"{path}.co2_g"),
+            trial_timeout=checks.optional(_duration)(
+                data.get("trial_timeout"), f"{path}.trial_timeout"
+            ),
         )
 
 

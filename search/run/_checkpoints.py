@@ -8,6 +8,7 @@ running (a relaunch resumes those)."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,30 @@ from ray.tune import Callback
 
 from search.run._trainable import METRICS_KEY
 
-__all__ = ["CheckpointJanitor", "checkpoint_folders", "folder_size"]
+__all__ = [
+    "RAY_TRIAL_KEY",
+    "CheckpointJanitor",
+    "checkpoint_folders",
+    "folder_size",
+    "latest_checkpoint",
+]
+
+#: A trial's user attribute: its Ray Tune trial folder, where its checkpoints are.
+RAY_TRIAL_KEY = "npas:ray_trial"
 
 
 def checkpoint_folders(trial_folder: str | Path) -> list[Path]:
     """A trial's checkpoint folders in Ray Tune's layout (``checkpoint_000003``), oldest
     first."""
     return sorted(Path(trial_folder).glob("checkpoint_*"))
+
+
+def latest_checkpoint(trial: Any) -> Path | None:
+    """The latest checkpoint folder of a study's trial (its :data:`RAY_TRIAL_KEY`), or None
+    when it has none (never checkpointed, deleted, or on another machine's disk)."""
+    folder = trial.user_attrs.get(RAY_TRIAL_KEY)
+    found = checkpoint_folders(folder) if folder else []
+    return found[-1] if found else None
 
 
 def folder_size(folder: str | Path) -> int:
@@ -33,11 +51,24 @@ def folder_size(folder: str | Path) -> int:
 
 
 class CheckpointJanitor(Callback):
-    """Deletes the checkpoints of a trial that ended without its full schedule: stopped by a
-    scheduler (at a rung, or paused and never promoted) or failed."""
+    """Tells ``on_folder`` each trial's Ray Tune folder when it starts (recorded, a relaunch
+    finds its checkpoints there); deletes the checkpoints of a trial that ended without its
+    full schedule: stopped by a scheduler (at a rung, or paused and never promoted) or failed,
+    unless ``keep`` says otherwise (a trial a time limit stopped).
+    """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        on_folder: Callable[[str, str], None] | None = None,
+        keep: Callable[[str], bool] = lambda trial_id: False,
+    ) -> None:
+        self.on_folder = on_folder
+        self.keep = keep  # a stopped trial (Ray trial id) whose checkpoints stay
         self.deleted = 0
+
+    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        if self.on_folder is not None and trial.path is not None:
+            self.on_folder(trial.trial_id, trial.path)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         if METRICS_KEY not in (trial.last_result or {}):
@@ -48,6 +79,8 @@ class CheckpointJanitor(Callback):
 
     def _delete(self, trial: Any) -> None:
         if trial.path is None or "://" in trial.path:  # a storage URI: not ours to clean
+            return
+        if self.keep(trial.trial_id):
             return
         for folder in checkpoint_folders(trial.path):
             shutil.rmtree(folder, ignore_errors=True)

@@ -21,11 +21,12 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import optuna
+from optuna.trial import TrialState
 
 from search._urls import masked_url
 from search._usercode import runtime_env
@@ -34,11 +35,13 @@ from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import SearchInterrupted
 from search.run._budget import SearchCost
-from search.run._checkpoints import CheckpointJanitor
+from search.run._checkpoints import CheckpointJanitor, latest_checkpoint
 from search.run._deaths import WorkerDeaths
 from search.run._lease import Lease
+from search.run._limits import TrialLimits
+from search.run._moasha import PromotionMOASHA
 from search.run._rungview import RungView
-from search.run._searcher import NpasSearcher
+from search.run._searcher import DECISIONS_KEY, NpasSearcher
 from search.run._storage import (
     FEASIBLE_KEY,
     counts,
@@ -48,14 +51,17 @@ from search.run._storage import (
     record_cost,
     rung_history,
 )
-from search.run._trainable import TrialFn, trainable
+from search.run._trainable import TrialFn, checkpoints, trainable
 from search.run._writer import StudyWriter, in_memory_copy
 from spaces._errors import ConfigError
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
 
-__all__ = ["launch", "trials_counted"]
+__all__ = ["RETRIES", "launch", "trials_counted"]
+
+#: How often a checkpointing trial whose worker died is restarted from its last checkpoint.
+RETRIES = 2
 
 
 def trials_counted(study: optuna.Study) -> int:
@@ -169,7 +175,10 @@ def _launch_leased(
         objectives=config.objectives,
         constraints=config.constraint_texts,
         optimiser=config.optimiser.name,
+        resumable=_resumable,
     )
+    # What a killed search left RUNNING with a checkpoint goes on from it, before new trials.
+    resumes = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
     remaining = config.trials - trials_counted(study)
     if remaining <= 0:
         return study
@@ -199,6 +208,8 @@ def _launch_leased(
             cost=cost,
             logs=str(out / "ray" / config.name),
             deaths=deaths,
+            limits=TrialLimits(config.budget, cost),
+            resumes=resumes,
         )
         try:
             with _sigterm_as_sigint(), deaths:
@@ -208,6 +219,10 @@ def _launch_leased(
                 record_cost(study, cost)
         if writer.error is not None:
             raise writer.error
+        if searcher.adjourned and progress:
+            print(f"[npas] time is up: {len(searcher.adjourned)} unfinished trial(s) "
+                  f"{searcher.adjourned} kept with their checkpoints; relaunch the same command "
+                  "(with more time) to go on with them", file=sys.stderr)  # fmt: skip
         if searcher.stopped is not None:
             if progress:
                 print(f"[npas] no further trial started: {searcher.stopped}", file=sys.stderr)
@@ -244,14 +259,37 @@ def _sigterm_as_sigint() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
+def _resumable(trial: optuna.trial.FrozenTrial) -> bool:
+    """A trial a stopped search left RUNNING that a relaunch resumes: it has a checkpoint."""
+    return latest_checkpoint(trial) is not None
+
+
+def _kept(limits: TrialLimits | None) -> Callable[[str], bool]:
+    """Which stopped trials keep their checkpoints: those a time limit stopped (a relaunch
+    continues them, or the user exports them)."""
+    return lambda trial_id: limits is not None and (limits.out_of_time or trial_id in limits.why)
+
+
+def _promotions(scheduler: Any, trial: optuna.trial.FrozenTrial) -> dict[str, list[int]]:
+    """The rungs a promotion-type scheduler let ``trial`` go on from, from its stored
+    decisions (a relaunch keeps them), as ``add_history``'s keyword."""
+    if not isinstance(scheduler, PromotionMOASHA):
+        return {}
+    log = trial.user_attrs.get(DECISIONS_KEY, [])
+    return {"promoted": [d["rung"] for d in log if d["outcome"] in ("promote", "continue")]}
+
+
 def _interrupted(study: optuna.Study, config: SearchConfig) -> SearchInterrupted:
-    """Marks the trials a stop cut short as interrupted (they run again on relaunch)."""
-    cut = fail_interrupted(study)
+    """Marks the trials a stop cut short as interrupted (they run again on relaunch), except
+    those with a checkpoint (a relaunch continues them from it)."""
+    cut = fail_interrupted(study, _resumable)
+    kept = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
     ended = trials_counted(study)
     return SearchInterrupted(
         f"search {config.name!r} stopped after {ended} of {config.trials} trials; "
-        f"{len(cut)} trial(s) cut short {cut} are recorded as interrupted and run again when "
-        "you relaunch the same command, which resumes the search"
+        f"{len(cut)} trial(s) cut short {cut} are recorded as interrupted and run again, and "
+        f"{len(kept)} {kept} go on from their last checkpoints, when you relaunch the same "
+        "command, which resumes the search"
     )
 
 
@@ -419,8 +457,10 @@ def _run_tuner(
                     time_budget=config.budget.time)  # fmt: skip
     scheduler = SCHEDULERS.get(config.scheduler.name)(config)
     if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
-        for curve, violation, at_chance in rung_history(study, config.objective_names):
-            scheduler.add_history(curve, violation, at_chance)
+        trials = study.get_trials(deepcopy=False)  # index = number
+        for curve, violation, at_chance, number in rung_history(study, config.objective_names):
+            scheduler.add_history(curve, violation, at_chance, number,
+                                  **_promotions(scheduler, trials[number]))  # fmt: skip
         scheduler.on_decision = searcher.on_decision
     slots = min(remaining, _slots(share))
     if hasattr(scheduler, "may_start"):  # paused trials hold no slot: the scheduler says when
@@ -439,9 +479,17 @@ def _run_tuner(
             storage_path=str(out / "ray"),
             name=config.name,
             verbose=0,
-            callbacks=[view, CheckpointJanitor()],
+            callbacks=[
+                view,
+                CheckpointJanitor(on_folder=searcher.on_folder, keep=_kept(searcher.limits)),
+            ],
+            stop=searcher.limits,
             checkpoint_config=tune.CheckpointConfig(
                 num_to_keep=config.scheduler.keep_checkpoints
+            ),
+            # A trial whose worker died goes on from its last checkpoint (when it has them).
+            failure_config=tune.FailureConfig(
+                max_failures=RETRIES if checkpoints(trial_fn) else 0
             ),
         ),
     )

@@ -55,6 +55,13 @@ def _as_float(value: Any) -> float:
         return math.nan
 
 
+def _key(trial: Trial) -> Any:
+    """A trial's key at the rungs: its study trial number (the same in every launch, so a
+    trial a relaunch resumed is not entered twice), else Ray's trial id."""
+    config = getattr(trial, "config", None) or {}
+    return config.get("number", trial.trial_id)
+
+
 def _milestones(grace: int, rf: float, max_epochs: int) -> tuple[int, ...]:
     """grace * rf**k rounded up to whole epochs, strictly below max_epochs, ascending, unique."""
     rungs: list[int] = []
@@ -98,9 +105,9 @@ class MOASHA(FIFOScheduler):
         self._rf = float(reduction_factor)
         self._max_epochs = max_epochs
         self.rungs: tuple[int, ...] = _milestones(grace_epochs, self._rf, max_epochs)
-        # rung -> trial key -> (objective vector as minimised, violation, at chance);
-        # insertion order = arrival order.
-        self._recorded: dict[int, dict[str, tuple[np.ndarray, float, bool]]] = {
+        # rung -> trial key (:func:`_key`) -> (objective vector as minimised, violation, at
+        # chance); insertion order = arrival order.
+        self._recorded: dict[int, dict[Any, tuple[np.ndarray, float, bool]]] = {
             r: {} for r in self.rungs
         }
         self._log: list[dict[str, Any]] = []
@@ -124,12 +131,13 @@ class MOASHA(FIFOScheduler):
         f = self._vector([result.get(name) for name in self._names])
         violation = _as_float(result.get(self._violation_attr, 0.0))
         at_chance = _as_float(result.get(self._chance_attr, 0.0)) > 0
+        key = _key(trial)
         for rung in self.rungs:
             if rung > epoch:
                 break
-            if trial.trial_id in self._recorded[rung]:
+            if key in self._recorded[rung]:
                 continue
-            kept, rank, n = self._enter(trial.trial_id, rung, f, violation, at_chance)
+            kept, rank, n = self._enter(key, rung, f, violation, at_chance)
             outcome = "continue" if kept else "stop"
             self._decide(trial, rung, outcome, rank=rank, n=n, at_chance=at_chance)
             if not kept:  # entered no higher rung: it would not have got there
@@ -142,17 +150,20 @@ class MOASHA(FIFOScheduler):
         curve: Mapping[int, Sequence[float]],
         violation: float = 0.0,
         at_chance: Collection[int] = (),
+        number: int | None = None,
     ) -> None:
         """Record a trial seen before this scheduler existed (a resumed search): its objective
         vector at each epoch it reached (and the epochs it was at chance); it is entered at
-        every rung it reached."""
+        every rung it reached. Given its trial ``number``, the trial is the same one when it
+        reports again (a relaunch resumed it from its checkpoint): a rung it is entered at
+        is not entered twice."""
         for epoch, values in curve.items():
             if len(values) != len(self._names):
                 raise ConfigError(
                     f"add_history curve[{epoch}]: got {len(values)} values; "
                     f"allowed: one per objective ({len(self._names)}: {list(self._names)})"
                 )
-        key = f"history-{self._n_history}"
+        key = f"history-{self._n_history}" if number is None else number
         self._n_history += 1
         epochs = sorted(curve)
         for rung in self.rungs:
@@ -194,7 +205,7 @@ class MOASHA(FIFOScheduler):
             "outcome": outcome,
             "rank": rank,
             "n": n,
-            "arrival": list(self._recorded[rung]).index(trial.trial_id),
+            "arrival": list(self._recorded[rung]).index(_key(trial)),
             "top": self._top(n),
             "at_chance": at_chance,
         }
@@ -216,7 +227,7 @@ class MOASHA(FIFOScheduler):
         return np.array([_as_float(v) for v in values]) * self._signs
 
     def _enter(
-        self, key: str, rung: int, f: np.ndarray, violation: float, at_chance: bool = False
+        self, key: Any, rung: int, f: np.ndarray, violation: float, at_chance: bool = False
     ) -> tuple[bool, int, int]:
         """Record ``key`` at ``rung`` and rank it among all recorded there."""
         recorded = self._recorded[rung]
@@ -245,14 +256,33 @@ class PromotionMOASHA(MOASHA):
         super().__init__(*args, **kwargs)
         self.slots = 1
         self.total: int | None = None
-        self._paused: dict[str, tuple[Trial, int]] = {}  # trial id -> (trial, rung)
-        self._promoted: dict[int, set[str]] = {r: set() for r in self.rungs}
-        self._cache: dict[int, tuple[tuple[int, int], list[str]]] = {}
-        self._active: set[str] = set()  # added, not paused, not ended
+        self._paused: dict[Any, tuple[Trial, int]] = {}  # key -> (trial, rung)
+        # key -> trial promoted but not yet taken by Ray Tune: a trial whose pause is still
+        # being saved (its actor still alive) is not started when chosen, so it is chosen again
+        self._promoting: dict[Any, Trial] = {}
+        self._promoted: dict[int, set[Any]] = {r: set() for r in self.rungs}
+        self._cache: dict[int, tuple[tuple[int, int], list[Any]]] = {}
+        self._active: set[str] = set()  # Ray trial ids added, not paused, not ended
+        self._seen: set[Any] = set()  # keys that reported in this launch
         self._added = 0
         self._closed = False
         self.n_paused = 0
         self.n_promoted = 0
+
+    def add_history(
+        self,
+        curve: Mapping[int, Sequence[float]],
+        violation: float = 0.0,
+        at_chance: Collection[int] = (),
+        number: int | None = None,
+        promoted: Collection[int] = (),
+    ) -> None:
+        """:meth:`MOASHA.add_history`; ``promoted``: the rungs trial ``number`` was promoted
+        from (or went straight on from) before, which a relaunch does not decide again."""
+        super().add_history(curve, violation, at_chance, number)
+        if number is not None:
+            for rung in set(promoted) & set(self.rungs):
+                self._promoted[rung].add(number)
 
     def limit(self, *, slots: int, total: int | None) -> None:
         """At most ``slots`` trials run at once; ``total`` trials are added in all (None:
@@ -275,25 +305,39 @@ class PromotionMOASHA(MOASHA):
         epoch = _as_float(result.get(self._time_attr))
         if epoch > self._max_epochs:
             return super().on_trial_result(tune_controller, trial, result)
+        key = _key(trial)
+        first = key not in self._seen
+        self._seen.add(key)
         if epoch not in self.rungs:  # between rungs (or NaN): no decision
             return TrialScheduler.CONTINUE
         rung = int(epoch)
-        if trial.trial_id in self._recorded[rung]:
+        if key in self._recorded[rung]:
+            if first and key not in self._promoted[rung]:
+                # a relaunch resumed it from its checkpoint at this rung, where the search
+                # before paused it: decided now, as if it had just arrived
+                return self._arrived(trial, rung)
             return TrialScheduler.CONTINUE  # a repeated result
         f = self._vector([result.get(name) for name in self._names])
         violation = _as_float(result.get(self._violation_attr, 0.0))
         at_chance = _as_float(result.get(self._chance_attr, 0.0)) > 0
-        _, rank, n = self._enter(trial.trial_id, rung, f, violation, at_chance)
-        if at_chance:
+        self._enter(key, rung, f, violation, at_chance)
+        return self._arrived(trial, rung)
+
+    def _arrived(self, trial: Trial, rung: int) -> str:
+        """The decision on a trial recorded at ``rung``: stop it (at chance), promote it (in
+        the top now) or pause it."""
+        key = _key(trial)
+        rank, n = self._rank_of(key, rung)
+        if self._recorded[rung][key][2]:
             self._decide(trial, rung, "stop", rank=rank, n=n, at_chance=True)
             self._n_stopped += 1
             return TrialScheduler.STOP
-        if trial.trial_id in self._promotable(rung):
-            self._promoted[rung].add(trial.trial_id)
+        if key in self._promotable(rung):
+            self._promoted[rung].add(key)
             self.n_promoted += 1
             self._decide(trial, rung, "promote", rank=rank, n=n)
             return TrialScheduler.CONTINUE
-        self._paused[trial.trial_id] = (trial, rung)
+        self._paused[key] = (trial, rung)
         self._active.discard(trial.trial_id)
         self.n_paused += 1
         self._decide(trial, rung, "pause", rank=rank, n=n)
@@ -302,11 +346,17 @@ class PromotionMOASHA(MOASHA):
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
         """A paused trial now due for promotion, else a pending trial; when nothing runs and
         nothing will start, the paused trials are stopped (so the search can end)."""
+        for key, trial in list(self._promoting.items()):
+            if trial.status != "PAUSED":  # Ray Tune took it: it is starting or running
+                del self._promoting[key]
+            else:  # its pause was still being saved when it was chosen: chosen again
+                return trial
         due = self._due()
         if due is not None:
             trial, rung = self._paused.pop(due)
             self._promoted[rung].add(due)
-            self._active.add(due)
+            self._active.add(trial.trial_id)
+            self._promoting[due] = trial
             self.n_promoted += 1
             rank, n = self._rank_of(due, rung)
             self._decide(trial, rung, "promote", rank=rank, n=n)
@@ -339,7 +389,8 @@ class PromotionMOASHA(MOASHA):
 
     def _forget(self, trial: Trial) -> None:
         self._active.discard(trial.trial_id)
-        self._paused.pop(trial.trial_id, None)
+        self._paused.pop(_key(trial), None)
+        self._promoting.pop(_key(trial), None)
 
     def _ended(self) -> bool:
         return self._closed or (self.total is not None and self._added >= self.total)
@@ -347,7 +398,7 @@ class PromotionMOASHA(MOASHA):
     def _top(self, n: int) -> int:
         return math.floor(n / self._rf)
 
-    def _promotable(self, rung: int) -> list[str]:
+    def _promotable(self, rung: int) -> list[Any]:
         """The trials of ``rung`` in its top ``floor(n / η)``, not at chance, not promoted
         from it yet, best first (ranked again only when the rung or its promotions changed:
         the controller asks at every step)."""
@@ -366,7 +417,7 @@ class PromotionMOASHA(MOASHA):
         self._cache[rung] = (stamp, due)
         return due
 
-    def _due(self) -> str | None:
+    def _due(self) -> Any:
         """The paused trial to promote first: from the highest rung, the best ranked."""
         for rung in reversed(self.rungs):
             for key in self._promotable(rung):
@@ -374,7 +425,7 @@ class PromotionMOASHA(MOASHA):
                     return key
         return None
 
-    def _rank_of(self, key: str, rung: int) -> tuple[int, int]:
+    def _rank_of(self, key: Any, rung: int) -> tuple[int, int]:
         recorded = self._recorded[rung]
         columns = zip(*recorded.values(), strict=True)
         order = rank_order(*(np.array(column) for column in columns))

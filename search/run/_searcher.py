@@ -18,23 +18,28 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import optuna
+from optuna.trial import TrialState
 from ray.tune.search import Searcher
 
 from search.config import Objective, TrialConfig
 from search.errors import StorageWriteError
 from search.optimisers import Optimiser
 from search.run._budget import SearchCost
+from search.run._checkpoints import RAY_TRIAL_KEY, latest_checkpoint
 from search.run._deaths import WorkerDeaths
+from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._storage import outcome_of, record
-from search.run._trainable import CURVE_KEY, VIOLATION_KEY
+from search.run._trainable import CURVE_KEY, RESUME_KEY, VIOLATION_KEY
 from search.run._writer import StudyWriter
 
-__all__ = ["DECISIONS_KEY", "Gate", "NpasSearcher", "TrialConfigFn"]
+__all__ = ["DECISIONS_KEY", "STOPPED_KEY", "Gate", "NpasSearcher", "TrialConfigFn"]
 
 #: ``(point, trial number) -> trial config`` (adds the artifact folder of that trial).
 TrialConfigFn = Callable[[dict[str, Any], int], TrialConfig]
 #: A trial's user attribute: the scheduler's decisions on it, one dict per rung decision.
 DECISIONS_KEY = "npas:decisions"
+#: A pruned trial's user attribute: why a time limit stopped it (a trial timeout).
+STOPPED_KEY = "npas:stopped"
 #: What a decision keeps (the Ray trial id and the trial number are known from the trial).
 _DECISION_FIELDS = ("rung", "outcome", "rank", "n", "arrival", "top", "at_chance", "why")
 
@@ -67,6 +72,13 @@ class NpasSearcher(Searcher):
             kill); that is the trial's recorded error.
         gate: Asked before each proposal whether a trial may start (None: always; Ray Tune's
             ``max_concurrent_trials`` limits them); told when the searcher stops.
+        limits: The time limits stopping trials in flight (None: none); a trial a trial
+            timeout stopped is recorded PRUNED with the reason under :data:`STOPPED_KEY`,
+            and one left unfinished once the search's time is spent stays RUNNING with its
+            checkpoint (adjourned: a relaunch continues it).
+        resumes: Trials the storage holds RUNNING that a killed search left with a
+            checkpoint, by number: started before any new proposal, each from its latest
+            checkpoint, as the same trial (its curve and decisions go on).
     """
 
     def __init__(
@@ -81,6 +93,8 @@ class NpasSearcher(Searcher):
         logs: str = "the Ray folder of the run",
         deaths: WorkerDeaths | None = None,
         gate: Gate | None = None,
+        limits: TrialLimits | None = None,
+        resumes: Sequence[int] = (),
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
         self.optimiser = optimiser
@@ -94,9 +108,15 @@ class NpasSearcher(Searcher):
         self.logs = logs
         self.deaths = deaths
         self.gate = gate
+        self.limits = limits
+        self._resumes = list(resumes)
         self._last: dict[str, dict] = {}  # trial id -> its last epoch's result
         #: Why the searcher stopped starting trials before Ray Tune's count (a budget).
         self.stopped: str | None = None
+        #: Numbers of the trials this launch resumed from a killed search's checkpoints.
+        self.resumed: list[int] = []
+        #: Numbers of the trials left RUNNING with their checkpoints when time ran out.
+        self.adjourned: list[int] = []
 
     def suggest(self, trial_id: str) -> dict | str | None:
         """The Ray config of a new trial, recorded with its trial config right away.
@@ -112,6 +132,8 @@ class NpasSearcher(Searcher):
             return self._finished()
         if self.gate is not None and not self.gate.may_start():
             return None
+        if self._resumes:
+            return self._resume(trial_id, self._resumes.pop(0))
         proposal = self.optimiser.ask()
         if proposal is None:
             return None
@@ -124,6 +146,30 @@ class NpasSearcher(Searcher):
             return self._finished()
         self._live[trial_id] = trial
         return {"number": trial.number, "trial_config": trial_config}
+
+    def _resume(self, trial_id: str, number: int) -> dict | str:
+        """The Ray config that resumes trial ``number`` from its latest checkpoint."""
+        study = self.optimiser.study
+        frozen = study.trials[number]
+        folder = latest_checkpoint(frozen)
+        try:
+            self.writer.adopt(number)
+        except StorageWriteError:
+            return self._finished()
+        self._live[trial_id] = optuna.trial.Trial(study, frozen._trial_id)
+        self._curves[trial_id] = list(frozen.user_attrs.get("curve", []))
+        self.resumed.append(number)
+        trial_config = TrialConfig.from_dict(frozen.user_attrs["trial_config"])
+        return {"number": number, "trial_config": trial_config, RESUME_KEY: str(folder)}
+
+    def on_folder(self, trial_id: str, folder: str) -> None:
+        """Ray Tune's folder of a trial that started: recorded once (its checkpoints)."""
+        trial = self._live.get(trial_id)
+        if trial is None or trial.user_attrs.get(RAY_TRIAL_KEY) == folder:
+            return
+        trial.set_user_attr(RAY_TRIAL_KEY, folder)
+        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
+            self.writer.user_attr(trial.number, RAY_TRIAL_KEY, folder)
 
     def _finished(self) -> str:
         if self.gate is not None:
@@ -160,7 +206,7 @@ class NpasSearcher(Searcher):
         # To the storage only: the optimiser's in-memory study keeps no curves (see
         # search.run._writer._without_curve).
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
-            self.writer.intermediate(trial.number, step, value)
+            self.writer.intermediate(trial.number, step, value, [_curve_point(p) for p in curve])
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -182,14 +228,34 @@ class NpasSearcher(Searcher):
             cause=self.deaths.cause if self.deaths is not None else None,
         )
         curve = self._curves.pop(trial_id, [])
+        if outcome.state == TrialState.PRUNED and self._adjourn(trial_id, trial):
+            return
         if curve:
             trial.set_user_attr("curve", [_curve_point(p) for p in curve])
+        why = None if self.limits is None else self.limits.why.get(trial_id)
+        if outcome.state == TrialState.PRUNED and why is not None:
+            trial.set_user_attr(STOPPED_KEY, why)
         record(trial, outcome)  # constraints before the tell: samplers read them there
         if self.cost is not None:
             self.cost.add(outcome.metrics)
-        self.optimiser.tell(trial.number, outcome.values, outcome.state)
+        if trial.number in self.resumed:  # proposed by a launch before: the study is told
+            trial.study.tell(trial.number, outcome.values, state=outcome.state)
+        else:
+            self.optimiser.tell(trial.number, outcome.values, outcome.state)
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
             self.writer.finished(_frozen(trial), study_attrs=trial.study.user_attrs)
+
+    def _adjourn(self, trial_id: str, trial: optuna.trial.Trial) -> bool:
+        """Leaves a trial that the search's time stopped unfinished RUNNING, when it has a
+        checkpoint to go on from (its curve is in the storage already); True if it did."""
+        if self.limits is None or not self.limits.out_of_time:
+            return False
+        if self.limits.why.get(trial_id, OUT_OF_TIME) != OUT_OF_TIME:
+            return False  # a trial timeout, reached before the search's time
+        if latest_checkpoint(trial) is None:
+            return False
+        self.adjourned.append(trial.number)
+        return True
 
     def save(self, checkpoint_path: str) -> None:
         """Nothing to save: the Optuna study holds the state (Ray calls this periodically)."""

@@ -20,7 +20,7 @@ import json
 import math
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 import optuna
 import sqlalchemy
-from optuna.trial import TrialState
+from optuna.trial import FrozenTrial, TrialState
 
 from search._urls import masked_url
 from search.errors import ConfigError
@@ -205,11 +205,13 @@ def open_study(
     objectives: Sequence[tuple[str, str]],
     constraints: Sequence[str],
     optimiser: str,
+    resumable: Callable[[FrozenTrial], bool] | None = None,
 ) -> optuna.Study:
     """Creates the study of a search, or loads it to resume after checking it is the same search.
 
     A loaded study's RUNNING trials belong to a search that was killed: they are marked FAIL
-    with the error ``interrupted`` (:func:`fail_interrupted`).
+    with the error ``interrupted`` (:func:`fail_interrupted`), except those ``resumable``
+    says a relaunch continues from their checkpoints.
 
     Args:
         name: The search (study) name.
@@ -219,6 +221,7 @@ def open_study(
         objectives: ``(name, direction)`` per objective.
         constraints: The constraint expressions.
         optimiser: The optimiser's registry name.
+        resumable: Which RUNNING trials of a loaded study stay RUNNING (to be resumed).
 
     Raises:
         ConfigError: the stored search has other objectives or another config (except for
@@ -242,7 +245,7 @@ def open_study(
         study.set_user_attr("npas_version", _npas_version())
         return study
     _check_same(name, stored, plain, objectives)
-    fail_interrupted(study)
+    fail_interrupted(study, resumable)
     return study
 
 
@@ -274,14 +277,19 @@ def _check_same(
         )
 
 
-def fail_interrupted(study: optuna.Study) -> list[int]:
-    """Marks the RUNNING trials of a killed search FAIL (``error`` = interrupted).
+def fail_interrupted(
+    study: optuna.Study, resumable: Callable[[FrozenTrial], bool] | None = None
+) -> list[int]:
+    """Marks the RUNNING trials of a killed search FAIL (``error`` = interrupted), except
+    those ``resumable`` says a relaunch resumes from their checkpoints (left RUNNING).
 
     Returns:
-        Their numbers.
+        The numbers of the trials marked.
     """
     numbers = []
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        if resumable is not None and resumable(trial):
+            continue
         # Optuna has no public by-number setter of user attrs; the storage is the public API.
         study._storage.set_trial_user_attr(trial._trial_id, "error", INTERRUPTED)
         study.tell(trial.number, state=TrialState.FAIL)
@@ -410,17 +418,17 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
 
 def rung_history(
     study: optuna.Study, objectives: Sequence[str]
-) -> list[tuple[dict[int, list[float]], float, set[int]]]:
+) -> list[tuple[dict[int, list[float]], float, set[int], int]]:
     """The learning curves of a study's trials as a scheduler's rungs see them: per epoch, the
     objective vector (see :func:`epoch_values`); the trial's constraint violation; the epochs
-    at which it was no better than chance."""
+    at which it was no better than chance; its number."""
     out = []
     for trial in study.get_trials(deepcopy=False):
         points = epoch_values(trial, objectives)
         if points:
             vectors = {epoch: point.values for epoch, point in points.items()}
             at_chance = {epoch for epoch, point in points.items() if point.at_chance}
-            out.append((vectors, final_violation(trial), at_chance))
+            out.append((vectors, final_violation(trial), at_chance, trial.number))
     return out
 
 

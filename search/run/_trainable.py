@@ -27,6 +27,7 @@ import json
 import math
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -57,6 +58,8 @@ CHANCE_KEY = "npas_at_chance"
 #: Key of a trial's Ray config naming the checkpoint folder it resumes from (a relaunched
 #: search's interrupted trial; a trial Ray Tune itself restores has ``tune.get_checkpoint``).
 RESUME_KEY = "resume"
+#: The file of a checkpoint holding the learning-curve point of its epoch (as JSON).
+POINT_FILE = "npas_point.json"
 
 #: The trial function: a ``search.config.TrialConfig`` and an ``on_epoch`` callback (see
 #: :func:`search.trial.run_trial`) in, a flat dict of metrics out.
@@ -85,11 +88,14 @@ def trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str
             return
         with tempfile.TemporaryDirectory(prefix="npas-checkpoint-") as folder:
             writers.pop()(folder)
+            (Path(folder) / POINT_FILE).write_text(report[CURVE_KEY])
             tune.report(report, checkpoint=tune.Checkpoint.from_directory(folder))
 
     try:
         if checkpoints(trial_fn):
             with _resume_folder(config) as resume:
+                if resume is not None and tune.get_checkpoint() is None:
+                    _report_again(resume, objectives, constraints)
                 metrics = dict(trial_fn(cfg, on_epoch=on_epoch, on_state=writers.append,
                                         resume=resume))  # fmt: skip
         else:
@@ -109,6 +115,20 @@ def checkpoints(trial_fn: TrialFn) -> bool:
     except (TypeError, ValueError):
         return False
     return "on_state" in names and "resume" in names
+
+
+def _report_again(folder: str, objectives: Sequence[str], constraints: Sequence[Any]) -> None:
+    """Reports once more the epoch a relaunch resumes a trial from, with its checkpoint, before
+    training on: the scheduler decides on the trial at that epoch as it would have (a trial
+    paused at a rung is paused again, having trained nothing), and the new Ray Tune trial holds
+    the checkpoint it is resumed from after a pause. A checkpoint without its point (written
+    before the point was kept) is resumed without the report."""
+    from ray import tune
+
+    path = Path(folder) / POINT_FILE
+    if path.exists():
+        report = epoch_report(json.loads(path.read_text()), objectives, constraints)
+        tune.report(report, checkpoint=tune.Checkpoint.from_directory(folder))
 
 
 @contextlib.contextmanager

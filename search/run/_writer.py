@@ -137,9 +137,33 @@ class StudyWriter:
         self._ids[trial.number] = trial_id
         self._written[trial.number] = copy.deepcopy((trial.user_attrs, trial.system_attrs))
 
-    def intermediate(self, number: int, step: int, value: float) -> None:
+    def adopt(self, number: int) -> None:
+        """Takes over a trial the storage holds RUNNING (a relaunch resumes it): later writes
+        go to it as to a trial this writer started."""
+        with self._transaction() as db:
+            trial_id = db.execute(
+                sqlalchemy.select(_TRIALS.c.trial_id).where(
+                    _TRIALS.c.study_id == self.study_id, _TRIALS.c.number == number
+                )
+            ).scalar_one()
+            attrs = []
+            for table in (_USER, _SYSTEM):
+                rows = db.execute(
+                    sqlalchemy.select(table.c.key, table.c.value_json).where(
+                        table.c.trial_id == trial_id
+                    )
+                )
+                attrs.append({key: json.loads(value) for key, value in rows})
+        self._ids[number] = trial_id
+        self._written[number] = (attrs[0], attrs[1])
+
+    def intermediate(
+        self, number: int, step: int, value: float, curve: list[dict[str, Any]] | None = None
+    ) -> None:
         """Writes one learning-curve point (Optuna's intermediate value at ``step``) at once,
-        so the dashboard shows a running trial's curve and a killed search keeps it."""
+        so the dashboard shows a running trial's curve and a killed search keeps it; with
+        ``curve``, the trial's whole curve so far too (user attribute ``curve``, one
+        transaction), which a relaunch that resumes the trial continues."""
         stored, kind = models.TrialIntermediateValueModel.intermediate_value_to_stored_repr(value)
         row = {
             "trial_id": self._ids[number],
@@ -149,6 +173,11 @@ class StudyWriter:
         }
         with self._transaction() as db:
             db.execute(_INTERMEDIATE.insert().values(**row))
+            if curve is not None:
+                user = self._written[number][0]
+                _replace_attrs(db, _USER, row["trial_id"], user, {**user, "curve": curve})
+        if curve is not None:
+            self._written[number][0]["curve"] = copy.deepcopy(curve)
 
     def user_attr(self, number: int, key: str, value: Any) -> None:
         """Writes one user attribute of a running trial at once (a scheduler's decisions, so

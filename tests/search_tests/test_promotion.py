@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -84,6 +85,24 @@ def test_a_trial_pauses_until_a_third_of_its_rung_is_behind_it() -> None:
                         ("a", 1, "promote")]  # fmt: skip
     assert _report(sched, ctl, "a", 2, 0.9) == CONTINUE  # between rungs
     assert _report(sched, ctl, "a", 3, 0.95) == PAUSE  # alone at rung 3
+
+
+def test_a_promoted_trial_still_saving_its_pause_is_chosen_again_until_ray_takes_it() -> None:
+    """Ray Tune does not start a trial chosen while its paused actor is still stopping (it
+    stays PAUSED): the scheduler must choose it again, or it is lost as neither paused nor
+    running and the search waits for ever (seen on a relaunch)."""
+    sched, ctl = _scheduler(slots=3), Controller()
+    for key in "abc":
+        _add(sched, ctl, key)
+    for key, acc in zip("abc", (0.9, 0.5, 0.4), strict=True):
+        _report(sched, ctl, key, 1, acc)
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]  # Ray leaves it PAUSED
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]
+    ctl.trials["a"].status = "PENDING"
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]  # as any pending trial
+    ctl.trials["a"].status = "RUNNING"
+    assert sched.choose_trial_to_run(ctl) is None
+    assert [d["outcome"] for d in sched.decisions()].count("promote") == 1
 
 
 def test_a_trial_in_the_top_when_it_arrives_goes_straight_on() -> None:
@@ -169,10 +188,10 @@ def local_ray():
 
 
 def checkpointing_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
-                        resume: Any = None) -> dict[str, Any]:  # fmt: skip
+                        resume: Any = None, pause: float = 0.03) -> dict[str, Any]:  # fmt: skip
     """A learning curve set by lr, its epoch saved in each checkpoint; every epoch it runs is
     appended to ``epochs.jsonl`` beside the trial's artifact folder, so a test sees which
-    epochs ran and in which process."""
+    epochs ran and in which process. An epoch takes ``pause`` seconds."""
     level = 1.0 - abs(math.log10(cfg.train["lr"]) + 1) / 4
     params = float(cfg.budget)
     first = 1
@@ -182,16 +201,16 @@ def checkpointing_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = 
     log.parent.mkdir(parents=True, exist_ok=True)
     number = int(Path(cfg.artifact_dir).name)
     for epoch in range(first, EPOCHS + 1):
-        time.sleep(0.03)
+        time.sleep(pause)
         with log.open("a") as f:
-            f.write(json.dumps({"trial": number, "epoch": epoch}) + "\n")
+            f.write(json.dumps({"trial": number, "epoch": epoch, "pid": os.getpid()}) + "\n")
 
         def write(folder: Any, epoch: int = epoch) -> None:
             (Path(folder) / "state.json").write_text(json.dumps({"epoch": epoch}))
 
         on_state(write)
         on_epoch({"epoch": epoch, "accuracy": level * epoch / EPOCHS, "params": params,
-                  "train_time_s": 0.03 * epoch})  # fmt: skip
+                  "train_time_s": 0.03 * epoch, "elapsed_s": pause * epoch})  # fmt: skip
     return {"accuracy": level, "params": params, "feasible": 1.0, "epochs": EPOCHS,
             "trial_time_s": 0.3, "trial_energy_j": 2.0}  # fmt: skip
 

@@ -72,6 +72,6 @@ def test_an_epoch_at_chance_is_reported_stored_and_read_back_for_a_resume() -> N
     trial.set_user_attr("curve", [outcome.metrics, {**point, "epoch": 2, "at_chance": False}])
     trial.set_user_attr("metric_params", 300)
     study.tell(trial, state=TrialState.PRUNED)
-    [(vectors, violation, at_chance)] = rung_history(study, NAMES)
+    [(vectors, violation, at_chance, _)] = rung_history(study, NAMES)
     assert vectors == {1: [0.11, 300.0], 2: [0.11, 300.0]} and violation == 0.0
     assert at_chance == {1}

@@ -1,0 +1,162 @@
+"""Real faults against checkpointed trials: a SIGKILLed Ray worker and a SIGKILLed driver lose
+at most the epoch in flight. The trials write which epochs they ran (and in which process) to
+a log beside their folders; processes are killed by pid; the study is read back through
+Optuna's own API."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import ray
+from optuna.trial import TrialState
+
+from search.config import TrialConfig
+from search.run import launch, trials_counted
+from search.run._searcher import DECISIONS_KEY
+from tests.search_tests import test_promotion
+from tests.search_tests.test_execution import make_config
+
+ROOT = Path(__file__).resolve().parents[2]
+FAIL = TrialState.FAIL
+EPOCHS = test_promotion.EPOCHS
+TRIALS = 8
+DRIVER = """
+import sys
+sys.path.insert(0, {root!r})
+import ray
+from pathlib import Path
+from search.run import launch
+from tests.search_tests.test_checkpoint_faults import config, slow_trial
+ray.init(address={address!r}, log_to_driver=False)
+launch(config(Path({out!r}), {scheduler!r}), trial_fn=slow_trial, progress=False)
+"""
+
+
+def slow_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
+               resume: Any = None) -> dict[str, Any]:  # fmt: skip
+    """The promotion tests' checkpointing trial, with epochs long enough to kill one in."""
+    folder = Path(cfg.artifact_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pid").write_text(str(os.getpid()))
+    return test_promotion.checkpointing_trial(cfg, on_epoch, on_state, resume, pause=0.25)
+
+
+def config(out: Path, scheduler: str):
+    schedulers = {"fifo": {"name": "fifo"},
+                  "promotion": {"name": "moasha", "type": "promotion", "reduction_factor": 2}}
+    return make_config(out, optimiser="random", trials=TRIALS, constraints=[],
+                       train={"epochs": EPOCHS}, scheduler=schedulers[scheduler])  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _log(out: Path) -> list[dict]:
+    path = out / "t-random" / "epochs.jsonl"
+    return [json.loads(line) for line in path.open()] if path.exists() else []
+
+
+def _epochs_by_trial(rows: list[dict]) -> dict[int, list[int]]:
+    runs: dict[int, list[int]] = {}
+    for row in rows:
+        runs.setdefault(row["trial"], []).append(row["epoch"])
+    return runs
+
+
+def _check_each_epoch_ran_once_but_the_one_in_flight(runs: dict[int, list[int]]) -> None:
+    for number, epochs in runs.items():
+        assert sorted(set(epochs)) == list(range(1, max(epochs) + 1)), (number, epochs)
+        assert len(epochs) - len(set(epochs)) <= 1, (number, epochs)  # one interval at most
+
+
+def _wait(condition: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_killed_worker_resumes_its_trial_from_the_last_checkpoint(tmp_path):
+    """fifo: the trial whose worker is SIGKILLed in epoch 3+ ends COMPLETE, every epoch but the
+    one in flight run once (Ray Tune restores it from its checkpoint in the same launch)."""
+    address = ray.get_runtime_context().gcs_address
+    script = DRIVER.format(root=str(ROOT), address=address, out=str(tmp_path), scheduler="fifo")
+    driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        _wait(lambda: any(r["epoch"] >= 3 for r in _log(tmp_path)), 120, "a third epoch")
+        victim = next(r for r in reversed(_log(tmp_path)) if r["epoch"] >= 3)
+        pid = int((tmp_path / "t-random" / "trials" / str(victim["trial"]) / "pid").read_text())
+        os.kill(pid, signal.SIGKILL)
+        assert driver.wait(timeout=240) == 0
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    study = optuna.load_study(study_name="t-random", storage=f"sqlite:///{tmp_path}/npas.db")
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * TRIALS
+    runs = _epochs_by_trial(_log(tmp_path))
+    _check_each_epoch_ran_once_but_the_one_in_flight(runs)
+    assert runs[victim["trial"]].count(1) == 1  # not started again from epoch 1
+    pids = {r["pid"] for r in _log(tmp_path) if r["trial"] == victim["trial"]}
+    assert len(pids) == 2  # the killed worker and the one that resumed it
+    curve = study.trials[victim["trial"]].user_attrs["curve"]
+    assert [p["epoch"] for p in curve] == list(range(1, EPOCHS + 1))
+
+
+def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(tmp_path):
+    """Promotion MOASHA: the driver is SIGKILLed while trials run; the relaunch continues every
+    trial it left RUNNING from its last checkpoint as the same trial: its curve and rung
+    decisions go on, no epoch but the one in flight runs twice, and the count is exact."""
+    address = ray.get_runtime_context().gcs_address
+    script = DRIVER.format(root=str(ROOT), address=address, out=str(tmp_path),
+                           scheduler="promotion")  # fmt: skip
+    driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    url = f"sqlite:///{tmp_path}/npas.db"
+    try:
+        _wait(lambda: sum(r["epoch"] >= 2 for r in _log(tmp_path)) >= 2, 120, "two epochs >= 2")
+        time.sleep(0.1)
+    finally:
+        driver.kill()
+        driver.wait()
+    killed_at = len(_log(tmp_path))
+    before = optuna.load_study(study_name="t-random", storage=url)
+    running = {t.number: len(t.intermediate_values) for t in before.trials
+               if t.state == TrialState.RUNNING and t.intermediate_values}  # fmt: skip
+    assert running, "the driver was killed with no trial in the middle of its schedule"
+    decided = {t.number: t.user_attrs.get(DECISIONS_KEY, []) for t in before.trials}
+    # a trial killed in its first epoch had no checkpoint: interrupted, and run again anew
+    unsaved = {t.number for t in before.trials if t.state == TrialState.RUNNING} - set(running)
+
+    study = launch(config(tmp_path, "promotion"), trial_fn=slow_trial, progress=False)
+    assert trials_counted(study) == TRIALS and not study.get_trials(states=(TrialState.RUNNING,))
+    assert [t.number for t in study.trials] == list(range(len(study.trials)))
+    failed = {t.number: t.user_attrs.get("error") for t in study.get_trials(states=(FAIL,))}
+    assert set(failed) <= unsaved, (failed, unsaved, running)
+    assert all(t.state != TrialState.FAIL for t in study.trials if t.number not in unsaved)
+    rows = _log(tmp_path)
+    _check_each_epoch_ran_once_but_the_one_in_flight(_epochs_by_trial(rows))
+    after = _epochs_by_trial(rows[killed_at:])
+    for number, recorded in running.items():
+        trial = study.trials[number]
+        if number in after:  # resumed, not restarted: its first epoch follows its checkpoint,
+            # the last recorded epoch's or (killed between the two) the epoch after it
+            assert recorded + 1 <= min(after[number]) <= recorded + 2, (number, recorded, after)
+        curve = [p["epoch"] for p in trial.user_attrs["curve"]]
+        assert curve == list(range(1, len(curve) + 1)) and len(curve) >= recorded
+        log = trial.user_attrs.get(DECISIONS_KEY, [])
+        assert log[: len(decided[number])] == decided[number]  # the decisions go on

@@ -1,0 +1,84 @@
+"""Time limits on trials in flight: ``budget.trial_timeout`` stops a trial at the epoch its
+training time reaches the limit (pruned, with the reason, its checkpoint kept); ``budget.time``
+stops every trial in flight at its next epoch, leaves them RUNNING with their checkpoints, and
+a relaunch with more time goes on with them from there. Real Ray Tune, read back through
+Optuna's own API."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from optuna.trial import TrialState
+
+from search.config._search import BudgetConfig
+from search.run import launch, trials_counted
+from search.run._checkpoints import latest_checkpoint
+from search.run._limits import OUT_OF_TIME, TrialLimits
+from search.run._searcher import STOPPED_KEY
+from search.run._trainable import CURVE_KEY
+from tests.search_tests.test_checkpoint_faults import (
+    _check_each_epoch_ran_once_but_the_one_in_flight,
+    _epochs_by_trial,
+    _log,
+    config,
+    local_ray,  # noqa: F401 (a fixture)
+    slow_trial,
+)
+
+
+def _epoch(seconds: float) -> dict:
+    return {CURVE_KEY: json.dumps({"epoch": 1, "elapsed_s": seconds})}
+
+
+def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
+    now = [0.0]
+    cost = SimpleNamespace(elapsed_s=0.0)
+    limits = TrialLimits(BudgetConfig(time=100.0, trial_timeout=10.0), cost)
+    assert limits("a", _epoch(9.9)) is False
+    assert limits("a", _epoch(10.0)) is True
+    assert limits.why["a"].startswith("trial timeout: 10 s of training >= 10 s")
+    assert limits("b", {"npas_metrics": "{}"}) is False  # a final result ends it anyway
+    cost.elapsed_s = now[0] = 100.0
+    assert limits.out_of_time and limits("c", _epoch(0.5)) is True
+    assert limits.why["c"] == OUT_OF_TIME
+    unlimited = TrialLimits(BudgetConfig(), cost)
+    assert not unlimited.out_of_time and unlimited("d", _epoch(1e9)) is False
+
+
+def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkpoint(tmp_path):
+    cfg = config(tmp_path, "fifo")
+    cfg = type(cfg).from_dict({**cfg.to_dict(), "trials": 2,
+                               "budget": {"trial_timeout": 0.25 * 3}})  # fmt: skip
+    study = launch(cfg, trial_fn=slow_trial, progress=False)
+    for trial in study.trials:
+        assert trial.state == TrialState.PRUNED, trial.user_attrs.get("error")
+        assert trial.user_attrs[STOPPED_KEY].startswith("trial timeout: 0.75 s of training")
+        assert [p["epoch"] for p in trial.user_attrs["curve"]] == [1, 2, 3]
+        assert latest_checkpoint(trial) is not None  # kept: it may be exported from there
+
+
+def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(tmp_path):
+    cfg = config(tmp_path, "promotion")
+    short = type(cfg).from_dict({**cfg.to_dict(), "budget": {"time": 4}})
+    first = launch(short, trial_fn=slow_trial, progress=False)
+    running = first.get_trials(states=(TrialState.RUNNING,))
+    assert running, [t.state for t in first.trials]
+    for trial in running:  # adjourned: a checkpoint, no interruption recorded
+        assert latest_checkpoint(trial) is not None and "error" not in trial.user_attrs
+    epochs = {t.number: len(t.user_attrs.get("curve", [])) for t in running}
+    cut = len(_log(tmp_path))
+
+    study = launch(cfg, trial_fn=slow_trial, progress=False)
+    assert trials_counted(study) == cfg.trials
+    assert not study.get_trials(states=(TrialState.RUNNING, TrialState.FAIL))
+    _check_each_epoch_ran_once_but_the_one_in_flight(_epochs_by_trial(_log(tmp_path)))
+    after = _epochs_by_trial(_log(tmp_path)[cut:])
+    for number, done in epochs.items():
+        curve = [p["epoch"] for p in study.trials[number].user_attrs["curve"]]
+        assert curve == list(range(1, len(curve) + 1)) and len(curve) >= done
+        if number in after:  # went on after its last epoch, not from the start
+            assert min(after[number]) == done + 1, (number, done, after[number])
+    assert after.keys() & epochs.keys()  # some went on training
+
+
