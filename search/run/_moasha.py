@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
-from search.run._ranking import rank_order
+from search.run._ranking import rank_order, top_k
 from search.run._trainable import CHANCE_KEY, VIOLATION_KEY
 from spaces._errors import ConfigError
 
@@ -412,7 +412,7 @@ class PromotionMOASHA(MOASHA):
         order = []
         if top:
             columns = zip(*recorded.values(), strict=True)
-            order = rank_order(*(np.array(column) for column in columns))[:top]
+            order = top_k(*(np.array(column) for column in columns), top)
         due = [keys[i] for i in order if not recorded[keys[i]][2] and keys[i] not in done]
         self._cache[rung] = (stamp, due)
         return due

@@ -162,7 +162,8 @@ def test_a_decision_reads_the_position_of_a_row_not_the_row_at_that_position():
         result = {"epoch": 1, "acc": acc, "cost": cost, "npas_violation": 0.0}
         sched.on_trial_result(None, SimpleNamespace(trial_id=trial_id), result)
     last = sched.decisions()[-1]
-    assert (last["trial_id"], last["rank"], last["n"], last["kept"]) == ("best", 0, 3, True)
+    assert (last["trial_id"], last["rank"], last["n"]) == ("best", 0, 3)
+    assert last["outcome"] == "continue"
 
 
 @settings(max_examples=60, deadline=None, database=None)
@@ -178,4 +179,5 @@ def test_each_decision_uses_the_arriving_trials_position_in_the_oracle_order(dat
         log = sched.decisions()[-1]
         rank = oracle(F[: i + 1], violation[: i + 1], chance[: i + 1]).index(i)
         quota = max(1, math.ceil((i + 1) / 3))
-        assert (log["rank"], log["kept"]) == (rank, rank < quota and not chance[i])
+        kept = rank < quota and not chance[i]
+        assert (log["rank"], log["outcome"]) == (rank, "continue" if kept else "stop")
