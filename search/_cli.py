@@ -317,13 +317,19 @@ def _status(args: argparse.Namespace) -> int:
 
     import optuna
 
+    from search.run._checkpoints import folder_size
     from search.run._lease import lease_holder
 
     _quiet_optuna()
     url = _storage_url(args)
     storage = _open(url)
     studies = [optuna.load_study(study_name=n, storage=storage) for n in _names(storage)]
+    if args.trial is not None:
+        return _trial_status(studies, args)
     records = [_status_record(s, lease_holder(storage.engine, s.study_name)) for s in studies]
+    if not args.storage:  # the run folder is known: its size (checkpoints take most of it)
+        for record in records:
+            record["run_folder_bytes"] = folder_size(args.run_folder)
     if args.format == "json":
         print(json.dumps(records, indent=2, default=float))
     elif args.format == "csv":
@@ -334,6 +340,58 @@ def _status(args: argparse.Namespace) -> int:
         print(f"Storage {masked_url(url)}: {len(records)} search(es)")
         for record in records:
             print("\n".join(_status_lines(record)))
+        if records and "run_folder_bytes" in records[0]:
+            size = records[0]["run_folder_bytes"] / 2**20
+            print(f"Run folder {args.run_folder}: {size:.1f} MiB (checkpoints included)")
+    return 0
+
+
+def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
+    """``search status --trial N``: one trial's state, epochs, why it stopped, its checkpoint
+    and every rung decision the scheduler made on it."""
+    import json
+
+    from search.run._checkpoints import latest_checkpoint
+    from search.run._searcher import DECISIONS_KEY, STOPPED_KEY
+
+    chosen = [s for s in studies if args.name in (None, s.study_name)]
+    if len(chosen) != 1:
+        names = [s.study_name for s in studies]
+        raise ConfigError(f"--name: got {args.name!r}; allowed: one of {names}")
+    study = chosen[0]
+    if not 0 <= args.trial < len(study.trials):
+        raise ConfigError(f"--trial: got {args.trial}; allowed: 0 to {len(study.trials) - 1}")
+    trial = study.trials[args.trial]
+    attrs = trial.user_attrs
+    record = {
+        "search": study.study_name,
+        "trial": trial.number,
+        "state": trial.state.name,
+        "epochs": len(attrs.get("curve") or []),
+        "stopped": attrs.get(STOPPED_KEY) or attrs.get("error"),
+        "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
+        "decisions": attrs.get(DECISIONS_KEY, []),
+    }
+    if args.format == "json":
+        print(json.dumps(record, indent=2, default=str))
+        return 0
+    if args.format == "csv":  # one row per decision
+        import pandas as pd
+
+        sys.stdout.write(pd.DataFrame(record["decisions"]).to_csv(index=False))
+        return 0
+    print(f"Search {record['search']!r}, trial {trial.number}: {record['state']} after "
+          f"{record['epochs']} epoch(s)")  # fmt: skip
+    if record["stopped"]:
+        print(f"  why it ended: {record['stopped']}")
+    print(f"  checkpoint: {record['checkpoint'] or 'none'}")
+    if not record["decisions"]:
+        print("  rung decisions: none (no multi-fidelity scheduler decided on it)")
+    for d in record["decisions"]:
+        why = f"; {d['why']}" if d.get("why") else ""
+        chance = ", at chance" if d.get("at_chance") else ""
+        print(f"  rung {d['rung']}: {d['outcome']} — rank {d['rank']} of {d['n']} "
+              f"(top {d['top']} go on; arrived {d['arrival'] + 1}){chance}{why}")  # fmt: skip
     return 0
 
 
@@ -696,6 +754,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmd = add("status", _status, "Every search in a storage: trials, objectives, front, best.")
     _storage_options(cmd)
     cmd.add_argument("--format", choices=_FORMATS, default="table", help="output format")
+    cmd.add_argument(
+        "--trial", type=int, metavar="N", help="one trial: why it ended, the rung decisions"
+    )
+    cmd.add_argument("--name", help="the search of --trial, when the storage holds several")
 
     cmd = add("pareto", _pareto, "The feasible non-dominated trials with every indicator.")
     _study_options(cmd, objectives="front on these metrics")

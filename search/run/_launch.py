@@ -208,7 +208,7 @@ def _launch_leased(
             cost=cost,
             logs=str(out / "ray" / config.name),
             deaths=deaths,
-            limits=TrialLimits(config.budget, cost),
+            limits=TrialLimits(config.budget, cost, adjourn=checkpoints(trial_fn)),
             resumes=resumes,
         )
         try:

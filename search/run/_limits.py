@@ -32,10 +32,12 @@ class TrialLimits(Stopper):
     Args:
         budget: The limits (None: none).
         cost: The launch's spend, whose clock started with the launch.
+        adjourn: Whether the trials checkpoint, so that the search's time may stop them in
+            flight (without checkpoints their epochs would be lost: they finish instead).
     """
 
-    def __init__(self, budget: BudgetConfig, cost: SearchCost) -> None:
-        self.budget, self.cost = budget, cost
+    def __init__(self, budget: BudgetConfig, cost: SearchCost, *, adjourn: bool = True) -> None:
+        self.budget, self.cost, self.adjourn = budget, cost, adjourn
         #: Ray trial id -> why it was stopped (a trial timeout, or :data:`OUT_OF_TIME`).
         self.why: dict[str, str] = {}
 
@@ -47,7 +49,7 @@ class TrialLimits(Stopper):
     def __call__(self, trial_id: str, result: dict[str, Any]) -> bool:
         if CURVE_KEY not in result:  # a final result: the trial ends anyway
             return False
-        if self.out_of_time:
+        if self.adjourn and self.out_of_time:
             self.why[trial_id] = OUT_OF_TIME
             return True
         limit = self.budget.trial_timeout

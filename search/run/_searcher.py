@@ -248,7 +248,7 @@ class NpasSearcher(Searcher):
     def _adjourn(self, trial_id: str, trial: optuna.trial.Trial) -> bool:
         """Leaves a trial that the search's time stopped unfinished RUNNING, when it has a
         checkpoint to go on from (its curve is in the storage already); True if it did."""
-        if self.limits is None or not self.limits.out_of_time:
+        if self.limits is None or not (self.limits.adjourn and self.limits.out_of_time):
             return False
         if self.limits.why.get(trial_id, OUT_OF_TIME) != OUT_OF_TIME:
             return False  # a trial timeout, reached before the search's time

@@ -6,11 +6,14 @@ Optuna's own API."""
 
 from __future__ import annotations
 
+import io
 import json
 from types import SimpleNamespace
 
+import pandas as pd
 from optuna.trial import TrialState
 
+from search._cli import main
 from search.config._search import BudgetConfig
 from search.run import launch, trials_counted
 from search.run._checkpoints import latest_checkpoint
@@ -32,21 +35,24 @@ def _epoch(seconds: float) -> dict:
 
 
 def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
-    now = [0.0]
     cost = SimpleNamespace(elapsed_s=0.0)
     limits = TrialLimits(BudgetConfig(time=100.0, trial_timeout=10.0), cost)
     assert limits("a", _epoch(9.9)) is False
     assert limits("a", _epoch(10.0)) is True
     assert limits.why["a"].startswith("trial timeout: 10 s of training >= 10 s")
     assert limits("b", {"npas_metrics": "{}"}) is False  # a final result ends it anyway
-    cost.elapsed_s = now[0] = 100.0
+    cost.elapsed_s = 100.0
     assert limits.out_of_time and limits("c", _epoch(0.5)) is True
     assert limits.why["c"] == OUT_OF_TIME
+    unsaved = TrialLimits(BudgetConfig(time=100.0), cost, adjourn=False)
+    assert unsaved("e", _epoch(0.5)) is False  # no checkpoint to go on from: it finishes
     unlimited = TrialLimits(BudgetConfig(), cost)
     assert not unlimited.out_of_time and unlimited("d", _epoch(1e9)) is False
 
 
-def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkpoint(tmp_path):
+def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkpoint(
+    tmp_path, capsys
+):
     cfg = config(tmp_path, "fifo")
     cfg = type(cfg).from_dict({**cfg.to_dict(), "trials": 2,
                                "budget": {"trial_timeout": 0.25 * 3}})  # fmt: skip
@@ -56,9 +62,18 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
         assert trial.user_attrs[STOPPED_KEY].startswith("trial timeout: 0.75 s of training")
         assert [p["epoch"] for p in trial.user_attrs["curve"]] == [1, 2, 3]
         assert latest_checkpoint(trial) is not None  # kept: it may be exported from there
+    main(["status", "--run", str(tmp_path), "--trial", "1"])
+    shown = capsys.readouterr().out
+    assert "trial 1: PRUNED after 3 epoch(s)" in shown
+    assert "why it ended: trial timeout: 0.75 s of training >= 0.75 s" in shown
+    assert f"checkpoint: {latest_checkpoint(study.trials[1])}" in shown
+    main(["status", "--run", str(tmp_path)])
+    assert f"Run folder {tmp_path}: " in capsys.readouterr().out
 
 
-def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(tmp_path):
+def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
+    tmp_path, capsys
+):
     cfg = config(tmp_path, "promotion")
     short = type(cfg).from_dict({**cfg.to_dict(), "budget": {"time": 4}})
     first = launch(short, trial_fn=slow_trial, progress=False)
@@ -67,6 +82,7 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     for trial in running:  # adjourned: a checkpoint, no interruption recorded
         assert latest_checkpoint(trial) is not None and "error" not in trial.user_attrs
     epochs = {t.number: len(t.user_attrs.get("curve", [])) for t in running}
+    decided = {t.number: len(t.user_attrs.get("npas:decisions", [])) for t in running}
     cut = len(_log(tmp_path))
 
     study = launch(cfg, trial_fn=slow_trial, progress=False)
@@ -79,6 +95,11 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
         assert curve == list(range(1, len(curve) + 1)) and len(curve) >= done
         if number in after:  # went on after its last epoch, not from the start
             assert min(after[number]) == done + 1, (number, done, after[number])
-    assert after.keys() & epochs.keys()  # some went on training
+        else:  # adjourned at a rung: decided there again, then paused or stopped
+            assert len(study.trials[number].user_attrs["npas:decisions"]) > decided[number]
+    main(["status", "--run", str(tmp_path), "--trial", str(min(epochs)), "--format", "csv"])
+    shown = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    decided = study.trials[min(epochs)].user_attrs["npas:decisions"]
+    assert shown.to_dict("records") == pd.DataFrame(decided).to_dict("records")
 
 
