@@ -317,7 +317,7 @@ def _status(args: argparse.Namespace) -> int:
 
     import optuna
 
-    from search.run._checkpoints import folder_size
+    from search.run._checkpoint_files import folder_size
     from search.run._lease import lease_holder
 
     _quiet_optuna()
@@ -351,7 +351,7 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
     and every rung decision the scheduler made on it."""
     import json
 
-    from search.run._checkpoints import latest_checkpoint
+    from search.run._checkpoint_files import latest_checkpoint
     from search.run._searcher import DECISIONS_KEY, STOPPED_KEY
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ray.tune import Callback
 
+from search.run._checkpoint_files import (
+    RAY_TRIAL_KEY,
+    checkpoint_folders,
+    folder_size,
+    latest_checkpoint,
+)
 from search.run._trainable import METRICS_KEY
 
 __all__ = [
@@ -23,32 +28,6 @@ __all__ = [
     "folder_size",
     "latest_checkpoint",
 ]
-
-#: A trial's user attribute: its Ray Tune trial folder, where its checkpoints are.
-RAY_TRIAL_KEY = "npas:ray_trial"
-
-
-def checkpoint_folders(trial_folder: str | Path) -> list[Path]:
-    """A trial's checkpoint folders in Ray Tune's layout (``checkpoint_000003``), oldest
-    first."""
-    return sorted(Path(trial_folder).glob("checkpoint_*"))
-
-
-def latest_checkpoint(trial: Any) -> Path | None:
-    """The latest checkpoint folder of a study's trial (its :data:`RAY_TRIAL_KEY`), or None
-    when it has none (never checkpointed, deleted, or on another machine's disk)."""
-    folder = trial.user_attrs.get(RAY_TRIAL_KEY)
-    found = checkpoint_folders(folder) if folder else []
-    return found[-1] if found else None
-
-
-def folder_size(folder: str | Path) -> int:
-    """Bytes of the files under ``folder`` (0 when it does not exist)."""
-    root = Path(folder)
-    if not root.exists():
-        return 0
-    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-
 
 class CheckpointJanitor(Callback):
     """Tells ``on_folder`` each trial's Ray Tune folder when it starts (recorded, a relaunch
