@@ -1,10 +1,12 @@
 """Multi-fidelity search: hypervolume against wall-clock for ``moasha`` vs ``fifo`` on MNIST.
 
-Claim checked (issue 10): with the same optimiser and the same wall-clock budget, a search
-under the MOASHA scheduler reaches the final hypervolume of the FIFO search (every trial
-trained to the end) in at most a third of its time. Each pair of searches runs back to back
-with the same optimiser and seed (FIFO first, then MOASHA, alternating between pairs), each
-stopped by the same ``budget.time``; random search under FIFO is the floor (``--floor``).
+Claims checked (issues 10 and 25): with the same optimiser and the same wall-clock budget, a
+search under the MOASHA scheduler reaches the final hypervolume of the FIFO search (every trial
+trained to the end) in at most a third of its time; promotion-type MOASHA (trials pause at each
+rung and resume from their checkpoints) ends with a hypervolume at least stopping-type's. For
+each optimiser and seed, one FIFO search and one MOASHA search of each ``--types`` run back to
+back with the same optimiser and seed (the order rotates between seeds), each stopped by the
+same ``budget.time``; random search under FIFO is the floor (``--floor``).
 Optimiser specs that differ only by an option acting under MOASHA alone (``rung_view``) share
 one FIFO search per seed: ``--optimisers tpe,tpe:rung_view=false`` is the view's ablation.
 
@@ -16,10 +18,12 @@ accuracy (max) and parameters (min); constraint params <= 5000; trials train up 
 0-5,000), reference point 1.1, over the COMPLETE feasible trials ended by each moment.
 
 Run: ``NPAS_DATA=../shared/data python benchmarks/multifidelity.py [--minutes 3] [--seeds 3]
-[--optimisers nsga2,tpe,tpe:rung_view=false] [--floor random] [--epochs 9] [--results PATH]``
+[--optimisers nsga2,tpe,tpe:rung_view=false] [--floor random] [--epochs 9]
+[--types stopping,promotion] [--results PATH]``
 → the table, by default ``benchmarks/results/multifidelity.md``, and beside it (``.json``) each
 pair's hypervolume curves; both rewritten after every pair (marked partial until the last), so
-an interrupted run keeps what it measured.
+an interrupted run keeps what it measured. Each MOASHA row counts its rung decisions (pauses and
+promotions, read from the trials' ``npas:decisions``) and the run folder's size at its end.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ from objectives._conditions import cpu_model_name
 from search.config import load_config
 from search.pareto import hypervolume
 from search.run import launch
+from search.run._checkpoint_files import folder_size
+from search.run._searcher import DECISIONS_KEY
 
 RESULTS = Path(__file__).parent / "results" / "multifidelity.md"
 OBJECTIVES = [["accuracy", "maximize"], ["params", "minimize"]]
@@ -79,7 +85,13 @@ def optimiser_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def config(
-    out: Path, optimiser: str, scheduler: str, seed: int, minutes: float, epochs: int = EPOCHS
+    out: Path,
+    optimiser: str,
+    scheduler: str,
+    seed: int,
+    minutes: float,
+    epochs: int = EPOCHS,
+    kind: str = "stopping",
 ) -> Any:
     name, written = optimiser_spec(optimiser)
     options: dict[str, Any] = {"population_size": 16} if name == "nsga2" else {}
@@ -87,7 +99,7 @@ def config(
     label = optimiser.replace(":", "-").replace("=", "-")
     return load_config(
         {
-            "name": f"{label}-{scheduler}-s{seed}",
+            "name": f"{label}-{scheduler}{'-' + kind if scheduler == 'moasha' else ''}-s{seed}",
             "dataset": "mnist",
             "train_size": 10_000,
             "space": SPACE,
@@ -97,7 +109,8 @@ def config(
             "constraints": ["params <= 5000"],
             "indicators": ["params", "flops_infer"],
             "optimiser": {"name": name, "options": options},
-            "scheduler": {"name": scheduler, "grace_epochs": 1, "reduction_factor": 3},
+            "scheduler": {"name": scheduler, "grace_epochs": 1, "reduction_factor": 3}
+            | ({"type": kind} if scheduler == "moasha" else {}),
             "budget": {"time": minutes * 60},
             "trials": 10_000,
             "resources": {"cpu": 1},
@@ -181,17 +194,30 @@ def fifo_key(optimiser: str) -> str:
     return ":".join([name, *kept])
 
 
+def events(study: optuna.Study) -> dict[str, int]:
+    """How many rung decisions of each outcome the study's trials stored (``npas:decisions``)."""
+    found: dict[str, int] = {}
+    for trial in study.get_trials(deepcopy=False):
+        for decision in trial.user_attrs.get(DECISIONS_KEY, []):
+            found[decision["outcome"]] = found.get(decision["outcome"], 0) + 1
+    return found
+
+
 def run(
     args: argparse.Namespace, measured: Callable[[list, list], None]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every pair of searches; ``measured(rows, floors)`` after each row, so none is lost."""
+    """Every FIFO search and the MOASHA searches beside it; ``measured(rows, floors)`` after
+    each row, so none is lost."""
     rows: list[dict[str, Any]] = []
     floors: list[dict[str, Any]] = []
     out = Path(tempfile.mkdtemp(prefix="npas-mf-"))
 
-    def search(optimiser: str, scheduler: str, seed: int) -> optuna.Study:
-        cfg = config(out, optimiser, scheduler, seed, args.minutes, args.epochs)
+    disk: dict[str, int] = {}  # a search's Ray folder (its checkpoints) when it ended
+
+    def search(optimiser: str, scheduler: str, seed: int, kind: str) -> optuna.Study:
+        cfg = config(out, optimiser, scheduler, seed, args.minutes, args.epochs, kind)
         study = launch(cfg, progress=False)
+        disk[study.study_name] = folder_size(out / "ray" / cfg.name)
         print(f"{cfg.name}: {counts(study)}", file=sys.stderr, flush=True)
         return study
 
@@ -202,28 +228,36 @@ def run(
         fifos: dict[str, optuna.Study] = {}
         for optimiser in args.optimisers:
             key = fifo_key(optimiser)
-            fifo_first = (seed + len(rows)) % 2 == 0
-            if fifo_first and key not in fifos:
-                fifos[key] = search(key, "fifo", seed)
-            moasha_study = search(optimiser, "moasha", seed)
-            if key not in fifos:
-                fifos[key] = search(key, "fifo", seed)
-            fifo, moasha = curve(fifos[key]), curve(moasha_study)
+            order = [None, *args.types]  # None: the FIFO search
+            shift = (seed + len(rows)) % len(order)
+            studies: dict[str | None, optuna.Study] = {}
+            for kind in order[shift:] + order[:shift]:
+                if kind is None:
+                    if key not in fifos:
+                        fifos[key] = search(key, "fifo", seed, "stopping")
+                    continue
+                studies[kind] = search(optimiser, "moasha", seed, kind)
+            fifo = curve(fifos[key])
             target = fifo[-1][1] if fifo else 0.0
-            rows.append(
-                {
-                    "optimiser": optimiser,
-                    "seed": seed,
-                    "fifo_hv": target,
-                    "moasha_hv": moasha[-1][1] if moasha else 0.0,
-                    "fifo_s": fifo[-1][0] if fifo else float("nan"),
-                    "moasha_reach_s": reached(moasha, target),
-                    "fifo": counts(fifos[key]),
-                    "moasha": counts(moasha_study),
-                    "fifo_curve": fifo,
-                    "moasha_curve": moasha,
-                }
-            )
+            for kind in args.types:
+                moasha = curve(studies[kind])
+                rows.append(
+                    {
+                        "optimiser": optimiser,
+                        "seed": seed,
+                        "type": kind,
+                        "fifo_hv": target,
+                        "moasha_hv": moasha[-1][1] if moasha else 0.0,
+                        "fifo_s": fifo[-1][0] if fifo else float("nan"),
+                        "moasha_reach_s": reached(moasha, target),
+                        "fifo": counts(fifos[key]),
+                        "moasha": counts(studies[kind]),
+                        "events": events(studies[kind]),
+                        "disk_bytes": disk[studies[kind].study_name],
+                        "fifo_curve": fifo,
+                        "moasha_curve": moasha,
+                    }
+                )
             measured(rows, floors)
     return rows, floors
 
@@ -238,12 +272,13 @@ def write(
     partial: bool = False,
 ) -> None:
     lines = [
-        "# Multi-fidelity: MOASHA vs FIFO on MNIST (same optimiser, same wall-clock)",
+        "# Multi-fidelity: MOASHA (stopping and promotion) vs FIFO on MNIST (same optimiser, "
+        "same wall-clock)",
         "",
         f"Produced by `benchmarks/multifidelity.py --minutes {args.minutes} --seeds "
         f"{args.seeds} --optimisers {','.join(args.optimisers)} --floor '{args.floor}' "
-        f"--epochs {args.epochs}` in {seconds / 60:.0f} min; load average {load[0]:.2f} "
-        f"before, {load[1]:.2f} after."
+        f"--epochs {args.epochs} --types {','.join(args.types)}` in {seconds / 60:.0f} min; "
+        f"load average {load[0]:.2f} before, {load[1]:.2f} after."
         + (" **Partial: the run was still going when this was written.**" if partial else ""),
         f"CPU: {cpu_model_name()} ({os.cpu_count()} cores), torch {torch.__version__}, Python "
         f"{platform.python_version()}, 2 trials at a time (1 CPU each). MNIST: 10,000 "
@@ -252,47 +287,55 @@ def write(
         "Hypervolume on fixed bounds accuracy 0.5-1.0, params 0-5,000, reference 1.1, over "
         "COMPLETE feasible trials. `reach` = seconds MOASHA took to reach FIFO's final "
         "hypervolume; `ratio` = reach / the time of FIFO's last completed trial "
-        f"(target <= {TARGET}).",
+        f"(target <= {TARGET}); `pause/promote` = rung decisions stored; `disk` = the MOASHA "
+        "search's Ray folder (its checkpoints) when it ended.",
         "",
-        "| optimiser | seed | FIFO final HV | MOASHA final HV | FIFO last trial (s) | "
+        "| optimiser | seed | type | FIFO final HV | MOASHA final HV | FIFO last trial (s) | "
         "MOASHA reach (s) | ratio | FIFO trials (complete/pruned/failed) | "
-        "MOASHA trials (complete/pruned/failed) |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+        "MOASHA trials (complete/pruned/failed) | pause/promote | disk (MiB) |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---|---|---|---:|",
     ]
-    ratios: dict[str, list[float]] = {}
     for r in rows:
-        reach = r["moasha_reach_s"]
-        ratio = None if reach is None else reach / r["fifo_s"]
-        if ratio is not None:
-            ratios.setdefault(r["optimiser"], []).append(ratio)
-        f, m = r["fifo"], r["moasha"]
+        reach, ratio = r["moasha_reach_s"], ratio_of(r)
+        f, m, e = r["fifo"], r["moasha"], r["events"]
         lines.append(
-            f"| {r['optimiser']} | {r['seed']} | {r['fifo_hv']:.4f} | {r['moasha_hv']:.4f} | "
-            f"{r['fifo_s']:.0f} | {'never' if reach is None else f'{reach:.0f}'} | "
+            f"| {r['optimiser']} | {r['seed']} | {r['type']} | {r['fifo_hv']:.4f} | "
+            f"{r['moasha_hv']:.4f} | {r['fifo_s']:.0f} | "
+            f"{'never' if reach is None else f'{reach:.0f}'} | "
             f"{'-' if ratio is None else f'{ratio:.2f}'} | "
             f"{f['complete']}/{f['pruned']}/{f['failed']} | "
-            f"{m['complete']}/{m['pruned']}/{m['failed']} |"
+            f"{m['complete']}/{m['pruned']}/{m['failed']} | "
+            f"{e.get('pause', 0)}/{e.get('promote', 0)} | {r['disk_bytes'] / 2**20:.1f} |"
         )
     lines += [
         "",
-        "Per optimiser, the ratio's median over all seeds (a seed where MOASHA never reached "
-        "FIFO's final hypervolume counts as above every ratio), then the same reading of the "
-        "seeds' mean curves (MOASHA's hypervolume at each second averaged over the seeds, "
-        "against FIFO's final hypervolume averaged over the seeds):",
+        "Per optimiser and type, the ratio's median over all seeds (a seed where MOASHA never "
+        "reached FIFO's final hypervolume counts as above every ratio), then the same reading "
+        "of the seeds' mean curves (MOASHA's hypervolume at each second averaged over the "
+        "seeds, against FIFO's final hypervolume averaged over the seeds):",
         "",
     ]
-    for name in dict.fromkeys(r["optimiser"] for r in rows):
-        values = ratios.get(name, [])
-        total = sum(r["optimiser"] == name for r in rows)
-        middle = statistics.median(values + [math.inf] * (total - len(values)))
-        target, fifo_s, reach = mean_reach([r for r in rows if r["optimiser"] == name])
+    for name, kind in dict.fromkeys((r["optimiser"], r["type"]) for r in rows):
+        mine = [r for r in rows if (r["optimiser"], r["type"]) == (name, kind)]
+        values = [v for v in map(ratio_of, mine) if v is not None]
+        middle = statistics.median(values + [math.inf] * (len(mine) - len(values)))
+        target, fifo_s, reach = mean_reach(mine)
         lines.append(
-            f"- {name}: median {'never' if math.isinf(middle) else f'{middle:.2f}'}; at most "
-            f"{TARGET} in {sum(v <= TARGET for v in values)} of {total} seeds, reached in "
-            f"{len(values)}. Mean curves: FIFO's final hypervolume {target:.4f} at a mean "
-            f"{fifo_s:.0f} s; MOASHA reached it at {'-' if reach is None else reach} s, ratio "
-            f"{'never' if reach is None else f'{reach / fifo_s:.2f}'}"
+            f"- {name}, {kind}: median {'never' if math.isinf(middle) else f'{middle:.2f}'}; "
+            f"at most {TARGET} in {sum(v <= TARGET for v in values)} of {len(mine)} seeds, "
+            f"reached in {len(values)}. Mean curves: FIFO's final hypervolume {target:.4f} at a "
+            f"mean {fifo_s:.0f} s; MOASHA reached it at {'-' if reach is None else reach} s, "
+            f"ratio {'never' if reach is None else f'{reach / fifo_s:.2f}'}"
         )
+    for name in dict.fromkeys(r["optimiser"] for r in rows):
+        final = {(r["seed"], r["type"]): r["moasha_hv"] for r in rows if r["optimiser"] == name}
+        seeds = [s for s, kind in final if kind == "promotion" and (s, "stopping") in final]
+        if seeds:
+            wins = sum(final[s, "promotion"] >= final[s, "stopping"] for s in seeds)
+            lines.append(
+                f"- {name}: promotion's final hypervolume >= stopping's in {wins} of "
+                f"{len(seeds)} seeds"
+            )
     if floors:
         lines += [
             "",
@@ -311,6 +354,12 @@ def write(
     args.results.with_suffix(".json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
 
 
+def ratio_of(row: dict[str, Any]) -> float | None:
+    """MOASHA's time to FIFO's final hypervolume over FIFO's time (None: never reached)."""
+    reach = row["moasha_reach_s"]
+    return None if reach is None else reach / row["fifo_s"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=3.0, help="wall-clock per search")
@@ -324,9 +373,15 @@ def main() -> None:
         "--floor", default="random", help="optimiser run under FIFO only ('': none)"
     )
     parser.add_argument("--epochs", type=int, default=EPOCHS, help="a full trial's epochs")
+    parser.add_argument(
+        "--types", default="stopping,promotion", help="MOASHA's types, comma-separated"
+    )
     parser.add_argument("--results", type=Path, default=RESULTS, help="the table written")
     args = parser.parse_args()
     args.optimisers = args.optimisers.split(",")
+    args.types = args.types.split(",")
+    if not set(args.types) <= {"stopping", "promotion"}:
+        parser.error(f"--types: got {args.types}; allowed: stopping, promotion")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started, before = time.perf_counter(), os.getloadavg()[0]
 
