@@ -457,6 +457,7 @@ def _export(args: argparse.Namespace) -> int:
         select=args.select,
         objectives=_objectives(study, args.objectives),
         storage_url=_storage_url(args),
+        from_checkpoint=args.from_checkpoint,
     )
     recorded = done.recorded_test_accuracy
     print(f"Exported trial {done.number} of {study.study_name!r} to {done.folder}")
@@ -467,7 +468,8 @@ def _export(args: argparse.Namespace) -> int:
     )
     for name, path in done.paths.items():
         print(f"  {name}: {path}")
-    print(f"Retrain it at a full schedule: search train {done.folder}")
+    warm = " --from-checkpoint" if args.from_checkpoint else ""
+    print(f"Retrain it at a full schedule: search train {done.folder}{warm}")
     return 0
 
 
@@ -478,8 +480,10 @@ def _train(args: argparse.Namespace) -> int:
     recorded = read_bundle(args.bundle)["trial_config"].get("imports") or []
     _user_code(args, recorded, "the bundle's")
     done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device,
-                        seed=args.seed)  # fmt: skip
-    print(f"Retrained {args.bundle} for {done.metrics.get('epochs')} epoch(s): search vs train")
+                        seed=args.seed, from_checkpoint=args.from_checkpoint)  # fmt: skip
+    start = "from its checkpoint" if args.from_checkpoint else "from scratch"
+    print(f"Retrained {args.bundle} {start} for {done.metrics.get('epochs')} epoch(s): "
+          "search vs train")  # fmt: skip
     print(done.table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     print(f"Saved: {done.path}")
     return 0
@@ -772,8 +776,12 @@ def build_parser() -> argparse.ArgumentParser:
     _study_options(cmd, objectives="front for knee/pepr on these metrics", writes=True)
     cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
     cmd.add_argument("--out", required=True, metavar="DIR", help="bundle folder")
+    cmd.add_argument(
+        "--from-checkpoint", action="store_true",
+        help="weights from the trial's latest checkpoint, kept in the bundle for `search train`",
+    )  # fmt: skip
 
-    cmd = add("train", _train, "Retrain a bundle from scratch at a full schedule; compare.")
+    cmd = add("train", _train, "Retrain a bundle at a full schedule (or from its checkpoint).")
     cmd.add_argument("bundle", metavar="BUNDLE", help="folder written by `search export`")
     cmd.add_argument(
         "--epochs", type=_positive, metavar="N", help="epochs (default: 4x the search's)"
@@ -788,6 +796,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmd.add_argument(
         "--seed", type=_count, metavar="N",
         help="seed of initialisation, data order and validation split (default: the bundle's)",
+    )  # fmt: skip
+    cmd.add_argument(
+        "--from-checkpoint", action="store_true",
+        help="start from the checkpoint the bundle holds (`search export --from-checkpoint`)",
     )  # fmt: skip
 
     cmd = add("dashboard", _dashboard, "Serve optuna-dashboard on a storage until Ctrl-C.")

@@ -51,8 +51,9 @@ from search.errors import ConfigError, ExportError
 from search.pareto._frame import format_value, objectives_of, trials_frame
 from search.pareto._selectors import Selection, parse_spec, select
 from search.pareto._study_front import front_of
+from search.run._checkpoint_files import latest_checkpoint
 from search.run._records import conditions_of, metrics_of
-from search.trial import model_of, read_weights, run_trial
+from search.trial import ARCHITECTURE, STATE_NAME, model_of, read_state, read_weights, run_trial
 from spaces._build import build_model
 
 __all__ = [
@@ -130,6 +131,18 @@ def _artifact(trial: optuna.trial.FrozenTrial) -> Path:
     return Path(where)
 
 
+def _checkpoint(trial: optuna.trial.FrozenTrial) -> Path:
+    """The trial's latest checkpoint folder, for ``--from-checkpoint``."""
+    found = latest_checkpoint(trial)
+    if found is None or not (found / STATE_NAME).is_file():
+        raise ExportError(
+            f"trial {trial.number} has no checkpoint on this machine (a search deletes the "
+            "checkpoints of trials stopped at a rung, and a trial run by your own trial "
+            "function may write none); export without --from-checkpoint uses its saved model"
+        )
+    return found
+
+
 def _choose(study: optuna.Study, spec: str, objectives: Sequence[Any] | None) -> Selection:
     frame = trials_frame(study)
     pairs = list(objectives) if objectives else objectives_of(study)
@@ -167,6 +180,7 @@ def export_bundle(
     select: str = "knee",
     objectives: Sequence[Any] | None = None,
     storage_url: str | None = None,
+    from_checkpoint: bool = False,
 ) -> Exported:
     """Writes the bundle of one trial of ``study``, chosen by a selection spec.
 
@@ -183,15 +197,27 @@ def export_bundle(
             :func:`search.pareto.select`).
         objectives: The front's objectives; None: the study's.
         storage_url: Recorded in metrics.json (password removed) as where the trial came from.
+        from_checkpoint: Take the weights from the trial's latest Ray Tune checkpoint instead
+            of its saved model, and copy that checkpoint into the bundle
+            (:data:`search.trial.STATE_NAME`) so ``search train --from-checkpoint`` starts
+            from it; metrics.json's ``checkpoint`` says which one it was.
 
     Raises:
         ConfigError: a bad selection spec or objective name.
-        ExportError: nothing qualifies, or the chosen trial has no saved model.
+        ExportError: nothing qualifies, or the chosen trial has no saved model (with
+            ``from_checkpoint``: no checkpoint).
     """
     parse_spec(select)  # a bad spec fails before anything is read or written
     chosen = _choose(study, select, objectives)
     trial = _frozen(study, chosen.number)
-    blob = read_weights(_artifact(trial))
+    if from_checkpoint:
+        checkpoint = _checkpoint(trial)
+        state = read_state(checkpoint)
+        blob = {"trial_config": state["trial_config"], "mapping": state["mapping"],
+                "state_dict": state["fit"]["model"]}  # fmt: skip
+        source = {"folder": str(checkpoint), "epoch": int(state["epoch"]), "file": STATE_NAME}
+    else:
+        blob, source = read_weights(_artifact(trial)), None
     cfg = TrialConfig.from_dict(blob["trial_config"])
     model = _plain(model_of(cfg, blob["mapping"], blob["state_dict"]))
     data = load(
@@ -225,8 +251,14 @@ def export_bundle(
     paths = {name: folder / name for name in _FILES}
     paths.update({name: folder / name for name in (onnx["file"], onnx["program"]) if name})
     torch.save(saved, paths["model.pt"])
+    kept = folder / STATE_NAME  # an earlier export's checkpoint is not this bundle's
+    if source is None:
+        kept.unlink(missing_ok=True)
+    else:
+        kept.write_bytes((checkpoint / STATE_NAME).read_bytes())
+        paths[STATE_NAME] = kept
     paths["config.yaml"].write_text(_config_yaml(study, trial.number, cfg), encoding="utf-8")
-    deploy = {"onnx": onnx, "data": described}
+    deploy = {"onnx": onnx, "data": described, "checkpoint": source}
     record = _metrics_record(study, trial, chosen, metrics, model, test, storage_url, deploy)
     paths["metrics.json"].write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
     paths["README.md"].write_text(_readme(study, trial.number, chosen, saved, record), "utf-8")
@@ -272,7 +304,7 @@ def _metrics_record(
     storage_url: str | None,
     deploy: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """metrics.json; ``deploy`` holds its ``onnx`` and ``data`` sections."""
+    """metrics.json; ``deploy`` holds its ``onnx``, ``data`` and ``checkpoint`` sections."""
     conditions = {k: v for k, v in metrics.items() if k.startswith("cond_")}
     return {
         "format": BUNDLE_FORMAT,
@@ -339,7 +371,7 @@ Family `{saved["family"]}`, hyper-parameters `{json.dumps(saved["hyper"])}`, inp
 
 The exported model scores {record["exported"]["test_accuracy"]:.4f} on the test split.
 `metrics.json` holds every indicator with the conditions it was measured under.
-
+{_checkpoint_readme(record["checkpoint"])}
 ## Load it in your own code
 
 ```python
@@ -364,6 +396,17 @@ schedule (same family, budget and parameter-store mapping) and writes `train.jso
 accuracy and cost panel next to the search's values. `config.yaml` is the trial config:
 `search.trial.run_trial(config)` runs it as the search did.
 """
+
+
+def _checkpoint_readme(source: Mapping[str, Any] | None) -> str:
+    """The README's line on where the weights came from, when from a checkpoint."""
+    if source is None:
+        return ""
+    return (
+        f"\nThe weights are the trial's checkpoint after epoch {source['epoch']} "
+        f"(`{source['folder']}`), kept here as `{source['file']}`: `search train <this "
+        "folder> --from-checkpoint` starts from it.\n"
+    )
 
 
 def _deploy_readme(record: Mapping[str, Any]) -> str:
@@ -470,7 +513,7 @@ def _retrain_config(
 
 
 #: What ``config.yaml`` may not change against ``model.pt``: what the saved mapping fits.
-_ARCHITECTURE = ("dataset", "family", "hyper", "budget", "ssn")
+_ARCHITECTURE = (*ARCHITECTURE, "ssn")
 
 
 def _bundle_config(folder: Path, saved: TrialConfig) -> TrialConfig:
@@ -515,8 +558,10 @@ def train_bundle(
     out: str | os.PathLike[str] | None = None,
     device: str | None = None,
     seed: int | None = None,
+    from_checkpoint: bool = False,
 ) -> Trained:
-    """Retrains a bundle's configuration from scratch and compares it with the search.
+    """Retrains a bundle's configuration and compares it with the search: from scratch, or
+    from the checkpoint the bundle holds.
 
     Same family, hyper-parameters, budget and SSN options; the parameter-store mapping is the
     bundle's (an ``auto`` mapping is not searched again). Accuracy and the same indicators are
@@ -531,9 +576,12 @@ def train_bundle(
         seed: Seed of the initialisation, the data order and the validation split; None: the
             bundle's. The test split is the dataset's own, so test accuracies of several
             seeds compare (``benchmarks/leaderboard.py`` retrains each winner with three).
+        from_checkpoint: Start from the weights of the checkpoint the bundle holds (exported
+            with ``from_checkpoint``) instead of a fresh initialisation: a warm start, with the
+            optimiser and learning-rate schedule of the retraining's ``epochs`` begun anew.
 
     Raises:
-        ExportError: not a bundle.
+        ExportError: not a bundle, or ``from_checkpoint`` and the bundle holds no checkpoint.
         ConfigError: bad epochs or device.
     """
     folder = Path(folder)
@@ -544,7 +592,13 @@ def train_bundle(
     cfg = _retrain_config(searched, blob.get("mapping"), epochs=epochs, out=target, device=device,
                           seed=seed)  # fmt: skip
     recorded = _recorded(folder)
-    result = run_trial(cfg)
+    warm = folder if from_checkpoint else None
+    if warm is not None and not (folder / STATE_NAME).is_file():
+        raise ExportError(
+            f"{folder} holds no checkpoint ({STATE_NAME}): export the trial with `search "
+            "export --from-checkpoint`, or retrain from scratch without --from-checkpoint"
+        )
+    result = run_trial(cfg, warm=warm)
     table = _compare(recorded, result, blob["trial_config"])
     target.mkdir(parents=True, exist_ok=True)
     path = target / "train.json"
@@ -553,6 +607,7 @@ def train_bundle(
         "bundle": str(folder.resolve()),
         "epochs": cfg.train["epochs"],
         "search_epochs": searched.train["epochs"],
+        "from_checkpoint": _from_checkpoint(folder) if from_checkpoint else None,
         "trial_config": {**cfg.to_dict(), "artifact_dir": None},
         "metrics": result,
         "search_metrics": recorded,
@@ -564,11 +619,20 @@ def train_bundle(
     return Trained(table=table, metrics=result, path=path)
 
 
-def _recorded(folder: Path) -> dict[str, Any]:
+def _from_checkpoint(folder: Path) -> dict[str, Any]:
+    """train.json's ``from_checkpoint``: the bundle's checkpoint, as metrics.json names it."""
+    named = _metrics_json(folder).get("checkpoint") or {}
+    return {**named, "file": str((folder / STATE_NAME).resolve())}
+
+
+def _metrics_json(folder: Path) -> dict[str, Any]:
+    """The bundle's metrics.json ({} when it has none)."""
     path = folder / "metrics.json"
-    if not path.is_file():
-        return {}
-    return dict(json.loads(path.read_text(encoding="utf-8")).get("metrics") or {})
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _recorded(folder: Path) -> dict[str, Any]:
+    return dict(_metrics_json(folder).get("metrics") or {})
 
 
 def _compare(

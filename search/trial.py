@@ -37,6 +37,7 @@ from spaces._errors import BudgetError, ConfigError
 from spaces.ssn import shapeshift
 
 __all__ = [
+    "ARCHITECTURE",
     "ARTIFACT_NAME",
     "STATE_NAME",
     "EpochFn",
@@ -72,6 +73,7 @@ def run_trial(
     on_epoch: EpochFn | None = None,
     on_state: StateFn | None = None,
     resume: str | os.PathLike[str] | None = None,
+    warm: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Runs one trial and returns its metrics.
 
@@ -97,6 +99,10 @@ def run_trial(
             with the saved mapping (no ``auto`` pretraining again) and training continues
             after the saved epoch, ending as the uninterrupted run would (bit-identical on
             the CPU); ``on_epoch`` sees the epochs after it.
+        warm: A folder so written by a run of the same architecture (dataset, family,
+            hyper-parameters, budget): the model starts from its weights and store mapping,
+            and trains this config's whole schedule with a fresh optimiser (a warm start,
+            ``search train --from-checkpoint``).
 
     Returns:
         ``accuracy`` (validation: what the search optimises), ``val_loss``, ``test_accuracy``
@@ -119,8 +125,9 @@ def run_trial(
     cfg = TrialConfig.from_dict(cfg).prepare()
     device = _device(cfg.device)
     saved = None if resume is None else read_state(resume, cfg)
+    warmed = None if warm is None else _warm_state(warm, cfg)
     with EnergyMeter(device) as meter:
-        metrics = _run(cfg, device, on_epoch, on_state, saved)
+        metrics = _run(cfg, device, on_epoch, on_state, saved, warmed)
     metrics["trial_energy_j"] = meter.joules  # training and measurement: the search's cost
     return metrics
 
@@ -131,17 +138,22 @@ def _run(
     on_epoch: EpochFn | None,
     on_state: StateFn | None = None,
     saved: Mapping[str, Any] | None = None,
+    warm: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The steps of :func:`run_trial`."""
+    """The steps of :func:`run_trial` (``saved``: the state it resumes; ``warm``: the state
+    it starts warm from)."""
     start = time.perf_counter()
     constraints = cfg.constraints
     data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.train_size, cfg.seed, str(device),
                  tuple(sorted(cfg.loading.items())))  # fmt: skip
     metrics: dict[str, Any] = {}
+    given = saved or warm
     try:
-        net = _model(cfg, data, device, metrics, None if saved is None else saved["mapping"])
+        net = _model(cfg, data, device, metrics, None if given is None else given["mapping"])
     except BudgetError as err:
         return _finish(metrics, constraints, start, reason=f"budget: {err}")
+    if warm is not None:
+        net.load_state_dict(warm["fit"]["model"])
     names = _indicator_names(cfg.indicators, [o.name for o in cfg.objectives], constraints)
     ranked = _ranked(cfg) if on_epoch is not None else []
     early = [n for n in names if INDICATORS.get(n).analytic or n in ranked]
@@ -371,6 +383,29 @@ def read_state(folder: str | os.PathLike[str], cfg: TrialConfig | None = None) -
         differ = sorted(k for k, v in cfg.to_dict().items() if state["trial_config"].get(k) != v)
         raise ConfigError(
             f"resume: the checkpoint in {str(folder)!r} is of another trial config "
+            f"(differs in {differ})"
+        )
+    return state
+
+
+#: The trial-config keys that fix which weights a model has: a warm start must share them
+#: with the run that wrote its state.
+ARCHITECTURE = ("dataset", "family", "hyper", "budget")
+
+
+def _warm_state(folder: str | os.PathLike[str], cfg: TrialConfig) -> dict[str, Any]:
+    """A state to start warm from (:func:`run_trial`'s ``warm``), of ``cfg``'s architecture.
+
+    Raises:
+        ExportError: no readable state in ``folder``.
+        ConfigError: the state is of another architecture.
+    """
+    state = read_state(folder)
+    theirs, ours = state["trial_config"], cfg.to_dict()
+    differ = [k for k in ARCHITECTURE if theirs.get(k) != ours.get(k)]
+    if differ:
+        raise ConfigError(
+            f"warm start: the checkpoint in {str(folder)!r} is of another architecture "
             f"(differs in {differ})"
         )
     return state

@@ -7,6 +7,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,14 +16,19 @@ from typing import Any
 import optuna
 import pytest
 import ray
+import torch
+import yaml
 from optuna.trial import TrialState
 from ray.tune.schedulers import TrialScheduler
 
+from search._export import export_bundle, train_bundle
 from search.config import TrialConfig
+from search.errors import ExportError
 from search.run import launch
+from search.run._checkpoint_files import RAY_TRIAL_KEY, checkpoint_folders
 from search.run._moasha import PromotionMOASHA
 from search.run._searcher import DECISIONS_KEY
-from search.trial import run_trial
+from search.trial import STATE_NAME, run_trial
 from tests.search_tests.test_execution import make_config
 
 CONTINUE, STOP, PAUSE = TrialScheduler.CONTINUE, TrialScheduler.STOP, TrialScheduler.PAUSE
@@ -274,3 +280,54 @@ def test_a_real_trial_paused_and_resumed_under_ray_learns_as_if_never_paused(tmp
         assert len(seen) >= 2
         for a, b in zip(seen, alone, strict=False):
             assert (a["accuracy"], a["val_loss"]) == (b["accuracy"], b["val_loss"]), trial.number
+
+
+def test_export_and_train_start_from_a_trials_final_checkpoint(tmp_path, local_ray):
+    """`search export --from-checkpoint` takes a fully trained trial's weights from its last
+    Ray Tune checkpoint (the same weights as its saved model) and keeps that checkpoint in the
+    bundle; `search train --from-checkpoint` starts from those weights, not from scratch."""
+    config = make_config(tmp_path, optimiser="random", trials=3, constraints=[],
+                         space={"family": ["mlp"], "mlp.width": {"low": 16, "high": 32},
+                                "budget": {"low": 1200, "high": 2000},
+                                "ssn.mapping": ["single"]},
+                         fixed={"ssn.upsampler": "mask", "train.lr": 0.05},
+                         train={"epochs": 2, "batch_size": 64, "schedule": "cosine"},
+                         scheduler={"name": "fifo"})  # fmt: skip
+    study = launch(config, progress=False)
+    done = sorted(study.get_trials(states=(TrialState.COMPLETE,)), key=lambda t: -t.values[0])
+    assert len(done) == 3
+    best, other = done[0], done[1]
+    warm = export_bundle(study, tmp_path / "warm", select=f"trial:{best.number}",
+                         from_checkpoint=True)  # fmt: skip
+    cold = export_bundle(study, tmp_path / "cold", select=f"trial:{best.number}")
+    record = json.loads((warm.folder / "metrics.json").read_text())
+    assert record["checkpoint"]["epoch"] == 2 and record["checkpoint"]["file"] == STATE_NAME
+    assert (warm.folder / STATE_NAME).is_file()
+    assert "after epoch 2" in (warm.folder / "README.md").read_text()
+    assert json.loads((cold.folder / "metrics.json").read_text())["checkpoint"] is None
+    assert not (cold.folder / STATE_NAME).exists()
+    ours, theirs = (torch.load(b.folder / "model.pt", weights_only=True)["state_dict"]
+                    for b in (warm, cold))  # fmt: skip
+    assert ours.keys() == theirs.keys()
+    assert all(torch.equal(ours[k], theirs[k]) for k in ours)
+    assert warm.test_accuracy == cold.test_accuracy
+    # An edited config.yaml may change how it trains: at a rate that barely moves a weight,
+    # the warm start keeps the trial's accuracy, a cold start stays near chance.
+    for folder in (warm.folder, cold.folder):
+        edited = yaml.safe_load((folder / "config.yaml").read_text())
+        edited["train"]["lr"] = 1e-9
+        (folder / "config.yaml").write_text(yaml.safe_dump(edited))
+    again = train_bundle(warm.folder, epochs=1, out=tmp_path / "again", from_checkpoint=True)
+    scratch = train_bundle(cold.folder, epochs=1, out=tmp_path / "scratch")
+    assert again.metrics["accuracy"] == pytest.approx(best.values[0], abs=0.006)
+    assert scratch.metrics["accuracy"] < best.values[0] - 0.3
+    payload = json.loads(again.path.read_text())
+    assert payload["from_checkpoint"]["epoch"] == 2
+    assert json.loads(scratch.path.read_text())["from_checkpoint"] is None
+    with pytest.raises(ExportError, match="--from-checkpoint"):
+        train_bundle(cold.folder, epochs=1, out=tmp_path / "none", from_checkpoint=True)
+    for folder in checkpoint_folders(other.user_attrs[RAY_TRIAL_KEY]):
+        shutil.rmtree(folder)
+    with pytest.raises(ExportError, match=f"trial {other.number} has no checkpoint"):
+        export_bundle(study, tmp_path / "gone", select=f"trial:{other.number}",
+                      from_checkpoint=True)  # fmt: skip
