@@ -8,6 +8,7 @@ signalling exactly those groups (``ray stop`` would stop every Ray on the machin
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -26,6 +27,7 @@ from optuna.trial import TrialState
 
 from search.config import TrialConfig, load_config, load_preset
 from search.run._records import metrics_of
+from search.run._searcher import DECISIONS_KEY
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -47,6 +49,41 @@ def node_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
         "node_id": ray.get_runtime_context().get_node_id(),
         "pid": os.getpid(),
     }
+
+
+PROMOTION_EPOCHS = 4
+
+
+def paused_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
+                 resume: Any = None) -> dict[str, Any]:  # fmt: skip
+    """A checkpointing trial whose curve is set by lr: each epoch it runs is logged with the
+    node it ran on, and its checkpoint holds the epoch it reached."""
+    import json
+    import time
+    from pathlib import Path
+
+    import ray
+
+    node = ray.get_runtime_context().get_node_id()
+    first = 1 if resume is None else json.loads((Path(resume) / "e.json").read_text())["e"] + 1
+    log = Path(cfg.artifact_dir).parents[1] / "epochs.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    level = cfg.train["lr"] / 0.2
+    for epoch in range(first, PROMOTION_EPOCHS + 1):
+        # Ray Tune hands a paused trial's worker to the next trial and drops the worker it
+        # was starting for it, so the first epoch is long enough for a second one to start.
+        number = int(Path(cfg.artifact_dir).name)
+        time.sleep(8.0 if (number, epoch) == (0, 1) else 0.5)
+        with log.open("a") as f:
+            f.write(json.dumps({"trial": number, "epoch": epoch, "node": node}) + "\n")
+
+        def write(folder: Any, epoch: int = epoch) -> None:
+            (Path(folder) / "e.json").write_text(json.dumps({"e": epoch}))
+
+        on_state(write)
+        on_epoch({"epoch": epoch, "accuracy": level * epoch / PROMOTION_EPOCHS,
+                  "params": float(cfg.budget), "elapsed_s": 0.5 * epoch})  # fmt: skip
+    return {"accuracy": level, "params": float(cfg.budget), "feasible": 1.0}
 
 
 def _free_port() -> int:
@@ -83,7 +120,7 @@ sys.path.insert(0, {root!r})
 import ray
 from search.config import load_config
 from search.run._launch import launch
-from tests.search_tests.test_ray_cluster import node_trial
+from tests.search_tests.test_ray_cluster import {trial}
 
 ray.init(address={address!r}, log_to_driver=False)
 deadline = time.monotonic() + 60
@@ -91,11 +128,22 @@ while len(nodes := [n["NodeID"] for n in ray.nodes() if n["Alive"]]) < 2:
     assert time.monotonic() < deadline, f"the second node did not join: {{nodes}}"
     time.sleep(0.5)
 ray.shutdown()
-study = launch(load_config(json.loads({config!r})), address={address!r}, trial_fn=node_trial,
+study = launch(load_config(json.loads({config!r})), address={address!r}, trial_fn={trial},
                progress=False)
 assert not ray.is_initialized()  # launch left the cluster it joined
 print("NODES", json.dumps(nodes))
 """
+
+
+def _drive(address: str, env: dict[str, str], data: dict[str, Any], trial: str) -> list[str]:
+    """Runs the search of ``data`` with the trial function named ``trial`` from a driver
+    process of its own on the cluster; the ids of the cluster's nodes."""
+    load_config(data)  # valid here before it is sent to the driver
+    script = DRIVER.format(root=str(ROOT), address=address, config=json.dumps(data), trial=trial)
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.split("NODES", 1)[1])
 
 
 @pytest.fixture(scope="module")
@@ -139,14 +187,9 @@ def test_trials_run_on_both_nodes(cluster, tmp_path):
         optimiser={"name": "random"},
         resources={"cpu": 1, "gpu": 0},
     )
-    load_config(data)  # valid here before it is sent to the driver
     # The driver runs in its own process, as a user's would: a process that ran a local Ray
     # before cannot reliably start actors on another cluster after ray.shutdown().
-    script = DRIVER.format(root=str(ROOT), address=address, config=json.dumps(data))
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=240)  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
-    nodes = json.loads(run.stdout.split("NODES", 1)[1])
+    nodes = _drive(address, env, data, "node_trial")
     study = optuna.load_study(study_name="cluster", storage=f"sqlite:///{tmp_path}/npas.db")
     errors = [t.user_attrs.get("error") for t in study.trials]
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 6, errors
@@ -182,3 +225,39 @@ def test_resources_beyond_the_cluster_are_refused_before_anything_is_created(
     assert run.returncode == 2 and len(lines) == 1, run.stderr[-3000:]
     assert "cpu=8" in lines[0] and "Ray cluster has cpu=" in lines[0]
     assert not (out / "npas.db").exists(), "no storage, no study"
+
+
+def test_promotion_moasha_pauses_and_resumes_trials_across_the_cluster(cluster, tmp_path):
+    """Promotion-type MOASHA on two nodes: trials pause at their rungs, free their node and
+    are resumed from their Ray Tune checkpoints (every epoch runs once), and the decisions
+    are stored in the study."""
+    address, env = cluster
+    data = load_preset("digits-quick").to_dict()
+    data.update(
+        name="cluster-promotion",
+        out=str(tmp_path),
+        trials=8,
+        objectives=[["accuracy", "maximize"], ["params", "minimize"]],
+        optimiser={"name": "random"},
+        resources={"cpu": 1, "gpu": 0},
+        train={**data["train"], "epochs": PROMOTION_EPOCHS},
+        scheduler={"name": "moasha", "type": "promotion", "reduction_factor": 2},
+    )
+    nodes = _drive(address, env, data, "paused_trial")
+    study = optuna.load_study(study_name="cluster-promotion",
+                              storage=f"sqlite:///{tmp_path}/npas.db")  # fmt: skip
+    trials = study.get_trials()
+    assert len(trials) == 8, [t.user_attrs.get("error") for t in trials]
+    assert {t.state for t in trials} <= {TrialState.COMPLETE, TrialState.PRUNED}
+    ran = [json.loads(line) for line in (tmp_path / "cluster-promotion" / "epochs.jsonl").open()]
+    by_trial: dict[int, list[int]] = {}
+    for row in ran:
+        by_trial.setdefault(row["trial"], []).append(row["epoch"])
+    for number, epochs in by_trial.items():  # resumed from its checkpoint, never from 1
+        assert sorted(epochs) == list(range(1, len(epochs) + 1)), (number, epochs)
+    outcomes = {t.number: [d["outcome"] for d in t.user_attrs[DECISIONS_KEY]] for t in trials}
+    assert any(("pause", "promote") in itertools.pairwise(o) for o in outcomes.values())
+    for trial in trials:
+        if trial.state == TrialState.COMPLETE:
+            assert by_trial[trial.number] == list(range(1, PROMOTION_EPOCHS + 1))
+    assert len(nodes) == 2 and {row["node"] for row in ran} == set(nodes)
