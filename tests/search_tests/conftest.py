@@ -10,6 +10,7 @@ failure, not a skip: ``.ci/run`` installs it.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
@@ -46,6 +47,14 @@ def _call(command: list[str]) -> None:
 def postgres_server() -> Iterator[str]:
     """A PostgreSQL cluster on 127.0.0.1 for this session; yields its base URL (superuser
     ``npas``, trust authentication)."""
+    with throwaway_postgres() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def throwaway_postgres() -> Iterator[str]:
+    """A PostgreSQL cluster on 127.0.0.1 in a temp folder, removed on exit; yields its base
+    URL (superuser ``npas``, trust authentication). ``benchmarks/`` use it too."""
     # Not under pytest's tmp folder: that one is private to root, and the server runs as postgres.
     folder = Path(tempfile.mkdtemp(prefix="npas-pg-"))
     as_user: list[str] = []
