@@ -3,7 +3,8 @@
 :func:`write_report` gathers the study into sections (summary, the multi-objective front as a
 matrix of objective pairs, accuracy against each cost indicator, PePR isoclines, hypervolume
 history, parameter importance, parallel coordinates, validation vs test accuracy, learning
-curves, indicator disagreement, the front table, failures) and renders them twice:
+curves, the multi-fidelity scheduler's rung decisions, indicator disagreement, the front table,
+failures) and renders them twice:
 ``report.md`` beside the PNGs for the terminal, and ``report.html``, one offline file with
 interactive plotly versions of the plots (hover names each trial) and the other PNGs embedded.
 The full trial table goes to ``trials.csv``. Anything missing (no feasible trial, a constant or
@@ -48,11 +49,16 @@ from search.report import _interactive, _plots
 from search.report._importance import param_importances, shared_space
 from search.report._interactive import Marks
 from search.report._render import Plot, Section, render_html, render_markdown
+from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 from spaces._errors import ConfigError
 
 __all__ = ["write_report"]
 
 _PERFORMANCE = "accuracy"
+#: Outcomes of a rung decision, in the order the decision counts show them.
+_OUTCOMES = ("continue", "stop", "pause", "promote")
+#: The decision table shows every front trial and at most this many others, the most recent.
+_MAX_DECIDED = 40
 
 
 def _save(fig: Figure, out: Path, name: str, paths: dict[str, Path]) -> str:
@@ -367,6 +373,105 @@ def _curves_section(
     return Section(title, text, plots=[Plot(title, png=png, interactive=interactive)])
 
 
+def _decisions_of(trial: optuna.trial.FrozenTrial) -> list[dict]:
+    """The trial's stored rung decisions (``npas:decisions``; anything else there skipped)."""
+    stored = trial.user_attrs.get(DECISIONS_KEY)
+    return [d for d in stored if isinstance(d, dict)] if isinstance(stored, list) else []
+
+
+def _ranked(decision: dict) -> str:
+    """``rank 2 of 5, top 1`` (and ``at chance`` when the trial was)."""
+    said = f"rank {decision.get('rank', '?')} of {decision.get('n', '?')}, "
+    said += f"top {decision.get('top', '?')}"
+    return said + (", at chance" if decision.get("at_chance") else "")
+
+
+def _trail(decisions: list[dict]) -> str:
+    """A trial's decisions, one group per rung: ``1: pause (rank 2 of 5, top 1) → promote
+    (rank 0 of 8, top 2); 3: stop (rank 4 of 6, top 2)``; a later decision at the same rung
+    repeats the ranking only where it changed; a decision's ``why`` is always said."""
+    groups: list[tuple[object, list[str]]] = []
+    before = None
+    for decision in decisions:
+        rung = decision.get("rung", "?")
+        ranked = _ranked(decision)
+        same_rung = bool(groups) and groups[-1][0] == rung
+        details = [] if same_rung and ranked == before else [ranked]
+        if decision.get("why"):
+            details.append(str(decision["why"]))
+        said = str(decision.get("outcome", "?")) + (f" ({'; '.join(details)})" if details else "")
+        if same_rung:
+            groups[-1][1].append(said)
+        else:
+            groups.append((rung, [said]))
+        before = ranked
+    return "; ".join(f"{rung}: " + " → ".join(said) for rung, said in groups)
+
+
+def _epochs_reached(trial: optuna.trial.FrozenTrial) -> int:
+    curve = trial.user_attrs.get("curve") or []
+    epochs = [p["epoch"] for p in curve if isinstance(p, dict) and "epoch" in p]
+    return int(max(epochs)) if epochs else len(curve)
+
+
+def _decisions_section(study: optuna.Study, front: Front) -> Section | None:
+    """The multi-fidelity scheduler's rung decisions (``npas:decisions``): counts per rung and
+    outcome, and each decided trial's trail (None when no trial has any)."""
+    decided = [t for t in study.get_trials(deepcopy=False) if _decisions_of(t)]
+    if not decided:
+        return None
+    title = "Scheduler decisions"
+    rows = [
+        {"trial": t.number, "rung": d.get("rung"), "outcome": d.get("outcome")}
+        for t in decided
+        for d in _decisions_of(t)
+    ]
+    log = pd.DataFrame(rows)
+    counts = pd.crosstab(log["rung"], log["outcome"])
+    seen = [o for o in _OUTCOMES if o in counts.columns]
+    counts = counts[seen + sorted(c for c in counts.columns if c not in _OUTCOMES)]
+    counts.insert(0, "trials", log.groupby("rung")["trial"].nunique())
+    counts = counts.reset_index().rename(columns={"rung": "rung (epoch)"})
+    counts.columns.name = None
+    totals = log["outcome"].value_counts()
+    said = ", ".join(f"{o} {int(totals[o])}" for o in counts.columns[2:])
+    text = [
+        f"{len(log)} rung decision(s) by the multi-fidelity scheduler on {len(decided)} "
+        f"trial(s): {said}. A rung is an epoch where trials are compared; the counts are per "
+        "rung and outcome, `trials` how many trials it decided on there.",
+        "Each trial's trail, rung by rung: the outcome, the trial's rank there (0 best) among "
+        "the n trials compared and `top`, how many the rung let on; → a later decision at the "
+        "same rung (a paused trial promoted, or stopped when the search ended). One trial's "
+        "full record: `search status --trial N`.",
+    ]
+    shown = decided
+    if len(decided) > _MAX_DECIDED:
+        on_front = set(front.numbers)
+        recent = {t.number for t in sorted(decided, key=lambda t: t.number)[-_MAX_DECIDED:]}
+        shown = [t for t in decided if t.number in on_front or t.number in recent]
+        kept_front = sum(t.number in on_front for t in shown)
+        text.append(
+            f"{len(decided)} trials have decisions; shown are {len(shown)}, the front's "
+            f"{kept_front} and the {_MAX_DECIDED} most recent: {len(decided) - len(shown)} "
+            "left out."
+        )
+    table = pd.DataFrame(
+        {
+            "number": [t.number for t in shown],
+            "state": [t.state.name for t in shown],
+            "epochs": [_epochs_reached(t) for t in shown],
+            "decisions": [_trail(_decisions_of(t)) for t in shown],
+            "why it ended": [
+                t.user_attrs.get(STOPPED_KEY) or t.user_attrs.get("error") for t in shown
+            ],
+        }
+    )
+    if table["why it ended"].isna().all():
+        table = table.drop(columns="why it ended")
+    tables = [("Decisions per rung and outcome", counts), ("Decision trail per trial", table)]
+    return Section(title, text, tables=tables)
+
+
 def _failures_section(frame: pd.DataFrame) -> Section | None:
     refused = frame["infeasible_reason"].notna() if "infeasible_reason" in frame else False
     trained_infeasible = (frame["state"] == "COMPLETE") & ~frame["feasible"]
@@ -433,6 +538,9 @@ def write_report(
     curves = _curves_section(study, marks, frame, out, paths)
     if curves is not None:
         sections.append(curves)
+    decisions = _decisions_section(study, front)
+    if decisions is not None:
+        sections.append(decisions)
     sections.append(_disagreement_section(frame, plotted, out, paths))
     sections.append(_front_section(frame, front, plotted, chosen))
     failures = _failures_section(frame)

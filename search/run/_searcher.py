@@ -30,16 +30,13 @@ from search.run._deaths import WorkerDeaths
 from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._storage import outcome_of, record
 from search.run._trainable import CURVE_KEY, RESUME_KEY, VIOLATION_KEY
+from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY  # one place, Ray-free
 from search.run._writer import StudyWriter
 
 __all__ = ["DECISIONS_KEY", "STOPPED_KEY", "Gate", "NpasSearcher", "TrialConfigFn"]
 
 #: ``(point, trial number) -> trial config`` (adds the artifact folder of that trial).
 TrialConfigFn = Callable[[dict[str, Any], int], TrialConfig]
-#: A trial's user attribute: the scheduler's decisions on it, one dict per rung decision.
-DECISIONS_KEY = "npas:decisions"
-#: A pruned trial's user attribute: why a time limit stopped it (a trial timeout).
-STOPPED_KEY = "npas:stopped"
 #: What a decision keeps (the Ray trial id and the trial number are known from the trial).
 _DECISION_FIELDS = ("rung", "outcome", "rank", "n", "arrival", "top", "at_chance", "why")
 

@@ -21,10 +21,11 @@ from optuna.distributions import CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
 from search.config import Constraint
-from search.pareto._frame import trials_frame
+from search.pareto._frame import objectives_of, trials_frame
 from search.report._importance import MIN_TRIALS, param_importances
 from search.report._interactive import Marks, trade_off
-from search.report._report import write_report
+from search.report._report import _decisions_section, _front, write_report
+from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 from tests.search_tests.studies import npas_study
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -74,11 +75,18 @@ def _curve(accuracy: float, epochs: int) -> list[dict]:
 
 
 def _fill(
-    study: optuna.Study, n: int, *, seed: int = 0, fail_every: int = 0, stop_every: int = 0
+    study: optuna.Study,
+    n: int,
+    *,
+    seed: int = 0,
+    fail_every: int = 0,
+    stop_every: int = 0,
+    extra: dict[int, dict] | None = None,
 ) -> None:
     """``n`` trials of two families (each with its own width: a conditional parameter); every
     5th from the 3rd gated by the constraint, every ``fail_every``-th failed, every
-    ``stop_every``-th stopped early by the scheduler after 2 of 4 epochs."""
+    ``stop_every``-th stopped early by the scheduler after 2 of 4 epochs; ``extra``: more
+    user attributes of trial ``i``."""
     rng = np.random.default_rng(seed)
     start = dt.datetime(2025, 1, 1)
     for i in range(n):
@@ -131,6 +139,8 @@ def _fill(
                 distributions=dists,
                 user_attrs=attrs,
             )
+        for key, value in (extra or {}).get(i, {}).items():
+            trial.set_user_attr(key, value)
         # parallel workers finish out of number order
         trial.datetime_start = start + dt.timedelta(seconds=30 * i)
         trial.datetime_complete = trial.datetime_start + dt.timedelta(
@@ -152,11 +162,44 @@ def _study(tmp: Path, name: str, n: int, **kw) -> optuna.Study:
     return optuna.load_study(study_name=name, storage=url)
 
 
+def _decision(rung: int, outcome: str, rank: int, n: int, top: int, **kw) -> dict:
+    """One rung decision as the search stores it in ``npas:decisions``."""
+    return {"rung": rung, "outcome": outcome, "rank": rank, "n": n, "arrival": rank,
+            "top": top, "at_chance": False, **kw}  # fmt: skip
+
+
+#: Rung decisions of a promotion-type MOASHA on four of the fixture's trials (0 and 1
+#: complete, 6 and 13 stopped after 2 epochs), and why a time limit stopped trial 13.
+DECISIONS = {
+    0: {DECISIONS_KEY: [_decision(1, "continue", 0, 1, 1), _decision(2, "continue", 0, 1, 1)]},
+    1: {DECISIONS_KEY: [_decision(1, "continue", 0, 2, 1, at_chance=True)]},
+    6: {
+        DECISIONS_KEY: [
+            _decision(1, "pause", 1, 4, 2),
+            _decision(1, "promote", 1, 6, 3),
+            _decision(2, "stop", 3, 4, 2),
+        ]
+    },
+    13: {
+        DECISIONS_KEY: [
+            _decision(1, "pause", 2, 5, 2),
+            _decision(1, "stop", 2, 5, 2, why="the search ended before it could be promoted"),
+        ],
+        STOPPED_KEY: "trial timeout: 0.75 s of training > 0.5 s",
+    },
+}
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> tuple[optuna.Study, dict[str, Path]]:
     tmp = tmp_path_factory.mktemp("report")
-    study = _study(tmp, "digits-quick", 18, fail_every=6, stop_every=7)
+    study = _study(tmp, "digits-quick", 18, fail_every=6, stop_every=7, extra=DECISIONS)
     return study, write_report(study, tmp / "out")
+
+
+def _md_table(md: str, caption: str) -> list[str]:
+    """The lines of the Markdown table under ``**caption**``."""
+    return md[md.index(f"**{caption}**") :].split("\n\n")[1].splitlines()
 
 
 def test_report_writes_every_file(report):
@@ -199,7 +242,7 @@ def test_report_text_states_selection_hypervolume_and_conditions(report):
     assert "reference point (1.1, 1.1, 1.1) in normalised space" in md
     assert "Constant over all trials (they cannot rank trials): peak_mem_infer_mb" in md
     assert "Kendall τ" in md and "Jaccard" in md
-    front_header = next(line for line in md.splitlines() if line.startswith("| number"))
+    front_header = _md_table(md, "Front")[0]
     for column in (
         "selected",
         "accuracy",
@@ -236,6 +279,55 @@ def test_report_ranks_parameters_per_objective_and_compares_test_accuracy(report
     assert "No parameter importance" not in md
     assert "validation − test accuracy: mean 0.01, largest 0.01" in md
     assert "*Parallel coordinates: interactive only, in `report.html`.*" in md
+
+
+def test_report_shows_the_schedulers_rung_decisions(report):
+    _, paths = report
+    md = paths["report.md"].read_text()
+    titles = [line for line in md.splitlines() if line.startswith("## ")]
+    at = titles.index("## Scheduler decisions")
+    assert titles[at - 1] == "## Learning curves"  # right after the curves
+    assert "8 rung decision(s) by the multi-fidelity scheduler on 4 trial(s): continue 3, " \
+        "stop 2, pause 2, promote 1." in md  # fmt: skip
+    counts = _md_table(md, "Decisions per rung and outcome")
+    assert counts[0] == "| rung (epoch) | trials | continue | stop | pause | promote |"
+    assert counts[2:] == ["| 1 | 4 | 2 | 1 | 2 | 1 |", "| 2 | 2 | 1 | 1 | 0 | 0 |"]
+    trails = _md_table(md, "Decision trail per trial")
+    assert trails[0] == "| number | state | epochs | decisions | why it ended |"
+    assert [row.split(" | ")[0] for row in trails[2:]] == ["| 0", "| 1", "| 6", "| 13"]
+    assert (
+        "| 6 | PRUNED | 2 | 1: pause (rank 1 of 4, top 2) → promote (rank 1 of 6, top 3); "
+        "2: stop (rank 3 of 4, top 2) | — |" in trails
+    )
+    assert (
+        "| 13 | PRUNED | 2 | 1: pause (rank 2 of 5, top 2) → stop (the search ended before "
+        "it could be promoted) | trial timeout: 0.75 s of training > 0.5 s |" in trails
+    )
+    assert "| 1 | COMPLETE | 4 | 1: continue (rank 0 of 2, top 1, at chance) | — |" in trails
+    html = paths["report.html"].read_text()
+    assert "<h2>Scheduler decisions</h2>" in html and "<h3>Decision trail per trial</h3>" in html
+    assert "1: pause (rank 1 of 4, top 2) → promote (rank 1 of 6, top 3)" in html
+
+
+def test_decision_table_keeps_the_front_and_the_40_most_recent_trials():
+    log = [_decision(1, "pause", 0, 2, 1), _decision(1, "promote", 0, 3, 1)]
+    rows = [{"accuracy": 0.5 + 0.001 * i, "params": 1000.0 - i} for i in range(60)]
+    rows[3] = {"accuracy": 0.99, "params": 1.0}  # dominates every other trial
+    study = npas_study(rows, attrs={DECISIONS_KEY: log})
+    front = _front(trials_frame(study), objectives_of(study))
+    assert front.numbers == [3]
+    section = _decisions_section(study, front)
+    assert section is not None
+    counts, trails = (table for _, table in section.tables)
+    assert counts.to_dict("records") == [
+        {"rung (epoch)": 1, "trials": 60, "pause": 60, "promote": 60}
+    ]
+    assert trails["number"].tolist() == [3, *range(20, 60)]
+    assert "why it ended" not in trails  # no trial was stopped by a time limit
+    assert trails["decisions"][0] == "1: pause (rank 0 of 2, top 1) → promote (rank 0 of 3, top 1)"
+    assert "60 trials have decisions; shown are 41, the front's 1 and the 40 most recent: " \
+        "19 left out." in section.text  # fmt: skip
+    assert _decisions_section(npas_study(rows[:5]), front) is None
 
 
 def test_html_is_self_contained(report):
@@ -401,6 +493,7 @@ def test_study_with_one_trial(tmp_path):
         "a random forest on them); this study has 1." in md
     )
     assert "1 feasible trial(s); front in red" in paths["report.html"].read_text()
+    assert "Scheduler decisions" not in md  # no trial has rung decisions
 
 
 def test_importance_leaves_out_a_constant_objective():
