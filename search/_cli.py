@@ -352,7 +352,7 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
     import json
 
     from search.run._checkpoint_files import latest_checkpoint
-    from search.run._searcher import DECISIONS_KEY, STOPPED_KEY
+    from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:

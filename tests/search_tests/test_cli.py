@@ -344,17 +344,21 @@ def _small_storage(folder: Path) -> str:
     return url
 
 
-def test_status_loads_no_torch_or_ray(tmp_path: Path) -> None:
-    """`search status` answers at once: the indicator registry (torch) and Ray stay unloaded."""
+@pytest.mark.parametrize(
+    ("extra", "said"), [([], "Search 'small': 6 trial(s)"), (["--trial", "1"], "trial 1:")]
+)
+def test_status_loads_no_torch_or_ray(tmp_path: Path, extra: list[str], said: str) -> None:
+    """`search status` (and `--trial N`) answers at once: the indicator registry (torch) and
+    Ray stay unloaded."""
     _small_storage(tmp_path)
     probe = (
         "import sys, contextlib, io\n"
         "from search._cli import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
-        f"    code = main(['status', '--run', {str(tmp_path)!r}])\n"
+        f"    code = main(['status', '--run', {str(tmp_path)!r}, *{extra!r}])\n"
         "heavy = [m for m in ('torch', 'ray', 'sklearn', 'matplotlib') if m in sys.modules]\n"
-        "print(code, heavy, \"Search 'small': 6 trial(s)\" in out.getvalue())\n"
+        f"print(code, heavy, {said!r} in out.getvalue())\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, check=True)  # fmt: skip
