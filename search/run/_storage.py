@@ -99,6 +99,12 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
     kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
     try:
         storage = _rdb_storage(url, kwargs, checked)
+    except ImportError:  # Optuna's word for SQLAlchemy's missing database driver
+        raise ConfigError(
+            f"storage {masked_url(url)!r}: its database driver is not installed; for "
+            "PostgreSQL: pip install 'npas[postgres]' (psycopg 3, which postgresql://user@host/db "
+            "uses)" + ("" if url.startswith("postgresql") else ", else the driver the URL names")
+        ) from None
     except Exception as err:  # SQLAlchemy raises many kinds
         raise ConfigError(
             f"storage {masked_url(url)!r} cannot be opened ({type(err).__name__}: {err}); give "

@@ -69,7 +69,7 @@ def throwaway_postgres() -> Iterator[str]:
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1"
     _call([*run, "-o", options, "-l", str(folder / "log"), "-w", "start"])
     try:
-        yield f"postgresql+psycopg2://npas@127.0.0.1:{port}"
+        yield f"postgresql://npas@127.0.0.1:{port}"  # the form users type (psycopg 3)
     finally:
         _call([*run, "-m", "fast", "stop"])
         shutil.rmtree(folder)

@@ -9,6 +9,8 @@ then reads it. The chaos and lease tests run on PostgreSQL too (``storage_url``)
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import optuna
@@ -70,3 +72,23 @@ def test_a_password_in_the_storage_url_is_never_printed_or_stored(
     assert main(["status", "--storage", refused]) == 2
     out, err = capsys.readouterr()
     assert "S3CRET" not in out + err and "***" in out and "***" in err
+
+
+def test_a_missing_database_driver_names_the_extra_that_installs_it(postgres_url: str) -> None:
+    """postgresql://user@host/db as the README writes it: without psycopg 3 one line says
+    which extra to install (SQLAlchemy maps that URL form to psycopg 3)."""
+    assert postgres_url.startswith("postgresql://")
+    probe = (
+        "import sys\n"
+        "sys.modules['psycopg'] = None  # as on an install without the postgres extra\n"
+        "from search.run._storage import open_storage\n"
+        "from search.errors import ConfigError\n"
+        "try:\n"
+        f"    open_storage({postgres_url!r})\n"
+        "except ConfigError as err:\n"
+        "    print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], check=True)  # fmt: skip
+    assert "pip install 'npas[postgres]'" in done.stdout, done.stdout + done.stderr
+    assert done.stdout.count("\n") == 1
