@@ -177,7 +177,34 @@ def _launch(args: argparse.Namespace) -> int:
     print(_status_lines(_status_record(study, None))[0])
     print(f"Storage: {url}")
     _hints(config.name, url, Path(config.out))
+    failure = _all_failed(study)
+    if failure is not None:
+        print(f"search launch: {failure}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _all_failed(study: optuna.Study) -> str | None:
+    """Why every trial of the search that ended failed (its most common error), or None when
+    one trained or none ended: such a search found nothing, and says so by its exit code."""
+    from collections import Counter
+
+    from optuna.trial import TrialState
+
+    from search.run._storage import counts
+
+    ended = [t for t in study.get_trials(deepcopy=False) if counts(t)]
+    if not ended or any(t.state != TrialState.FAIL for t in ended):
+        return None
+    errors = Counter(
+        (str(t.user_attrs.get("error") or "no error recorded").strip().splitlines() or [""])[-1]
+        for t in ended
+    )
+    error, seen = errors.most_common(1)[0]
+    return (
+        f"every trial failed ({len(ended)}); the most common error ({seen} of {len(ended)}): "
+        f"{error} (search status --trial N shows one trial's)"
+    )
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -401,3 +401,41 @@ def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -
     assert main(["status", "--run", str(launched["out"]), "--format", "csv"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert table.loc[0, "search"] == NAME and table.loc[0, "trials"] == 2
+
+
+BREAKS_IN_TRAINING = '''
+import spaces
+from torch import nn
+
+
+@spaces.register_family("breaks-in-training")
+class BreaksInTraining(nn.Module):
+    """Builds, measures and evaluates; its first training step raises."""
+
+    def __init__(self, in_shape, num_classes, *, width=8):
+        super().__init__()
+        self.fc = nn.Linear(in_shape[-1] * in_shape[-2], num_classes)
+
+    def forward(self, x):
+        if self.training:
+            raise RuntimeError("this family cannot train")
+        return self.fc(x.flatten(1))
+'''
+
+
+def test_a_launch_whose_every_trial_failed_exits_non_zero_and_says_why(tmp_path: Path) -> None:
+    (tmp_path / "breaks.py").write_text(BREAKS_IN_TRAINING, encoding="utf-8")
+    config = {**CONFIG, "name": "all-fail", "imports": ["breaks.py"], "trials": 2,
+              "space": {"family": ["breaks-in-training"],
+                        "breaks-in-training.width": {"low": 4, "high": 8}},
+              "constraints": []}  # fmt: skip
+    path = tmp_path / "all-fail.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    done = _run("launch", str(path), "--out", str(tmp_path / "runs"), "--address", "local",
+                "--quiet")  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("search launch: every trial failed (2)"), done.stderr[-3000:]
+    assert "(2 of 2): RuntimeError: this family cannot train" in last
+    study = optuna.load_study(study_name="all-fail", storage=f"sqlite:///{tmp_path}/runs/npas.db")
+    assert [t.state for t in study.trials] == [optuna.trial.TrialState.FAIL] * 2
