@@ -508,7 +508,7 @@ def _retrain_config(
         ssn=ssn,
         artifact_dir=str(out / "trained"),
         device=device,
-        seed=cfg.seed if seed is None else checks.integer(seed, "seed", 0),
+        seed=cfg.seed if seed is None else checks.seed(seed, "seed"),
     )
 
 

@@ -45,10 +45,28 @@ def mapping(value: Any, path: str) -> dict[str, Any]:
     return dict(value)
 
 
-def integer(value: Any, path: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise bad(path, value, f"an int >= {low}")
+def integer(value: Any, path: str, low: int, high: int | None = None) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        raise bad(path, value, f"an int >= {low}" + ("" if high is None else f" and <= {high}"))
     return int(value)
+
+
+#: The largest seed: numpy's and scikit-learn's generators take seeds below 2**32.
+MAX_SEED = 2**32 - 1
+
+
+def seed(value: Any, path: str) -> int:
+    """A seed every generator of a search accepts (torch, numpy, Python, scikit-learn)."""
+    return integer(value, path, 0, MAX_SEED)
+
+
+#: The smallest resource share Ray resolves (it keeps 4 decimals: less rounds to nothing).
+RAY_RESOLUTION = 1e-4
 
 
 def number(

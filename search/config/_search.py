@@ -59,8 +59,9 @@ PLAIN = "none"
 
 @dataclass(frozen=True)
 class ResourceConfig:
-    """What one trial asks the scheduler for: CPUs (> 0), a GPU share (0 to any) and, when
-    given, memory in MiB (Ray then packs no more trials on a node than its memory holds)."""
+    """What one trial asks the scheduler for: CPUs (at least 0.0001, the finest share Ray
+    resolves), a GPU share (0, or at least 0.0001) and, when given, memory in MiB (Ray then
+    packs no more trials on a node than its memory holds)."""
 
     cpu: float = 1.0
     gpu: float = 0.0
@@ -70,8 +71,10 @@ class ResourceConfig:
     def from_dict(cls, data: Any, *, path: str = "resources") -> ResourceConfig:
         data = checks.mapping({} if data is None else data, path)
         checks.known_keys(data, ("cpu", "gpu", "memory_mb"), path)
-        cpu = checks.number(data.get("cpu", 1.0), f"{path}.cpu", low=0.0, open_low=True)
+        cpu = checks.number(data.get("cpu", 1.0), f"{path}.cpu", low=checks.RAY_RESOLUTION)
         gpu = checks.number(data.get("gpu", 0.0), f"{path}.gpu", low=0.0)
+        if 0 < gpu < checks.RAY_RESOLUTION:
+            raise checks.bad(f"{path}.gpu", gpu, f"0, or a share >= {checks.RAY_RESOLUTION:g}")
         memory = checks.optional(lambda v, p: checks.number(v, p, low=0.0, open_low=True))
         return cls(cpu, gpu, memory(data.get("memory_mb"), f"{path}.memory_mb"))
 
@@ -518,7 +521,7 @@ class SearchConfig:
             resources=ResourceConfig.from_dict(data.get("resources")),
             storage=checks.optional(_storage)(data.get("storage"), "storage"),
             address=checks.optional(checks.text)(data.get("address"), "address"),
-            seed=checks.integer(data.get("seed", 0), "seed", 0),
+            seed=checks.seed(data.get("seed", 0), "seed"),
             out=checks.text(data.get("out", "runs"), "out"),
             indicators=_tuple(_indicators(data.get("indicators"), "indicators")),
             measure=_measure(data.get("measure"), "measure"),

@@ -160,7 +160,7 @@ TRIAL_OPTIONS: dict[str, tuple[Any, Any]] = {
     "constraints": (lambda v, p: parse_constraints(v, path=p), ()),
     "indicators": (lambda v, p: _tuple(_indicators(v, p)), None),
     "measure": (_measure, {}),
-    "seed": (lambda v, p: checks.integer(v, p, 0), 0),
+    "seed": (checks.seed, 0),
     "device": (checks.optional(_device), None),
     "artifact_dir": (checks.optional(checks.text), None),
     "progress": (checks.boolean, False),

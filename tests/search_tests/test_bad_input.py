@@ -96,6 +96,26 @@ def test_resources_beyond_this_machine_are_refused_before_ray(tmp_path, capsys):
     assert "cpu=64" in err and not (tmp_path / "npas.db").exists()
 
 
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"seed": 2**32}, "seed: got 4294967296; allowed: an int >= 0 and <= 4294967295"),
+        ({"resources": {"cpu": 1e-6}}, "resources.cpu: got 1e-06"),
+        ({"resources": {"cpu": 1, "gpu": 1e-6}}, "resources.gpu: got 1e-06"),
+    ],
+)
+def test_a_seed_or_share_no_generator_or_ray_takes_is_refused_before_the_study(
+    tmp_path, capsys, change, fragment
+):
+    """numpy and scikit-learn take seeds below 2**32 (a larger one crashed after the study was
+    created); Ray keeps 4 decimals of a share (less rounded to nothing and crashed in Ray)."""
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml.safe_dump({"dataset": "digits", "space": {"family": ["mlp"]},
+                                      **change}))  # fmt: skip
+    err = _refused(["launch", str(config), "--out", str(tmp_path)], capsys)
+    assert fragment in err and not (tmp_path / "npas.db").exists()
+
+
 def test_a_budget_below_every_model_is_warned_at_launch(tmp_path, capsys):
     """Warned, not refused: the check is a bound over a few corners of the space, not a proof."""
     from search.config import load_config

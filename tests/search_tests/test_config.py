@@ -118,7 +118,7 @@ BAD = [
     ("optimiser/options", {"bogus": 1}, ["optimiser", "'bogus'", "population_size"]),
     ("optimiser/algo", "x", ["optimiser: unknown key 'algo'", "'options'"]),
     ("trials", 0, ["trials", "0", "int >= 1"]),
-    ("resources/cpu", 0, ["resources.cpu", "0", "(0.0, inf]"]),
+    ("resources/cpu", 0, ["resources.cpu", "0", "[0.0001, inf]"]),
     ("resources/gpu", -0.5, ["resources.gpu", "-0.5", "[0.0, inf]"]),
     ("resources/mem", 4, ["resources: unknown key 'mem'", "'cpu'"]),
     ("indicators", ["params", "joy"], ["indicators[1]", "'joy'", "latency_ms"]),
