@@ -153,7 +153,7 @@ def main() -> None:
         name = f"le{budget}"
         bundle = args.out / "bundles" / name
         if _cli(log, "export", "--storage", storage, "--select", f"epsilon:params<={budget}",
-                "--out", str(bundle)) != 0:  # fmt: skip
+                "--out", str(bundle), "--replace") != 0:  # fmt: skip
             winners[name] = {"budget": budget, "goal": goal, "record": record, "missing": True}
             continue
         meta = json.loads((bundle / "metrics.json").read_text(encoding="utf-8"))

@@ -485,6 +485,7 @@ def _export(args: argparse.Namespace) -> int:
         objectives=_objectives(study, args.objectives),
         storage_url=_storage_url(args),
         from_checkpoint=args.from_checkpoint,
+        replace=args.replace,
     )
     recorded = done.recorded_test_accuracy
     print(f"Exported trial {done.number} of {study.study_name!r} to {done.folder}")
@@ -807,6 +808,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-checkpoint", action="store_true",
         help="weights from the trial's latest checkpoint, kept in the bundle for `search train`",
     )  # fmt: skip
+    cmd.add_argument(
+        "--replace", action="store_true", help="write over a bundle already in --out"
+    )
 
     cmd = add("train", _train, "Retrain a bundle at a full schedule (or from its checkpoint).")
     cmd.add_argument("bundle", metavar="BUNDLE", help="folder written by `search export`")

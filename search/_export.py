@@ -131,6 +131,21 @@ def _artifact(trial: optuna.trial.FrozenTrial) -> Path:
     return Path(where)
 
 
+def _refuse_existing(folder: Path) -> None:
+    """A bundle already in ``folder`` is not written over unless asked (``replace``)."""
+    if not any((folder / name).exists() for name in _FILES if name != "README.md"):
+        return
+    try:
+        record = _metrics_json(folder)
+        what = f"trial {record['trial']} of {record['study']!r}"
+    except (ExportError, KeyError, TypeError):
+        what = "a bundle"
+    raise ExportError(
+        f"{folder} already holds {what}; --replace writes over it (replace=True), or give "
+        "another --out"
+    )
+
+
 def _checkpoint(trial: optuna.trial.FrozenTrial) -> Path:
     """The trial's latest checkpoint folder, for ``--from-checkpoint``."""
     found = latest_checkpoint(trial)
@@ -181,6 +196,7 @@ def export_bundle(
     objectives: Sequence[Any] | None = None,
     storage_url: str | None = None,
     from_checkpoint: bool = False,
+    replace: bool = False,
 ) -> Exported:
     """Writes the bundle of one trial of ``study``, chosen by a selection spec.
 
@@ -192,7 +208,7 @@ def export_bundle(
 
     Args:
         study: A study written by ``search launch``.
-        out_dir: The bundle folder (created; existing bundle files are replaced).
+        out_dir: The bundle folder (created; one holding a bundle only with ``replace``).
         select: ``knee``, ``pepr:<indicator>``, ``best:<metric>``, ``trial:<n>``, ... (see
             :func:`search.pareto.select`).
         objectives: The front's objectives; None: the study's.
@@ -201,13 +217,17 @@ def export_bundle(
             of its saved model, and copy that checkpoint into the bundle
             (:data:`search.trial.STATE_NAME`) so ``search train --from-checkpoint`` starts
             from it; metrics.json's ``checkpoint`` says which one it was.
+        replace: Write over a bundle already in ``out_dir`` (else it is refused).
 
     Raises:
         ConfigError: a bad selection spec or objective name.
-        ExportError: nothing qualifies, or the chosen trial has no saved model (with
-            ``from_checkpoint``: no checkpoint).
+        ExportError: nothing qualifies, the chosen trial has no saved model (with
+            ``from_checkpoint``: no checkpoint), or ``out_dir`` holds a bundle and not
+            ``replace``.
     """
     parse_spec(select)  # a bad spec fails before anything is read or written
+    if not replace:
+        _refuse_existing(Path(out_dir))
     chosen = _choose(study, select, objectives)
     trial = _frozen(study, chosen.number)
     if from_checkpoint:
@@ -626,13 +646,28 @@ def _from_checkpoint(folder: Path) -> dict[str, Any]:
 
 
 def _metrics_json(folder: Path) -> dict[str, Any]:
-    """The bundle's metrics.json ({} when it has none)."""
+    """The bundle's metrics.json ({} when it has none).
+
+    Raises:
+        ExportError: it is not a JSON object.
+    """
     path = folder / "metrics.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ExportError(f"{path} is not valid JSON ({err}); export the bundle again") from None
+    if not isinstance(record, dict):
+        raise ExportError(f"{path} holds no JSON object; export the bundle again")
+    return record
 
 
 def _recorded(folder: Path) -> dict[str, Any]:
-    return dict(_metrics_json(folder).get("metrics") or {})
+    metrics = _metrics_json(folder).get("metrics") or {}
+    if not isinstance(metrics, dict):
+        raise ExportError(f"{folder / 'metrics.json'}: its metrics are not a JSON object")
+    return metrics
 
 
 def _compare(

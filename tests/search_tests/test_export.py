@@ -22,6 +22,7 @@ from optuna.trial import TrialState
 
 from objectives.datasets import load
 from objectives.train import evaluate
+from search._cli import main
 from search._export import export_bundle, load_bundle, read_bundle, train_bundle
 from search.config import SearchConfig, check_trial_config
 from search.errors import ExportError
@@ -198,6 +199,31 @@ def test_export_errors(searched, tmp_path: Path) -> None:
     assert not (tmp_path / "never").exists(), "a bad spec writes nothing"
     with pytest.raises(ExportError, match="not a bundle"):
         load_bundle(tmp_path)
+
+
+def test_an_existing_bundle_is_replaced_only_when_asked(searched, bundle, tmp_path) -> None:
+    study, _, _ = searched
+    folder = tmp_path / "b"
+    shutil.copytree(bundle.folder, folder)
+    before = (folder / "metrics.json").read_bytes()
+    trial = json.loads(before)["trial"]
+    with pytest.raises(ExportError, match=rf"already holds trial {trial} of 'ssn'; --replace"):
+        export_bundle(study, folder, select="trial:1")
+    assert (folder / "metrics.json").read_bytes() == before, "nothing written"
+    done = export_bundle(study, folder, select="trial:1", replace=True)
+    assert json.loads((folder / "metrics.json").read_text())["trial"] == done.number == 1
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"metrics": 3}', "\udcff"])
+def test_a_malformed_metrics_json_is_one_line(bundle, tmp_path, text, capsys) -> None:
+    folder = tmp_path / "b"
+    shutil.copytree(bundle.folder, folder)
+    (folder / "metrics.json").write_text(text, encoding="utf-8", errors="surrogateescape")
+    assert main(["train", str(folder), "--epochs", "1", "--out", str(tmp_path / "t")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "metrics.json" in err
+    assert not (tmp_path / "t").exists(), "refused before any training"
 
 
 def test_export_without_saved_model(tmp_path: Path) -> None:

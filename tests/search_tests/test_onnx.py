@@ -229,7 +229,7 @@ def test_a_failed_onnx_export_keeps_the_bundle_and_says_why(
 
     monkeypatch.setattr(torch.onnx, "export", fail)
     with pytest.warns(UserWarning, match=r"no model\.onnx or model\.pt2 .*rest of the bundle"):
-        again = export_bundle(study, folder, select="trial:0")
+        again = export_bundle(study, folder, select="trial:0", replace=True)
     assert again.onnx_error is not None and reason in again.onnx_error
     assert set(again.paths) == {"config.yaml", "model.pt", "metrics.json", "README.md"}
     assert all(p.is_file() for p in again.paths.values())
