@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import os
 import platform
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -29,6 +30,10 @@ OptimizerFactory = Callable[[Iterable[nn.Parameter]], torch.optim.Optimizer]
 def default_optimizer(params: Iterable[nn.Parameter]) -> torch.optim.Optimizer:
     """SGD with Nesterov momentum: one state buffer per parameter, like the usual CNN recipe."""
     return torch.optim.SGD(params, lr=0.01, momentum=0.9, nesterov=True)
+
+
+#: The most measurement threads a config may ask for; each run uses at most its cores.
+MAX_THREADS = 1024
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,11 @@ class MeasureOptions:
         for name in ("threads", "infer_batch"):
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name), low=1)
+        if self.threads is not None and self.threads > MAX_THREADS:
+            raise ConfigError(
+                f"threads must be at most {MAX_THREADS} (a measurement uses at most the cores "
+                f"it may run on), got {self.threads!r}"
+            )
         for name in ("latency_budget_s", "throughput_budget_s", "energy_budget_s"):
             _check_positive(name, getattr(self, name))
         if self.energy_watts is not None:
@@ -123,12 +133,19 @@ class MeasureContext:
             torch.cuda.synchronize(self.device)
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity: what Ray or a container gives it)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
 @contextlib.contextmanager
 def threads_fixed(threads: int | None) -> Iterator[int]:
-    """Fixes torch's intra-op thread count for the block (restored after); yields the count."""
+    """Fixes torch's intra-op thread count for the block (restored after), at most the
+    cores this process may use (more threads only contend); yields the count."""
     before = torch.get_num_threads()
     if threads is not None:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(min(threads, usable_cores()))
     try:
         yield torch.get_num_threads()
     finally:

@@ -68,7 +68,9 @@ def _minimum(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) 
     """The minimum budget of a trial's model with its SSN options (each model built once)."""
     key = f"{cfg.family}{sorted(cfg.hyper.items())}"
     if key not in models:
-        with torch.random.fork_rng(devices=[]):  # the caller's random stream is not drawn from
+        # On the meta device: shapes without memory (a WRN-28-10 corner took 3.4 GB built for
+        # real); the caller's random stream is not drawn from.
+        with torch.random.fork_rng(devices=[]), torch.device("meta"):
             models[key] = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
     ssn = cfg.ssn
     return minimum_budget(

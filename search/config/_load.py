@@ -22,8 +22,41 @@ from spaces._errors import ConfigError, NpasError
 __all__ = ["list_presets", "load_config", "load_preset"]
 
 
+#: The largest config file read (a config is a page of YAML; a 50 MB scalar hung the parser).
+MAX_CONFIG_BYTES = 1 << 20
+#: The deepest nesting of mappings and lists a config may have.
+MAX_DEPTH = 32
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that reads ``1e-3`` as a float (YAML 1.1 wants ``1.0e-3``)."""
+    """SafeLoader that reads ``1e-3`` as a float (YAML 1.1 wants ``1.0e-3``), refuses an
+    alias of a mapping or a list (a few lines of them expand exponentially: the "billion
+    laughs"; an alias of a plain value is kept) and nesting deeper than :data:`MAX_DEPTH`."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            alias = self.peek_event()
+            node = self.anchors.get(alias.anchor)
+            if node is not None and not isinstance(node, yaml.ScalarNode):
+                raise yaml.composer.ComposerError(
+                    None, None, f"the alias *{alias.anchor} repeats a mapping or a list: "
+                    "configs allow aliases of plain values only", alias.start_mark,
+                )  # fmt: skip
+            return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels",
+                    self.peek_event().start_mark,
+                )  # fmt: skip
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _Loader.add_implicit_resolver(
@@ -54,12 +87,20 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> SearchCon
             f"config file {str(path)!r} does not exist; pass a YAML file or one of the presets "
             f"{list_presets()} with --preset"
         )
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"config file {str(path)!r} holds {size:,} bytes; a config may hold at most "
+            f"{MAX_CONFIG_BYTES:,}"
+        )
     return _load_text(
         path.read_text(encoding="utf-8"), where=str(path), name=path.stem, base=str(path.parent)
     )
 
 
 def _load_text(text: str, *, where: str, name: str, base: str | None = None) -> SearchConfig:
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}: a config may hold at most {MAX_CONFIG_BYTES:,} characters")
     stream = io.StringIO(text)
     stream.name = where  # type: ignore[misc]  # YAML's messages then say where
     try:

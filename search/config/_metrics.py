@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sized
 from typing import Any, NamedTuple
 
 import yaml
@@ -104,10 +104,24 @@ class Objective(NamedTuple):
         return cls(name, _DIRECTIONS[direction.lower()])
 
 
+#: The most objectives a search may have (hypervolume and non-dominated sorting grow fast with
+#: their number; many-objective searches stop at about 10).
+MAX_OBJECTIVES = 10
+#: The most constraints a search may have (each is checked on every trial and every rung).
+MAX_CONSTRAINTS = 100
+
+
+def _bounded(entries: Any, path: str, most: int) -> None:
+    """A list no longer than ``most`` (200,000 constraints spun the check and ignored SIGTERM)."""
+    if isinstance(entries, Sized) and len(entries) > most:
+        raise checks.bad(path, f"a list of {len(entries)}", f"at most {most} entries")
+
+
 def parse_objectives(entries: Any, *, path: str = "objectives") -> tuple[Objective, ...]:
     """A non-empty list of distinct objectives (see :meth:`Objective.parse`)."""
     if isinstance(entries, str | Mapping) or not isinstance(entries, Iterable):
         raise checks.bad(path, entries, "a non-empty list of objectives")
+    _bounded(entries, path, MAX_OBJECTIVES)
     out = tuple(Objective.parse(e, path=f"{path}[{i}]") for i, e in enumerate(entries))
     if not out:
         raise checks.bad(path, entries, "a non-empty list of objectives")
@@ -211,5 +225,6 @@ def parse_constraints(entries: Any, *, path: str = "constraints") -> tuple[Const
         return ()
     if isinstance(entries, str) or not isinstance(entries, Iterable):
         raise checks.bad(path, entries, "a list of constraints such as ['params <= 5000']")
+    _bounded(entries, path, MAX_CONSTRAINTS)
     return tuple(Constraint.parse(e, path=f"{path}[{i}]") for i, e in enumerate(entries))
 

@@ -154,3 +154,60 @@ def test_a_device_torch_does_not_see_is_refused(tmp_path, capsys):
     unseen = f"cuda:{torch.cuda.device_count()}"  # cuda:0 here, where torch sees no CUDA
     err = _refused(["train", str(tmp_path), "--device", unseen], capsys)
     assert unseen in err and "CUDA device(s)" in err
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n"
+    for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+)  # 9**9 strings once expanded
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (BOMB + "dataset: digits\n", "the alias *a repeats a mapping or a list"),
+        ("dataset: digits\nx: " + "[" * 100 + "]" * 100 + "\n", "nested deeper than 32"),
+        ("dataset: digits\nname: " + "x" * (2 << 20) + "\n", "a config may hold at most"),
+    ],
+    ids=["alias bomb", "deep nesting", "50 MB scalar"],
+)
+def test_a_hostile_config_file_is_refused_before_it_is_expanded(tmp_path, capsys, text, fragment):
+    config = tmp_path / "hostile.yaml"
+    config.write_text(text)
+    err = _refused(["launch", str(config), "--out", str(tmp_path / "run")], capsys)
+    assert fragment in err and not (tmp_path / "run").exists()
+
+
+def test_an_alias_of_a_plain_value_is_kept(tmp_path) -> None:
+    from search.config import load_config
+
+    config = tmp_path / "ok.yaml"
+    config.write_text("dataset: digits\nspace: {family: [mlp]}\nseed: &s 3\ntrials: *s\n")
+    assert load_config(config).trials == 3
+
+
+@pytest.mark.parametrize(
+    ("key", "entries", "most"),
+    [
+        ("constraints", ["params <= 5000"] * 200_000, 100),
+        ("objectives", [[f"m{i}", "minimize"] for i in range(11)], 10),
+    ],
+)
+def test_counts_are_bounded(key, entries, most) -> None:
+    from search.config import load_config
+    from spaces import ConfigError
+
+    data = {"dataset": "digits", "space": {"family": ["mlp"]}, key: entries}
+    with pytest.raises(ConfigError, match=rf"{key}: got 'a list of {len(entries)}'; allowed: "
+                                          rf"at most {most} entries"):  # fmt: skip
+        load_config(data)
+
+
+def test_measurement_threads_are_bounded_and_never_more_than_the_cores() -> None:
+    from objectives._conditions import MeasureOptions, threads_fixed, usable_cores
+    from spaces import ConfigError
+
+    with pytest.raises(ConfigError, match="threads must be at most 1024"):
+        MeasureOptions(threads=100_000)
+    with threads_fixed(1024) as used:
+        assert used == min(1024, usable_cores()) <= os.cpu_count()

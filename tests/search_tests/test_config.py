@@ -401,3 +401,24 @@ def test_plain_points_do_not_hide_that_every_shapeshifted_one_is_infeasible() ->
     budget = {"low": 10, "high": 50, "when": {"ssn.mapping": ["single"]}}
     config = _floor_config(budget, **{"ssn.mapping": ["none", "single"]})
     assert "every Shapeshifted trial is likely infeasible" in budget_warning(config)
+
+
+def test_the_floor_check_builds_no_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A WRN-28-10 corner (36.5M parameters) is checked on the meta device: shapes, no memory
+    (built for real, one config took 3.4 GB at launch)."""
+    from search.config import _floor
+
+    built: list[torch.device] = []
+
+    def spy(*args: Any, **kwargs: Any) -> torch.nn.Module:
+        model = build_model(*args, **kwargs)
+        built.append(next(model.parameters()).device)
+        return model
+
+    monkeypatch.setattr(_floor, "build_model", spy)
+    config = load_config({"dataset": "cifar10", "space": {
+        "family": ["wrn"], "wrn.depth": {"value": 28}, "wrn.widen": {"value": 10},
+        "budget": {"low": 10, "high": 50}}})  # fmt: skip
+    text = _floor.budget_warning(config)
+    assert built and all(d.type == "meta" for d in built)
+    assert text is not None and "smallest: " in text
