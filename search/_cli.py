@@ -518,14 +518,22 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _dashboard(args: argparse.Namespace) -> int:
-    from search._dashboard import start_dashboard, stop_dashboard
+    from search._dashboard import loopback, start_dashboard, stop_dashboard
 
     url = _storage_url(args)
     _open(url)  # a missing SQLite file is an error, not a new empty storage
     log = Path(tempfile.mkdtemp(prefix="npas-dashboard-")) / "dashboard.log"
-    process, address = start_dashboard(url, host=args.host, port=args.port, log=log)
-    print(f"optuna-dashboard on {masked_url(url)}: {address}  (Ctrl-C or SIGTERM stops it; "
-          f"its log: {log})", flush=True)  # fmt: skip
+    process, address = start_dashboard(url, host=args.host, port=args.port, log=log,
+                                       expose=args.expose, writable=args.writable)  # fmt: skip
+    mode = "writable" if args.writable else "read-only"
+    print(f"optuna-dashboard ({mode}) on {masked_url(url)}: {address}  (Ctrl-C or SIGTERM "
+          f"stops it; its log: {log})", flush=True)  # fmt: skip
+    if not loopback(args.host):
+        port = address.rsplit(":", 1)[1]
+        print(f"search dashboard: warning: listening on {args.host}:{port}, beyond this "
+              "machine, with no authentication: anyone who reaches it reads every study in "
+              f"the storage{' and can change or delete them' if args.writable else ''}",
+              file=sys.stderr, flush=True)  # fmt: skip
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop, as Ctrl-C
     try:
         return process.wait()
@@ -839,6 +847,14 @@ def build_parser() -> argparse.ArgumentParser:
     cmd.add_argument(
         "--port", type=_port, default=8080, help="TCP port; 0: any free one (default: 8080)"
     )
+    cmd.add_argument(
+        "--expose", action="store_true",
+        help="allow a --host beyond loopback (the dashboard has no authentication)",
+    )  # fmt: skip
+    cmd.add_argument(
+        "--writable", action="store_true",
+        help="let the dashboard change the storage (notes, deleting studies); default read-only",
+    )  # fmt: skip
 
     add("families", _families, "List the architecture families and their hyper-parameters.")
     add("indicators", _indicators, "List the cost indicators: unit, direction, phase.")

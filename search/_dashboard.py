@@ -9,12 +9,17 @@ command: that takes the storage URL on its command line, where any user of the m
 it (``ps``), password included. Here the URL goes through the child's stdin, which only it
 reads; the server is optuna-dashboard's WSGI app on the threaded wsgiref server its command
 uses.
+
+optuna-dashboard has no authentication, and its REST API edits and deletes studies. So it
+listens on loopback unless the caller exposes it on purpose, and it is read-only (only GET,
+HEAD and OPTIONS reach the app; anything else is answered 403) unless made writable.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import ipaddress
 import os
 import socket
 import subprocess
@@ -23,15 +28,19 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from socketserver import ThreadingMixIn
-from typing import IO
+from typing import IO, Any
 from wsgiref.simple_server import WSGIServer, make_server
 
 from search._urls import masked_url
 from search.errors import ConfigError, DashboardError
 
-__all__ = ["DashboardError", "free_port", "start_dashboard", "stop_dashboard"]
+__all__ = ["DashboardError", "free_port", "loopback", "start_dashboard", "stop_dashboard"]
+
+#: The HTTP methods a read-only dashboard lets through: optuna-dashboard reads with GET.
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 _INSTALL = "pip install optuna-dashboard"
 _ROOT = Path(__file__).resolve().parents[1]  # holds the search package the child imports
@@ -53,13 +62,24 @@ def _free(host: str, port: int) -> bool:
     return True
 
 
-def _command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
+def loopback(host: str) -> bool:
+    """Whether ``host`` keeps the server on this machine (``localhost`` or 127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _command(host: str, port: int, writable: bool) -> tuple[list[str], dict[str, str]]:
     """The server process's command line and environment: neither holds the storage URL."""
     if importlib.util.find_spec("optuna_dashboard") is None:
         raise DashboardError(f"optuna-dashboard is not installed; install it with `{_INSTALL}`")
     path = os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p)
     env = {**os.environ, "PYTHONPATH": path}  # the child runs this very code
-    return [sys.executable, "-m", "search._dashboard", host, str(port)], env
+    mode = "writable" if writable else "read-only"
+    return [sys.executable, "-m", "search._dashboard", host, str(port), mode], env
 
 
 def _answers(url: str) -> bool:
@@ -82,6 +102,8 @@ def start_dashboard(
     port: int | None = None,
     timeout_s: float = 60.0,
     log: str | Path | None = None,
+    expose: bool = False,
+    writable: bool = False,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Starts optuna-dashboard on ``storage`` and returns once its REST API answers.
 
@@ -92,15 +114,23 @@ def start_dashboard(
         timeout_s: How long to wait for the first answer (imports take seconds).
         log: A file for the dashboard's output (kept); None: an unlinked one, shown only
             when it fails to start.
+        expose: Allow a ``host`` beyond loopback (the API has no authentication).
+        writable: Let the API change the storage (notes, deleting studies); else read-only.
 
     Returns:
         ``(process, url)``; stop the process with :func:`stop_dashboard`.
 
     Raises:
-        ConfigError: a bad port, or one in use.
+        ConfigError: a bad port, one in use, or a host beyond loopback without ``expose``.
         DashboardError: the script is missing, the process died (its output is in the
             message) or it did not answer within ``timeout_s``.
     """
+    if not loopback(host) and not expose:
+        raise ConfigError(
+            f"--host: got {host!r}, beyond this machine; optuna-dashboard has no "
+            "authentication, so serving it there needs --expose (it stays read-only unless "
+            "--writable)"
+        )
     if port is None or port == 0:
         port = free_port(host)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
@@ -109,8 +139,8 @@ def start_dashboard(
         raise ConfigError(
             f"port: got {port}, which is in use on {host}; allowed: a free port or 0"
         )
-    args, env = _command(host, port)
-    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
+    args, env = _command(host, port, writable)
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"  # polled here
     # The dashboard's output goes to an unlinked file: shown when it fails to start, and the
     # child keeps writing to its own descriptor after ours is closed (a pipe would fill up).
     with open(log, "w+b") if log is not None else tempfile.TemporaryFile() as out:
@@ -162,16 +192,38 @@ class _ThreadedServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
 
-def _serve(host: str, port: int) -> None:
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def read_only(app: WSGIApp) -> WSGIApp:
+    """``app`` answering only :data:`READ_METHODS`; any other request gets 403 and never
+    reaches it (so nothing in the storage can be changed through the server)."""
+
+    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD", "GET").upper() in READ_METHODS:
+            return app(environ, start_response)
+        body = (b'{"reason": "this dashboard is read-only: '
+                b'search dashboard --writable allows changes"}')  # fmt: skip
+        start_response("403 Forbidden", [("Content-Type", "application/json"),
+                                         ("Content-Length", str(len(body)))])  # fmt: skip
+        return [body]
+
+    return guarded
+
+
+def _serve(host: str, port: int, mode: str) -> None:
     """The server process: the storage URL from stdin, optuna-dashboard on ``host:port`` until
-    it is terminated."""
+    it is terminated, read-only unless ``mode`` is ``writable``."""
     from optuna_dashboard import wsgi
 
     storage = sys.stdin.read().strip()
     app = wsgi(storage)
-    print(f"optuna-dashboard on {masked_url(storage)}: http://{host}:{port}/", file=sys.stderr)
+    if mode != "writable":
+        app = read_only(app)
+    print(f"optuna-dashboard ({mode}) on {masked_url(storage)}: http://{host}:{port}/",
+          file=sys.stderr)  # fmt: skip
     make_server(host, port, app, server_class=_ThreadedServer).serve_forever()
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1], int(sys.argv[2]))
+    _serve(sys.argv[1], int(sys.argv[2]), sys.argv[3])

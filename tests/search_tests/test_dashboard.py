@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -130,7 +131,7 @@ def test_search_dashboard_command_runs_until_ctrl_c_or_sigterm(storage: str, sig
     )
     try:
         line = proc.stdout.readline()  # printed once the dashboard answers
-        assert "optuna-dashboard on" in line, line + proc.stderr.read()
+        assert "optuna-dashboard (read-only) on" in line, line + proc.stderr.read()
         url = line.split(": ", 1)[1].split()[0]
         log = Path(line.rsplit("its log: ", 1)[1].rstrip(")\n"))
         studies = _get(f"{url}/api/studies")["study_summaries"]
@@ -153,3 +154,61 @@ def _answers(url: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def _request(url: str, method: str) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def _study_id(url: str) -> int:
+    return _get(f"{url}/api/studies")["study_summaries"][0]["study_id"]
+
+
+def test_the_dashboard_is_read_only_unless_made_writable(dashboard, tmp_path: Path) -> None:
+    """optuna-dashboard's API deletes studies, unauthenticated: by default no request but a
+    read reaches it; --writable lets one through."""
+    _, url = dashboard
+    study = _study_id(url)
+    assert _request(f"{url}/api/studies/{study}", "DELETE") == 403
+    assert _get(f"{url}/api/studies")["study_summaries"], "the study is still there"
+    copy = f"sqlite:///{tmp_path / 'copy.db'}"
+    stored_study(copy, "dash-copy", [{"accuracy": 0.8, "params": 500}], OBJECTIVES)
+    process, writable = start_dashboard(copy, writable=True)
+    try:
+        assert _request(f"{writable}/api/studies/{_study_id(writable)}", "DELETE") < 300
+        assert _get(f"{writable}/api/studies")["study_summaries"] == []
+    finally:
+        stop_dashboard(process)
+
+
+def test_a_host_beyond_loopback_needs_expose(storage: str, capsys) -> None:
+    assert main(["dashboard", "--storage", storage, "--host", "0.0.0.0", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "'0.0.0.0', beyond this machine" in err and "--expose" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_an_exposed_dashboard_says_where_it_listens_and_stays_read_only(storage: str) -> None:
+    command = [sys.executable, "-m", "search", "dashboard", "--storage", storage, "--port", "0",
+               "--host", "0.0.0.0", "--expose"]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        line = proc.stdout.readline()
+        url = line.split(": ", 1)[1].split()[0]  # on 127.0.0.1: this test stays on loopback
+        port = url.rsplit(":", 1)[1]
+        warning = proc.stderr.readline()
+        assert f"warning: listening on 0.0.0.0:{port}, beyond this machine" in warning
+        assert "no authentication" in warning and "delete" not in warning
+        assert _request(f"{url}/api/studies/{_study_id(url)}", "DELETE") == 403
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
