@@ -33,7 +33,7 @@ from search._usercode import runtime_env
 from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
-from search.errors import SearchInterrupted
+from search.errors import SearchInterrupted, StorageWriteError
 from search.run._budget import SearchCost
 from search.run._checkpoints import CheckpointJanitor, latest_checkpoint
 from search.run._deaths import WorkerDeaths
@@ -152,9 +152,18 @@ def _launch_stored(
     lease = Lease(rdb.engine, config.name)
     lease.acquire()  # before anything is marked or a local Ray starts: one launch at a time
     try:
-        return _launch_leased(config, rdb, out, trial_fn, progress)
-    finally:
-        lease.release()
+        study = _launch_leased(config, rdb, out, trial_fn, progress)
+    except BaseException:
+        lease.release()  # never raises: the error in flight is the one the user sees
+        raise
+    failure = lease.release()
+    if failure is not None:
+        raise StorageWriteError(
+            f"the search ended, but its storage {masked_url(config.storage_url)} failed when "
+            f"freeing its lease ({failure}); every trial was written, and the lease lapses "
+            "now that this launch is gone: check the storage before relaunching"
+        )
+    return study
 
 
 def _launch_leased(

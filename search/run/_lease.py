@@ -176,14 +176,30 @@ class Lease:
             except sqlalchemy.exc.SQLAlchemyError:  # the storage's own writes will say so
                 continue
 
-    def release(self) -> None:
-        """Stops the heartbeat and frees the lease (only if it is still this process's)."""
+    def release(self) -> str | None:
+        """Stops the heartbeat and frees the lease (only if it is still this process's).
+
+        Returns:
+            None, or why the storage could not free it (the lease then lapses once this
+            process is gone): it never raises, so a launch's own error is never masked.
+        """
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        with self.engine.begin() as db:
-            db.execute(
-                _LEASES.delete().where(
-                    _LEASES.c.study_name == self.study_name, _LEASES.c.owner == self.owner
+        try:
+            with self.engine.begin() as db:
+                db.execute(
+                    _LEASES.delete().where(
+                        _LEASES.c.study_name == self.study_name, _LEASES.c.owner == self.owner
+                    )
                 )
-            )
+        except sqlalchemy.exc.SQLAlchemyError as err:
+            return first_line(err)
+        return None
+
+
+def first_line(err: sqlalchemy.exc.SQLAlchemyError) -> str:
+    """A database error in one line: the driver's own message, without SQLAlchemy's SQL and
+    background link."""
+    text = str(getattr(err, "orig", None) or err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

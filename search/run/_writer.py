@@ -30,7 +30,9 @@ from optuna.distributions import distribution_to_json
 from optuna.storages._rdb import models  # Optuna's schema: the rows RDBStorage writes
 from optuna.trial import FrozenTrial
 
+from search._urls import masked_url
 from search.errors import StorageWriteError
+from search.run._lease import first_line
 from search.run._storage import set_metric_names
 
 __all__ = ["StorageWriteError", "StudyWriter", "in_memory_copy"]
@@ -222,9 +224,11 @@ class StudyWriter:
             with self.storage.engine.begin() as connection:
                 yield connection
         except sqlalchemy.exc.SQLAlchemyError as err:
+            where = self.storage.engine.url.render_as_string(hide_password=True)
             self.error = StorageWriteError(
-                f"a trial could not be written to the search's storage ({err}); the trials "
-                "written so far are kept: relaunch the search once the storage works to resume it"
+                f"a trial could not be written to the search's storage {masked_url(where)} "
+                f"({first_line(err)}); the trials written so far are kept: relaunch the search "
+                "once the storage works to resume it"
             )
             raise self.error from err
         except StorageWriteError as err:

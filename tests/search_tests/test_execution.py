@@ -231,6 +231,28 @@ def dropping_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     return fake_trial(dataclasses.replace(cfg, family="mlp"))
 
 
+def wrecking_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """fake_trial (mlp) that breaks the search's storage in its fourth trial: the results'
+    table and the lease's are dropped, so the lease cannot be freed either."""
+    folder = Path(cfg.artifact_dir)
+    if folder.name == "3":
+        with sqlite3.connect(folder.parents[2] / "npas.db") as db:
+            db.execute("DROP TABLE trial_values")
+            db.execute("DROP TABLE npas_leases")
+    return fake_trial(dataclasses.replace(cfg, family="mlp"))
+
+
+def test_a_storage_failing_when_the_lease_is_freed_does_not_mask_the_error(tmp_path, capsys):
+    """The lease release in the launch's cleanup failed too, and its traceback hid the error
+    that stopped the search: the error seen is the first one, in one line naming the
+    storage and what to do."""
+    with pytest.raises(StorageWriteError) as caught:
+        launch(make_config(tmp_path, trials=30), trial_fn=wrecking_trial, progress=False)
+    text = str(caught.value)
+    assert "no such table: trial_values" in text and "\n" not in text
+    assert f"storage sqlite:///{tmp_path}/npas.db (" in text and "relaunch the search" in text
+
+
 def test_a_storage_that_fails_stops_the_search_with_its_error(tmp_path):
     with pytest.raises(StorageWriteError, match="no such table: trial_values"):
         launch(make_config(tmp_path, trials=30), trial_fn=dropping_trial, progress=False)
