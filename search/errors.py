@@ -15,6 +15,7 @@ __all__ = [
     "DashboardError",
     "ExportError",
     "NpasError",
+    "RunFolderFull",
     "SearchInterrupted",
     "SearchLocked",
     "StorageWriteError",
@@ -32,6 +33,11 @@ class SearchLocked(NpasError):
 
 class StorageWriteError(NpasError, RuntimeError):
     """A trial could not be written to the search's storage."""
+
+
+class RunFolderFull(NpasError, OSError):
+    """The run folder's disk is full: trials could not save their results (not counted);
+    the search stopped starting trials and kept what it recorded."""
 
 
 class ExportError(NpasError):

@@ -33,7 +33,7 @@ from search._usercode import runtime_env
 from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
-from search.errors import SearchInterrupted, StorageWriteError
+from search.errors import RunFolderFull, SearchInterrupted, StorageWriteError
 from search.run._budget import SearchCost
 from search.run._checkpoints import CheckpointJanitor, latest_checkpoint
 from search.run._deaths import WorkerDeaths
@@ -228,6 +228,13 @@ def _launch_leased(
                 record_cost(study, cost)
         if writer.error is not None:
             raise writer.error
+        if searcher.full:
+            raise RunFolderFull(
+                f"the run folder {out} is full (no space left on device): trial(s) "
+                f"{sorted(searcher.full)} could not save their results and are not counted; the "
+                f"search stopped starting trials; the {trials_counted(study)} trial(s) recorded "
+                "are kept in the storage: free space and relaunch the same command to go on"
+            )
         if searcher.adjourned and progress:
             print(f"[npas] time is up: {len(searcher.adjourned)} unfinished trial(s) "
                   f"{searcher.adjourned} kept with their checkpoints; relaunch the same command "

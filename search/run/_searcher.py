@@ -28,7 +28,7 @@ from search.run._budget import SearchCost
 from search.run._checkpoints import RAY_TRIAL_KEY, latest_checkpoint
 from search.run._deaths import WorkerDeaths
 from search.run._limits import OUT_OF_TIME, TrialLimits
-from search.run._storage import outcome_of, record
+from search.run._storage import DISK_FULL, disk_full, outcome_of, record
 from search.run._trainable import CURVE_KEY, RESUME_KEY, VIOLATION_KEY
 from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY  # one place, Ray-free
 from search.run._writer import StudyWriter
@@ -114,6 +114,8 @@ class NpasSearcher(Searcher):
         self.resumed: list[int] = []
         #: Numbers of the trials left RUNNING with their checkpoints when time ran out.
         self.adjourned: list[int] = []
+        #: Numbers of the trials that could not save their results on a full disk.
+        self.full: list[int] = []
 
     def suggest(self, trial_id: str) -> dict | str | None:
         """The Ray config of a new trial, recorded with its trial config right away.
@@ -227,6 +229,10 @@ class NpasSearcher(Searcher):
         curve = self._curves.pop(trial_id, [])
         if outcome.state == TrialState.PRUNED and self._adjourn(trial_id, trial):
             return
+        if outcome.state == TrialState.FAIL and disk_full(outcome.error):
+            outcome.error = f"{DISK_FULL}: {outcome.error}"  # not counted: it runs again
+            self.full.append(trial.number)
+            self.stopped = self.stopped or f"{DISK_FULL} (no space left on device)"
         if curve:
             trial.set_user_attr("curve", [_curve_point(p) for p in curve])
         why = None if self.limits is None else self.limits.why.get(trial_id)

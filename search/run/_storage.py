@@ -70,6 +70,15 @@ CONSTRAINTS_ATTR = "constraints"
 
 #: The error recorded on the trials a killed search left RUNNING.
 INTERRUPTED = "interrupted: the search stopped before this trial ended"
+#: How the error of a trial that could not save its results on a full disk begins: such a
+#: trial is not counted toward ``trials`` (relaunching runs another in its place).
+DISK_FULL = "the run folder is full"
+
+
+def disk_full(error: str | None) -> bool:
+    """Whether a trial's error is a full disk (ENOSPC, errno 28, as Python or Arrow say it)."""
+    text = (error or "").lower()
+    return "no space left on device" in text or "[errno 28]" in text
 
 #: Tries to open a new storage that other launches are creating at the same time.
 _OPEN_TRIES = 5
@@ -307,11 +316,15 @@ def counts(trial: optuna.trial.FrozenTrial) -> bool:
     """Whether a trial counts toward a search's ``trials``: it ended on its own.
 
     COMPLETE, PRUNED (stopped early by the scheduler) and FAIL count; a trial interrupted by a
-    killed search does not (it is re-run).
+    killed search, or one that could not save its results on a full disk, does not (it is
+    re-run).
     """
     if trial.state in (TrialState.COMPLETE, TrialState.PRUNED):
         return True
-    return trial.state == TrialState.FAIL and trial.user_attrs.get("error") != INTERRUPTED
+    error = str(trial.user_attrs.get("error") or "")
+    return trial.state == TrialState.FAIL and error != INTERRUPTED and not error.startswith(
+        DISK_FULL
+    )
 
 
 @dataclass

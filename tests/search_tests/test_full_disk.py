@@ -1,0 +1,70 @@
+"""A run folder on a disk that fills up during a search: a real full disk, a 400 KiB tmpfs
+mounted for the test (the storage lives elsewhere, so only the trials' saves fail).
+
+Trials that trained but could not save their results (Ray Tune's checkpoints, the model) are
+not counted toward ``trials``, the search stops starting trials, what was recorded stays,
+and ``search launch`` exits 1 with one line saying what happened and what to do.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+from optuna.trial import TrialState
+
+from search.run._launch import trials_counted
+from search.run._storage import DISK_FULL
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = {
+    "name": "full",
+    "dataset": "digits",
+    "space": {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}},
+    "train": {"epochs": 2, "batch_size": 64},
+    "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+    "optimiser": "random",
+    "trials": 6,
+    "indicators": ["params"],
+    "measure": {"threads": 1},
+}
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 400 KiB tmpfs (the tests run as root, as CI does), unmounted afterwards."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(folder)],
+                   check=True, capture_output=True)  # fmt: skip
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)
+
+
+def test_a_full_run_folder_stops_the_search_and_does_not_count_the_lost_trials(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "full.yaml"
+    config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'npas.db'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "search", "launch", str(config), "--out", str(small_disk),
+         "--storage", url, "--address", "local", "--quiet"],
+        cwd=ROOT, capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert last.startswith(f"search launch: RunFolderFull: the run folder {small_disk} is full")
+    assert "free space and relaunch" in last
+    study = optuna.load_study(study_name="full", storage=url)
+    lost = [t for t in study.trials if str(t.user_attrs.get("error", "")).startswith(DISK_FULL)]
+    assert lost and all(t.state == TrialState.FAIL for t in lost)
+    assert f"trial(s) {sorted(t.number for t in lost)} could not save" in last
+    assert trials_counted(study) == len(study.trials) - len(lost) < CONFIG["trials"]
+    assert all(t.state == TrialState.COMPLETE for t in study.trials if t not in lost)
