@@ -34,7 +34,7 @@ from socketserver import ThreadingMixIn
 from typing import IO, Any
 from wsgiref.simple_server import WSGIServer, make_server
 
-from search._urls import masked_url
+from search._urls import connect_url, masked_url
 from search.errors import ConfigError, DashboardError
 
 __all__ = ["DashboardError", "free_port", "loopback", "start_dashboard", "stop_dashboard"]
@@ -217,7 +217,7 @@ def _serve(host: str, port: int, mode: str) -> None:
     from optuna_dashboard import wsgi
 
     storage = sys.stdin.read().strip()
-    app = wsgi(storage)
+    app = wsgi(connect_url(storage).render_as_string(hide_password=False))
     if mode != "writable":
         app = read_only(app)
     print(f"optuna-dashboard ({mode}) on {masked_url(storage)}: http://{host}:{port}/",

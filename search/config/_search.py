@@ -466,6 +466,11 @@ class SearchConfig:
         """:meth:`to_dict` as YAML text: a config file that :func:`load_config` reads back."""
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (Ray Tune saves the searcher, which holds this, in ``tuner.pkl`` in the
+        run folder) with the storage URL masked: its password never reaches a file."""
+        return {**self.__dict__, "storage": masked_url(self.storage)}
+
     @classmethod
     def from_dict(
         cls, data: Mapping[str, Any], *, name: str | None = None, base: str | None = None

@@ -30,7 +30,7 @@ import optuna
 import sqlalchemy
 from optuna.trial import FrozenTrial, TrialState
 
-from search._urls import masked_url
+from search._urls import connect_url, masked_url
 from search.errors import ConfigError
 from search.run._records import metrics_of, record_metrics
 from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
@@ -107,7 +107,8 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
     sqlite = url.startswith("sqlite")
     kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
     try:
-        storage = _rdb_storage(url, kwargs, checked)
+        engine_url = connect_url(url).render_as_string(hide_password=False)
+        storage = _rdb_storage(engine_url, kwargs, checked)
     except ImportError:  # Optuna's word for SQLAlchemy's missing database driver
         raise ConfigError(
             f"storage {masked_url(url)!r}: its database driver is not installed; for "
@@ -173,7 +174,8 @@ def read_storage(url: str) -> optuna.storages.RDBStorage:
                 "sqlite:///runs/npas.db, or pass --out of the launch)"
             )
     try:
-        engine = sqlalchemy.create_engine(url)
+        engine_url = connect_url(url).render_as_string(hide_password=False)
+        engine = sqlalchemy.create_engine(engine_url)
         tables = set(sqlalchemy.inspect(engine).get_table_names())
         engine.dispose()
     except Exception as err:  # SQLAlchemy raises many kinds
@@ -186,7 +188,7 @@ def read_storage(url: str) -> optuna.storages.RDBStorage:
             "version_info tables); nothing was written to it"
         )
     try:
-        return optuna.storages.RDBStorage(url, skip_table_creation=True)
+        return optuna.storages.RDBStorage(engine_url, skip_table_creation=True)
     except Exception as err:
         raise ConfigError(
             f"storage {masked_url(url)!r} cannot be read ({type(err).__name__}: {err})"

@@ -102,6 +102,12 @@ class StudyWriter:
         self._study_attrs = storage.get_study_user_attrs(self.study_id)
         self.error: StorageWriteError | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Without the storage: Ray Tune pickles the searcher into ``tuner.pkl`` in the run
+        folder, and the storage's URL holds its password (a relaunch reads the storage
+        itself, never that file)."""
+        return {**self.__dict__, "storage": None}
+
     def started(self, trial: FrozenTrial) -> None:
         """Writes a new trial (its parameters and attributes so far)."""
         with self._transaction() as db:
