@@ -887,7 +887,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SearchInterrupted as err:
         print(f"search {args.command}: interrupted: {_message(err)}", file=sys.stderr)
-        return 130
+        return 128 + err.signum  # 130 for Ctrl-C, 143 for SIGTERM
     except NpasError as err:
         print(f"search {args.command}: {type(err).__name__}: {_message(err)}", file=sys.stderr)
         return 1

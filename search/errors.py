@@ -24,7 +24,12 @@ __all__ = [
 
 
 class SearchInterrupted(NpasError):
-    """The search was stopped (Ctrl-C) before all its trials ran; relaunching resumes it."""
+    """The search was stopped (Ctrl-C, SIGTERM) before all its trials ran; relaunching
+    resumes it. ``signum`` is the signal (the command exits with 128 + it)."""
+
+    def __init__(self, message: str, *, signum: int = 2) -> None:
+        super().__init__(message)
+        self.signum = signum
 
 
 class SearchLocked(NpasError):

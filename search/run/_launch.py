@@ -220,8 +220,14 @@ def _launch_leased(
             limits=TrialLimits(config.budget, cost, adjourn=checkpoints(trial_fn)),
             resumes=resumes,
         )
+        def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly
+            print(f"[npas] stopped: {_interrupted(study, config, signum)}", file=sys.stderr,
+                  flush=True)  # fmt: skip
+            os._exit(128 + signum)
+
+        received: dict[str, int] = {}
         try:
-            with _sigterm_as_sigint(), deaths:
+            with _sigterm_as_sigint(received, stuck), deaths:
                 ran = _run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
         finally:
             if writer.error is None:
@@ -239,11 +245,12 @@ def _launch_leased(
             print(f"[npas] time is up: {len(searcher.adjourned)} unfinished trial(s) "
                   f"{searcher.adjourned} kept with their checkpoints; relaunch the same command "
                   "(with more time) to go on with them", file=sys.stderr)  # fmt: skip
-        if searcher.stopped is not None:
-            if progress:
-                print(f"[npas] no further trial started: {searcher.stopped}", file=sys.stderr)
-        elif ran < remaining:
-            raise _interrupted(study, config)
+        cut = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+               if t.number not in searcher.adjourned]  # fmt: skip
+        if cut or (searcher.stopped is None and ran < remaining):  # a stop signal ended it
+            raise _interrupted(study, config, received.get("signum", signal.SIGINT))
+        if searcher.stopped is not None and progress:
+            print(f"[npas] no further trial started: {searcher.stopped}", file=sys.stderr)
     finally:
         if started:
             import ray
@@ -262,13 +269,27 @@ def _ray_logs() -> str:
 
 
 @contextlib.contextmanager
-def _sigterm_as_sigint() -> Iterator[None]:
+def _sigterm_as_sigint(
+    received: dict[str, int], stuck: Callable[[int], None]
+) -> Iterator[None]:
     """SIGTERM stops the search as Ctrl-C does (Ray Tune's own SIGINT handling: the trials cut
-    short are marked and the search can resume), instead of Ray aborting with a stack dump."""
+    short are marked and the search can resume), instead of Ray aborting with a stack dump;
+    ``received["signum"]`` is set. A stop that has not ended :data:`STOP_GRACE_S` later calls
+    ``stuck(signum)``: a SIGTERM to the whole process group stops the local Ray's own
+    processes too (Ray blocks only SIGINT in them), and Ray then waits 60 s for its GCS."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+
+    def stop(signum: int, _frame: Any) -> None:
+        if "signum" not in received:
+            received["signum"] = signum
+            timer = threading.Timer(STOP_GRACE_S, stuck, args=(signum,))
+            timer.daemon = True
+            timer.start()
+        signal.raise_signal(signal.SIGINT)
+
+    before = signal.signal(signal.SIGTERM, stop)
     try:
         yield
     finally:
@@ -295,17 +316,25 @@ def _promotions(scheduler: Any, trial: optuna.trial.FrozenTrial) -> dict[str, li
     return {"promoted": [d["rung"] for d in log if d["outcome"] in ("promote", "continue")]}
 
 
-def _interrupted(study: optuna.Study, config: SearchConfig) -> SearchInterrupted:
+#: Seconds a stopped search has to end cleanly before it ends itself (see _sigterm_as_sigint).
+STOP_GRACE_S = 10.0
+
+
+def _interrupted(
+    study: optuna.Study, config: SearchConfig, signum: int = signal.SIGINT
+) -> SearchInterrupted:
     """Marks the trials a stop cut short as interrupted (they run again on relaunch), except
     those with a checkpoint (a relaunch continues them from it)."""
     cut = fail_interrupted(study, _resumable)
     kept = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
     ended = trials_counted(study)
     return SearchInterrupted(
-        f"search {config.name!r} stopped after {ended} of {config.trials} trials; "
+        f"search {config.name!r} stopped by {signal.Signals(signum).name} after {ended} of "
+        f"{config.trials} trials; "
         f"{len(cut)} trial(s) cut short {cut} are recorded as interrupted and run again, and "
         f"{len(kept)} {kept} go on from their last checkpoints, when you relaunch the same "
-        "command, which resumes the search"
+        "command, which resumes the search",
+        signum=signum,
     )
 
 

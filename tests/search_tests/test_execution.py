@@ -6,6 +6,7 @@ runs the real ``run_trial`` on digits. One Ray session serves the whole module.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -21,6 +22,7 @@ import optuna
 import pytest
 import ray
 import ray.cloudpickle
+import yaml
 from optuna.trial import TrialState
 
 from search.config import TrialConfig, load_config, load_preset
@@ -162,7 +164,7 @@ try:
            progress=False)
 except SearchInterrupted as err:
     print(err, file=sys.stderr)
-    sys.exit(130)
+    sys.exit(128 + err.signum)
 """
 
 
@@ -193,13 +195,65 @@ def _launch_then_signal(tmp_path: Path, optimiser: str, sig: int) -> subprocess.
 def test_ctrl_c_or_sigterm_stops_the_search_and_marks_the_cut_trials(tmp_path, sig):
     proc = _launch_then_signal(tmp_path, "random", sig)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err[-2000:]
-    assert "stopped after" in err and "relaunch the same command" in err
+    assert proc.returncode == 128 + sig, err[-2000:]  # 130 for Ctrl-C, 143 for SIGTERM
+    assert f"stopped by {signal.Signals(sig).name} after" in err
+    assert "relaunch the same command" in err
     study = optuna.load_study(study_name="t-random", storage=f"sqlite:///{tmp_path}/npas.db")
     assert not study.get_trials(states=(TrialState.RUNNING,))
     cut = [t for t in study.trials if t.state == TrialState.FAIL]
     assert cut and all(t.user_attrs["error"].startswith("interrupted") for t in cut)
     assert 3 <= trials_counted(study) < 12
+
+
+LONG = {
+    "name": "long",
+    "dataset": "digits",
+    "space": {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}},
+    "train": {"epochs": 400, "batch_size": 64},
+    "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+    "optimiser": "random",
+    "trials": 2,
+    "indicators": ["params"],
+    "measure": {"threads": 1},
+}
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["the launch", "its process group"])
+def test_sigterm_after_the_last_trial_started_is_exit_143(tmp_path, group):
+    """Both trials running (the last wave started): SIGTERM to `search launch`, or to its whole
+    process group as a service manager sends it (Ray's local GCS dies with it, and Ray alone
+    waits 60 s for it, then aborts with 1), ends the search with 143 and says what was kept."""
+    config = tmp_path / "long.yaml"
+    config.write_text(yaml.safe_dump(LONG), encoding="utf-8")
+    command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(tmp_path),
+               "--address", "local", "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            with contextlib.suppress(sqlite3.Error):
+                with sqlite3.connect(f"file:{tmp_path / 'npas.db'}?mode=ro", uri=True) as db:
+                    epochs = db.execute("SELECT count(DISTINCT trial_id) FROM "
+                                        "trial_intermediate_values").fetchone()[0]  # fmt: skip
+                if epochs == 2:  # both trials train
+                    break
+            time.sleep(0.3)
+        assert proc.poll() is None, "the search ended before it could be stopped"
+    finally:
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever of Ray is left in its group
+    assert proc.returncode == 143, err[-2000:]
+    assert "stopped by SIGTERM after 0 of 2 trials" in err and "relaunch the same command" in err
+    study = optuna.load_study(study_name="long", storage=f"sqlite:///{tmp_path}/npas.db")
+    assert trials_counted(study) == 0 and len(study.trials) == 2
 
 
 def test_killed_search_relaunches_without_losing_trials(tmp_path):
