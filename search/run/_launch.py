@@ -152,7 +152,7 @@ def _launch_stored(
     lease = Lease(rdb.engine, config.name)
     lease.acquire()  # before anything is marked or a local Ray starts: one launch at a time
     try:
-        study = _launch_leased(config, rdb, out, trial_fn, progress)
+        study = _launch_leased(config, rdb, out, trial_fn, progress, lease)
     except BaseException:
         lease.release()  # never raises: the error in flight is the one the user sees
         raise
@@ -172,6 +172,7 @@ def _launch_leased(
     out: Path,
     trial_fn: TrialFn,
     progress: bool,
+    lease: Lease | None = None,
 ) -> optuna.Study:
     from search.optimisers import OPTIMISERS
 
@@ -205,7 +206,7 @@ def _launch_leased(
     optimiser.bind(in_memory_copy(study, sampler))
     started = _start_ray(config.address, runtime_env(config.imports))
     try:
-        writer = StudyWriter(rdb, config.name)
+        writer = StudyWriter(rdb, config.name, fence=None if lease is None else lease.check)
         cost = SearchCost(config.budget)
         deaths = WorkerDeaths(_ray_logs())
         searcher = NpasSearcher(

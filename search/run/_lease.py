@@ -9,19 +9,28 @@ own (``npas_leases``) next to Optuna's, written with SQLAlchemy Core: an insert 
 atomically on the primary key, and taking over an expired lease is a compare-and-swap update; a
 launch that finds the lease changed hands between the two looks again. Launches that start
 together on a new storage each create the table; those that lose that race use it.
+
+Lease times are the database's clock, never a host's (hosts' clocks differ). The holder is
+fenced: a heartbeat that updates no row means another launch took the search over (this one
+was stopped, or cut off from the storage, longer than the time to live), and :meth:`Lease.check`
+-- called before every write of the search -- then raises; it also confirms the lease first
+when the last confirmation is older than half the time to live (a process resumed after
+SIGSTOP learns it before its first write, not at its next heartbeat).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import socket
 import threading
+import time
 import uuid
 
 import sqlalchemy
 
-from search.errors import SearchLocked
+from search.errors import SearchLocked, StorageWriteError
 from search.run._storage import created_meanwhile
 
 __all__ = ["Lease", "lease_holder"]
@@ -37,19 +46,38 @@ _LEASES = sqlalchemy.Table(
     sqlalchemy.Column("since", sqlalchemy.DateTime, nullable=False),
     sqlalchemy.Column("heartbeat", sqlalchemy.DateTime, nullable=False),
 )
-#: Seconds without a heartbeat after which a lease is free.
+#: Seconds without a heartbeat after which a lease is free (``NPAS_LEASE_TTL_S`` sets it).
 TTL_S = 60.0
-#: Seconds between heartbeats.
+#: Seconds between heartbeats (at most a sixth of the time to live).
 BEAT_S = 10.0
 
 
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+def _ttl() -> float:
+    return float(os.environ.get("NPAS_LEASE_TTL_S", TTL_S))
 
 
-def _alive(row: sqlalchemy.Row, ttl_s: float) -> bool:
-    """A lease is held while its heartbeat is recent and, on this host, its process lives."""
-    if (_now() - row.heartbeat).total_seconds() > ttl_s:
+def _db_now(engine: sqlalchemy.Engine) -> sqlalchemy.ColumnElement:
+    """The database's clock, as a naive UTC timestamp (the column's form)."""
+    name = engine.dialect.name
+    if name == "sqlite":
+        clock = sqlalchemy.func.strftime("%Y-%m-%d %H:%M:%f", "now")  # UTC, milliseconds
+    elif name == "postgresql":
+        clock = sqlalchemy.func.timezone("UTC", sqlalchemy.func.clock_timestamp())
+    elif name in ("mysql", "mariadb"):
+        clock = sqlalchemy.func.utc_timestamp(6)
+    else:
+        clock = sqlalchemy.func.current_timestamp()
+    return sqlalchemy.type_coerce(clock, sqlalchemy.DateTime)
+
+
+def _read_now(db: sqlalchemy.Connection) -> datetime.datetime:
+    return db.execute(sqlalchemy.select(_db_now(db.engine))).scalar_one()
+
+
+def _alive(row: sqlalchemy.Row, ttl_s: float, now: datetime.datetime) -> bool:
+    """A lease is held while its heartbeat is recent (by the database's clock, ``now``) and,
+    on this host, its process lives."""
+    if (now - row.heartbeat).total_seconds() > ttl_s:
         return False
     if row.host == socket.gethostname():
         try:
@@ -62,7 +90,7 @@ def _alive(row: sqlalchemy.Row, ttl_s: float) -> bool:
 
 
 def lease_holder(
-    engine: sqlalchemy.Engine, study_name: str, *, ttl_s: float = TTL_S
+    engine: sqlalchemy.Engine, study_name: str, *, ttl_s: float | None = None
 ) -> str | None:
     """Who runs the search now (``host pid N since T``), or None; reads only, creates nothing."""
     if not sqlalchemy.inspect(engine).has_table(_LEASES.name):
@@ -71,7 +99,9 @@ def lease_holder(
         row = db.execute(
             sqlalchemy.select(_LEASES).where(_LEASES.c.study_name == study_name)
         ).one_or_none()
-    return None if row is None or not _alive(row, ttl_s) else _describe(row)
+        now = _read_now(db)
+    alive = row is not None and _alive(row, _ttl() if ttl_s is None else ttl_s, now)
+    return _describe(row) if alive else None
 
 
 def _describe(row: sqlalchemy.Row) -> str:
@@ -85,8 +115,9 @@ class Lease:
     Args:
         engine: The storage's SQLAlchemy engine.
         study_name: The search.
-        ttl_s: Seconds without a heartbeat after which the lease is free.
-        beat_s: Seconds between heartbeats.
+        ttl_s: Seconds without a heartbeat after which the lease is free (None: TTL_S, or
+            ``NPAS_LEASE_TTL_S``).
+        beat_s: Seconds between heartbeats (None: BEAT_S, at most a sixth of ``ttl_s``).
     """
 
     def __init__(
@@ -94,16 +125,19 @@ class Lease:
         engine: sqlalchemy.Engine,
         study_name: str,
         *,
-        ttl_s: float = TTL_S,
-        beat_s: float = BEAT_S,
+        ttl_s: float | None = None,
+        beat_s: float | None = None,
     ) -> None:
         self.engine = engine
         self.study_name = study_name
-        self.ttl_s = ttl_s
-        self.beat_s = beat_s
+        self.ttl_s = _ttl() if ttl_s is None else ttl_s
+        self.beat_s = min(BEAT_S, self.ttl_s / 6) if beat_s is None else beat_s
         self.owner = uuid.uuid4().hex
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: Why this launch may not write any more (another launch took the search over).
+        self.lost: str | None = None
+        self._confirmed = time.monotonic()  # when the lease was last seen to be ours
 
     def acquire(self) -> None:
         """Takes the lease and starts the heartbeat.
@@ -116,7 +150,7 @@ class Lease:
         except sqlalchemy.exc.DBAPIError as err:
             if not created_meanwhile(err):  # else another launch created the table just now
                 raise
-        now = _now()
+        now = _db_now(self.engine)
         row = {
             "study_name": self.study_name,
             "owner": self.owner,
@@ -127,6 +161,7 @@ class Lease:
         }
         while not (self._insert(row) or self._take_over(row)):
             pass  # the lease changed hands meanwhile: look again
+        self._confirmed = time.monotonic()
         self._thread = threading.Thread(target=self._beat, name="npas-lease", daemon=True)
         self._thread.start()
 
@@ -149,7 +184,8 @@ class Lease:
             ).one_or_none()
             if held is None:
                 return False
-            if not _alive(held, self.ttl_s):
+            now = _read_now(db)
+            if not _alive(held, self.ttl_s, now):
                 taken = db.execute(
                     _LEASES.update()
                     .where(_LEASES.c.study_name == self.study_name, _LEASES.c.owner == held.owner)
@@ -158,7 +194,7 @@ class Lease:
                 return taken == 1
         raise SearchLocked(
             f"search {self.study_name!r} is being launched by {_describe(held)} (heartbeat "
-            f"{(_now() - held.heartbeat).total_seconds():.0f} s ago): one launch of a search "
+            f"{(now - held.heartbeat).total_seconds():.0f} s ago): one launch of a search "
             "at a time. Wait for it to end or stop it; a crashed launch frees the search once "
             f"its process is gone, or {self.ttl_s:.0f} s after its last heartbeat"
         )
@@ -166,15 +202,45 @@ class Lease:
     def _beat(self) -> None:
         while not self._stop.wait(self.beat_s):
             try:
-                with self.engine.begin() as db:
-                    db.execute(
-                        _LEASES.update()
-                        .where(_LEASES.c.study_name == self.study_name)
-                        .where(_LEASES.c.owner == self.owner)
-                        .values(heartbeat=_now())
-                    )
+                if not self._renew():
+                    return  # lost: check() says so before the next write
             except sqlalchemy.exc.SQLAlchemyError:  # the storage's own writes will say so
                 continue
+
+    def _renew(self) -> bool:
+        """One heartbeat: False (and :attr:`lost` set) when the lease is not this launch's
+        any more."""
+        with self.engine.begin() as db:
+            renewed = db.execute(
+                _LEASES.update()
+                .where(_LEASES.c.study_name == self.study_name)
+                .where(_LEASES.c.owner == self.owner)
+                .values(heartbeat=_db_now(self.engine))
+            ).rowcount
+        if renewed == 1:
+            self._confirmed = time.monotonic()
+            return True
+        holder = lease_holder(self.engine, self.study_name, ttl_s=self.ttl_s)
+        self.lost = (
+            f"this launch lost the lease of search {self.study_name!r}: it was stopped or cut "
+            f"off from the storage for more than {self.ttl_s:g} s and "
+            f"{holder or 'another launch'} took the search over; it stopped writing, so that "
+            "two launches never write one search: let that launch run, or stop it and relaunch"
+        )
+        return False
+
+    def check(self) -> None:
+        """Fencing, before each write of the search: raises once the lease is lost, confirming
+        it first when the last confirmation is older than half the time to live.
+
+        Raises:
+            StorageWriteError: another launch holds the lease now.
+        """
+        if self.lost is None and time.monotonic() - self._confirmed > self.ttl_s / 2:
+            with contextlib.suppress(sqlalchemy.exc.SQLAlchemyError):
+                self._renew()  # if the storage fails, the write itself will say so
+        if self.lost is not None:
+            raise StorageWriteError(self.lost)
 
     def release(self) -> str | None:
         """Stops the heartbeat and frees the lease (only if it is still this process's).

@@ -21,7 +21,7 @@ import contextlib
 import copy
 import datetime
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import optuna
@@ -90,10 +90,18 @@ class StudyWriter:
             schema is this Optuna's).
         study_name: The study there; it holds exactly the trials the in-memory copy started
             with, so a trial's number is the same in both.
+        fence: Called before each write; raises ``StorageWriteError`` once this launch may
+            not write (it lost the search's lease: ``Lease.check``).
     """
 
-    def __init__(self, storage: optuna.storages.RDBStorage, study_name: str) -> None:
+    def __init__(
+        self,
+        storage: optuna.storages.RDBStorage,
+        study_name: str,
+        fence: Callable[[], None] | None = None,
+    ) -> None:
         self.storage = storage
+        self.fence = fence  # raises StorageWriteError once this launch may not write
         self.study_id = storage.get_study_id_from_name(study_name)
         self._ids: dict[int, int] = {}  # trial number → id in the storage
         # trial number → (user, system) attributes as written at its start (copies: Optuna may
@@ -103,10 +111,10 @@ class StudyWriter:
         self.error: StorageWriteError | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        """Without the storage: Ray Tune pickles the searcher into ``tuner.pkl`` in the run
-        folder, and the storage's URL holds its password (a relaunch reads the storage
-        itself, never that file)."""
-        return {**self.__dict__, "storage": None}
+        """Without the storage and the fence: Ray Tune pickles the searcher into
+        ``tuner.pkl`` in the run folder, and the storage's URL holds its password (a relaunch
+        reads the storage itself, never that file)."""
+        return {**self.__dict__, "storage": None, "fence": None}
 
     def started(self, trial: FrozenTrial) -> None:
         """Writes a new trial (its parameters and attributes so far)."""
@@ -227,6 +235,8 @@ class StudyWriter:
         if self.error is not None:
             raise self.error
         try:
+            if self.fence is not None:
+                self.fence()
             with self.storage.engine.begin() as connection:
                 yield connection
         except sqlalchemy.exc.SQLAlchemyError as err:

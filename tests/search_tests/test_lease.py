@@ -5,9 +5,12 @@ takes ``storage_url``) PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
+import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -213,3 +216,71 @@ def test_launches_that_start_together_take_the_lease_once(storage_url, names, pl
     else:
         assert len(took) == 1, said
         assert all(f"pid {took[0]} since" in a for p, a in said.items() if p != took[0]), said
+
+
+SPLIT = """
+import sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from search.run._launch import launch
+from tests.search_tests.test_execution import make_config, slow_trial
+launch(make_config(Path({out!r}), optimiser="random", trials=16, address="local"),
+       trial_fn=slow_trial, progress=False)
+"""
+
+
+def _holder_pid(db: Path) -> int | None:
+    with contextlib.suppress(sqlite3.Error), sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        row = c.execute("SELECT pid FROM npas_leases").fetchone()
+        return None if row is None else row[0]
+    return None
+
+
+def _complete(db: Path) -> int:
+    with contextlib.suppress(sqlite3.Error), sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        return c.execute("SELECT count(*) FROM trials WHERE state = 'COMPLETE'").fetchone()[0]
+    return 0
+
+
+def test_a_launch_stopped_past_its_lease_stops_writing_once_another_took_over(tmp_path):
+    """Split brain, with a real SIGSTOP: launch A is stopped longer than the lease (3 s here),
+    launch B takes the search over; A, continued, must not write another row."""
+    env = {**os.environ, "NPAS_LEASE_TTL_S": "3"}
+    script = SPLIT.format(root=str(ROOT), out=str(tmp_path))
+    db = tmp_path / "npas.db"
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+    first = start()
+    second = None
+    try:
+        deadline = time.monotonic() + 120
+        while _complete(db) < 2 and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert first.poll() is None, first.stderr.read()[-2000:]
+        os.kill(first.pid, signal.SIGSTOP)
+        time.sleep(5)  # past the lease's 3 s
+        second = start()
+        deadline = time.monotonic() + 120
+        while _holder_pid(db) != second.pid and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _holder_pid(db) == second.pid, "the second launch took the search over"
+        os.kill(first.pid, signal.SIGCONT)
+        _, err_first = first.communicate(timeout=180)
+        _, err_second = second.communicate(timeout=180)
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                os.kill(proc.pid, signal.SIGCONT)
+                proc.kill()
+                proc.wait()
+    assert first.returncode != 0 and "lost the lease of search 't-random'" in err_first
+    assert f"pid {second.pid}" in err_first, "it names the launch that holds the search"
+    assert second.returncode == 0, err_second[-3000:]
+    study = optuna.load_study(study_name="t-random", storage=f"sqlite:///{db}")
+    assert [t.number for t in study.trials] == list(range(len(study.trials)))
+    assert "another process" not in " ".join(str(t.user_attrs.get("error")) for t in study.trials)
+    assert trials_counted(study) == 16
+    assert not study.get_trials(states=(TrialState.RUNNING,))
