@@ -25,6 +25,7 @@ _EXPORTS = {
     "hyper_keys": "spaces._build",
     "list_families": "spaces._build",
     "register_family": "spaces._build",
+    "Range": "spaces._hyper",
     "MaxAbsPool2d": "spaces._families.scs",
     "SharpCosSim2d": "spaces._families.scs",
 }

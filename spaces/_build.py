@@ -14,6 +14,7 @@ from typing import Any
 from torch import nn
 
 from spaces._errors import ConfigError
+from spaces._hyper import check_hyper
 from spaces._registry import Registry
 
 FamilyBuilder = Callable[..., nn.Module]
@@ -54,6 +55,7 @@ def family_variant(base: FamilyBuilder, /, **fixed: Any) -> FamilyBuilder:
     build.__doc__ = f"{base.__name__} with {fixed_text}."
     build.__name__ = build.__qualname__ = f"{base.__name__}_variant"
     build.hyper_keys = allowed  # type: ignore[attr-defined]
+    build.hyper_base = base  # type: ignore[attr-defined]  # its declared types and ranges
     return build
 
 
@@ -104,6 +106,8 @@ def build_model(family: str, in_shape: Sequence[int], num_classes: int, **hyper:
             f"allowed: {', '.join(allowed) or '(none)'}"
         )
     try:
+        for key, value in hyper.items():  # the types and ranges its signature declares
+            check_hyper(family, builder, key, value)
         return builder(shape, num_classes, **hyper)
     except ConfigError as err:
         raise ConfigError(f"family {family!r}: {err}") from None

@@ -44,6 +44,7 @@ from search.config._trial import (
 from spaces._build import FAMILIES, hyper_keys
 from spaces._dsl import Categorical, Fixed, Float, Int, Space
 from spaces._errors import ConfigError
+from spaces._hyper import check_hyper
 
 __all__ = [
     "OptimiserConfig",
@@ -658,6 +659,12 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
             _check_values(space, fixed, name, where, TRAIN_OPTIONS[option][0])
         elif head in FAMILIES and rest:
             _check_hyper(head, rest, families, where, elements)
+            key, _, index = rest.partition(".")
+            for value in _values(space, fixed, name):  # the family's declared types and ranges
+                try:
+                    check_hyper(head, FAMILIES.get(head), key, value, element=bool(index))
+                except ConfigError as err:
+                    raise ConfigError(f"{where}: {err}") from None
         else:
             raise ConfigError(
                 f"{where}: unknown name {name!r}; allowed: 'family', 'budget', 'ssn.<option>' "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import torch
 from torch import nn
@@ -18,6 +19,7 @@ from spaces._families._common import (
     image_shape,
 )
 from spaces._families._norm import BatchNorm2d
+from spaces._hyper import Range
 
 _POOLS: dict[str, type[nn.Module] | None] = {
     "max": nn.MaxPool2d,
@@ -59,7 +61,7 @@ class ConvNet(nn.Module):
         kernel: int = 3,
         pooling: str = "max",
         bn: bool = True,
-        growth: float = 2.0,
+        growth: Annotated[float, Range(0.25, 1e6)] = 2.0,
         activation: str = "relu",
         separable: bool = False,
     ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Annotated
 
 import torch
 from torch import nn
@@ -11,6 +12,7 @@ from torch import nn
 from spaces._build import register_family
 from spaces._errors import ConfigError
 from spaces._families._common import ACTIVATIONS, check_choice, check_float, check_int
+from spaces._hyper import Range
 
 
 @register_family("mlp")
@@ -37,10 +39,10 @@ class MLP(nn.Module):
         num_classes: int,
         *,
         hidden: Sequence[int] | None = None,
-        depth: int | None = None,
+        depth: Annotated[int, Range(0, 2**20)] | None = None,
         width: int | None = None,
         activation: str = "relu",
-        dropout: float = 0.0,
+        dropout: Annotated[float, Range(0.0, 1.0)] = 0.0,
     ) -> None:
         super().__init__()
         widths = _widths(hidden, depth, width)

@@ -8,6 +8,7 @@ With option A, ResNet-20/32/44/56/110 have 0.27M/0.46M/0.66M/0.85M/1.7M paramete
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import torch
 import torch.nn.functional as F
@@ -16,6 +17,7 @@ from torch import nn
 from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
 from spaces._families._common import check_choice, check_int, image_shape
+from spaces._hyper import Range
 
 
 class _PadShortcut(nn.Module):
@@ -70,7 +72,7 @@ class CifarResNet(nn.Module):
         in_shape: Sequence[int],
         num_classes: int,
         *,
-        depth: int = 20,
+        depth: Annotated[int, Range(8, 2**20)] = 20,
         shortcut: str = "A",
         width: int = 16,
     ) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Annotated
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +29,7 @@ from spaces._families._box import box_sum
 from spaces._families._common import check_bool, check_int, image_shape
 from spaces._families._layout import channel_sums, scale_channels
 from spaces._families._pool import max_abs_pool2
+from spaces._hyper import Range
 
 
 class SharpCosSim2d(nn.Conv2d):
@@ -199,7 +201,7 @@ class SCSNet(nn.Module):
         *,
         widths: Sequence[int] = (30, 30, 30),
         kernel: int = 5,
-        paddings: Sequence[int] | None = None,
+        paddings: Annotated[Sequence[int], Range(0, 2**20)] | None = None,
         depthwise: bool = False,
         head_bias: bool = False,
     ) -> None:

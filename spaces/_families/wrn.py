@@ -8,6 +8,7 @@ a 1×1 conv shortcut where the shape changes. WRN-28-10 has 36.5M parameters on 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import torch
 from torch import nn
@@ -15,6 +16,7 @@ from torch import nn
 from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
 from spaces._families._common import check_float, check_int, image_shape
+from spaces._hyper import Range
 
 
 class _Block(nn.Module):
@@ -57,9 +59,9 @@ class WideResNet(nn.Module):
         in_shape: Sequence[int],
         num_classes: int,
         *,
-        depth: int = 16,
+        depth: Annotated[int, Range(10, 2**20)] = 16,
         widen: int = 4,
-        dropout: float = 0.0,
+        dropout: Annotated[float, Range(0.0, 1.0)] = 0.0,
     ) -> None:
         super().__init__()
         channels, _, _ = image_shape(in_shape)

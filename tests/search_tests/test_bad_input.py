@@ -211,3 +211,25 @@ def test_measurement_threads_are_bounded_and_never_more_than_the_cores() -> None
         MeasureOptions(threads=100_000)
     with threads_fixed(1024) as used:
         assert used == min(1024, usable_cores()) <= os.cpu_count()
+
+
+@pytest.mark.parametrize(
+    ("space", "fragment"),
+    [
+        ({"convnet.width": {"value": -5}}, "convnet.width: got -5; allowed: an int in [1,"),
+        ({"convnet.width": {"value": "16"}}, "convnet.width: got '16'"),
+        ({"convnet.width": {"value": 1e20}}, "convnet.width: got 1e+20"),
+        ({"convnet.width": {"low": 4, "high": 10**20}}, "got 100000000000000000000"),
+        ({"convnet.growth": {"choices": [1.5, 0.1]}}, "convnet.growth: got 0.1"),
+    ],
+)
+def test_hyper_parameters_outside_the_familys_declaration_are_refused(
+    tmp_path, capsys, space, fragment
+):
+    """Accepted before, every trial then failed: each family's signature declares its
+    hyper-parameters' types and ranges, and the config check reads that declaration."""
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml.safe_dump({"dataset": "digits",
+                                      "space": {"family": ["convnet"], **space}}))  # fmt: skip
+    err = _refused(["launch", str(config), "--out", str(tmp_path)], capsys)
+    assert fragment in err and not (tmp_path / "npas.db").exists()

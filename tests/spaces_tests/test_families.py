@@ -152,9 +152,11 @@ def test_unknown_hyper_parameter_names_family_key_and_allowed_keys():
         ("resnet", {"shortcut": "C"}, "shortcut must be one of"),
         ("convnet", {"pooling": "median"}, "pooling must be one of"),
         ("convnet", {"kernel": 4}, "kernel must be an odd int"),
-        ("mlp", {"hidden": 32}, "hidden must be a sequence"),
+        ("mlp", {"hidden": 32}, "mlp.hidden: got 32; allowed: a list"),
         ("mlp", {"dropout": 1.0}, "dropout must be a number in"),
-        ("scs", {"widths": [8, 0]}, "widths must be an int >= 1"),
+        ("scs", {"widths": [8, 0]}, "scs.widths\\[1\\]: got 0; allowed: an int in \\[1,"),
+        ("convnet", {"width": "16"}, "convnet.width: got '16'; allowed: an int in"),
+        ("wrn-16-4", {"dropout": -0.1}, "wrn-16-4.dropout: got -0.1; allowed: a number in"),
     ],
 )
 def test_bad_hyper_values_raise_config_errors_naming_the_family(family, hyper, needle):
