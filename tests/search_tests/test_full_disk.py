@@ -19,19 +19,10 @@ from optuna.trial import TrialState
 
 from search.run._launch import trials_counted
 from search.run._storage import DISK_FULL
+from tests.search_tests.test_execution import LONG
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIG = {
-    "name": "full",
-    "dataset": "digits",
-    "space": {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}},
-    "train": {"epochs": 2, "batch_size": 64},
-    "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
-    "optimiser": "random",
-    "trials": 6,
-    "indicators": ["params"],
-    "measure": {"threads": 1},
-}
+CONFIG = {**LONG, "name": "full", "trials": 6, "train": {"epochs": 2, "batch_size": 64}}
 
 
 @pytest.fixture

@@ -176,17 +176,18 @@ def cluster():
         _forget(address)
 
 
+def _cluster_config(name: str, out: Path, trials: int, **changes: Any) -> dict[str, Any]:
+    """digits-quick with two objectives, random search and one CPU a trial."""
+    data = load_preset("digits-quick").to_dict()
+    data.update(name=name, out=str(out), trials=trials,
+                objectives=[["accuracy", "maximize"], ["params", "minimize"]],
+                optimiser={"name": "random"}, resources={"cpu": 1, "gpu": 0})  # fmt: skip
+    return {**data, **changes}
+
+
 def test_trials_run_on_both_nodes(cluster, tmp_path):
     address, env = cluster
-    data = load_preset("digits-quick").to_dict()
-    data.update(
-        name="cluster",
-        out=str(tmp_path),
-        trials=6,
-        objectives=[["accuracy", "maximize"], ["params", "minimize"]],
-        optimiser={"name": "random"},
-        resources={"cpu": 1, "gpu": 0},
-    )
+    data = _cluster_config("cluster", tmp_path, 6)
     # The driver runs in its own process, as a user's would: a process that ran a local Ray
     # before cannot reliably start actors on another cluster after ray.shutdown().
     nodes = _drive(address, env, data, "node_trial")
@@ -232,17 +233,10 @@ def test_promotion_moasha_pauses_and_resumes_trials_across_the_cluster(cluster, 
     are resumed from their Ray Tune checkpoints (every epoch runs once), and the decisions
     are stored in the study."""
     address, env = cluster
-    data = load_preset("digits-quick").to_dict()
-    data.update(
-        name="cluster-promotion",
-        out=str(tmp_path),
-        trials=8,
-        objectives=[["accuracy", "maximize"], ["params", "minimize"]],
-        optimiser={"name": "random"},
-        resources={"cpu": 1, "gpu": 0},
-        train={**data["train"], "epochs": PROMOTION_EPOCHS},
-        scheduler={"name": "moasha", "type": "promotion", "reduction_factor": 2},
-    )
+    train = {**load_preset("digits-quick").train, "epochs": PROMOTION_EPOCHS}
+    data = _cluster_config("cluster-promotion", tmp_path, 8, train=train,
+                           scheduler={"name": "moasha", "type": "promotion",
+                                      "reduction_factor": 2})  # fmt: skip
     nodes = _drive(address, env, data, "paused_trial")
     study = optuna.load_study(study_name="cluster-promotion",
                               storage=f"sqlite:///{tmp_path}/npas.db")  # fmt: skip
