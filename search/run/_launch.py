@@ -205,6 +205,7 @@ def _launch_leased(
         sampler = RungView(sampler, config.objective_names)
     optimiser.bind(in_memory_copy(study, sampler))
     started = _start_ray(config.address, runtime_env(config.imports))
+    received: dict[str, Any] = {}  # the stop signal, and the timer that ends a stuck stop
     try:
         writer = StudyWriter(rdb, config.name, fence=None if lease is None else lease.check)
         cost = SearchCost(config.budget)
@@ -226,7 +227,6 @@ def _launch_leased(
                   flush=True)  # fmt: skip
             os._exit(128 + signum)
 
-        received: dict[str, int] = {}
         try:
             with _sigterm_as_sigint(received, stuck), deaths:
                 ran = _run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
@@ -257,6 +257,8 @@ def _launch_leased(
             import ray
 
             ray.shutdown()
+        if "timer" in received:  # the stop ended in time
+            received["timer"].cancel()
     return optuna.load_study(study_name=config.name, storage=rdb)
 
 
@@ -271,13 +273,14 @@ def _ray_logs() -> str:
 
 @contextlib.contextmanager
 def _sigterm_as_sigint(
-    received: dict[str, int], stuck: Callable[[int], None]
+    received: dict[str, Any], stuck: Callable[[int], None]
 ) -> Iterator[None]:
     """SIGTERM stops the search as Ctrl-C does (Ray Tune's own SIGINT handling: the trials cut
     short are marked and the search can resume), instead of Ray aborting with a stack dump;
     ``received["signum"]`` is set. A stop that has not ended :data:`STOP_GRACE_S` later calls
-    ``stuck(signum)``: a SIGTERM to the whole process group stops the local Ray's own
-    processes too (Ray blocks only SIGINT in them), and Ray then waits 60 s for its GCS."""
+    ``stuck(signum)``, unless the caller cancels ``received["timer"]`` once it has: a SIGTERM
+    to the whole process group stops the local Ray's own processes too (Ray blocks only SIGINT
+    in them), and Ray then waits 60 s for its GCS."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -285,9 +288,9 @@ def _sigterm_as_sigint(
     def stop(signum: int, _frame: Any) -> None:
         if "signum" not in received:
             received["signum"] = signum
-            timer = threading.Timer(STOP_GRACE_S, stuck, args=(signum,))
-            timer.daemon = True
-            timer.start()
+            received["timer"] = threading.Timer(STOP_GRACE_S, stuck, args=(signum,))
+            received["timer"].daemon = True
+            received["timer"].start()
         signal.raise_signal(signal.SIGINT)
 
     before = signal.signal(signal.SIGTERM, stop)
