@@ -17,6 +17,7 @@ import contextlib
 import logging
 import math
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -205,7 +206,7 @@ def _launch_leased(
         sampler = RungView(sampler, config.objective_names)
     optimiser.bind(in_memory_copy(study, sampler))
     started = _start_ray(config.address, runtime_env(config.imports))
-    received: dict[str, Any] = {}  # the stop signal, and the timer that ends a stuck stop
+    received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
     try:
         writer = StudyWriter(rdb, config.name, fence=None if lease is None else lease.check)
         cost = SearchCost(config.budget)
@@ -230,17 +231,25 @@ def _launch_leased(
         try:
             with _sigterm_as_sigint(received, stuck), deaths:
                 ran = _run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
+        except Exception:
+            # Ray Tune reads back files it wrote to the run folder (a trial's error), and one
+            # written to a full disk is empty: its error is the disk's, the search has ended.
+            if not (searcher.full or _no_room(out)):
+                raise
+            ran, received["full"] = 0, True
         finally:
             if writer.error is None:
                 record_cost(study, cost)
         if writer.error is not None:
             raise writer.error
-        if searcher.full:
+        if searcher.full or received.get("full"):
+            lost = "Ray Tune could not write its files"
+            if searcher.full:
+                lost = f"trial(s) {sorted(searcher.full)} could not save their results (uncounted)"
             raise RunFolderFull(
-                f"the run folder {out} is full (no space left on device): trial(s) "
-                f"{sorted(searcher.full)} could not save their results and are not counted; the "
-                f"search stopped starting trials; the {trials_counted(study)} trial(s) recorded "
-                "are kept in the storage: free space and relaunch the same command to go on"
+                f"the run folder {out} is full (no space left on device): {lost}; the search "
+                f"stopped starting trials; the {trials_counted(study)} trial(s) recorded are "
+                "kept in the storage: free space and relaunch the same command to go on"
             )
         if searcher.adjourned and progress:
             print(f"[npas] time is up: {len(searcher.adjourned)} unfinished trial(s) "
@@ -260,6 +269,18 @@ def _launch_leased(
         if "timer" in received:  # the stop ended in time
             received["timer"].cancel()
     return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+#: Free bytes below which a run folder's disk counts as full.
+_ROOM = 1 << 20
+
+
+def _no_room(out: Path) -> bool:
+    """Whether the run folder's disk is (nearly) full."""
+    try:
+        return shutil.disk_usage(out).free < _ROOM
+    except OSError:
+        return False
 
 
 def _ray_logs() -> str:

@@ -56,6 +56,6 @@ def test_a_full_run_folder_stops_the_search_and_does_not_count_the_lost_trials(
     study = optuna.load_study(study_name="full", storage=url)
     lost = [t for t in study.trials if str(t.user_attrs.get("error", "")).startswith(DISK_FULL)]
     assert lost and all(t.state == TrialState.FAIL for t in lost)
-    assert f"trial(s) {sorted(t.number for t in lost)} could not save" in last
+    assert f"trial(s) {sorted(t.number for t in lost)} could not save their results" in last
     assert trials_counted(study) == len(study.trials) - len(lost) < CONFIG["trials"]
     assert all(t.state == TrialState.COMPLETE for t in study.trials if t not in lost)
