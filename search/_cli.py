@@ -523,19 +523,19 @@ def _dashboard(args: argparse.Namespace) -> int:
     url = _storage_url(args)
     _open(url)  # a missing SQLite file is an error, not a new empty storage
     log = Path(tempfile.mkdtemp(prefix="npas-dashboard-")) / "dashboard.log"
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop, as Ctrl-C
     process, address = start_dashboard(url, host=args.host, port=args.port, log=log,
                                        expose=args.expose, writable=args.writable)  # fmt: skip
-    mode = "writable" if args.writable else "read-only"
-    print(f"optuna-dashboard ({mode}) on {masked_url(url)}: {address}  (Ctrl-C or SIGTERM "
-          f"stops it; its log: {log})", flush=True)  # fmt: skip
-    if not loopback(args.host):
-        port = address.rsplit(":", 1)[1]
-        print(f"search dashboard: warning: listening on {args.host}:{port}, beyond this "
-              "machine, with no authentication: anyone who reaches it reads every study in "
-              f"the storage{' and can change or delete them' if args.writable else ''}",
-              file=sys.stderr, flush=True)  # fmt: skip
-    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop, as Ctrl-C
-    try:
+    try:  # from here on, a stop at any moment also stops the server
+        mode = "writable" if args.writable else "read-only"
+        print(f"optuna-dashboard ({mode}) on {masked_url(url)}: {address}  (Ctrl-C or "
+              f"SIGTERM stops it; its log: {log})", flush=True)  # fmt: skip
+        if not loopback(args.host):
+            port = address.rsplit(":", 1)[1]
+            print(f"search dashboard: warning: listening on {args.host}:{port}, beyond this "
+                  "machine, with no authentication: anyone who reaches it reads every study "
+                  f"in the storage{' and can change or delete them' if args.writable else ''}",
+                  file=sys.stderr, flush=True)  # fmt: skip
         return process.wait()
     except KeyboardInterrupt:
         return 0

@@ -150,9 +150,13 @@ def start_dashboard(
         assert process.stdin is not None
         # A URL is far below a pipe's buffer, so this never blocks; a child that died at once
         # closed the pipe, and _wait says why it died.
-        with contextlib.suppress(BrokenPipeError), process.stdin:
-            process.stdin.write(storage.encode())
-        _wait(process, url, out, timeout_s=timeout_s, storage=storage)
+        try:
+            with contextlib.suppress(BrokenPipeError), process.stdin:
+                process.stdin.write(storage.encode())
+            _wait(process, url, out, timeout_s=timeout_s, storage=storage)
+        except BaseException:  # Ctrl-C while it starts, too: no server is left behind
+            stop_dashboard(process)
+            raise
     return process, url
 
 
@@ -167,7 +171,6 @@ def _wait(
                 f"{masked_url(storage)!r}: {_tail(log)}"
             )
         if time.monotonic() > deadline:
-            stop_dashboard(process)
             raise DashboardError(
                 f"optuna-dashboard did not answer on {url} within {timeout_s:g} s: {_tail(log)}"
             )

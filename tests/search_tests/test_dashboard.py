@@ -106,6 +106,24 @@ def test_a_password_reaches_neither_the_process_nor_the_message(monkeypatch) -> 
     assert "hunter2" not in str(info.value) and "npas:***@" in str(info.value)
 
 
+def test_ctrl_c_while_it_starts_leaves_no_server_behind(storage: str, monkeypatch) -> None:
+    started, real = [], subprocess.Popen
+
+    def popen(args, **kwargs):
+        started.append(real(args, **kwargs))
+        return started[-1]
+
+    def interrupted(url: str) -> bool:  # Ctrl-C arrives while the server is polled
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.setattr("search._dashboard._answers", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        start_dashboard(storage)
+    [process] = started
+    assert process.poll() is not None, "the half-started server was stopped"
+
+
 def test_busy_port_is_refused(storage: str) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
