@@ -22,6 +22,7 @@ import sqlalchemy
 from optuna.trial import TrialState
 
 from search.run import trials_counted
+from tests.search_tests.disks import tmpfs
 from tests.search_tests.test_chaos import TRIALS, _check_integrity, _running_pids
 from tests.search_tests.test_ray_cluster import cluster  # noqa: F401  (the fixture)
 
@@ -50,15 +51,9 @@ except SearchInterrupted as err:
 
 @pytest.fixture
 def disk(tmp_path: Path):
-    """A 64 MiB tmpfs for the run folder (the tests run as root, as CI does)."""
-    folder = tmp_path / "disk"
-    folder.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(folder)],
-                   check=True, capture_output=True)  # fmt: skip
-    try:
+    """A 64 MiB disk for the run folder."""
+    with tmpfs(tmp_path / "disk", "64m") as folder:
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)
 
 
 def _ended(url: str) -> int:

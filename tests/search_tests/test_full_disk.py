@@ -19,6 +19,7 @@ from optuna.trial import TrialState
 
 from search.run._launch import trials_counted
 from search.run._storage import DISK_FULL
+from tests.search_tests.disks import tmpfs
 from tests.search_tests.test_execution import LONG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,15 +28,9 @@ CONFIG = {**LONG, "name": "full", "trials": 6, "train": {"epochs": 2, "batch_siz
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    """A 400 KiB tmpfs (the tests run as root, as CI does), unmounted afterwards."""
-    folder = tmp_path / "disk"
-    folder.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(folder)],
-                   check=True, capture_output=True)  # fmt: skip
-    try:
+    """A 400 KiB disk for the run folder."""
+    with tmpfs(tmp_path / "disk", "400k") as folder:
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)
 
 
 def test_a_full_run_folder_stops_the_search_and_does_not_count_the_lost_trials(
