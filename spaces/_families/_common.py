@@ -16,6 +16,7 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
     "tanh": nn.Tanh,
     "elu": nn.ELU,
     "leaky_relu": nn.LeakyReLU,
+    "prelu": nn.PReLU,  # one learned slope per activation layer
 }
 
 
