@@ -221,7 +221,7 @@ def run(
         print(f"{cfg.name}: {counts(study)}", file=sys.stderr, flush=True)
         return study
 
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         if args.floor:
             floors.append(floor(out, args.floor, seed, args.minutes, args.epochs))
             measured(rows, floors)
@@ -276,7 +276,8 @@ def write(
         "same wall-clock)",
         "",
         f"Produced by `benchmarks/multifidelity.py --minutes {args.minutes} --seeds "
-        f"{args.seeds} --optimisers {','.join(args.optimisers)} --floor '{args.floor}' "
+        f"{args.seeds} --first-seed {args.first_seed} --optimisers "
+        f"{','.join(args.optimisers)} --floor '{args.floor}' "
         f"--epochs {args.epochs} --types {','.join(args.types)}` in {seconds / 60:.0f} min; "
         f"load average {load[0]:.2f} before, {load[1]:.2f} after."
         + (" **Partial: the run was still going when this was written.**" if partial else ""),
@@ -364,6 +365,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=3.0, help="wall-clock per search")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds run: this one and the next --seeds - 1"
+    )
     parser.add_argument(
         "--optimisers",
         default="nsga2,tpe",
