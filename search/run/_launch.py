@@ -563,7 +563,29 @@ def _run_tuner(
             ),
         ),
     )
-    return len(tuner.fit())
+    if searcher.gate is None:
+        return len(tuner.fit())
+    # Without max_concurrent_trials Ray Tune keeps one trial pending for a searcher; then a
+    # paused trial's worker goes to the trial whose own worker is starting, and Ray Tune stops
+    # that one, so trials ran one at a time while an epoch was shorter than a worker's
+    # start-up. The gate admits the trials (slots running and one waiting for a worker).
+    with _environ(TUNE_MAX_PENDING_TRIALS_PG=str(slots + 1)):
+        return len(tuner.fit())
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    """Ray Tune settings read from the environment, set for one search only."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 #: What Ray Tune logs that a search says better: how to resume ("Tuner.restore": relaunching

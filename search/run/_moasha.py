@@ -246,10 +246,11 @@ class PromotionMOASHA(MOASHA):
     Paused trials hold no worker and no concurrency slot: the search's searcher asks
     :meth:`may_start` before it proposes a trial (Ray Tune's ``max_concurrent_trials`` would
     count paused trials as running, as its HyperBand's paused trials hold their slots), so a
-    new trial starts only when fewer than ``slots`` trials run and no paused trial can be
-    promoted. A trial at chance at a rung is stopped: it can never be promoted there. When no
-    trial runs and none will start (:meth:`close`, or ``total`` trials added), the paused
-    trials that were never promoted are stopped, recorded as stopped at their rung.
+    new trial starts only when no paused trial can be promoted and fewer than ``slots``
+    trials run, plus one waiting for a worker. A trial at chance at a rung is stopped: it
+    can never be promoted there. When no trial runs and none will start (:meth:`close`, or
+    ``total`` trials added), the paused trials that were never promoted are stopped,
+    recorded as stopped at their rung.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -294,8 +295,15 @@ class PromotionMOASHA(MOASHA):
         self._closed = True
 
     def may_start(self) -> bool:
-        """Whether a new trial may start now: a slot is free and no paused trial is due."""
-        return len(self._active) < self.slots and self._due() is None
+        """Whether a new trial may start now: no paused trial is due, and fewer than
+        ``slots`` trials run plus one that waits for a worker.
+
+        The one waiting is what keeps every slot busy when epochs are shorter than a worker's
+        start-up: Ray Tune gives a pausing trial's worker to a waiting trial, and when the
+        only one waiting is the trial whose new worker is starting, it stops that worker
+        (so, with one trial waiting, the search ran one trial at a time).
+        """
+        return len(self._active) <= self.slots and self._due() is None
 
     def on_trial_add(self, tune_controller: Any, trial: Trial) -> None:
         self._active.add(trial.trial_id)
@@ -361,7 +369,9 @@ class PromotionMOASHA(MOASHA):
             rank, n = self._rank_of(due, rung)
             self._decide(trial, rung, "promote", rank=rank, n=n)
             return trial
-        for trial in tune_controller.get_trials():
+        # the newest pending trial: an older one may have a worker starting for it, which
+        # Ray Tune would stop if it gave that trial a free worker instead (see may_start)
+        for trial in reversed(tune_controller.get_trials()):
             if trial.status == "PENDING":
                 return trial
         if self._ended() and not self._active and self._paused:
