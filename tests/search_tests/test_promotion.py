@@ -280,6 +280,7 @@ def test_a_real_trial_paused_and_resumed_under_ray_learns_as_if_never_paused(tmp
                          scheduler={"name": "moasha", "type": "promotion",
                                     "reduction_factor": 2})  # fmt: skip
     study = launch(config, progress=False)
+    assert "TUNE_MAX_PENDING_TRIALS_PG" not in os.environ  # set for the search alone
     resumed = [t for t in study.trials
                if [d["outcome"] for d in t.user_attrs[DECISIONS_KEY]][:2] == ["pause", "promote"]]
     assert resumed
