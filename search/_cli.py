@@ -523,7 +523,10 @@ def _dashboard(args: argparse.Namespace) -> int:
     url = _storage_url(args)
     _open(url)  # a missing SQLite file is an error, not a new empty storage
     log = Path(tempfile.mkdtemp(prefix="npas-dashboard-")) / "dashboard.log"
-    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop, as Ctrl-C
+    # A service manager's SIGTERM stops it as Ctrl-C does; so does a SIGINT sent to a server
+    # started with SIGINT ignored (a background job), which Python would leave ignored.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _interrupt)
     process, address = start_dashboard(url, host=args.host, port=args.port, log=log,
                                        expose=args.expose, writable=args.writable)  # fmt: skip
     try:  # from here on, a stop at any moment also stops the server

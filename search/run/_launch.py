@@ -563,14 +563,27 @@ def _run_tuner(
             ),
         ),
     )
-    if searcher.gate is None:
-        return len(tuner.fit())
     # Without max_concurrent_trials Ray Tune keeps one trial pending for a searcher; then a
     # paused trial's worker goes to the trial whose own worker is starting, and Ray Tune stops
     # that one, so trials ran one at a time while an epoch was shorter than a worker's
     # start-up. The gate admits the trials (slots running and one waiting for a worker).
-    with _environ(TUNE_MAX_PENDING_TRIALS_PG=str(slots + 1)):
+    pending = {} if searcher.gate is None else {"TUNE_MAX_PENDING_TRIALS_PG": str(slots + 1)}
+    with _environ(**pending), _sigint_kept():
         return len(tuner.fit())
+
+
+@contextlib.contextmanager
+def _sigint_kept() -> Iterator[None]:
+    """Ctrl-C means what it meant before the search: Ray Tune's fit() installs its own
+    SIGINT handler and restores the caller's only when a SIGINT arrives."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @contextlib.contextmanager

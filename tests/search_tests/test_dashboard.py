@@ -140,13 +140,23 @@ def test_missing_storage_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert not (tmp_path / "none.db").exists(), "a missing storage is not created"
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_search_dashboard_command_runs_until_ctrl_c_or_sigterm(storage: str, sig: int) -> None:
+@pytest.mark.parametrize("sigint_ignored", [False, True])
+def test_search_dashboard_command_runs_until_ctrl_c_or_sigterm(
+    storage: str, sig: int, sigint_ignored: bool
+) -> None:
+    """Also when started with SIGINT ignored, as a non-interactive shell starts a background
+    job (Python then installs no Ctrl-C handler of its own): an explicit SIGINT still stops it."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "search", "dashboard", "--storage", storage, "--port", "0"]
     proc = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
+    )  # fmt: skip
     try:
         line = proc.stdout.readline()  # printed once the dashboard answers
         assert "optuna-dashboard (read-only) on" in line, line + proc.stderr.read()

@@ -91,7 +91,9 @@ def _snapshot(study: optuna.Study) -> dict[int, tuple]:
 @pytest.mark.parametrize("optimiser", ["nsga2", "pymoo-nsga2"])
 def test_search_records_front_failures_and_resumes(tmp_path, optimiser, capfd):
     config = make_config(tmp_path, optimiser=optimiser)
+    ctrl_c = signal.getsignal(signal.SIGINT)
     study = launch(config, trial_fn=fake_trial)
+    assert signal.getsignal(signal.SIGINT) is ctrl_c  # Ray Tune's own handler is gone
     assert len(study.trials) == 6
     assert study.metric_names == ["accuracy", "params"]
     assert study.user_attrs["objectives"] == [["accuracy", "maximize"], ["params", "minimize"]]
