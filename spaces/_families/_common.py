@@ -38,6 +38,13 @@ def check_int(key: str, value: Any, *, low: int = 1) -> int:
     return value
 
 
+def check_odd(key: str, value: Any) -> int:
+    """``value`` as an odd int >= 1 (a kernel size: odd keeps "same" padding symmetric)."""
+    if check_int(key, value) % 2 == 0:
+        raise ConfigError(f"{key} must be an odd int >= 1, got {value!r}")
+    return value
+
+
 def check_float(key: str, value: Any, *, low: float, high: float) -> float:
     """``value`` as a float in ``[low, high)``, else a ConfigError naming ``key``."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value < high:

@@ -9,13 +9,13 @@ import torch
 from torch import nn
 
 from spaces._build import register_family
-from spaces._errors import ConfigError
 from spaces._families._common import (
     ACTIVATIONS,
     check_bool,
     check_choice,
     check_float,
     check_int,
+    check_odd,
     image_shape,
 )
 from spaces._families._norm import BatchNorm2d
@@ -69,8 +69,7 @@ class ConvNet(nn.Module):
         channels, h, w = image_shape(in_shape)
         check_int("depth", depth)
         check_int("width", width)
-        if check_int("kernel", kernel) % 2 == 0:
-            raise ConfigError(f"kernel must be an odd int >= 1, got {kernel!r}")
+        check_odd("kernel", kernel)
         pool = _POOLS[check_choice("pooling", pooling, _POOLS)]
         check_bool("bn", bn)
         check_bool("separable", separable)

@@ -26,7 +26,7 @@ from torch.autograd.function import FunctionCtx, once_differentiable
 from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
 from spaces._families._box import box_sum
-from spaces._families._common import check_bool, check_int, image_shape
+from spaces._families._common import check_bool, check_int, check_odd, image_shape
 from spaces._families._layout import channel_sums, scale_channels
 from spaces._families._pool import max_abs_pool2
 from spaces._hyper import Range
@@ -210,8 +210,7 @@ class SCSNet(nn.Module):
         if isinstance(widths, int | str) or not isinstance(widths, Sequence) or not widths:
             raise ConfigError(f"widths must be a non-empty sequence of ints, got {widths!r}")
         widths = [check_int("widths", c) for c in widths]
-        if check_int("kernel", kernel) % 2 == 0:
-            raise ConfigError(f"kernel must be an odd int >= 1, got {kernel!r}")
+        check_odd("kernel", kernel)
         check_bool("depthwise", depthwise)
         check_bool("head_bias", head_bias)
         paddings = [0] + [1] * (len(widths) - 1) if paddings is None else list(paddings)

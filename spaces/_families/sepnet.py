@@ -11,8 +11,7 @@ import torch
 from torch import nn
 
 from spaces._build import register_family
-from spaces._errors import ConfigError
-from spaces._families._common import ACTIVATIONS, check_choice, image_shape
+from spaces._families._common import ACTIVATIONS, check_choice, check_odd, image_shape
 from spaces._families._norm import BatchNorm2d
 from spaces._hyper import Range
 
@@ -116,9 +115,8 @@ class SepNet(nn.Module):
     ) -> None:
         super().__init__()
         channels, h, w = image_shape(in_shape)
-        for key, value in (("stem_kernel", stem_kernel), ("kernel", kernel)):
-            if value % 2 == 0:
-                raise ConfigError(f"{key} must be an odd int >= 1, got {value!r}")
+        check_odd("stem_kernel", stem_kernel)
+        check_odd("kernel", kernel)
         make = _Blocks(check_choice("norm", norm, NORMS),
                        ACTIVATIONS[check_choice("activation", activation, ACTIVATIONS)],
                        kernel, separable, expansion)  # fmt: skip
