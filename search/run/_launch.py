@@ -563,10 +563,8 @@ def _run_tuner(
             ),
         ),
     )
-    # Without max_concurrent_trials Ray Tune keeps one trial pending for a searcher; then a
-    # paused trial's worker goes to the trial whose own worker is starting, and Ray Tune stops
-    # that one, so trials ran one at a time while an epoch was shorter than a worker's
-    # start-up. The gate admits the trials (slots running and one waiting for a worker).
+    # Without max_concurrent_trials Ray Tune keeps one trial pending for a searcher; the gate
+    # admits slots + 1 (PromotionMOASHA.may_start says why), so Ray Tune must keep them.
     pending = {} if searcher.gate is None else {"TUNE_MAX_PENDING_TRIALS_PG": str(slots + 1)}
     with _environ(**pending), _sigint_kept():
         return len(tuner.fit())
