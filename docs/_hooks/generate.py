@@ -22,7 +22,7 @@ from typing import Any
 from mkdocs.structure.files import File, Files
 
 sys.path.insert(0, str(Path(__file__).parent))
-import yaml_reference  # noqa: E402
+import yaml_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -72,7 +72,7 @@ def _allowed(run: Callable[[Any], Any]) -> str:
     """What a check allows, as its own error message says for a probe value."""
     try:
         run(_Probe())
-    except Exception as err:  # noqa: BLE001 - any refusal names what it wants
+    except Exception as err:  # any refusal names what it allows
         text = str(err)
         for pattern in (r"allowed(?: keys)?: (.*)$", r"must be (.*?), got", r"got .*?; (.*)$"):
             found = re.search(pattern, text, re.S)
@@ -179,49 +179,83 @@ def config_keys() -> Iterator[Key]:
     for name, cls in sections.items():
         texts = _docs(cls)
         for f in dataclasses.fields(cls):
-            yield Key(f"{name}.{f.name}", _annotation(cls, f.name),
-                      _shown(_field_default(f)), _probe_search(f"{name}.{f.name}"),
-                      texts.get(f.name, _summary(cls)))
+            yield Key(
+                f"{name}.{f.name}",
+                _annotation(cls, f.name),
+                _shown(_field_default(f)),
+                _probe_search(f"{name}.{f.name}"),
+                texts.get(f.name, _summary(cls)),
+            )
     for name, (options, fn) in tables.items():
         texts = _docs(fn)
         for key, (check, default) in options.items():
-            yield Key(f"{name}.{key}", _annotation(fn, key), _shown(default),
-                      _allowed(lambda v, c=check, k=key: c(v, f"{name}.{k}")),
-                      texts.get(key, ""))
+            yield Key(
+                f"{name}.{key}",
+                _annotation(fn, key),
+                _shown(default),
+                _allowed(lambda v, c=check, p=f"{name}.{key}": c(v, p)),
+                texts.get(key, ""),
+            )
     texts = _docs(measure)
     for f in dataclasses.fields(MeasureOptions):
         if f.name in _trial._MEASURE_KEYS:
-            yield Key(f"measure.{f.name}", _annotation(MeasureOptions, f.name),
-                      _shown(_field_default(f)),
-                      _allowed(lambda v, k=f.name: MeasureOptions(**{k: v})),
-                      texts.get(f.name, ""))
+            yield Key(
+                f"measure.{f.name}",
+                _annotation(MeasureOptions, f.name),
+                _shown(_field_default(f)),
+                _allowed(lambda v, k=f.name: MeasureOptions(**{k: v})),
+                texts.get(f.name, ""),
+            )
     texts = _docs(ssn.shapeshift)
     for key, (check, default) in _trial.SSN_OPTIONS.items():
-        yield Key(f"ssn.{key}", _annotation(ssn.shapeshift, key), _shown(default),
-                  _allowed(lambda v, c=check, k=key: c(v, f"ssn.{k}")),
-                  texts.get(key, "the `auto` mapping's probe: epochs of its pretraining"))
+        yield Key(
+            f"ssn.{key}",
+            _annotation(ssn.shapeshift, key),
+            _shown(default),
+            _allowed(lambda v, c=check, k=key: c(v, f"ssn.{k}")),
+            texts.get(key, "the `auto` mapping's probe: epochs of its pretraining"),
+        )
     for kind, what in DECLARED_KINDS.items():
-        yield Key(f"dataset.{kind}", "str" if kind != "npy" else "list[str]", "",
-                  what, "a dataset declared in the config: exactly one of "
-                  f"{', '.join(DECLARED_KINDS)}")
+        yield Key(
+            f"dataset.{kind}",
+            "str" if kind != "npy" else "list[str]",
+            "",
+            what,
+            f"a dataset declared in the config: exactly one of {', '.join(DECLARED_KINDS)}",
+        )
     for option in DECLARED_OPTIONS:
-        yield Key(f"dataset.{option}", "", "required" if option == "name" else "",
-                  "", "an option of a declared dataset (Your own model and data)")
-    yield Key("space.<dimension>.type", "str", "from the fields given", str(list(_KINDS)),
-              "the dimension's kind; without it `choices` makes a categorical, `value` a fixed "
-              "value, integer bounds an int, other bounds a float. A bare list is a choice and "
-              "a scalar a fixed value")
+        yield Key(
+            f"dataset.{option}",
+            "",
+            "required" if option == "name" else "",
+            "",
+            "an option of a declared dataset (Your own model and data)",
+        )
+    yield Key(
+        "space.<dimension>.type",
+        "str",
+        "from the fields given",
+        str(list(_KINDS)),
+        "the dimension's kind; without it `choices` makes a categorical, `value` a fixed "
+        "value, integer bounds an int, other bounds a float. A bare list is a choice and "
+        "a scalar a fixed value",
+    )
     kinds: dict[str, list[str]] = {}
     for kind, cls in _KINDS.items():
         for f in dataclasses.fields(cls):
             kinds.setdefault(f.name, []).append(kind)
     for name, where in kinds.items():
-        fields_of = [next(f for f in dataclasses.fields(_KINDS[k]) if f.name == name)
-                     for k in where]
+        fields_of = [
+            next(f for f in dataclasses.fields(_KINDS[k]) if f.name == name) for k in where
+        ]
         types = sorted({_annotation(_KINDS[k], name) for k in where} - {""})
-        yield Key(f"space.<dimension>.{name}", " or ".join(types),
-                  _shown(_field_default(fields_of[0])), f"in a {', '.join(where)} dimension",
-                  "; ".join(f"{k}: {_summary(_KINDS[k])}" for k in where))
+        yield Key(
+            f"space.<dimension>.{name}",
+            " or ".join(types),
+            _shown(_field_default(fields_of[0])),
+            f"in a {', '.join(where)} dimension",
+            "; ".join(f"{k}: {_summary(_KINDS[k])}" for k in where),
+        )
 
 
 def _summary(obj: Any) -> str:
@@ -255,8 +289,13 @@ def markdown() -> str:
         head = key.path.split(".")[0] if "." in key.path else "top level"
         if head != group:
             group = head
-            lines += ["", f"## {group}" if group == "top level" else f"## `{group}`", "",
-                      "| key | type | default | allowed | what |", "|---|---|---|---|---|"]
+            lines += [
+                "",
+                f"## {group}" if group == "top level" else f"## `{group}`",
+                "",
+                "| key | type | default | allowed | what |",
+                "|---|---|---|---|---|",
+            ]
         lines.append(
             f"| `{key.path}` | {_cell(key.type) and f'`{_cell(key.type)}`'} "
             f"| {_cell(key.default) and f'`{_cell(key.default)}`'} | {_cell(key.allowed)} "
