@@ -48,11 +48,6 @@ def _results() -> list[Path]:
     return sorted(RESULTS.glob("*.md"))
 
 
-def _title(path: Path) -> str:
-    first = path.read_text(encoding="utf-8").lstrip().splitlines()[0]
-    return first.lstrip("# ").strip() if first.startswith("#") else path.stem
-
-
 def _api_page(package: str) -> str:
     return f"api/{package}.md"
 
@@ -100,10 +95,8 @@ def on_config(config: Any) -> Any:
         if "API reference" in entry:
             entry["API reference"] = [{f"{p}": _api_page(p)} for p in reversed(PACKAGES)]
         if "Benchmarks" in entry:
-            entry["Benchmarks"] = [
-                *entry["Benchmarks"],
-                *({_title(p): f"benchmarks/results/{p.name}"} for p in _results()),
-            ]
+            tables = [{p.stem: f"benchmarks/results/{p.name}"} for p in _results()]
+            entry["Benchmarks"] = [*entry["Benchmarks"], {"Result tables": tables}]
     return config
 
 

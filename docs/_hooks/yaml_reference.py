@@ -229,7 +229,7 @@ def config_keys() -> Iterator[Key]:
             "",
             "required" if option == "name" else "",
             "",
-            "an option of a declared dataset (Your own model and data)",
+            "an option of a declared dataset: [Your own model and data](../user-plugins.md)",
         )
     yield Key(
         "space.<dimension>.type",
@@ -264,7 +264,17 @@ def _summary(obj: Any) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a table cell: outside code spans, what Markdown would read as markup escaped
+    (a pipe, an HTML tag such as ``<class>``, an emphasis star); code spans as they are."""
+    parts = text.replace("\n", " ").split("`")
+    for i in range(0, len(parts), 2):
+        for char, escaped in (("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("*", "\\*")):
+            parts[i] = parts[i].replace(char, escaped)
+    return "`".join(parts)
+
+
+def _code(text: str) -> str:
+    return f"`{text.replace(chr(10), ' ')}`" if text else ""
 
 
 def markdown() -> str:
@@ -297,8 +307,7 @@ def markdown() -> str:
                 "|---|---|---|---|---|",
             ]
         lines.append(
-            f"| `{key.path}` | {_cell(key.type) and f'`{_cell(key.type)}`'} "
-            f"| {_cell(key.default) and f'`{_cell(key.default)}`'} | {_cell(key.allowed)} "
-            f"| {_cell(key.description)} |"
+            f"| {_code(key.path)} | {_code(key.type)} | {_code(key.default)} "
+            f"| {_cell(key.allowed)} | {_cell(key.description)} |"
         )
     return "\n".join(lines) + "\n"
