@@ -12,6 +12,7 @@ import pytest
 
 from search.config import _checks, load_preset
 from search.config._search import SearchConfig
+from search.config._trial import TrialConfig
 from spaces._errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,10 +42,10 @@ def _accepted_keys(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 
     def record(data, allowed, path):
         allowed = list(allowed)
-        caller = sys._getframe(1).f_code.co_qualname
+        in_trial_config = sys._getframe(1).f_locals.get("cls") is TrialConfig
         # a trial config's own top level (family, hyper, ...) and a family's hyper-parameters
         # are not search-config keys: the search config builds them from space and fixed
-        if caller != "TrialConfig.from_dict" and not path.startswith("hyper"):
+        if not in_trial_config and not path.startswith("hyper"):
             seen.update(_checks.join(path, key) for key in allowed)
         return real(data, allowed, path)
 
