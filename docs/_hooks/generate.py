@@ -43,6 +43,9 @@ PACKAGES = (
     "search",
 )
 
+#: The nav's order of the packages: what is searched, what is measured, how.
+_TOPS = ("spaces", "objectives", "search")
+
 
 def _results() -> list[Path]:
     return sorted(RESULTS.glob("*.md"))
@@ -93,7 +96,8 @@ def on_config(config: Any) -> Any:
         if not isinstance(entry, dict):
             continue
         if "API reference" in entry:
-            entry["API reference"] = [{f"{p}": _api_page(p)} for p in reversed(PACKAGES)]
+            order = sorted(PACKAGES, key=lambda p: (_TOPS.index(p.split(".")[0]), p))
+            entry["API reference"] = [{p: _api_page(p)} for p in order]
         if "Benchmarks" in entry:
             tables = [{p.stem: f"benchmarks/results/{p.name}"} for p in _results()]
             entry["Benchmarks"] = [*entry["Benchmarks"], {"Result tables": tables}]
