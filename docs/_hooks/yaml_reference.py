@@ -83,7 +83,7 @@ def _allowed(run: Callable[[Any], Any]) -> str:
 
 
 def _shown(value: Any) -> str:
-    if value is _NO_DEFAULT:
+    if isinstance(value, str) and value == _NO_DEFAULT:
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = dataclasses.asdict(value)
@@ -142,15 +142,26 @@ def _probe_search(path: str) -> str:
 
 def config_keys() -> Iterator[Key]:
     """Every key of a search config, its type, default, allowed values and meaning, read from
-    the config's declaration (the one place to switch to ``search.config.reference()``)."""
+    the config's declaration: ``search.config.reference()`` where the config has it (one
+    declaration of every key, branch i27-facts), else the dataclasses and option tables."""
+    from search import config
+
+    if hasattr(config, "reference"):
+        for row in config.reference():
+            yield Key(row.key, str(row.type), _shown(row.default), row.allowed, _plain(row.help))
+    else:  # the config before i27-facts: delete this branch and _declared_keys once merged
+        yield from _declared_keys()
+    yield from _data_and_space_keys()
+
+
+def _declared_keys() -> Iterator[Key]:
+    """The keys as the config declared them before ``reference()``: its dataclasses, its
+    option tables, and the checks' own words for what they allow."""
     from objectives import fit, measure
     from objectives._conditions import MeasureOptions
-    from objectives._custom import _OPTIONS as DECLARED_OPTIONS
-    from objectives._custom import DECLARED_KINDS
     from objectives.datasets import load
     from search.config import _search, _trial
     from spaces import ssn
-    from spaces._dsl import _KINDS
 
     described = _docs(_search.SearchConfig)
     fields = {f.name: f for f in dataclasses.fields(_search.SearchConfig)}
@@ -215,6 +226,14 @@ def config_keys() -> Iterator[Key]:
             _allowed(lambda v, c=check, k=key: c(v, f"ssn.{k}")),
             texts.get(key, "the `auto` mapping's probe: epochs of its pretraining"),
         )
+
+
+def _data_and_space_keys() -> Iterator[Key]:
+    """A declared dataset's keys and a space dimension's fields, from their declarations."""
+    from objectives._custom import _OPTIONS as DECLARED_OPTIONS
+    from objectives._custom import DECLARED_KINDS
+    from spaces._dsl import _KINDS
+
     for kind, what in DECLARED_KINDS.items():
         yield Key(
             f"dataset.{kind}",
@@ -284,9 +303,8 @@ def markdown() -> str:
         "# YAML reference",
         "",
         "Every key of a search config (`search launch CONFIG`), generated from the config's",
-        "declaration when this site is built: the types and defaults are the dataclasses' and",
-        "option tables', the allowed values are what the loader's own check says when given a",
-        "value it refuses. A guide to the config is on [The search config](../config.md).",
+        "declaration when this site is built, so it lists what `search launch` accepts. A",
+        "guide to the config is on [The search config](../config.md).",
         "",
         "`space` and `fixed` take dimension names, not these section keys: `family`, `budget`,",
         "`ssn.<option>`, `train.<option>`, `<family>.<hyper>`, `<family>.<hyper>.<i>` and",
@@ -294,20 +312,20 @@ def markdown() -> str:
         "take. A family's hyper-parameters are on [Spaces](../spaces.md).",
         "",
     ]
-    group = None
+    groups: dict[str, list[Key]] = {}  # in the order each first appears
     for key in rows:
-        head = key.path.split(".")[0] if "." in key.path else "top level"
-        if head != group:
-            group = head
-            lines += [
-                "",
-                f"## {group}" if group == "top level" else f"## `{group}`",
-                "",
-                "| key | type | default | allowed | what |",
-                "|---|---|---|---|---|",
-            ]
-        lines.append(
+        groups.setdefault(key.path.split(".")[0] if "." in key.path else "", []).append(key)
+    for group, keys in groups.items():
+        lines += [
+            "",
+            f"## `{group}`" if group else "## Top level",
+            "",
+            "| key | type | default | allowed | what |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
             f"| {_code(key.path)} | {_code(key.type)} | {_code(key.default)} "
             f"| {_cell(key.allowed)} | {_cell(key.description)} |"
-        )
+            for key in keys
+        ]
     return "\n".join(lines) + "\n"
