@@ -18,8 +18,10 @@ from spaces.ssn import shapeshift
 
 SEEDS = [0, 1, 2]
 #: Float tolerance between a fused seed and the seed alone: vmap's grouped convolution sums
-#: in another order than the k single convolutions (seen: up to 3e-7 after 2 epochs).
-ATOL = 1e-5
+#: in another order than the k single convolutions (seen after 2 epochs: 1e-7 for the sepnet,
+#: 6e-6 for the ConvNet's batch-norm statistics); a seed given another batch order or dropout
+#: mask differs by 1e-2 and more.
+ATOL = 1e-4
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +48,7 @@ def assert_same(alone: nn.Module, fused: nn.Module) -> None:
     a, f = alone.state_dict(), fused.state_dict()
     assert a.keys() == f.keys()
     for key in a:
-        torch.testing.assert_close(f[key], a[key], atol=ATOL, rtol=0, msg=key)
+        torch.testing.assert_close(f[key], a[key], atol=ATOL, rtol=ATOL, msg=key)
 
 
 RECIPES = {
