@@ -8,9 +8,12 @@ generator), its own dropout masks (drawn from its own generator, as ``fit`` draw
 global one it seeds), its own validation split when each seed has its own :class:`Data`. The
 per-seed losses are summed, so seed i's gradient is its own loss's; SGD and AdamW act element
 by element, so one step of the stacked parameters is k separate steps; the schedule is shared.
-What vmap cannot run (a custom autograd function without a vmap rule, such as the fast batch
-norm of few channels, or a Shapeshifter network's weight cache) is found by a probe step on
-copies, and :func:`fit_seeds` then trains the seeds one after another with ``fit`` and says so.
+What vmap cannot run (a custom autograd function without a vmap rule, or a Shapeshifter
+network's weight generation) is found by a probe step on copies, and :func:`fit_seeds` then
+trains the seeds one after another with ``fit`` and says so; the family's fast batch norm of
+few channels runs as ``nn.BatchNorm2d`` (the same maths) inside the fused module. On a CUDA
+device dropout masks are still per seed, but not the lone run's (ATen's CUDA dropout draws
+its masks with another kernel); everything else matches there too, within float rounding.
 
 Example:
     >>> from objectives.datasets import load
