@@ -6,7 +6,6 @@ Each takes the value and its key path, and returns the value (normalised) or rai
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
 import os
@@ -14,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spaces._errors import ConfigError
+from spaces._suggest import did_you_mean
 
 
 def bad(path: str, value: Any, allowed: str) -> ConfigError:
@@ -28,8 +28,7 @@ def known_keys(data: Mapping[str, Any], allowed: Iterable[str], path: str) -> No
     allowed = list(allowed)
     for key in data:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(key, allowed)
             where = f"{path}: unknown key" if path else "unknown key"
             raise ConfigError(
                 f"{where} {key!r} (value {data[key]!r}){hint}; allowed keys: {allowed}"
@@ -92,7 +91,7 @@ def number(
 def name(value: Any, path: str, names: Iterable[str]) -> str:
     names = list(names)
     if not isinstance(value, str) or value.lower() not in names:
-        raise bad(path, value, f"one of {names}")
+        raise bad(path, value, f"one of {names}{did_you_mean(value, names)}")
     return value.lower()
 
 
