@@ -178,7 +178,7 @@ def _launch(args: argparse.Namespace) -> int:
     count_from(args.started)  # elapsed times include the imports and Ray's start-up
     config = _config(args)  # every check runs before the storage is opened
     url = masked_url(config.storage_url)
-    for warning in suspicions(config):
+    for warning in suspicions(config, floor=False):  # launch() warns of the budget floor
         print(f"search launch: warning: {warning}", file=sys.stderr)
     done = _done_before(config)
     if done >= config.trials:

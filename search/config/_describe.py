@@ -192,9 +192,10 @@ def _train_size(config: SearchConfig) -> int | None:
     return len(data.train)
 
 
-def suspicions(config: SearchConfig) -> list[str]:
-    """Warnings on a valid config: an objective pointed against its metric's meaning, a
-    parameter budget that no model of the space can meet."""
+def suspicions(config: SearchConfig, *, floor: bool = True) -> list[str]:
+    """Warnings on a valid config: an objective pointed against its metric's meaning, and
+    with ``floor``, a parameter budget that no model of the space can meet (``launch`` checks
+    that one itself, once it knows where it runs)."""
     from search.config._floor import budget_warning
     from search.config._metrics import metric_direction
 
@@ -209,7 +210,7 @@ def suspicions(config: SearchConfig) -> list[str]:
                 f"prefer the {prefers} {objective.name}; write [{objective.name}, {natural}] "
                 "unless that is what you want"
             )
-    floor = budget_warning(config)
-    if floor is not None:
-        found.append(floor)
+    below = budget_warning(config) if floor else None
+    if below is not None:
+        found.append(below)
     return found

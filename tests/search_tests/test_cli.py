@@ -633,3 +633,18 @@ def test_dashboard_on_a_missing_storage_names_run(tmp_path: Path, capsys) -> Non
     assert main(["dashboard", "--run", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert "--run DIR" in err and "--out" not in err, err
+
+
+def test_launch_warns_of_an_objective_against_its_meaning(launched: dict, tmp_path: Path,
+                                                          capsys) -> None:  # fmt: skip
+    """The warning comes before anything runs (here the launch then stops: the stored search
+    of that name has another config)."""
+    config = {**CONFIG, "objectives": [["accuracy", "maximize"], ["params", "maximize"]]}
+    path = tmp_path / "maximise-params.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    argv = ["launch", str(path), "--storage", launched["url"], "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 2
+    first, *rest = capsys.readouterr().err.splitlines()
+    assert first.startswith("search launch: warning: objectives[1]: maximize 'params' "
+                            "contradicts its meaning")  # fmt: skip
+    assert rest[-1].startswith("search launch: error: ") and "already exists" in rest[-1]
