@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from search._urls import masked_url
 from search.errors import ConfigError, NpasError, SearchInterrupted, UnknownNameError
+from spaces._suggest import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -113,7 +114,8 @@ def _study(args: argparse.Namespace) -> optuna.Study:
         name = names[0]
     if name not in names:
         raise ConfigError(
-            f"--name: got {name!r}; allowed: one of the studies in {masked_url(url)}: {names}"
+            f"--name: got {name!r}{did_you_mean(name, names)}; allowed: one of the studies in "
+            f"{masked_url(url)}: {names}"
         )
     study = optuna.load_study(study_name=name, storage=storage)
     recorded = (study.user_attrs.get("config") or {}).get("imports") or []
@@ -454,13 +456,14 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
     and every rung decision the scheduler made on it."""
     import json
 
+    from search.config._checks import unknown
     from search.run._checkpoint_files import latest_checkpoint
     from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
         names = [s.study_name for s in studies]
-        raise ConfigError(f"--name: got {args.name!r}; allowed: one of {names}")
+        raise unknown("--name", args.name, names)
     study = chosen[0]
     if not 0 <= args.trial < len(study.trials):
         raise ConfigError(f"--trial: got {args.trial}; allowed: 0 to {len(study.trials) - 1}")

@@ -20,6 +20,14 @@ def bad(path: str, value: Any, allowed: str) -> ConfigError:
     return ConfigError(f"{path}: got {value!r}; allowed: {allowed}")
 
 
+def unknown(path: str, value: Any, names: Iterable[str]) -> ConfigError:
+    """A name that is not one of ``names``: the closest one right after the value given."""
+    names = list(names)
+    return ConfigError(
+        f"{path}: got {value!r}{did_you_mean(value, names)}; allowed: one of {names}"
+    )
+
+
 def join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
@@ -91,7 +99,7 @@ def number(
 def name(value: Any, path: str, names: Iterable[str]) -> str:
     names = list(names)
     if not isinstance(value, str) or value.lower() not in names:
-        raise bad(path, value, f"one of {names}{did_you_mean(value, names)}")
+        raise unknown(path, value, names)
     return value.lower()
 
 

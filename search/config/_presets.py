@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from search.config._checks import unknown
 from spaces._errors import ConfigError
-from spaces._suggest import did_you_mean
 
 __all__ = ["list_presets", "preset_text", "unknown_preset"]
 
@@ -26,5 +26,4 @@ def preset_text(name: str) -> str | None:
 
 def unknown_preset(name: str) -> ConfigError:
     """The error for a preset name that is not shipped: the closest name and every name."""
-    names = list_presets()
-    return ConfigError(f"preset: got {name!r}{did_you_mean(name, names)}; allowed: one of {names}")
+    return unknown("preset", name, list_presets())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from search.config._checks import known_keys, name
+from search.config._metrics import metric_direction
 from spaces._build import FAMILIES
 from spaces._errors import ConfigError, UnknownNameError
 from spaces._suggest import did_you_mean
@@ -21,5 +22,7 @@ def test_every_unknown_name_gets_the_same_hint() -> None:
         FAMILIES.get("mpl")
     with pytest.raises(ConfigError, match=r"unknown key 'seeed' .*\(did you mean 'seed'\?\)"):
         known_keys({"seeed": 1}, ["seed", "trials"], "")
-    with pytest.raises(ConfigError, match=r"one of \['tpe', 'random'\] \(did you mean 'tpe'\?\)"):
+    with pytest.raises(ConfigError, match=r"got 'tpr' \(did you mean 'tpe'\?\); allowed: one of"):
         name("tpr", "optimiser.name", ["tpe", "random"])
+    with pytest.raises(ConfigError, match=r"got 'acuracy' \(did you mean 'accuracy'\?\)"):
+        metric_direction("acuracy")
