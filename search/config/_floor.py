@@ -11,6 +11,10 @@ budget: milliseconds for the presets. It is a bound, not a proof (a larger numbe
 can make a smaller model, e.g. a stride), which is why a launch warns rather than refuses.
 ``ssn.mapping: auto`` is sized as ``random`` with the same stores (its assignment needs
 training).
+
+The same corners, with every number at its smallest and then at its largest, give
+:func:`trial_cost`, the range of parameters and FLOPs of one trial that ``search check``
+prints.
 """
 
 from __future__ import annotations
