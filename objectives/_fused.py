@@ -210,7 +210,9 @@ def fit_seeds(
     seed=seeds[i], ...)`` would, all at once when they can be fused.
 
     Each model is initialised by the caller, as for :func:`objectives.train.fit`; all must be
-    of one architecture (same parameter names and shapes).
+    of one architecture (same parameter names and shapes). ``batch_size``, ``optimizer``,
+    ``lr``, ``momentum``, ``weight_decay``, ``schedule``, ``label_smoothing``, ``augment``,
+    ``device``, ``bf16`` and ``max_steps`` are as for :func:`objectives.train.fit`.
 
     Args:
         models: The k models.
@@ -220,8 +222,6 @@ def fit_seeds(
         epochs: Passes over the training split.
         fused: True: fused or raise; False: one after another with ``fit``; None: fused when
             :func:`fusable` says so, else one after another.
-        batch_size, optimizer, lr, momentum, weight_decay, schedule, label_smoothing,
-            augment, device, bf16, max_steps: As :func:`objectives.train.fit`.
         grad_clip: Clip each seed's gradient norm to this (its own norm, as ``fit`` does).
         on_epoch: Called with (i, seed i's history record) after each epoch's validation.
 
