@@ -33,7 +33,6 @@ from search.pareto._frame import (
     objectives_of,
     trials_frame,
     usable,
-    with_stored_names,
 )
 from search.pareto._selectors import Selection
 from search.pareto._selectors import select as select_trial
@@ -547,7 +546,7 @@ def write_report(
     if failures is not None:
         sections.append(failures)
     paths["trials.csv"] = out / "trials.csv"
-    with_stored_names(frame).to_csv(paths["trials.csv"], index=False)
+    frame.to_csv(paths["trials.csv"], index=False)
     title = f"npas report — {study.study_name}"
     paths["report.md"] = out / "report.md"
     paths["report.md"].write_text(render_markdown(title, sections), encoding="utf-8")

@@ -38,7 +38,7 @@ PANEL = ["params", "flops_infer", "latency_ms", "peak_mem_infer_mb", "energy_inf
 def _metrics(rng: np.random.Generator, width: int, budget: int) -> dict:
     """A run_trial-shaped result dict with realistic keys and plausible values."""
     params = float(min(budget, 90 * width))
-    gated = params > LIMIT  # an analytic constraint violated: no training (SEARCH.md)
+    gated = params > LIMIT  # an analytic constraint violated: no training (search/trial.py)
     m = {
         "params": params,
         "weights": params * 1.5,
@@ -150,7 +150,7 @@ def _fill(
 
 
 def _study(tmp: Path, name: str, n: int, **kw) -> optuna.Study:
-    """A study in real SQLite storage, written with SEARCH.md's conventions, then reloaded."""
+    """A study in real SQLite storage, written as search.run._storage records, then reloaded."""
     url = f"sqlite:///{tmp / 'npas.db'}"
     study = optuna.create_study(
         storage=url, study_name=name, directions=[d for _, d in OBJECTIVES]
