@@ -83,7 +83,7 @@ def _worker_init() -> None:
 
 def retrain_bundle(bundle: str, epochs: int, seed: int, out: str) -> dict[str, Any]:
     """``search train`` of a bundle with one seed (run in a worker process)."""
-    from search._export import train_bundle
+    from search.bundle import train_bundle
 
     start = time.perf_counter()
     done = train_bundle(bundle, epochs=epochs, seed=seed, out=out, device="cpu")
@@ -203,7 +203,7 @@ def _study(storage: str) -> Any:
 
 
 def _bundle_cfg(bundle: Path) -> dict[str, Any]:
-    from search._export import read_bundle
+    from search.bundle import read_bundle
 
     return read_bundle(bundle)["trial_config"]
 
