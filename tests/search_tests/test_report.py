@@ -338,9 +338,7 @@ def test_decision_table_keeps_the_front_and_the_40_most_recent_trials():
     section = _decisions_section(study, front, frame)
     assert section is not None
     counts, trails = (table for _, table in section.tables)
-    assert counts.to_dict("records") == [
-        {"rung": 1, "trials": 60, "pause": 60, "promote": 60}
-    ]
+    assert counts.to_dict("records") == [{"rung": 1, "trials": 60, "pause": 60, "promote": 60}]
     assert trails["number"].tolist() == [3, *range(20, 60)]
     assert "stopped" not in trails  # no trial was stopped by a time limit
     assert trails["decisions"][0] == "1: pause (rank 0 of 2, top 1) → promote (rank 0 of 3, top 1)"
@@ -480,8 +478,16 @@ def test_html_renders_in_headless_chromium_offline_without_console_messages(repo
     assert matrix.count('class="point"') > 30 and "limit params &lt;= 5000" in matrix
     # the legend, as drawn, names every kind of marker and the dashed limits
     legend = re.findall(r'class="legendtext"[^>]*>([^<]*)<', matrix)
-    for label in (INFEASIBLE_LABEL, REFUSED_LABEL, STOPPED_LABEL, FRONT_LABEL, "convnet", "mlp",
-                  "limit params &lt;= 5000 (dashed)", "limit latency_ms &lt;= 0.3 (dashed)"):
+    for label in (
+        INFEASIBLE_LABEL,
+        REFUSED_LABEL,
+        STOPPED_LABEL,
+        FRONT_LABEL,
+        "convnet",
+        "mlp",
+        "limit params &lt;= 5000 (dashed)",
+        "limit latency_ms &lt;= 0.3 (dashed)",
+    ):
         assert label in legend, (label, legend)  # fmt: skip
     # every trained infeasible trial: the constraint it missed, its value, the limit, by how much
     table = page.dom[page.dom.index("Infeasible trials: the constraint missed") :]
