@@ -31,16 +31,12 @@ from __future__ import annotations
 
 from spaces._lazy import lazy_getattr
 
-_EXPORTS = {
-    "BUNDLE_FORMAT": "search.bundle._files",
-    "load_bundle": "search.bundle._files",
-    "read_bundle": "search.bundle._files",
-    "Exported": "search.bundle._write",
-    "export_bundle": "search.bundle._write",
-    "FULL_SCHEDULE": "search.bundle._retrain",
-    "Trained": "search.bundle._retrain",
-    "train_bundle": "search.bundle._retrain",
+_MODULES = {
+    "_files": ("BUNDLE_FORMAT", "load_bundle", "read_bundle"),
+    "_write": ("Exported", "export_bundle"),
+    "_retrain": ("FULL_SCHEDULE", "Trained", "train_bundle"),
 }
+_EXPORTS = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
 
 __all__ = sorted(_EXPORTS)
 
