@@ -56,8 +56,9 @@ def test_a_list_or_dict_cell_is_json_text_in_every_output() -> None:
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-        lambda inner: st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+        ),
         max_leaves=6,
     )
 )
