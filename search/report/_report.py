@@ -354,14 +354,10 @@ def _front_section(
 
 
 def _curves_section(
-    study: optuna.Study, marks: Marks, frame: pd.DataFrame, out: Path, paths: dict[str, Path]
+    records: StudyRecords, marks: Marks, frame: pd.DataFrame, out: Path, paths: dict[str, Path]
 ) -> Section | None:
     """The learning curves, when trials reported per epoch (None for an older study)."""
-    curves = [
-        (t.number, t.state == optuna.trial.TrialState.COMPLETE, t.user_attrs["curve"])
-        for t in study.get_trials(deepcopy=False)
-        if t.user_attrs.get("curve")
-    ]
+    curves = [(t.number, t.state == "COMPLETE", list(t.curve)) for t in records.trials if t.curve]
     if not curves:
         return None
     title = "Learning curves"
@@ -570,7 +566,7 @@ def write_report(
     sections.append(_importance_section(feasible, objectives))
     sections.append(_parallel_section(frame, front, feasible))
     sections.append(_generalisation_section(frame, front, marks))
-    curves = _curves_section(study, marks, frame, out, paths)
+    curves = _curves_section(records, marks, frame, out, paths)
     if curves is not None:
         sections.append(curves)
     decisions = _decisions_section(study, front, frame)

@@ -38,6 +38,7 @@ import optuna
 __all__ = [
     "CONDITION_PREFIX",
     "CONSTRAINTS_KEY",
+    "CURVE_ATTR",
     "FEASIBLE_KEY",
     "METRIC_PREFIX",
     "REFUSED_KEY",
@@ -62,6 +63,8 @@ _LEGACY = "metrics"
 #: A trial's user attribute (and the study's): its violation per constraint, in the search's
 #: order then ``feasible`` (the study's: the constraint expressions).
 CONSTRAINTS_KEY = "constraints"
+#: A trial's user attribute: its learning curve, one dict per epoch.
+CURVE_ATTR = "curve"
 #: A trial's user attribute and reported metric: its feasibility verdict.
 FEASIBLE_KEY = "feasible"
 #: The metric of a trial refused before training: why it was not trained.
@@ -158,6 +161,8 @@ class TrialRecord:
         why_infeasible: Why a completed or refused trial is not feasible (None otherwise).
         epochs: Epochs it trained (its learning curve's last, else its ``epochs`` metric);
             None when it recorded neither.
+        curve: Its learning curve, one dict per epoch (``epoch``, ``accuracy``, ...); empty
+            when it reported none.
         error: Why it failed (None unless it did).
         artifact: Where its saved model is (None when it saved none).
         datetime_complete: When it ended.
@@ -173,6 +178,7 @@ class TrialRecord:
     feasible: bool
     why_infeasible: str | None
     epochs: int | None
+    curve: tuple[dict[str, Any], ...]
     error: str | None
     artifact: str | None
     datetime_complete: datetime | None
@@ -234,6 +240,7 @@ def read_trial(
     violations = _violations(trial, metrics, constraints)
     feasible = complete and _feasible(trial, metrics, violations)
     error = trial.user_attrs.get("error") or trial.system_attrs.get("fail_reason")
+    curve = tuple(p for p in trial.user_attrs.get(CURVE_ATTR) or [] if isinstance(p, dict))
     return TrialRecord(
         number=trial.number,
         state=trial.state.name,
@@ -244,7 +251,8 @@ def read_trial(
         violations=violations,
         feasible=feasible,
         why_infeasible=_why_infeasible(complete, feasible, metrics, violations),
-        epochs=_epochs(trial, metrics),
+        epochs=_epochs(curve, metrics),
+        curve=curve,
         error=None if error is None else str(error),
         artifact=trial.user_attrs.get("artifact") or found.get("artifact"),
         datetime_complete=trial.datetime_complete,
@@ -287,9 +295,8 @@ def _why_infeasible(
     return "violates " + ", ".join(missed) if missed else "the trial reported itself infeasible"
 
 
-def _epochs(trial: optuna.trial.FrozenTrial, metrics: Mapping[str, Any]) -> int | None:
-    curve = trial.user_attrs.get("curve") or []
-    epochs = [p["epoch"] for p in curve if isinstance(p, dict) and "epoch" in p]
+def _epochs(curve: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any]) -> int | None:
+    epochs = [p["epoch"] for p in curve if "epoch" in p]
     if epochs:
         return int(max(epochs))
     reported = metrics.get("epochs")
