@@ -142,10 +142,10 @@ _HOVER = (
 #: What the scatters' markers mean: the legend of every scatter uses the same labels.
 _LEGEND = (
     "Markers (each plot's legend names them): feasible trials are dots coloured by family; "
-    f"grey crosses are *{INFEASIBLE_LABEL}*; light grey crosses *{REFUSED_LABEL}*; grey "
-    f"tripods *{STOPPED_LABEL}*, never on a front; red rings *{FRONT_LABEL}*; the gold star "
-    "the selected trial; dashed lines the constraint limits. The table *Infeasible trials* "
-    "below says which constraint each infeasible trial missed and by how much."
+    f'grey crosses "{INFEASIBLE_LABEL}"; light grey crosses "{REFUSED_LABEL}"; grey tripods '
+    f'"{STOPPED_LABEL}", never on a front; red rings "{FRONT_LABEL}"; the gold star the '
+    "selected trial; dashed lines the constraint limits. The section **Infeasible and failed "
+    "trials** says which constraint each infeasible trial missed and by how much."
 )
 
 

@@ -276,6 +276,9 @@ def test_report_text_states_selection_hypervolume_and_conditions(report):
     for condition in ("cond_batch=1", "cond_device=cpu", "cond_threads=1"):
         assert condition in measured
     assert "## Infeasible and failed trials" in md
+    # the text explains every marker with the legends' own words
+    for label in (INFEASIBLE_LABEL, REFUSED_LABEL, STOPPED_LABEL, FRONT_LABEL):
+        assert f'"{label}"' in md, label
     gated = frame[frame["state"].eq("COMPLETE") & ~frame["feasible"]]
     assert len(gated) > 0  # the fixture does contain infeasible trials
     for name in paths:
