@@ -63,6 +63,7 @@ def frame_of(records: Sequence[TrialRecord]) -> pd.DataFrame:
     if rows:
         frame = frame.sort_values("number", kind="stable").reset_index(drop=True)
     frame["feasible"] = frame["feasible"].astype(bool)
+    frame["epochs"] = frame["epochs"].astype("Int64")  # a count: 4, not 4.0; missing stays NA
     return frame
 
 

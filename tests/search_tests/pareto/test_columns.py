@@ -17,8 +17,8 @@ from search.run._records import plain
 from tests.search_tests.studies import ROWS, npas_study
 
 #: A condition that is a list and a metric that is a dict: the cells a repr would spoil.
-SHAPED = [{**row, "cond_sample_shape": [1, 8, 8], "schedule": {"kind": "cosine", "warmup": 1}}
-          if "state" not in row else row for row in ROWS]  # fmt: skip
+SHAPED = [{**row, "cond_sample_shape": [1, 8, 8], "schedule": {"kind": "cosine", "warmup": 1},
+           "epochs": 3} if "state" not in row else row for row in ROWS]  # fmt: skip
 
 
 def _outputs(table: pd.DataFrame) -> dict[str, list[str]]:
@@ -50,6 +50,8 @@ def test_a_list_or_dict_cell_is_json_text_in_every_output() -> None:
         assert json.loads(done["schedule"].iloc[0]) == {"kind": "cosine", "warmup": 1}
     text = frame.to_csv(index=False)
     assert "{'" not in text and "['" not in text, "no Python repr in a CSV cell"
+    epochs = [line.split(",")[4] for line in text.splitlines()]
+    assert epochs == ["epochs", "3", "3", "3", "3", "", "3"], "a count is an integer, or empty"
 
 
 @settings(max_examples=60, deadline=None)
