@@ -8,6 +8,7 @@ from objectives import datasets, pepr, train
 from objectives._conditions import MeasureContext
 from objectives._custom import Splits, register_dataset
 from objectives._energy import EnergyMeter, co2_grams
+from objectives._fused import fit_seeds, fusable
 from objectives._indicators import INDICATORS, Indicator, list_indicators, register_indicator
 from objectives._measure import measure
 from objectives.datasets import Data, DatasetUnavailableError, load
@@ -27,6 +28,8 @@ __all__ = [
     "datasets",
     "evaluate",
     "fit",
+    "fit_seeds",
+    "fusable",
     "list_indicators",
     "load",
     "measure",

@@ -8,18 +8,22 @@ is allowed; nothing recorded is touched); 1 any other npas error (the message, n
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
+import logging
 import os
 import signal
 import sys
 import tempfile
+import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from search._urls import masked_url
 from search.errors import ConfigError, NpasError, SearchInterrupted, UnknownNameError
+from spaces._suggest import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -110,7 +114,8 @@ def _study(args: argparse.Namespace) -> optuna.Study:
         name = names[0]
     if name not in names:
         raise ConfigError(
-            f"--name: got {name!r}; allowed: one of the studies in {masked_url(url)}: {names}"
+            f"--name: got {name!r}{did_you_mean(name, names)}; allowed: one of the studies in "
+            f"{masked_url(url)}: {names}"
         )
     study = optuna.load_study(study_name=name, storage=storage)
     recorded = (study.user_attrs.get("config") or {}).get("imports") or []
@@ -167,14 +172,30 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _launch(args: argparse.Namespace) -> int:
+    from search._format import duration
+    from search.config._describe import suspicions
     from search.run import launch
+    from search.run._progress import count_from
 
+    count_from(args.started)  # elapsed times include the imports and Ray's start-up
     config = _config(args)  # every check runs before the storage is opened
     url = masked_url(config.storage_url)
-    if not args.quiet:
-        print(f"Launching {config.name!r}: {config.trials} trial(s), storage {url}", flush=True)
-    study = launch(config, progress=not args.quiet)
+    for warning in suspicions(config, floor=False):  # launch() warns of the budget floor
+        print(f"search launch: warning: {warning}", file=sys.stderr)
+    done = _done_before(config)
+    if done >= config.trials:
+        print(f"{config.name!r} already has {done} trial(s) done, and --trials (or the config's "
+              f"trials) asks for {config.trials} in all: no trial to run; give --trials above "
+              f"{done} to go on", flush=True)  # fmt: skip
+    elif not args.quiet:
+        more = f" ({done} done, {config.trials - done} to run)" if done else ""
+        print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}",
+              flush=True)  # fmt: skip
+    with _ray_quiet():
+        study = launch(config, progress=not args.quiet)
     print(_status_lines(_status_record(study, None))[0])
+    print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
+          "Ray's start-up included)")  # fmt: skip
     print(f"Storage: {url}")
     _hints(config.name, url, Path(config.out))
     failure = _all_failed(study)
@@ -182,6 +203,48 @@ def _launch(args: argparse.Namespace) -> int:
         print(f"search launch: {failure}", file=sys.stderr)
         return 1
     return 0
+
+
+def _done_before(config: Any) -> int:
+    """Trials a relaunch finds done (counted towards ``trials``); 0 for a new search."""
+    import optuna
+
+    from search.run import trials_counted
+
+    try:
+        storage = _open(config.storage_url)
+    except ConfigError:  # no storage yet: the launch creates it
+        return 0
+    if config.name not in _names(storage):
+        return 0
+    _quiet_optuna()
+    return trials_counted(optuna.load_study(study_name=config.name, storage=storage))
+
+
+#: Ray's start-up notice that token authentication is on (the default of a local Ray since
+#: 2.5x): its logger, and what it says. It asks nothing of a search's user, so it is not shown.
+_RAY_TOKEN_NOTICE = (
+    "ray._private.authentication.authentication_token_setup",
+    "Token authentication is enabled",
+)
+
+
+class _NoTokenNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _RAY_TOKEN_NOTICE[1] not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _ray_quiet() -> Iterator[None]:
+    """Ray's token notice stays off the terminal while a launch runs (a filter on the logger
+    that writes it, so whatever handlers Ray installs, the record never reaches them)."""
+    logger = logging.getLogger(_RAY_TOKEN_NOTICE[0])
+    notice = _NoTokenNotice()
+    logger.addFilter(notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice)
 
 
 def _all_failed(study: optuna.Study) -> str | None:
@@ -208,13 +271,18 @@ def _all_failed(study: optuna.Study) -> str | None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    """``launch``'s checks alone: the config, the user's code, its dataset and indicators."""
+    """``launch``'s checks alone (the config, the user's code, its dataset and indicators),
+    then the resolved search and its warnings; nothing is created, started or trained."""
+    from search.config._describe import describe, suspicions
     from search.config._user_checks import check_user_code
 
     config = _config(args)
     check_user_code(config)
+    print("\n".join(describe(config)))
+    for warning in suspicions(config):
+        print(f"search check: warning: {warning}", file=sys.stderr)
     print(f"{config.name!r}: the config, its imports, dataset and indicators are valid "
-          "(nothing was created)")  # fmt: skip
+          "(nothing was created, started or trained)")  # fmt: skip
     return 0
 
 
@@ -233,40 +301,47 @@ def _hints(name: str, url: str, out: Path) -> None:
 # -- status ------------------------------------------------------------------------------------
 
 
-#: The outcomes ``search status`` counts, in the order it prints them.
+#: The outcomes ``search status`` counts, in the order it prints them: each trial is counted
+#: under exactly one, so they add up to the trials the storage holds.
 _COUNTED = (
-    "complete",
-    "running",
-    "stopped early",
-    "failed",
+    "feasible",
     "infeasible",
+    "stopped_early",
+    "failed",
+    "running",
+    "waiting",
     "interrupted",
 )
 #: What the table says of the interrupted ones.
-_INTERRUPTED_NOTE = "(not counted: others run in their place)"
+_INTERRUPTED_NOTE = "(interrupted: not counted towards trials, others run in their place)"
 
 
 def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
-    """Trials by outcome; with no live launch, RUNNING ones were cut short: interrupted."""
+    """Trials by outcome, each in one class: completed within the constraints (feasible),
+    completed outside them or refused untrained (infeasible), stopped early by the scheduler,
+    failed, running, waiting, interrupted; with no live launch, RUNNING ones were cut short."""
     import pandas as pd
 
     from search.run._storage import INTERRUPTED, REFUSED_KEY
 
-    complete = frame["state"] == "COMPLETE"
+    state = frame["state"]
+    complete = state == "COMPLETE"
     errors = frame["error"] if "error" in frame.columns else pd.Series("", index=frame.index)
-    running = frame["state"] == "RUNNING"
-    cut = (frame["state"] == "FAIL") & (errors.fillna("") == INTERRUPTED)
+    running = state == "RUNNING"
+    cut = (state == "FAIL") & (errors.fillna("") == INTERRUPTED)
     refused = frame[REFUSED_KEY].notna() if REFUSED_KEY in frame.columns else complete & False
-    pruned = frame["state"] == "PRUNED"
+    pruned = state == "PRUNED"
+    feasible = frame["feasible"].astype(bool)
     if not live:
         cut |= running
         running &= False
     masks = (
-        complete,
-        running,
+        complete & feasible,
+        (complete & ~feasible) | (pruned & refused),
         pruned & ~refused,
-        (frame["state"] == "FAIL") & ~cut,
-        (complete & ~frame["feasible"]) | (pruned & refused),
+        (state == "FAIL") & ~cut,
+        running,
+        state == "WAITING",
         cut,
     )
     return {name: int(mask.sum()) for name, mask in zip(_COUNTED, masks, strict=True)}
@@ -313,18 +388,21 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
 
 def _status_lines(record: dict[str, Any]) -> list[str]:
     """One search's status as the lines ``search status`` prints."""
-    from search.pareto._frame import format_value
+    from search._format import duration, format_value
 
-    counts = ", ".join(f"{record[k]} {k}" for k in _COUNTED) + f" {_INTERRUPTED_NOTE}"
-    lines = [f"Search {record['search']!r}: {record['trials']} trial(s), {counts}"]
+    shown = [k for k in _COUNTED if record[k] or k not in ("waiting", "interrupted")]
+    counts = ", ".join(f"{record[k]} {k.replace('_', ' ')}" for k in shown)
+    note = f" {_INTERRUPTED_NOTE}" if record["interrupted"] else ""
+    lines = [f"Search {record['search']!r}: {record['trials']} trial(s): {counts}{note}"]
     if record["running_now"] is not None:
         lines.append(f"  running now: launched on {record['running_now']}")
     lines.append("  objectives: " + ", ".join(record["objectives"]))
     lines.append("  constraints: " + (", ".join(record["constraints"]) or "none"))
     if record["search_time_s"] is not None:
         lines.append(
-            f"  cost of the search: {record['search_time_s']:.0f} s, "
-            f"{record['search_energy_j']:.4g} J, {record['search_co2_g']:.4g} g CO2 (energy: "
+            f"  cost of the search: {duration(record['search_time_s'])}, "
+            f"{format_value(record['search_energy_j'], digits=4)} J, "
+            f"{format_value(record['search_co2_g'], digits=4)} g CO2 (energy: "
             f"{', '.join(record['energy_source'] or ['estimate'])})"
         )
     if "front_empty" in record:
@@ -378,13 +456,14 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
     and every rung decision the scheduler made on it."""
     import json
 
+    from search.config._checks import unknown
     from search.run._checkpoint_files import latest_checkpoint
     from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
         names = [s.study_name for s in studies]
-        raise ConfigError(f"--name: got {args.name!r}; allowed: one of {names}")
+        raise unknown("--name", args.name, names)
     study = chosen[0]
     if not 0 <= args.trial < len(study.trials):
         raise ConfigError(f"--trial: got {args.trial}; allowed: 0 to {len(study.trials) - 1}")
@@ -428,7 +507,8 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
 def _pareto(args: argparse.Namespace) -> int:
     """The front table; csv and json keep every column on every row (for programs), the table
     states the conditions equal on every row once above it."""
-    from search.pareto._frame import PARAMS_PREFIX, condition_columns, format_value
+    from search._format import format_value
+    from search.pareto._frame import PARAMS_PREFIX, condition_columns
     from search.pareto._study_front import constant_conditions, front_table
 
     study = _study(args)
@@ -502,6 +582,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from search._format import format_value
     from search.bundle import read_bundle, train_bundle
     from search.bundle._retrain import check_device
 
@@ -513,7 +594,7 @@ def _train(args: argparse.Namespace) -> int:
     start = "from its checkpoint" if args.from_checkpoint else "from scratch"
     print(f"Retrained {args.bundle} {start} for {done.metrics.get('epochs')} epoch(s): "
           "search vs train")  # fmt: skip
-    print(done.table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(done.table.to_string(index=False, float_format=format_value))
     print(f"Saved: {done.path}")
     return 0
 
@@ -588,11 +669,18 @@ def _indicators(args: argparse.Namespace) -> int:
 
 
 def _presets(args: argparse.Namespace) -> int:
-    """The presets as their files say (what `search launch --preset` validates and runs)."""
+    """The presets as their files say (what `search launch --preset` validates and runs);
+    ``--show NAME``: one preset's YAML, as shipped (a start for a config of one's own)."""
     import yaml
 
-    from search.config._presets import list_presets, preset_text
+    from search.config._presets import list_presets, preset_text, unknown_preset
 
+    if args.show is not None:
+        text = preset_text(args.show)
+        if text is None:
+            raise unknown_preset(args.show)
+        sys.stdout.write(text)
+        return 0
     for name in list_presets():
         text = preset_text(name) or ""
         data = yaml.safe_load(text) or {}
@@ -604,6 +692,7 @@ def _presets(args: argparse.Namespace) -> int:
               f"{(data.get('optimiser') or {}).get('name', 'tpe')}; {objectives}")  # fmt: skip
         if about:
             print(f"    {about}")
+    print("One preset's YAML: search presets --show NAME; check it: search check --preset NAME")
     return 0
 
 
@@ -648,6 +737,11 @@ class _Moved(argparse.Action):
         parser.error("--out names where a command writes; give the run folder with --run DIR")
 
 
+def _flag(parser: argparse.ArgumentParser, name: str, text: str) -> None:
+    """An on/off option (off unless given)."""
+    parser.add_argument(name, action="store_true", help=text)
+
+
 def _storage_options(parser: argparse.ArgumentParser, *, writes: bool = False) -> None:
     """--storage and --run (the run folder read); ``writes``: the command has its own --out."""
     parser.add_argument(
@@ -680,10 +774,10 @@ def _import_options(parser: argparse.ArgumentParser, *, reads: bool = True) -> N
         "repeatable" + ("; the modules a search recorded are imported too" if reads else ""),
     )
     if reads:
-        parser.add_argument(
+        _flag(
+            parser,
             "--no-imports",
-            action="store_true",
-            help="import none of the modules the search recorded (importing runs their code); "
+            "import none of the modules the search recorded (importing runs their code); "
             "what needs one then says which",
         )
 
@@ -785,10 +879,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="start no trial once it would pass this wall-clock budget (45m, 2h, 90s); the "
         "trials in flight finish",
     )
-    cmd.add_argument("--quiet", action="store_true", help="no live progress lines")
+    _flag(cmd, "--quiet", "no live progress lines")
     _import_options(cmd, reads=False)
 
-    cmd = add("check", _check, "Check a config and your code as launch does; create nothing.")
+    cmd = add(
+        "check",
+        _check,
+        "Check a config and your code as launch does, then print the resolved search (space, "
+        "objectives, budgets, what one trial costs); create, start and train nothing.",
+    )
     cmd.add_argument("config", nargs="?", metavar="CONFIG", help="search config YAML file")
     cmd.add_argument("--preset", metavar="NAME", help="a packaged preset (see `search presets`)")
     _import_options(cmd, reads=False)
@@ -816,13 +915,12 @@ def build_parser() -> argparse.ArgumentParser:
     _study_options(cmd, objectives="front for knee/pepr on these metrics", writes=True)
     cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
     cmd.add_argument("--out", required=True, metavar="DIR", help="bundle folder")
-    cmd.add_argument(
-        "--from-checkpoint", action="store_true",
-        help="weights from the trial's latest checkpoint, kept in the bundle for `search train`",
-    )  # fmt: skip
-    cmd.add_argument(
-        "--replace", action="store_true", help="write over a bundle already in --out"
+    _flag(
+        cmd,
+        "--from-checkpoint",
+        "weights from the trial's latest checkpoint, kept in the bundle for `search train`",
     )
+    _flag(cmd, "--replace", "write over a bundle already in --out")
 
     cmd = add("train", _train, "Retrain a bundle at a full schedule (or from its checkpoint).")
     cmd.add_argument("bundle", metavar="BUNDLE", help="folder written by `search export`")
@@ -840,10 +938,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=_count, metavar="N",
         help="seed of initialisation, data order and validation split (default: the bundle's)",
     )  # fmt: skip
-    cmd.add_argument(
-        "--from-checkpoint", action="store_true",
-        help="start from the checkpoint the bundle holds (`search export --from-checkpoint`)",
-    )  # fmt: skip
+    _flag(
+        cmd,
+        "--from-checkpoint",
+        "start from the checkpoint the bundle holds (`search export --from-checkpoint`)",
+    )
 
     cmd = add("dashboard", _dashboard, "Serve optuna-dashboard on a storage until Ctrl-C.")
     _storage_options(cmd)
@@ -851,18 +950,17 @@ def build_parser() -> argparse.ArgumentParser:
     cmd.add_argument(
         "--port", type=_port, default=8080, help="TCP port; 0: any free one (default: 8080)"
     )
-    cmd.add_argument(
-        "--expose", action="store_true",
-        help="allow a --host beyond loopback (the dashboard has no authentication)",
-    )  # fmt: skip
-    cmd.add_argument(
-        "--writable", action="store_true",
-        help="let the dashboard change the storage (notes, deleting studies); default read-only",
-    )  # fmt: skip
+    _flag(cmd, "--expose", "allow a --host beyond loopback (the dashboard has no authentication)")
+    _flag(
+        cmd,
+        "--writable",
+        "let the dashboard change the storage (notes, deleting studies); default read-only",
+    )
 
     add("families", _families, "List the architecture families and their hyper-parameters.")
     add("indicators", _indicators, "List the cost indicators: unit, direction, phase.")
-    add("presets", _presets, "List the packaged search presets.")
+    cmd = add("presets", _presets, "List the packaged search presets, or print one's YAML.")
+    cmd.add_argument("--show", metavar="NAME", help="print this preset's YAML file")
     add("selectors", _selectors, "List the --select forms: knees, PePR, epsilon, best, trial.")
     return parser
 
@@ -879,11 +977,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     Args:
         argv: The arguments after the program name; None: ``sys.argv[1:]``.
     """
+    started = time.monotonic()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help (0) or a bad argument (2, the message is printed)
         return int(stop.code or 0)
+    args.started = started
     try:
         return int(args.run(args))
     except (ConfigError, UnknownNameError) as err:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 from spaces._errors import NpasError, UnknownNameError
+from spaces._suggest import did_you_mean
 
 T = TypeVar("T")
 
@@ -44,7 +45,8 @@ class Registry(Generic[T]):
             return self._entries[name.lower()]
         except (KeyError, AttributeError):
             known = ", ".join(sorted(self._entries))
-            raise UnknownNameError(f"unknown {self.kind} {name!r}; known: {known}") from None
+            hint = did_you_mean(name, self._entries)
+            raise UnknownNameError(f"unknown {self.kind} {name!r}{hint}; known: {known}") from None
 
     def names(self, pattern: str = "*") -> list[str]:
         """Sorted names matching a shell-style wildcard pattern."""

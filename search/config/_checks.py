@@ -6,7 +6,6 @@ Each takes the value and its key path, and returns the value (normalised) or rai
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
 import os
@@ -14,10 +13,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spaces._errors import ConfigError
+from spaces._suggest import did_you_mean
 
 
 def bad(path: str, value: Any, allowed: str) -> ConfigError:
     return ConfigError(f"{path}: got {value!r}; allowed: {allowed}")
+
+
+def unknown(path: str, value: Any, names: Iterable[str]) -> ConfigError:
+    """A name that is not one of ``names``: the closest one right after the value given."""
+    names = list(names)
+    return ConfigError(
+        f"{path}: got {value!r}{did_you_mean(value, names)}; allowed: one of {names}"
+    )
 
 
 def join(path: str, key: object) -> str:
@@ -28,8 +36,7 @@ def known_keys(data: Mapping[str, Any], allowed: Iterable[str], path: str) -> No
     allowed = list(allowed)
     for key in data:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(key, allowed)
             where = f"{path}: unknown key" if path else "unknown key"
             raise ConfigError(
                 f"{where} {key!r} (value {data[key]!r}){hint}; allowed keys: {allowed}"
@@ -92,7 +99,7 @@ def number(
 def name(value: Any, path: str, names: Iterable[str]) -> str:
     names = list(names)
     if not isinstance(value, str) or value.lower() not in names:
-        raise bad(path, value, f"one of {names}")
+        raise unknown(path, value, names)
     return value.lower()
 
 

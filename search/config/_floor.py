@@ -11,13 +11,18 @@ budget: milliseconds for the presets. It is a bound, not a proof (a larger numbe
 can make a smaller model, e.g. a stride), which is why a launch warns rather than refuses.
 ``ssn.mapping: auto`` is sized as ``random`` with the same stores (its assignment needs
 training).
+
+The same corners, with every number at its smallest and then at its largest, give
+:func:`trial_cost`, the range of parameters and FLOPs of one trial that ``search check``
+prints.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 from torch import nn
@@ -31,7 +36,10 @@ from spaces.ssn import minimum_budget
 if TYPE_CHECKING:
     from search.config._search import SearchConfig
 
-__all__ = ["budget_warning"]
+__all__ = ["TrialCost", "budget_warning", "trial_cost"]
+
+#: Which end of each numeric dimension a corner takes.
+End = Literal["low", "high"]
 
 
 def budget_warning(config: SearchConfig) -> str | None:
@@ -41,7 +49,7 @@ def budget_warning(config: SearchConfig) -> str | None:
     models: dict[str, nn.Module] = {}
     smallest: tuple[int, str] | None = None
     top = 0
-    for point in _corners(config.space):
+    for point in _corners(config.space, lambda name: "high" if name == "budget" else "low"):
         try:
             cfg = config.trial_config(point)
             if cfg.budget is None:  # the plain model: no budget to miss
@@ -64,17 +72,77 @@ def budget_warning(config: SearchConfig) -> str | None:
     )
 
 
-def _minimum(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> int:
-    """The minimum budget of a trial's model with its SSN options (each model built once)."""
+@dataclass(frozen=True)
+class TrialCost:
+    """What one trial of a search costs, over the corners of its space (smallest and largest
+    numbers, each choice of the model-shaping dimensions): a range, not a bound.
+
+    Attributes:
+        params: Trainable parameters of the unshared models, smallest and largest.
+        flops_infer: Forward FLOPs per sample of those models (Shapeshifting keeps them).
+        budgets: The parameter budgets of the Shapeshifted trials (everything counted),
+            smallest and largest; None when every trial trains the plain model.
+        models: How many distinct models were built (on the meta device: no memory).
+        failed: Corners whose model could not be built (such a trial fails on its own).
+    """
+
+    params: tuple[int, int]
+    flops_infer: tuple[int, int]
+    budgets: tuple[int, int] | None
+    models: int
+    failed: int
+
+
+def trial_cost(config: SearchConfig) -> TrialCost | None:
+    """The cost range of the search's trials; None when no corner's model could be built."""
+    from objectives._flops import count_flops
+
+    info = DATASETS.get(config.dataset)
+    models: dict[str, nn.Module] = {}
+    params: list[int] = []
+    flops: list[int] = []
+    budgets: list[int] = []
+    failed = 0
+    for end in ("low", "high"):
+        for point in _corners(config.space, lambda _, end=end: end):
+            try:
+                cfg = config.trial_config(point)
+                model = _model(cfg, info, models)
+                params.append(sum(p.numel() for p in model.parameters() if p.requires_grad))
+                example = torch.zeros(1, *info.in_shape, device="meta")
+                flops.append(count_flops(lambda m=model, x=example: m.eval()(x)))
+            except Exception:  # such a trial fails on its own, with its message
+                failed += 1
+                continue
+            if cfg.budget is not None and cfg.ssn.get("mapping") != "none":
+                budgets.append(cfg.budget)
+    if not params:
+        return None
+    return TrialCost(
+        params=(min(params), max(params)),
+        flops_infer=(min(flops), max(flops)),
+        budgets=(min(budgets), max(budgets)) if budgets else None,
+        models=len(models),
+        failed=failed,
+    )
+
+
+def _model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> nn.Module:
+    """A trial's unshared model on the meta device, each built once."""
     key = f"{cfg.family}{sorted(cfg.hyper.items())}"
     if key not in models:
         # On the meta device: shapes without memory (a WRN-28-10 corner took 3.4 GB built for
         # real); the caller's random stream is not drawn from.
         with torch.random.fork_rng(devices=[]), torch.device("meta"):
             models[key] = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
+    return models[key]
+
+
+def _minimum(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> int:
+    """The minimum budget of a trial's model with its SSN options (each model built once)."""
     ssn = cfg.ssn
     return minimum_budget(
-        models[key],
+        _model(cfg, info, models),
         stores=ssn["stores"],
         mapping="random" if ssn["mapping"] == "auto" else ssn["mapping"],
         generator=ssn["generator"],
@@ -93,9 +161,9 @@ def _describe(cfg: TrialConfig) -> str:
     )
 
 
-def _corners(space: Space) -> Iterator[dict[str, Any]]:
+def _corners(space: Space, end: Callable[[str], End]) -> Iterator[dict[str, Any]]:
     """The points of ``space`` the check builds (see the module's docstring), active
-    dimensions only, in declaration order."""
+    dimensions only, in declaration order; ``end(name)``: which end of each number."""
     names = space.names
 
     def walk(index: int, point: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -106,7 +174,7 @@ def _corners(space: Space) -> Iterator[dict[str, Any]]:
         if not space.is_active(name, point):
             yield from walk(index + 1, point)
             return
-        for value in _values(name, space[name]):
+        for value in _values(name, space[name], end(name)):
             point[name] = value
             yield from walk(index + 1, point)
         del point[name]
@@ -114,16 +182,16 @@ def _corners(space: Space) -> Iterator[dict[str, Any]]:
     yield from walk(0, {})
 
 
-def _values(name: str, dim: Dimension) -> list[Any]:
-    """The values of one dimension at the corners: numbers at their smallest (``budget`` at its
-    largest), each other choice of a dimension that shapes the model, one value otherwise."""
+def _values(name: str, dim: Dimension, end: End) -> list[Any]:
+    """The values of one dimension at the corners: numbers at their ``end``, each other choice
+    of a dimension that shapes the model, one value otherwise."""
     head, _, rest = name.partition(".")
     if isinstance(dim, Fixed):
         return [dim.value]
     if isinstance(dim, Int):
-        return [dim.top if name == "budget" else dim.low]
+        return [dim.top if end == "high" else dim.low]
     if isinstance(dim, Float):
-        return [dim.low]
+        return [dim.high if end == "high" else dim.low]
     assert isinstance(dim, Categorical)
     choices = list(dim.choices)
     if head == "train" or rest.startswith("train."):  # training options shape no model
@@ -134,5 +202,5 @@ def _values(name: str, dim: Dimension) -> list[Any]:
         real = isinstance(choice, numbers.Real) and not isinstance(choice, bool)
         (numeric if real else others).append(choice)
     if numeric:
-        others.append(max(numeric) if name == "budget" else min(numeric))
+        others.append(max(numeric) if end == "high" else min(numeric))
     return others

@@ -14,8 +14,7 @@ from typing import Any
 
 import yaml
 
-from search.config import _checks as checks
-from search.config._presets import list_presets, preset_text
+from search.config._presets import list_presets, preset_text, unknown_preset
 from search.config._search import SearchConfig
 from spaces._errors import ConfigError, NpasError
 
@@ -123,5 +122,5 @@ def load_preset(name: str) -> SearchConfig:
     """
     text = preset_text(name)
     if text is None:
-        raise checks.bad("preset", name, f"one of {list_presets()}")
+        raise unknown_preset(name)
     return _load_text(text, where=f"preset {name!r}", name=name)

@@ -56,7 +56,7 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
         ConfigError: an unknown metric, or a test-set metric where ``reported`` is False.
     """
     if not isinstance(name, str):
-        raise checks.bad(path, name, f"one of {metric_names()}")
+        raise checks.unknown(path, name, metric_names())
     if name in REPORTED_ONLY:
         if reported:
             return REPORTED_ONLY[name]
@@ -68,7 +68,7 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
         return TRIAL_METRICS[name]
     if name in INDICATORS:
         return INDICATORS.get(name).direction
-    raise checks.bad(path, name, f"one of {metric_names()}")
+    raise checks.unknown(path, name, metric_names())
 
 
 class Objective(NamedTuple):
@@ -227,4 +227,3 @@ def parse_constraints(entries: Any, *, path: str = "constraints") -> tuple[Const
         raise checks.bad(path, entries, "a list of constraints such as ['params <= 5000']")
     _bounded(entries, path, MAX_CONSTRAINTS)
     return tuple(Constraint.parse(e, path=f"{path}[{i}]") for i, e in enumerate(entries))
-

@@ -9,7 +9,6 @@ column names are :mod:`search.pareto._columns`'.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 import optuna
 import pandas as pd
 
+from search._format import format_value
 from search.pareto._columns import FIXED_COLUMNS, PARAMS_PREFIX
 from search.run._records import CONDITION_PREFIX, TrialRecord, read_study
 
@@ -102,15 +102,6 @@ def direction_of(name: str, objectives: Sequence[tuple[str, str]] | None = None)
         if objective == name:
             return direction
     return metric_direction(name, path="metric", reported=True)
-
-
-def format_value(value: Any, *, digits: int = 6) -> str:
-    """A metric as text: integers as integers, finite floats to ``digits`` significant digits."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return str(value)
-    if float(value).is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{float(value):.{digits}g}"
 
 
 def _numeric(column: pd.Series) -> pd.Series:

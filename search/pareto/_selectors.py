@@ -25,13 +25,14 @@ from pymoo.decomposition.asf import ASF
 from pymoo.mcdm.high_tradeoff import HighTradeoffPoints
 from pymoo.mcdm.pseudo_weights import PseudoWeights
 
-from objectives.pepr import normalize as normalize_cost
-from objectives.pepr import pepr, pepr_weighted
-from search.pareto._frame import PARAMS_PREFIX, direction_of, format_value, usable, values
+from search._format import format_value
+from search.pareto._frame import FIXED_COLUMNS, PARAMS_PREFIX, direction_of, usable, values
 from search.pareto._front import non_dominated, normalise
 from search.pareto._study_front import Objectives, resolve_objectives
+from search.run._records import CONDITION_PREFIX
 from spaces._errors import ConfigError
 from spaces._registry import Registry
+from spaces._suggest import did_you_mean
 
 __all__ = [
     "SELECTORS",
@@ -219,8 +220,22 @@ def _weights(name: str, weights: Any, m: int, labels: Sequence[str]) -> np.ndarr
     return w / w.sum()
 
 
+class _WeightedSelector(Selector):
+    """A selector over the normalised front with one user weight per objective."""
+
+    def parse(self, spec: str, body: str) -> dict[str, Any]:
+        return _parse_weights(spec, body)
+
+    def _weighted_front(
+        self, cand: Candidates, weights: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(weights normalised to sum 1, front positions, the front normalised)``."""
+        w = _weights(self.name, weights, len(cand.names), cand.names)
+        return (w, *cand.front_normalised)
+
+
 @_register
-class AsfSelector(Selector):
+class AsfSelector(_WeightedSelector):
     """pymoo ASF decomposition on the normalised front with user weights.
 
     Chooses the front point minimising ``max_i F_i / w_i`` (utopian point 0): the point on the
@@ -231,24 +246,21 @@ class AsfSelector(Selector):
     name = "asf"
     forms = ("asf:<w1>,<w2>,...",)
 
-    def parse(self, spec: str, body: str) -> dict[str, Any]:
-        return _parse_weights(spec, body)
-
     def _do(self, cand: Candidates, *, weights: Any) -> Selection:
-        w = _weights(self.name, weights, len(cand.names), cand.names)
-        positions, F = cand.front_normalised
+        w, positions, F = self._weighted_front(cand, weights)
         scores = ASF().do(F, w)
         best = int(np.argmin(scores))
         reason = (
-            f"smallest achievement scalarisation max_i F_i/w_i = {scores[best]:.4g} with "
-            f"weights {dict(zip(cand.names, np.round(w, 4).tolist(), strict=True))} on the "
-            f"normalised feasible front: {cand.describe(positions[best])}"
+            "smallest achievement scalarisation max_i F_i/w_i = "
+            f"{format_value(scores[best], digits=4)} with weights "
+            f"{dict(zip(cand.names, np.round(w, 4).tolist(), strict=True))} on the normalised "
+            f"feasible front: {cand.describe(positions[best])}"
         )
         return cand.pick(positions[best], self.name, reason, asf=float(scores[best]))
 
 
 @_register
-class PseudoWeightSelector(Selector):
+class PseudoWeightSelector(_WeightedSelector):
     """pymoo PseudoWeights on the front: the point whose pseudo-weights match the user's.
 
     A point's pseudo-weight for an objective is its normalised distance from the worst front
@@ -259,12 +271,8 @@ class PseudoWeightSelector(Selector):
     name = "pseudo"
     forms = ("pseudo:<w1>,<w2>,...",)
 
-    def parse(self, spec: str, body: str) -> dict[str, Any]:
-        return _parse_weights(spec, body)
-
     def _do(self, cand: Candidates, *, weights: Any) -> Selection:
-        w = _weights(self.name, weights, len(cand.names), cand.names)
-        positions, F = cand.front_normalised
+        w, positions, F = self._weighted_front(cand, weights)
         if len(positions) == 1:
             reason = f"the only feasible front point: {cand.describe(positions[0])}"
             return cand.pick(positions[0], self.name, reason)
@@ -280,11 +288,49 @@ class PseudoWeightSelector(Selector):
         return cand.pick(positions[best], self.name, reason)
 
 
+def recorded_metrics(frame: pd.DataFrame) -> list[str]:
+    """The metrics a study frame holds: its columns but the trial's own fields, the sampled
+    parameters and the measurement conditions."""
+    return sorted(
+        str(c)
+        for c in frame.columns
+        if c not in FIXED_COLUMNS and not str(c).startswith((PARAMS_PREFIX, CONDITION_PREFIX))
+    )
+
+
+def _require(frame: pd.DataFrame, names: Sequence[str]) -> None:
+    """Names the first metric of ``names`` this search did not record, and what it did."""
+    for name in names:
+        if name not in frame.columns:
+            recorded = recorded_metrics(frame)
+            raise ConfigError(
+                f"metric {name!r} was not recorded by this search"
+                f"{did_you_mean(name, recorded)}; recorded: {', '.join(recorded) or 'none'}"
+            )
+
+
 def _column(cand: Candidates, name: str) -> np.ndarray:
-    if name not in cand.frame.columns:
-        recorded = sorted(c for c in cand.frame.columns if not str(c).startswith(PARAMS_PREFIX))
-        raise ConfigError(f"metric {name!r} is not recorded; recorded: {recorded}")
+    _require(cand.frame, [name])
     return values(cand.frame, [name])[:, 0]
+
+
+#: The validation metrics a selection chooses on instead.
+_VALIDATION = "accuracy, val_loss"
+
+
+def _chosen_on_test(spec: str, names: Sequence[str]) -> None:
+    """Refuses a spec that chooses on a test-set metric: the test set is reported, and a trial
+    chosen on it would report an optimistic test accuracy."""
+    from search.config._metrics import REPORTED_ONLY  # the indicator registry: torch
+
+    for name in names:
+        if name in REPORTED_ONLY:
+            raise _bad(
+                spec,
+                f"{name!r} is measured on the test set, which is reported but never chosen "
+                "on (a trial picked by its test score would report an optimistic test "
+                f"score); choose on validation ({_VALIDATION})",
+            )
 
 
 def _first_best(keys: list[np.ndarray]) -> int:
@@ -321,6 +367,7 @@ class PeprSelector(Selector):
                 raise _bad(spec, f"{term!r} is not an indicator name or <weight>*<name>")
             w, name = match.groups()
             weights[name] = _number(spec, w, "a weight") if w is not None else 1.0
+        _chosen_on_test(spec, list(weights))
         options: dict[str, Any] = {"indicators": weights}
         for opt in opts:
             key, sep, value = opt.partition("=")
@@ -341,7 +388,11 @@ class PeprSelector(Selector):
         normalize: Any = "minmax",
         performance: str = "accuracy",
     ) -> Selection | None:
+        from objectives.pepr import normalize as normalize_cost  # objectives: torch
+        from objectives.pepr import pepr, pepr_weighted
+
         weights = _indicator_weights(indicators)
+        _require(cand.frame, [performance, *weights])
         for name in weights:
             if direction_of(name, list(cand.objectives)) != "minimize":
                 raise ConfigError(f"pepr needs costs (minimised metrics), {name!r} is maximised")
@@ -398,6 +449,7 @@ class EpsilonSelector(Selector):
         if not match:
             raise _bad(spec, "epsilon needs <indicator><=<x> or <indicator>>=<x>")
         name, op, limit = match.groups()
+        _chosen_on_test(spec, [name])
         return {"indicator": name, "op": op, "limit": _number(spec, limit, "the limit")}
 
     def _do(
@@ -441,6 +493,7 @@ class BestSelector(Selector):
     def parse(self, spec: str, body: str) -> dict[str, Any]:
         if not re.fullmatch(_NAME, body.strip()):
             raise _bad(spec, f"best needs a metric name, got {body!r}")
+        _chosen_on_test(spec, [body.strip()])
         return {"metric": body.strip()}
 
     def _do(self, cand: Candidates, *, metric: str) -> Selection | None:
@@ -527,7 +580,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     kind, _, body = spec.strip().partition(":")
     kind = _ALIASES.get(kind, kind)
     if kind not in SELECTORS:
-        raise _bad(spec, f"unknown selector {kind!r}")
+        raise _bad(spec, f"unknown selector {kind!r}{did_you_mean(kind, [*SELECTORS, *_ALIASES])}")
     return kind, SELECTORS.get(kind).parse(spec, body)
 
 

@@ -14,23 +14,24 @@ import optuna
 from optuna.trial import TrialState
 from ray.tune import Callback
 
+from search._format import duration
 from search.run._records import metrics_of
 from search.run._storage import REFUSED_KEY, counts
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "count_from"]
 
 
-def _duration(seconds: float) -> str:
-    """``45 s``, ``3 min 05 s``, ``2 h 07 min``."""
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
+#: When the command that launches started (:func:`count_from`), on ``time.monotonic``'s clock.
+_command_start: float | None = None
+
+
+def count_from(moment: float | None) -> None:
+    """Counts the elapsed time of the progress lines from ``moment`` (``time.monotonic()`` at
+    the command's start, so imports and Ray's start-up are included); None: from each
+    :class:`Progress`'s creation."""
+    global _command_start
+    _command_start = moment
 
 
 class Progress(Callback):
@@ -56,7 +57,8 @@ class Progress(Callback):
         prior: The study as it was before this launch (its trials are counted too).
         total: The search's ``trials``.
         enabled: False prints nothing.
-        clock: Seconds, for the elapsed time (``time.monotonic``).
+        clock: Seconds, for the elapsed time (``time.monotonic``: then counted from the
+            command's start when :func:`count_from` was told it).
         time_budget: The search's time budget in seconds, counted from this launch, if any.
     """
 
@@ -91,6 +93,8 @@ class Progress(Callback):
                 self.failed += 1
         self._clock = clock
         self._started = clock()
+        if clock is time.monotonic and _command_start is not None:
+            self._started = _command_start
         self._prior = self.done
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
@@ -143,11 +147,14 @@ class Progress(Callback):
 
         running = sum(getattr(t, "status", "") == "RUNNING" for t in trials)
         done = self.done
-        infeasible = len(self.feasible) - sum(self.feasible) + self.refused
+        feasible = sum(self.feasible)
+        infeasible = len(self.feasible) - feasible + self.refused
         of = "" if self.total is None else f"/{self.total}"
-        text = f"{done}{of} done, {running} running, {self.failed} failed, {infeasible} infeasible"
+        # ``done`` split into its outcomes, each trial once; running ones are not done
+        parts = f"{feasible} feasible, {infeasible} infeasible, {self.failed} failed"
         if self.pruned:
-            text += f", {self.pruned} stopped early"
+            parts += f", {self.pruned} stopped early"
+        text = f"{done}{of} done ({parts}), {running} running"
         best = self.best()
         if best is not None:
             directions = [d for _, d in self.objectives]
@@ -162,13 +169,13 @@ class Progress(Callback):
 
     def _times(self, done: int) -> str:
         elapsed = self._clock() - self._started
-        text = f"; {_duration(elapsed)} elapsed"
+        text = f"; {duration(elapsed)} elapsed"
         finished_here = done - self._prior
         if self.total is not None and finished_here > 0 and done < self.total:
             left = elapsed / finished_here * (self.total - done)
             if self.time_budget is not None and elapsed + left > self.time_budget:
-                return text + f", ~{_duration(max(0.0, self.time_budget - elapsed))} left (budget)"
-            text += f", ~{_duration(left)} left"
+                return text + f", ~{duration(max(0.0, self.time_budget - elapsed))} left (budget)"
+            text += f", ~{duration(left)} left"
         return text
 
     def _print(self, trials: Sequence[Any]) -> None:

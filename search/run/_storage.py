@@ -173,7 +173,7 @@ def read_storage(url: str) -> optuna.storages.RDBStorage:
             raise ConfigError(
                 f"storage: got {masked_url(url)!r}, but {str(path)!r} does not exist; allowed: "
                 "the storage of a search (`search launch` prints it; the default is "
-                "sqlite:///runs/npas.db, or pass --out of the launch)"
+                "sqlite:///runs/npas.db; give the launch's run folder with --run DIR)"
             )
     try:
         engine_url = connect_url(url).render_as_string(hide_password=False)

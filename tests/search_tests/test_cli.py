@@ -9,6 +9,7 @@ import argparse
 import hashlib
 import io
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +20,8 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from objectives.datasets import load
 from objectives.train import evaluate
@@ -81,7 +84,8 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     url = f"sqlite:///{out / 'npas.db'}"
-    return {"url": url, "out": out, "db": out / "npas.db", "stdout": done.stdout}
+    return {"url": url, "out": out, "db": out / "npas.db", "stdout": done.stdout,
+            "stderr": done.stderr, "config": config}  # fmt: skip
 
 
 def _study(launched: dict) -> optuna.Study:
@@ -104,7 +108,10 @@ def test_status_lists_the_search(launched: dict, capsys: pytest.CaptureFixture) 
     assert main(["status", "--run", str(launched["out"])]) == 0
     text = capsys.readouterr().out
     front = front_of(trials_frame(_study(launched)), objectives_of(_study(launched)))
-    assert f"Search {NAME!r}: 2 trial(s), 2 complete, 0 running, 0 stopped early, 0 failed" in text
+    assert (
+        f"Search {NAME!r}: 2 trial(s): 2 feasible, 0 infeasible, 0 stopped early, 0 failed, "
+        "0 running\n" in text
+    )
     assert "accuracy (maximize), params (minimize), flops_infer (minimize)" in text
     assert f"front: {len(front.numbers)} trial(s) {front.numbers}" in text
     assert "best: accuracy " in text and "constraints: params <= 3000" in text
@@ -396,7 +403,7 @@ def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -
 
     assert main(["status", "--run", str(launched["out"]), "--format", "json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)
-    assert record["search"] == NAME and record["complete"] == 2 and record["interrupted"] == 0
+    assert record["search"] == NAME and record["feasible"] == 2 and record["interrupted"] == 0
     assert record["best"]["accuracy"]["trial"] in record["front"]
     assert main(["status", "--run", str(launched["out"]), "--format", "csv"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
@@ -439,3 +446,205 @@ def test_a_launch_whose_every_trial_failed_exits_non_zero_and_says_why(tmp_path:
     assert "(2 of 2): RuntimeError: this family cannot train" in last
     study = optuna.load_study(study_name="all-fail", storage=f"sqlite:///{tmp_path}/runs/npas.db")
     assert [t.state for t in study.trials] == [optuna.trial.TrialState.FAIL] * 2
+
+
+# -- the launch's summary ------------------------------------------------------------------------
+
+
+def test_launch_summary_is_honest(launched: dict) -> None:
+    """Elapsed from the command's start (Ray's start-up in it); no Ray token notice."""
+    assert "Elapsed: " in launched["stdout"] and "Ray's start-up included" in launched["stdout"]
+    assert "Token authentication" not in launched["stderr"], launched["stderr"][-2000:]
+
+
+def test_relaunch_with_trials_below_those_done_says_so(launched: dict, capsys) -> None:
+    argv = ["launch", str(launched["config"]), "--out", str(launched["out"]), "--trials", "1",
+            "--address", "local"]  # fmt: skip
+    before = _digest(launched["db"])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"{NAME!r} already has 2 trial(s) done" in out and "asks for 1 in all" in out, out
+    assert "give --trials above 2 to go on" in out and "Launching" not in out
+    assert len(_study(launched).trials) == 2 and _digest(launched["db"]) == before
+
+
+# -- search check, presets --show ---------------------------------------------------------------
+
+#: A discrete space whose size is known by hand: mlp 2 widths x 2 budgets x 2 generators (8),
+#: convnet 3 depths x 2 budgets x 2 generators (12); 20 points.
+CHECKED = {
+    **CONFIG,
+    "name": "checked",
+    "space": {
+        "family": ["mlp", "convnet"],
+        "mlp.width": [16, 32],
+        "convnet.depth": {"low": 1, "high": 3},
+        "budget": [1500, 2500],
+        "ssn.generator": ["wavg", "emb"],
+    },
+    "budget": {"time": "45m"},
+}
+
+
+def _check(tmp_path: Path, config: dict, capsys) -> tuple[int, str, str]:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    code = main(["check", str(path)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_prints_the_resolved_search_and_creates_nothing(tmp_path: Path, capsys) -> None:
+    code, out, err = _check(tmp_path, {**CHECKED, "out": str(tmp_path / "runs")}, capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "Space: 5 dimension(s), 20 point(s)" in lines
+    assert any(line.split()[:2] == ["mlp.width", "categorical"] and "16, 32" in line
+               and "(when family in ['mlp'])" in line for line in lines)  # fmt: skip
+    assert any(line.split()[:2] == ["convnet.depth", "int"] and "1 to 3" in line for line in lines)
+    assert "Objectives: accuracy (maximize), params (minimize), flops_infer (minimize)" in lines
+    assert "Constraints: params <= 3000" in lines
+    assert "Budgets: 8 trials, time 45 min 00 s" in lines
+    assert "Scheduler: fifo: every trial trains to its end (at most 2 epoch(s))" in lines
+    cost = next(line for line in lines if line.startswith("  unshared model: "))
+    assert re.fullmatch(r"  unshared model: [\d,]+ to [\d,]+ parameters, [\d,]+ to [\d,]+ "
+                        r"inference FLOPs per sample", cost), cost  # fmt: skip
+    assert "  Shapeshifted: a budget of 1,500 to 2,500 parameters" in out
+    # digits is bundled: its training split is known (1797 less 20 % validation, less test)
+    assert re.search(r"training: up to 2 epoch\(s\) x [\d,]+ training samples = [\d,]+", out)
+    assert out.rstrip().endswith("(nothing was created, started or trained)")
+    assert err == "" and not (tmp_path / "runs").exists()
+
+
+def test_check_counts_exactly_the_meta_models(tmp_path: Path, capsys) -> None:
+    """The cost range is the smallest and largest model the space builds (mlp width 16..32)."""
+    from spaces._build import build_model
+
+    config = {**CONFIG, "space": {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}},
+              "fixed": {"mlp.depth": 1}}  # fmt: skip
+    code, out, err = _check(tmp_path, config, capsys)
+    assert code == 0, err
+    sizes = [sum(p.numel() for p in build_model("mlp", (1, 8, 8), 10, width=w, depth=1)
+                 .parameters()) for w in (16, 32)]  # fmt: skip
+    assert f"unshared model: {sizes[0]:,} to {sizes[1]:,} parameters" in out, out
+
+
+def test_check_warns_on_what_is_valid_but_wrong(tmp_path: Path, capsys) -> None:
+    config = {**CONFIG, "objectives": [["accuracy", "maximize"], ["params", "maximize"]],
+              "space": {**CONFIG["space"], "budget": {"low": 10, "high": 20}},
+              "constraints": []}  # fmt: skip
+    code, _, err = _check(tmp_path, config, capsys)
+    assert code == 0
+    warnings = [line for line in err.splitlines() if line.startswith("search check: warning: ")]
+    assert len(warnings) == 2, err
+    assert (
+        "objectives[1]: maximize 'params' contradicts its meaning (the indicator registry's "
+        "direction is minimize)" in warnings[0]
+    )
+    assert "budget: at most 20 parameters, below the minimum budget of every model" in warnings[1]
+
+
+def test_check_refuses_a_bad_config_with_exit_2(tmp_path: Path, capsys) -> None:
+    code, out, err = _check(tmp_path, {**CONFIG, "trails": 5}, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("search check: error: ") and len(err.splitlines()) == 1, err
+    assert "unknown key 'trails' (value 5) (did you mean 'trials'?)" in err
+    assert main(["check", "--preset", "digits-quik"]) == 2
+    assert "got 'digits-quik' (did you mean 'digits-quick'?)" in capsys.readouterr().err
+
+
+def test_check_of_every_preset_starts_no_ray(tmp_path: Path) -> None:
+    """Torch is accepted for check (its cost is built on meta models); no Ray is started (a
+    moasha preset imports Ray Tune's scheduler module, for its rungs)."""
+    from search.config import list_presets
+
+    probe = (
+        "import sys, contextlib, io\n"
+        "from search._cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    codes = [main(['check', '--preset', n]) for n in {list_presets()!r}]\n"
+        "started = 'ray' in sys.modules and sys.modules['ray'].is_initialized()\n"
+        "print(codes, started, out.getvalue().count('One trial:'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)  # fmt: skip
+    n = len(list_presets())
+    assert done.stdout.split("\n")[-2] == f"{[0] * n} False {n}", done.stdout[-2000:]
+
+
+def test_presets_show_prints_the_yaml(capsys) -> None:
+    from search.config._presets import _FOLDER
+
+    assert main(["presets", "--show", "mnist-tiny"]) == 0
+    assert capsys.readouterr().out == (_FOLDER / "mnist-tiny.yaml").read_text(encoding="utf-8")
+    assert main(["presets", "--show", "mnist-tinny"]) == 2
+    err = capsys.readouterr().err
+    assert "preset: got 'mnist-tinny' (did you mean 'mnist-tiny'?); allowed: one of [" in err
+
+
+# -- read-only commands stay light ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command", [["selectors"], ["presets"], ["presets", "--show", "digits-quick"]]
+)
+def test_read_only_commands_load_no_torch(command: list[str]) -> None:
+    probe = (
+        "import sys, contextlib, io\n"
+        "from search._cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({command!r})\n"
+        "print(code, 'torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)  # fmt: skip
+    assert done.stdout.split("\n")[-2] == "0 False", done.stdout[-500:]
+
+
+# -- status counts -------------------------------------------------------------------------------
+
+_STATES = st.sampled_from(["COMPLETE", "RUNNING", "PRUNED", "FAIL", "WAITING"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(_STATES, st.booleans(), st.booleans(), st.booleans()), max_size=20),
+       st.booleans())  # fmt: skip
+def test_status_counts_each_trial_once(rows: list, live: bool) -> None:
+    """(state, feasible, refused, interrupted) per trial: the counts add up to the trials."""
+    from search._cli import _counts
+    from search.run._storage import INTERRUPTED, REFUSED_KEY
+
+    frame = pd.DataFrame(
+        {
+            "state": [r[0] for r in rows],
+            "feasible": [r[0] == "COMPLETE" and r[1] for r in rows],
+            REFUSED_KEY: [1.0 if r[0] == "PRUNED" and r[2] else None for r in rows],
+            "error": [INTERRUPTED if r[0] == "FAIL" and r[3] else "boom" for r in rows],
+        }
+    )
+    counts = _counts(frame, live=live)
+    assert sum(counts.values()) == len(rows)
+    assert counts["feasible"] == sum(r[0] == "COMPLETE" and r[1] for r in rows)
+    assert counts["running"] == (sum(r[0] == "RUNNING" for r in rows) if live else 0)
+
+
+def test_dashboard_on_a_missing_storage_names_run(tmp_path: Path, capsys) -> None:
+    assert main(["dashboard", "--run", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert "--run DIR" in err and "--out" not in err, err
+
+
+def test_launch_warns_of_an_objective_against_its_meaning(launched: dict, tmp_path: Path,
+                                                          capsys) -> None:  # fmt: skip
+    """The warning comes before anything runs (here the launch then stops: the stored search
+    of that name has another config)."""
+    config = {**CONFIG, "objectives": [["accuracy", "maximize"], ["params", "maximize"]]}
+    path = tmp_path / "maximise-params.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    argv = ["launch", str(path), "--storage", launched["url"], "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 2
+    first, *rest = capsys.readouterr().err.splitlines()
+    assert first.startswith("search launch: warning: objectives[1]: maximize 'params' "
+                            "contradicts its meaning")  # fmt: skip
+    assert rest[-1].startswith("search launch: error: ") and "already exists" in rest[-1]

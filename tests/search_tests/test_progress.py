@@ -35,9 +35,10 @@ def test_line_counts_and_front_agree_with_pareto(seq):
     done = [t for t in seq if not t[3]]
     line = view.line()
     infeasible = sum(not t[2] for t in done)
+    # each trial counted once: the outcomes add up to the trials done
     assert line.startswith(
-        f"{len(seq)}/{len(seq)} done, 0 running, {len(seq) - len(done)} failed, "
-        f"{infeasible} infeasible"
+        f"{len(seq)}/{len(seq)} done ({len(done) - infeasible} feasible, {infeasible} "
+        f"infeasible, {len(seq) - len(done)} failed), 0 running"
     )
     ok = [t[2] for t in done]
     if not any(ok):
@@ -116,3 +117,17 @@ def test_time_left_never_passes_the_time_budget():
     assert view.line().endswith("; 1 min 00 s elapsed, ~9 min 00 s left (budget)")
     now[0] = 700.0
     assert view.line().endswith("; 11 min 40 s elapsed, ~0 s left (budget)")
+
+
+def test_elapsed_counts_from_the_commands_start():
+    import time
+
+    from search.run._progress import count_from
+
+    count_from(time.monotonic() - 125.0)  # the command started before Ray did
+    try:
+        view = Progress(OBJECTIVES, total=4, enabled=False)
+        assert view.line().endswith("; 2 min 05 s elapsed")
+    finally:
+        count_from(None)
+    assert Progress(OBJECTIVES, total=4, enabled=False).line().endswith("; 0 s elapsed")

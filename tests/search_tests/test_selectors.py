@@ -147,7 +147,7 @@ def test_pepr_argmax_is_on_the_front(points, alpha, w):
             "pepr",
             {"indicators": {"params": 0.3, "latency_ms": 0.7}, "normalize": "max"},
         ),
-        ("best:test_accuracy", "best", {"metric": "test_accuracy"}),
+        ("best:val_loss", "best", {"metric": "val_loss"}),
         ("trial:12", "trial", {"number": 12}),
         ("asf:0.2,0.8", "asf", {"weights": [0.2, 0.8]}),
         ("pseudo:1,0,1", "pseudo", {"weights": [1.0, 0.0, 1.0]}),
@@ -188,6 +188,32 @@ def test_parse_bad_specs_names_the_spec_and_the_forms(spec):
     with pytest.raises(ConfigError) as err:
         parse_spec(spec)
     assert repr(spec) in str(err.value) and "epsilon:<indicator><=<x>" in str(err.value)
+
+
+def test_an_unknown_selector_gets_the_one_did_you_mean():
+    with pytest.raises(ConfigError, match=r"unknown selector 'kne' \(did you mean 'knee'\?\)"):
+        parse_spec("kne")
+
+
+@pytest.mark.parametrize(
+    "spec", ["best:test_accuracy", "epsilon:test_accuracy>=0.9", "pepr:params+test_loss"]
+)
+def test_choosing_on_the_test_set_is_refused_with_why(spec):
+    with pytest.raises(ConfigError) as err:
+        parse_spec(spec)
+    text = str(err.value)
+    assert "is measured on the test set" in text and "never chosen on" in text, text
+    assert "choose on validation (accuracy, val_loss)" in text
+
+
+def test_an_unrecorded_metric_is_named_as_such():
+    frame = npas_frame(ROWS)
+    with pytest.raises(ConfigError) as err:
+        select(frame, "pepr:latency_p90_ms", ACC_PARAMS)
+    assert "metric 'latency_p90_ms' was not recorded by this search" in str(err.value)
+    assert "(did you mean 'latency_ms'?); recorded: accuracy, latency_ms, params" in str(err.value)
+    with pytest.raises(ConfigError, match="metric 'flops_infer' was not recorded by this search"):
+        select(frame, "best:flops_infer", ACC_PARAMS)
 
 
 # ---------------------------------------------------------------- every registered selector

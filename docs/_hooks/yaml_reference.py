@@ -1,0 +1,331 @@
+"""The YAML reference page, generated from the config's own declaration at every docs build.
+
+Keys, types and defaults come from the config's dataclasses and option tables
+(``search.config._search``, ``search.config._trial``); the allowed values from the loader's
+own checks, each run once on a value no check accepts (the error names what is allowed); the
+descriptions from the docstrings beside those declarations. Nothing is typed twice, so the page
+cannot drift from what ``search launch`` accepts. :func:`config_keys` is the one function that
+reads the declaration.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Key:
+    """One config key as the reference shows it."""
+
+    path: str
+    type: str
+    default: str
+    allowed: str
+    description: str
+
+
+class _Probe:
+    """A value no check accepts: what a check says about it is what it allows."""
+
+    def __repr__(self) -> str:
+        return "<probe>"
+
+
+_NO_DEFAULT = "required"
+
+
+def _docs(obj: Any, section: str = "") -> dict[str, str]:
+    """``name: text`` entries of a Google docstring's Args/Attributes section."""
+    doc = inspect.getdoc(obj) or ""
+    out: dict[str, str] = {}
+    inside, name = False, None
+    for line in doc.splitlines():
+        if re.match(r"^(Args|Attributes|Arguments):\s*$", line):
+            inside, name = True, None
+            continue
+        if inside and line and not line.startswith(" "):
+            inside = False
+        if not inside:
+            continue
+        entry = re.match(r"^    (\w+)(?: \([^)]*\))?:\s*(.*)$", line)
+        if entry:
+            name = entry.group(1)
+            out[name] = entry.group(2)
+        elif name and line.strip():
+            out[name] += " " + line.strip()
+    return {k: _plain(v) for k, v in out.items()}
+
+
+def _plain(text: str) -> str:
+    """Sphinx roles as code: ``:func:`x``` → ```x```."""
+    text = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", text)
+    return text.replace("``", "`")
+
+
+def _allowed(run: Callable[[Any], Any]) -> str:
+    """What a check allows, as its own error message says for a probe value."""
+    try:
+        run(_Probe())
+    except Exception as err:  # any refusal names what it allows
+        text = str(err)
+        for pattern in (r"allowed(?: keys)?: (.*)$", r"must be (.*?), got", r"got .*?; (.*)$"):
+            found = re.search(pattern, text, re.S)
+            if found:
+                return found.group(1).strip()
+        return text
+    return "any value"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str) and value == _NO_DEFAULT:
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, tuple) and value and hasattr(value[0], "_fields"):
+        value = [list(v) for v in value]  # objectives as [name, direction]
+    if isinstance(value, tuple):
+        value = list(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _field_default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return _NO_DEFAULT
+
+
+def _annotation(owner: Any, name: str) -> str:
+    hints = getattr(owner, "__annotations__", {})
+    if inspect.isfunction(owner):
+        hints = {k: p.annotation for k, p in inspect.signature(owner).parameters.items()}
+    hint = hints.get(name, "")
+    if hint is inspect.Parameter.empty:
+        return ""
+    return hint if isinstance(hint, str) else str(hint).replace("typing.", "")
+
+
+def _base_config() -> dict[str, Any]:
+    """A valid search config to change one key of (the default preset, as plain data)."""
+    from search.config import load_preset
+
+    return load_preset("digits-quick").to_dict()
+
+
+def _probe_search(path: str) -> str:
+    """What ``SearchConfig.from_dict`` allows at ``path`` (``trials``, ``scheduler.type``)."""
+    from search.config import SearchConfig
+
+    def run(value: Any) -> None:
+        data = copy.deepcopy(_base_config())
+        head, _, rest = path.partition(".")
+        if rest:
+            section = data.get(head)
+            data[head] = {**(section if isinstance(section, Mapping) else {}), rest: value}
+        else:
+            data[head] = value
+        SearchConfig.from_dict(data)
+
+    return _allowed(run)
+
+
+def config_keys() -> Iterator[Key]:
+    """Every key of a search config, its type, default, allowed values and meaning, read from
+    the config's declaration: ``search.config.reference()`` where the config has it (one
+    declaration of every key, branch i27-facts), else the dataclasses and option tables."""
+    from search import config
+
+    if hasattr(config, "reference"):
+        for row in config.reference():
+            yield Key(row.key, str(row.type), _shown(row.default), row.allowed, _plain(row.help))
+    else:  # the config before i27-facts: delete this branch and _declared_keys once merged
+        yield from _declared_keys()
+    yield from _data_and_space_keys()
+
+
+def _declared_keys() -> Iterator[Key]:
+    """The keys as the config declared them before ``reference()``: its dataclasses, its
+    option tables, and the checks' own words for what they allow."""
+    from objectives import fit, measure
+    from objectives._conditions import MeasureOptions
+    from objectives.datasets import load
+    from search.config import _search, _trial
+    from spaces import ssn
+
+    described = _docs(_search.SearchConfig)
+    fields = {f.name: f for f in dataclasses.fields(_search.SearchConfig)}
+    sections = {
+        "optimiser": _search.OptimiserConfig,
+        "resources": _search.ResourceConfig,
+        "scheduler": _search.SchedulerConfig,
+        "budget": _search.BudgetConfig,
+    }
+    tables = {
+        "loading": (_trial.LOADING_OPTIONS, load),
+        "train": (_trial.TRAIN_OPTIONS, fit),
+    }
+    dataset_texts = _docs(load)
+    for key in _search._TOP_KEYS:
+        f = fields.get(key)
+        default = _shown(_field_default(f)) if f else _NO_DEFAULT
+        if key in sections or key in tables or key == "measure":
+            default = "see below"
+        elif key == "name":
+            default = "the file's stem (a preset's name)"
+        text = described.get(key) or (_summary(sections[key]) if key in sections else "")
+        if not text and key in dataset_texts:
+            text = f"as in `objectives.load`: {dataset_texts[key]}"
+        yield Key(key, _annotation(_search.SearchConfig, key), default, _probe_search(key), text)
+    for name, cls in sections.items():
+        texts = _docs(cls)
+        for f in dataclasses.fields(cls):
+            yield Key(
+                f"{name}.{f.name}",
+                _annotation(cls, f.name),
+                _shown(_field_default(f)),
+                _probe_search(f"{name}.{f.name}"),
+                texts.get(f.name, _summary(cls)),
+            )
+    for name, (options, fn) in tables.items():
+        texts = _docs(fn)
+        for key, (check, default) in options.items():
+            yield Key(
+                f"{name}.{key}",
+                _annotation(fn, key),
+                _shown(default),
+                _allowed(lambda v, c=check, p=f"{name}.{key}": c(v, p)),
+                texts.get(key, ""),
+            )
+    texts = _docs(measure)
+    for f in dataclasses.fields(MeasureOptions):
+        if f.name in _trial._MEASURE_KEYS:
+            yield Key(
+                f"measure.{f.name}",
+                _annotation(MeasureOptions, f.name),
+                _shown(_field_default(f)),
+                _allowed(lambda v, k=f.name: MeasureOptions(**{k: v})),
+                texts.get(f.name, ""),
+            )
+    texts = _docs(ssn.shapeshift)
+    for key, (check, default) in _trial.SSN_OPTIONS.items():
+        yield Key(
+            f"ssn.{key}",
+            _annotation(ssn.shapeshift, key),
+            _shown(default),
+            _allowed(lambda v, c=check, k=key: c(v, f"ssn.{k}")),
+            texts.get(key, "the `auto` mapping's probe: epochs of its pretraining"),
+        )
+
+
+def _data_and_space_keys() -> Iterator[Key]:
+    """A declared dataset's keys and a space dimension's fields, from their declarations."""
+    from objectives._custom import _OPTIONS as DECLARED_OPTIONS
+    from objectives._custom import DECLARED_KINDS
+    from spaces._dsl import _KINDS
+
+    for kind, what in DECLARED_KINDS.items():
+        yield Key(
+            f"dataset.{kind}",
+            "str" if kind != "npy" else "list[str]",
+            "",
+            what,
+            f"a dataset declared in the config: exactly one of {', '.join(DECLARED_KINDS)}",
+        )
+    for option in DECLARED_OPTIONS:
+        yield Key(
+            f"dataset.{option}",
+            "",
+            "required" if option == "name" else "",
+            "",
+            "an option of a declared dataset: [Your own model and data](../user-plugins.md)",
+        )
+    yield Key(
+        "space.<dimension>.type",
+        "str",
+        "from the fields given",
+        str(list(_KINDS)),
+        "the dimension's kind; without it `choices` makes a categorical, `value` a fixed "
+        "value, integer bounds an int, other bounds a float. A bare list is a choice and "
+        "a scalar a fixed value",
+    )
+    kinds: dict[str, list[str]] = {}
+    for kind, cls in _KINDS.items():
+        for f in dataclasses.fields(cls):
+            kinds.setdefault(f.name, []).append(kind)
+    for name, where in kinds.items():
+        fields_of = [
+            next(f for f in dataclasses.fields(_KINDS[k]) if f.name == name) for k in where
+        ]
+        types = sorted({_annotation(_KINDS[k], name) for k in where} - {""})
+        yield Key(
+            f"space.<dimension>.{name}",
+            " or ".join(types),
+            _shown(_field_default(fields_of[0])),
+            f"in a {', '.join(where)} dimension",
+            "; ".join(f"{k}: {_summary(_KINDS[k])}" for k in where),
+        )
+
+
+def _summary(obj: Any) -> str:
+    """The first paragraph of ``obj``'s docstring, on one line."""
+    return _plain(" ".join((inspect.getdoc(obj) or "").split("\n\n")[0].split()))
+
+
+def _cell(text: str) -> str:
+    """Text for a table cell: outside code spans, what Markdown would read as markup escaped
+    (a pipe, an HTML tag such as ``<class>``, an emphasis star); code spans as they are."""
+    parts = text.replace("\n", " ").split("`")
+    for i in range(0, len(parts), 2):
+        for char, escaped in (("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("*", "\\*")):
+            parts[i] = parts[i].replace(char, escaped)
+    return "`".join(parts)
+
+
+def _code(text: str) -> str:
+    return f"`{text.replace(chr(10), ' ')}`" if text else ""
+
+
+def markdown() -> str:
+    """The reference page."""
+    rows = list(config_keys())
+    lines = [
+        "# YAML reference",
+        "",
+        "Every key of a search config (`search launch CONFIG`), generated from the config's",
+        "declaration when this site is built, so it lists what `search launch` accepts. A",
+        "guide to the config is on [The search config](../config.md).",
+        "",
+        "`space` and `fixed` take dimension names, not these section keys: `family`, `budget`,",
+        "`ssn.<option>`, `train.<option>`, `<family>.<hyper>`, `<family>.<hyper>.<i>` and",
+        "`<family>.train.<option>`; the `ssn.*` and `train.*` rows below are what those options",
+        "take. A family's hyper-parameters are on [Spaces](../spaces.md).",
+        "",
+    ]
+    groups: dict[str, list[Key]] = {}  # in the order each first appears
+    for key in rows:
+        groups.setdefault(key.path.split(".")[0] if "." in key.path else "", []).append(key)
+    for group, keys in groups.items():
+        lines += [
+            "",
+            f"## `{group}`" if group else "## Top level",
+            "",
+            "| key | type | default | allowed | what |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {_code(key.path)} | {_code(key.type)} | {_code(key.default)} "
+            f"| {_cell(key.allowed)} | {_cell(key.description)} |"
+            for key in keys
+        ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,111 @@
+"""The front door and the docs site: the README's first commands, and a YAML reference that
+lists every key the config loader accepts (observed from the loader, not from the generator)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from search.config import _checks, load_preset
+from search.config._search import SearchConfig
+from search.config._trial import TrialConfig
+from spaces._errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _generator():
+    """docs/_hooks/yaml_reference.py, the module the docs build renders the reference with."""
+    path = ROOT / "docs" / "_hooks" / "yaml_reference.py"
+    spec = importlib.util.spec_from_file_location("yaml_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("yaml_reference", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def reference() -> tuple[set[str], str]:
+    generator = _generator()
+    return {key.path for key in generator.config_keys()}, generator.markdown()
+
+
+def _accepted_keys(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """Every key the loader checks a search config's sections against, recorded from its own
+    ``known_keys`` calls while it loads a config with every section given."""
+    seen: set[str] = set()
+    real = _checks.known_keys
+
+    def record(data, allowed, path):
+        allowed = list(allowed)
+        in_trial_config = sys._getframe(1).f_locals.get("cls") is TrialConfig
+        # a trial config's own top level (family, hyper, ...) and a family's hyper-parameters
+        # are not search-config keys: the search config builds them from space and fixed
+        if not in_trial_config and not path.startswith("hyper"):
+            seen.update(_checks.join(path, key) for key in allowed)
+        return real(data, allowed, path)
+
+    monkeypatch.setattr(_checks, "known_keys", record)
+    data = load_preset("digits-quick").to_dict()
+    data.setdefault("loading", {"stream": None})  # to_dict leaves out a default section
+    SearchConfig.from_dict(data)
+    return seen
+
+
+def test_the_reference_lists_every_key_the_loader_accepts(monkeypatch, reference):
+    keys, page = reference
+    accepted = _accepted_keys(monkeypatch)
+    sections = {k.split(".")[0] for k in accepted if "." in k}
+    assert {"loading", "train", "measure", "resources", "scheduler", "ssn"} <= sections
+    assert len(accepted) > 60  # every section's keys were seen, not only the top level's
+    assert accepted - keys == set()
+    for key in accepted:
+        assert f"| `{key}` |" in page
+
+
+def test_the_reference_lists_every_dataset_declaration_and_dimension_field(reference):
+    from objectives._custom import declare
+    from spaces._dsl import _KINDS, Space
+
+    keys, _ = reference
+    with pytest.raises(ConfigError) as err:
+        declare({"unknown-key": 1})
+    declared = set(re.findall(r"'(\w+)'", str(err.value).split("allowed:")[1])) - {"name"}
+    assert len(declared) >= 8 and {f"dataset.{k}" for k in declared} <= keys
+    for kind in _KINDS:
+        with pytest.raises(ConfigError) as err:
+            Space.from_dict({"x": {"type": kind, "unknown-key": 1}})
+        fields = re.findall(r"'(\w+)'", str(err.value).split("allowed:")[1])
+        assert fields and {f"space.<dimension>.{f}" for f in fields} <= keys
+
+
+def test_the_reference_says_what_each_key_allows(reference):
+    rows = {key.path: key for key in _generator().config_keys()}
+    assert "moasha" in rows["scheduler.name"].allowed
+    assert "adamw" in rows["train.optimizer"].allowed
+    assert str(2**32 - 1) in rows["seed"].allowed
+    assert rows["trials"].default == "16"
+    assert rows["scheduler.reduction_factor"].default == "3.0"
+    assert rows["measure.intensity_g_per_kwh"].default == "475.0"
+
+
+def test_the_readme_is_a_front_door_whose_first_commands_set_up_run_and_test():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    first = re.search(r"```bash\n(.*?)```", readme, re.S).group(1)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    test_command = re.search(r"^python -m pytest .*$", ci, re.M).group(0)
+    for command in (
+        "python3 -m venv .venv",
+        "pip install torch==2.13.0 && pip install -e '.[dev]'",
+        "search launch ",
+        test_command,
+    ):
+        assert command in first
+    assert "mkdocs build --strict" in ci
+    for link in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (ROOT / link).exists(), link

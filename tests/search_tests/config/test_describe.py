@@ -1,0 +1,69 @@
+"""``search check``'s description of a space: its size is the number of distinct points that
+sampling can give, counted without enumerating them."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from search.config._describe import points
+from spaces._dsl import Categorical, Fixed, Float, Int, Space
+
+
+def _brute(space: Space) -> int:
+    """Every assignment of every dimension, reduced to its active part, deduplicated."""
+    names = space.names
+    grids = []
+    for name in names:
+        dim = space[name]
+        if isinstance(dim, Int):
+            grids.append(range(dim.low, dim.top + 1, dim.step))
+        elif isinstance(dim, Categorical):
+            grids.append(dim.choices)
+        else:
+            grids.append([dim.value])
+    seen = set()
+    for combo in itertools.product(*grids):
+        full = dict(zip(names, combo, strict=True))
+        active = tuple((n, v) for n, v in full.items() if space.is_active(n, full))
+        seen.add(active)
+    return len(seen)
+
+
+@st.composite
+def spaces(draw: st.DrawFn) -> Space:
+    """Up to 5 discrete dimensions, each maybe conditional on an earlier categorical one."""
+    dims: dict[str, object] = {}
+    for i in range(draw(st.integers(1, 5))):
+        parents = [n for n, d in dims.items() if isinstance(d, Categorical)]
+        when = {}
+        if parents and draw(st.booleans()):
+            parent = draw(st.sampled_from(parents))
+            choices = dims[parent].choices
+            when = {parent: draw(st.lists(st.sampled_from(choices), min_size=1, unique=True))}
+        kind = draw(st.sampled_from(["int", "cat", "fixed"]))
+        if kind == "int":
+            low = draw(st.integers(0, 5))
+            dims[f"d{i}"] = Int(low, low + draw(st.integers(0, 6)), draw(st.integers(1, 3)),
+                                when=when)  # fmt: skip
+        elif kind == "cat":
+            n = draw(st.integers(1, 3))
+            dims[f"d{i}"] = Categorical(tuple(f"c{j}" for j in range(n)), when=when)
+        else:
+            dims[f"d{i}"] = Fixed(7, when=when)
+    return Space(dims)
+
+
+@settings(max_examples=150, deadline=None)
+@given(spaces())
+def test_points_counts_the_distinct_active_points(space: Space) -> None:
+    assert points(space) == _brute(space)
+
+
+def test_an_active_real_dimension_makes_a_space_continuous() -> None:
+    space = Space({"a": Categorical(("x", "y")), "b": Float(0.1, 1.0, when={"a": ["y"]})})
+    assert math.isinf(points(space))
+    assert points(Space({"a": Categorical(("x", "y")), "b": Int(1, 3, when={"a": ["y"]})})) == 4

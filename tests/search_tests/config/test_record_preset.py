@@ -1,0 +1,77 @@
+"""The mnist-record preset: the record design and its recipe in one space, accepted by the
+sepnet family, and one trial of it trains."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+from search.config import SearchConfig, load_preset
+from search.trial import run_trial
+from spaces import build_model
+from spaces._families.sepnet import SepNet
+
+
+@pytest.fixture(scope="module")
+def record() -> SearchConfig:
+    return load_preset("mnist-record")
+
+
+def test_it_searches_the_design_the_recipe_and_sharing_with_promotion(
+    record: SearchConfig,
+) -> None:
+    names = set(record.space.names)
+    design = {"stem", "stem_kernel", "stem_pool", "stages", "blocks", "width", "growth",
+              "separable", "expansion", "reuse", "norm", "activation", "dropout"}  # fmt: skip
+    assert {f"sepnet.{n}" for n in design} <= names
+    recipe = {"optimizer", "lr", "weight_decay", "schedule", "label_smoothing", "augment",
+              "epochs"}  # fmt: skip
+    assert {f"train.{n}" for n in recipe} <= names
+    assert set(record.space["train.optimizer"].choices) == {"sgd", "adamw"}
+    assert set(record.space["train.schedule"].choices) == {"onecycle", "cosine"}
+    lr = record.space["train.lr"]
+    assert (lr.low, lr.high, lr.log) == (1e-3, 5e-2, True)
+    assert set(record.space["sepnet.norm"].choices) == {"none", "batch", "layer"}
+    assert set(record.space["sepnet.activation"].choices) == {"relu", "leaky_relu", "prelu"}
+    assert set(record.space["ssn.mapping"].choices) == {"none", "single"}
+    assert record.fixed["family"] == "sepnet"
+    assert record.objective_names == ["accuracy", "params", "flops_infer"]
+    assert record.constraint_texts == ["params <= 2000"]
+    assert (record.scheduler.name, record.scheduler.type) == ("moasha", "promotion")
+    # the last rung is the longest schedule searched, the one the leaderboard retrains at
+    assert record.max_epochs == max(record.space["train.epochs"].choices) == 81
+
+
+def test_every_dimension_is_a_sepnet_hyper_parameter_and_each_value_builds(
+    record: SearchConfig,
+) -> None:
+    accepted = set(inspect.signature(SepNet).parameters) - {"in_shape", "num_classes"}
+    dims = [n for n in record.space.names if n.startswith("sepnet.")]
+    assert {n.partition(".")[2] for n in dims} <= accepted
+    for name in dims:
+        dim = record.space[name]
+        values = dim.choices if hasattr(dim, "choices") else (dim.low, dim.high)
+        for value in values:  # each value alone, the others at the family's defaults
+            build_model("sepnet", (1, 28, 28), 10, **{name.partition(".")[2]: value})
+    rng = np.random.default_rng(0)
+    for _ in range(40):  # and together, as the search samples them
+        cfg = record.trial_config(record.space.sample(rng))
+        build_model(cfg.family, (1, 28, 28), 10, **cfg.hyper)
+
+
+def test_one_trial_of_each_kind_trains_on_digits(record: SearchConfig) -> None:
+    rng = np.random.default_rng(3)
+    done = {}
+    while len(done) < 2:
+        cfg = record.trial_config(record.space.sample(rng))
+        kind = "plain" if cfg.budget is None else "shared"
+        if kind in done:
+            continue
+        tiny = cfg.replace(dataset="digits", train={"epochs": 1}, indicators=["params"])
+        result = run_trial(tiny)
+        if result["feasible"]:  # an infeasible point is gated before training: draw again
+            assert 0.0 <= result["accuracy"] <= 1.0 and result["epochs"] == 1
+            assert result["params"] <= 2000
+            done[kind] = result
