@@ -194,11 +194,12 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
     import torch
 
     from objectives.datasets import DATASETS
-    from search._deploy import data_record, write_onnx
-    from search._export import BUNDLE_FORMAT, _plain, _portable, _versions
+    from search.bundle._files import BUNDLE_FORMAT, versions
+    from search.bundle._portable import data_record, write_onnx
+    from search.bundle._write import _materialised, _shareable
     from search.trial import _plain as plain_value
 
-    model = _plain(net)
+    model = _materialised(net)
     folder.mkdir(parents=True, exist_ok=True)
     onnx = write_onnx(model, data.train.example(2).cpu(), folder)  # traced on training images
     info = DATASETS.get(cfg.dataset)
@@ -207,12 +208,12 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
         "in_shape": [int(n) for n in info.in_shape], "num_classes": int(info.num_classes),
         "hyper": cfg.hyper, "budget": cfg.budget, "mapping": getattr(net, "mapping", None),
         "normalisation": {"mean": list(data.mean), "std": list(data.std)},
-        "trial_config": _portable(cfg),
+        "trial_config": _shareable(cfg),
         "state_dict": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
     }, folder / "model.pt")  # fmt: skip
     header = (f"# Seed {cfg.seed} of {source['arm']} {source['anchor']} (search trial "
               f"{source['trial']}), retrained by benchmarks/leaderboard.py.\n")  # fmt: skip
-    text = header + yaml.safe_dump(_portable(cfg), sort_keys=False)
+    text = header + yaml.safe_dump(_shareable(cfg), sort_keys=False)
     (folder / "config.yaml").write_text(text, encoding="utf-8")
     plain = {k: plain_value(v) for k, v in metrics.items()}
     record = {
@@ -227,7 +228,7 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
         "onnx": onnx,
         "data": data_record(data),
         "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": _versions(),
+        "versions": versions(),
     }  # fmt: skip
     (folder / "metrics.json").write_text(json.dumps(record, indent=2, default=str), "utf-8")
 
@@ -414,7 +415,8 @@ def main() -> None:
 
 def _retrain_cfg(cfg: dict[str, Any], epochs: int, bundle: Path) -> dict[str, Any]:
     """The winner's trial config at ``epochs``, its store mapping fixed, no artifact."""
-    from search._export import _retrain_config, read_bundle
+    from search.bundle import read_bundle
+    from search.bundle._retrain import _retrain_config
     from search.config import TrialConfig
 
     mapping = read_bundle(bundle).get("mapping")
@@ -424,7 +426,7 @@ def _retrain_cfg(cfg: dict[str, Any], epochs: int, bundle: Path) -> dict[str, An
 
 
 def _bundle_cfg(bundle: Path) -> dict[str, Any]:
-    from search._export import read_bundle
+    from search.bundle import read_bundle
 
     return read_bundle(bundle)["trial_config"]
 

@@ -2,10 +2,11 @@
 
 Subpackages, one per noun: ``config`` (YAML → validated objects, presets), ``optimisers``
 (Optuna and pymoo behind one ask/tell interface), ``run`` (Ray Tune execution and the storage),
-``pareto`` (fronts, hypervolume, selectors), ``report``; and the modules ``trial`` (one trial
-as a plain function), ``errors``. Names load lazily (as Optuna's heavy subpackages do): a Ray
-worker that imports ``search.trial`` must not pay for pandas, matplotlib or Ray's Tune
-modules it never uses. The errors are light and load at once.
+``pareto`` (fronts, hypervolume, selectors), ``report``, ``bundle`` (export a trial, load it,
+train it again); and the modules ``trial`` (one trial as a plain function), ``errors``. Names
+load lazily (as Optuna's heavy subpackages do): a Ray worker that imports ``search.trial`` must
+not pay for pandas, matplotlib or Ray's Tune modules it never uses. The errors are light and
+load at once.
 """
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ _EXPORTS = {
     "Proposal": "search.optimisers",
     "trials_frame": "search.pareto",
     "write_report": "search.report",
-    "export_bundle": "search._export",
-    "load_bundle": "search._export",
-    "train_bundle": "search._export",
+    "export_bundle": "search.bundle",
+    "load_bundle": "search.bundle",
+    "train_bundle": "search.bundle",
     "start_dashboard": "search._dashboard",
     "stop_dashboard": "search._dashboard",
 }
-_MODULES = ("config", "errors", "optimisers", "pareto", "report", "run", "trial")
+_MODULES = ("bundle", "config", "errors", "optimisers", "pareto", "report", "run", "trial")
 __all__ = [
     "OPTIMISERS",
     "BudgetError",
@@ -62,6 +63,7 @@ __all__ = [
     "StorageWriteError",
     "TrialConfig",
     "UnknownNameError",
+    "bundle",
     "check_trial_config",
     "config",
     "errors",

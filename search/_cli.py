@@ -553,7 +553,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from search._export import export_bundle
+    from search.bundle._write import export_bundle
     from search.pareto import parse_spec
 
     parse_spec(args.select)
@@ -582,10 +582,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from search._export import _check_device, read_bundle, train_bundle
     from search._format import format_value
+    from search.bundle import read_bundle, train_bundle
+    from search.bundle._retrain import check_device
 
-    _check_device(args.device)  # a bad flag first, as before a bundle is read
+    check_device(args.device)  # a bad flag first, as before a bundle is read
     recorded = read_bundle(args.bundle)["trial_config"].get("imports") or []
     _user_code(args, recorded, "the bundle's")
     done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device,

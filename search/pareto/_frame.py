@@ -1,8 +1,10 @@
-"""The study as a table: one row per trial, read from the storage conventions in SEARCH.md.
+"""The study as a table: one row per trial, each row one :class:`TrialRecord`.
 
 Every later step (fronts, knees, the report, export, the progress view) reads this one frame,
-so what a trial recorded is interpreted in one place: its state, whether it met the
-constraints, every metric ``run_trial`` returned and the sampled parameters.
+and every row is read from the storage by :func:`search.run._records.read_trial`, so what a
+trial recorded is interpreted in one place: its state, whether it met the constraints and why
+not, every metric ``run_trial`` returned, its conditions and the sampled parameters. The
+column names are :mod:`search.pareto._columns`'.
 """
 
 from __future__ import annotations
@@ -15,91 +17,67 @@ import optuna
 import pandas as pd
 
 from search._format import format_value
-from search.run._records import CONDITION_PREFIX, METRIC_PREFIX, conditions_of, metrics_of
+from search.pareto._columns import FIXED_COLUMNS, PARAMS_PREFIX
+from search.run._records import CONDITION_PREFIX, TrialRecord, read_study
 
 __all__ = [
     "FIXED_COLUMNS",
+    "PARAMS_PREFIX",
     "condition_columns",
     "cost_indicators",
     "direction_of",
     "format_value",
+    "frame_of",
     "objectives_of",
+    "row_of",
     "trials_frame",
     "usable",
     "values",
-    "with_stored_names",
 ]
 
-#: Columns every frame has, before the metrics and parameters.
-FIXED_COLUMNS = ("number", "state", "feasible", "datetime_complete", "error")
-#: Optuna's prefix of a sampled parameter's column (as in ``study.trials_dataframe()``).
-PARAMS_PREFIX = "params_"
 
-
-def _feasible(trial: optuna.trial.FrozenTrial, metrics: dict[str, Any]) -> bool:
-    """Completed and within every constraint (user attr, else metrics, else violations)."""
-    if trial.state != optuna.trial.TrialState.COMPLETE:
-        return False
-    attrs = trial.user_attrs
-    if "feasible" in attrs:
-        return bool(attrs["feasible"])
-    if "feasible" in metrics:
-        return bool(metrics["feasible"])
-    return all(v <= 0 for v in attrs.get("constraints") or [])
-
-
-def _error(trial: optuna.trial.FrozenTrial) -> str | None:
-    error = trial.user_attrs.get("error") or trial.system_attrs.get("fail_reason")
-    return None if error is None else str(error)
-
-
-def _row(trial: optuna.trial.FrozenTrial, conditions: dict[str, Any]) -> dict[str, Any]:
-    metrics = metrics_of(trial, conditions)
+def row_of(record: TrialRecord) -> dict[str, Any]:
+    """A record as one row of the frame: the fixed columns, its metrics, its conditions, then
+    ``params_<name>`` per sampled parameter."""
     row: dict[str, Any] = {
-        "number": trial.number,
-        "state": trial.state.name,
-        "feasible": _feasible(trial, metrics),
-        "datetime_complete": trial.datetime_complete,
-        "error": _error(trial),
+        "number": record.number,
+        "state": record.state,
+        "feasible": record.feasible,
+        "why_infeasible": record.why_infeasible,
+        "epochs": record.epochs,
+        "datetime_complete": record.datetime_complete,
+        "error": record.error,
     }
-    for key, value in metrics.items():
+    for key, value in {**record.metrics, **record.conditions}.items():
         if key not in FIXED_COLUMNS:
             row[key] = value
-    for name, value in trial.params.items():
+    for name, value in record.params.items():
         row[PARAMS_PREFIX + name] = value
     return row
+
+
+def frame_of(records: Sequence[TrialRecord]) -> pd.DataFrame:
+    """The frame of some trial records (see :func:`trials_frame`)."""
+    rows = [row_of(r) for r in records]
+    frame = pd.DataFrame(rows, columns=list(FIXED_COLUMNS)) if not rows else pd.DataFrame(rows)
+    if rows:
+        frame = frame.sort_values("number", kind="stable").reset_index(drop=True)
+    frame["feasible"] = frame["feasible"].astype(bool)
+    frame["epochs"] = frame["epochs"].astype("Int64")  # a count: 4, not 4.0; missing stays NA
+    return frame
 
 
 def trials_frame(study: optuna.Study) -> pd.DataFrame:
     """One row per trial of ``study``, in trial-number order.
 
-    Columns: ``number``, ``state`` (Optuna state name), ``feasible`` (True only when the trial
-    completed and met every constraint), ``datetime_complete``, ``error`` (the failure message
-    or None), then every metric of the trial, its measurement conditions included (read with
-    ``search.run._records.metrics_of``; missing values are NaN; its own ``feasible`` flag is
-    folded into the column above) and ``params_<name>`` for each sampled parameter.
+    Columns (:mod:`search.pareto._columns`): ``number``, ``state`` (Optuna state name),
+    ``feasible`` (True only when the trial completed and met every constraint),
+    ``why_infeasible`` (the constraints a completed or refused trial missed and by how much),
+    ``epochs``, ``datetime_complete``, ``error`` (the failure message or None), then every
+    metric of the trial and its measurement conditions (missing values are NaN; a list or dict
+    is JSON text) and ``params_<name>`` for each sampled parameter.
     """
-    conditions = conditions_of(study)
-    rows = [_row(t, conditions) for t in study.get_trials(deepcopy=False)]
-    frame = pd.DataFrame(rows, columns=list(FIXED_COLUMNS)) if not rows else pd.DataFrame(rows)
-    if rows:
-        frame = frame.sort_values("number", kind="stable").reset_index(drop=True)
-    frame["feasible"] = frame["feasible"].astype(bool)
-    return frame
-
-
-def with_stored_names(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with each metric column (conditions included) named ``metric_<name>``, as a
-    trial's own metrics are stored, for ``trials.csv``: no metric reads as one of Optuna's
-    sampled parameters (the ``params`` indicator beside ``params_budget``)."""
-    fixed = set(FIXED_COLUMNS)
-    return frame.rename(
-        columns={
-            c: METRIC_PREFIX + c
-            for c in frame.columns
-            if c not in fixed and not str(c).startswith(PARAMS_PREFIX)
-        }
-    )
+    return frame_of(read_study(study).trials)
 
 
 def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:

@@ -1,38 +1,27 @@
 """The report's interactive figures, drawn with plotly for ``report.html``.
 
 Scatter plots use SVG traces (no WebGL), so they draw in any browser; only the parallel
-coordinates need WebGL (plotly has no other parcoords). Every point's hover names its trial,
-family and state; the marks match the PNGs of :mod:`search.report._plots` (both take their
-colours from ``_style``): infeasible and stopped-early trials grey, the front ringed in red,
-the selected trial starred, constraint limits dashed.
+coordinates need WebGL (plotly has no other parcoords). A scatter draws a
+:class:`~search.report._scatter.Scatter`, the same panel the PNG of :mod:`search.report._plots`
+draws: the same groups, legend labels, limits and scales; here every point's hover also names
+its trial, family and, for an infeasible one, the constraint it missed and by how much.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from optuna.distributions import BaseDistribution, CategoricalDistribution
-from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from search.config import Constraint
-from search.pareto._frame import PARAMS_PREFIX, format_value, usable, values
-from search.report._style import (
-    FEASIBLE,
-    FRONT,
-    INFEASIBLE,
-    KNEE,
-    LIMIT,
-    feasible_floor,
-    log_scale,
-)
+from search.pareto._frame import PARAMS_PREFIX, usable
+from search.report._scatter import PALETTE, Marks, Scatter, scatter
+from search.report._style import FEASIBLE, FRONT, INFEASIBLE, LIMIT, log_scale
 
 __all__ = [
-    "Marks",
     "importance_bars",
     "learning_curves",
     "objective_matrix",
@@ -42,120 +31,79 @@ __all__ = [
 ]
 
 _TEMPLATE = "plotly_white"
-#: Family colours: plotly's D3 palette without the red and grey that mark the front and the
-#: infeasible trials.
-_PALETTE = [c for c in qualitative.D3 if c.lower() not in (FRONT, "#7f7f7f")]
 
-
-@dataclass(frozen=True)
-class Marks:
-    """What every scatter marks, worked out once by the report.
-
-    Attributes:
-        family: The family of each trial, aligned with the frame.
-        knee: The selected trial's number, or None.
-        constraints: The study's constraints (a line where one bounds an axis's metric).
-        performance: The metric whose gated trials (never trained, recorded as 0) would
-            squash its axis: that axis starts just under the worst feasible trial.
-    """
-
-    family: pd.Series
-    knee: int | None
-    constraints: tuple[Constraint, ...] = ()
-    performance: str = "accuracy"
-
-    def colours(self) -> dict[str, str]:
-        """Family → colour, in a stable (sorted) order."""
-        names = sorted(set(self.family))
-        return {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
-
-
-def _hover(rows: pd.DataFrame, family: pd.Series, x: str, y: str) -> list[str]:
-    text = []
-    for index, row in rows.iterrows():
-        state = "" if row["feasible"] else "infeasible"
-        if row["state"] == "PRUNED":
-            state = "stopped early"
-        reason = row.get("infeasible_reason")
-        if isinstance(reason, str):
-            state += f": {reason}"
-        head = f"trial {int(row['number'])} · {family[index]}" + (f" · {state}" if state else "")
-        text.append(f"{head}<br>{x} = {format_value(row[x])}<br>{y} = {format_value(row[y])}")
-    return text
+#: How each marker of :class:`~search.report._scatter.Group` is drawn by plotly.
+_MARKERS = {
+    "dot": {"symbol": "circle"},
+    "cross": {"symbol": "x"},
+    "tri": {"symbol": "y-down"},
+    "ring": {"size": 14},
+    "star": {"symbol": "star", "size": 18, "line": {"color": "black", "width": 1}},
+}
 
 
 def _add_points(
     fig: go.Figure,
-    frame: pd.DataFrame,
-    x: str,
-    y: str,
-    marks: Marks,
+    panel: Scatter,
     *,
-    on_front: pd.Series | None,
     cell: tuple[int, int] | None = None,
-    legend: bool = True,
+    legend: set[str] | None = None,
 ) -> None:
-    """The trials on ``x`` × ``y``: feasible by family, infeasible and stopped early grey, the
-    front ringed, the knee starred, constraint limits dashed; ``cell`` = (row, col) of a
-    subplot."""
+    """A panel's points (hover names each trial), its limits and axis scales; ``cell`` =
+    (row, col) of a subplot; ``legend``: the labels already in the legend (of other panels),
+    to which this panel's are added."""
     at = {"row": cell[0], "col": cell[1]} if cell else {}
-    finite = np.isfinite(values(frame, [x, y])).all(axis=1)
-    done = frame["state"] == "COMPLETE"
-    feasible = done & frame["feasible"]
-    family = marks.family[frame.index]
-    groups = [(f, feasible & (family == f), {"color": c}) for f, c in marks.colours().items()]
-    groups += [
-        ("infeasible", done & ~frame["feasible"], {"color": INFEASIBLE, "symbol": "x"}),
-        ("stopped early", frame["state"] == "PRUNED", {"color": INFEASIBLE, "symbol": "y-down"}),
-    ]
-    if on_front is not None:
-        ring = {"color": "rgba(0,0,0,0)", "size": 14, "line": {"color": FRONT, "width": 2}}
-        groups.append(("front", on_front, ring))
-    star = {"color": KNEE, "symbol": "star", "size": 18, "line": {"color": "black", "width": 1}}
-    knee = feasible & frame["number"].eq(marks.knee)
-    groups.append((f"selected (trial {marks.knee})", knee, star))
-    for name, mask, style in groups:
-        rows = frame[mask.to_numpy(dtype=bool) & finite]
-        if rows.empty:
-            continue
-        style = {"size": 8, "line": {"width": 0.5, "color": "white"}, **style}
-        if style.get("symbol") in ("x", "y-down"):
-            style["line"] = {"width": 1.5, "color": INFEASIBLE}
+    legend = set() if legend is None else legend
+    for group in panel.groups:
+        style = {"size": 8, "color": group.colour, "line": {"width": 0.5, "color": "white"}}
+        style.update(_MARKERS[group.marker])
+        if group.marker == "ring":
+            style.update(color="rgba(0,0,0,0)", line={"color": group.colour, "width": 2})
+        if group.marker in ("cross", "tri"):
+            style["line"] = {"width": 1.5, "color": group.colour}
+        rows = np.flatnonzero(group.rows)
         fig.add_trace(
             go.Scatter(
-                x=rows[x], y=rows[y], mode="markers", name=name, marker=style,
-                hovertext=_hover(rows, marks.family, x, y), hoverinfo="text",
-                legendgroup=name, showlegend=legend,
+                x=panel.points[rows, 0], y=panel.points[rows, 1], mode="markers",
+                name=group.label, marker=style, hovertext=[panel.hover[i] for i in rows],
+                hoverinfo="text", legendgroup=group.label,
+                showlegend=group.label not in legend,
             ),
             **at,
         )  # fmt: skip
-    for c in marks.constraints:
+        legend.add(group.label)
+    for limit in panel.limits:
         # a shape's label, unlike an annotation, does not stretch the autorange to fit its text
         line = {"line_dash": "dash", "line_color": LIMIT, "line_width": 1}
-        label = {"text": f"limit {c}", "font": {"size": 10, "color": LIMIT}}
-        if c.indicator == x:
-            fig.add_vline(x=c.value, **line, label={**label, "textposition": "end"}, **at)
-        if c.indicator == y:
-            fig.add_hline(y=c.value, **line, label={**label, "textposition": "end"}, **at)
-    _scale_axes(fig, frame, x, y, marks, at)
+        label = {"text": limit.label, "font": {"size": 10, "color": LIMIT}, "textposition": "end"}
+        if limit.axis == "x":
+            fig.add_vline(x=limit.value, **line, label=label, **at)
+        else:
+            fig.add_hline(y=limit.value, **line, label=label, **at)
+        if limit.label not in legend:  # a shape has no legend entry: a line stands for it
+            legend.add(limit.label)
+            fig.add_trace(
+                go.Scatter(x=[None], y=[None], mode="lines", name=limit.label,
+                           line={"color": LIMIT, "dash": "dash", "width": 1},
+                           legendgroup=limit.label, hoverinfo="skip"),
+                **at,
+            )  # fmt: skip
+    _scale_axes(fig, panel, at)
 
 
-def _scale_axes(
-    fig: go.Figure, frame: pd.DataFrame, x: str, y: str, marks: Marks, at: dict[str, int]
-) -> None:
+def _scale_axes(fig: go.Figure, panel: Scatter, at: dict[str, int]) -> None:
     """Log axes for values spanning more than 50×; the performance axis starts under the worst
     feasible trial (double-click the plot to see the gated ones below)."""
-    for axis, name in (("x", x), ("y", y)):
-        column = values(frame, [name])[:, 0]
-        column = column[np.isfinite(column)]
+    for i, axis in enumerate(("x", "y")):
         update = getattr(fig, f"update_{axis}axes")
-        if log_scale(column):
+        column = panel.points[:, i]
+        column = column[np.isfinite(column)]
+        if panel.log[i]:
             update(type="log", **at)
-        elif name == marks.performance and column.size:
-            low = feasible_floor(values(frame[usable(frame, [name])], [name])[:, 0])
+        elif axis == "y" and np.isfinite(panel.y_floor) and column.size:
             high = column.max()
-            if np.isfinite(low) and high > low:
-                update(range=[low, high + 0.05 * (high - low)], **at)
+            if high > panel.y_floor:
+                update(range=[panel.y_floor, high + 0.05 * (high - panel.y_floor)], **at)
 
 
 def _layout(fig: go.Figure, *, title: str, height: int, top: int = 50) -> go.Figure:
@@ -169,62 +117,49 @@ def _layout(fig: go.Figure, *, title: str, height: int, top: int = 50) -> go.Fig
     return fig
 
 
-def trade_off(
-    frame: pd.DataFrame,
-    x: str,
-    y: str,
-    marks: Marks,
-    *,
-    front: Sequence[int],
-    direction: str,
-    unit: str,
-) -> go.Figure:
-    """``y`` (the performance) against one indicator ``x``, with the 2-D front's staircase.
+def trade_off(panel: Scatter, stair: np.ndarray, *, direction: str, unit: str) -> go.Figure:
+    """``panel.y`` (the performance) against one indicator, with the 2-D front's staircase.
 
-    ``direction`` is ``x``'s (throughput is maximised), which orients the staircase.
+    ``direction`` is the indicator's (throughput is maximised), which orients the staircase.
     """
     fig = go.Figure()
-    on_front = (frame["state"] == "COMPLETE") & frame["number"].isin(front)
-    fp = values(frame[on_front], [x, y])
-    fp = fp[np.argsort(fp[:, 0])]
-    if len(fp):
+    if len(stair):
         shape = "hv" if direction == "minimize" else "vh"
         fig.add_trace(
-            go.Scatter(x=fp[:, 0], y=fp[:, 1], mode="lines", line_shape=shape,
+            go.Scatter(x=stair[:, 0], y=stair[:, 1], mode="lines", line_shape=shape,
                        line={"color": FRONT, "width": 1.2}, hoverinfo="skip", showlegend=False)
         )  # fmt: skip
-    _add_points(fig, frame, x, y, marks, on_front=on_front)
-    fig.update_xaxes(title_text=f"{x} [{unit}]" if unit else x)
-    fig.update_yaxes(title_text=y)
-    return _layout(fig, title=f"{y} vs {x}", height=420)
+    _add_points(fig, panel)
+    fig.update_xaxes(title_text=f"{panel.x} [{unit}]" if unit else panel.x)
+    fig.update_yaxes(title_text=panel.y)
+    return _layout(fig, title=f"{panel.y} vs {panel.x}", height=460)
 
 
-def objective_matrix(
-    frame: pd.DataFrame, names: Sequence[str], marks: Marks, *, on_front: pd.Series
-) -> go.Figure:
+def objective_matrix(panels: Sequence[tuple[int, int, Scatter]]) -> go.Figure:
     """Every pair of objectives (lower triangle; x axes shared down each column, so a zoom
     carries over), the multi-objective front ringed in each panel.
 
     The y axes are not shared along rows: plotly.js then autoranges the lower rows as if they
     were empty.
     """
-    k = max(len(names) - 1, 1)
+    k = max(row for row, _, _ in panels) + 1
     fig = make_subplots(
         rows=k, cols=k, shared_xaxes="columns", horizontal_spacing=0.06, vertical_spacing=0.05
     )
     for row in range(k):
-        for col in range(k):
-            if col > row:
-                fig.update_xaxes(visible=False, row=row + 1, col=col + 1)
-                fig.update_yaxes(visible=False, row=row + 1, col=col + 1)
-                continue
-            x, y = names[col], names[row + 1]
-            cell = (row + 1, col + 1)
-            _add_points(fig, frame, x, y, marks, on_front=on_front, cell=cell, legend=not row)
-            if row == k - 1:
-                fig.update_xaxes(title_text=x, row=cell[0], col=cell[1])
-            if col == 0:
-                fig.update_yaxes(title_text=y, row=cell[0], col=cell[1])
+        for col in range(row + 1, k):
+            fig.update_xaxes(visible=False, row=row + 1, col=col + 1)
+            fig.update_yaxes(visible=False, row=row + 1, col=col + 1)
+    names, legend = [], set()
+    for row, col, panel in panels:
+        cell = (row + 1, col + 1)
+        _add_points(fig, panel, cell=cell, legend=legend)
+        if row == k - 1:
+            fig.update_xaxes(title_text=panel.x, row=cell[0], col=cell[1])
+            names.append(panel.x)
+        if col == 0:
+            fig.update_yaxes(title_text=panel.y, row=cell[0], col=cell[1])
+    names.append(panels[-1][2].y)
     title = f"The front of {', '.join(names)}: every pair of objectives"
     return _layout(fig, title=title, height=120 + 300 * k)
 
@@ -284,7 +219,7 @@ def importance_bars(table: pd.DataFrame) -> go.Figure:
         fig.add_trace(
             go.Bar(
                 x=table[objective], y=table["parameter"], orientation="h", name=objective,
-                marker_color=_PALETTE[i % len(_PALETTE)],
+                marker_color=PALETTE[i % len(PALETTE)],
                 hovertemplate=f"{objective}: %{{y}} %{{x:.3f}}<extra></extra>",
             )
         )  # fmt: skip
@@ -298,17 +233,16 @@ def importance_bars(table: pd.DataFrame) -> go.Figure:
 def validation_vs_test(frame: pd.DataFrame, marks: Marks, *, on_front: pd.Series) -> go.Figure:
     """Validation against test accuracy of the front's trials; on the dashed diagonal they are
     equal, below it the validation set flattered the trial."""
-    front = frame[on_front]
+    panel = scatter(frame[on_front], "accuracy", "test_accuracy", marks, on_front=None)
     fig = go.Figure()
-    pts = values(front, ["accuracy", "test_accuracy"])
-    pts = pts[np.isfinite(pts).all(axis=1)]
+    pts = panel.points[np.isfinite(panel.points).all(axis=1)]
     if len(pts):
         lo, hi = float(pts.min()), float(pts.max())
         fig.add_trace(
             go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", hoverinfo="skip",
                        line={"color": LIMIT, "dash": "dash", "width": 1}, name="test = validation")
         )  # fmt: skip
-    _add_points(fig, front, "accuracy", "test_accuracy", marks, on_front=None)
+    _add_points(fig, panel)
     fig.update_xaxes(title_text="validation accuracy (what the search saw)")
     fig.update_yaxes(title_text="test accuracy", scaleanchor="x", scaleratio=1)
     return _layout(fig, title="Validation vs test accuracy of the front", height=420)

@@ -1,7 +1,8 @@
 """The report's figures, drawn with matplotlib's object API (Agg canvas, no pyplot state).
 
 Each function returns a :class:`~matplotlib.figure.Figure`; the report saves it as PNG. Using
-``Figure`` directly keeps the caller's pyplot backend and global state untouched.
+``Figure`` directly keeps the caller's pyplot backend and global state untouched. The scatters
+draw a :class:`~search.report._scatter.Scatter`, the same panel the HTML draws with plotly.
 """
 
 from __future__ import annotations
@@ -14,17 +15,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from objectives.pepr import normalize as normalize_cost
-from search.config import Constraint
 from search.pareto._frame import usable, values
-from search.report._style import (
-    FEASIBLE,
-    FRONT,
-    INFEASIBLE,
-    KNEE,
-    LIMIT,
-    feasible_floor,
-    log_scale,
-)
+from search.report._scatter import Scatter
+from search.report._style import FEASIBLE, FRONT, INFEASIBLE, KNEE, LIMIT
 
 __all__ = [
     "accuracy_vs",
@@ -36,130 +29,78 @@ __all__ = [
 ]
 
 
-def _limits(ax: Axes, constraints: Sequence[Constraint], x: str, y: str) -> None:
-    """Each constraint on an axis's metric as a dashed line at its bound."""
-    for c in constraints:
-        if c.indicator == x:
-            ax.axvline(c.value, c=LIMIT, ls="--", lw=1.0, zorder=1, label=f"limit {c}")
-        if c.indicator == y:
-            ax.axhline(c.value, c=LIMIT, ls="--", lw=1.0, zorder=1, label=f"limit {c}")
+#: How each marker of :class:`~search.report._scatter.Group` is drawn by matplotlib.
+_MARKERS = {
+    "dot": {"marker": "o", "s": 22, "zorder": 3},
+    "cross": {"marker": "x", "s": 26, "zorder": 2},
+    "tri": {"marker": "1", "s": 40, "zorder": 2},
+    "ring": {"marker": "o", "s": 60, "zorder": 4, "linewidths": 1.2},
+    "star": {"marker": "*", "s": 260, "zorder": 5, "edgecolors": "black"},
+}
 
 
-def _points(
-    ax: Axes,
-    frame: pd.DataFrame,
-    x: str,
-    y: str,
-    *,
-    on_front: pd.Series,
-    knee: int | None,
-    constraints: Sequence[Constraint],
-    performance: str,
-) -> np.ndarray:
-    """Feasible and infeasible trials, those a scheduler stopped early (at their last epoch's
-    accuracy: never on a front), rings on the front, the knee starred and the constraint
-    limits, on ``x`` × ``y``. Returns the front's points (for a staircase)."""
-    done = frame["state"] == "COMPLETE"
-    pts = values(frame, [x, y])
-    feas = (done & frame["feasible"]).to_numpy()
-    infeas = (done & ~frame["feasible"]).to_numpy()
-    stopped = (frame["state"] == "PRUNED").to_numpy()
-    low = feasible_floor(pts[feas, 1]) if y == performance else -np.inf
-
-    def below(rows: np.ndarray) -> str:
-        hidden = int((pts[rows, 1] < low).sum())
-        return f", {hidden} below the axis" if hidden else ""
-
-    ax.scatter(*pts[infeas].T, marker="x", c=INFEASIBLE, label=f"infeasible{below(infeas)}",
-               zorder=2)  # fmt: skip
-    ax.scatter(*pts[feas].T, c=FEASIBLE, s=22, label="feasible", zorder=3)
-    if stopped.any():
-        ax.scatter(*pts[stopped].T, marker="1", c=INFEASIBLE, s=40, zorder=2,
-                   label=f"stopped early (at its last epoch{below(stopped)})")  # fmt: skip
-    fp = pts[on_front.to_numpy(dtype=bool)]
-    if len(fp):
-        ax.scatter(*fp.T, facecolors="none", edgecolors=FRONT, s=60, label="front", zorder=4)
-    kp = pts[(frame["number"] == knee).to_numpy() & feas]
-    if len(kp) and np.isfinite(kp[0]).all():
-        ax.scatter(*kp[0], marker="*", s=260, c=KNEE, edgecolors="black", zorder=5,
-                   label=f"selected (trial {knee})")  # fmt: skip
-    _limits(ax, constraints, x, y)
-    if np.isfinite(low):
-        ax.set_ylim(bottom=low)
-    for axis, column in (("x", pts[:, 0]), ("y", pts[:, 1])):
-        if log_scale(column):
+def _draw(ax: Axes, panel: Scatter) -> None:
+    """A panel's points, legend labels (with how many lie below the axis), limits and scales."""
+    for group in panel.groups:
+        style = dict(_MARKERS[group.marker])
+        if group.marker == "ring":
+            style.update(facecolors="none", edgecolors=group.colour)
+        else:
+            style["c"] = group.colour
+        hidden = panel.hidden.get(group.label)
+        label = group.label + (f" [{hidden} below the axis]" if hidden else "")
+        ax.scatter(*panel.points[group.rows].T, label=label, **style)
+    for limit in panel.limits:
+        line = ax.axvline if limit.axis == "x" else ax.axhline
+        line(limit.value, c=LIMIT, ls="--", lw=1.0, zorder=1, label=limit.label)
+    if np.isfinite(panel.y_floor):
+        ax.set_ylim(bottom=panel.y_floor)
+    for axis, log in zip(("x", "y"), panel.log, strict=True):
+        if log:
             getattr(ax, f"set_{axis}scale")("log")
     ax.grid(alpha=0.3)
-    return fp
 
 
 def accuracy_vs(
-    frame: pd.DataFrame,
-    indicator: str,
-    *,
-    unit: str,
-    direction: str = "minimize",
-    front: Sequence[int],
-    knee: int | None,
-    constraints: Sequence[Constraint] = (),
-    performance: str = "accuracy",
+    panel: Scatter, stair: np.ndarray, *, unit: str, direction: str = "minimize"
 ) -> Figure:
-    """Performance against one indicator (see :func:`_points`) with the front's staircase.
+    """Performance (``panel.y``) against one indicator with the front's staircase.
 
     ``direction`` is the indicator's (throughput is maximised), which orients the staircase.
     """
-    fig = Figure(figsize=(6.0, 4.0), dpi=100, layout="constrained")
+    fig = Figure(figsize=(6.4, 4.6), dpi=100, layout="constrained")
     ax = fig.add_subplot()
-    on_front = (frame["state"] == "COMPLETE") & frame["number"].isin(front)
-    fp = _points(
-        ax,
-        frame,
-        indicator,
-        performance,
-        on_front=on_front,
-        knee=knee,
-        constraints=constraints,
-        performance=performance,
-    )
-    if len(fp):
-        # the attainment staircase: dominated trials lie below and on the costly side
-        fp = fp[np.argsort(fp[:, 0])]
-        ax.step(*fp.T, where="post" if direction == "minimize" else "pre", c=FRONT, lw=1.2)
-    ax.set_xlabel(f"{indicator} [{unit}]")
-    ax.set_ylabel(performance)
-    ax.set_title(f"{performance} vs {indicator}")
-    ax.legend(loc="lower right", fontsize=8)
+    _draw(ax, panel)
+    if len(stair):
+        ax.step(*stair.T, where="post" if direction == "minimize" else "pre", c=FRONT, lw=1.2)
+    ax.set_xlabel(f"{panel.x} [{unit}]")
+    ax.set_ylabel(panel.y)
+    ax.set_title(f"{panel.y} vs {panel.x}")
+    ax.legend(loc="lower right", fontsize=7)
     return fig
 
 
-def objective_matrix(
-    frame: pd.DataFrame,
-    names: Sequence[str],
-    *,
-    on_front: pd.Series,
-    knee: int | None,
-    constraints: Sequence[Constraint] = (),
-    performance: str = "accuracy",
-) -> Figure:
-    """Every pair of objectives (lower triangle), the multi-objective front ringed in each."""
-    k = max(len(names) - 1, 1)
+def objective_matrix(panels: Sequence[tuple[int, int, Scatter]]) -> Figure:
+    """Every pair of objectives (lower triangle), the multi-objective front ringed in each;
+    one legend for all (in the empty upper triangle when there is one)."""
+    k = max(row for row, _, _ in panels) + 1
     fig = Figure(figsize=(1.0 + 3.4 * k, 0.6 + 3.0 * k), dpi=100, layout="constrained")
     axes = fig.subplots(k, k, squeeze=False)
     for row in range(k):
-        for col in range(k):
-            ax = axes[row][col]
-            if col > row:
-                ax.set_visible(False)
-                continue
-            x, y = names[col], names[row + 1]
-            _points(ax, frame, x, y, on_front=on_front, knee=knee, constraints=constraints,
-                    performance=performance)  # fmt: skip
-            ax.set_xlabel(x if row == k - 1 else "")
-            ax.set_ylabel(y if col == 0 else "")
-    if k > 1:  # in the empty upper triangle
-        fig.legend(*axes[0][0].get_legend_handles_labels(), loc="upper right", fontsize=8)
+        for col in range(row + 1, k):
+            axes[row][col].set_visible(False)
+    legend: dict[str, object] = {}
+    for row, col, panel in panels:
+        ax = axes[row][col]
+        _draw(ax, panel)
+        ax.set_xlabel(panel.x if row == k - 1 else "")
+        ax.set_ylabel(panel.y if col == 0 else "")
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label.split(" [")[0], handle)
+    if k > 1:
+        fig.legend(legend.values(), legend.keys(), loc="upper right", fontsize=8)
     else:
-        axes[0][0].legend(fontsize=8)
+        axes[0][0].legend(legend.values(), legend.keys(), fontsize=7)
     return fig
 
 

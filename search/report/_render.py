@@ -77,7 +77,7 @@ class Section:
 
 
 def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return "—"
     if isinstance(value, float):
         return f"{value:.6g}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import optuna
@@ -30,10 +31,9 @@ from search.pareto._frame import (
     cost_indicators,
     direction_of,
     format_value,
+    frame_of,
     objectives_of,
-    trials_frame,
     usable,
-    with_stored_names,
 )
 from search.pareto._selectors import Selection
 from search.pareto._selectors import select as select_trial
@@ -47,8 +47,18 @@ from search.pareto._study_front import (
 )
 from search.report import _interactive, _plots
 from search.report._importance import param_importances, shared_space
-from search.report._interactive import Marks
 from search.report._render import Plot, Section, render_html, render_markdown
+from search.report._scatter import (
+    FRONT_LABEL,
+    INFEASIBLE_LABEL,
+    REFUSED_LABEL,
+    STOPPED_LABEL,
+    Marks,
+    matrix,
+    scatter,
+    staircase,
+)
+from search.run._records import StudyRecords, TrialRecord, constraints_of, read_study
 from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 from spaces._errors import ConfigError
 
@@ -85,7 +95,7 @@ def _summary(
         + f"; {feasible} of {complete} completed trial(s) feasible.",
         "Objectives: " + ", ".join(f"{n} ({d})" for n, d in objectives) + ".",
     ]
-    constraints = study.user_attrs.get("constraints") or []
+    constraints = constraints_of(study)
     lines.append("Constraints: " + (", ".join(map(str, constraints)) or "none") + ".")
     if chosen is None:
         lines.append(f"Selection `{spec}`: no trial selected" + (f" ({note})." if note else "."))
@@ -117,7 +127,7 @@ def _marks(study: optuna.Study, frame: pd.DataFrame, knee: int | None) -> Marks:
         fixed = (study.user_attrs.get("config") or {}).get("fixed") or {}
         family = pd.Series(str(fixed.get("family", "?")), index=frame.index)
     constraints = []
-    for text in study.user_attrs.get("constraints") or []:
+    for text in constraints_of(study):
         try:
             constraints.append(Constraint(text))
         except ConfigError:
@@ -125,7 +135,18 @@ def _marks(study: optuna.Study, frame: pd.DataFrame, knee: int | None) -> Marks:
     return Marks(family, knee, tuple(constraints), _PERFORMANCE)
 
 
-_HOVER = "Hover a point for its trial, family and values; double-click a plot to autoscale."
+_HOVER = (
+    "Hover a point for its trial, family, values and, for an infeasible trial, the constraint "
+    "it missed and by how much; double-click a plot to autoscale."
+)
+#: What the scatters' markers mean: the legend of every scatter uses the same labels.
+_LEGEND = (
+    "Markers (each plot's legend names them): feasible trials are dots coloured by family; "
+    f'grey crosses "{INFEASIBLE_LABEL}"; light grey crosses "{REFUSED_LABEL}"; grey tripods '
+    f'"{STOPPED_LABEL}", never on a front; red rings "{FRONT_LABEL}"; the gold star the '
+    "selected trial; dashed lines the constraint limits. The section **Infeasible and failed "
+    "trials** says which constraint each infeasible trial missed and by how much."
+)
 
 
 def _indicator_sections(
@@ -144,30 +165,19 @@ def _indicator_sections(
         unit = INDICATORS.get(name).unit if name in INDICATORS else ""
         direction = direction_of(name)
         front = fronts.get(name, [])
-        fig = _plots.accuracy_vs(
-            frame,
-            name,
-            unit=unit,
-            direction=direction,
-            front=front,
-            knee=marks.knee,
-            constraints=marks.constraints,
-        )
+        on_front = (frame["state"] == "COMPLETE") & frame["number"].isin(front)
+        panel = scatter(frame, name, _PERFORMANCE, marks, on_front=on_front)
+        stair = staircase(panel, on_front, frame)
+        fig = _plots.accuracy_vs(panel, stair, unit=unit, direction=direction)
         caption = (
-            f"{_PERFORMANCE} vs {name} [{unit}]: front of {_PERFORMANCE} vs {name} in red "
+            f"{_PERFORMANCE} vs {name} [{unit}]: front of {_PERFORMANCE} vs {name} ringed "
             f"(trials {front}), the selected trial starred"
         )
-        interactive = _interactive.trade_off(
-            frame, name, _PERFORMANCE, marks, front=front, direction=direction, unit=unit
-        )
+        interactive = _interactive.trade_off(panel, stair, direction=direction, unit=unit)
         png = _save(fig, out, f"accuracy_vs_{name}.png", paths)
         plots.append(Plot(caption, png=png, interactive=interactive))
     costs = [n for n in indicators if direction_of(n) == "minimize"]
-    text = [
-        "Feasible trials coloured by family, infeasible ones grey crosses, trials stopped "
-        "early grey (at their last epoch's accuracy), constraint limits dashed. " + _HOVER
-    ]
-    section = Section("Accuracy against each cost indicator", text, plots=plots)
+    section = Section("Accuracy against each cost indicator", [_LEGEND, _HOVER], plots=plots)
     iso = Section(
         "PePR isoclines",
         [
@@ -196,19 +206,13 @@ def _matrix_section(
     text = [
         f"{len(front.numbers)} trial(s) on the feasible front of {', '.join(names)} "
         f"(trials {front.numbers}), ringed in red in every pair of objectives; a front trial "
-        "may look dominated in one pair and be kept for another. Feasible trials coloured by "
-        "family, infeasible ones grey crosses, trials stopped early grey (never on a front), "
-        "constraint limits dashed. " + _HOVER
+        "may look dominated in one pair and be kept for another.",
+        _LEGEND,
+        _HOVER,
     ]
-    fig = _plots.objective_matrix(
-        frame,
-        names,
-        on_front=front.mask,
-        knee=marks.knee,
-        constraints=marks.constraints,
-        performance=_PERFORMANCE,
-    )
-    interactive = _interactive.objective_matrix(frame, names, marks, on_front=front.mask)
+    panels = matrix(frame, names, marks, on_front=front.mask)
+    fig = _plots.objective_matrix(panels)
+    interactive = _interactive.objective_matrix(panels)
     png = _save(fig, out, "objective_front.png", paths)
     caption = f"The front of {', '.join(names)}: every pair of objectives"
     plot = Plot(caption, png=png, interactive=interactive, wide=True)
@@ -350,14 +354,10 @@ def _front_section(
 
 
 def _curves_section(
-    study: optuna.Study, marks: Marks, frame: pd.DataFrame, out: Path, paths: dict[str, Path]
+    records: StudyRecords, marks: Marks, frame: pd.DataFrame, out: Path, paths: dict[str, Path]
 ) -> Section | None:
     """The learning curves, when trials reported per epoch (None for an older study)."""
-    curves = [
-        (t.number, t.state == optuna.trial.TrialState.COMPLETE, t.user_attrs["curve"])
-        for t in study.get_trials(deepcopy=False)
-        if t.user_attrs.get("curve")
-    ]
+    curves = [(t.number, t.state == "COMPLETE", list(t.curve)) for t in records.trials if t.curve]
     if not curves:
         return None
     title = "Learning curves"
@@ -408,18 +408,13 @@ def _trail(decisions: list[dict]) -> str:
     return "; ".join(f"{rung}: " + " → ".join(said) for rung, said in groups)
 
 
-def _epochs_reached(trial: optuna.trial.FrozenTrial) -> int:
-    curve = trial.user_attrs.get("curve") or []
-    epochs = [p["epoch"] for p in curve if isinstance(p, dict) and "epoch" in p]
-    return int(max(epochs)) if epochs else len(curve)
-
-
-def _decisions_section(study: optuna.Study, front: Front) -> Section | None:
+def _decisions_section(study: optuna.Study, front: Front, frame: pd.DataFrame) -> Section | None:
     """The multi-fidelity scheduler's rung decisions (``npas:decisions``): counts per rung and
     outcome, and each decided trial's trail (None when no trial has any)."""
     decided = [t for t in study.get_trials(deepcopy=False) if _decisions_of(t)]
     if not decided:
         return None
+    epochs = dict(zip(frame["number"], frame["epochs"], strict=True))
     title = "Scheduler decisions"
     rows = [
         {"trial": t.number, "rung": d.get("rung"), "outcome": d.get("outcome")}
@@ -431,7 +426,7 @@ def _decisions_section(study: optuna.Study, front: Front) -> Section | None:
     seen = [o for o in _OUTCOMES if o in counts.columns]
     counts = counts[seen + sorted(c for c in counts.columns if c not in _OUTCOMES)]
     counts.insert(0, "trials", log.groupby("rung")["trial"].nunique())
-    counts = counts.reset_index().rename(columns={"rung": "rung (epoch)"})
+    counts = counts.reset_index()
     counts.columns.name = None
     totals = log["outcome"].value_counts()
     said = ", ".join(f"{o} {int(totals[o])}" for o in counts.columns[2:])
@@ -459,27 +454,62 @@ def _decisions_section(study: optuna.Study, front: Front) -> Section | None:
         {
             "number": [t.number for t in shown],
             "state": [t.state.name for t in shown],
-            "epochs": [_epochs_reached(t) for t in shown],
+            "epochs": [epochs.get(t.number) for t in shown],
             "decisions": [_trail(_decisions_of(t)) for t in shown],
-            "why it ended": [
-                t.user_attrs.get(STOPPED_KEY) or t.user_attrs.get("error") for t in shown
-            ],
+            "stopped": [t.user_attrs.get(STOPPED_KEY) or t.user_attrs.get("error") for t in shown],
         }
     )
-    if table["why it ended"].isna().all():
-        table = table.drop(columns="why it ended")
+    if table["stopped"].isna().all():
+        table = table.drop(columns="stopped")
     tables = [("Decisions per rung and outcome", counts), ("Decision trail per trial", table)]
     return Section(title, text, tables=tables)
 
 
-def _failures_section(frame: pd.DataFrame) -> Section | None:
-    refused = frame["infeasible_reason"].notna() if "infeasible_reason" in frame else False
-    trained_infeasible = (frame["state"] == "COMPLETE") & ~frame["feasible"]
-    bad = frame[(frame["state"] == "FAIL") | trained_infeasible | refused]
-    if bad.empty:
+def _violation_rows(trial: TrialRecord) -> list[dict[str, Any]]:
+    """One row per constraint an infeasible trial missed: the constraint, the trial's value of
+    its metric, the limit and by how much (one row saying why when it missed none)."""
+    rows = []
+    for text, by in trial.violated.items():
+        metric, _, limit = text.split(" ", 2)  # a constraint's canonical text
+        rows.append(
+            {"constraint": text, "value": trial.metrics.get(metric), "limit": float(limit),
+             "violation": by}
+        )  # fmt: skip
+    if not rows:
+        rows.append({"constraint": trial.why_infeasible, "value": None, "limit": None,
+                     "violation": None})  # fmt: skip
+    return [{"number": trial.number, "state": trial.state, "trained": not trial.refused, **r}
+            for r in rows]  # fmt: skip
+
+
+def _infeasible_section(records: StudyRecords) -> Section | None:
+    """Every infeasible trial (trained, or refused before training) with the constraint it
+    missed and by how much, and every failed trial with its error."""
+    infeasible = [
+        t for t in records.trials if (t.state == "COMPLETE" and not t.feasible) or t.refused
+    ]
+    failed = [t for t in records.trials if t.state == "FAIL"]
+    if not infeasible and not failed:
         return None
-    shown = [c for c in ("number", "state", "feasible", "error", "infeasible_reason") if c in bad]
-    return Section("Failed and infeasible trials", [], tables=[("Not on any front", bad[shown])])
+    trained = sum(not t.refused for t in infeasible)
+    text = [
+        f"{len(infeasible)} infeasible trial(s), none on any front: {trained} trained and "
+        f"then missed a constraint ({INFEASIBLE_LABEL}), {len(infeasible) - trained} refused "
+        "before training because a cheap indicator (params, FLOPs) already missed one. "
+        "`violation` is how far the trial's value is beyond the limit, in the metric's unit "
+        "(Optuna's convention: ≤ 0 met).",
+    ]
+    tables = []
+    if infeasible:
+        rows = [row for t in infeasible for row in _violation_rows(t)]
+        tables.append(("Infeasible trials: the constraint missed and by how much",
+                       pd.DataFrame(rows)))  # fmt: skip
+    if failed:
+        text.append(f"{len(failed)} failed trial(s), with their errors.")
+        table = pd.DataFrame([{"number": t.number, "state": t.state, "error": t.error}
+                              for t in failed])  # fmt: skip
+        tables.append(("Failed trials", table))
+    return Section("Infeasible and failed trials", text, tables=tables)
 
 
 def write_report(
@@ -506,7 +536,8 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
-    frame = trials_frame(study)
+    records = read_study(study)
+    frame = frame_of(records.trials)
     objectives = objectives_of(study)
     names = [n for n, _ in objectives]
     recorded = cost_indicators(frame)
@@ -535,19 +566,19 @@ def write_report(
     sections.append(_importance_section(feasible, objectives))
     sections.append(_parallel_section(frame, front, feasible))
     sections.append(_generalisation_section(frame, front, marks))
-    curves = _curves_section(study, marks, frame, out, paths)
+    curves = _curves_section(records, marks, frame, out, paths)
     if curves is not None:
         sections.append(curves)
-    decisions = _decisions_section(study, front)
+    decisions = _decisions_section(study, front, frame)
     if decisions is not None:
         sections.append(decisions)
     sections.append(_disagreement_section(frame, plotted, out, paths))
     sections.append(_front_section(frame, front, plotted, chosen))
-    failures = _failures_section(frame)
-    if failures is not None:
-        sections.append(failures)
+    infeasible = _infeasible_section(records)
+    if infeasible is not None:
+        sections.append(infeasible)
     paths["trials.csv"] = out / "trials.csv"
-    with_stored_names(frame).to_csv(paths["trials.csv"], index=False)
+    frame.to_csv(paths["trials.csv"], index=False)
     title = f"npas report — {study.study_name}"
     paths["report.md"] = out / "report.md"
     paths["report.md"].write_text(render_markdown(title, sections), encoding="utf-8")

@@ -15,24 +15,42 @@ reports it; a trial whose value differs keeps its own as ``metric_cond_<...>``. 
 with metrics reads the study's conditions as its own unless it has one of that name.
 
 Studies recorded before this layout hold one nested ``metrics`` attribute per trial;
-:func:`metrics_of` reads both, so every reader goes through it.
+:func:`metrics_of` reads both.
+
+Reading a trial back is :func:`read_trial` (:func:`read_study` for all of a study's): one
+:class:`TrialRecord` with its state, parameters, values, metrics, conditions, constraint
+violations, feasibility and why not, epochs and error. The frame, the front, the export and the
+report read that record, so what a stored trial means is decided here only.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import optuna
 
 __all__ = [
     "CONDITION_PREFIX",
+    "CONSTRAINTS_KEY",
+    "CURVE_ATTR",
+    "FEASIBLE_KEY",
     "METRIC_PREFIX",
+    "REFUSED_KEY",
+    "StudyRecords",
+    "TrialRecord",
     "conditions_of",
+    "constraints_of",
     "metric_attrs",
     "metrics_of",
+    "plain",
+    "read_study",
+    "read_trial",
     "record_metrics",
 ]
 
@@ -42,11 +60,21 @@ METRIC_PREFIX = "metric_"
 CONDITION_PREFIX = "cond_"
 #: The one nested user attribute of a trial recorded before :data:`METRIC_PREFIX`.
 _LEGACY = "metrics"
+#: A trial's user attribute (and the study's): its violation per constraint, in the search's
+#: order then ``feasible`` (the study's: the constraint expressions).
+CONSTRAINTS_KEY = "constraints"
+#: A trial's user attribute: its learning curve, one dict per epoch.
+CURVE_ATTR = "curve"
+#: A trial's user attribute and reported metric: its feasibility verdict.
+FEASIBLE_KEY = "feasible"
+#: The metric of a trial refused before training: why it was not trained.
+REFUSED_KEY = "infeasible_reason"
 
 
-def _plain(value: Any) -> Any:
-    """A number or string as it is, None as NaN and a list or dict as JSON text:
-    optuna-dashboard sorts and filters on an attribute only when every trial's is a number."""
+def plain(value: Any) -> Any:
+    """A number or string as it is, None as NaN and a list or dict as JSON text: how a metric
+    is stored (optuna-dashboard sorts and filters on an attribute only when every trial's is a
+    number) and how every table, CSV and JSON output shows one."""
     if value is None:
         return math.nan
     if isinstance(value, (bool, int, float, str)):
@@ -68,7 +96,7 @@ def metric_attrs(
         if key.startswith(CONDITION_PREFIX) and key not in shared:
             new[key] = value
         elif not key.startswith(CONDITION_PREFIX) or shared[key] != value:
-            trial[METRIC_PREFIX + key] = _plain(value)
+            trial[METRIC_PREFIX + key] = plain(value)
     return trial, new
 
 
@@ -109,3 +137,169 @@ def metrics_of(
         for key, value in (conditions or {}).items():
             found.setdefault(key, value)
     return found
+
+
+# -- reading: one stored trial → one record -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One stored trial as every reader sees it (the frame, the front, export, the report).
+
+    Attributes:
+        number: The trial's number.
+        state: Its Optuna state name (``COMPLETE``, ``PRUNED``, ``FAIL``, ``RUNNING``, ...).
+        params: The sampled parameters.
+        values: The objective values Optuna holds (None for an unfinished or failed trial).
+        metrics: Every metric it recorded (the ``run_trial`` dict), its conditions apart;
+            each a number, a string or NaN (a list or dict as JSON text: :func:`plain`).
+        conditions: The ``cond_*`` conditions it was measured under: the study's, unless it
+            recorded its own (same cell rule as ``metrics``).
+        violations: Constraint expression → its violation (≤ 0 met, > 0 by how much it was
+            missed), in the search's order; only the constraints the trial could evaluate.
+        feasible: Completed and within every constraint.
+        why_infeasible: Why a completed or refused trial is not feasible (None otherwise).
+        epochs: Epochs it trained (its learning curve's last, else its ``epochs`` metric);
+            None when it recorded neither.
+        curve: Its learning curve, one dict per epoch (``epoch``, ``accuracy``, ...); empty
+            when it reported none.
+        error: Why it failed (None unless it did).
+        artifact: Where its saved model is (None when it saved none).
+        datetime_complete: When it ended.
+    """
+
+    number: int
+    state: str
+    params: dict[str, Any]
+    values: tuple[float, ...] | None
+    metrics: dict[str, Any]
+    conditions: dict[str, Any]
+    violations: dict[str, float]
+    feasible: bool
+    why_infeasible: str | None
+    epochs: int | None
+    curve: tuple[dict[str, Any], ...]
+    error: str | None
+    artifact: str | None
+    datetime_complete: datetime | None
+
+    @property
+    def violated(self) -> dict[str, float]:
+        """The constraints it missed, with by how much (> 0)."""
+        return {text: v for text, v in self.violations.items() if v > 0}
+
+    @property
+    def refused(self) -> bool:
+        """Stopped before training because a cheap indicator broke a constraint."""
+        return REFUSED_KEY in self.metrics
+
+
+@dataclass(frozen=True)
+class StudyRecords:
+    """What a study holds once for all its trials, and its trials' records."""
+
+    constraints: tuple[str, ...]
+    conditions: dict[str, Any]
+    trials: tuple[TrialRecord, ...]
+
+
+def constraints_of(study: optuna.Study) -> tuple[str, ...]:
+    """The search's constraint expressions, in its order (``params <= 5000``, ...)."""
+    return tuple(str(c) for c in study.user_attrs.get(CONSTRAINTS_KEY) or [])
+
+
+def read_study(study: optuna.Study) -> StudyRecords:
+    """Every trial of ``study`` as a :class:`TrialRecord`, in trial-number order (the study's
+    attributes are read once)."""
+    constraints = constraints_of(study)
+    conditions = conditions_of(study)
+    trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
+    return StudyRecords(
+        constraints,
+        {k: plain(v) for k, v in conditions.items()},
+        tuple(read_trial(t, conditions, constraints) for t in trials),
+    )
+
+
+def read_trial(
+    trial: optuna.trial.FrozenTrial,
+    conditions: Mapping[str, Any] | None = None,
+    constraints: Sequence[str] = (),
+) -> TrialRecord:
+    """One stored trial as a :class:`TrialRecord`.
+
+    Args:
+        trial: The trial.
+        conditions: :func:`conditions_of` its study; None: only those the trial holds.
+        constraints: :func:`constraints_of` its study (names its violations).
+    """
+    found = metrics_of(trial, conditions)
+    metrics = {k: plain(v) for k, v in found.items() if not k.startswith(CONDITION_PREFIX)}
+    own = {k: plain(v) for k, v in found.items() if k.startswith(CONDITION_PREFIX)}
+    complete = trial.state == optuna.trial.TrialState.COMPLETE
+    violations = _violations(trial, metrics, constraints)
+    feasible = complete and _feasible(trial, metrics, violations)
+    error = trial.user_attrs.get("error") or trial.system_attrs.get("fail_reason")
+    curve = tuple(p for p in trial.user_attrs.get(CURVE_ATTR) or [] if isinstance(p, dict))
+    return TrialRecord(
+        number=trial.number,
+        state=trial.state.name,
+        params=dict(trial.params),
+        values=None if trial.values is None else tuple(float(v) for v in trial.values),
+        metrics=metrics,
+        conditions=own,
+        violations=violations,
+        feasible=feasible,
+        why_infeasible=_why_infeasible(complete, feasible, metrics, violations),
+        epochs=_epochs(curve, metrics),
+        curve=curve,
+        error=None if error is None else str(error),
+        artifact=trial.user_attrs.get("artifact") or found.get("artifact"),
+        datetime_complete=trial.datetime_complete,
+    )
+
+
+def _violations(
+    trial: optuna.trial.FrozenTrial, metrics: Mapping[str, Any], constraints: Sequence[str]
+) -> dict[str, float]:
+    """Violation per constraint: the trial's stored list (the search's order, then
+    ``feasible``), else the ``constraint_<i>`` metrics ``run_trial`` reported."""
+    stored = trial.user_attrs.get(CONSTRAINTS_KEY) or []
+    out: dict[str, float] = {}
+    for i, text in enumerate(constraints):
+        value = stored[i] if len(stored) > len(constraints) else metrics.get(f"constraint_{i}")
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            out[text] = float(value)
+    return out
+
+
+def _feasible(
+    trial: optuna.trial.FrozenTrial, metrics: Mapping[str, Any], violations: Mapping[str, float]
+) -> bool:
+    """The trial's verdict (user attr), else the flag it reported, else its violations."""
+    if FEASIBLE_KEY in trial.user_attrs:
+        return bool(trial.user_attrs[FEASIBLE_KEY])
+    if FEASIBLE_KEY in metrics:
+        return bool(metrics[FEASIBLE_KEY])
+    return all(v <= 0 for v in violations.values())
+
+
+def _why_infeasible(
+    complete: bool, feasible: bool, metrics: Mapping[str, Any], violations: Mapping[str, float]
+) -> str | None:
+    if REFUSED_KEY in metrics:
+        return str(metrics[REFUSED_KEY])
+    if not complete or feasible:
+        return None
+    missed = [f"{text} (by {v:.4g})" for text, v in violations.items() if v > 0]
+    return "violates " + ", ".join(missed) if missed else "the trial reported itself infeasible"
+
+
+def _epochs(curve: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any]) -> int | None:
+    epochs = [p["epoch"] for p in curve if "epoch" in p]
+    if epochs:
+        return int(max(epochs))
+    reported = metrics.get("epochs")
+    if isinstance(reported, numbers.Real) and math.isfinite(reported):
+        return int(reported)
+    return None

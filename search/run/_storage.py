@@ -32,7 +32,13 @@ from optuna.trial import FrozenTrial, TrialState
 
 from search._urls import connect_url, masked_url
 from search.errors import ConfigError
-from search.run._records import metrics_of, record_metrics
+from search.run._records import (
+    CONSTRAINTS_KEY,
+    FEASIBLE_KEY,
+    REFUSED_KEY,
+    metrics_of,
+    record_metrics,
+)
 from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
 from search.run._trainable import is_number as _is_number
 
@@ -58,15 +64,11 @@ __all__ = [
     "set_metric_names",
 ]
 
-#: Name of the constraint that is violated (1.0) by every infeasible trial, whatever the reason
-#: (a violated user constraint, a budget below the model's minimum).
-FEASIBLE_KEY = "feasible"
-
-#: The metric a trial refused before training carries (why it was not trained).
-REFUSED_KEY = "infeasible_reason"
-
-#: The system attribute holding a trial's constraint values (Optuna's and the dashboard's).
-CONSTRAINTS_ATTR = "constraints"
+#: The system attribute holding a trial's constraint values (Optuna's and the dashboard's key,
+#: the same name as npas's user attribute). ``FEASIBLE_KEY``: the name of the constraint that
+#: every infeasible trial violates (1.0), whatever the reason; ``REFUSED_KEY``: the metric of a
+#: trial refused before training. Declared once, in search.run._records.
+CONSTRAINTS_ATTR = CONSTRAINTS_KEY
 
 #: The error recorded on the trials a killed search left RUNNING.
 INTERRUPTED = "interrupted: the search stopped before this trial ended"

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from objectives.datasets import load
 from objectives.train import evaluate
 from search._cli import _config, build_parser, main
-from search._export import load_bundle
+from search.bundle import load_bundle
 from search.pareto import front_of
 from search.pareto._frame import objectives_of, trials_frame
 from search.run._records import metrics_of

@@ -240,3 +240,69 @@ def test_an_exposed_dashboard_says_where_it_listens_and_stays_read_only(storage:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+#: A search with a latency constraint, recorded as ``search launch`` records it: two feasible
+#: trials, and one trained trial that missed the constraint and dominates both.
+CONSTRAINED = ["latency_ms <= 1"]
+CONSTRAINED_ROWS = [
+    {"accuracy": 0.8, "params": 500, "latency_ms": 0.5, "constraint_0": -0.5},
+    {"accuracy": 0.9, "params": 2000, "latency_ms": 0.9, "constraint_0": -0.1},
+    {"accuracy": 0.99, "params": 100, "latency_ms": 2.0, "constraint_0": 1.0, "feasible": 0.0},
+]
+
+
+@pytest.fixture(scope="module")
+def constrained(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A storage holding :data:`CONSTRAINED_ROWS`, written through npas's own writer."""
+    from search.run._storage import open_storage, open_study, outcome_of, record, report_of
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'npas.db'}"
+    study = open_study(name="constrained", storage=open_storage(url),
+                       sampler=optuna.samplers.RandomSampler(seed=0), config={"name": "c"},
+                       objectives=OBJECTIVES, constraints=CONSTRAINED,
+                       optimiser="random")  # fmt: skip
+    for row in CONSTRAINED_ROWS:
+        trial = study.ask()
+        outcome = outcome_of(report_of({"feasible": 1.0, **row}, ["accuracy", "params"]),
+                             objectives=OBJECTIVES, constraints=CONSTRAINED)  # fmt: skip
+        record(trial, outcome)
+        study.tell(trial, outcome.values, state=outcome.state)
+    return url
+
+
+def test_optuna_agrees_with_our_front_and_the_dashboard_shows_which_trial_is_infeasible(
+    constrained: str,
+) -> None:
+    """What npas stores (the ``constraints`` system attribute, Optuna's key) makes Optuna's
+    ``study.best_trials`` our feasible front, and the dashboard's trials carry it, so its
+    plots grey the infeasible trial. Its "Best Trial" list cannot agree: optuna-dashboard 0.21
+    computes it from every COMPLETE trial's values and never reads the constraints
+    (``optuna_dashboard/_app.py`` get_study_detail → ``_pareto_front.py``). Only a changed
+    state or made-up values would hide the trial there, and both would mislead Optuna's
+    samplers, which need it COMPLETE with its values and violations."""
+    from search.pareto import front_of, trials_frame
+
+    study = optuna.load_study(study_name="constrained", storage=constrained)
+    ours = front_of(trials_frame(study), OBJECTIVES).numbers
+    assert ours == [0, 1], "the infeasible trial 2 is on no front of ours"
+    assert sorted(t.number for t in study.best_trials) == ours  # Optuna's own API agrees
+    # Optuna's public view of them (FrozenTrial.constraints reads the stored list)
+    assert [list(t.constraints.values()) for t in study.trials] == [
+        [-0.5, 0.0], [-0.1, 0.0], [1.0, 1.0]
+    ]  # fmt: skip
+    process, url = start_dashboard(constrained)
+    try:
+        studies = _get(f"{url}/api/studies")["study_summaries"]
+        detail = _get(f"{url}/api/studies/{studies[0]['study_id']}")
+    finally:
+        stop_dashboard(process)
+    constraints = {t["number"]: t["constraints"] for t in detail["trials"]}
+    assert constraints == {0: [-0.5, 0.0], 1: [-0.1, 0.0], 2: [1.0, 1.0]}
+    infeasible = {n for n, c in constraints.items() if any(v > 0 for v in c)}
+    assert infeasible == {2}, "the dashboard's plots mark trial 2 infeasible"
+    best = sorted(t["number"] for t in detail["best_trials"])
+    assert best == [2], (
+        f"optuna-dashboard's best trials are now {best}: if it reads the constraints at last "
+        "(ours are [0, 1]), update docs (the dashboard section) and this test"
+    )

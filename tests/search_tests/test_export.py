@@ -1,4 +1,4 @@
-"""search._export: a bundle exported from a real (small) study rebuilds, with nothing but
+"""search.bundle: a bundle exported from a real (small) study rebuilds, with nothing but
 ``spaces.build_model``, a model whose test accuracy is the one the search recorded; its files
 say which trial and why; ``train_bundle`` retrains it with the same parameter-store mapping.
 
@@ -23,11 +23,11 @@ from optuna.trial import TrialState
 from objectives.datasets import load
 from objectives.train import evaluate
 from search._cli import main
-from search._export import export_bundle, load_bundle, read_bundle, train_bundle
+from search.bundle import export_bundle, load_bundle, read_bundle, train_bundle
 from search.config import SearchConfig, check_trial_config
 from search.errors import ExportError
 from search.pareto import front_table
-from search.run._records import conditions_of, metrics_of
+from search.run._records import conditions_of, constraints_of, metrics_of, read_trial
 from search.run._storage import open_storage, open_study, outcome_of, record, report_of
 from search.trial import run_trial
 from spaces import ConfigError
@@ -147,11 +147,13 @@ def test_metrics_and_config_say_which_trial_and_why(searched, bundle) -> None:
     assert meta["selection"]["spec"] == "best:accuracy"
     assert "best accuracy" in meta["selection"]["reason"]
     assert meta["storage"] == url
-    recorded = metrics_of(trial, conditions_of(study))
-    assert meta["metrics"]["accuracy"] == recorded["accuracy"]
-    assert meta["metrics"]["params"] == recorded["params"] <= 2500
+    recorded = read_trial(trial, conditions_of(study), constraints_of(study))
+    assert meta["metrics"]["accuracy"] == recorded.metrics["accuracy"]
+    assert meta["metrics"]["params"] == recorded.metrics["params"] <= 2500
     assert meta["conditions"] and all(k.startswith("cond_") for k in meta["conditions"])
-    assert meta["conditions"] == {k: v for k, v in recorded.items() if k.startswith("cond_")}
+    assert meta["conditions"] == recorded.conditions
+    assert meta["violations"] == recorded.violations
+    assert recorded.violations["params <= 2500"] == recorded.metrics["params"] - 2500 <= 0
     assert meta["params"] == trial.params
     assert meta["onnx"]["file"] == "model.onnx" and meta["onnx"]["error"] is None
     assert {"model.onnx", "model.pt2"} <= set(bundle.paths) and bundle.onnx_error is None

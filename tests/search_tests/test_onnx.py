@@ -1,4 +1,4 @@
-"""Bundles that deploy without npas (search._deploy through search.export_bundle): every
+"""Bundles that deploy without npas (search.bundle._portable through search.export_bundle): every
 family's model.onnx computes what its model.pt computes, at any batch size; a fresh interpreter
 that cannot import npas (nor, for the ONNX part, torch) reproduces the recorded test accuracy
 from the bundle's files alone; an ONNX export that fails keeps the rest of the bundle and says
@@ -26,8 +26,8 @@ import pytest
 import torch
 
 from objectives.datasets import load
-from search._deploy import OPSET, data_record
-from search._export import Exported, export_bundle, load_bundle
+from search.bundle import Exported, export_bundle, load_bundle
+from search.bundle._portable import OPSET, data_record
 from search.trial import run_trial
 from spaces import build_model, list_families
 from tests.search_tests.studies import npas_study

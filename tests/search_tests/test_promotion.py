@@ -21,7 +21,7 @@ import yaml
 from optuna.trial import TrialState
 from ray.tune.schedulers import TrialScheduler
 
-from search._export import export_bundle, train_bundle
+from search.bundle import export_bundle, train_bundle
 from search.config import TrialConfig
 from search.errors import ExportError
 from search.run import launch

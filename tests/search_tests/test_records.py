@@ -5,14 +5,16 @@ study written the old way (one nested ``metrics`` attribute) reads the same."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from search.pareto._frame import trials_frame, with_stored_names
-from search.run._records import conditions_of, metrics_of
+from search.pareto._columns import FIXED_COLUMNS
+from search.pareto._frame import trials_frame
+from search.run._records import conditions_of, metrics_of, read_study
 from search.run._storage import open_storage, open_study, outcome_of, record
 from search.run._trainable import report_of
 from tests.search_tests.studies import ROWS, npas_study
@@ -30,7 +32,7 @@ TRAINED = [
      **CONDITIONS, "cond_measure_s": 0.7, "cond_timer": "cuda events"},
 ]  # fmt: skip
 #: Refused before training: a reason, no accuracy, and the cost measured so far.
-REFUSED = {"params": 9000, "flops_infer": 1.8e5, "feasible": 0.0,
+REFUSED = {"params": 9000, "flops_infer": 1.8e5, "feasible": 0.0, "constraint_0": 4000.0,
            "infeasible_reason": "violates params <= 5000", "cond_device": "cpu"}  # fmt: skip
 
 
@@ -100,10 +102,58 @@ def test_a_study_written_the_old_way_reads_the_same() -> None:
     pd.testing.assert_frame_equal(frames[0], frames[1], check_like=True)
 
 
-def test_the_csv_names_metrics_apart_from_sampled_parameters(tmp_path) -> None:
+def test_the_csv_has_the_frames_column_names_and_plain_cells(tmp_path) -> None:
+    study = _recorded(tmp_path)
     path = tmp_path / "trials.csv"
-    with_stored_names(trials_frame(npas_study(ROWS))).to_csv(path, index=False)
-    columns = list(pd.read_csv(path).columns)
-    assert [c for c in columns if c.startswith("params_")] == ["params_width"]
-    assert {"metric_params", "metric_accuracy", "metric_cond_device", "feasible"} <= set(columns)
-    assert "params" not in columns
+    frame = trials_frame(study)
+    frame.to_csv(path, index=False)
+    read = pd.read_csv(path)
+    assert list(read.columns) == list(frame.columns)
+    assert list(read.columns[: len(FIXED_COLUMNS)]) == list(FIXED_COLUMNS)
+    assert [c for c in read.columns if c.startswith("params_")] == ["params_budget"]
+    assert {"params", "accuracy", "cond_device", "cond_sample_shape"} <= set(read.columns)
+    assert not any(" " in c for c in read.columns)
+    # a list condition is JSON text, the same in the frame, the CSV and JSON: no Python repr
+    assert set(read["cond_sample_shape"]) == {json.dumps(CONDITIONS["cond_sample_shape"])}
+    rows = json.loads(frame.to_json(orient="records", date_format="iso"))
+    assert rows[0]["cond_sample_shape"] == "[1, 8, 8]"
+
+
+def test_one_record_per_trial_says_what_it_recorded(tmp_path) -> None:
+    records = read_study(_recorded(tmp_path))
+    assert records.constraints == ("params <= 5000",)
+    first, second, refused = records.trials
+    assert (first.number, first.state, first.feasible, first.why_infeasible) == (
+        0, "COMPLETE", True, None
+    )  # fmt: skip
+    assert first.values == (0.9, 900.0) and "budget" in first.params
+    assert first.violations == {"params <= 5000": 0.0}, "as stored: it reported none"
+    assert first.metrics["flops_infer"] == 1.8e4 and "cond_device" not in first.metrics
+    assert first.conditions["cond_device"] == "cpu"
+    assert second.conditions["cond_timer"] == "cuda events", "its own condition wins"
+    assert refused.state == "PRUNED" and refused.refused and not refused.feasible
+    assert refused.violated == {"params <= 5000": 4000.0}
+    assert refused.why_infeasible == "violates params <= 5000" and refused.values is None
+
+
+def test_a_trained_infeasible_trial_says_which_constraint_and_by_how_much(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'npas.db'}"
+    study = open_study(
+        name="s", storage=open_storage(url), sampler=optuna.samplers.RandomSampler(seed=0),
+        config={"name": "s"}, objectives=OBJECTIVES,
+        constraints=["latency_ms <= 0.1", "params <= 5000"], optimiser="random",
+    )  # fmt: skip
+    trial = study.ask()
+    metrics = {**TRAINED[0], "constraint_0": 0.11, "constraint_1": -4100.0, "feasible": 0.0}
+    outcome = outcome_of(
+        report_of(metrics, ["accuracy", "params"]),
+        objectives=OBJECTIVES,
+        constraints=["latency_ms <= 0.1", "params <= 5000"],
+    )
+    record(trial, outcome)
+    study.tell(trial, outcome.values, state=outcome.state)
+    (read,) = read_study(optuna.load_study(study_name="s", storage=url)).trials
+    assert read.state == "COMPLETE" and not read.feasible
+    assert read.violated == {"latency_ms <= 0.1": 0.11}
+    assert read.why_infeasible == "violates latency_ms <= 0.1 (by 0.11)"
+    assert trials_frame(study).loc[0, "why_infeasible"] == read.why_infeasible

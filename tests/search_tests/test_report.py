@@ -23,8 +23,18 @@ from optuna.trial import TrialState, create_trial
 from search.config import Constraint
 from search.pareto._frame import objectives_of, trials_frame
 from search.report._importance import MIN_TRIALS, param_importances
-from search.report._interactive import Marks, trade_off
+from search.report._interactive import trade_off
+from search.report._plots import accuracy_vs
 from search.report._report import _decisions_section, _front, write_report
+from search.report._scatter import (
+    FRONT_LABEL,
+    INFEASIBLE_LABEL,
+    REFUSED_LABEL,
+    STOPPED_LABEL,
+    Marks,
+    scatter,
+    staircase,
+)
 from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 from tests.search_tests.studies import npas_study
 
@@ -32,13 +42,15 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 OBJECTIVES = [["accuracy", "maximize"], ["params", "minimize"], ["latency_ms", "minimize"]]
 LIMIT = 5000.0
+#: A limit some trained trials miss: infeasible after training, with the violation to show.
+LATENCY_LIMIT = 0.3
 PANEL = ["params", "flops_infer", "latency_ms", "peak_mem_infer_mb", "energy_infer_j"]
 
 
 def _metrics(rng: np.random.Generator, width: int, budget: int) -> dict:
     """A run_trial-shaped result dict with realistic keys and plausible values."""
     params = float(min(budget, 90 * width))
-    gated = params > LIMIT  # an analytic constraint violated: no training (SEARCH.md)
+    gated = params > LIMIT  # an analytic constraint violated: no training (search/trial.py)
     m = {
         "params": params,
         "weights": params * 1.5,
@@ -55,12 +67,15 @@ def _metrics(rng: np.random.Generator, width: int, budget: int) -> dict:
     if gated:
         return {**m, "accuracy": 0.0, "infeasible_reason": f"params {params:g} > {LIMIT:g}"}
     acc = float(np.clip(0.55 + 0.1 * np.log10(params) - 0.04 * rng.random(), 0, 1))
+    latency = 0.08 + params / 2e4 + 0.03 * rng.random()
     return {
         **m,
+        "feasible": float(latency <= LATENCY_LIMIT),
+        "constraint_1": latency - LATENCY_LIMIT,
+        "latency_ms": latency,
         "accuracy": acc,
         "test_accuracy": acc - 0.01,
         "val_loss": 1.2 - acc,
-        "latency_ms": 0.08 + params / 2e4 + 0.03 * rng.random(),
         "latency_p90_ms": 0.1 + params / 2e4,
         "throughput": 1e5 / (1 + params / 100),
         "peak_mem_infer_mb": 212.0,  # constant: VmHWM of the process dominates
@@ -125,7 +140,7 @@ def _fill(
             attrs = {
                 "metrics": m,
                 "feasible": bool(m["feasible"]),
-                "constraints": [m["constraint_0"]],
+                "constraints": [m["constraint_0"], m.get("constraint_1", 0.0)],
                 "trial_config": {"seed": i},
                 "artifact": None,
             }
@@ -150,13 +165,14 @@ def _fill(
 
 
 def _study(tmp: Path, name: str, n: int, **kw) -> optuna.Study:
-    """A study in real SQLite storage, written with SEARCH.md's conventions, then reloaded."""
+    """A study in real SQLite storage, written as search.run._storage records, then reloaded."""
     url = f"sqlite:///{tmp / 'npas.db'}"
     study = optuna.create_study(
         storage=url, study_name=name, directions=[d for _, d in OBJECTIVES]
     )
     study.set_user_attr("objectives", OBJECTIVES)
-    study.set_user_attr("constraints", [f"params <= {LIMIT:g}"])
+    limits = [f"params <= {LIMIT:g}", f"latency_ms <= {LATENCY_LIMIT:g}"]
+    study.set_user_attr("constraints", limits)
     study.set_user_attr("optimiser", "nsga2")
     _fill(study, n, **kw)
     return optuna.load_study(study_name=name, storage=url)
@@ -226,11 +242,13 @@ def test_report_writes_every_file(report):
             assert pixels.shape[0] > 200 and pixels[..., :3].std() > 0.05, name
     csv = pd.read_csv(paths["trials.csv"])
     assert len(csv) == len(study.trials) == 18
-    # metrics named as stored: the indicator `params` is no sampled parameter (params_*)
+    # the frame's column names (as in `search pareto`, its CSV and JSON): metrics by their
+    # own name, sampled parameters params_<name>, no name with a space
+    assert list(csv.columns) == list(trials_frame(study).columns)
     sampled = {f"params_{name}" for trial in study.trials for name in trial.params}
     assert {c for c in csv.columns if c.startswith("params_")} == sampled
-    assert "params" not in csv.columns and csv["metric_params"].dtype == float
-    assert pd.api.types.is_numeric_dtype(csv["metric_flops_infer"])
+    assert csv["params"].dtype == float and not any(" " in c for c in csv.columns)
+    assert pd.api.types.is_numeric_dtype(csv["flops_infer"])
     assert csv["error"].dropna().str.contains("NonFiniteLossError").sum() == 3
 
 
@@ -257,7 +275,10 @@ def test_report_text_states_selection_hypervolume_and_conditions(report):
     assert measured.startswith("Measured under (the same for every trial below): ")
     for condition in ("cond_batch=1", "cond_device=cpu", "cond_threads=1"):
         assert condition in measured
-    assert "Failed and infeasible trials" in md and "params" in md
+    assert "## Infeasible and failed trials" in md
+    # the text explains every marker with the legends' own words
+    for label in (INFEASIBLE_LABEL, REFUSED_LABEL, STOPPED_LABEL, FRONT_LABEL):
+        assert f'"{label}"' in md, label
     gated = frame[frame["state"].eq("COMPLETE") & ~frame["feasible"]]
     assert len(gated) > 0  # the fixture does contain infeasible trials
     for name in paths:
@@ -290,10 +311,10 @@ def test_report_shows_the_schedulers_rung_decisions(report):
     assert "8 rung decision(s) by the multi-fidelity scheduler on 4 trial(s): continue 3, " \
         "stop 2, pause 2, promote 1." in md  # fmt: skip
     counts = _md_table(md, "Decisions per rung and outcome")
-    assert counts[0] == "| rung (epoch) | trials | continue | stop | pause | promote |"
+    assert counts[0] == "| rung | trials | continue | stop | pause | promote |"
     assert counts[2:] == ["| 1 | 4 | 2 | 1 | 2 | 1 |", "| 2 | 2 | 1 | 1 | 0 | 0 |"]
     trails = _md_table(md, "Decision trail per trial")
-    assert trails[0] == "| number | state | epochs | decisions | why it ended |"
+    assert trails[0] == "| number | state | epochs | decisions | stopped |"
     assert [row.split(" | ")[0] for row in trails[2:]] == ["| 0", "| 1", "| 6", "| 13"]
     assert (
         "| 6 | PRUNED | 2 | 1: pause (rank 1 of 4, top 2) → promote (rank 1 of 6, top 3); "
@@ -314,20 +335,19 @@ def test_decision_table_keeps_the_front_and_the_40_most_recent_trials():
     rows = [{"accuracy": 0.5 + 0.001 * i, "params": 1000.0 - i} for i in range(60)]
     rows[3] = {"accuracy": 0.99, "params": 1.0}  # dominates every other trial
     study = npas_study(rows, attrs={DECISIONS_KEY: log})
-    front = _front(trials_frame(study), objectives_of(study))
+    frame = trials_frame(study)
+    front = _front(frame, objectives_of(study))
     assert front.numbers == [3]
-    section = _decisions_section(study, front)
+    section = _decisions_section(study, front, frame)
     assert section is not None
     counts, trails = (table for _, table in section.tables)
-    assert counts.to_dict("records") == [
-        {"rung (epoch)": 1, "trials": 60, "pause": 60, "promote": 60}
-    ]
+    assert counts.to_dict("records") == [{"rung": 1, "trials": 60, "pause": 60, "promote": 60}]
     assert trails["number"].tolist() == [3, *range(20, 60)]
-    assert "why it ended" not in trails  # no trial was stopped by a time limit
+    assert "stopped" not in trails  # no trial was stopped by a time limit
     assert trails["decisions"][0] == "1: pause (rank 0 of 2, top 1) → promote (rank 0 of 3, top 1)"
     assert "60 trials have decisions; shown are 41, the front's 1 and the 40 most recent: " \
         "19 left out." in section.text  # fmt: skip
-    assert _decisions_section(npas_study(rows[:5]), front) is None
+    assert _decisions_section(npas_study(rows[:5]), front, frame) is None
 
 
 def test_html_is_self_contained(report):
@@ -459,6 +479,30 @@ def test_html_renders_in_headless_chromium_offline_without_console_messages(repo
     assert len(scatters) >= 7  # every accuracy-vs-indicator plot, the matrix, validation/test
     matrix = next(m for m in divs.values() if "every pair of objectives" in m)
     assert matrix.count('class="point"') > 30 and "limit params &lt;= 5000" in matrix
+    # the legend, as drawn, names every kind of marker and the dashed limits
+    legend = re.findall(r'class="legendtext"[^>]*>([^<]*)<', matrix)
+    for label in (
+        INFEASIBLE_LABEL,
+        REFUSED_LABEL,
+        STOPPED_LABEL,
+        FRONT_LABEL,
+        "convnet",
+        "mlp",
+        "limit params &lt;= 5000 (dashed)",
+        "limit latency_ms &lt;= 0.3 (dashed)",
+    ):
+        assert label in legend, (label, legend)  # fmt: skip
+    # every trained infeasible trial: the constraint it missed, its value, the limit, by how much
+    table = page.dom[page.dom.index("Infeasible trials: the constraint missed") :]
+    table = table[: table.index("</table>")]
+    rows = [re.findall(r"<td>([^<]*)</td>", r) for r in table.split("<tr>")[2:]]
+    trained = [r for r in rows if r[2] == "True"]
+    assert [(r[0], r[1], r[3], r[5]) for r in trained] == [
+        ("8", "COMPLETE", "latency_ms &lt;= 0.3", "0.3")
+    ]
+    value, by = float(trained[0][4]), float(trained[0][6])
+    assert by > 0 and value - 0.3 == pytest.approx(by, abs=1e-5)
+    assert {r[3] for r in rows if r[2] == "False"} == {"params &lt;= 5000"}
     parallel = next(m for m in divs.values() if "feasible trial(s); front in red" in m)
     assert "<canvas" in parallel  # parcoords draws its lines with WebGL
     bars = next(m for m in divs.values() if "Parameter importance" in m)
@@ -469,17 +513,26 @@ def test_scatter_marks_families_infeasible_trials_and_limits(report):
     study, _ = report
     frame = trials_frame(study)
     marks = Marks(frame["params_family"], knee=4, constraints=(Constraint("params <= 5000"),))
-    fig = trade_off(frame, "params", "accuracy", marks, front=[0, 4], direction="minimize",
-                    unit="count")  # fmt: skip
+    on_front = frame["number"].isin([0, 4])
+    panel = scatter(frame, "params", "accuracy", marks, on_front=on_front)
+    fig = trade_off(panel, staircase(panel, on_front, frame), direction="minimize", unit="count")
     traces = {t.name: t for t in fig.data if t.name}
-    assert {"convnet", "mlp", "infeasible", "stopped early", "front"} <= set(traces)
-    assert "selected (trial 4)" in traces
-    assert traces["infeasible"].marker.color == traces["stopped early"].marker.color == "#9a9a9a"
+    kinds = {"convnet", "mlp", INFEASIBLE_LABEL, REFUSED_LABEL, STOPPED_LABEL, FRONT_LABEL}
+    assert kinds | {"selected (trial 4)", "limit params <= 5000 (dashed)"} == set(traces)
+    assert traces[INFEASIBLE_LABEL].marker.color == traces[STOPPED_LABEL].marker.color
     mlp = frame[frame["feasible"] & frame["params_family"].eq("mlp")]
     assert sorted(traces["mlp"].x) == sorted(mlp["params"])
     assert traces["mlp"].hovertext[0].startswith("trial 0 · mlp<br>params = ")
+    # an infeasible trial's hover says which constraint it missed and by how much
+    (hover,) = traces[INFEASIBLE_LABEL].hovertext
+    assert hover.startswith("trial 8 · convnet · infeasible: violates latency_ms <= 0.3 (by ")
     assert [s.x0 for s in fig.layout.shapes] == [5000.0]  # the constraint's limit
     assert fig.layout.yaxis.range[0] > 0.5  # gated trials (accuracy 0) below the first view
+    # the PNG draws the same panel: the same kinds, labels and points in its legend
+    png = accuracy_vs(panel, staircase(panel, on_front, frame), unit="count")
+    legend = [t.get_text() for t in png.axes[0].get_legend().get_texts()]
+    assert {label.split(" [")[0] for label in legend} == set(traces)
+    assert f"{REFUSED_LABEL} [3 below the axis]" in legend
 
 
 def test_study_with_one_trial(tmp_path):

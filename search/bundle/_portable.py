@@ -212,8 +212,11 @@ def _user_data_record(data: Data) -> dict[str, Any]:
         "dataset": data.name,
         "source": prov["source"],
         "declared": prov.get("declared"),
-        "test": {"size": len(data.test), "split": "the dataset's test split as npas read it",
-                 "indices": None},
+        "test": {
+            "size": len(data.test),
+            "split": "the dataset's test split as npas read it",
+            "indices": None,
+        },
         "preprocessing": {
             "input": f"float32, shape (N, {', '.join(map(str, data.in_shape))}), channels first",
             "formula": "x = raw * multiply - subtract, per channel, in float32 "

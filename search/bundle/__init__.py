@@ -1,0 +1,44 @@
+"""Training-ready bundles: one chosen trial of a search, its config, materialised weights and
+metrics, loadable with nothing but ``spaces.build_model`` — and retrained at a full schedule.
+
+Words: to *export* is what ``search export`` does, write a trial as a bundle
+(:mod:`._write`); the bundle's *portable* files are the model in formats that run without npas,
+ONNX and a torch.export program (:mod:`._portable`); :mod:`._files` reads a bundle back,
+:mod:`._readme` writes its README and :mod:`._retrain` trains it again (``search train``).
+
+A bundle is a folder::
+
+    config.yaml    the trial config (``search.trial.run_trial`` takes it as it is)
+    model.pt       {"state_dict" (the plain, materialised model), "family", "in_shape",
+                    "num_classes", "hyper", "mapping", "trial_config", "format", ...}
+    metrics.json   the recorded metrics and their conditions, the trial and why it was chosen;
+                   ``onnx`` (opset, input and output names and shapes, or why ONNX is missing)
+                   and ``data`` (the test split and preprocessing that reproduce test_accuracy)
+    model.onnx     the plain model for onnxruntime & co. (opset 18, dynamic batch)
+    model.pt2      the same traced program for ``torch.export.load`` (no npas code needed)
+    README.md      how to load it in your own code, with npas or without
+    train.json     written by ``search train``: the retrained metrics next to the search's
+
+Shapeshifter networks are materialised (:meth:`ShapeshiftNet.materialize`): the weights are the
+generated ones, in the original architecture, so deployment needs no npas code. The SSN mapping
+is kept so that :func:`train_bundle` retrains with the same parameter sharing. A portable export
+that fails leaves the other files written and says why.
+
+Names load lazily (PEP 562): torch and the datasets load only when a bundle is made or read.
+"""
+
+from __future__ import annotations
+
+from spaces._lazy import lazy_getattr
+
+_MODULES = {
+    "_files": ("BUNDLE_FORMAT", "load_bundle", "read_bundle"),
+    "_write": ("Exported", "export_bundle"),
+    "_retrain": ("FULL_SCHEDULE", "Trained", "train_bundle"),
+}
+_EXPORTS = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
+
+__all__ = sorted(_EXPORTS)
+
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

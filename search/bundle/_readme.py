@@ -1,0 +1,131 @@
+"""The README.md of a bundle: what it is, how to load it with npas or without (onnxruntime,
+torch alone), and how to train it again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import optuna
+
+from search.bundle._portable import ONNX_FILE, PROGRAM_FILE
+from search.pareto._frame import format_value
+from search.pareto._selectors import Selection
+
+__all__ = ["readme"]
+
+
+def readme(
+    study: optuna.Study,
+    number: int,
+    chosen: Selection,
+    saved: Mapping[str, Any],
+    record: Mapping[str, Any],
+) -> str:
+    metrics = record["metrics"]
+    shown = [n for n, _ in record["objectives"]] + ["test_accuracy"]
+    lines = "\n".join(
+        f"| {n} | {format_value(metrics.get(n))} |" for n in dict.fromkeys(shown) if n in metrics
+    )
+    budget = saved["budget"]
+    ssn = (
+        f"It was searched as a Shapeshifter network with a budget of {budget} parameters; the "
+        "weights here are materialised (generated once), so the module is a plain "
+        f"`{saved['family']}` with {record['exported']['materialised_params']} parameters."
+        if budget is not None
+        else "It was searched as a plain model (no parameter budget)."
+    )
+    norm = saved["normalisation"]
+    return f"""# npas bundle: trial {number} of `{study.study_name}`
+
+Chosen by `{chosen.selector}`: {chosen.reason}.
+
+Family `{saved["family"]}`, hyper-parameters `{json.dumps(saved["hyper"])}`, input shape
+{tuple(saved["in_shape"])}, {saved["num_classes"]} classes. {ssn}
+
+| metric (as the search recorded it) | value |
+|---|---|
+{lines}
+
+The exported model scores {record["exported"]["test_accuracy"]:.4f} on the test split.
+`metrics.json` holds every indicator with the conditions it was measured under.
+{_checkpoint_readme(record["checkpoint"])}
+## Load it in your own code
+
+```python
+import torch
+from spaces import build_model
+
+blob = torch.load("model.pt", map_location="cpu", weights_only=True)
+model = build_model(blob["family"], blob["in_shape"], blob["num_classes"], **blob["hyper"])
+model.load_state_dict(blob["state_dict"])
+model.eval()
+```
+
+Inputs are normalised as `objectives.datasets.load("{saved["trial_config"]["dataset"]}")`
+does it: pixels scaled to [0, 1], then per channel `(x - mean) / std` with mean
+{[round(m, 6) for m in norm["mean"]]} and std {[round(s, 6) for s in norm["std"]]}.
+
+{_portable_readme(record)}
+## Train it again
+
+`search train <this folder> [--epochs N]` retrains the configuration from scratch at a full
+schedule (same family, budget and parameter-store mapping) and writes `train.json` with the
+accuracy and cost panel next to the search's values. `config.yaml` is the trial config:
+`search.trial.run_trial(config)` runs it as the search did.
+"""
+
+
+def _checkpoint_readme(source: Mapping[str, Any] | None) -> str:
+    """The README's line on where the weights came from, when from a checkpoint."""
+    if source is None:
+        return ""
+    return (
+        f"\nThe weights are the trial's checkpoint after epoch {source['epoch']} "
+        f"(`{source['folder']}`), kept here as `{source['file']}`: `search train <this "
+        "folder> --from-checkpoint` starts from it.\n"
+    )
+
+
+def _portable_readme(record: Mapping[str, Any]) -> str:
+    """The README's section on running the bundle with onnxruntime or torch alone."""
+    onnx, data = record["onnx"], record["data"]
+    test, source = data["test"], data["source"]
+    where = test["split"] + (
+        " (`data.test.indices`: positions in the source)" if test["indices"] is not None else ""
+    )
+    origin = source if isinstance(source, str) else "the files in `data.source`"
+    common = (
+        f"The test split is {test['size']} samples of `{data['dataset']}` from {origin}: "
+        f"{where}. Raw pixels are the published values, channels first (`pixel_scale` "
+        f"{data['preprocessing']['pixel_scale']:g} maps them to [0, 1]); the exported model "
+        f"gets {record['exported']['test_correct']} of them right.\n"
+    )
+    if onnx["file"] is None:
+        return f"""## Run it without npas
+
+This bundle has no `{ONNX_FILE}` or `{PROGRAM_FILE}`: {onnx["error"]}. `model.pt` loads
+as above. {common}"""
+    inp, out = onnx["input"], onnx["output"]
+    shape_in, shape_out = (", ".join(map(str, v["shape"])) for v in (inp, out))
+    return f"""## Run it without npas
+
+`{ONNX_FILE}` (ONNX opset {onnx["opset"]}) takes `{inp["name"]}`, {inp["dtype"]} of shape
+({shape_in}) (the `batch` dimension is dynamic), and returns `{out["name"]}` ({shape_out}).
+Preprocess with the float32 constants in `metrics.json` → `data.preprocessing`: this gives
+exactly what npas fed the model, while `(raw / pixel_scale - mean) / std` can round differently
+in the last bit:
+
+```python
+import json, numpy as np, onnxruntime as ort
+pre = json.load(open("metrics.json"))["data"]["preprocessing"]
+scale, shift = (np.asarray(pre[k], np.float32)[:, None, None] for k in ("multiply", "subtract"))
+x = raw.astype(np.float32) * scale - shift  # raw: N×C×H×W pixel values as published
+logits = ort.InferenceSession("{ONNX_FILE}").run(None, {{"{inp["name"]}": x}})[0]
+```
+
+{common}
+`{PROGRAM_FILE}` is the same model as a `torch.export` program, for torch alone:
+`torch.export.load("{PROGRAM_FILE}").module()(torch.from_numpy(x))`.
+"""

@@ -1,0 +1,206 @@
+"""``search train``: a bundle's configuration trained again at a full schedule (or from the
+checkpoint it holds), measured as the search measured it, and compared with the search."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+import yaml
+
+from search.bundle._files import BUNDLE_FORMAT, metrics_json, read_bundle, versions
+from search.config import TrialConfig
+from search.config import _checks as checks
+from search.errors import ConfigError, ExportError
+from search.trial import ARCHITECTURE, STATE_NAME, run_trial
+
+__all__ = ["FULL_SCHEDULE", "Trained", "check_device", "train_bundle"]
+
+#: ``search train`` retrains for this many times the search's epochs unless told otherwise.
+FULL_SCHEDULE = 4
+
+
+@dataclass(frozen=True)
+class Trained:
+    """What :func:`train_bundle` measured: the comparison table and where it is saved."""
+
+    table: pd.DataFrame
+    metrics: dict[str, Any]
+    path: Path
+
+
+def _retrain_config(
+    cfg: TrialConfig,
+    mapping: Mapping[str, int] | None,
+    *,
+    epochs: int | None,
+    out: Path,
+    device: str | None,
+    seed: int | None = None,
+) -> TrialConfig:
+    """The bundle's trial config at the full schedule, with the bundle's SSN mapping fixed."""
+    if epochs is None:
+        epochs = FULL_SCHEDULE * cfg.train["epochs"]
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ConfigError(f"epochs: got {epochs!r}; allowed: an int >= 1")
+    ssn = cfg.ssn
+    if cfg.budget is not None and mapping:
+        stores = max(int(v) for v in mapping.values()) + 1
+        ssn = {**ssn, "mapping": dict(mapping), "stores": stores}
+    return cfg.replace(
+        train={"epochs": epochs, "max_steps": None},
+        ssn=ssn,
+        artifact_dir=str(out / "trained"),
+        device=device,
+        seed=cfg.seed if seed is None else checks.seed(seed, "seed"),
+    )
+
+
+#: What ``config.yaml`` may not change against ``model.pt``: what the saved mapping fits.
+_ARCHITECTURE = (*ARCHITECTURE, "ssn")
+
+
+def _bundle_config(folder: Path, saved: TrialConfig) -> TrialConfig:
+    """The bundle's ``config.yaml`` (validated), which may change how it is trained but not
+    what is trained: an architecture that differs from ``model.pt`` is refused."""
+    path = folder / "config.yaml"
+    if not path.is_file():
+        return saved
+    try:
+        edited = TrialConfig.from_dict(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    except (ConfigError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: {err}") from None
+    differ = [k for k in _ARCHITECTURE if getattr(edited, k) != getattr(saved, k)]
+    if differ:
+        raise ExportError(
+            f"{path} differs from model.pt in {differ}: a bundle retrains the architecture it "
+            "was exported with; edit only the training options (train, seed), or export the "
+            "trial you want"
+        )
+    return edited
+
+
+def check_device(device: str | None) -> None:
+    """A device that this torch can use (a CUDA index it does not see is refused)."""
+    if device is None:
+        return
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ConfigError(f"--device: got {device!r}; allowed: cpu, cuda, cuda:<n>") from None
+    if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
+        raise ConfigError(
+            f"--device: got {device!r}, but torch sees {torch.cuda.device_count()} CUDA "
+            "device(s); allowed: cpu" + (", cuda, cuda:<n>" if torch.cuda.is_available() else "")
+        )
+
+
+def train_bundle(
+    folder: str | os.PathLike[str],
+    *,
+    epochs: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    device: str | None = None,
+    seed: int | None = None,
+    from_checkpoint: bool = False,
+) -> Trained:
+    """Retrains a bundle's configuration and compares it with the search: from scratch, or
+    from the checkpoint the bundle holds.
+
+    Same family, hyper-parameters, budget and SSN options; the parameter-store mapping is the
+    bundle's (an ``auto`` mapping is not searched again). Accuracy and the same indicators are
+    measured as the search did (:func:`search.trial.run_trial`).
+
+    Args:
+        folder: The bundle.
+        epochs: Training epochs; None: :data:`FULL_SCHEDULE` times the search's.
+        out: Where ``train.json`` and the retrained ``trained/model.pt`` go (default: the
+            bundle folder).
+        device: Torch device; None: CUDA when available.
+        seed: Seed of the initialisation, the data order and the validation split; None: the
+            bundle's. The test split is the dataset's own, so test accuracies of several
+            seeds compare (``benchmarks/leaderboard.py`` retrains each winner with three).
+        from_checkpoint: Start from the weights of the checkpoint the bundle holds (exported
+            with ``from_checkpoint``) instead of a fresh initialisation: a warm start, with the
+            optimiser and learning-rate schedule of the retraining's ``epochs`` begun anew.
+
+    Raises:
+        ExportError: not a bundle, or ``from_checkpoint`` and the bundle holds no checkpoint.
+        ConfigError: bad epochs or device.
+    """
+    folder = Path(folder)
+    check_device(device)
+    blob = read_bundle(folder)
+    target = Path(out) if out is not None else folder
+    searched = _bundle_config(folder, TrialConfig.from_dict(blob["trial_config"]))
+    cfg = _retrain_config(searched, blob.get("mapping"), epochs=epochs, out=target, device=device,
+                          seed=seed)  # fmt: skip
+    recorded = _recorded(folder)
+    warm = folder if from_checkpoint else None
+    if warm is not None and not (folder / STATE_NAME).is_file():
+        raise ExportError(
+            f"{folder} holds no checkpoint ({STATE_NAME}): export the trial with `search "
+            "export --from-checkpoint`, or retrain from scratch without --from-checkpoint"
+        )
+    result = run_trial(cfg, warm=warm)
+    table = _compare(recorded, result, blob["trial_config"])
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "train.json"
+    payload = {
+        "format": BUNDLE_FORMAT,
+        "bundle": str(folder.resolve()),
+        "epochs": cfg.train["epochs"],
+        "search_epochs": searched.train["epochs"],
+        "from_checkpoint": _from_checkpoint(folder) if from_checkpoint else None,
+        "trial_config": {**cfg.to_dict(), "artifact_dir": None},
+        "metrics": result,
+        "search_metrics": recorded,
+        "comparison": table.to_dict(orient="records"),
+        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": versions(),
+    }
+    path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+    return Trained(table=table, metrics=result, path=path)
+
+
+def _from_checkpoint(folder: Path) -> dict[str, Any]:
+    """train.json's ``from_checkpoint``: the bundle's checkpoint, as metrics.json names it."""
+    named = metrics_json(folder).get("checkpoint") or {}
+    return {**named, "file": str((folder / STATE_NAME).resolve())}
+
+
+def _recorded(folder: Path) -> dict[str, Any]:
+    metrics = metrics_json(folder).get("metrics") or {}
+    if not isinstance(metrics, dict):
+        raise ExportError(f"{folder / 'metrics.json'}: its metrics are not a JSON object")
+    return metrics
+
+
+def _compare(
+    search: Mapping[str, Any], train: Mapping[str, Any], cfg: Mapping[str, Any]
+) -> pd.DataFrame:
+    """One row per metric both runs have: search value, retrained value, difference."""
+    first = ["accuracy", "test_accuracy", *(o[0] for o in cfg.get("objectives") or [])]
+    rest = [k for k in train if k not in first]
+    rows = []
+    for name in dict.fromkeys([*first, *rest, "train_time_s", "epochs"]):
+        a, b = search.get(name), train.get(name)
+        if not (_number(a) or _number(b)) or name.startswith(("constraint_", "cond_")):
+            continue
+        if name in ("feasible", "trial_time_s"):
+            continue
+        diff = b - a if _number(a) and _number(b) else math.nan
+        rows.append({"metric": name, "search": a, "train": b, "change": diff})
+    return pd.DataFrame(rows, columns=["metric", "search", "train", "change"])
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

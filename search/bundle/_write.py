@@ -1,0 +1,287 @@
+"""``search export``: one chosen trial of a search written as a bundle (its config, materialised
+weights, metrics and conditions, the model as ONNX and a torch.export program, a README)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+import torch
+import yaml
+from torch import nn
+
+from objectives.datasets import DATASETS, load
+from objectives.train import evaluate
+from search._urls import masked_url
+from search.bundle._files import BUNDLE_FORMAT, FILES, metrics_json, versions
+from search.bundle._portable import ONNX_FILE, PROGRAM_FILE, data_record, write_onnx
+from search.bundle._readme import readme
+from search.config import TrialConfig
+from search.errors import ExportError
+from search.pareto._frame import objectives_of, trials_frame
+from search.pareto._selectors import Selection, parse_spec, select
+from search.pareto._study_front import front_of
+from search.run._checkpoint_files import latest_checkpoint
+from search.run._records import TrialRecord, conditions_of, constraints_of, read_trial
+from search.trial import STATE_NAME, model_of, read_state, read_weights
+
+__all__ = ["Exported", "export_bundle"]
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What :func:`export_bundle` wrote.
+
+    Attributes:
+        folder: The bundle folder.
+        number: The exported trial's number.
+        selection: The selector's choice and its reason.
+        paths: File name → path.
+        recorded_test_accuracy: ``test_accuracy`` the search recorded for the trial.
+        test_accuracy: The exported (materialised) model's accuracy on the same test split.
+        onnx_error: Why the bundle has no model.onnx and model.pt2; None when it has them.
+    """
+
+    folder: Path
+    number: int
+    selection: Selection
+    paths: dict[str, Path]
+    recorded_test_accuracy: float | None
+    test_accuracy: float
+    onnx_error: str | None
+
+
+def _frozen(study: optuna.Study, number: int) -> optuna.trial.FrozenTrial:
+    for trial in study.get_trials(deepcopy=False):
+        if trial.number == number:
+            return trial
+    raise ExportError(f"study {study.study_name!r} has no trial {number}")
+
+
+def _artifact(trial: TrialRecord) -> Path:
+    where = trial.artifact
+    if not where or not Path(where).is_file():
+        why = f" (it was not trained: {trial.why_infeasible})" if trial.refused else ""
+        raise ExportError(
+            f"trial {trial.number} has no saved model{why}: artifact {where!r} is missing; "
+            "searches run with `search launch` save one per trained trial under "
+            "<out>/<name>/trials/<number>/model.pt"
+        )
+    return Path(where)
+
+
+def _refuse_existing(folder: Path) -> None:
+    """A bundle already in ``folder`` is not written over unless asked (``replace``)."""
+    if not any((folder / name).exists() for name in FILES if name != "README.md"):
+        return
+    try:
+        record = metrics_json(folder)
+        what = f"trial {record['trial']} of {record['study']!r}"
+    except (ExportError, KeyError, TypeError):
+        what = "a bundle"
+    raise ExportError(
+        f"{folder} already holds {what}; --replace writes over it (replace=True), or give "
+        "another --out"
+    )
+
+
+def _checkpoint(trial: optuna.trial.FrozenTrial) -> Path:
+    """The trial's latest checkpoint folder, for ``--from-checkpoint``."""
+    found = latest_checkpoint(trial)
+    if found is None or not (found / STATE_NAME).is_file():
+        raise ExportError(
+            f"trial {trial.number} has no checkpoint on this machine (a search deletes the "
+            "checkpoints of trials stopped at a rung, and a trial run by your own trial "
+            "function may write none); export without --from-checkpoint uses its saved model"
+        )
+    return found
+
+
+def _choose(study: optuna.Study, spec: str, objectives: Sequence[Any] | None) -> Selection:
+    frame = trials_frame(study)
+    pairs = list(objectives) if objectives else objectives_of(study)
+    chosen = select(frame, spec, pairs)
+    if chosen is None:
+        front = front_of(frame, pairs)
+        why = front.message or "the selector found no trial that qualifies"
+        raise ExportError(f"selection {spec!r} chose no trial of {study.study_name!r}: {why}")
+    return chosen
+
+
+def _materialised(net: nn.Module) -> nn.Module:
+    """The deployable module: a Shapeshifter network materialised, anything else as it is."""
+    materialize = getattr(net, "materialize", None)
+    return (materialize() if callable(materialize) else net).eval()
+
+
+def export_bundle(
+    study: optuna.Study,
+    out_dir: str | os.PathLike[str],
+    *,
+    select: str = "knee",
+    objectives: Sequence[Any] | None = None,
+    storage_url: str | None = None,
+    from_checkpoint: bool = False,
+    replace: bool = False,
+) -> Exported:
+    """Writes the bundle of one trial of ``study``, chosen by a selection spec.
+
+    The trial's saved model is rebuilt (:func:`search.trial.rebuild`), materialised, and
+    evaluated once more on the dataset's test split so the bundle records both accuracies.
+    The plain model is also written as ONNX and as a ``torch.export`` program; when that
+    fails, the rest of the bundle is still written, metrics.json's ``onnx.error`` and the
+    README say why, a warning is issued and :attr:`Exported.onnx_error` holds the reason.
+
+    Args:
+        study: A study written by ``search launch``.
+        out_dir: The bundle folder (created; one holding a bundle only with ``replace``).
+        select: ``knee``, ``pepr:<indicator>``, ``best:<metric>``, ``trial:<n>``, ... (see
+            :func:`search.pareto.select`).
+        objectives: The front's objectives; None: the study's.
+        storage_url: Recorded in metrics.json (password removed) as where the trial came from.
+        from_checkpoint: Take the weights from the trial's latest Ray Tune checkpoint instead
+            of its saved model, and copy that checkpoint into the bundle
+            (:data:`search.trial.STATE_NAME`) so ``search train --from-checkpoint`` starts
+            from it; metrics.json's ``checkpoint`` says which one it was.
+        replace: Write over a bundle already in ``out_dir`` (else it is refused).
+
+    Raises:
+        ConfigError: a bad selection spec or objective name.
+        ExportError: nothing qualifies, the chosen trial has no saved model (with
+            ``from_checkpoint``: no checkpoint), or ``out_dir`` holds a bundle and not
+            ``replace``.
+    """
+    parse_spec(select)  # a bad spec fails before anything is read or written
+    if not replace:
+        _refuse_existing(Path(out_dir))
+    chosen = _choose(study, select, objectives)
+    trial = _frozen(study, chosen.number)
+    recorded = read_trial(trial, conditions_of(study), constraints_of(study))
+    if from_checkpoint:
+        checkpoint = _checkpoint(trial)
+        state = read_state(checkpoint)
+        blob = {"trial_config": state["trial_config"], "mapping": state["mapping"],
+                "state_dict": state["fit"]["model"]}  # fmt: skip
+        source = {"folder": str(checkpoint), "epoch": int(state["epoch"]), "file": STATE_NAME}
+    else:
+        blob, source = read_weights(_artifact(recorded)), None
+    cfg = TrialConfig.from_dict(blob["trial_config"])
+    model = _materialised(model_of(cfg, blob["mapping"], blob["state_dict"]))
+    data = load(
+        cfg.dataset,
+        root=cfg.data_root,
+        val_size=cfg.val_size,
+        train_size=cfg.train_size,
+        seed=cfg.seed,
+        progress=False,
+        **cfg.loading,
+    )
+    test = evaluate(model, data.test)
+    described = data_record(data)  # it reads the dataset again: before anything is written
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx = write_onnx(model, data.test.example(2).cpu(), folder)
+    info = DATASETS.get(cfg.dataset)
+    saved = {
+        "format": BUNDLE_FORMAT,
+        "family": cfg.family,
+        "in_shape": [int(n) for n in info.in_shape],
+        "num_classes": int(info.num_classes),
+        "hyper": cfg.hyper,
+        "budget": cfg.budget,
+        "mapping": blob.get("mapping"),
+        "normalisation": {"mean": list(data.mean), "std": list(data.std)},
+        "trial_config": _shareable(cfg),
+        "state_dict": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
+    }
+    paths = {name: folder / name for name in FILES}
+    paths.update({name: folder / name for name in (onnx["file"], onnx["program"]) if name})
+    torch.save(saved, paths["model.pt"])
+    kept = folder / STATE_NAME  # an earlier export's checkpoint is not this bundle's
+    if source is None:
+        kept.unlink(missing_ok=True)
+    else:
+        kept.write_bytes((checkpoint / STATE_NAME).read_bytes())
+        paths[STATE_NAME] = kept
+    paths["config.yaml"].write_text(_config_yaml(study, trial.number, cfg), encoding="utf-8")
+    deploy = {"onnx": onnx, "data": described, "checkpoint": source}
+    record = _metrics_record(study, recorded, chosen, model, test, storage_url, deploy)
+    paths["metrics.json"].write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+    paths["README.md"].write_text(readme(study, trial.number, chosen, saved, record), "utf-8")
+    if onnx["error"] is not None:
+        warnings.warn(
+            f"{folder}: no {ONNX_FILE} or {PROGRAM_FILE} ({onnx['error']}); the rest of the "
+            "bundle is written and metrics.json's onnx.error says why",
+            stacklevel=2,
+        )
+    searched = recorded.metrics.get("test_accuracy")
+    return Exported(
+        folder=folder,
+        number=trial.number,
+        selection=chosen,
+        paths=paths,
+        recorded_test_accuracy=None if searched is None else float(searched),
+        test_accuracy=float(test["accuracy"]),
+        onnx_error=onnx["error"],
+    )
+
+
+def _shareable(cfg: TrialConfig) -> dict[str, Any]:
+    """The trial config without this machine's paths: no artifact folder, the default device."""
+    return {**cfg.to_dict(), "artifact_dir": None, "device": None, "progress": False}
+
+
+def _config_yaml(study: optuna.Study, number: int, cfg: TrialConfig) -> str:
+    header = (
+        f"# Trial {number} of search {study.study_name!r}, as npas trained it.\n"
+        "# search.trial.run_trial(yaml.safe_load(open('config.yaml'))) trains it again;\n"
+        "# `search train <this folder>` does so at a full schedule with the same SSN mapping.\n"
+    )
+    return header + yaml.safe_dump(_shareable(cfg), sort_keys=False)
+
+
+def _metrics_record(
+    study: optuna.Study,
+    trial: TrialRecord,
+    chosen: Selection,
+    model: nn.Module,
+    test: Mapping[str, float],
+    storage_url: str | None,
+    deploy: Mapping[str, Any],
+) -> dict[str, Any]:
+    """metrics.json; ``deploy`` holds its ``onnx``, ``data`` and ``checkpoint`` sections."""
+    return {
+        "format": BUNDLE_FORMAT,
+        "study": study.study_name,
+        "storage": masked_url(storage_url),
+        "trial": trial.number,
+        "selection": {
+            "spec": chosen.selector,
+            "reason": chosen.reason,
+            "scores": dict(chosen.scores),
+        },
+        "objectives": [list(o) for o in objectives_of(study)],
+        "constraints": list(constraints_of(study)),
+        "violations": trial.violations,
+        "params": trial.params,
+        "metrics": {k: v for k, v in trial.metrics.items() if k != "artifact"},
+        "conditions": trial.conditions,
+        "exported": {
+            "materialised_params": sum(p.numel() for p in model.parameters()),
+            "test_accuracy": float(test["accuracy"]),
+            "test_correct": round(test["accuracy"] * deploy["data"]["test"]["size"]),
+            "test_loss": float(test["loss"]),
+            "note": "the materialised model evaluated on the CPU on the dataset's test split; "
+            "test_accuracy under metrics is what the search recorded",
+            "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "versions": versions(),
+        },
+        **deploy,
+    }
