@@ -27,16 +27,16 @@ from search.errors import SearchLocked
 from search.run import launch, trials_counted
 from search.run._lease import Lease, lease_holder
 from search.run._storage import open_storage
-from tests.search_tests.test_execution import fake_trial, make_config, slow_trial
+from tests.search_tests.run.test_execution import fake_trial, make_config, slow_trial
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LAUNCH = """
 import sys
 sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
 launch(make_config(Path({out!r}), optimiser="random", trials={trials}, storage={url!r}),
        trial_fn=slow_trial, progress=False)
@@ -223,7 +223,7 @@ import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from search.run._launch import launch
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
 launch(make_config(Path({out!r}), optimiser="random", trials=16, address="local"),
        trial_fn=slow_trial, progress=False)
 """

@@ -27,10 +27,10 @@ from search.report import write_report
 from search.run import launch, trials_counted
 from search.run._records import metrics_of
 from search.run._storage import counts, rung_history
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run.test_execution import make_config
 
 EPOCHS = 9
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _get(url: str) -> dict:
@@ -201,7 +201,7 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_multifidelity import _config, slow_curve_trial
+from tests.search_tests.run.test_multifidelity import _config, slow_curve_trial
 ray.init(address={address!r}, log_to_driver=False)
 launch(_config(Path({out!r}), 12), trial_fn=slow_curve_trial, progress=False)
 """

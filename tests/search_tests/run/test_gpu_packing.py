@@ -17,7 +17,7 @@ from search.config import TrialConfig
 from search.run import launch
 from search.run._records import conditions_of, metrics_of
 from search.trial import run_trial
-from tests.search_tests.test_multifidelity import _config, curve_trial
+from tests.search_tests.run.test_multifidelity import _config, curve_trial
 
 QUARTER = {"cpu": 0.5, "gpu": 0.25}
 

@@ -22,10 +22,10 @@ from optuna.trial import TrialState
 from search.config import TrialConfig
 from search.run import launch, trials_counted
 from search.run._searcher import DECISIONS_KEY
-from tests.search_tests import test_promotion
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run import test_promotion
+from tests.search_tests.run.test_execution import make_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FAIL = TrialState.FAIL
 EPOCHS = test_promotion.EPOCHS
 TRIALS = 8
@@ -35,7 +35,7 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_checkpoint_faults import config, slow_trial
+from tests.search_tests.run.test_checkpoint_faults import config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
 launch(config(Path({out!r}), {scheduler!r}), trial_fn=slow_trial, progress=False)
 """

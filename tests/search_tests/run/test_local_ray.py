@@ -13,7 +13,7 @@ import threading
 import ray
 
 from search.run._launch import launch
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
 
 Sockets = dict[tuple[str, int], str]
 

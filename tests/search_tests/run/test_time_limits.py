@@ -20,7 +20,7 @@ from search.run._checkpoints import latest_checkpoint
 from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._searcher import STOPPED_KEY
 from search.run._trainable import CURVE_KEY
-from tests.search_tests.test_checkpoint_faults import (
+from tests.search_tests.run.test_checkpoint_faults import (
     _check_each_epoch_ran_once_but_the_one_in_flight,
     _epochs_by_trial,
     _log,

@@ -26,9 +26,9 @@ from optuna.trial import TrialState
 from search.config import TrialConfig
 from search.run import launch, trials_counted
 from search.run._records import metrics_of
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TRIALS = 14
 DRIVER = """
 import sys
@@ -36,8 +36,8 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_chaos import TRIALS, pid_trial
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run.test_chaos import TRIALS, pid_trial
+from tests.search_tests.run.test_execution import make_config
 ray.init(address={address!r}, log_to_driver=False)
 launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS, storage={url!r}),
        trial_fn=pid_trial, progress=False)

@@ -33,7 +33,7 @@ from search.run._launch import launch, trials_counted
 from search.run._records import conditions_of, metrics_of
 from spaces import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # Ship the trial functions by value: a worker importing this module would import torch.
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 POPULATION = {name: {"population_size": 4} for name in ("nsga2", "pymoo-nsga2")}
@@ -159,7 +159,7 @@ import ray
 from pathlib import Path
 from search.errors import SearchInterrupted
 from search.run._launch import launch
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
 try:
     launch(make_config(Path({out!r}), optimiser={opt!r}, trials=12), trial_fn=slow_trial,

@@ -20,7 +20,7 @@ from search.optimisers import OPTIMISERS
 from search.run import launch
 from search.run._rungview import EPOCH_ATTR, RungView, view_epoch
 from spaces import Float, Space
-from tests.search_tests.test_multifidelity import _config, curve_trial
+from tests.search_tests.run.test_multifidelity import _config, curve_trial
 
 OBJECTIVES = ["accuracy", "params"]
 #: Optuna's NSGA-II/III population size in these tests, and where they keep a trial's

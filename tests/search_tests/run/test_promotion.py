@@ -29,7 +29,7 @@ from search.run._checkpoint_files import RAY_TRIAL_KEY, checkpoint_folders
 from search.run._moasha import PromotionMOASHA
 from search.run._searcher import DECISIONS_KEY
 from search.trial import STATE_NAME, run_trial
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run.test_execution import make_config
 
 CONTINUE, STOP, PAUSE = TrialScheduler.CONTINUE, TrialScheduler.STOP, TrialScheduler.PAUSE
 ACC_COST = [("acc", "maximize"), ("cost", "minimize")]

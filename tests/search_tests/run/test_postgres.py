@@ -21,8 +21,8 @@ from optuna.trial import TrialState
 
 from search._cli import main
 from search.run._launch import launch, trials_counted
-from tests.search_tests import test_execution, test_writer
-from tests.search_tests.test_writer import not_utc  # noqa: F401 - autouse: a non-UTC zone
+from tests.search_tests.run import test_execution, test_writer
+from tests.search_tests.run.test_writer import not_utc  # noqa: F401 - autouse: a non-UTC zone
 
 ray.cloudpickle.register_pickle_by_value(test_execution)  # workers must not import torch
 
@@ -99,6 +99,6 @@ def test_a_missing_database_driver_names_the_extra_that_installs_it(postgres_url
         "    print(err)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2], check=True)  # fmt: skip
+                          cwd=Path(__file__).resolve().parents[3], check=True)  # fmt: skip
     assert "pip install 'npas[postgres]'" in done.stdout, done.stdout + done.stderr
     assert done.stdout.count("\n") == 1
