@@ -92,10 +92,10 @@ def test_a_missing_database_driver_names_the_extra_that_installs_it(postgres_url
         "import sys\n"
         "sys.modules['psycopg'] = None  # as on an install without the postgres extra\n"
         "from search.run._storage import open_storage\n"
-        "from search.errors import ConfigError\n"
+        "from search.errors import MissingExtraError\n"
         "try:\n"
         f"    open_storage({postgres_url!r})\n"
-        "except ConfigError as err:\n"
+        "except MissingExtraError as err:\n"
         "    print(err)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
