@@ -28,6 +28,8 @@ from search.run import launch, trials_counted
 from search.run._records import metrics_of
 from tests.search_tests.run.test_execution import make_config, slow_trial
 
+pytestmark = pytest.mark.slow  # real Ray searches whose workers and driver are killed
+
 ROOT = Path(__file__).resolve().parents[3]
 TRIALS = 14
 DRIVER = """
@@ -38,6 +40,7 @@ from pathlib import Path
 from search.run import launch
 from tests.search_tests.run.test_chaos import TRIALS, pid_trial
 from tests.search_tests.run.test_execution import make_config
+
 ray.init(address={address!r}, log_to_driver=False)
 launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS, storage={url!r}),
        trial_fn=pid_trial, progress=False)
@@ -115,8 +118,8 @@ def test_killed_workers_and_a_killed_driver_lose_nothing(tmp_path, storage_url):
                     killed.add(victim)
                 except ProcessLookupError:
                     pass
-            time.sleep(0.3)
-        time.sleep(1.0)
+            time.sleep(0.3)  # the fault schedule: a kill at most every 0.3 s
+        time.sleep(1.0)  # the fault schedule: the driver dies while it handles the kills
         assert driver.poll() is None, "the search ended before its driver could be killed"
     finally:
         driver.kill()

@@ -25,6 +25,8 @@ from search.run._searcher import DECISIONS_KEY
 from tests.search_tests.run import test_promotion
 from tests.search_tests.run.test_execution import make_config
 
+pytestmark = pytest.mark.slow  # Ray searches killed and resumed
+
 ROOT = Path(__file__).resolve().parents[3]
 FAIL = TrialState.FAIL
 EPOCHS = test_promotion.EPOCHS
@@ -36,6 +38,7 @@ import ray
 from pathlib import Path
 from search.run import launch
 from tests.search_tests.run.test_checkpoint_faults import config, slow_trial
+
 ray.init(address={address!r}, log_to_driver=False)
 launch(config(Path({out!r}), {scheduler!r}), trial_fn=slow_trial, progress=False)
 """
@@ -91,6 +94,15 @@ def _wait(condition: Any, seconds: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _mid_schedule(url: str) -> bool:
+    """Whether the storage holds a RUNNING trial with an epoch recorded."""
+    try:
+        study = optuna.load_study(study_name="t-random", storage=url)
+    except KeyError:  # not created yet
+        return False
+    return any(t.state == TrialState.RUNNING and t.intermediate_values for t in study.trials)
+
+
 def test_a_killed_worker_resumes_its_trial_from_the_last_checkpoint(tmp_path):
     """fifo: the trial whose worker is SIGKILLed in epoch 3+ ends COMPLETE, every epoch but the
     one in flight run once (Ray Tune restores it from its checkpoint in the same launch)."""
@@ -128,8 +140,11 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
     driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     url = f"sqlite:///{tmp_path}/npas.db"
     try:
-        _wait(lambda: sum(r["epoch"] >= 2 for r in _log(tmp_path)) >= 2, 120, "two epochs >= 2")
-        time.sleep(0.1)
+        _wait(
+            lambda: sum(r["epoch"] >= 2 for r in _log(tmp_path)) >= 2 and _mid_schedule(url),
+            120,
+            "two epochs >= 2, and a running trial with an epoch in the storage",
+        )
     finally:
         driver.kill()
         driver.wait()

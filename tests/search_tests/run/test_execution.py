@@ -33,6 +33,8 @@ from search.run._launch import launch, trials_counted
 from search.run._records import conditions_of, metrics_of
 from spaces import ConfigError
 
+pytestmark = pytest.mark.slow  # a Ray session and real searches
+
 ROOT = Path(__file__).resolve().parents[3]
 # Ship the trial functions by value: a worker importing this module would import torch.
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -160,6 +162,7 @@ from pathlib import Path
 from search.errors import SearchInterrupted
 from search.run._launch import launch
 from tests.search_tests.run.test_execution import make_config, slow_trial
+
 ray.init(address={address!r}, log_to_driver=False)
 try:
     launch(make_config(Path({out!r}), optimiser={opt!r}, trials=12), trial_fn=slow_trial,

@@ -22,6 +22,9 @@ from search.run._storage import DISK_FULL
 from tests.search_tests.disks import tmpfs
 from tests.search_tests.run.test_execution import LONG
 
+pytestmark = pytest.mark.slow  # a search on a full tmpfs, in a subprocess
+
+
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = {**LONG, "name": "full", "trials": 6, "train": {"epochs": 2, "batch_size": 64}}
 

@@ -19,6 +19,9 @@ from search.run._records import conditions_of, metrics_of
 from search.trial import run_trial
 from tests.search_tests.run.test_multifidelity import _config, curve_trial
 
+pytestmark = pytest.mark.slow  # a Ray node and real searches
+
+
 QUARTER = {"cpu": 0.5, "gpu": 0.25}
 
 

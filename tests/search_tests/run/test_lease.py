@@ -29,6 +29,8 @@ from search.run._lease import Lease, lease_holder
 from search.run._storage import open_storage
 from tests.search_tests.run.test_execution import fake_trial, make_config, slow_trial
 
+pytestmark = pytest.mark.slow  # concurrent launches on a Ray session
+
 ROOT = Path(__file__).resolve().parents[3]
 LAUNCH = """
 import sys
@@ -224,6 +226,7 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from search.run._launch import launch
 from tests.search_tests.run.test_execution import make_config, slow_trial
+
 launch(make_config(Path({out!r}), optimiser="random", trials=16, address="local"),
        trial_fn=slow_trial, progress=False)
 """

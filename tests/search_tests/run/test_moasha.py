@@ -361,6 +361,7 @@ def ray_session():
     ray.shutdown()
 
 
+@pytest.mark.slow  # a search on Ray
 def test_moasha_on_ray_stops_dominated_and_infeasible_trials_at_the_right_rung(
     ray_session, tmp_path
 ):

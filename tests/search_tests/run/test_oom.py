@@ -32,9 +32,12 @@ from search.config import TrialConfig
 from search.run import trials_counted
 from tests.search_tests.run.test_execution import fake_trial
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/meminfo").is_file(), reason="Ray's memory monitor runs on Linux only"
-)
+pytestmark = [
+    pytest.mark.slow,  # Ray's memory monitor killing real trials
+    pytest.mark.skipif(
+        not Path("/proc/meminfo").is_file(), reason="Ray's memory monitor runs on Linux only"
+    ),
+]
 
 ROOT = Path(__file__).resolve().parents[3]
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers never import tests
