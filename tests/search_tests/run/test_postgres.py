@@ -38,6 +38,7 @@ def test_written_trials_read_back_as_they_were(postgres_url: str) -> None:
     assert {t.state for t in stored} == {TrialState.COMPLETE, TrialState.FAIL}
 
 
+@pytest.mark.slow  # a search on Ray
 def test_launch_resume_and_pareto_on_postgres(postgres_url: str, tmp_path: Path, capsys) -> None:
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -53,6 +54,7 @@ def test_launch_resume_and_pareto_on_postgres(postgres_url: str, tmp_path: Path,
     assert "accuracy" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # a search on Ray
 @pytest.mark.parametrize(
     "typed",
     [lambda url: url.replace("npas@", "npas:S3CRET@"),
@@ -84,6 +86,7 @@ def test_a_password_in_the_storage_url_is_never_printed_or_stored(
     assert "CRET" not in out + err and "***" in out and "***" in err
 
 
+@pytest.mark.slow  # a fresh interpreter importing the storage code
 def test_a_missing_database_driver_names_the_extra_that_installs_it(postgres_url: str) -> None:
     """postgresql://user@host/db as the README writes it: without psycopg 3 one line says
     which extra to install (SQLAlchemy maps that URL form to psycopg 3)."""

@@ -11,6 +11,7 @@ import json
 from types import SimpleNamespace
 
 import pandas as pd
+import pytest
 from optuna.trial import TrialState
 
 from search._cli import main
@@ -50,6 +51,7 @@ def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
     assert not unlimited.out_of_time and unlimited("d", _epoch(1e9)) is False
 
 
+@pytest.mark.slow  # a search on Ray
 def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkpoint(
     tmp_path, capsys
 ):
@@ -71,6 +73,7 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
     assert f"Run folder {tmp_path}: " in capsys.readouterr().out
 
 
+@pytest.mark.slow  # a search on Ray
 def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     tmp_path, capsys
 ):
