@@ -28,7 +28,7 @@ from search.run import launch, trials_counted
 from search.run._records import metrics_of
 from tests.search_tests.run.test_execution import make_config, slow_trial
 
-pytestmark = pytest.mark.slow  # real Ray searches whose workers and driver are killed
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
 ROOT = Path(__file__).resolve().parents[3]
 TRIALS = 14
@@ -53,13 +53,6 @@ def pid_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pid").write_text(str(os.getpid()))
     return slow_trial(cfg)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _running_pids(out: Path, done: set[int]) -> list[int]:

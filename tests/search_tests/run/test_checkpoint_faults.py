@@ -25,7 +25,7 @@ from search.run._searcher import DECISIONS_KEY
 from tests.search_tests.run import test_promotion
 from tests.search_tests.run.test_execution import make_config
 
-pytestmark = pytest.mark.slow  # Ray searches killed and resumed
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
 ROOT = Path(__file__).resolve().parents[3]
 FAIL = TrialState.FAIL
@@ -58,13 +58,6 @@ def config(out: Path, scheduler: str):
                   "promotion": {"name": "moasha", "type": "promotion", "reduction_factor": 2}}
     return make_config(out, optimiser="random", trials=TRIALS, constraints=[],
                        train={"epochs": EPOCHS}, scheduler=schedulers[scheduler])  # fmt: skip
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _log(out: Path) -> list[dict]:

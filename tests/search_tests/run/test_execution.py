@@ -33,7 +33,7 @@ from search.run._launch import launch, trials_counted
 from search.run._records import conditions_of, metrics_of
 from spaces import ConfigError
 
-pytestmark = pytest.mark.slow  # a Ray session and real searches
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
 ROOT = Path(__file__).resolve().parents[3]
 # Ship the trial functions by value: a worker importing this module would import torch.
@@ -75,13 +75,6 @@ def slow_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     """fake_trial that takes a second, so a search can be killed while trials run."""
     time.sleep(1.0)
     return fake_trial(dataclasses.replace(cfg, family="mlp"))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def ray_session():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _snapshot(study: optuna.Study) -> dict[int, tuple]:

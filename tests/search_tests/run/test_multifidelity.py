@@ -29,7 +29,7 @@ from search.run._records import metrics_of
 from search.run._storage import counts, rung_history
 from tests.search_tests.run.test_execution import make_config
 
-pytestmark = pytest.mark.slow  # a Ray session and real searches
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
 EPOCHS = 9
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,13 +51,6 @@ def curve_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
                       "train_time_s": 0.02 * epoch})  # fmt: skip
     return {"accuracy": level, "params": params, "feasible": 1.0, "epochs": EPOCHS,
             "trial_time_s": 0.2, "trial_energy_j": 2.0}  # fmt: skip
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _config(out: Path, trials: int, optimiser: str = "random", **changes: Any):

@@ -15,7 +15,6 @@ from typing import Any
 
 import optuna
 import pytest
-import ray
 import torch
 import yaml
 from optuna.trial import TrialState
@@ -196,13 +195,6 @@ def test_the_newest_pending_trial_takes_a_free_worker() -> None:
 # -- real Ray Tune ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 def checkpointing_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
                         resume: Any = None, pause: float = 0.03) -> dict[str, Any]:  # fmt: skip
     """A learning curve set by lr, its epoch saved in each checkpoint; every epoch it runs is
@@ -237,7 +229,6 @@ def _promotion_config(out: Path, trials: int, **scheduler: Any):
                        scheduler={"name": "moasha", "type": "promotion", **scheduler})  # fmt: skip
 
 
-@pytest.mark.slow  # a search on Ray
 def test_a_promotion_search_resumes_paused_trials_from_their_checkpoints(tmp_path, local_ray):
     study = launch(_promotion_config(tmp_path, 12), trial_fn=checkpointing_trial,
                    progress=False)  # fmt: skip
@@ -273,7 +264,6 @@ def test_a_promotion_search_resumes_paused_trials_from_their_checkpoints(tmp_pat
     assert all(p.name == f"checkpoint_{EPOCHS - 1:06d}" for p in kept)
 
 
-@pytest.mark.slow  # a search on Ray
 def test_a_real_trial_paused_and_resumed_under_ray_learns_as_if_never_paused(tmp_path, local_ray):
     """run_trial on digits under promotion MOASHA: a trial resumed from its Ray checkpoint
     has the learning curve the same trial config gives uninterrupted."""
@@ -304,7 +294,6 @@ def _check_as_if_never_paused(trial: optuna.trial.FrozenTrial) -> None:
         assert (a["accuracy"], a["val_loss"]) == (b["accuracy"], b["val_loss"]), trial.number
 
 
-@pytest.mark.slow  # a search on Ray
 def test_export_and_train_start_from_a_trials_final_checkpoint(tmp_path, local_ray):
     """`search export --from-checkpoint` takes a fully trained trial's weights from its last
     Ray Tune checkpoint (the same weights as its saved model) and keeps that checkpoint in the

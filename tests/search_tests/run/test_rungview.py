@@ -9,7 +9,6 @@ from typing import Any
 
 import optuna
 import pytest
-import ray
 from hypothesis import given
 from hypothesis import strategies as st
 from optuna.trial import TrialState
@@ -192,14 +191,6 @@ def test_before_enough_trials_the_sampler_sees_the_study_as_it_is():
     assert all(EPOCH_ATTR not in t.system_attrs for t in study.trials)
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
-@pytest.mark.slow  # a search on Ray
 def test_a_tpe_search_under_moasha_proposes_from_the_view(tmp_path, local_ray):
     study = launch(_config(tmp_path, 18, "tpe"), trial_fn=curve_trial, progress=False)
     stored = optuna.load_study(
@@ -213,7 +204,6 @@ def test_a_tpe_search_under_moasha_proposes_from_the_view(tmp_path, local_ray):
     assert all(point["violation"] == 0.0 for point in curve)
 
 
-@pytest.mark.slow  # a search on Ray
 def test_an_nsga2_search_under_moasha_leaves_its_first_generation(tmp_path, local_ray):
     """With most trials stopped at a rung, fewer than a population complete: NSGA-II as
     Optuna has it would propose every trial at random (generation 0)."""
@@ -226,7 +216,6 @@ def test_an_nsga2_search_under_moasha_leaves_its_first_generation(tmp_path, loca
     assert max(t.system_attrs[GENERATION] for t in study.trials) >= 1
 
 
-@pytest.mark.slow  # a search on Ray
 def test_rung_view_false_leaves_tpe_as_optuna_has_it(tmp_path, local_ray):
     data = _config(tmp_path, 14, "tpe").to_dict()
     config = load_config({**data, "optimiser": {"name": "tpe", "options": {"rung_view": False}}})

@@ -26,7 +26,6 @@ from tests.search_tests.run.test_checkpoint_faults import (
     _epochs_by_trial,
     _log,
     config,
-    local_ray,  # noqa: F401 (a fixture)
     slow_trial,
 )
 
@@ -51,7 +50,7 @@ def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
     assert not unlimited.out_of_time and unlimited("d", _epoch(1e9)) is False
 
 
-@pytest.mark.slow  # a search on Ray
+@pytest.mark.usefixtures("local_ray")
 def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkpoint(
     tmp_path, capsys
 ):
@@ -73,7 +72,7 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
     assert f"Run folder {tmp_path}: " in capsys.readouterr().out
 
 
-@pytest.mark.slow  # a search on Ray
+@pytest.mark.usefixtures("local_ray")
 def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     tmp_path, capsys
 ):
