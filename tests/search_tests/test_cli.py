@@ -282,6 +282,7 @@ def test_an_interrupted_launch_is_exit_130(tmp_path, monkeypatch, capsys) -> Non
     assert "Traceback" not in err
 
 
+@pytest.mark.slow  # `search launch` in a subprocess
 def test_real_exit_code_of_the_console_entry() -> None:
     done = _run("launch", "--preset", "nope")
     assert done.returncode == 2
@@ -432,6 +433,7 @@ class BreaksInTraining(nn.Module):
 '''
 
 
+@pytest.mark.slow  # `search launch` in a subprocess
 def test_a_launch_whose_every_trial_failed_exits_non_zero_and_says_why(tmp_path: Path) -> None:
     (tmp_path / "breaks.py").write_text(BREAKS_IN_TRAINING, encoding="utf-8")
     config = {**CONFIG, "name": "all-fail", "imports": ["breaks.py"], "trials": 2,
