@@ -18,7 +18,6 @@ HEAD and OPTIONS reach the app; anything else is answered 403) unless made writa
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import ipaddress
 import os
 import socket
@@ -34,6 +33,7 @@ from socketserver import ThreadingMixIn
 from typing import IO, Any
 from wsgiref.simple_server import WSGIServer, make_server
 
+from search._imports import require
 from search._urls import connect_url, masked_url
 from search.errors import ConfigError, DashboardError
 
@@ -42,7 +42,6 @@ __all__ = ["DashboardError", "free_port", "loopback", "start_dashboard", "stop_d
 #: The HTTP methods a read-only dashboard lets through: optuna-dashboard reads with GET.
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
-_INSTALL = "pip install optuna-dashboard"
 _ROOT = Path(__file__).resolve().parents[1]  # holds the search package the child imports
 
 
@@ -74,8 +73,7 @@ def loopback(host: str) -> bool:
 
 def _command(host: str, port: int, writable: bool) -> tuple[list[str], dict[str, str]]:
     """The server process's command line and environment: neither holds the storage URL."""
-    if importlib.util.find_spec("optuna_dashboard") is None:
-        raise DashboardError(f"optuna-dashboard is not installed; install it with `{_INSTALL}`")
+    require("optuna_dashboard", purpose="the dashboard")  # the child imports it
     path = os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p)
     env = {**os.environ, "PYTHONPATH": path}  # the child runs this very code
     mode = "writable" if writable else "read-only"

@@ -14,6 +14,7 @@ __all__ = [
     "ConfigError",
     "DashboardError",
     "ExportError",
+    "MissingExtraError",
     "NpasError",
     "RunFolderFull",
     "SearchInterrupted",
@@ -51,3 +52,8 @@ class ExportError(NpasError):
 
 class DashboardError(NpasError):
     """optuna-dashboard could not be started, or did not answer in time."""
+
+
+class MissingExtraError(NpasError):
+    """An optional dependency is not installed; the message names the npas extra that
+    installs it (``pip install 'npas[report]'``)."""

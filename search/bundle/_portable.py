@@ -28,6 +28,7 @@ from sklearn.model_selection import train_test_split
 from torch import nn
 
 from objectives.datasets import DATASETS, Data, DatasetInfo
+from search._imports import install_command, require
 
 __all__ = ["ONNX_FILE", "OPSET", "PROGRAM_FILE", "data_record", "write_onnx"]
 
@@ -37,7 +38,7 @@ ONNX_FILE = "model.onnx"
 PROGRAM_FILE = "model.pt2"
 _INPUT = "input"
 _OUTPUT = "logits"
-_INSTALL = "pip install 'onnx>=1.17' 'onnxscript>=0.6'"
+_INSTALL = install_command("onnx")
 #: What objectives.datasets does for a dataset without a test split (digits): its definition.
 _HELD_OUT = {"fraction": 0.2, "random_state": 0}
 
@@ -106,6 +107,8 @@ def write_onnx(model: nn.Module, example: torch.Tensor, folder: Path) -> dict[st
         "error": None,
     }
     try:
+        for module in ("onnx", "onnxscript"):  # what torch.onnx.export(dynamo=True) imports
+            require(module, purpose="the bundle's model.onnx")
         with _quiet():
             program = torch.onnx.export(
                 model,

@@ -1,7 +1,8 @@
 """The rung ranking of MOASHA: constrained domination (Deb), then crowding, then arrival.
 
 Kept apart from the scheduler so that its one rule is tested against a brute-force oracle
-(tests/search_tests/test_ranking.py) and its cost measured alone (benchmarks/scheduler_scale.py).
+(tests/search_tests/run/test_ranking.py) and its cost measured alone
+(benchmarks/scheduler_scale.py).
 A rung of 10^4 trials is re-ranked at every arrival, so nothing here loops over fronts in
 Python: fronts come from moocore's ``pareto_rank`` (what pymoo's ``NonDominatedSorting`` calls:
 O(n log n) for two objectives, one front at a time for more), crowding for all fronts at once.

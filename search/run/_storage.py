@@ -30,8 +30,9 @@ import optuna
 import sqlalchemy
 from optuna.trial import FrozenTrial, TrialState
 
+from search._imports import EXTRAS, require
 from search._urls import connect_url, masked_url
-from search.errors import ConfigError
+from search.errors import ConfigError, MissingExtraError
 from search.run._records import (
     CONSTRAINTS_KEY,
     FEASIBLE_KEY,
@@ -105,12 +106,18 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
 
     Raises:
         ConfigError: the URL cannot be opened; the message names it.
+        MissingExtraError: the URL's driver is one an npas extra installs, and it is not
+            installed (``postgresql://``: psycopg, ``npas[postgres]``).
     """
     sqlite = url.startswith("sqlite")
     kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
     try:
-        engine_url = connect_url(url).render_as_string(hide_password=False)
-        storage = _rdb_storage(engine_url, kwargs, checked)
+        parsed = connect_url(url)
+        if parsed.get_driver_name() in EXTRAS:  # psycopg: the postgres extra's driver
+            require(parsed.get_driver_name(), purpose=f"storage {masked_url(url)!r}")
+        storage = _rdb_storage(parsed.render_as_string(hide_password=False), kwargs, checked)
+    except MissingExtraError:
+        raise
     except ImportError:  # Optuna's word for SQLAlchemy's missing database driver
         raise ConfigError(
             f"storage {masked_url(url)!r}: its database driver is not installed; for "

@@ -13,6 +13,10 @@ import sys
 from pathlib import Path
 
 import optuna
+import pytest
+
+pytestmark = pytest.mark.slow  # the README's commands, each a process, on the example
+
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Searching your own model and data"

@@ -45,6 +45,7 @@ def untimed(history: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in TIMED} for r in history]
 
 
+@pytest.mark.slow  # real training, twice
 @pytest.mark.parametrize(
     "options",
     [

@@ -115,6 +115,7 @@ def test_batches_reach_the_model_in_the_chosen_layout(digits: Data, channels_las
     assert result.config["channels_last"] is channels_last
 
 
+@pytest.mark.slow  # real training
 def test_layout_changes_rounding_not_results(digits: Data) -> None:
     def run(channels_last: bool) -> list[dict[str, float]]:
         model = convnet()
@@ -141,6 +142,7 @@ def test_nan_loss_raises_with_epoch_and_step(digits: Data) -> None:
     assert (copy.epoch, copy.step, str(copy)) == (err.epoch, err.step, str(err))
 
 
+@pytest.mark.slow  # real training
 @pytest.mark.parametrize("optimizer", TORCH_OPTIMIZERS.names())
 @pytest.mark.parametrize("schedule", SCHEDULES.names())
 def test_each_optimizer_and_schedule_runs(digits: Data, optimizer: str, schedule: str) -> None:

@@ -1,5 +1,5 @@
-"""Storages for the search tests: a throwaway PostgreSQL server, and a fixture that runs a test
-on SQLite and on PostgreSQL.
+"""Fixtures of the search tests: a local Ray for a module's searches, a throwaway PostgreSQL
+server, and a fixture that runs a test on SQLite and on PostgreSQL.
 
 The README promises any SQLAlchemy URL; PostgreSQL is the one besides SQLite that is tested.
 The server is a cluster made here (``initdb`` + ``pg_ctl`` on 127.0.0.1, in a temp folder, as
@@ -24,6 +24,17 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """A local Ray of two CPUs that the module's searches join (``launch`` uses a Ray already
+    started), started once per module; its tests are ``slow`` (tests/conftest.py)."""
+    import ray  # here: the tests without Ray do not pay its import
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
 
 
 def _binaries() -> Path:

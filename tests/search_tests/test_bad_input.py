@@ -72,6 +72,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow  # a fresh interpreter importing torch and Ray
 def test_address_auto_without_a_cluster_is_refused_at_once(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     # Ray's temp folder, where `ray start` leaves its address (ray/_common/utils.py reads

@@ -92,6 +92,7 @@ def _study(launched: dict) -> optuna.Study:
     return optuna.load_study(study_name=NAME, storage=launched["url"])
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_launch_records_and_says_where_to_look(launched: dict) -> None:
     study = _study(launched)
     frame = trials_frame(study)
@@ -104,6 +105,7 @@ def test_launch_records_and_says_where_to_look(launched: dict) -> None:
     assert f"--name {NAME}" in text
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_status_lists_the_search(launched: dict, capsys: pytest.CaptureFixture) -> None:
     assert main(["status", "--run", str(launched["out"])]) == 0
     text = capsys.readouterr().out
@@ -117,6 +119,7 @@ def test_status_lists_the_search(launched: dict, capsys: pytest.CaptureFixture) 
     assert "best: accuracy " in text and "constraints: params <= 3000" in text
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_pareto_in_every_format(launched: dict, capsys: pytest.CaptureFixture) -> None:
     url = launched["url"]
     study = _study(launched)
@@ -134,6 +137,7 @@ def test_pareto_in_every_format(launched: dict, capsys: pytest.CaptureFixture) -
     assert f"Front of {NAME!r}: {len(front)} trial(s)" in table and "flops_infer" in table
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_commands_default_to_the_runs_folder(
     launched: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
@@ -153,6 +157,7 @@ def test_commands_default_to_the_runs_folder(
     assert (tmp_path / "report" / "report.md").is_file()
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_report_prints_its_files(launched: dict, tmp_path: Path, capsys) -> None:
     code = main(["report", "--storage", launched["url"], "--out", str(tmp_path)])
     assert code == 0
@@ -161,6 +166,7 @@ def test_report_prints_its_files(launched: dict, tmp_path: Path, capsys) -> None
         assert (tmp_path / name).is_file() and str(tmp_path / name) in text
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
     torch.set_num_threads(1)
     bundle = tmp_path / "bundle"
@@ -204,6 +210,7 @@ BAD = {
 }
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 @pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
 def test_bad_config_is_exit_2_and_touches_nothing(
     case: str, launched: dict, tmp_path: Path, capsys: pytest.CaptureFixture
@@ -242,6 +249,7 @@ def test_bad_arguments_are_exit_2(argv: list[str], needles: list[str], capsys) -
     assert "Traceback" not in err
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_study_errors(launched: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     url = launched["url"]
     assert main(["pareto", "--name", "other", "--storage", url]) == 2
@@ -281,6 +289,7 @@ def test_an_interrupted_launch_is_exit_130(tmp_path, monkeypatch, capsys) -> Non
     assert "Traceback" not in err
 
 
+@pytest.mark.slow  # `search launch` in a subprocess
 def test_real_exit_code_of_the_console_entry() -> None:
     done = _run("launch", "--preset", "nope")
     assert done.returncode == 2
@@ -398,6 +407,7 @@ def test_selectors_lists_every_registered_form(capsys: pytest.CaptureFixture) ->
     assert main(["--version"]) == 0 and "npas" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -> None:
     import pandas as pd
 
@@ -430,6 +440,7 @@ class BreaksInTraining(nn.Module):
 '''
 
 
+@pytest.mark.slow  # `search launch` in a subprocess
 def test_a_launch_whose_every_trial_failed_exits_non_zero_and_says_why(tmp_path: Path) -> None:
     (tmp_path / "breaks.py").write_text(BREAKS_IN_TRAINING, encoding="utf-8")
     config = {**CONFIG, "name": "all-fail", "imports": ["breaks.py"], "trials": 2,

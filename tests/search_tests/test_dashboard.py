@@ -24,6 +24,8 @@ from search.errors import DashboardError
 from spaces import ConfigError
 from tests.search_tests.studies import stored_study
 
+pytestmark = pytest.mark.slow  # a real optuna-dashboard process per test (or per module)
+
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]

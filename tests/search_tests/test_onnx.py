@@ -128,6 +128,7 @@ def test_every_family_is_covered() -> None:
     assert set(SMALL) == {f for f in list_families() if "-" not in f}
 
 
+@pytest.mark.slow  # an ONNX export (torch.export) per family
 @pytest.mark.parametrize("family", sorted(SMALL))
 def test_onnx_computes_what_pytorch_computes(family: str, tmp_path: Path) -> None:
     _, done = _bundle(tmp_path, family, SMALL[family], train={"epochs": 1, "max_steps": 3})
@@ -180,6 +181,7 @@ def digits(tmp_path_factory: pytest.TempPathFactory) -> tuple[optuna.Study, Expo
     return _bundle(folder, "convnet", {"depth": 2, "width": 8}, train={"epochs": 8})
 
 
+@pytest.mark.slow  # an ONNX export (torch.export) per family
 def test_the_bundle_alone_reproduces_the_recorded_test_accuracy(digits) -> None:
     _, done = digits
     recorded = done.recorded_test_accuracy

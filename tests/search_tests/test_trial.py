@@ -19,6 +19,7 @@ from search.config import load_preset
 from search.trial import PROBE_CLIP, _data, rebuild, run_trial
 from spaces import ConfigError, build_model
 from spaces.ssn import ShapeshiftNet, shapeshift
+from tests.objectives_tests.test_datasets import MNIST  # the shared MNIST files (NPAS_TEST_MNIST)
 
 FAST = {"threads": 1, "warmup": 1, "latency_budget_s": 0.05, "latency_max_repeats": 10}
 BASE: dict[str, Any] = {
@@ -47,6 +48,7 @@ def check_complete(result: dict[str, Any]) -> None:
     json.dumps(result, allow_nan=False)  # flat and plain
 
 
+@pytest.mark.slow  # real training
 def test_plain_model_reports_every_metric_and_learns(tmp_path: Path) -> None:
     result = run_trial(BASE | {"artifact_dir": str(tmp_path)})
     check_complete(result)
@@ -135,6 +137,7 @@ def test_a_digits_quick_trial_runs_end_to_end() -> None:
         assert math.isfinite(result[name]), name
 
 
+@pytest.mark.slow  # a fresh interpreter importing torch
 def test_trial_module_imports_without_ray() -> None:
     code = "import sys, search.trial; assert 'ray' not in sys.modules, 'ray imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
@@ -149,9 +152,9 @@ def test_a_trial_trains_on_a_training_subset_when_asked() -> None:
         run_trial({"dataset": "digits", "family": "mlp", "train_size": 0})
 
 
-MNIST = Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"
 
 
+@pytest.mark.slow  # real training
 def test_the_auto_probe_of_a_deep_convnet_trains_at_a_high_learning_rate() -> None:
     """The probe serves a depth-4 ConvNet's 6,534 weights from 600 parameters. Resized
     templates without random signs made near-copies of filters (val accuracy 0.10 unclipped,
@@ -170,6 +173,7 @@ def test_the_auto_probe_of_a_deep_convnet_trains_at_a_high_learning_rate() -> No
     assert seen["fit"].history[-1]["val_accuracy"] > 0.5
 
 
+@pytest.mark.slow  # real training
 def test_a_trial_pretrains_the_auto_probe_clipped_and_itself_unclipped(monkeypatch) -> None:
     calls: list[float | None] = []
     real = search.trial.fit
@@ -217,6 +221,7 @@ def test_a_point_is_at_chance_when_the_null_model_is_as_good_on_every_objective(
     assert learned[-1]["accuracy"] > 0.5 and not learned[-1]["at_chance"]
 
 
+@pytest.mark.slow  # real training
 @pytest.mark.parametrize(
     "extra",
     [

@@ -36,6 +36,7 @@ SOURCES = {
 }
 
 
+@pytest.mark.slow  # `search launch`/`search check` in a fresh interpreter importing torch
 @pytest.mark.parametrize("case", list(BAD))
 def test_launch_refuses_bad_user_code_in_one_line_before_anything_exists(tmp_path, case):
     changes, message = BAD[case]
@@ -77,6 +78,7 @@ def test_a_hand_written_trial_config_runs_the_users_family_dataset_and_indicator
     assert result["accuracy"] > 0.5
 
 
+@pytest.mark.slow  # `search launch`/`search check` in a fresh interpreter importing torch
 def test_search_check_runs_the_launch_checks_and_creates_nothing(tmp_path):
     (tmp_path / "text.py").write_text(SOURCES["text.py"])
     config = {"dataset": "digits", "space": {"family": ["mlp"]}, "imports": ["text.py"],

@@ -67,24 +67,34 @@ def test_heavy_variant_runs_one_batch_one_forward():
     assert out.shape == (1, 10) and torch.isfinite(out).all()
 
 
+CIFAR = (3, 32, 32)
+#: What one more basic block in each of a CIFAR ResNet's three stages adds: two 3×3
+#: convolutions and two BNs at widths 16, 32 and 64.
+RESNET_BLOCKS = 2 * 9 * (16**2 + 32**2 + 64**2) + 2 * 2 * (16 + 32 + 64)
+
 # (family, in_shape, our exact count, published figure, relative tolerance to it)
 KNOWN_COUNTS = [
     # Zagoruyko & Komodakis 2016, Table 1/4 (CIFAR-10)
-    ("wrn-16-4", (3, 32, 32), 2_748_890, 2.7e6, 0.02),
-    ("wrn-16-8", (3, 32, 32), 10_961_370, 11.0e6, 0.01),
-    ("wrn-28-10", (3, 32, 32), 36_479_194, 36.5e6, 0.001),
-    ("wrn-40-4", (3, 32, 32), 8_949_210, 8.9e6, 0.01),
-    # He et al. 2016, Table 6 (option A shortcuts)
-    ("resnet-20", (3, 32, 32), 269_722, 0.27e6, 0.005),
-    ("resnet-32", (3, 32, 32), 464_154, 0.46e6, 0.01),
-    ("resnet-44", (3, 32, 32), 658_586, 0.66e6, 0.005),
-    ("resnet-56", (3, 32, 32), 853_018, 0.85e6, 0.005),
-    ("resnet-110", (3, 32, 32), 1_727_962, 1.7e6, 0.02),
+    ("wrn-16-4", CIFAR, 2_748_890, 2.7e6, 0.02),
+    ("wrn-16-8", CIFAR, 10_961_370, 11.0e6, 0.01),
+    ("wrn-28-10", CIFAR, 36_479_194, 36.5e6, 0.001),
+    ("wrn-40-4", CIFAR, 8_949_210, 8.9e6, 0.01),
+    # He et al. 2016, Table 6 (option A shortcuts): ResNet-(6n+2) has n blocks a stage
+    *[
+        (f"resnet-{6 * n + 2}", CIFAR, 269_722 + (n - 3) * RESNET_BLOCKS, paper, tol)
+        for n, paper, tol in [
+            (3, 0.27e6, 0.005),
+            (5, 0.46e6, 0.01),
+            (7, 0.66e6, 0.005),
+            (9, 0.85e6, 0.005),
+            (18, 1.7e6, 0.02),
+        ]
+    ],
     # Trockman & Kolter, CIFAR-10 script (kernel 5, patch 2)
-    ("convmixer-256-8", (3, 32, 32), 594_186, 0.59e6, 0.01),
+    ("convmixer-256-8", CIFAR, 594_186, 0.59e6, 0.01),
     # Parameter-efficiency leaderboard (exact figures)
     ("scs-fashion-7659", (1, 28, 28), 7_659, 7_659, 0.0),
-    ("scs-cifar-47643", (3, 32, 32), 47_643, 47_643, 0.0),
+    ("scs-cifar-47643", CIFAR, 47_643, 47_643, 0.0),
 ]
 
 

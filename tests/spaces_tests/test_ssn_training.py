@@ -12,6 +12,9 @@ from torch import nn
 import spaces
 from spaces.ssn import shapeshift
 
+pytestmark = pytest.mark.slow  # real training to an accuracy
+
+
 
 def digits() -> tuple[torch.Tensor, ...]:
     """scikit-learn's 8x8 digits, scaled to [0, 1], with a fixed stratified 75/25 split."""

@@ -27,10 +27,12 @@ from search.report import write_report
 from search.run import launch, trials_counted
 from search.run._records import metrics_of
 from search.run._storage import counts, rung_history
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run.test_execution import make_config
+
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
 EPOCHS = 9
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _get(url: str) -> dict:
@@ -49,13 +51,6 @@ def curve_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
                       "train_time_s": 0.02 * epoch})  # fmt: skip
     return {"accuracy": level, "params": params, "feasible": 1.0, "epochs": EPOCHS,
             "trial_time_s": 0.2, "trial_energy_j": 2.0}  # fmt: skip
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _config(out: Path, trials: int, optimiser: str = "random", **changes: Any):
@@ -141,16 +136,25 @@ def test_every_optimiser_searches_and_resumes_under_moasha(tmp_path, optimiser):
     assert not study.get_trials(states=(TrialState.FAIL,))
 
 
-def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path):
-    config = make_config(tmp_path, optimiser="random", trials=40, budget={"time": 2.0})
-    study = launch(config, trial_fn=curve_trial, progress=False)
+def costly_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """curve_trial that says it took 1,000 s: once one has ended, another would pass a time
+    budget below that."""
+    return {**curve_trial(cfg, on_epoch), "trial_time_s": 1000.0}
+
+
+def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path, capfd):
+    # Decided by what the trials report, not by how fast a loaded machine runs them: the
+    # budget's clock (elapsed seconds) is tested with a clock of the test's in test_storage.
+    config = make_config(tmp_path, optimiser="random", trials=40, budget={"time": 500.0})
+    study = launch(config, trial_fn=costly_trial, progress=True)
     assert 1 <= len(study.trials) < 40
     assert not study.get_trials(states=(TrialState.RUNNING,))
-    assert study.user_attrs["search_time_s"] >= 1.0
-    # No trial starts once the budget would be passed: all started within its 2 s (plus the
-    # clocks' slack), however long a loaded machine takes to start Ray or end the trials.
-    starts = sorted(t.datetime_start for t in study.trials)
-    assert (starts[-1] - starts[0]).total_seconds() <= 3.0
+    assert study.user_attrs["search_time_s"] > 0
+    # No trial started once the search knew of one that ended (the trials then in flight
+    # finished); the storage's own times, written by the one process that decides.
+    first_end = min(t.datetime_complete for t in study.trials)
+    assert all(t.datetime_start <= first_end for t in study.trials)
+    assert "no further trial started: the time budget (500 s)" in capfd.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -201,7 +205,8 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_multifidelity import _config, slow_curve_trial
+from tests.search_tests.run.test_multifidelity import _config, slow_curve_trial
+
 ray.init(address={address!r}, log_to_driver=False)
 launch(_config(Path({out!r}), 12), trial_fn=slow_curve_trial, progress=False)
 """

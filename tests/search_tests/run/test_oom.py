@@ -30,13 +30,16 @@ from optuna.trial import TrialState
 
 from search.config import TrialConfig
 from search.run import trials_counted
-from tests.search_tests.test_execution import fake_trial
+from tests.search_tests.run.test_execution import fake_trial
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/meminfo").is_file(), reason="Ray's memory monitor runs on Linux only"
-)
+pytestmark = [
+    pytest.mark.slow,  # Ray's memory monitor killing real trials
+    pytest.mark.skipif(
+        not Path("/proc/meminfo").is_file(), reason="Ray's memory monitor runs on Linux only"
+    ),
+]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers never import tests
 GIB = 2**30
 #: Where the kill threshold lies above the memory in use when a test starts: room for the search
@@ -53,8 +56,8 @@ import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_execution import make_config
-from tests.search_tests.test_oom import {trial}
+from tests.search_tests.run.test_execution import make_config
+from tests.search_tests.run.test_oom import {trial}
 launch(make_config(Path({out!r}), optimiser="random", trials={trials}), trial_fn={trial})
 """
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 import ipaddress
 import threading
 
+import pytest
 import ray
 
 from search.run._launch import launch
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
+
+pytestmark = pytest.mark.slow  # a real search on a local Ray
+
 
 Sockets = dict[tuple[str, int], str]
 

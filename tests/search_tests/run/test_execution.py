@@ -34,7 +34,9 @@ from search.run._launch import launch, trials_counted
 from search.run._records import conditions_of, metrics_of
 from spaces import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
+
+ROOT = Path(__file__).resolve().parents[3]
 # Ship the trial functions by value: a worker importing this module would import torch.
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 POPULATION = {name: {"population_size": 4} for name in ("nsga2", "pymoo-nsga2")}
@@ -74,13 +76,6 @@ def slow_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     """fake_trial that takes a second, so a search can be killed while trials run."""
     time.sleep(1.0)
     return fake_trial(dataclasses.replace(cfg, family="mlp"))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def ray_session():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _snapshot(study: optuna.Study) -> dict[int, tuple]:
@@ -160,7 +155,8 @@ import ray
 from pathlib import Path
 from search.errors import SearchInterrupted
 from search.run._launch import launch
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
+
 ray.init(address={address!r}, log_to_driver=False)
 try:
     launch(make_config(Path({out!r}), optimiser={opt!r}, trials=12), trial_fn=slow_trial,

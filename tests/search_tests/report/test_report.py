@@ -38,6 +38,8 @@ from search.report._scatter import (
 from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 from tests.search_tests.studies import npas_study
 
+pytestmark = pytest.mark.slow  # reports of real studies: seconds of plotting each
+
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 OBJECTIVES = [["accuracy", "maximize"], ["params", "minimize"], ["latency_ms", "minimize"]]
@@ -437,6 +439,7 @@ def _load_in_chromium(page: Path, tmp: Path) -> Loaded:
     return Loaded(console, imread(shot)[..., :3], done.stdout, _page_requests(net_log))
 
 
+@pytest.mark.browser
 def test_chromium_harness_catches_errors_and_requests(tmp_path):
     # the harness must see errors and requests, or "none" below would prove nothing
     bad = tmp_path / "bad.html"
@@ -463,6 +466,7 @@ def _plot_divs(dom: str) -> dict[str, str]:
     return {re.match(r'<div id="(plot-\d+)"', p)[1]: p for p in parts}
 
 
+@pytest.mark.browser
 def test_html_renders_in_headless_chromium_offline_without_console_messages(report, tmp_path):
     _, paths = report
     page = _load_in_chromium(paths["report.html"], tmp_path)

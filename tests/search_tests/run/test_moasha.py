@@ -354,15 +354,8 @@ def curve_trainable(config: dict[str, Any]) -> None:
         tune.report({"epoch": epoch, "acc": acc, "cost": cost, "npas_violation": violation})
 
 
-@pytest.fixture(scope="module")
-def ray_session():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 def test_moasha_on_ray_stops_dominated_and_infeasible_trials_at_the_right_rung(
-    ray_session, tmp_path
+    local_ray, tmp_path
 ):
     sched = MOASHA(ACC_COST, grace_epochs=1, reduction_factor=3, max_epochs=E)
     assert sched.rungs == (1, 3)

@@ -21,8 +21,8 @@ from optuna.trial import TrialState
 
 from search._cli import main
 from search.run._launch import launch, trials_counted
-from tests.search_tests import test_execution, test_writer
-from tests.search_tests.test_writer import not_utc  # noqa: F401 - autouse: a non-UTC zone
+from tests.search_tests.run import test_execution, test_writer
+from tests.search_tests.run.test_writer import not_utc  # noqa: F401 - autouse: a non-UTC zone
 
 ray.cloudpickle.register_pickle_by_value(test_execution)  # workers must not import torch
 
@@ -38,6 +38,7 @@ def test_written_trials_read_back_as_they_were(postgres_url: str) -> None:
     assert {t.state for t in stored} == {TrialState.COMPLETE, TrialState.FAIL}
 
 
+@pytest.mark.slow  # a search on Ray
 def test_launch_resume_and_pareto_on_postgres(postgres_url: str, tmp_path: Path, capsys) -> None:
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -53,6 +54,7 @@ def test_launch_resume_and_pareto_on_postgres(postgres_url: str, tmp_path: Path,
     assert "accuracy" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # a search on Ray
 @pytest.mark.parametrize(
     "typed",
     [lambda url: url.replace("npas@", "npas:S3CRET@"),
@@ -84,6 +86,7 @@ def test_a_password_in_the_storage_url_is_never_printed_or_stored(
     assert "CRET" not in out + err and "***" in out and "***" in err
 
 
+@pytest.mark.slow  # a fresh interpreter importing the storage code
 def test_a_missing_database_driver_names_the_extra_that_installs_it(postgres_url: str) -> None:
     """postgresql://user@host/db as the README writes it: without psycopg 3 one line says
     which extra to install (SQLAlchemy maps that URL form to psycopg 3)."""
@@ -92,13 +95,13 @@ def test_a_missing_database_driver_names_the_extra_that_installs_it(postgres_url
         "import sys\n"
         "sys.modules['psycopg'] = None  # as on an install without the postgres extra\n"
         "from search.run._storage import open_storage\n"
-        "from search.errors import ConfigError\n"
+        "from search.errors import MissingExtraError\n"
         "try:\n"
         f"    open_storage({postgres_url!r})\n"
-        "except ConfigError as err:\n"
+        "except MissingExtraError as err:\n"
         "    print(err)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2], check=True)  # fmt: skip
+                          cwd=Path(__file__).resolve().parents[3], check=True)  # fmt: skip
     assert "pip install 'npas[postgres]'" in done.stdout, done.stdout + done.stderr
     assert done.stdout.count("\n") == 1

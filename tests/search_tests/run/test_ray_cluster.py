@@ -31,7 +31,7 @@ from search.run._searcher import DECISIONS_KEY
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
 RAY = str(Path(sys.executable).with_name("ray"))
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def node_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
@@ -118,7 +118,7 @@ sys.path.insert(0, {root!r})
 import ray
 from search.config import load_config
 from search.run._launch import launch
-from tests.search_tests.test_ray_cluster import {trial}
+from tests.search_tests.run.test_ray_cluster import {trial}
 
 ray.init(address={address!r}, log_to_driver=False)
 deadline = time.monotonic() + 60

@@ -15,6 +15,7 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -102,6 +103,7 @@ def trials(draw: st.DrawFn, max_size: int = 24) -> tuple[np.ndarray, np.ndarray,
     return F, violation, chance
 
 
+@pytest.mark.slow  # many hypothesis examples against a brute-force oracle
 @settings(max_examples=600, deadline=None, database=None)
 @given(data=trials())
 def test_rank_order_matches_the_brute_force_oracle(data):
@@ -116,6 +118,7 @@ def test_no_at_chance_flags_means_none_at_chance(data):
     assert rank_order(F, violation) == oracle(F, violation, np.zeros(len(F), bool))
 
 
+@pytest.mark.slow  # many hypothesis examples against a brute-force oracle
 @settings(max_examples=400, deadline=None, database=None)
 @given(data=trials(), k=st.integers(0, 26))
 def test_top_k_is_the_head_of_rank_order(data, k):

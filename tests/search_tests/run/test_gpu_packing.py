@@ -4,7 +4,7 @@ on it as on CPUs. torch sees no CUDA here, so the trials themselves train on the
 
 from __future__ import annotations
 
-import time
+import asyncio
 from typing import Any
 
 import optuna
@@ -17,7 +17,10 @@ from search.config import TrialConfig
 from search.run import launch
 from search.run._records import conditions_of, metrics_of
 from search.trial import run_trial
-from tests.search_tests.test_multifidelity import _config, curve_trial
+from tests.search_tests.run.test_multifidelity import _config, curve_trial
+
+pytestmark = pytest.mark.slow  # a Ray node and real searches
+
 
 QUARTER = {"cpu": 0.5, "gpu": 0.25}
 
@@ -30,29 +33,58 @@ def gpu_node():
     ray.shutdown()
 
 
-def timed_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """Sleeps two seconds (long enough to overlap on a loaded machine: one second gave 3 at
-    once on a 16-core GPU machine running 8 test workers) and says when it ran and what Ray
-    gave it."""
-    start = time.time()
-    time.sleep(2.0)
-    return {"accuracy": 0.5, "params": float(cfg.budget), "feasible": 1.0, "start": start,
-            "end": time.time(), "visible": ",".join(map(str, ray.get_gpu_ids()))}  # fmt: skip
+PACKED = 4  # 0.25-GPU trials that fit on the one GPU at once
+GAUGE = "npas-test-gauge"
 
 
-def _most_at_once(spans: list[tuple[float, float]]) -> int:
-    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
-    running = best = 0
-    for _, step in events:
-        running += step
-        best = max(best, running)
-    return best
+@ray.remote(num_cpus=0)
+class Gauge:
+    """The trials running at once. Each waits in :meth:`enter` until ``PACKED`` run together
+    (or every trial has entered): Ray packing them is then seen as an event, not as the
+    overlap of sleeps long enough to overlap on a loaded machine."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.entered, self.running, self.most, self.late = total, 0, 0, 0, 0
+        self.changed = asyncio.Condition()
+
+    async def enter(self) -> None:
+        async with self.changed:
+            self.entered += 1
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.changed.notify_all()
+
+            def full() -> bool:
+                return self.running >= PACKED or self.entered == self.total
+
+            try:  # a deadline only for a failure: fewer packed
+                await asyncio.wait_for(self.changed.wait_for(full), timeout=60)
+            except asyncio.TimeoutError:
+                self.late += 1
+
+    async def leave(self) -> None:
+        async with self.changed:
+            self.running -= 1
+
+    def seen(self) -> tuple[int, int]:
+        """The most trials that ran at once, and how many waited in vain for ``PACKED``."""
+        return self.most, self.late
+
+
+def packed_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """Runs while ``PACKED`` trials run together and says what Ray gave it."""
+    gauge = ray.get_actor(GAUGE, namespace=GAUGE)
+    ray.get(gauge.enter.remote())
+    ray.get(gauge.leave.remote())
+    return {"accuracy": 0.5, "params": float(cfg.budget), "feasible": 1.0,
+            "visible": ",".join(map(str, ray.get_gpu_ids()))}  # fmt: skip
 
 
 def test_four_quarter_gpu_trials_share_one_gpu_at_once(tmp_path):
+    gauge = Gauge.options(name=GAUGE, namespace=GAUGE).remote(8)
     study = launch(
         _config(tmp_path, 8, resources=QUARTER, scheduler={"name": "fifo"}),
-        trial_fn=timed_trial,
+        trial_fn=packed_trial,
         progress=False,
     )
     done = study.get_trials(states=(TrialState.COMPLETE,))
@@ -60,13 +92,15 @@ def test_four_quarter_gpu_trials_share_one_gpu_at_once(tmp_path):
     metrics = [metrics_of(t, conditions_of(study)) for t in done]
     assert {m["cond_ray_gpu_ids"] for m in metrics} == {"0"}, "each trial was given GPU 0"
     assert {m["visible"] for m in metrics} == {"0"}
-    assert _most_at_once([(m["start"], m["end"]) for m in metrics]) == 4
+    assert ray.get(gauge.seen.remote()) == (PACKED, 0)
 
 
 def test_a_moasha_search_on_quarter_gpus_stops_and_promotes(tmp_path):
     study = launch(_config(tmp_path, 9, resources=QUARTER), trial_fn=curve_trial,
                    progress=False)  # fmt: skip
-    stored = optuna.load_study(study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db")
+    stored = optuna.load_study(
+        study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db"
+    )
     assert stored.get_trials(states=(TrialState.PRUNED,))
     assert stored.get_trials(states=(TrialState.COMPLETE,))
 

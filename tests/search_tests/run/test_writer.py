@@ -173,6 +173,7 @@ json_values = st.recursive(
 objective_values = st.floats(allow_nan=False) | st.sampled_from([math.inf, -math.inf])
 
 
+@pytest.mark.slow  # many hypothesis examples, each a SQLite storage
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -23,11 +23,11 @@ from optuna.trial import TrialState
 
 from search.run import trials_counted
 from tests.search_tests.disks import tmpfs
-from tests.search_tests.test_chaos import TRIALS, _check_integrity, _running_pids
-from tests.search_tests.test_ray_cluster import cluster  # noqa: F401  (the fixture)
+from tests.search_tests.run.test_chaos import TRIALS, _check_integrity, _running_pids
+from tests.search_tests.run.test_ray_cluster import cluster  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.chaos
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SECRET = "S3CRET-chaos"
 DRIVER = """
 import sys
@@ -35,8 +35,8 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from search.errors import RunFolderFull, SearchInterrupted
 from search.run import launch
-from tests.search_tests.test_chaos import TRIALS, pid_trial
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run.test_chaos import TRIALS, pid_trial
+from tests.search_tests.run.test_execution import make_config
 try:
     launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS, storage={url!r},
                        address={address!r}), trial_fn=pid_trial, progress=False)

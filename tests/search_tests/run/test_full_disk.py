@@ -20,9 +20,12 @@ from optuna.trial import TrialState
 from search.run._launch import trials_counted
 from search.run._storage import DISK_FULL
 from tests.search_tests.disks import tmpfs
-from tests.search_tests.test_execution import LONG
+from tests.search_tests.run.test_execution import LONG
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # a search on a full tmpfs, in a subprocess
+
+
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = {**LONG, "name": "full", "trials": 6, "train": {"epochs": 2, "batch_size": 64}}
 
 

@@ -26,9 +26,11 @@ from optuna.trial import TrialState
 from search.config import TrialConfig
 from search.run import launch, trials_counted
 from search.run._records import metrics_of
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
+
+ROOT = Path(__file__).resolve().parents[3]
 TRIALS = 14
 DRIVER = """
 import sys
@@ -36,8 +38,9 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_chaos import TRIALS, pid_trial
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run.test_chaos import TRIALS, pid_trial
+from tests.search_tests.run.test_execution import make_config
+
 ray.init(address={address!r}, log_to_driver=False)
 launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS, storage={url!r}),
        trial_fn=pid_trial, progress=False)
@@ -50,13 +53,6 @@ def pid_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pid").write_text(str(os.getpid()))
     return slow_trial(cfg)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _running_pids(out: Path, done: set[int]) -> list[int]:
@@ -115,8 +111,8 @@ def test_killed_workers_and_a_killed_driver_lose_nothing(tmp_path, storage_url):
                     killed.add(victim)
                 except ProcessLookupError:
                     pass
-            time.sleep(0.3)
-        time.sleep(1.0)
+            time.sleep(0.3)  # the fault schedule: a kill at most every 0.3 s
+        time.sleep(1.0)  # the fault schedule: the driver dies while it handles the kills
         assert driver.poll() is None, "the search ended before its driver could be killed"
     finally:
         driver.kill()

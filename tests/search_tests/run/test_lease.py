@@ -15,28 +15,32 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import optuna
 import pytest
 import ray
 import sqlalchemy
 from optuna.trial import TrialState
+from ray import tune
 
 from search._cli import main
 from search.errors import SearchLocked
 from search.run import launch, trials_counted
 from search.run._lease import Lease, lease_holder
 from search.run._storage import open_storage
-from tests.search_tests.test_execution import fake_trial, make_config, slow_trial
+from tests.search_tests.run.test_execution import fake_trial, make_config, slow_trial
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
+
+ROOT = Path(__file__).resolve().parents[3]
 LAUNCH = """
 import sys
 sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
 launch(make_config(Path({out!r}), optimiser="random", trials={trials}, storage={url!r}),
        trial_fn=slow_trial, progress=False)
@@ -60,13 +64,6 @@ sys.stdin.read()
 """
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 def _start(out: Path, trials: int, url: str) -> subprocess.Popen:
     address = ray.get_runtime_context().gcs_address
     script = LAUNCH.format(root=str(ROOT), address=address, out=str(out), trials=trials, url=url)
@@ -86,16 +83,23 @@ def _wait_running(url: str, proc: subprocess.Popen) -> None:
     raise AssertionError("the first launch never ran a trial")
 
 
-def test_a_second_launch_of_a_running_search_is_refused_at_once(tmp_path, storage_url, capsys):
+def _no_tuning(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("Ray Tune started a run")
+
+
+def test_a_second_launch_of_a_running_search_is_refused_at_once(
+    tmp_path, storage_url, capsys, monkeypatch
+):
     url = storage_url
     first = _start(tmp_path, 6, url)
     try:
         _wait_running(url, first)
-        started = time.monotonic()
+        # Refused before Ray Tune runs anything (so before any trial) in this process.
+        monkeypatch.setattr(tune.Tuner, "fit", _no_tuning)
         with pytest.raises(SearchLocked, match=rf"pid {first.pid} since .* UTC") as refused:
             launch(make_config(tmp_path, optimiser="random", trials=8, storage=url),
                    trial_fn=fake_trial, progress=False)  # fmt: skip
-        assert time.monotonic() - started < 10, "refused before Ray or any trial"
+        monkeypatch.undo()
         assert socket.gethostname() in str(refused.value)
         assert main(["status", "--storage", url]) == 0
         assert f"running now: launched on host {socket.gethostname()} pid {first.pid}" in (
@@ -223,7 +227,8 @@ import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from search.run._launch import launch
-from tests.search_tests.test_execution import make_config, slow_trial
+from tests.search_tests.run.test_execution import make_config, slow_trial
+
 launch(make_config(Path({out!r}), optimiser="random", trials=16, address="local"),
        trial_fn=slow_trial, progress=False)
 """

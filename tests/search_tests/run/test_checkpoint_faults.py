@@ -22,10 +22,12 @@ from optuna.trial import TrialState
 from search.config import TrialConfig
 from search.run import launch, trials_counted
 from search.run._searcher import DECISIONS_KEY
-from tests.search_tests import test_promotion
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run import test_promotion
+from tests.search_tests.run.test_execution import make_config
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
+
+ROOT = Path(__file__).resolve().parents[3]
 FAIL = TrialState.FAIL
 EPOCHS = test_promotion.EPOCHS
 TRIALS = 8
@@ -35,7 +37,8 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.test_checkpoint_faults import config, slow_trial
+from tests.search_tests.run.test_checkpoint_faults import config, slow_trial
+
 ray.init(address={address!r}, log_to_driver=False)
 launch(config(Path({out!r}), {scheduler!r}), trial_fn=slow_trial, progress=False)
 """
@@ -55,13 +58,6 @@ def config(out: Path, scheduler: str):
                   "promotion": {"name": "moasha", "type": "promotion", "reduction_factor": 2}}
     return make_config(out, optimiser="random", trials=TRIALS, constraints=[],
                        train={"epochs": EPOCHS}, scheduler=schedulers[scheduler])  # fmt: skip
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _log(out: Path) -> list[dict]:
@@ -89,6 +85,15 @@ def _wait(condition: Any, seconds: float, what: str) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def _mid_schedule(url: str) -> bool:
+    """Whether the storage holds a RUNNING trial with an epoch recorded."""
+    try:
+        study = optuna.load_study(study_name="t-random", storage=url)
+    except KeyError:  # not created yet
+        return False
+    return any(t.state == TrialState.RUNNING and t.intermediate_values for t in study.trials)
 
 
 def test_a_killed_worker_resumes_its_trial_from_the_last_checkpoint(tmp_path):
@@ -128,8 +133,11 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
     driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     url = f"sqlite:///{tmp_path}/npas.db"
     try:
-        _wait(lambda: sum(r["epoch"] >= 2 for r in _log(tmp_path)) >= 2, 120, "two epochs >= 2")
-        time.sleep(0.1)
+        _wait(
+            lambda: sum(r["epoch"] >= 2 for r in _log(tmp_path)) >= 2 and _mid_schedule(url),
+            120,
+            "two epochs >= 2, and a running trial with an epoch in the storage",
+        )
     finally:
         driver.kill()
         driver.wait()

@@ -87,7 +87,10 @@ def run(opt, n: int, *, batch: int = 2) -> None:
         asked += 1
 
 
-@pytest.mark.parametrize("name", OPTIMISERS.names())
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n == "gp" else n for n in OPTIMISERS.names()],
+)  # GP: a Gaussian process fitted at every ask
 def test_asks_tells_and_resumes(name):
     opt, study = build(name)
     assert opt.multi_objective

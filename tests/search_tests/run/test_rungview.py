@@ -9,7 +9,6 @@ from typing import Any
 
 import optuna
 import pytest
-import ray
 from hypothesis import given
 from hypothesis import strategies as st
 from optuna.trial import TrialState
@@ -20,7 +19,7 @@ from search.optimisers import OPTIMISERS
 from search.run import launch
 from search.run._rungview import EPOCH_ATTR, RungView, view_epoch
 from spaces import Float, Space
-from tests.search_tests.test_multifidelity import _config, curve_trial
+from tests.search_tests.run.test_multifidelity import _config, curve_trial
 
 OBJECTIVES = ["accuracy", "params"]
 #: Optuna's NSGA-II/III population size in these tests, and where they keep a trial's
@@ -190,13 +189,6 @@ def test_before_enough_trials_the_sampler_sees_the_study_as_it_is():
     _proposals(study, 3)
     assert sampler.epoch is None
     assert all(EPOCH_ATTR not in t.system_attrs for t in study.trials)
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_a_tpe_search_under_moasha_proposes_from_the_view(tmp_path, local_ray):

@@ -11,6 +11,7 @@ import json
 from types import SimpleNamespace
 
 import pandas as pd
+import pytest
 from optuna.trial import TrialState
 
 from search._cli import main
@@ -20,12 +21,11 @@ from search.run._checkpoints import latest_checkpoint
 from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._searcher import STOPPED_KEY
 from search.run._trainable import CURVE_KEY
-from tests.search_tests.test_checkpoint_faults import (
+from tests.search_tests.run.test_checkpoint_faults import (
     _check_each_epoch_ran_once_but_the_one_in_flight,
     _epochs_by_trial,
     _log,
     config,
-    local_ray,  # noqa: F401 (a fixture)
     slow_trial,
 )
 
@@ -50,6 +50,7 @@ def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
     assert not unlimited.out_of_time and unlimited("d", _epoch(1e9)) is False
 
 
+@pytest.mark.usefixtures("local_ray")
 def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkpoint(
     tmp_path, capsys
 ):
@@ -71,6 +72,7 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
     assert f"Run folder {tmp_path}: " in capsys.readouterr().out
 
 
+@pytest.mark.usefixtures("local_ray")
 def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     tmp_path, capsys
 ):

@@ -19,7 +19,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from tests.search_tests.test_ray_cluster import ROOT, cluster  # noqa: F401 (a fixture)
+from tests.search_tests.run.test_ray_cluster import ROOT, cluster  # noqa: F401 (a fixture)
 from tests.search_tests.userplugin import write_images, write_plugin
 
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import optuna
 import pytest
-import ray
 import torch
 import yaml
 from optuna.trial import TrialState
@@ -29,7 +28,7 @@ from search.run._checkpoint_files import RAY_TRIAL_KEY, checkpoint_folders
 from search.run._moasha import PromotionMOASHA
 from search.run._searcher import DECISIONS_KEY
 from search.trial import STATE_NAME, run_trial
-from tests.search_tests.test_execution import make_config
+from tests.search_tests.run.test_execution import make_config
 
 CONTINUE, STOP, PAUSE = TrialScheduler.CONTINUE, TrialScheduler.STOP, TrialScheduler.PAUSE
 ACC_COST = [("acc", "maximize"), ("cost", "minimize")]
@@ -194,13 +193,6 @@ def test_the_newest_pending_trial_takes_a_free_worker() -> None:
 
 
 # -- real Ray Tune ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def checkpointing_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
