@@ -5,7 +5,7 @@ names below are the package's front door.
 """
 
 from objectives import datasets, pepr, train
-from objectives._conditions import MeasureContext
+from objectives._conditions import MeasureContext, MeasureOptions
 from objectives._custom import Splits, register_dataset
 from objectives._energy import EnergyMeter, co2_grams
 from objectives._indicators import INDICATORS, Indicator, list_indicators, register_indicator
@@ -21,6 +21,7 @@ __all__ = [
     "FitResult",
     "Indicator",
     "MeasureContext",
+    "MeasureOptions",
     "NonFiniteLossError",
     "Splits",
     "co2_grams",

@@ -44,6 +44,7 @@ from objectives._download import (
 )
 from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read_idx
 from objectives._streaming import ArrayDataset, StreamedSplit
+from spaces._checks import check_int, is_int
 from spaces._errors import ConfigError
 from spaces._registry import Registry
 
@@ -92,8 +93,7 @@ class Augment:
     flip: bool = False
 
     def __post_init__(self) -> None:
-        if isinstance(self.pad, bool) or not isinstance(self.pad, int) or self.pad < 0:
-            raise ConfigError(f"Augment.pad must be an int >= 0, got {self.pad!r}")
+        check_int("Augment.pad", self.pad, low=0)
 
     @property
     def enabled(self) -> bool:
@@ -154,8 +154,7 @@ def iterate(
         augment: Applied to each batch after indexing.
         drop_last: Skip a final batch smaller than ``batch_size``.
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    check_int("batch_size", batch_size)
     if len(x) != len(y):
         raise ConfigError(f"x and y differ in length: {len(x)} vs {len(y)}")
     n = len(x)
@@ -599,7 +598,7 @@ def _channel_stats(x: np.ndarray, scale: float) -> tuple[torch.Tensor, torch.Ten
 
 
 def _check_train_size(size: object, n: int, classes: int) -> None:
-    if isinstance(size, bool) or not isinstance(size, int) or not classes <= size <= n - classes:
+    if not is_int(size, classes, n - classes):
         raise ConfigError(
             f"train_size must be None or a count in [{classes}, {n - classes}] (or {n}, all of "
             f"them: {n} training samples after the validation split), got {size!r}"

@@ -17,6 +17,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+from spaces._checks import is_int
 from spaces._errors import ConfigError
 
 __all__ = ["Range", "check_hyper"]
@@ -91,9 +92,7 @@ def _scalar(hint: Any, value: Any, where: str, declared: Range | None) -> None:
             raise ConfigError(f"{where}: got {value!r}; allowed: true or false")
     elif hint is int:
         span = declared or _INT
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not (
-            span.low <= value <= span.high
-        ):
+        if not is_int(value, span.low, span.high):
             raise ConfigError(
                 f"{where}: got {value!r}; allowed: an int in [{_n(span.low)}, {_n(span.high)}]"
             )

@@ -227,4 +227,3 @@ def parse_constraints(entries: Any, *, path: str = "constraints") -> tuple[Const
         raise checks.bad(path, entries, "a list of constraints such as ['params <= 5000']")
     _bounded(entries, path, MAX_CONSTRAINTS)
     return tuple(Constraint.parse(e, path=f"{path}[{i}]") for i, e in enumerate(entries))
-

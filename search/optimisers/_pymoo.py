@@ -14,6 +14,7 @@ from optuna.trial import TrialState
 from pymoo.core.duplicate import DuplicateElimination
 
 from search.optimisers._base import Optimiser, Proposal, constraint_vector, point_of
+from spaces._checks import is_int
 from spaces._dsl import Categorical, Fixed, Int, Space
 from spaces._errors import ConfigError
 
@@ -49,7 +50,7 @@ class PymooOptimiser(Optimiser):
     def __init__(self, space: Space, directions: Sequence[str], **kwargs: Any) -> None:
         super().__init__(space, directions, **kwargs)
         size = self.options.get("population_size", 16)
-        if isinstance(size, bool) or not isinstance(size, int) or size < 2:
+        if not is_int(size, 2):
             raise ConfigError(
                 f"optimiser option 'population_size' must be an int >= 2, got {size!r}"
             )

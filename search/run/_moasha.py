@@ -39,6 +39,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from search.run._ranking import rank_order, top_k
 from search.run._trainable import CHANCE_KEY, VIOLATION_KEY
+from spaces._checks import is_int
 from spaces._errors import ConfigError
 
 if TYPE_CHECKING:
@@ -459,9 +460,9 @@ def _check(objectives: Sequence[tuple[str, str]], grace: int, rf: float, max_epo
         names.append(pair[0])
     if len(set(names)) != len(names):
         raise bad("objectives", names, "each metric once")
-    if isinstance(grace, bool) or not isinstance(grace, int) or grace < 1:
+    if not is_int(grace, 1):
         raise bad("grace_epochs", grace, "an integer >= 1")
     if isinstance(rf, bool) or not isinstance(rf, (int, float)) or not 1 < rf < math.inf:
         raise bad("reduction_factor", rf, "a finite number > 1")
-    if isinstance(max_epochs, bool) or not isinstance(max_epochs, int) or max_epochs < grace:
+    if not is_int(max_epochs, grace):
         raise bad("max_epochs", max_epochs, f"an integer >= grace_epochs ({grace})")

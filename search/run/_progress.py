@@ -40,7 +40,7 @@ class Progress(Callback):
     running, failed, infeasible, the size of the current Pareto front of the feasible trials and
     the best feasible value of each objective so far (in its own units; they may come from
     different trials), then the time since launch and, with a total, an estimate of the time
-    left at this launch's pace, never past the search's time budget (which ends it sooner).
+    left at this launch's pace, never past the search's time limit (which ends it sooner).
 
     Why best values and no hypervolume: a hypervolume needs bounds to normalise the objectives
     by. Taken from the trials seen, they move whenever a trial widens them, so one line's value
@@ -57,7 +57,7 @@ class Progress(Callback):
         total: The search's ``trials``.
         enabled: False prints nothing.
         clock: Seconds, for the elapsed time (``time.monotonic``).
-        time_budget: The search's time budget in seconds, counted from this launch, if any.
+        time_limit: The search's time limit in seconds, counted from this launch, if any.
     """
 
     def __init__(
@@ -68,10 +68,10 @@ class Progress(Callback):
         total: int | None = None,
         enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
-        time_budget: float | None = None,
+        time_limit: float | None = None,
     ) -> None:
         self.objectives = list(objectives)
-        self.time_budget = time_budget
+        self.time_limit = time_limit
         self.total = total
         self.enabled = enabled
         self.values: list[list[float]] = []
@@ -166,8 +166,8 @@ class Progress(Callback):
         finished_here = done - self._prior
         if self.total is not None and finished_here > 0 and done < self.total:
             left = elapsed / finished_here * (self.total - done)
-            if self.time_budget is not None and elapsed + left > self.time_budget:
-                return text + f", ~{_duration(max(0.0, self.time_budget - elapsed))} left (budget)"
+            if self.time_limit is not None and elapsed + left > self.time_limit:
+                return text + f", ~{_duration(max(0.0, self.time_limit - elapsed))} left (limit)"
             text += f", ~{_duration(left)} left"
         return text
 

@@ -31,6 +31,7 @@ import sqlalchemy
 from optuna.trial import FrozenTrial, TrialState
 
 from search._urls import connect_url, masked_url
+from search.config._keys import RENAMED_KEYS
 from search.errors import ConfigError
 from search.run._records import metrics_of, record_metrics
 from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
@@ -84,7 +85,7 @@ def disk_full(error: str | None) -> bool:
 _OPEN_TRIES = 5
 
 #: Config keys that may change between launches of one search (how much and where it runs).
-_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources", "budget"})
+_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources", "limits"})
 
 
 def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStorage:
@@ -210,7 +211,8 @@ def _npas_version() -> str:
 
 
 def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in config.items() if k not in _MAY_CHANGE}
+    named = {RENAMED_KEYS.get(k, k): v for k, v in config.items()}  # stored before a rename
+    return {k: v for k, v in named.items() if k not in _MAY_CHANGE}
 
 
 def open_study(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import math
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from spaces._checks import check_int
 from spaces._errors import ConfigError, NpasError
 from spaces.ssn._combine import Combine, Window, windows
 from spaces.ssn._generators import GENERATORS, Generator
@@ -316,12 +316,6 @@ class ShapeshiftNet(nn.Module):
         )
 
 
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ConfigError(f"{name}={value!r}; expected an int >= {low}")
-    return int(value)
-
-
 def _planner(
     model: nn.Module,
     specs: list[LayerSpec],
@@ -400,9 +394,9 @@ def shapeshift(
         >>> net.num_params <= 120
         True
     """
-    budget = _check_int("budget", budget, 1)
-    templates = _check_int("templates", templates, 1)
-    seed = _check_int("seed", seed, 0)
+    budget = check_int("budget", budget)
+    templates = check_int("templates", templates)
+    seed = check_int("seed", seed, low=0)
     _, chosen = _assignment(model, budget, stores=stores, mapping=mapping, generator=generator,
                             upsampler=upsampler, seed=seed, pretrain=pretrain,
                             generator_options=generator_options)  # fmt: skip
@@ -447,8 +441,8 @@ def minimum_budget(
             "mapping='auto' assigns stores from a trained probe network, so it has no minimum "
             "budget before training; allowed: 'random' with the same stores as a stand-in"
         )
-    _check_int("templates", templates, 1)
-    seed = _check_int("seed", seed, 0)
+    check_int("templates", templates)
+    seed = check_int("seed", seed, low=0)
     specs, chosen = _assignment(model, None, stores=stores, mapping=mapping, generator=generator,
                                 upsampler=upsampler, seed=seed, pretrain=None,
                                 generator_options=generator_options)  # fmt: skip
@@ -471,7 +465,7 @@ def _assignment(
 ) -> tuple[list[LayerSpec], list[int]]:
     """The layers of ``model`` and the store of each, as ``mapping`` assigns them (``budget``
     sizes the probe network a trained mapping builds; None: there is none to build)."""
-    stores = _check_int("stores", stores, 1)
+    stores = check_int("stores", stores)
     gen_cls = GENERATORS.get(generator)
     UPSAMPLERS.get(upsampler)
     if isinstance(mapping, Mapping):

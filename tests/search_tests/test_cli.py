@@ -45,7 +45,7 @@ CONFIG = {
     "train": {"epochs": 2, "batch_size": 64},
     "objectives": [["accuracy", "maximize"], ["params", "minimize"], ["flops_infer", "minimize"]],
     "constraints": ["params <= 3000"],
-    "optimiser": "random",
+    "algorithm": "random",
     "trials": 8,
     "indicators": ["params", "flops_infer", "activations"],
     "measure": {"threads": 1},

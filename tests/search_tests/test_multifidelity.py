@@ -1,5 +1,5 @@
 """Multi-fidelity searches: learning curves in the storage, MOASHA stops, PRUNED records,
-resume, and the search's own budget. Real Ray, real SQLite, read back through Optuna's API."""
+resume, and the search's own limits. Real Ray, real SQLite, read back through Optuna's API."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def test_every_optimiser_searches_and_resumes_under_moasha(tmp_path, optimiser):
 
 
 def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path):
-    config = make_config(tmp_path, optimiser="random", trials=40, budget={"time": 2.0})
+    config = make_config(tmp_path, optimiser="random", trials=40, limits={"time": 2.0})
     study = launch(config, trial_fn=curve_trial, progress=False)
     assert 1 <= len(study.trials) < 40
     assert not study.get_trials(states=(TrialState.RUNNING,))
@@ -159,8 +159,8 @@ def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path):
         ({"scheduler": {"name": "asha"}}, "scheduler.name"),
         ({"scheduler": {"name": "moasha", "reduction_factor": 1}}, "reduction_factor"),
         ({"scheduler": {"name": "moasha", "grace": 2}}, "grace_epochs"),
-        ({"budget": {"time": "soon"}}, "budget.time"),
-        ({"budget": {"energy_j": -1}}, "budget.energy_j"),
+        ({"limits": {"time": "soon"}}, "limits.time"),
+        ({"limits": {"energy_j": -1}}, "limits.energy_j"),
     ],
 )
 def test_bad_scheduler_and_budget_sections_are_refused(tmp_path, section, fragment):
@@ -170,10 +170,10 @@ def test_bad_scheduler_and_budget_sections_are_refused(tmp_path, section, fragme
 
 
 def test_cli_time_budget_is_parsed_and_bad_ones_exit_2(tmp_path, capsys):
-    assert main(["launch", "--time-budget", "soon", "--out", str(tmp_path)]) == 2
-    assert "budget.time" in capsys.readouterr().err
-    config = make_config(tmp_path).with_overrides(time_budget="45m")
-    assert config.budget.time == 45 * 60
+    assert main(["launch", "--time-limit", "soon", "--out", str(tmp_path)]) == 2
+    assert "limits.time" in capsys.readouterr().err
+    config = make_config(tmp_path).with_overrides(time_limit="45m")
+    assert config.limits.time == 45 * 60
 
 
 def test_the_dashboard_serves_the_learning_curves(tmp_path):
