@@ -35,8 +35,8 @@ from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import RunFolderFull, SearchInterrupted, StorageWriteError
-from search.run._cost import SearchCost
 from search.run._checkpoints import CheckpointJanitor, latest_checkpoint
+from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._lease import Lease
 from search.run._limits import TrialLimits
