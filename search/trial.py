@@ -32,6 +32,7 @@ from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, evaluate, fit
 from search.config import Constraint, TrialConfig
 from search.errors import ExportError
+from search.run._trainable import FEASIBLE_KEY, REFUSED_KEY
 from spaces._build import build_model
 from spaces._errors import BudgetError, ConfigError
 from spaces.ssn import shapeshift
@@ -306,17 +307,8 @@ def _shapeshift(
     pretrain: Callable[[nn.Module], None] | None = None,
 ) -> nn.Module:
     """``model`` in the trial's budget with its SSN options (searched, or rebuilt as saved)."""
-    ssn = cfg.ssn
     return shapeshift(
-        model,
-        cfg.budget,
-        stores=stores,
-        mapping=mapping,
-        generator=ssn["generator"],
-        upsampler=ssn["upsampler"],
-        templates=ssn["templates"],
-        seed=cfg.seed,
-        pretrain=pretrain,
+        model, cfg.budget, pretrain=pretrain, **cfg.ssn_options(stores=stores, mapping=mapping)
     )
 
 
@@ -508,12 +500,12 @@ def _finish(
     """Adds feasibility and the constraint violations that can be evaluated."""
     feasible = reason is None
     if not feasible:  # not trained: no accuracy is made up
-        metrics["infeasible_reason"] = reason
+        metrics[REFUSED_KEY] = reason
     for i, c in enumerate(constraints):
         if c.indicator in metrics:
             metrics[f"constraint_{i}"] = c.violation(metrics)
             feasible = feasible and metrics[f"constraint_{i}"] <= 0
-    metrics["feasible"] = 1.0 if feasible else 0.0
+    metrics[FEASIBLE_KEY] = 1.0 if feasible else 0.0
     metrics["trial_time_s"] = time.perf_counter() - start
     return {k: _plain(v) for k, v in metrics.items()}
 

@@ -72,15 +72,9 @@ def _minimum(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) 
         # real); the caller's random stream is not drawn from.
         with torch.random.fork_rng(devices=[]), torch.device("meta"):
             models[key] = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
-    ssn = cfg.ssn
+    mapping = cfg.ssn["mapping"]
     return minimum_budget(
-        models[key],
-        stores=ssn["stores"],
-        mapping="random" if ssn["mapping"] == "auto" else ssn["mapping"],
-        generator=ssn["generator"],
-        upsampler=ssn["upsampler"],
-        templates=ssn["templates"],
-        seed=cfg.seed,
+        models[key], **cfg.ssn_options(mapping="random" if mapping == "auto" else mapping)
     )
 
 

@@ -3,8 +3,8 @@
 :class:`TrialConfig` is the typed form passed inside npas (from the search config to the Ray
 worker, which receives it pickled); :meth:`TrialConfig.from_dict` validates the plain-data form
 a user writes by hand or the storage holds, and :meth:`TrialConfig.to_dict` gives it back. The
-defaults of the ``ssn`` and ``train`` sections are read from the signatures of
-:func:`spaces.ssn.shapeshift` and :func:`objectives.fit`, so they are declared once, there.
+defaults of the ``ssn`` and ``train`` sections are read from :class:`spaces.ssn.SSNOptions`
+and the signature of :func:`objectives.fit`, so they are declared once, there.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from search.config._keys import ConfigKey, Option, config_key, dump_keys, names,
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
 from spaces._build import FAMILIES, hyper_keys
 from spaces._errors import ConfigError
-from spaces.ssn import GENERATORS, MAPPINGS, UPSAMPLERS, shapeshift
+from spaces.ssn import GENERATORS, MAPPINGS, UPSAMPLERS, SSNOptions
 
 __all__ = [
     "LOADING_OPTIONS",
@@ -57,7 +57,7 @@ def _defaults(fn: Callable[..., Any]) -> dict[str, Any]:
     }
 
 
-_SHAPESHIFT = _defaults(shapeshift)
+_SHAPESHIFT = {f.name: f.default for f in dataclasses.fields(SSNOptions)}
 _FIT = _defaults(fit)
 
 
@@ -110,7 +110,8 @@ def _device(value: Any, path: str) -> str:
 _at_least_1 = checks.at_least(1)
 _fraction = checks.number_in(0.0, 1.0, open_high=True)
 
-#: ``ssn`` options (keywords of :func:`spaces.ssn.shapeshift`, defaults from its signature).
+#: ``ssn`` options (fields of :class:`spaces.ssn.SSNOptions`, defaults from there; the seed
+#: is the trial's).
 SSN_OPTIONS: dict[str, Option] = {
     "stores": Option(_at_least_1, _SHAPESHIFT["stores"], "int", "parameter stores"),
     "mapping": Option(
@@ -347,6 +348,12 @@ class TrialConfig(DataAndMetrics):
                 f"exactly one store; allowed: 1, or mapping 'auto' or 'random' for more stores"
             )
         return cls(**out)
+
+    def ssn_options(self, **changes: Any) -> dict[str, Any]:
+        """The keywords of :func:`spaces.ssn.shapeshift` (:class:`spaces.ssn.SSNOptions`) this
+        trial's ``ssn`` section and seed give, with ``changes`` on top."""
+        given = {k: v for k, v in self.ssn.items() if k in _SHAPESHIFT}
+        return {**given, "seed": self.seed, **changes}
 
     def prepare(self) -> TrialConfig:
         """Imports the config's modules and registers its declared dataset in this process

@@ -25,12 +25,12 @@ from typing import Any, ClassVar, NamedTuple
 import optuna
 from optuna.trial import TrialState
 
+from search._directions import DIRECTIONS
 from spaces._dsl import Space
 from spaces._errors import ConfigError
 
 __all__ = ["Optimiser", "Proposal", "constraint_vector", "point_of"]
 
-_DIRECTIONS = ("minimize", "maximize")
 
 
 class Proposal(NamedTuple):
@@ -92,10 +92,10 @@ class Optimiser(ABC):
         constraints: Sequence[str] = (),
         **options: Any,
     ) -> None:
-        bad = [d for d in directions if d not in _DIRECTIONS]
+        bad = [d for d in directions if d not in DIRECTIONS]
         if not directions or bad:
             raise ConfigError(
-                f"directions must be a non-empty list of {_DIRECTIONS}, got {list(directions)!r}"
+                f"directions must be a non-empty list of {DIRECTIONS}, got {list(directions)!r}"
             )
         if len(directions) > 1 and not self.multi_objective:
             raise ConfigError(

@@ -13,6 +13,7 @@ import optuna
 from optuna.trial import TrialState
 from pymoo.core.duplicate import DuplicateElimination
 
+from search._directions import minimisation_signs
 from search.optimisers._base import Optimiser, Proposal, constraint_vector, point_of
 from spaces._checks import is_int
 from spaces._dsl import Categorical, Fixed, Int, Space
@@ -55,7 +56,7 @@ class PymooOptimiser(Optimiser):
                 f"optimiser option 'population_size' must be an int >= 2, got {size!r}"
             )
         self.population_size = size
-        self._sign = np.array([1.0 if d == "minimize" else -1.0 for d in self.directions])
+        self._sign = np.array(minimisation_signs(self.directions))
         self._algorithm: Any = None
         self._problem: Any = None
         self._generations: list[_Generation] = []  # in flight, oldest first

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from search._directions import minimisation_sign
 from search.pareto._frame import cost_indicators, direction_of, usable, values
 from search.pareto._front import non_dominated
 
@@ -79,7 +80,7 @@ def disagreement(
     feasible = frame[usable(frame, [])]
     oriented = pd.DataFrame(
         {
-            n: values(feasible, [n])[:, 0] * (1.0 if direction_of(n) == "minimize" else -1.0)
+            n: values(feasible, [n])[:, 0] * minimisation_sign(direction_of(n))
             for n in names
         }
     )

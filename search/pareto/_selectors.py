@@ -27,6 +27,7 @@ from pymoo.mcdm.pseudo_weights import PseudoWeights
 
 from objectives.pepr import normalize as normalize_cost
 from objectives.pepr import pepr, pepr_weighted
+from search._directions import minimisation_sign
 from search.pareto._frame import PARAMS_PREFIX, direction_of, format_value, usable, values
 from search.pareto._front import non_dominated, normalise
 from search.pareto._study_front import Objectives, resolve_objectives
@@ -418,7 +419,7 @@ class EpsilonSelector(Selector):
         if not within.any():
             return None
         pos = np.flatnonzero(within)
-        sign_p = -1.0 if direction_of(performance, list(cand.objectives)) == "maximize" else 1.0
+        sign_p = minimisation_sign(direction_of(performance, list(cand.objectives)))
         sign_i = 1.0 if op == "<=" else -1.0
         best = pos[_first_best([sign_p * perf[pos], sign_i * ind[pos], pos])]
         reason = (
@@ -448,7 +449,7 @@ class BestSelector(Selector):
         finite = np.isfinite(column)
         if not finite.any():
             return None
-        sign = -1.0 if direction_of(metric, list(cand.objectives)) == "maximize" else 1.0
+        sign = minimisation_sign(direction_of(metric, list(cand.objectives)))
         key = np.where(finite, sign * column, np.inf)
         best = _first_best([key, ~cand.front, np.arange(len(key))])
         reason = f"best {metric} among the feasible trials: {cand.describe(best, [metric])}"

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
+from search._directions import DIRECTIONS, minimisation_signs
 from search.run._ranking import rank_order, top_k
 from search.run._trainable import CHANCE_KEY, VIOLATION_KEY
 from spaces._checks import is_int
@@ -45,7 +46,6 @@ from spaces._errors import ConfigError
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
-DIRECTIONS = ("maximize", "minimize")
 
 
 def _as_float(value: Any) -> float:
@@ -99,7 +99,7 @@ class MOASHA(FIFOScheduler):
         super().__init__()
         self._names = tuple(name for name, _ in objectives)
         # Minimisation throughout: negate maximised metrics.
-        self._signs = np.array([-1.0 if d == "maximize" else 1.0 for _, d in objectives])
+        self._signs = np.array(minimisation_signs(d for _, d in objectives))
         self._time_attr = time_attr
         self._violation_attr = violation_attr
         self._chance_attr = chance_attr

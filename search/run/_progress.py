@@ -15,7 +15,7 @@ from optuna.trial import TrialState
 from ray.tune import Callback
 
 from search.run._records import metrics_of
-from search.run._storage import REFUSED_KEY, counts
+from search.run._storage import FEASIBLE_KEY, REFUSED_KEY, counts
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
 
 __all__ = ["Progress"]
@@ -82,7 +82,7 @@ class Progress(Callback):
         for trial in prior.get_trials(deepcopy=False) if prior is not None else ():
             if trial.state == TrialState.COMPLETE:
                 self.values.append(list(trial.values))
-                self.feasible.append(bool(trial.user_attrs.get("feasible", True)))
+                self.feasible.append(bool(trial.user_attrs.get(FEASIBLE_KEY, True)))
             elif trial.state == TrialState.PRUNED:
                 refused = REFUSED_KEY in metrics_of(trial)
                 self.refused += refused
@@ -123,7 +123,7 @@ class Progress(Callback):
             self.failed += 1
             return
         values = [float(result.get(n, math.nan)) for n, _ in self.objectives]
-        feasible = bool(json.loads(result[METRICS_KEY]).get("feasible", 1.0))
+        feasible = bool(json.loads(result[METRICS_KEY]).get(FEASIBLE_KEY, 1.0))
         self.values.append(values)
         self.feasible.append(feasible and bool(np.all(np.isfinite(values))))
 

@@ -34,7 +34,15 @@ from search._urls import connect_url, masked_url
 from search.config._keys import RENAMED_KEYS
 from search.errors import ConfigError
 from search.run._records import metrics_of, record_metrics
-from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
+from search.run._trainable import (
+    CURVE_KEY,
+    EPOCH_KEY,
+    ERROR_KEY,
+    FEASIBLE_KEY,
+    METRICS_KEY,
+    REFUSED_KEY,
+    report_of,
+)
 from search.run._trainable import is_number as _is_number
 
 __all__ = [
@@ -58,13 +66,6 @@ __all__ = [
     "rung_history",
     "set_metric_names",
 ]
-
-#: Name of the constraint that is violated (1.0) by every infeasible trial, whatever the reason
-#: (a violated user constraint, a budget below the model's minimum).
-FEASIBLE_KEY = "feasible"
-
-#: The metric a trial refused before training carries (why it was not trained).
-REFUSED_KEY = "infeasible_reason"
 
 #: The system attribute holding a trial's constraint values (Optuna's and the dashboard's).
 CONSTRAINTS_ATTR = "constraints"
@@ -378,7 +379,7 @@ def outcome_of(
             error=f"{reason} (the trial process died; see the Ray logs under {logs})",
         )
     metrics = json.loads(result[METRICS_KEY])
-    feasible = bool(metrics.get("feasible", 1.0))
+    feasible = bool(metrics.get(FEASIBLE_KEY, 1.0))
     violations = _violations(metrics, constraints, feasible)
     if REFUSED_KEY in metrics:  # refused before training: measured costs, no made-up values
         return Outcome(TrialState.PRUNED, None, metrics, None, False, violations, pruned_at=0)
@@ -422,15 +423,15 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
         trial.set_user_attr("artifact", outcome.metrics.get("artifact"))
     if outcome.state == TrialState.FAIL:
         trial.set_user_attr("error", outcome.error)
-        trial.set_user_attr("feasible", False)
+        trial.set_user_attr(FEASIBLE_KEY, False)
         return
     if outcome.state == TrialState.PRUNED:
         trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
         if outcome.metrics is not None and REFUSED_KEY in outcome.metrics:
-            trial.set_user_attr("feasible", False)
+            trial.set_user_attr(FEASIBLE_KEY, False)
             trial.set_user_attr("constraints", list(outcome.violations.values()))
         return
-    trial.set_user_attr("feasible", outcome.feasible)
+    trial.set_user_attr(FEASIBLE_KEY, outcome.feasible)
     trial.set_user_attr("constraints", list(outcome.violations.values()))
     # One list in the search's constraint order: what Optuna's samplers read (as "0", "1", ...)
     # and, unlike the per-key form of Trial.set_constraint, what optuna-dashboard shows.
