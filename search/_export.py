@@ -169,7 +169,7 @@ def _choose(study: optuna.Study, spec: str, objectives: Sequence[Any] | None) ->
     return chosen
 
 
-def _plain(net: nn.Module) -> nn.Module:
+def _materialized(net: nn.Module) -> nn.Module:
     """The deployable module: a Shapeshifter network materialised, anything else as it is."""
     materialize = getattr(net, "materialize", None)
     return (materialize() if callable(materialize) else net).eval()
@@ -239,7 +239,7 @@ def export_bundle(
     else:
         blob, source = read_weights(_artifact(trial)), None
     cfg = TrialConfig.from_dict(blob["trial_config"])
-    model = _plain(model_of(cfg, blob["mapping"], blob["state_dict"]))
+    model = _materialized(model_of(cfg, blob["mapping"], blob["state_dict"]))
     data = load(
         cfg.dataset,
         root=cfg.data_root,

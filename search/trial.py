@@ -449,7 +449,7 @@ def _epoch_report(
     ``at_chance`` when the null model (:func:`_null_model`) is as good on every objective."""
     if on_epoch is None:
         return None
-    known = {n: _plain(metrics[n]) for n in ranked if n in metrics}
+    known = {n: _python_scalar(metrics[n]) for n in ranked if n in metrics}
 
     def report(record: dict[str, float]) -> None:
         point = {
@@ -507,10 +507,10 @@ def _finish(
             feasible = feasible and metrics[f"constraint_{i}"] <= 0
     metrics[FEASIBLE_KEY] = 1.0 if feasible else 0.0
     metrics["trial_time_s"] = time.perf_counter() - start
-    return {k: _plain(v) for k, v in metrics.items()}
+    return {k: _python_scalar(v) for k, v in metrics.items()}
 
 
-def _plain(value: Any) -> Any:
+def _python_scalar(value: Any) -> Any:
     """Python scalars only (torch/numpy scalars would not serialise)."""
     if hasattr(value, "item") and not isinstance(value, str):
         return value.item()

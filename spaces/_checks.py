@@ -10,7 +10,7 @@ from typing import Any
 
 from spaces._errors import ConfigError
 
-__all__ = ["check_bool", "check_choice", "check_float", "check_int", "check_positive", "is_int"]
+__all__ = ["check_bool", "check_choice", "check_int", "check_positive", "is_int"]
 
 
 def is_int(value: Any, low: int, high: int | None = None) -> bool:
@@ -36,13 +36,6 @@ def check_positive(key: str, value: Any, *, strict: bool = True) -> float:
     if not ok or value < 0 or (strict and value == 0):
         raise ConfigError(f"{key} must be a finite number {'> 0' if strict else '>= 0'}, "
                           f"got {value!r}")  # fmt: skip
-    return float(value)
-
-
-def check_float(key: str, value: Any, *, low: float, high: float) -> float:
-    """``value`` as a float in ``[low, high)``, else a ConfigError naming ``key``."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value < high:
-        raise ConfigError(f"{key} must be a number in [{low}, {high}), got {value!r}")
     return float(value)
 
 

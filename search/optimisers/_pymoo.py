@@ -14,7 +14,7 @@ from optuna.trial import TrialState
 from pymoo.core.duplicate import DuplicateElimination
 
 from search._directions import minimisation_signs
-from search.optimisers._base import Optimiser, Proposal, constraint_vector, point_of
+from search.optimisers._base import OPTIMISERS, Optimiser, Proposal, constraint_vector, point_of
 from spaces._checks import is_int
 from spaces._dsl import Categorical, Fixed, Int, Space
 from spaces._errors import ConfigError
@@ -291,6 +291,7 @@ def point_params(space: Space, point: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in point.items() if k in free}
 
 
+@OPTIMISERS.register("pymoo-nsga2")
 class _PymooNSGA2(PymooOptimiser):
     """pymoo NSGA-II (rank and crowding survival)."""
 
@@ -300,6 +301,7 @@ class _PymooNSGA2(PymooOptimiser):
         return NSGA2(pop_size=self.population_size, **self._mixed())
 
 
+@OPTIMISERS.register("pymoo-smsemoa")
 class _PymooSMSEMOA(PymooOptimiser):
     """pymoo SMS-EMOA (least hypervolume contribution survival)."""
 
@@ -309,6 +311,7 @@ class _PymooSMSEMOA(PymooOptimiser):
         return SMSEMOA(pop_size=self.population_size, **self._mixed())
 
 
+@OPTIMISERS.register("pymoo-nsga3")
 class _PymooNSGA3(PymooOptimiser):
     """pymoo NSGA-III; Das-Dennis reference directions, as many as the population allows."""
 

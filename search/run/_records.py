@@ -44,7 +44,7 @@ CONDITION_PREFIX = "cond_"
 _LEGACY = "metrics"
 
 
-def _plain(value: Any) -> Any:
+def _attribute_value(value: Any) -> Any:
     """A number or string as it is, None as NaN and a list or dict as JSON text:
     optuna-dashboard sorts and filters on an attribute only when every trial's is a number."""
     if value is None:
@@ -68,7 +68,7 @@ def metric_attrs(
         if key.startswith(CONDITION_PREFIX) and key not in shared:
             new[key] = value
         elif not key.startswith(CONDITION_PREFIX) or shared[key] != value:
-            trial[METRIC_PREFIX + key] = _plain(value)
+            trial[METRIC_PREFIX + key] = _attribute_value(value)
     return trial, new
 
 

@@ -8,15 +8,12 @@ from typing import Any
 
 from torch import nn
 
-from spaces._checks import check_bool, check_choice, check_float, check_int
+from spaces._checks import check_choice, check_int
 from spaces._errors import ConfigError
 
 __all__ = [
     "ACTIVATIONS",
-    "check_bool",
     "check_choice",
-    "check_float",
-    "check_int",
     "check_odd",
     "image_shape",
 ]
@@ -48,5 +45,3 @@ def check_odd(key: str, value: Any) -> int:
     if check_int(key, value) % 2 == 0:
         raise ConfigError(f"{key} must be an odd int >= 1, got {value!r}")
     return value
-
-

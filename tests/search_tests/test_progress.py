@@ -113,6 +113,6 @@ def test_time_left_never_passes_the_time_limit():
     now[0] = 60.0
     view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
     # 999 trials at a minute each would take 16 h; the budget ends the search in 9 min
-    assert view.line().endswith("; 1 min 00 s elapsed, ~9 min 00 s left (budget)")
+    assert view.line().endswith("; 1 min 00 s elapsed, ~9 min 00 s left (limit)")
     now[0] = 700.0
-    assert view.line().endswith("; 11 min 40 s elapsed, ~0 s left (budget)")
+    assert view.line().endswith("; 11 min 40 s elapsed, ~0 s left (limit)")

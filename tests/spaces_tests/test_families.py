@@ -153,7 +153,7 @@ def test_unknown_hyper_parameter_names_family_key_and_allowed_keys():
         ("convnet", {"pooling": "median"}, "pooling must be one of"),
         ("convnet", {"kernel": 4}, "kernel must be an odd int"),
         ("mlp", {"hidden": 32}, "mlp.hidden: got 32; allowed: a list"),
-        ("mlp", {"dropout": 1.0}, "dropout must be a number in"),
+        ("mlp", {"dropout": 1.0}, "mlp.dropout: got 1.0; allowed: a number in"),
         ("scs", {"widths": [8, 0]}, "scs.widths\\[1\\]: got 0; allowed: an int in \\[1,"),
         ("convnet", {"width": "16"}, "convnet.width: got '16'; allowed: an int in"),
         ("wrn-16-4", {"dropout": -0.1}, "wrn-16-4.dropout: got -0.1; allowed: a number in"),
