@@ -13,8 +13,8 @@ import math
 import os
 import platform
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,15 +75,6 @@ class MeasureOptions:
         DEFAULT_INTENSITY_G_PER_KWH, "grid carbon intensity (g/kWh) for the CO2 indicators"
     )
     pue: float = _option(1.0, "power usage effectiveness (>= 1) for the CO2 indicators")
-
-    @classmethod
-    def of(cls, options: Mapping[str, Any]) -> MeasureOptions:
-        """From keyword options; an unknown name is refused with the known ones listed."""
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(set(options) - set(known))
-        if unknown:
-            raise ConfigError(f"unknown measure option {unknown[0]!r}; allowed: {known}")
-        return cls(**options)
 
     def __post_init__(self) -> None:
         for name in ("train_batch", "latency_max_repeats", "max_throughput_batch"):

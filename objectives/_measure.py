@@ -17,6 +17,7 @@ from objectives._conditions import (
     threads_fixed,
 )
 from objectives._indicators import INDICATORS, Indicator
+from spaces._checks import options_of
 from spaces._errors import ConfigError
 
 
@@ -65,7 +66,7 @@ def measure(
         36.0
     """
     chosen = _resolve(indicators)
-    options = MeasureOptions.of(options)
+    options = options_of(MeasureOptions, options, "measure")
     _check_inputs(model, example_input)
     t0 = time.perf_counter()
     ctx = _context(model, example_input, device, options, chosen)

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Mapping
+from dataclasses import fields
+from typing import Any, TypeVar
 
 from spaces._errors import ConfigError
 
-__all__ = ["check_bool", "check_choice", "check_int", "check_positive", "is_int"]
+__all__ = ["check_bool", "check_choice", "check_int", "check_positive", "is_int", "options_of"]
+
+T = TypeVar("T")
 
 
 def is_int(value: Any, low: int, high: int | None = None) -> bool:
@@ -55,3 +58,13 @@ def check_bool(key: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{key} must be true or false, got {value!r}")
     return value
+
+
+def options_of(cls: type[T], options: Mapping[str, Any], what: str) -> T:
+    """``cls(**options)`` for a dataclass of keyword options (a function's ``**options``); an
+    unknown name is refused with the known ones listed."""
+    known = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ConfigError(f"unknown {what} option {unknown[0]!r}; allowed: {known}")
+    return cls(**options)

@@ -9,7 +9,7 @@ import copy
 import dataclasses
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from search.config import _checks as checks
 
@@ -28,6 +28,7 @@ __all__ = [
 RENAMED_KEYS = {"optimiser": "algorithm", "budget": "limits"}
 
 Check = checks.Check
+T = TypeVar("T")
 
 
 class Option(NamedTuple):
@@ -111,6 +112,17 @@ def parse_keys(cls: type, data: Mapping[str, Any], path: str) -> dict[str, Any]:
         where = checks.join(path, f.name)
         out[f.name] = check(data[f.name], where) if f.name in data else default_of(f)
     return out
+
+
+def parse_section(cls: type[T], data: Any, path: str, *, named: bool = False) -> T:
+    """A section object from its plain data, every key checked and unknown ones refused;
+    ``named``: the section may also be given as its ``name`` alone (``algorithm: tpe``)."""
+    if named:
+        data = checks.named_section(data, path, names(cls)) or {}
+    else:
+        data = checks.mapping({} if data is None else data, path)
+        checks.known_keys(data, names(cls), path)
+    return cls(**parse_keys(cls, data, path))
 
 
 def dump_keys(obj: Any) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from search.config._keys import (
     dumped_default,
     names,
     parse_keys,
+    parse_section,
     renamed,
 )
 from search.config._trial import (
@@ -96,9 +97,7 @@ class ResourceConfig:
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "resources") -> ResourceConfig:
-        data = checks.mapping({} if data is None else data, path)
-        checks.known_keys(data, names(cls), path)
-        return cls(**parse_keys(cls, data, path))
+        return parse_section(cls, data, path)
 
     def ray(self) -> dict[str, float]:
         """The share as Ray's resource request (memory in bytes)."""
@@ -161,8 +160,7 @@ class SchedulerConfig:
     @classmethod
     def from_dict(cls, data: Any, path: str = "scheduler") -> SchedulerConfig:
         """From a name or ``{name: ..., grace_epochs: ..., ...}``."""
-        data = checks.named_section(data, path, names(cls))
-        config = cls(**parse_keys(cls, data or {}, path))
+        config = parse_section(cls, data, path, named=True)
         if config.max_epochs is not None and config.max_epochs < config.grace_epochs:
             where = f"{path}.max_epochs"
             raise checks.bad(where, config.max_epochs, checks.int_range(config.grace_epochs))
@@ -216,9 +214,7 @@ class LimitsConfig:
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "limits") -> LimitsConfig:
-        data = checks.mapping({} if data is None else data, path)
-        checks.known_keys(data, names(cls), path)
-        return cls(**parse_keys(cls, data, path))
+        return parse_section(cls, data, path)
 
 
 def _algorithm_names() -> list[str]:
@@ -238,7 +234,7 @@ class AlgorithmConfig:
         help="the search algorithm (search.optimisers)",
     )
     options: dict[str, Any] = config_key(
-        check=checks.mapping,
+        check=lambda v, p: checks.mapping({} if v is None else v, p),
         factory=dict,
         help="the algorithm's options, e.g. population_size",
         allowed="a mapping of option names to values",
@@ -247,10 +243,7 @@ class AlgorithmConfig:
     @classmethod
     def from_dict(cls, data: Any, path: str = "algorithm") -> AlgorithmConfig:
         """From a name or ``{name: ..., options: {...}}``."""
-        data = checks.named_section(data, path, names(cls))
-        return cls(
-            **parse_keys(cls, {k: v for k, v in (data or {}).items() if v is not None}, path)
-        )
+        return parse_section(cls, data, path, named=True)
 
 
 def _check_algorithm(config: SearchConfig) -> None:

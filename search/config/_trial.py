@@ -48,17 +48,18 @@ _MEASURE_KEYS = tuple(
 DEFAULT_EPOCHS = 3
 
 
-def _defaults(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The keyword defaults of ``fn``: the one place the ssn and train defaults live."""
+def _declared(fn: Callable[..., Any]) -> dict[str, tuple[Any, str]]:
+    """``(default, type)`` of each keyword of ``fn`` with a default: the one place the train
+    defaults live."""
     return {
-        name: p.default
+        name: (p.default, str(p.annotation))
         for name, p in inspect.signature(fn).parameters.items()
         if p.default is not inspect.Parameter.empty
     }
 
 
-_SHAPESHIFT = {f.name: f.default for f in dataclasses.fields(SSNOptions)}
-_FIT = _defaults(fit)
+_SHAPESHIFT = {f.name: (f.default, str(f.type)) for f in dataclasses.fields(SSNOptions)}
+_FIT = _declared(fit)
 
 
 def _indicators(value: Any, path: str) -> list[str] | None:
@@ -110,88 +111,57 @@ def _device(value: Any, path: str) -> str:
 _at_least_1 = checks.at_least(1)
 _fraction = checks.number_in(0.0, 1.0, open_high=True)
 
+
+def _options(
+    declared: Mapping[str, tuple[Any, str]], **specs: tuple[Any, str]
+) -> dict[str, Option]:
+    """An option table from each key's check and help; its ``(default, type)`` is read from
+    ``declared`` (a signature's or a dataclass's, where they are declared)."""
+    return {k: Option(check, *declared[k], about) for k, (check, about) in specs.items()}
+
+
 #: ``ssn`` options (fields of :class:`spaces.ssn.SSNOptions`, defaults from there; the seed
-#: is the trial's).
-SSN_OPTIONS: dict[str, Option] = {
-    "stores": Option(_at_least_1, _SHAPESHIFT["stores"], "int", "parameter stores"),
-    "mapping": Option(
-        _mapping_name,
-        _SHAPESHIFT["mapping"],
-        "str | dict",
-        "layers → stores: a mapping name, or {layer or glob: store}",
-    ),
-    "generator": Option(
-        checks.one_of(GENERATORS.names),
-        _SHAPESHIFT["generator"],
-        "str",
-        "how a layer's weight is made from its store's templates",
-    ),
-    "upsampler": Option(
-        checks.one_of(UPSAMPLERS.names),
-        _SHAPESHIFT["upsampler"],
-        "str",
-        "how a layer larger than its store is filled",
-    ),
-    "templates": Option(
-        _at_least_1, _SHAPESHIFT["templates"], "int", "most templates per layer (P)"
-    ),
-    # npas's own option (the auto mapping's probe), so its default is declared here
-    "pretrain_epochs": Option(_at_least_1, 1, "int", "epochs of the auto mapping's probe"),
-}
+#: is the trial's; ``pretrain_epochs``, the auto mapping's probe, is npas's own).
+SSN_OPTIONS = _options(
+    {**_SHAPESHIFT, "pretrain_epochs": (1, "int")},
+    stores=(_at_least_1, "parameter stores"),
+    mapping=(_mapping_name, "layers → stores: a mapping name, or {layer or glob: store}"),
+    generator=(checks.one_of(GENERATORS.names), "how a layer's weight is made from templates"),
+    upsampler=(checks.one_of(UPSAMPLERS.names), "how a layer larger than its store is filled"),
+    templates=(_at_least_1, "most templates per layer (P)"),
+    pretrain_epochs=(_at_least_1, "epochs of the auto mapping's probe"),
+)
 #: ``train`` options (keywords of :func:`objectives.fit`, defaults from its signature).
-TRAIN_OPTIONS: dict[str, Option] = {
-    "epochs": Option(_at_least_1, DEFAULT_EPOCHS, "int", "epochs of one trial"),
-    "batch_size": Option(_at_least_1, _FIT["batch_size"], "int", "training batch"),
-    "optimizer": Option(
+TRAIN_OPTIONS = _options(
+    {**_FIT, "epochs": (DEFAULT_EPOCHS, "int")},
+    epochs=(_at_least_1, "epochs of one trial"),
+    batch_size=(_at_least_1, "training batch"),
+    optimizer=(
         checks.one_of(TORCH_OPTIMIZERS.names),
-        _FIT["optimizer"],
-        "str",
         "the torch optimizer that trains the model (not the search algorithm)",
     ),
-    "lr": Option(
+    lr=(
         checks.optional(checks.number_in(0.0, open_low=True)),
-        _FIT["lr"],
-        "float | None",
         "peak learning rate; null: the optimizer's default",
     ),
-    "momentum": Option(
-        _fraction, _FIT["momentum"], "float", "SGD momentum (Nesterov), AdamW's beta1"
-    ),
-    "weight_decay": Option(checks.number_in(0.0), _FIT["weight_decay"], "float", "weight decay"),
-    "schedule": Option(
-        checks.one_of(SCHEDULES.names), _FIT["schedule"], "str", "learning-rate schedule"
-    ),
-    "label_smoothing": Option(_fraction, _FIT["label_smoothing"], "float", "label smoothing"),
-    "augment": Option(
-        checks.optional(checks.boolean),
-        _FIT["augment"],
-        "bool | None",
-        "the dataset's augmentation; null: the dataset's default",
-    ),
-    "max_steps": Option(
-        checks.optional(_at_least_1),
-        _FIT["max_steps"],
-        "int | None",
-        "stop training after this many steps; null: no limit",
-    ),
-}
-
+    momentum=(_fraction, "SGD momentum (Nesterov), AdamW's beta1"),
+    weight_decay=(checks.number_in(0.0), "weight decay"),
+    schedule=(checks.one_of(SCHEDULES.names), "learning-rate schedule"),
+    label_smoothing=(_fraction, "label smoothing"),
+    augment=(checks.optional(checks.boolean), "the dataset's augmentation; null: its default"),
+    max_steps=(checks.optional(_at_least_1), "stop after this many steps; null: no limit"),
+)
 #: ``loading`` options (how the data reach the model, :func:`objectives.datasets.load`).
-LOADING_OPTIONS: dict[str, Option] = {
-    "stream": Option(
-        checks.optional(checks.boolean),
-        None,
-        "bool | None",
-        "stream batches from host memory; null: above stream_above_mb",
-    ),
-    "stream_above_mb": Option(
-        checks.number_in(0.0, open_low=True),
-        STREAM_ABOVE_MB,
-        "float",
-        "stream a dataset larger than this (MB)",
-    ),
-    "workers": Option(checks.at_least(0), 2, "int", "loader processes when streaming"),
-}
+LOADING_OPTIONS = _options(
+    {
+        "stream": (None, "bool | None"),
+        "stream_above_mb": (STREAM_ABOVE_MB, "float"),
+        "workers": (2, "int"),
+    },
+    stream=(checks.optional(checks.boolean), "stream batches; null: above stream_above_mb"),
+    stream_above_mb=(checks.number_in(0.0, open_low=True), "stream a dataset above this (MB)"),
+    workers=(checks.at_least(0), "loader processes when streaming"),
+)
 
 
 def _tuple(value: list[str] | None) -> tuple[str, ...] | None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-from spaces._checks import check_int
+from spaces._checks import check_int, options_of
 from spaces._errors import ConfigError, NpasError
 from spaces.ssn._combine import Combine, Window, windows
 from spaces.ssn._generators import GENERATORS, Generator
@@ -73,15 +73,6 @@ class SSNOptions:
         check_int("seed", self.seed, low=0)
         if not isinstance(self.mapping, str | Mapping):
             raise ConfigError(f"mapping={self.mapping!r}; expected a mapping name or a dict")
-
-    @classmethod
-    def of(cls, options: Mapping[str, Any]) -> SSNOptions:
-        """From keyword options; an unknown name is refused with the known ones listed."""
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(set(options) - set(known))
-        if unknown:
-            raise ConfigError(f"unknown Shapeshifting option {unknown[0]!r}; allowed: {known}")
-        return cls(**options)
 
     @property
     def gen_options(self) -> dict[str, Any]:
@@ -423,7 +414,7 @@ def shapeshift(
         True
     """
     budget = check_int("budget", budget)
-    opts = SSNOptions.of(options)
+    opts = options_of(SSNOptions, options, "Shapeshifting")
     _, chosen = _assignment(model, budget, opts, pretrain=pretrain)
     return ShapeshiftNet(model, budget, assignment=chosen, options=opts)
 
@@ -440,7 +431,7 @@ def minimum_budget(model: nn.Module, **options: Any) -> int:
         BudgetError: No store size uses every store parameter of this model.
         ConfigError, UnknownNameError: As :func:`shapeshift`.
     """
-    opts = SSNOptions.of(options)
+    opts = options_of(SSNOptions, options, "Shapeshifting")
     if opts.mapping == "auto":
         raise ConfigError(
             "mapping='auto' assigns stores from a trained probe network, so it has no minimum "
