@@ -2,7 +2,7 @@
 
     NPAS_DATA=../shared/data python benchmarks/leaderboard.py --minutes 90
 
-1. ``search launch --preset mnist-tiny --time-budget <minutes>m`` (multi-fidelity: MOASHA).
+1. ``search launch --preset mnist-tiny --time-limit <minutes>m`` (multi-fidelity: MOASHA).
 2. For each anchor budget (1,000 and 500 parameters), ``search export --select
    epsilon:params<=<budget>``: the most accurate fully trained trial within it (validation
    accuracy; the test set is never used for a choice).
@@ -143,7 +143,7 @@ def main() -> None:
     start = time.time()
     if not args.resume:
         _cli(log, "launch", "--preset", "mnist-tiny", "--out", str(args.out / "run"),
-             "--time-budget", f"{args.minutes:g}m", "--trials", "100000")  # fmt: skip
+             "--time-limit", f"{args.minutes:g}m", "--trials", "100000")  # fmt: skip
     search_s = time.time() - start
     _cli(log, "status", "--run", str(args.out / "run"))
 

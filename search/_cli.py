@@ -780,7 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmd.add_argument(
         "--time-limit",
-        "--time-budget",  # its name before 0.x; kept for one release
+        "--time-budget",  # its name before the rename to limits; kept for one release
         dest="time_limit",
         metavar="T",
         help="start no trial once it would pass this wall-clock limit (45m, 2h, 90s); the "
