@@ -289,3 +289,28 @@ def test_scs_depthwise_form_uses_far_fewer_parameters():
     assert n_params(paired) < n_params(dense) / 3
     groups = [m.groups for m in paired.modules() if isinstance(m, SharpCosSim2d)]
     assert groups == [1, 24, 1, 24, 1]
+
+
+@pytest.mark.parametrize(
+    "family", ["mlp", "convnet", "convmixer", "sepnet", "scs", "wrn", "resnet"]
+)
+def test_a_direct_call_refuses_what_a_config_refuses(family):
+    """The signature declares each range once: building the class directly checks the same."""
+    import inspect
+
+    from spaces._hyper import check_hyper
+
+    cls = FAMILIES.get(family)
+    shape = (3, 16, 16) if family != "mlp" else SMALL
+    params = inspect.signature(cls).parameters.values()
+    ints = [
+        p.name
+        for p in params
+        if p.kind is p.KEYWORD_ONLY and p.annotation in ("int", "int | None")
+    ]
+    assert ints, family
+    for key in ints:
+        with pytest.raises(ConfigError, match=f"{family}.{key}: got 0; allowed: an int in"):
+            check_hyper(family, cls, key, 0)
+        with pytest.raises(ConfigError, match=f"^{key}: got 0; allowed: an int in"):
+            cls(shape, 10, **{key: 0})
