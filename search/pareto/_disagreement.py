@@ -79,10 +79,7 @@ def disagreement(
     )
     feasible = frame[usable(frame, [])]
     oriented = pd.DataFrame(
-        {
-            n: values(feasible, [n])[:, 0] * minimisation_sign(direction_of(n))
-            for n in names
-        }
+        {n: values(feasible, [n])[:, 0] * minimisation_sign(direction_of(n)) for n in names}
     )
     oriented = oriented.replace([np.inf, -np.inf], np.nan)
     tau = oriented.corr(method="kendall", min_periods=2) if names else pd.DataFrame()

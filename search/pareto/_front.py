@@ -34,7 +34,6 @@ __all__ = [
 DEFAULT_REF = 1.1
 
 
-
 @dataclass(frozen=True)
 class HVResult:
     """A hypervolume and everything needed to reproduce it.

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
 
-
 def _as_float(value: Any) -> float:
     """A reported value as a float; NaN when missing or not a number, so it ranks last."""
     try:

@@ -68,7 +68,7 @@ def test_a_renamed_key_still_loads_with_a_warning_naming_the_new_key(old, new, v
 
 
 def test_a_renamed_key_given_under_both_names_is_refused() -> None:
-    with pytest.raises(ConfigError, match="optimiser.*old name of algorithm"):
+    with pytest.raises(ConfigError, match=r"optimiser.*old name of algorithm"):
         load_config({**BASE, "optimiser": "tpe", "algorithm": "random"})
 
 
