@@ -294,7 +294,7 @@ def _model(
         def pretrain(probe: nn.Module) -> None:
             _train(probe, data, cfg, device, epochs=ssn["pretrain_epochs"], grad_clip=PROBE_CLIP)
 
-    net = _shapeshift(model, cfg, stores=ssn["stores"], mapping=ssn["mapping"], pretrain=pretrain)
+    net = _shapeshift(model, cfg, pretrain=pretrain)
     return net.to(device)
 
 
@@ -302,14 +302,12 @@ def _shapeshift(
     model: nn.Module,
     cfg: TrialConfig,
     *,
-    stores: int,
-    mapping: Any,
     pretrain: Callable[[nn.Module], None] | None = None,
+    **changes: Any,
 ) -> nn.Module:
-    """``model`` in the trial's budget with its SSN options (searched, or rebuilt as saved)."""
-    return shapeshift(
-        model, cfg.budget, pretrain=pretrain, **cfg.ssn_options(stores=stores, mapping=mapping)
-    )
+    """``model`` in the trial's budget with its SSN options (searched, or rebuilt as saved:
+    ``changes`` give the saved ``stores`` and ``mapping``)."""
+    return shapeshift(model, cfg.budget, pretrain=pretrain, **cfg.ssn_options(**changes))
 
 
 def _train(
