@@ -295,10 +295,11 @@ class SearchConfig(DataAndMetrics):
     """
 
     name: str = config_key(
+        "search",
         check=None,
-        help="study name; default the file's stem or the preset's name",
-        allowed=_study_name.allowed,
-    )  # type: ignore[attr-defined]
+        help="study name; default the file's stem or the preset's name, else 'search'",
+        allowed=_study_name.allowed,  # type: ignore[attr-defined]
+    )
     space: Space = config_key(
         check=None,
         help="what is searched: dimension names as in the module "
@@ -531,7 +532,7 @@ class SearchConfig(DataAndMetrics):
         _check_names(space, fixed, train)
         config = cls(
             **parse_keys(cls, data, ""),
-            name=_study_name(data.get("name", name or "search"), "name"),
+            name=_study_name(data.get("name", name or cls.name), "name"),
             imports=imports,
             data_source=source,
             space=space,
