@@ -151,12 +151,14 @@ class MOASHA(FIFOScheduler):
         violation: float = 0.0,
         at_chance: Collection[int] = (),
         number: int | None = None,
+        promoted: Collection[int] = (),
     ) -> None:
         """Record a trial seen before this scheduler existed (a resumed search): its objective
         vector at each epoch it reached (and the epochs it was at chance); it is entered at
         every rung it reached. Given its trial ``number``, the trial is the same one when it
         reports again (a relaunch resumed it from its checkpoint): a rung it is entered at
-        is not entered twice."""
+        is not entered twice. ``promoted``: the rungs it was promoted from (or went straight
+        on from) before, which a relaunch does not decide again (promotion type only)."""
         for epoch, values in curve.items():
             if len(values) != len(self._names):
                 raise ConfigError(
@@ -172,6 +174,11 @@ class MOASHA(FIFOScheduler):
                 break
             vector = self._vector(curve[reached[0]])
             self._enter(key, rung, vector, _as_float(violation), reached[0] in at_chance)
+        if number is not None:
+            self._restore_promotions(number, promoted)
+
+    def _restore_promotions(self, number: int, promoted: Collection[int]) -> None:
+        """A stopping scheduler pauses nothing, so it keeps no promotions."""
 
     def decisions(self) -> list[dict[str, Any]]:
         """Every rung decision so far (see :meth:`_decide`)."""
@@ -270,20 +277,9 @@ class PromotionMOASHA(MOASHA):
         self.n_paused = 0
         self.n_promoted = 0
 
-    def add_history(
-        self,
-        curve: Mapping[int, Sequence[float]],
-        violation: float = 0.0,
-        at_chance: Collection[int] = (),
-        number: int | None = None,
-        promoted: Collection[int] = (),
-    ) -> None:
-        """:meth:`MOASHA.add_history`; ``promoted``: the rungs trial ``number`` was promoted
-        from (or went straight on from) before, which a relaunch does not decide again."""
-        super().add_history(curve, violation, at_chance, number)
-        if number is not None:
-            for rung in set(promoted) & set(self.rungs):
-                self._promoted[rung].add(number)
+    def _restore_promotions(self, number: int, promoted: Collection[int]) -> None:
+        for rung in set(promoted) & set(self.rungs):
+            self._promoted[rung].add(number)
 
     def limit(self, *, slots: int, total: int | None) -> None:
         """At most ``slots`` trials run at once; ``total`` trials are added in all (None:
