@@ -64,7 +64,7 @@ def config(out: Path, name: str, trials: int) -> Any:
         out=str(out),
         trials=trials,
         objectives=OBJECTIVES,
-        optimiser={"name": "nsga2", "options": {"population_size": POPULATION}},
+        algorithm={"name": "nsga2", "options": {"population_size": POPULATION}},
     )
     return load_config(data)
 

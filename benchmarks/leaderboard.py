@@ -336,7 +336,7 @@ def main() -> None:
     if not state["search_done"] and left > 0:
         start = time.time()
         code = _cli(log, "launch", str(args.out / "search.yaml"), "--out",
-                    str(args.out / "run"), "--time-budget", f"{left:.0f}s", "--quiet")  # fmt: skip
+                    str(args.out / "run"), "--time-limit", f"{left:.0f}s", "--quiet")  # fmt: skip
         state["search_s"] += time.time() - start
         state["search_done"] = code == 0
         _save_state(args.out, state)

@@ -108,10 +108,10 @@ def config(
             "objectives": OBJECTIVES,
             "constraints": ["params <= 5000"],
             "indicators": ["params", "flops_infer"],
-            "optimiser": {"name": name, "options": options},
+            "algorithm": {"name": name, "options": options},
             "scheduler": {"name": scheduler, "grace_epochs": 1, "reduction_factor": 3}
             | ({"type": kind} if scheduler == "moasha" else {}),
-            "budget": {"time": minutes * 60},
+            "limits": {"time": minutes * 60},
             "trials": 10_000,
             "resources": {"cpu": 1},
             "out": str(out),

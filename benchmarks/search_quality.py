@@ -44,9 +44,9 @@ GA = {"nsga2", "nsga3", "pymoo-nsga2", "pymoo-nsga3", "pymoo-smsemoa"}
 
 def search(out: Path, optimiser: str, seed: int, trials: int, epochs: int | None) -> Any:
     data = load_preset("digits-quick").to_dict()
-    options = data["optimiser"]["options"] if optimiser in GA else {}
+    options = data["algorithm"]["options"] if optimiser in GA else {}
     data.update(name=f"{optimiser}-s{seed}", out=str(out), trials=trials, seed=seed,
-                optimiser={"name": optimiser, "options": options})  # fmt: skip
+                algorithm={"name": optimiser, "options": options})  # fmt: skip
     if epochs is not None:
         data["train"] = {**data["train"], "epochs": epochs}
     config = load_config(data)

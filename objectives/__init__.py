@@ -5,7 +5,7 @@ names below are the package's front door.
 """
 
 from objectives import datasets, pepr, train
-from objectives._conditions import MeasureContext
+from objectives._conditions import MeasureContext, MeasureOptions
 from objectives._custom import Splits, register_dataset
 from objectives._energy import EnergyMeter, co2_grams
 from objectives._fused import fit_seeds, fusable
@@ -22,6 +22,7 @@ __all__ = [
     "FitResult",
     "Indicator",
     "MeasureContext",
+    "MeasureOptions",
     "NonFiniteLossError",
     "Splits",
     "co2_grams",

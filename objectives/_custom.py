@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -40,8 +40,16 @@ from objectives.datasets import (
     streams,
 )
 from spaces._errors import ConfigError
+from spaces._registry import Registry
 
-__all__ = ["DECLARED_KINDS", "CustomDataset", "Splits", "declare", "register_dataset"]
+__all__ = [
+    "DECLARED_KINDS",
+    "CustomDataset",
+    "DeclaredKind",
+    "Splits",
+    "declare",
+    "register_dataset",
+]
 
 #: Samples the channel statistics are measured on at most (evenly spaced over the split).
 STATS_SAMPLES = 10_000
@@ -349,12 +357,30 @@ def register_dataset(
 
 # -- declared in a config ---------------------------------------------------------------------
 
-#: A declaration's kinds: key → what it names.
-DECLARED_KINDS = {
-    "image_folder": "a folder with train/<class>/*.png|jpg (optional val/, test/)",
-    "npz": "an .npz file with x_train, y_train, x_test, y_test (optional x_val, y_val)",
-    "npy": "[X.npy, Y.npy]: every sample and its label (memory-mapped; test split carved)",
-}
+
+class DeclaredKind(NamedTuple):
+    """A kind of dataset declaration: what its key names, and the reader of its splits."""
+
+    about: str
+    read: Callable[..., Splits]
+
+
+#: A declaration's kinds: key → :class:`DeclaredKind` (each reader registers with ``_kind``).
+DECLARED_KINDS: Registry[DeclaredKind] = Registry("dataset declaration kind")
+
+
+def _kind(name: str, about: str) -> Callable[[Callable[..., Splits]], Callable[..., Splits]]:
+    def decorator(read: Callable[..., Splits]) -> Callable[..., Splits]:
+        DECLARED_KINDS.register(name)(DeclaredKind(about, read))
+        return read
+
+    return decorator
+
+
+def _kinds_text() -> dict[str, str]:
+    return {k: DECLARED_KINDS.get(k).about for k in DECLARED_KINDS}
+
+
 _OPTIONS = ("name", "source", "size", "channels", "mean", "std", "val_size", "augment")
 
 
@@ -375,19 +401,21 @@ def declare(
     if unknown or len(kinds) != 1 or not isinstance(spec.get("name"), str):
         raise ConfigError(
             f"{path}: got {spec!r}; allowed: a registered name, or a mapping with 'name' and "
-            f"exactly one of {DECLARED_KINDS} (options {list(_OPTIONS[1:])})"
+            f"exactly one of {_kinds_text()} (options {list(_OPTIONS[1:])})"
         )
     kind = kinds[0]
     target = spec[kind]
     files = target if kind == "npy" else [target]
     if not isinstance(files, list) or len(files) != (2 if kind == "npy" else 1):
-        raise ConfigError(f"{path}.{kind}: got {target!r}; allowed: {DECLARED_KINDS[kind]}")
+        raise ConfigError(
+            f"{path}.{kind}: got {target!r}; allowed: {DECLARED_KINDS.get(kind).about}"
+        )
     resolved = [str((Path(base or Path.cwd()) / Path(str(f)).expanduser()).resolve())
                 for f in files]  # fmt: skip
     for f in resolved:
         if not Path(f).exists():
             raise ConfigError(
-                f"{path}.{kind}: {f} does not exist; allowed: {DECLARED_KINDS[kind]}"
+                f"{path}.{kind}: {f} does not exist; allowed: {DECLARED_KINDS.get(kind).about}"
             )
     record = {**spec, kind: resolved if kind == "npy" else resolved[0]}
     record.setdefault("source", f"{kind} {record[kind]}")
@@ -400,7 +428,7 @@ def declare(
             "function or another declaration); allowed: a new name"
         )
     augment = Augment(**record["augment"]) if record.get("augment") else None
-    make = functools.partial(_READERS[kind], record, path)
+    make = functools.partial(DECLARED_KINDS.get(kind).read, record, path)
     entry = CustomDataset(name, make, source=record["source"], augment=augment,
                           val_size=record.get("val_size", 0.1), declared=record)  # fmt: skip
     DATASETS.add(name, entry)
@@ -411,6 +439,7 @@ def _stats_of(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: record[k] for k in ("mean", "std") if record.get(k) is not None}
 
 
+@_kind("npz", "an .npz file with x_train, y_train, x_test, y_test (optional x_val, y_val)")
 def _read_npz(record: Mapping[str, Any], path: str) -> Splits:
     with np.load(record["npz"]) as z:
         arrays = {k: z[k] for k in z.files}
@@ -425,6 +454,7 @@ def _read_npz(record: Mapping[str, Any], path: str) -> Splits:
     return Splits(train=pair("train"), test=pair("test"), val=pair("val"), **_stats_of(record))
 
 
+@_kind("npy", "[X.npy, Y.npy]: every sample and its label (memory-mapped; test split carved)")
 def _read_npy(record: Mapping[str, Any], path: str) -> Splits:
     x, y = (np.load(f, mmap_mode="r") for f in record["npy"])
     return Splits(train=(x, np.asarray(y)), **_stats_of(record))
@@ -455,6 +485,7 @@ class ImageFolder(Dataset):
         return torch.from_numpy(array.copy()), int(self.targets[i])
 
 
+@_kind("image_folder", "a folder with train/<class>/*.png|jpg (optional val/, test/)")
 def _read_images(record: Mapping[str, Any], path: str) -> Splits:
     from PIL import Image
 
@@ -465,7 +496,7 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
     if len(classes) < 2:
         raise ConfigError(
             f"{path}.image_folder: {train_dir} holds {len(classes)} class folder(s); allowed: "
-            f"{DECLARED_KINDS['image_folder']}, at least 2 classes"
+            f"{DECLARED_KINDS.get('image_folder').about}, at least 2 classes"
         )
 
     def listing(folder: Path) -> tuple[list[Path], list[int]]:
@@ -499,10 +530,3 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
 
     return Splits(train=part("train"), test=part("test"), val=part("val"),
                   num_classes=len(classes), **_stats_of(record))  # fmt: skip
-
-
-_READERS: dict[str, Callable[..., Splits]] = {
-    "image_folder": _read_images,
-    "npz": _read_npz,
-    "npy": _read_npy,
-}

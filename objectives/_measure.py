@@ -13,12 +13,11 @@ from torch import nn
 from objectives._conditions import (
     MeasureContext,
     MeasureOptions,
-    OptimizerFactory,
-    default_optimizer,
     general_conditions,
     threads_fixed,
 )
 from objectives._indicators import INDICATORS, Indicator
+from spaces._checks import options_of
 from spaces._errors import ConfigError
 
 
@@ -28,19 +27,7 @@ def measure(
     indicators: str | Iterable[str] | None = None,
     *,
     device: torch.device | str | None = None,
-    threads: int | None = None,
-    infer_batch: int | None = None,
-    train_batch: int = 32,
-    make_optimizer: OptimizerFactory = default_optimizer,
-    warmup: int = 3,
-    latency_budget_s: float = 1.0,
-    latency_max_repeats: int = 200,
-    throughput_budget_s: float = 2.0,
-    max_throughput_batch: int = 1024,
-    energy_budget_s: float = 0.5,
-    energy_watts: float | None = None,
-    intensity_g_per_kwh: float = 475.0,
-    pue: float = 1.0,
+    **options: Any,
 ) -> dict[str, Any]:
     """Measures cost indicators of one model, with the conditions they were measured under.
 
@@ -56,20 +43,11 @@ def measure(
         indicators: Names (see :func:`list_indicators`) or None for all of them.
         device: Where to measure; default the device of the model's parameters (CPU if none).
             A model elsewhere is copied there, not moved.
-        threads: Intra-op CPU threads for the measurement (restored after); None keeps the
-            current setting. The count used is recorded as ``cond_threads``.
-        infer_batch: Batch of the inference memory and energy runs; default the example's.
-        train_batch: Batch of the training-step memory and energy runs.
-        make_optimizer: Builds the optimiser of the training steps (default SGD-Nesterov).
-        warmup: Untimed calls before each timed series.
-        latency_budget_s: Time for the batch-1 latency repeats (at least 3 are taken).
-        latency_max_repeats: Upper bound on those repeats.
-        throughput_budget_s: Time for the whole batch sweep (each batch size gets 1/8).
-        max_throughput_batch: Largest batch of the sweep.
-        energy_budget_s: Time of each energy run (inference, training).
-        energy_watts: Power for the energy estimate when no counter is readable.
-        intensity_g_per_kwh: Grid carbon intensity for the CO2 indicators.
-        pue: Power usage effectiveness (>= 1) for the CO2 indicators.
+        **options: Budgets and settings, the fields of :class:`objectives.MeasureOptions`
+            (their help is there): ``threads`` (the count used is recorded as
+            ``cond_threads``), ``infer_batch``, ``train_batch``, ``make_optimizer``,
+            ``warmup``, the ``*_budget_s`` of the timed runs, ``energy_watts``,
+            ``intensity_g_per_kwh`` and ``pue``.
 
     Returns:
         A flat dict of JSON-serialisable values: the indicators asked for (and those measured
@@ -88,13 +66,7 @@ def measure(
         36.0
     """
     chosen = _resolve(indicators)
-    options = MeasureOptions(
-        threads=threads, infer_batch=infer_batch, train_batch=train_batch,
-        make_optimizer=make_optimizer, warmup=warmup, latency_budget_s=latency_budget_s,
-        latency_max_repeats=latency_max_repeats, throughput_budget_s=throughput_budget_s,
-        max_throughput_batch=max_throughput_batch, energy_budget_s=energy_budget_s,
-        energy_watts=energy_watts, intensity_g_per_kwh=intensity_g_per_kwh, pue=pue,
-    )  # fmt: skip
+    options = options_of(MeasureOptions, options, "measure")
     _check_inputs(model, example_input)
     t0 = time.perf_counter()
     ctx = _context(model, example_input, device, options, chosen)

@@ -44,6 +44,7 @@ from objectives._download import (
 )
 from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read_idx
 from objectives._streaming import ArrayDataset, StreamedSplit
+from spaces._checks import check_int, is_int
 from spaces._errors import ConfigError
 from spaces._registry import Registry
 
@@ -92,8 +93,7 @@ class Augment:
     flip: bool = False
 
     def __post_init__(self) -> None:
-        if isinstance(self.pad, bool) or not isinstance(self.pad, int) or self.pad < 0:
-            raise ConfigError(f"Augment.pad must be an int >= 0, got {self.pad!r}")
+        check_int("Augment.pad", self.pad, low=0)
 
     @property
     def enabled(self) -> bool:
@@ -154,8 +154,7 @@ def iterate(
         augment: Applied to each batch after indexing.
         drop_last: Skip a final batch smaller than ``batch_size``.
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    check_int("batch_size", batch_size)
     if len(x) != len(y):
         raise ConfigError(f"x and y differ in length: {len(x)} vs {len(y)}")
     n = len(x)
@@ -257,6 +256,10 @@ class _Arrays:
     scale: float = 255.0
 
 
+#: Reads the paths a dataset's ``find`` returned into raw arrays.
+Reader = Callable[[list[Path]], _Arrays]
+
+
 @dataclass(frozen=True)
 class DatasetInfo:
     """A registered dataset.
@@ -279,7 +282,7 @@ class DatasetInfo:
     augment: Augment
     resources: tuple[Resource, ...]
     find: Callable[[Path], list[tuple[Path, Resource]] | None]
-    read: Callable[[list[Path]], _Arrays]
+    read: Reader
 
 
 #: Built-in datasets (:class:`DatasetInfo`) and the user's (``objectives._custom``: registered
@@ -315,21 +318,21 @@ def _read_idx(paths: list[Path]) -> _Arrays:
     )
 
 
+def _builtin(name: str, **info: Any) -> Callable[[Reader], Reader]:
+    """Registers the decorated reader as the built-in dataset ``name``; ``info`` holds the
+    other :class:`DatasetInfo` fields."""
+
+    def decorator(read: Reader) -> Reader:
+        DATASETS.register(name)(DatasetInfo(name=name, read=read, **info))
+        return read
+
+    return decorator
+
+
 def _register_idx(name: str, md5s: dict[str, tuple[str, str]]) -> None:
     resources = _idx_resources(md5s)
-    DATASETS.add(
-        name,
-        DatasetInfo(
-            name=name,
-            in_shape=(1, 28, 28),
-            num_classes=10,
-            val_size=5000,
-            augment=Augment(pad=2),
-            resources=resources,
-            find=_find_idx(resources),
-            read=_read_idx,
-        ),
-    )
+    _builtin(name, in_shape=(1, 28, 28), num_classes=10, val_size=5000, augment=Augment(pad=2),
+             resources=resources, find=_find_idx(resources))(_read_idx)  # fmt: skip
 
 
 # (md5 of the published .gz, md5 of its decompressed content), in train/test, images/labels order.
@@ -397,6 +400,15 @@ def _find_cifar(folder: Path) -> list[tuple[Path, Resource]] | None:
     return [(archive, _CIFAR_ARCHIVE)] if archive.is_file() else None
 
 
+@_builtin(
+    "cifar10",
+    in_shape=(3, 32, 32),
+    num_classes=10,
+    val_size=5000,
+    augment=Augment(pad=4, flip=True),
+    resources=(_CIFAR_ARCHIVE,),
+    find=_find_cifar,
+)
 def _read_cifar(paths: list[Path]) -> _Arrays:
     source = paths[0].parent if len(paths) > 1 else paths[0]
     batches = read_cifar(source, (*CIFAR_TRAIN, CIFAR_TEST))
@@ -405,42 +417,14 @@ def _read_cifar(paths: list[Path]) -> _Arrays:
     return _Arrays(x_train, y_train, *batches[-1])
 
 
-DATASETS.add(
-    "cifar10",
-    DatasetInfo(
-        name="cifar10",
-        in_shape=(3, 32, 32),
-        num_classes=10,
-        val_size=5000,
-        augment=Augment(pad=4, flip=True),
-        resources=(_CIFAR_ARCHIVE,),
-        find=_find_cifar,
-        read=_read_cifar,
-    ),
-)
-
-
+@_builtin("digits", in_shape=(1, 8, 8), num_classes=10, val_size=0.2, augment=Augment(),
+          resources=(), find=lambda folder: [])  # fmt: skip
 def _read_digits(_: list[Path]) -> _Arrays:
     from sklearn.datasets import load_digits
 
     bunch = load_digits()
     images = bunch.images.astype(np.uint8)[:, None]  # values 0..16
     return _Arrays(images, bunch.target.astype(np.int64), None, None, scale=16.0)
-
-
-DATASETS.add(
-    "digits",
-    DatasetInfo(
-        name="digits",
-        in_shape=(1, 8, 8),
-        num_classes=10,
-        val_size=0.2,
-        augment=Augment(),
-        resources=(),
-        find=lambda folder: [],
-        read=_read_digits,
-    ),
-)
 
 
 def _cache_home() -> Path:
@@ -599,7 +583,7 @@ def _channel_stats(x: np.ndarray, scale: float) -> tuple[torch.Tensor, torch.Ten
 
 
 def _check_train_size(size: object, n: int, classes: int) -> None:
-    if isinstance(size, bool) or not isinstance(size, int) or not classes <= size <= n - classes:
+    if not is_int(size, classes, n - classes):
         raise ConfigError(
             f"train_size must be None or a count in [{classes}, {n - classes}] (or {n}, all of "
             f"them: {n} training samples after the validation split), got {size!r}"

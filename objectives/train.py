@@ -37,6 +37,7 @@ from tqdm import tqdm
 
 from objectives._energy import EnergyMeter
 from objectives.datasets import Augment, Data, Split, StreamedSplit
+from spaces._checks import check_int, check_positive
 from spaces._errors import ConfigError, NpasError
 from spaces._registry import Registry
 
@@ -161,16 +162,6 @@ class FitResult:
         return asdict(self)
 
 
-def _check_int(name: str, value: object, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{name} must be an int >= {minimum}, got {value!r}")
-
-
-def _check_positive(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}")
-
-
 def _check_float(name: str, value: float, low: float, high: float, *, closed: bool) -> None:
     inside = low <= value <= high if closed else low <= value < high
     if not isinstance(value, int | float) or isinstance(value, bool) or not inside:
@@ -244,7 +235,7 @@ def evaluate(
     only the float rounding of the loss. ``x`` may be a whole split (``y`` None), in memory or
     streamed.
     """
-    _check_int("batch_size", batch_size, minimum=1)
+    check_int("batch_size", batch_size)
     split = x if y is None else Split(x, y)
     if len(split) == 0 or (y is not None and len(x) != len(y)):
         raise ConfigError(f"evaluate needs equal, non-zero lengths; got x {len(x)}, y {len(y)}")
@@ -336,19 +327,19 @@ def fit(
             of another format or of a run with other options.
         Exception: Whatever ``on_epoch`` raises, unchanged.
     """
-    _check_int("epochs", epochs, minimum=1)
-    _check_int("batch_size", batch_size, minimum=1)
+    check_int("epochs", epochs)
+    check_int("batch_size", batch_size)
     if max_steps is not None:
-        _check_int("max_steps", max_steps, minimum=1)
+        check_int("max_steps", max_steps)
     _check_float("momentum", momentum, 0.0, 1.0, closed=False)
     _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
     _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
     if grad_clip is not None:
-        _check_positive("grad_clip", grad_clip)
+        check_positive("grad_clip", grad_clip)
     make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
     make_schedule = SCHEDULES.get(schedule)
     lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
-    _check_positive("lr", lr)
+    check_positive("lr", lr)
     dev = torch.device(device) if device is not None else data.device
     use_bf16 = _resolve_bf16(bf16, dev)
     if data.device != dev:

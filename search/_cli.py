@@ -163,7 +163,7 @@ def _config(args: argparse.Namespace) -> Any:
         return config.with_overrides(
             **{
                 k: getattr(args, k)
-                for k in ("trials", "name", "storage", "address", "out", "time_budget")
+                for k in ("trials", "name", "storage", "address", "out", "time_limit")
             },
             imports=[*config.imports, *extra] if extra else None,
         )
@@ -689,7 +689,7 @@ def _presets(args: argparse.Namespace) -> int:
         objectives = ", ".join(str(o[0] if isinstance(o, list) else o)
                                for o in data.get("objectives", []))  # fmt: skip
         print(f"{name}: {data.get('dataset')}, {data.get('trials', 16)} trials, "
-              f"{(data.get('optimiser') or {}).get('name', 'tpe')}; {objectives}")  # fmt: skip
+              f"{(data.get('algorithm') or {}).get('name', 'tpe')}; {objectives}")  # fmt: skip
         if about:
             print(f"    {about}")
     print("One preset's YAML: search presets --show NAME; check it: search check --preset NAME")
@@ -874,10 +874,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run folder: storage, Ray files, trained models (default: the config's, runs)",
     )
     cmd.add_argument(
-        "--time-budget",
+        "--time-limit",
+        "--time-budget",  # its name before the rename to limits; kept for one release
+        dest="time_limit",
         metavar="T",
-        help="start no trial once it would pass this wall-clock budget (45m, 2h, 90s); the "
-        "trials in flight finish",
+        help="start no trial once it would pass this wall-clock limit (45m, 2h, 90s); the "
+        "trials in flight finish (limits.time)",
     )
     _flag(cmd, "--quiet", "no live progress lines")
     _import_options(cmd, reads=False)
@@ -892,7 +894,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmd.add_argument("--preset", metavar="NAME", help="a packaged preset (see `search presets`)")
     _import_options(cmd, reads=False)
     cmd.set_defaults(**dict.fromkeys(("trials", "name", "storage", "address", "out",
-                                      "time_budget")))  # fmt: skip
+                                      "time_limit")))  # fmt: skip
 
     cmd = add("status", _status, "Every search in a storage: trials, objectives, front, best.")
     _storage_options(cmd)

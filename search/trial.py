@@ -32,6 +32,7 @@ from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, evaluate, fit
 from search.config import Constraint, TrialConfig
 from search.errors import ExportError
+from search.run._trainable import FEASIBLE_KEY, REFUSED_KEY
 from spaces._build import build_model
 from spaces._errors import BudgetError, ConfigError
 from spaces.ssn import shapeshift
@@ -293,7 +294,7 @@ def _model(
         def pretrain(probe: nn.Module) -> None:
             _train(probe, data, cfg, device, epochs=ssn["pretrain_epochs"], grad_clip=PROBE_CLIP)
 
-    net = _shapeshift(model, cfg, stores=ssn["stores"], mapping=ssn["mapping"], pretrain=pretrain)
+    net = _shapeshift(model, cfg, pretrain=pretrain)
     return net.to(device)
 
 
@@ -301,23 +302,12 @@ def _shapeshift(
     model: nn.Module,
     cfg: TrialConfig,
     *,
-    stores: int,
-    mapping: Any,
     pretrain: Callable[[nn.Module], None] | None = None,
+    **changes: Any,
 ) -> nn.Module:
-    """``model`` in the trial's budget with its SSN options (searched, or rebuilt as saved)."""
-    ssn = cfg.ssn
-    return shapeshift(
-        model,
-        cfg.budget,
-        stores=stores,
-        mapping=mapping,
-        generator=ssn["generator"],
-        upsampler=ssn["upsampler"],
-        templates=ssn["templates"],
-        seed=cfg.seed,
-        pretrain=pretrain,
-    )
+    """``model`` in the trial's budget with its SSN options (searched, or rebuilt as saved:
+    ``changes`` give the saved ``stores`` and ``mapping``)."""
+    return shapeshift(model, cfg.budget, pretrain=pretrain, **cfg.ssn_options(**changes))
 
 
 def _train(
@@ -457,7 +447,7 @@ def _epoch_report(
     ``at_chance`` when the null model (:func:`_null_model`) is as good on every objective."""
     if on_epoch is None:
         return None
-    known = {n: _plain(metrics[n]) for n in ranked if n in metrics}
+    known = {n: _python_scalar(metrics[n]) for n in ranked if n in metrics}
 
     def report(record: dict[str, float]) -> None:
         point = {
@@ -508,17 +498,17 @@ def _finish(
     """Adds feasibility and the constraint violations that can be evaluated."""
     feasible = reason is None
     if not feasible:  # not trained: no accuracy is made up
-        metrics["infeasible_reason"] = reason
+        metrics[REFUSED_KEY] = reason
     for i, c in enumerate(constraints):
         if c.indicator in metrics:
             metrics[f"constraint_{i}"] = c.violation(metrics)
             feasible = feasible and metrics[f"constraint_{i}"] <= 0
-    metrics["feasible"] = 1.0 if feasible else 0.0
+    metrics[FEASIBLE_KEY] = 1.0 if feasible else 0.0
     metrics["trial_time_s"] = time.perf_counter() - start
-    return {k: _plain(v) for k, v in metrics.items()}
+    return {k: _python_scalar(v) for k, v in metrics.items()}
 
 
-def _plain(value: Any) -> Any:
+def _python_scalar(value: Any) -> Any:
     """Python scalars only (torch/numpy scalars would not serialise)."""
     if hasattr(value, "item") and not isinstance(value, str):
         return value.item()

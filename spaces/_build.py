@@ -13,6 +13,7 @@ from typing import Any
 
 from torch import nn
 
+from spaces._checks import check_int, is_int
 from spaces._errors import ConfigError
 from spaces._hyper import check_hyper
 from spaces._registry import Registry
@@ -96,8 +97,7 @@ def build_model(family: str, in_shape: Sequence[int], num_classes: int, **hyper:
     """
     builder = FAMILIES.get(family)
     shape = _check_shape(in_shape)
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
-        raise ConfigError(f"num_classes must be a positive int, got {num_classes!r}")
+    check_int("num_classes", num_classes)
     allowed = hyper_keys(builder)
     unknown = sorted(set(hyper) - set(allowed))
     if unknown:
@@ -118,7 +118,7 @@ def _check_shape(in_shape: Sequence[int]) -> tuple[int, ...]:
         shape = tuple(in_shape)
     except TypeError:
         shape = ()
-    if not shape or any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in shape):
+    if not shape or not all(is_int(d, 1) for d in shape):
         raise ConfigError(
             f"in_shape must be a non-empty sequence of positive ints (one sample, no batch), "
             f"got {in_shape!r}"

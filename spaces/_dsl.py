@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Protocol, TypeAlias, Union
 
 import numpy as np
 
+from spaces._checks import check_bool
 from spaces._errors import ConfigError
 
 Choice: TypeAlias = Union[bool, int, float, str, None]  # noqa: UP007 (runtime isinstance)
@@ -117,7 +118,7 @@ class Int(_Dim):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise ConfigError(f"{key} must be an int, got {value!r}")
             object.__setattr__(self, key, int(value))
-        _check_bool("log", self.log)
+        check_bool("log", self.log)
         if self.low > self.high:
             raise ConfigError(f"low must be <= high, got low={self.low}, high={self.high}")
         if self.step < 1:
@@ -170,7 +171,7 @@ class Float(_Dim):
             if not math.isfinite(value):
                 raise ConfigError(f"{key} must be finite, got {value!r}")
             object.__setattr__(self, key, float(value))
-        _check_bool("log", self.log)
+        check_bool("log", self.log)
         if self.low > self.high:
             raise ConfigError(f"low must be <= high, got low={self.low}, high={self.high}")
         if self.log and self.low <= 0:
@@ -264,11 +265,6 @@ class Fixed(_Dim):
 
 Dimension: TypeAlias = Union[Int, Float, Categorical, Fixed]  # noqa: UP007
 _KINDS: dict[str, type[Dimension]] = {d.kind: d for d in (Int, Float, Categorical, Fixed)}
-
-
-def _check_bool(key: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{key} must be true or false, got {value!r}")
 
 
 class Space:

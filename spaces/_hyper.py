@@ -9,17 +9,20 @@ A config that searches or fixes a value outside this is refused before any trial
 from __future__ import annotations
 
 import collections.abc
+import functools
 import inspect
 import math
 import numbers
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from spaces._checks import is_int
 from spaces._errors import ConfigError
 
-__all__ = ["Range", "check_hyper"]
+__all__ = ["Range", "check_hyper", "checked"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Range:
     high: float
 
 
+F = TypeVar("F", bound=Callable[..., Any])
 _INT = Range(1, 2**20)
 _FLOAT = Range(0.0, 1e6)
 _SEQUENCES = (collections.abc.Sequence, tuple, list)
@@ -54,6 +58,26 @@ def check_hyper(family: str, builder: Any, key: str, value: Any, *, element: boo
     hint = _hints(builder).get(key)
     if hint is not None:
         _check(hint, value, f"{family}.{key}", None, element)
+
+
+def checked(init: F) -> F:
+    """Checks a family's keyword arguments against their annotations before ``init`` runs, so
+    a direct call refuses what a config is refused (:func:`check_hyper`): the signature is the
+    one place a hyper-parameter's type and range are declared."""
+    signature = inspect.signature(init)
+    names = [n for n, p in signature.parameters.items() if p.kind is p.KEYWORD_ONLY]
+
+    @functools.wraps(init)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        hints = _hints(init)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        for name in names:
+            if name in hints:
+                _check(hints[name], bound.arguments[name], name, None, False)
+        return init(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 def _check(hint: Any, value: Any, where: str, declared: Range | None, element: bool) -> None:
@@ -91,9 +115,7 @@ def _scalar(hint: Any, value: Any, where: str, declared: Range | None) -> None:
             raise ConfigError(f"{where}: got {value!r}; allowed: true or false")
     elif hint is int:
         span = declared or _INT
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not (
-            span.low <= value <= span.high
-        ):
+        if not is_int(value, span.low, span.high):
             raise ConfigError(
                 f"{where}: got {value!r}; allowed: an int in [{_n(span.low)}, {_n(span.high)}]"
             )

@@ -48,6 +48,14 @@ class Registry(Generic[T]):
             hint = did_you_mean(name, self._entries)
             raise UnknownNameError(f"unknown {self.kind} {name!r}{hint}; known: {known}") from None
 
+    def name_of(self, entry: object) -> str:
+        """The name ``entry`` is registered under (the reverse of :meth:`get`), so an entry
+        need not repeat its name."""
+        for name, known in self._entries.items():
+            if known is entry:
+                return name
+        raise NpasError(f"{entry!r} is not a registered {self.kind}")
+
     def names(self, pattern: str = "*") -> list[str]:
         """Sorted names matching a shell-style wildcard pattern."""
         return sorted(n for n in self._entries if fnmatch.fnmatch(n, pattern.lower()))

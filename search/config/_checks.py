@@ -9,11 +9,15 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from spaces._checks import is_int
 from spaces._errors import ConfigError
 from spaces._suggest import did_you_mean
+
+#: ``check(value, key_path)``: the value validated (normalised), or a ConfigError.
+Check = Callable[[Any, str], Any]
 
 
 def bad(path: str, value: Any, allowed: str) -> ConfigError:
@@ -53,14 +57,47 @@ def mapping(value: Any, path: str) -> dict[str, Any]:
 
 
 def integer(value: Any, path: str, low: int, high: int | None = None) -> int:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Integral)
-        or value < low
-        or (high is not None and value > high)
-    ):
-        raise bad(path, value, f"an int >= {low}" + ("" if high is None else f" and <= {high}"))
+    if not is_int(value, low, high):
+        raise bad(path, value, int_range(low, high))
     return int(value)
+
+
+def int_range(low: int, high: int | None = None) -> str:
+    """What :func:`integer` allows, in words (its messages and the reference say it alike)."""
+    return f"an int >= {low}" + ("" if high is None else f" and <= {high}")
+
+
+def at_least(low: int) -> Check:
+    """The check of an int ``>= low``, with what it allows attached for the reference."""
+    return described(lambda v, p: integer(v, p, low), int_range(low))
+
+
+def number_in(
+    low: float, high: float = math.inf, *, open_low: bool = False, open_high: bool = False
+) -> Check:
+    """The check of a finite number in a range, with what it allows attached."""
+
+    def check(value: Any, path: str) -> float:
+        return number(value, path, low=low, high=high, open_low=open_low, open_high=open_high)
+
+    return described(check, interval(low, high, open_low, open_high))
+
+
+def one_of(names: Callable[[], Iterable[str]]) -> Check:
+    """The check of a name among ``names()`` (a registry's, read when checked)."""
+    return described(lambda v, p: name(v, p, names()), names)
+
+
+def described(check: Check, allowed: str | Callable[[], Iterable[str]]) -> Check:
+    """``check`` with ``allowed`` (text, or a callable giving names) as its ``allowed``."""
+    check.allowed = allowed  # type: ignore[attr-defined]
+    return check
+
+
+def allowed_text(check: Check | None) -> str:
+    """What a check allows, in words ("" when it says nothing)."""
+    allowed = getattr(check, "allowed", "")
+    return allowed if isinstance(allowed, str) else "one of " + ", ".join(allowed())
 
 
 #: The largest seed: numpy's and scikit-learn's generators take seeds below 2**32.
@@ -70,6 +107,9 @@ MAX_SEED = 2**32 - 1
 def seed(value: Any, path: str) -> int:
     """A seed every generator of a search accepts (torch, numpy, Python, scikit-learn)."""
     return integer(value, path, 0, MAX_SEED)
+
+
+described(seed, int_range(0, MAX_SEED))
 
 
 #: The smallest resource share Ray resolves (it keeps 4 decimals: less rounds to nothing).
@@ -91,9 +131,13 @@ def number(
             value < high if open_high else value <= high
         )
     if not ok:
-        left, right = "(" if open_low else "[", ")" if open_high else "]"
-        raise bad(path, value, f"a finite number in {left}{low}, {high}{right}")
+        raise bad(path, value, interval(low, high, open_low, open_high))
     return float(value)
+
+
+def interval(low: float, high: float, open_low: bool, open_high: bool) -> str:
+    left, right = "(" if open_low else "[", ")" if open_high else "]"
+    return f"a finite number in {left}{low}, {high}{right}"
 
 
 def name(value: Any, path: str, names: Iterable[str]) -> str:
@@ -105,23 +149,30 @@ def name(value: Any, path: str, names: Iterable[str]) -> str:
 
 def boolean(value: Any, path: str) -> bool:
     if not isinstance(value, bool):
-        raise bad(path, value, "true or false")
+        raise bad(path, value, boolean.allowed)  # type: ignore[attr-defined]
     return value
+
+
+described(boolean, "true or false")
 
 
 def optional(check: Any) -> Any:
     def run(value: Any, path: str) -> Any:
         return None if value is None else check(value, path)
 
-    return run
+    inner = allowed_text(check)
+    return described(run, inner if inner.startswith("null") or not inner else f"null or {inner}")
 
 
 def text(value: Any, path: str) -> str:
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str) or not value:
-        raise bad(path, value, "a non-empty string")
+        raise bad(path, value, text.allowed)  # type: ignore[attr-defined]
     return value
+
+
+described(text, "a non-empty string")
 
 
 def val_size(value: Any, path: str) -> int | float:
@@ -129,12 +180,15 @@ def val_size(value: Any, path: str) -> int | float:
         return value
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
         return int(value)
-    raise bad(path, value, "null (the dataset's default), a fraction in (0, 1) or a count >= 1")
+    raise bad(path, value, val_size.allowed)  # type: ignore[attr-defined]
+
+
+described(val_size, "null (the dataset's default), a fraction in (0, 1) or a count >= 1")
 
 
 def named_section(value: Any, path: str, keys: Iterable[str]) -> dict[str, Any] | None:
-    """A section given as a name or as a mapping of ``keys`` (``optimiser: tpe`` or
-    ``optimiser: {name: tpe, options: ...}``); None when absent."""
+    """A section given as a name or as a mapping of ``keys`` (``algorithm: tpe`` or
+    ``algorithm: {name: tpe, options: ...}``); None when absent."""
     if value is None:
         return None
     data = mapping({"name": value} if isinstance(value, str) else value, path)

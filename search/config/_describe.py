@@ -99,9 +99,9 @@ def describe(config: SearchConfig, *, cost: bool = True) -> list[str]:
         "Objectives: " + ", ".join(f"{o.name} ({o.direction})" for o in config.objectives)
     )
     lines.append("Constraints: " + (", ".join(config.constraint_texts) or "none"))
-    options = "".join(f", {k}={v}" for k, v in config.optimiser.options.items())
-    lines.append(f"Optimiser: {config.optimiser.name}{options}")
-    lines.append("Budgets: " + _budget(config))
+    options = "".join(f", {k}={v}" for k, v in config.algorithm.options.items())
+    lines.append(f"Algorithm: {config.algorithm.name}{options}")
+    lines.append("Limits: " + _limits(config))
     lines.append("Scheduler: " + _scheduler(config))
     share = ", ".join(f"{k} {format_value(v)}" for k, v in config.resources.ray().items())
     lines.append(f"Each trial asks for: {share}")
@@ -110,8 +110,8 @@ def describe(config: SearchConfig, *, cost: bool = True) -> list[str]:
     return lines
 
 
-def _budget(config: SearchConfig) -> str:
-    b = config.budget
+def _limits(config: SearchConfig) -> str:
+    b = config.limits
     parts = [f"{config.trials} trials"]
     parts.append(f"time {duration(b.time)}" if b.time is not None else "no time limit")
     if b.energy_j is not None:

@@ -140,15 +140,10 @@ def _model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) ->
 
 def _minimum(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> int:
     """The minimum budget of a trial's model with its SSN options (each model built once)."""
-    ssn = cfg.ssn
+    mapping = cfg.ssn["mapping"]
     return minimum_budget(
         _model(cfg, info, models),
-        stores=ssn["stores"],
-        mapping="random" if ssn["mapping"] == "auto" else ssn["mapping"],
-        generator=ssn["generator"],
-        upsampler=ssn["upsampler"],
-        templates=ssn["templates"],
-        seed=cfg.seed,
+        **cfg.ssn_options(mapping="random" if mapping == "auto" else mapping),
     )
 
 

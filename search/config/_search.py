@@ -1,5 +1,5 @@
 """The search config: a whole search (dataset, space, fixed values, training, objectives,
-constraints, optimiser, trials, resources, storage), validated into a :class:`SearchConfig`.
+constraints, algorithm, trials, resources, storage), validated into a :class:`SearchConfig`.
 
 Names of space dimensions and fixed values: ``family``; ``budget`` (None or absent: the plain
 model); ``ssn.<option>``; ``train.<option>``; ``<family>.<hyper>`` (made conditional on
@@ -19,7 +19,7 @@ import copy
 import dataclasses
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -27,18 +27,24 @@ import yaml
 from search._urls import default_storage_url, masked_url
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
-from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
+from search.config._keys import (
+    RENAMED_KEYS,
+    check_of,
+    config_key,
+    dump_keys,
+    dumped_default,
+    names,
+    parse_keys,
+    parse_section,
+    renamed,
+)
 from search.config._trial import (
     DEFAULT_EPOCHS,
-    LOADING_OPTIONS,
     SSN_OPTIONS,
     TRAIN_OPTIONS,
-    TRIAL_OPTIONS,
+    DataAndMetrics,
     TrialConfig,
-    _indicators,
-    _measure,
     _section,
-    _tuple,
     declared_dataset,
 )
 from spaces._build import FAMILIES, hyper_keys
@@ -47,7 +53,8 @@ from spaces._errors import ConfigError
 from spaces._hyper import check_hyper
 
 __all__ = [
-    "OptimiserConfig",
+    "AlgorithmConfig",
+    "LimitsConfig",
     "ResourceConfig",
     "SearchConfig",
     "default_storage_url",
@@ -55,29 +62,42 @@ __all__ = [
 ]
 
 #: ``ssn.mapping`` of a search point that trains the plain model (no parameter sharing).
-PLAIN = "none"
+NO_SHARING = "none"
+
+
+def _gpu(value: Any, path: str) -> float:
+    gpu = checks.number(value, path, low=0.0)
+    if 0 < gpu < checks.RAY_RESOLUTION:
+        raise checks.bad(path, gpu, _gpu.allowed)  # type: ignore[attr-defined]
+    return gpu
+
+
+checks.described(_gpu, f"0, or a share >= {checks.RAY_RESOLUTION:g}")
+_positive = checks.optional(checks.number_in(0.0, open_low=True))
 
 
 @dataclass(frozen=True)
 class ResourceConfig:
-    """What one trial asks the scheduler for: CPUs (at least 0.0001, the finest share Ray
-    resolves), a GPU share (0, or at least 0.0001) and, when given, memory in MiB (Ray then
-    packs no more trials on a node than its memory holds)."""
+    """What one trial asks the scheduler for (Ray packs trials onto nodes by these shares)."""
 
-    cpu: float = 1.0
-    gpu: float = 0.0
-    memory_mb: float | None = None
+    cpu: float = config_key(
+        1.0,
+        check=checks.number_in(checks.RAY_RESOLUTION),
+        help="CPUs per trial (at least 0.0001, the finest share Ray resolves)",
+    )
+    gpu: float = config_key(
+        0.0, check=_gpu, help="GPU share per trial; several trials share a GPU"
+    )
+    memory_mb: float | None = config_key(
+        None,
+        check=_positive,
+        help="memory per trial (MiB); Ray then packs no more trials "
+        "on a node than its memory holds",
+    )
 
     @classmethod
-    def from_dict(cls, data: Any, *, path: str = "resources") -> ResourceConfig:
-        data = checks.mapping({} if data is None else data, path)
-        checks.known_keys(data, ("cpu", "gpu", "memory_mb"), path)
-        cpu = checks.number(data.get("cpu", 1.0), f"{path}.cpu", low=checks.RAY_RESOLUTION)
-        gpu = checks.number(data.get("gpu", 0.0), f"{path}.gpu", low=0.0)
-        if 0 < gpu < checks.RAY_RESOLUTION:
-            raise checks.bad(f"{path}.gpu", gpu, f"0, or a share >= {checks.RAY_RESOLUTION:g}")
-        memory = checks.optional(lambda v, p: checks.number(v, p, low=0.0, open_low=True))
-        return cls(cpu, gpu, memory(data.get("memory_mb"), f"{path}.memory_mb"))
+    def from_dict(cls, data: Any, path: str = "resources") -> ResourceConfig:
+        return parse_section(cls, data, path)
 
     def ray(self) -> dict[str, float]:
         """The share as Ray's resource request (memory in bytes)."""
@@ -87,88 +107,64 @@ class ResourceConfig:
         return share
 
 
+def _scheduler_names() -> list[str]:
+    from search.run._schedulers import SCHEDULERS
+
+    return SCHEDULERS.names()
+
+
+def _scheduler_types() -> tuple[str, ...]:
+    from search.run._schedulers import SCHEDULER_TYPES
+
+    return SCHEDULER_TYPES
+
+
 @dataclass(frozen=True)
 class SchedulerConfig:
     """Multi-fidelity: the Ray Tune scheduler that decides after each epoch whether a trial
-    goes on (``search.run._schedulers``); ``fifo`` trains every trial to its end.
+    goes on (``search.run._schedulers``); ``fifo`` trains every trial to its end."""
 
-    Attributes:
-        name: ``fifo`` or ``moasha``.
-        type: How ``moasha`` holds back a trial outside the top 1/η of a rung: ``stopping``
-            ends it there; ``promotion`` pauses it (its checkpoint kept, its worker freed) and
-            resumes it from the checkpoint once enough trials behind it reach the rung.
-        grace_epochs: Epochs every trial trains before any stop (the first rung).
-        reduction_factor: 1/η of the trials at a rung go on to the next.
-        max_epochs: The most epochs a trial trains; None: the ``train.epochs`` of the search.
-        keep_checkpoints: Checkpoints kept per trial, the latest (a trial checkpoints after
-            every epoch; a stopped trial's are deleted, as it is never resumed).
-    """
-
-    name: str = "fifo"
-    type: str = "stopping"
-    grace_epochs: int = 1
-    reduction_factor: float = 3.0
-    max_epochs: int | None = None
-    keep_checkpoints: int = 1
+    name: str = config_key(
+        "fifo",
+        check=checks.one_of(_scheduler_names),
+        help="fifo trains every trial to its end; moasha stops the trials outside "
+        "the top 1/η of a rung",
+    )
+    type: str = config_key(
+        "stopping",
+        check=checks.one_of(_scheduler_types),
+        help="how moasha holds back a trial: stopping ends it; promotion pauses it "
+        "(checkpoint kept, worker freed) and resumes it when enough trials behind "
+        "it reach the rung",
+    )
+    grace_epochs: int = config_key(
+        1,
+        check=checks.at_least(1),
+        help="epochs every trial trains before any stop (the first rung)",
+    )
+    reduction_factor: float = config_key(
+        3.0,
+        check=checks.number_in(1.0, open_low=True),
+        help="1/η of the trials at a rung go on to the next",
+    )
+    max_epochs: int | None = config_key(
+        None,
+        check=checks.optional(checks.at_least(1)),
+        help="the most epochs a trial trains (>= grace_epochs); "
+        "null: the largest train.epochs of the search",
+    )
+    keep_checkpoints: int = config_key(
+        1, check=checks.at_least(1), help="checkpoints kept per trial, the latest"
+    )
 
     @classmethod
-    def from_dict(cls, data: Any, *, path: str = "scheduler") -> SchedulerConfig:
+    def from_dict(cls, data: Any, path: str = "scheduler") -> SchedulerConfig:
         """From a name or ``{name: ..., grace_epochs: ..., ...}``."""
-        data = checks.named_section(data, path, [f.name for f in dataclasses.fields(cls)])
-        if data is None:
-            return cls()
-        from search.run._schedulers import SCHEDULER_TYPES, SCHEDULERS
-
-        name = checks.name(data.get("name", cls.name), f"{path}.name", SCHEDULERS.names())
-        kind = checks.name(data.get("type", cls.type), f"{path}.type", SCHEDULER_TYPES)
-        grace = data.get("grace_epochs", cls.grace_epochs)
-        grace = checks.integer(grace, f"{path}.grace_epochs", 1)
-        factor = checks.number(
-            data.get("reduction_factor", cls.reduction_factor),
-            f"{path}.reduction_factor",
-            low=1.0,
-            open_low=True,
-        )
-        top = data.get("max_epochs")
-        top = None if top is None else checks.integer(top, f"{path}.max_epochs", grace)
-        keep = data.get("keep_checkpoints", cls.keep_checkpoints)
-        keep = checks.integer(keep, f"{path}.keep_checkpoints", 1)
-        return cls(name, kind, grace, factor, top, keep)
-
-
-@dataclass(frozen=True)
-class BudgetConfig:
-    """The search's own budget: no trial starts once one would be passed, and the trials in
-    flight are stopped at their next epoch once ``time`` is spent (None: no limit).
-
-    Attributes:
-        time: Wall-clock seconds of the launch (YAML and ``--time-budget`` take ``45m``,
-            ``2h``, ``90s`` or seconds).
-        energy_j: Joules of the trials' training and measurement.
-        co2_g: Grams of CO2 of that energy.
-        trial_timeout: Training seconds of one trial (across its pauses; same forms as
-            ``time``): a trial past it is stopped at its next epoch, checkpointed, and
-            recorded as pruned with the reason.
-    """
-
-    time: float | None = None
-    energy_j: float | None = None
-    co2_g: float | None = None
-    trial_timeout: float | None = None
-
-    @classmethod
-    def from_dict(cls, data: Any, *, path: str = "budget") -> BudgetConfig:
-        data = checks.mapping({} if data is None else data, path)
-        checks.known_keys(data, [f.name for f in dataclasses.fields(cls)], path)
-        positive = checks.optional(lambda v, p: checks.number(v, p, low=0.0, open_low=True))
-        return cls(
-            time=checks.optional(_duration)(data.get("time"), f"{path}.time"),
-            energy_j=positive(data.get("energy_j"), f"{path}.energy_j"),
-            co2_g=positive(data.get("co2_g"), f"{path}.co2_g"),
-            trial_timeout=checks.optional(_duration)(
-                data.get("trial_timeout"), f"{path}.trial_timeout"
-            ),
-        )
+        config = parse_section(cls, data, path, named=True)
+        if config.max_epochs is not None and config.max_epochs < config.grace_epochs:
+            where = f"{path}.max_epochs"
+            raise checks.bad(where, config.max_epochs, checks.int_range(config.grace_epochs))
+        return config
 
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -184,136 +180,183 @@ def _duration(value: Any, path: str) -> float:
             seconds = -1.0
         if seconds > 0 and seconds < float("inf"):
             return seconds
-        raise checks.bad(path, value, "a duration such as 45m, 2h, 90s, or seconds > 0")
+        raise checks.bad(path, value, _duration.allowed)  # type: ignore[attr-defined]
     if isinstance(value, str):
-        raise checks.bad(path, value, "a duration such as 45m, 2h, 90s, or seconds > 0")
+        raise checks.bad(path, value, _duration.allowed)  # type: ignore[attr-defined]
     return checks.number(value, path, low=0.0, open_low=True)
 
 
-@dataclass(frozen=True)
-class OptimiserConfig:
-    """The optimiser's registered name and its options (see ``search.optimisers``)."""
+checks.described(_duration, "a duration such as 45m, 2h, 90s, or seconds > 0")
 
-    name: str = "tpe"
-    options: dict[str, Any] = field(default_factory=dict)
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """The search's own limits (section ``limits``, called ``budget`` before): no trial starts
+    once one would pass a limit, and the trials in flight are stopped at their next epoch once
+    ``time`` is spent (None: no limit)."""
+
+    time: float | None = config_key(
+        None,
+        check=checks.optional(_duration),
+        help="wall-clock seconds of the launch (also --time-limit)",
+    )
+    energy_j: float | None = config_key(
+        None, check=_positive, help="joules of the trials' training and measurement"
+    )
+    co2_g: float | None = config_key(None, check=_positive, help="grams of CO2 of that energy")
+    trial_timeout: float | None = config_key(
+        None,
+        check=checks.optional(_duration),
+        help="training seconds of one trial (across its pauses): "
+        "past it, a trial is stopped at its next epoch, "
+        "checkpointed and recorded as pruned",
+    )
 
     @classmethod
-    def from_dict(cls, data: Any, *, path: str = "optimiser") -> OptimiserConfig:
-        """From a name or ``{name: ..., options: {...}}``."""
-        data = checks.named_section(data, path, ("name", "options"))
-        if data is None:
-            return cls()
-        name = checks.name(data.get("name", cls.name), f"{path}.name", _optimiser_names())
-        return cls(name, checks.mapping(data.get("options") or {}, f"{path}.options"))
+    def from_dict(cls, data: Any, path: str = "limits") -> LimitsConfig:
+        return parse_section(cls, data, path)
 
 
-def _optimiser_names() -> list[str]:
+def _algorithm_names() -> list[str]:
     from search.optimisers import OPTIMISERS
 
     return OPTIMISERS.names()
 
 
-def _check_optimiser(config: SearchConfig) -> None:
-    """Builds the optimiser once, unbound, so that bad options fail at load time."""
+@dataclass(frozen=True)
+class AlgorithmConfig:
+    """The search algorithm (section ``algorithm``, called ``optimiser`` before; not
+    ``train.optimizer``, which trains each model): its registered name and options."""
+
+    name: str = config_key(
+        "tpe",
+        check=checks.one_of(_algorithm_names),
+        help="the search algorithm (search.optimisers)",
+    )
+    options: dict[str, Any] = config_key(
+        check=lambda v, p: checks.mapping({} if v is None else v, p),
+        factory=dict,
+        help="the algorithm's options, e.g. population_size",
+        allowed="a mapping of option names to values",
+    )
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "algorithm") -> AlgorithmConfig:
+        """From a name or ``{name: ..., options: {...}}``."""
+        return parse_section(cls, data, path, named=True)
+
+
+def _check_algorithm(config: SearchConfig) -> None:
+    """Builds the algorithm once, unbound, so that bad options fail at load time."""
     from search.optimisers import OPTIMISERS
 
-    cls = OPTIMISERS.get(config.optimiser.name)
+    cls = OPTIMISERS.get(config.algorithm.name)
     try:
-        cls(config.space, config.directions, seed=config.seed, **config.optimiser.options)
+        cls(config.space, config.directions, seed=config.seed, **config.algorithm.options)
     except ConfigError as err:
-        raise ConfigError(f"optimiser: {err}") from None
+        raise ConfigError(f"algorithm: {err}") from None
 
 
-_TOP_KEYS = (
-    "name",
-    "imports",
-    "dataset",
-    "loading",
-    "data_root",
-    "val_size",
-    "train_size",
-    "space",
-    "fixed",
-    "train",
-    "objectives",
-    "constraints",
-    "optimiser",
-    "trials",
-    "resources",
-    "storage",
-    "address",
-    "seed",
-    "out",
-    "indicators",
-    "measure",
-    "scheduler",
-    "budget",
-)
 #: Keys a launch may override (the command line's flags): how much, where and under what name.
-_MAY_OVERRIDE = ("trials", "name", "storage", "address", "out", "time_budget", "imports")
+_MAY_OVERRIDE = ("trials", "name", "storage", "address", "out", "time_limit", "imports")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-@dataclass(frozen=True)
-class SearchConfig:
+def _study_name(value: Any, path: str) -> str:
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise checks.bad(path, value, _study_name.allowed)  # type: ignore[attr-defined]
+    return value
+
+
+checks.described(_study_name, "letters, digits, '_', '.', '-' (not first)")
+
+
+def _storage(value: Any, path: str) -> str:
+    if not isinstance(value, str) or "://" not in value:
+        raise checks.bad(path, value, _storage.allowed)  # type: ignore[attr-defined]
+    return value
+
+
+checks.described(
+    _storage,
+    "null (sqlite:///<out>/npas.db) or an SQLAlchemy URL such as 'sqlite:///runs/npas.db' or "
+    "'postgresql://user@host/db'",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchConfig(DataAndMetrics):
     """One search, validated. Build it with :func:`load_config`, :func:`load_preset` or
     :meth:`from_dict`; :meth:`to_dict` gives plain data that loads back equal.
 
-    Attributes:
-        name: Study name (letters, digits, ``_.-``).
-        dataset: A registered dataset; ``data_root``, ``val_size`` and ``train_size`` as in
-            :func:`objectives.datasets.load`.
-        imports: The user's modules and ``.py`` files (``search._usercode``), imported before
-            the config is checked, on every worker, and by every command that reads the study.
-        data_source: The declaration of a dataset given in the config (an image folder, npz
-            or npy files), None for a registered one.
-        loading: How the data reach the model: ``stream``, ``stream_above_mb``, ``workers``.
-        space: What is searched (dimension names in the module docstring).
-        fixed: Values not searched, same naming (``{"ssn.generator": "wavg"}``).
-        train: Training options of every trial; each key is given in one place only: here,
-            in ``fixed`` (as ``train.<key>``) or searched in ``space``.
-        objectives: Metric and direction per objective.
-        constraints: Bounds every trial must meet; analytic ones gate training.
-        optimiser: Optimiser name and options.
-        trials: Trials to complete (a resumed search counts those already done).
-        resources: CPU and GPU share per trial.
-        storage: Optuna storage URL; None: ``sqlite:///<out>/npas.db``.
-        address: Ray cluster to join (HOST:PORT, or ``auto``); None or ``local``: a local
-            Ray, on loopback only.
-        seed: Seeds the optimiser, the validation split and every trial.
-        out: Run folder.
-        indicators: Indicators measured per trial; None: the full panel. Objectives and
-            constraints are always measured.
-        measure: Options of :func:`objectives.measure` (budgets of the timed runs).
+    Each field is one key of the config file, declared once with its check, default and help
+    (:func:`search.config.reference` lists them all); the data and measurement keys are
+    shared with :class:`TrialConfig` (:class:`DataAndMetrics`).
     """
 
-    name: str
-    dataset: str
-    space: Space
-    imports: tuple[str, ...] = ()
-    data_source: dict[str, Any] | None = None
-    loading: dict[str, Any] = field(default_factory=dict)
-    data_root: str | None = None
-    val_size: int | float | None = None
-    train_size: int | None = None
-    fixed: dict[str, Any] = field(default_factory=dict)
-    train: dict[str, Any] = field(default_factory=dict)
-    objectives: tuple[Objective, ...] = (
-        Objective("accuracy", "maximize"),
-        Objective("params", "minimize"),
+    name: str = config_key(
+        "search",
+        check=None,
+        help="study name; default the file's stem or the preset's name, else 'search'",
+        allowed=_study_name.allowed,  # type: ignore[attr-defined]
     )
-    constraints: tuple[Constraint, ...] = ()
-    optimiser: OptimiserConfig = field(default_factory=OptimiserConfig)
-    trials: int = 16
-    resources: ResourceConfig = field(default_factory=ResourceConfig)
-    storage: str | None = None
-    address: str | None = None
-    seed: int = 0
-    out: str = "runs"
-    indicators: tuple[str, ...] | None = None
-    measure: dict[str, Any] = field(default_factory=dict)
-    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
-    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    space: Space = config_key(
+        check=None,
+        help="what is searched: dimension names as in the module "
+        "docstring of search.config._search",
+        allowed="a mapping of dimensions",
+        dump=lambda s: s.to_dict(),
+    )
+    fixed: dict[str, Any] = config_key(
+        check=None,
+        factory=dict,
+        help="values not searched, named as in space",
+        allowed="a mapping of dimension names to values",
+    )
+    train: dict[str, Any] = config_key(
+        check=None,
+        factory=dict,
+        help="training options of every trial (the train.* keys); each "
+        "key is given in one place: here, in fixed or in space",
+        allowed="a mapping of train options",
+    )
+    algorithm: AlgorithmConfig = config_key(
+        check=AlgorithmConfig.from_dict,
+        factory=AlgorithmConfig,
+        help="the search algorithm: a name or {name, options}",
+    )
+    trials: int = config_key(
+        16,
+        check=checks.at_least(1),
+        help="trials to complete (a resumed search counts those already done)",
+    )
+    resources: ResourceConfig = config_key(
+        check=ResourceConfig.from_dict,
+        factory=ResourceConfig,
+        help="what one trial asks the scheduler for",
+    )
+    storage: str | None = config_key(
+        None,
+        check=checks.optional(_storage),
+        help="Optuna storage URL; null: sqlite:///<out>/npas.db",
+    )
+    address: str | None = config_key(
+        None,
+        check=checks.optional(checks.text),
+        help="Ray cluster to join (HOST:PORT, or auto); null or local: a "
+        "local Ray, on loopback only",
+    )
+    out: str = config_key("runs", check=checks.text, help="run folder")
+    scheduler: SchedulerConfig = config_key(
+        check=SchedulerConfig.from_dict,
+        factory=SchedulerConfig,
+        help="multi-fidelity: a name or {name, ...}",
+    )
+    limits: LimitsConfig = config_key(
+        check=LimitsConfig.from_dict,
+        factory=LimitsConfig,
+        help="the search's own limits: time, energy, CO2, per trial",
+    )
 
     # -- views ----------------------------------------------------------------------------
 
@@ -338,8 +381,11 @@ class SearchConfig:
         the search can give a trial."""
         if self.scheduler.max_epochs is not None:
             return self.scheduler.max_epochs
-        values = _values(self.space, self.fixed, "train.epochs") if "train.epochs" in (
-            *self.space.names, *self.fixed) else [self.train.get("epochs", DEFAULT_EPOCHS)]
+        values = (
+            _values(self.space, self.fixed, "train.epochs")
+            if "train.epochs" in (*self.space.names, *self.fixed)
+            else [self.train.get("epochs", DEFAULT_EPOCHS)]
+        )
         return int(max(values))
 
     @property
@@ -358,12 +404,11 @@ class SearchConfig:
         given = {k: v for k, v in overrides.items() if v is not None}
         checks.known_keys(given, _MAY_OVERRIDE, "override")
         trials = given.pop("trials", self.trials)
-        if isinstance(trials, bool) or not isinstance(trials, int) or trials < 0:
-            raise checks.bad("trials", trials, "an int >= 0")
+        checks.integer(trials, "trials", 0)
         if "out" in given:
             given["out"] = str(given["out"])
-        if "time_budget" in given:
-            given["budget"] = {**dataclasses.asdict(self.budget), "time": given.pop("time_budget")}
+        if "time_limit" in given:
+            given["limits"] = {**dataclasses.asdict(self.limits), "time": given.pop("time_limit")}
         config = SearchConfig.from_dict({**self.to_dict(), **given}) if given else self
         return dataclasses.replace(config, trials=trials)
 
@@ -403,7 +448,7 @@ class SearchConfig:
         }
         section["train"].update(scoped)
         budget = values.get("budget")
-        if section["ssn"].get("mapping") == PLAIN:
+        if section["ssn"].get("mapping") == NO_SHARING:
             budget, section["ssn"] = None, {}
         cfg = {
             "imports": self.imports,
@@ -434,34 +479,14 @@ class SearchConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
+        out = dump_keys(self)
+        out["dataset"] = copy.deepcopy(self.data_source) or self.dataset
         # imports and loading only when set: a search stored before they existed resumes
         # (a relaunch compares its stored config with this one)
-        optional = {"imports": list(self.imports), "loading": copy.deepcopy(self.loading)}
-        unset = {"imports": [], "loading": _section(None, LOADING_OPTIONS, "loading")}
-        return {
-            "name": self.name,
-            **{k: v for k, v in optional.items() if v != unset[k]},
-            "dataset": copy.deepcopy(self.data_source) or self.dataset,
-            "data_root": self.data_root,
-            "val_size": self.val_size,
-            "train_size": self.train_size,
-            "space": self.space.to_dict(),
-            "fixed": copy.deepcopy(self.fixed),
-            "train": copy.deepcopy(self.train),
-            "objectives": [list(o) for o in self.objectives],
-            "constraints": self.constraint_texts,
-            "optimiser": {"name": self.optimiser.name, "options": dict(self.optimiser.options)},
-            "trials": self.trials,
-            "resources": dataclasses.asdict(self.resources),
-            "storage": self.storage,
-            "address": self.address,
-            "seed": self.seed,
-            "out": self.out,
-            "indicators": None if self.indicators is None else list(self.indicators),
-            "measure": copy.deepcopy(self.measure),
-            "scheduler": dataclasses.asdict(self.scheduler),
-            "budget": dataclasses.asdict(self.budget),
-        }
+        for name in ("imports", "loading"):
+            if out[name] == dumped_default(SearchConfig, name):
+                del out[name]
+        return {"name": out.pop("name"), **out}
 
     def to_yaml(self) -> str:
         """:meth:`to_dict` as YAML text: a config file that :func:`load_config` reads back."""
@@ -491,63 +516,32 @@ class SearchConfig:
             ConfigError: naming the key path, the bad value and what is allowed.
         """
         data = checks.mapping(data, "config")
-        checks.known_keys(data, _TOP_KEYS, "")
-        for key in ("dataset", "space"):
-            if key not in data:
-                raise ConfigError(f"{key}: missing; it is required (see the presets)")
+        for old, new in RENAMED_KEYS.items():
+            data = renamed(data, old, new)
+        checks.known_keys(data, names(cls), "")
+        for key_ in ("dataset", "space"):
+            if key_ not in data:
+                raise ConfigError(f"{key_}: missing; it is required (see the presets)")
         imports = normalise_imports(data.get("imports"), base=base)
         import_modules(imports)
         data, source = declared_dataset(data, base=base)
-        study = data.get("name", name or "search")
-        if not isinstance(study, str) or not _NAME.match(study):
-            raise checks.bad("name", study, "letters, digits, '_', '.', '-' (not first)")
         train = _section(data.get("train"), TRAIN_OPTIONS, "train")
         train = {k: train[k] for k in (data.get("train") or {})}
         fixed = _flatten(checks.mapping(data.get("fixed") or {}, "fixed"))
         space = _space(data["space"], fixed)
         _check_names(space, fixed, train)
         config = cls(
-            name=study,
-            dataset=TRIAL_OPTIONS["dataset"][0](data["dataset"], "dataset"),
-            space=space,
+            **parse_keys(cls, data, ""),
+            name=_study_name(data.get("name", name or cls.name), "name"),
             imports=imports,
             data_source=source,
-            loading=TRIAL_OPTIONS["loading"][0](data.get("loading"), "loading"),
-            data_root=checks.optional(checks.text)(data.get("data_root"), "data_root"),
-            val_size=checks.optional(checks.val_size)(data.get("val_size"), "val_size"),
-            train_size=TRIAL_OPTIONS["train_size"][0](data.get("train_size"), "train_size"),
+            space=space,
             fixed=fixed,
             train=train,
-            objectives=parse_objectives(
-                data.get("objectives", [["accuracy", "maximize"], ["params", "minimize"]])
-            ),
-            constraints=parse_constraints(data.get("constraints")),
-            optimiser=OptimiserConfig.from_dict(data.get("optimiser")),
-            trials=checks.integer(data.get("trials", 16), "trials", 1),
-            resources=ResourceConfig.from_dict(data.get("resources")),
-            storage=checks.optional(_storage)(data.get("storage"), "storage"),
-            address=checks.optional(checks.text)(data.get("address"), "address"),
-            seed=checks.seed(data.get("seed", 0), "seed"),
-            out=checks.text(data.get("out", "runs"), "out"),
-            indicators=_tuple(_indicators(data.get("indicators"), "indicators")),
-            measure=_measure(data.get("measure"), "measure"),
-            scheduler=SchedulerConfig.from_dict(data.get("scheduler")),
-            budget=BudgetConfig.from_dict(data.get("budget")),
         )
         config.trial_config(config.space.sample(config.seed))  # the whole chain, once
-        _check_optimiser(config)
+        _check_algorithm(config)
         return config
-
-
-def _storage(value: Any, path: str) -> str:
-    if not isinstance(value, str) or "://" not in value:
-        raise checks.bad(
-            path,
-            value,
-            "null (sqlite:///<out>/npas.db) or an SQLAlchemy URL such as "
-            "'sqlite:///runs/npas.db' or 'postgresql://user@host/db'",
-        )
-    return value
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -644,19 +638,19 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
             continue
         head, _, rest = name.partition(".")
         if name == "budget":
-            _check_values(space, fixed, name, where, TRIAL_OPTIONS["budget"][0])
+            _check_values(space, fixed, name, where, check_of(TrialConfig, "budget"))
         elif head in ("ssn", "train") and rest:
             options = SSN_OPTIONS if head == "ssn" else TRAIN_OPTIONS
             if rest not in options:
                 raise checks.bad(where, name, f"{[f'{head}.{k}' for k in options]}")
-            check = _mapping_or_plain if name == "ssn.mapping" else options[rest][0]
+            check = _mapping_or_none if name == "ssn.mapping" else options[rest].check
             _check_values(space, fixed, name, where, check)
         elif head in FAMILIES and rest.partition(".")[0] == "train":
             _check_searched(head, families, where)
             option = rest.partition(".")[2]
             if option not in TRAIN_OPTIONS:
                 raise checks.bad(where, name, f"{[f'{head}.train.{k}' for k in TRAIN_OPTIONS]}")
-            _check_values(space, fixed, name, where, TRAIN_OPTIONS[option][0])
+            _check_values(space, fixed, name, where, TRAIN_OPTIONS[option].check)
         elif head in FAMILIES and rest:
             _check_hyper(head, rest, families, where, elements)
             key, _, index = rest.partition(".")
@@ -681,9 +675,9 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
     _check_stores(space, fixed)
 
 
-def _mapping_or_plain(value: Any, where: str) -> Any:
-    """An ``ssn.mapping`` of a trial config, or ``none`` (:data:`PLAIN`): no Shapeshifting."""
-    return value if value == PLAIN else SSN_OPTIONS["mapping"][0](value, where)
+def _mapping_or_none(value: Any, where: str) -> Any:
+    """An ``ssn.mapping`` of a trial config, or ``none`` (:data:`NO_SHARING`)."""
+    return value if value == NO_SHARING else SSN_OPTIONS["mapping"].check(value, where)
 
 
 def _check_values(
@@ -731,5 +725,3 @@ def _check_stores(space: Space, fixed: Mapping[str, Any]) -> None:
             "allowed: make it conditional, e.g. ssn.stores: {low: 2, high: 4, when: "
             "{ssn.mapping: [auto, random]}}, or drop 'single' from ssn.mapping"
         )
-
-

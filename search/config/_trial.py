@@ -3,8 +3,8 @@
 :class:`TrialConfig` is the typed form passed inside npas (from the search config to the Ray
 worker, which receives it pickled); :meth:`TrialConfig.from_dict` validates the plain-data form
 a user writes by hand or the storage holds, and :meth:`TrialConfig.to_dict` gives it back. The
-defaults of the ``ssn`` and ``train`` sections are read from the signatures of
-:func:`spaces.ssn.shapeshift` and :func:`objectives.fit`, so they are declared once, there.
+defaults of the ``ssn`` and ``train`` sections are read from :class:`spaces.ssn.SSNOptions`
+and the signature of :func:`objectives.fit`, so they are declared once, there.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -25,16 +25,17 @@ from objectives.datasets import DATASETS, STREAM_ABOVE_MB
 from objectives.train import SCHEDULES, TORCH_OPTIMIZERS, fit
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
+from search.config._keys import ConfigKey, Option, config_key, dump_keys, names, parse_keys
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
 from spaces._build import FAMILIES, hyper_keys
 from spaces._errors import ConfigError
-from spaces.ssn import GENERATORS, MAPPINGS, UPSAMPLERS, shapeshift
+from spaces.ssn import GENERATORS, MAPPINGS, UPSAMPLERS, SSNOptions
 
 __all__ = [
     "LOADING_OPTIONS",
     "SSN_OPTIONS",
     "TRAIN_OPTIONS",
-    "TRIAL_OPTIONS",
+    "DataAndMetrics",
     "TrialConfig",
     "check_trial_config",
     "declared_dataset",
@@ -47,17 +48,18 @@ _MEASURE_KEYS = tuple(
 DEFAULT_EPOCHS = 3
 
 
-def _defaults(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The keyword defaults of ``fn``: the one place the ssn and train defaults live."""
+def _declared(fn: Callable[..., Any]) -> dict[str, tuple[Any, str]]:
+    """``(default, type)`` of each keyword of ``fn`` with a default: the one place the train
+    defaults live."""
     return {
-        name: p.default
+        name: (p.default, str(p.annotation))
         for name, p in inspect.signature(fn).parameters.items()
         if p.default is not inspect.Parameter.empty
     }
 
 
-_SHAPESHIFT = _defaults(shapeshift)
-_FIT = _defaults(fit)
+_SHAPESHIFT = {f.name: (f.default, str(f.type)) for f in dataclasses.fields(SSNOptions)}
+_FIT = _declared(fit)
 
 
 def _indicators(value: Any, path: str) -> list[str] | None:
@@ -82,7 +84,14 @@ def _measure(value: Any, path: str) -> dict[str, Any]:
 def _mapping_name(value: Any, path: str) -> Any:
     if isinstance(value, Mapping):  # a manual {layer or glob: store} assignment
         return {str(k): checks.integer(v, checks.join(path, k), 0) for k, v in value.items()}
-    return checks.name(value, path, [n for n in MAPPINGS.names() if n != "manual"])
+    return checks.name(value, path, _named_mappings())
+
+
+def _named_mappings() -> list[str]:
+    return [n for n in MAPPINGS.names() if n != "manual"]
+
+
+checks.described(_mapping_name, lambda: [*_named_mappings(), "{layer or glob: store}"])
 
 
 def _device(value: Any, path: str) -> str:
@@ -99,89 +108,154 @@ def _device(value: Any, path: str) -> str:
     return str(value)
 
 
-#: ``ssn`` options: key → (check, default).
-SSN_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "stores": (lambda v, p: checks.integer(v, p, 1), _SHAPESHIFT["stores"]),
-    "mapping": (_mapping_name, _SHAPESHIFT["mapping"]),
-    "generator": (lambda v, p: checks.name(v, p, GENERATORS.names()), _SHAPESHIFT["generator"]),
-    "upsampler": (lambda v, p: checks.name(v, p, UPSAMPLERS.names()), _SHAPESHIFT["upsampler"]),
-    "templates": (lambda v, p: checks.integer(v, p, 1), _SHAPESHIFT["templates"]),
-    # npas's own option (the auto mapping's probe), so its default is declared here
-    "pretrain_epochs": (lambda v, p: checks.integer(v, p, 1), 1),
-}
-#: ``train`` options (keywords of :func:`objectives.fit`): key → (check, default).
-TRAIN_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "epochs": (lambda v, p: checks.integer(v, p, 1), DEFAULT_EPOCHS),
-    "batch_size": (lambda v, p: checks.integer(v, p, 1), _FIT["batch_size"]),
-    "optimizer": (lambda v, p: checks.name(v, p, TORCH_OPTIMIZERS.names()), _FIT["optimizer"]),
-    "lr": (checks.optional(lambda v, p: checks.number(v, p, low=0.0, open_low=True)), _FIT["lr"]),
-    "momentum": (
-        lambda v, p: checks.number(v, p, low=0.0, high=1.0, open_high=True),
-        _FIT["momentum"],
-    ),
-    "weight_decay": (lambda v, p: checks.number(v, p, low=0.0), _FIT["weight_decay"]),
-    "schedule": (lambda v, p: checks.name(v, p, SCHEDULES.names()), _FIT["schedule"]),
-    "label_smoothing": (
-        lambda v, p: checks.number(v, p, low=0.0, high=1.0, open_high=True),
-        _FIT["label_smoothing"],
-    ),
-    "augment": (checks.optional(checks.boolean), _FIT["augment"]),
-    "max_steps": (checks.optional(lambda v, p: checks.integer(v, p, 1)), _FIT["max_steps"]),
-}
+_at_least_1 = checks.at_least(1)
+_fraction = checks.number_in(0.0, 1.0, open_high=True)
 
+
+def _options(
+    declared: Mapping[str, tuple[Any, str]], **specs: tuple[Any, str]
+) -> dict[str, Option]:
+    """An option table from each key's check and help; its ``(default, type)`` is read from
+    ``declared`` (a signature's or a dataclass's, where they are declared)."""
+    return {k: Option(check, *declared[k], about) for k, (check, about) in specs.items()}
+
+
+#: ``ssn`` options (fields of :class:`spaces.ssn.SSNOptions`, defaults from there; the seed
+#: is the trial's; ``pretrain_epochs``, the auto mapping's probe, is npas's own).
+SSN_OPTIONS = _options(
+    {**_SHAPESHIFT, "pretrain_epochs": (1, "int")},
+    stores=(_at_least_1, "parameter stores"),
+    mapping=(_mapping_name, "layers → stores: a mapping name, or {layer or glob: store}"),
+    generator=(checks.one_of(GENERATORS.names), "how a layer's weight is made from templates"),
+    upsampler=(checks.one_of(UPSAMPLERS.names), "how a layer larger than its store is filled"),
+    templates=(_at_least_1, "most templates per layer (P)"),
+    pretrain_epochs=(_at_least_1, "epochs of the auto mapping's probe"),
+)
+#: ``train`` options (keywords of :func:`objectives.fit`, defaults from its signature).
+TRAIN_OPTIONS = _options(
+    {**_FIT, "epochs": (DEFAULT_EPOCHS, "int")},
+    epochs=(_at_least_1, "epochs of one trial"),
+    batch_size=(_at_least_1, "training batch"),
+    optimizer=(
+        checks.one_of(TORCH_OPTIMIZERS.names),
+        "the torch optimizer that trains the model (not the search algorithm)",
+    ),
+    lr=(
+        checks.optional(checks.number_in(0.0, open_low=True)),
+        "peak learning rate; null: the optimizer's default",
+    ),
+    momentum=(_fraction, "SGD momentum (Nesterov), AdamW's beta1"),
+    weight_decay=(checks.number_in(0.0), "weight decay"),
+    schedule=(checks.one_of(SCHEDULES.names), "learning-rate schedule"),
+    label_smoothing=(_fraction, "label smoothing"),
+    augment=(checks.optional(checks.boolean), "the dataset's augmentation; null: its default"),
+    max_steps=(checks.optional(_at_least_1), "stop after this many steps; null: no limit"),
+)
 #: ``loading`` options (how the data reach the model, :func:`objectives.datasets.load`).
-LOADING_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "stream": (checks.optional(checks.boolean), None),  # None: above stream_above_mb
-    "stream_above_mb": (
-        lambda v, p: checks.number(v, p, low=0.0, open_low=True),
-        STREAM_ABOVE_MB,
-    ),
-    "workers": (lambda v, p: checks.integer(v, p, 0), 2),
-}
-
-#: Top-level keys of a trial config: key → (check, default); dataset and family are required.
-#: ``imports`` are imported and a declared ``dataset`` registered before any name is checked.
-TRIAL_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "imports": (None, ()),
-    "dataset": (lambda v, p: checks.name(v, p, DATASETS.names()), None),
-    "loading": (lambda v, p: _section(v, LOADING_OPTIONS, p), {}),
-    "data_root": (checks.optional(checks.text), None),
-    "val_size": (checks.optional(checks.val_size), None),
-    "train_size": (checks.optional(lambda v, p: checks.integer(v, p, 1)), None),
-    "family": (lambda v, p: checks.name(v, p, FAMILIES.names()), None),
-    "hyper": (None, {}),  # checked against the family
-    "budget": (checks.optional(lambda v, p: checks.integer(v, p, 1)), None),
-    "ssn": (None, {}),
-    "train": (None, {}),
-    "objectives": (
-        lambda v, p: parse_objectives(v, path=p),
-        (Objective("accuracy", "maximize"), Objective("params", "minimize")),
-    ),
-    "constraints": (lambda v, p: parse_constraints(v, path=p), ()),
-    "indicators": (lambda v, p: _tuple(_indicators(v, p)), None),
-    "measure": (_measure, {}),
-    "seed": (checks.seed, 0),
-    "device": (checks.optional(_device), None),
-    "artifact_dir": (checks.optional(checks.text), None),
-    "progress": (checks.boolean, False),
-}
+LOADING_OPTIONS = _options(
+    {
+        "stream": (None, "bool | None"),
+        "stream_above_mb": (STREAM_ABOVE_MB, "float"),
+        "workers": (2, "int"),
+    },
+    stream=(checks.optional(checks.boolean), "stream batches; null: above stream_above_mb"),
+    stream_above_mb=(checks.number_in(0.0, open_low=True), "stream a dataset above this (MB)"),
+    workers=(checks.at_least(0), "loader processes when streaming"),
+)
 
 
 def _tuple(value: list[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
-def _section(value: Any, options: Mapping[str, tuple[Any, Any]], path: str) -> dict[str, Any]:
+def _section(value: Any, options: Mapping[str, Option], path: str) -> dict[str, Any]:
     data = checks.mapping({} if value is None else value, path)
     checks.known_keys(data, options, path)
     return {
-        key: check(data[key], checks.join(path, key)) if key in data else copy.deepcopy(default)
-        for key, (check, default) in options.items()
+        k: o.check(data[k], checks.join(path, k)) if k in data else copy.deepcopy(o.default)
+        for k, o in options.items()
     }
 
 
-@dataclass(frozen=True)
-class TrialConfig:
+def measure_rows() -> list[ConfigKey]:
+    """Reference rows of the ``measure`` section: the fields of MeasureOptions."""
+    return [
+        ConfigKey(f"measure.{f.name}", str(f.type), f.default, "", f.metadata.get("help", ""))
+        for f in dataclasses.fields(MeasureOptions)
+        if f.name in _MEASURE_KEYS
+    ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataAndMetrics:
+    """The keys a search config and a trial config share: the data, and what is measured."""
+
+    dataset: str = config_key(
+        check=checks.one_of(DATASETS.names),
+        help="a registered dataset, or a "
+        "declaration {name, kind: folder|npz|npy, ...} of the user's own",
+    )
+    imports: tuple[str, ...] = config_key(
+        (),
+        check=None,
+        help="the user's modules and .py files, "
+        "imported before the config is checked and on every worker",
+        allowed="module names or paths",
+        dump=list,
+    )
+    data_source: dict[str, Any] | None = config_key(
+        None, check=None, help="a declared dataset", in_yaml=False
+    )
+    loading: dict[str, Any] = config_key(
+        check=lambda v, p: _section(v, LOADING_OPTIONS, p),
+        factory=lambda: _section(None, LOADING_OPTIONS, "loading"),
+        help="how the data reach the model (the loading.* keys)",
+    )
+    data_root: str | None = config_key(
+        None,
+        check=checks.optional(checks.text),
+        help="data folder; null: $NPAS_DATA, else a cache folder",
+    )
+    val_size: int | float | None = config_key(
+        None,
+        check=checks.optional(checks.val_size),
+        help="validation split carved from the training set",
+    )
+    train_size: int | None = config_key(
+        None, check=checks.optional(_at_least_1), help="training samples used; null: all"
+    )
+    objectives: tuple[Objective, ...] = config_key(
+        (Objective("accuracy", "maximize"), Objective("params", "minimize")),
+        check=lambda v, p: parse_objectives(v, path=p),
+        help="metrics to optimise, each a name or [name, direction]",
+        allowed="trial metrics and indicators (search indicators)",
+        dump=lambda v: [list(o) for o in v],
+    )
+    constraints: tuple[Constraint, ...] = config_key(
+        (),
+        check=lambda v, p: parse_constraints(v, path=p),
+        help="bounds every trial must meet, e.g. 'params <= 5000'; analytic ones gate training",
+        allowed="'<metric> <=|<|>=|> <number>'",
+        dump=lambda v: [str(c) for c in v],
+    )
+    indicators: tuple[str, ...] | None = config_key(
+        None,
+        check=lambda v, p: _tuple(_indicators(v, p)),
+        help="indicators measured per trial; null: the full panel (objectives and constraints "
+        "are always measured)",
+        allowed="null or a list of indicator names",
+        dump=lambda v: None if v is None else list(v),
+    )
+    measure: dict[str, Any] = config_key(
+        check=_measure, factory=dict, help="options of objectives.measure (the measure.* keys)"
+    )
+    seed: int = config_key(
+        0, check=checks.seed, help="seeds the algorithm, the validation split and every trial"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialConfig(DataAndMetrics):
     """One trial, validated: build ``family`` with ``hyper``, shapeshift it into ``budget``
     (None: the plain model) with the ``ssn`` options, train it with the ``train`` options,
     measure ``indicators`` (None: the full panel) and check ``constraints``.
@@ -190,26 +264,26 @@ class TrialConfig:
     arguments. :meth:`to_dict` gives the plain data that :meth:`from_dict` reads back equal.
     """
 
-    dataset: str
-    family: str
-    imports: tuple[str, ...] = ()
-    data_source: dict[str, Any] | None = None
-    loading: dict[str, Any] = field(default_factory=dict)
-    data_root: str | None = None
-    val_size: int | float | None = None
-    train_size: int | None = None
-    hyper: dict[str, Any] = field(default_factory=dict)
-    budget: int | None = None
-    ssn: dict[str, Any] = field(default_factory=dict)
-    train: dict[str, Any] = field(default_factory=dict)
-    objectives: tuple[Objective, ...] = TRIAL_OPTIONS["objectives"][1]
-    constraints: tuple[Constraint, ...] = ()
-    indicators: tuple[str, ...] | None = None
-    measure: dict[str, Any] = field(default_factory=dict)
-    seed: int = 0
-    device: str | None = None
-    artifact_dir: str | None = None
-    progress: bool = False
+    family: str = config_key(check=checks.one_of(FAMILIES.names), help="a registered family")
+    hyper: dict[str, Any] = config_key(
+        check=None, factory=dict, help="the family's hyper-parameters"
+    )
+    budget: int | None = config_key(
+        None,
+        check=checks.optional(_at_least_1),
+        help="total trainable parameters of the Shapeshifter network; null: the plain model",
+    )
+    ssn: dict[str, Any] = config_key(check=None, factory=dict, help="the ssn.* options")
+    train: dict[str, Any] = config_key(check=None, factory=dict, help="the train.* options")
+    device: str | None = config_key(
+        None,
+        check=checks.optional(_device),
+        help="torch device; null: cuda if available, else cpu",
+    )
+    artifact_dir: str | None = config_key(
+        None, check=checks.optional(checks.text), help="where the trial writes its files"
+    )
+    progress: bool = config_key(False, check=checks.boolean, help="print training progress")
 
     @classmethod
     def from_dict(cls, cfg: Mapping[str, Any] | TrialConfig) -> TrialConfig:
@@ -222,7 +296,7 @@ class TrialConfig:
         if isinstance(cfg, TrialConfig):
             return cfg
         data = checks.mapping(cfg, "trial config")
-        checks.known_keys(data, TRIAL_OPTIONS, "")
+        checks.known_keys(data, names(TrialConfig), "")
         imports = normalise_imports(data.get("imports"))
         import_modules(imports)
         data, source = declared_dataset(data)
@@ -230,10 +304,7 @@ class TrialConfig:
             if data.get(key) is None:
                 allowed = DATASETS.names() if key == "dataset" else FAMILIES.names()
                 raise ConfigError(f"{key}: missing; allowed: {allowed}")
-        out: dict[str, Any] = {}
-        for key, (check, default) in TRIAL_OPTIONS.items():
-            if check is not None:
-                out[key] = check(data[key], key) if key in data else copy.deepcopy(default)
+        out = parse_keys(TrialConfig, data, "")
         hyper = checks.mapping({} if data.get("hyper") is None else data["hyper"], "hyper")
         family = out["family"]
         checks.known_keys(hyper, hyper_keys(FAMILIES.get(family)), f"hyper (family {family})")
@@ -247,6 +318,12 @@ class TrialConfig:
                 f"exactly one store; allowed: 1, or mapping 'auto' or 'random' for more stores"
             )
         return cls(**out)
+
+    def ssn_options(self, **changes: Any) -> dict[str, Any]:
+        """The keywords of :func:`spaces.ssn.shapeshift` (:class:`spaces.ssn.SSNOptions`) this
+        trial's ``ssn`` section and seed give, with ``changes`` on top."""
+        given = {k: v for k, v in self.ssn.items() if k in _SHAPESHIFT}
+        return {**given, "seed": self.seed, **changes}
 
     def prepare(self) -> TrialConfig:
         """Imports the config's modules and registers its declared dataset in this process
@@ -264,12 +341,10 @@ class TrialConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON/YAML-ready): objectives as ``[name, direction]``, constraints as
         their canonical text; what the storage and a bundle hold."""
-        out = {f.name: copy.deepcopy(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        out["objectives"] = [list(o) for o in self.objectives]
-        out["constraints"] = [str(c) for c in self.constraints]
-        out["indicators"] = None if self.indicators is None else list(self.indicators)
-        out["imports"] = list(self.imports)
-        out["dataset"] = out.pop("data_source") or self.dataset  # a declaration, or a name
+        out = dump_keys(self)
+        out["dataset"] = (
+            copy.deepcopy(self.data_source) or self.dataset
+        )  # a declaration, or a name
         return out
 
     def replace(self, **changes: Any) -> TrialConfig:

@@ -25,12 +25,12 @@ from typing import Any, ClassVar, NamedTuple
 import optuna
 from optuna.trial import TrialState
 
+from search._directions import DIRECTIONS
 from spaces._dsl import Space
 from spaces._errors import ConfigError
+from spaces._registry import Registry
 
 __all__ = ["Optimiser", "Proposal", "constraint_vector", "point_of"]
-
-_DIRECTIONS = ("minimize", "maximize")
 
 
 class Proposal(NamedTuple):
@@ -53,6 +53,11 @@ def constraint_vector(trial: optuna.trial.FrozenTrial, keys: Sequence[str]) -> l
     """
     recorded = trial.constraints
     return [float(recorded.get(k, recorded.get(str(i), 0.0))) for i, k in enumerate(keys)]
+
+
+#: Search algorithms by name (``algorithm.name`` in a config); each registers with
+#: ``@OPTIMISERS.register(name)``.
+OPTIMISERS: Registry[type[Optimiser]] = Registry("algorithm")
 
 
 class Optimiser(ABC):
@@ -80,8 +85,11 @@ class Optimiser(ABC):
     models_rungs: bool = False
     #: Option names the constructor accepts (others raise ConfigError).
     option_names: ClassVar[tuple[str, ...]] = ()
-    #: The registry name (set on registration).
-    name: ClassVar[str] = ""
+
+    @property
+    def name(self) -> str:
+        """The registry name (``algorithm.name`` in a config)."""
+        return OPTIMISERS.name_of(type(self))
 
     def __init__(
         self,
@@ -92,10 +100,10 @@ class Optimiser(ABC):
         constraints: Sequence[str] = (),
         **options: Any,
     ) -> None:
-        bad = [d for d in directions if d not in _DIRECTIONS]
+        bad = [d for d in directions if d not in DIRECTIONS]
         if not directions or bad:
             raise ConfigError(
-                f"directions must be a non-empty list of {_DIRECTIONS}, got {list(directions)!r}"
+                f"directions must be a non-empty list of {DIRECTIONS}, got {list(directions)!r}"
             )
         if len(directions) > 1 and not self.multi_objective:
             raise ConfigError(

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import optuna
 from optuna.trial import TrialState
 
-from search.optimisers._base import Optimiser, Proposal
+from search.optimisers._base import OPTIMISERS, Optimiser, Proposal
 from spaces._errors import ConfigError
 
 __all__ = ["OptunaOptimiser"]
@@ -55,6 +55,7 @@ class OptunaOptimiser(Optimiser):
         self.study.tell(number, None if values is None else list(values), state=state)
 
 
+@OPTIMISERS.register("nsga2")
 class _NSGA2(OptunaOptimiser):
     """Optuna's NSGA-II sampler (population 16 unless set)."""
 
@@ -69,6 +70,7 @@ class _NSGA2(OptunaOptimiser):
     defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
 
 
+@OPTIMISERS.register("nsga3")
 class _NSGA3(OptunaOptimiser):
     """Optuna's NSGA-III sampler (population 16 unless set)."""
 
@@ -77,6 +79,7 @@ class _NSGA3(OptunaOptimiser):
     defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
 
 
+@OPTIMISERS.register("tpe")
 class _TPE(OptunaOptimiser):
     """Optuna's TPE (MOTPE for several objectives), multivariate and grouped for conditions."""
 
@@ -99,6 +102,7 @@ class _TPE(OptunaOptimiser):
             return optuna.samplers.TPESampler(seed=self.seed, **options)
 
 
+@OPTIMISERS.register("gp")
 class _GP(OptunaOptimiser):
     """Optuna's Gaussian-process sampler (logEHVI for several objectives).
 
@@ -111,6 +115,7 @@ class _GP(OptunaOptimiser):
     defaults: ClassVar[dict[str, Any]] = {"warn_independent_sampling": False}
 
 
+@OPTIMISERS.register("random")
 class _Random(OptunaOptimiser):
     """Optuna's random sampler: the baseline every other optimiser must beat."""
 

@@ -13,7 +13,9 @@ import optuna
 from optuna.trial import TrialState
 from pymoo.core.duplicate import DuplicateElimination
 
-from search.optimisers._base import Optimiser, Proposal, constraint_vector, point_of
+from search._directions import minimisation_signs
+from search.optimisers._base import OPTIMISERS, Optimiser, Proposal, constraint_vector, point_of
+from spaces._checks import is_int
 from spaces._dsl import Categorical, Fixed, Int, Space
 from spaces._errors import ConfigError
 
@@ -49,12 +51,12 @@ class PymooOptimiser(Optimiser):
     def __init__(self, space: Space, directions: Sequence[str], **kwargs: Any) -> None:
         super().__init__(space, directions, **kwargs)
         size = self.options.get("population_size", 16)
-        if isinstance(size, bool) or not isinstance(size, int) or size < 2:
+        if not is_int(size, 2):
             raise ConfigError(
                 f"optimiser option 'population_size' must be an int >= 2, got {size!r}"
             )
         self.population_size = size
-        self._sign = np.array([1.0 if d == "minimize" else -1.0 for d in self.directions])
+        self._sign = np.array(minimisation_signs(self.directions))
         self._algorithm: Any = None
         self._problem: Any = None
         self._generations: list[_Generation] = []  # in flight, oldest first
@@ -289,6 +291,7 @@ def point_params(space: Space, point: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in point.items() if k in free}
 
 
+@OPTIMISERS.register("pymoo-nsga2")
 class _PymooNSGA2(PymooOptimiser):
     """pymoo NSGA-II (rank and crowding survival)."""
 
@@ -298,6 +301,7 @@ class _PymooNSGA2(PymooOptimiser):
         return NSGA2(pop_size=self.population_size, **self._mixed())
 
 
+@OPTIMISERS.register("pymoo-smsemoa")
 class _PymooSMSEMOA(PymooOptimiser):
     """pymoo SMS-EMOA (least hypervolume contribution survival)."""
 
@@ -307,6 +311,7 @@ class _PymooSMSEMOA(PymooOptimiser):
         return SMSEMOA(pop_size=self.population_size, **self._mixed())
 
 
+@OPTIMISERS.register("pymoo-nsga3")
 class _PymooNSGA3(PymooOptimiser):
     """pymoo NSGA-III; Das-Dennis reference directions, as many as the population allows."""
 

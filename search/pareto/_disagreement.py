@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from search._directions import minimisation_sign
 from search.pareto._frame import cost_indicators, direction_of, usable, values
 from search.pareto._front import non_dominated
 
@@ -78,10 +79,7 @@ def disagreement(
     )
     feasible = frame[usable(frame, [])]
     oriented = pd.DataFrame(
-        {
-            n: values(feasible, [n])[:, 0] * (1.0 if direction_of(n) == "minimize" else -1.0)
-            for n in names
-        }
+        {n: values(feasible, [n])[:, 0] * minimisation_sign(direction_of(n)) for n in names}
     )
     oriented = oriented.replace([np.inf, -np.inf], np.nan)
     tau = oriented.corr(method="kendall", min_periods=2) if names else pd.DataFrame()

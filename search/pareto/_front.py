@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from pymoo.indicators.hv import HV
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
+from search._directions import DIRECTIONS, minimisation_signs
 from spaces._errors import ConfigError
 
 __all__ = [
@@ -31,8 +32,6 @@ __all__ = [
 
 #: Default reference point, per objective, in normalised space (1 = the worst bound).
 DEFAULT_REF = 1.1
-
-_DIRECTIONS = ("minimize", "maximize")
 
 
 @dataclass(frozen=True)
@@ -71,12 +70,12 @@ def _directions(directions: Sequence[str], m: int) -> NDArray[np.float64]:
     dirs = [directions] if isinstance(directions, str) else list(directions)
     if len(dirs) != m:
         raise ConfigError(
-            f"directions must give one of {_DIRECTIONS} per objective ({m}), got {dirs!r}"
+            f"directions must give one of {DIRECTIONS} per objective ({m}), got {dirs!r}"
         )
-    bad = [d for d in dirs if d not in _DIRECTIONS]
+    bad = [d for d in dirs if d not in DIRECTIONS]
     if bad:
         raise ConfigError(f"directions must be 'minimize' or 'maximize', got {bad!r}")
-    return np.array([1.0 if d == "minimize" else -1.0 for d in dirs])
+    return np.array(minimisation_signs(dirs))
 
 
 def _values(values: ArrayLike) -> NDArray[np.float64]:

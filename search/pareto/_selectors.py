@@ -25,6 +25,7 @@ from pymoo.decomposition.asf import ASF
 from pymoo.mcdm.high_tradeoff import HighTradeoffPoints
 from pymoo.mcdm.pseudo_weights import PseudoWeights
 
+from search._directions import minimisation_sign
 from search._format import format_value
 from search.pareto._frame import FIXED_COLUMNS, PARAMS_PREFIX, direction_of, usable, values
 from search.pareto._front import non_dominated, normalise
@@ -470,7 +471,7 @@ class EpsilonSelector(Selector):
         if not within.any():
             return None
         pos = np.flatnonzero(within)
-        sign_p = -1.0 if direction_of(performance, list(cand.objectives)) == "maximize" else 1.0
+        sign_p = minimisation_sign(direction_of(performance, list(cand.objectives)))
         sign_i = 1.0 if op == "<=" else -1.0
         best = pos[_first_best([sign_p * perf[pos], sign_i * ind[pos], pos])]
         reason = (
@@ -501,7 +502,7 @@ class BestSelector(Selector):
         finite = np.isfinite(column)
         if not finite.any():
             return None
-        sign = -1.0 if direction_of(metric, list(cand.objectives)) == "maximize" else 1.0
+        sign = minimisation_sign(direction_of(metric, list(cand.objectives)))
         key = np.where(finite, sign * column, np.inf)
         best = _first_best([key, ~cand.front, np.arange(len(key))])
         reason = f"best {metric} among the feasible trials: {cand.describe(best, [metric])}"

@@ -35,8 +35,8 @@ from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import RunFolderFull, SearchInterrupted, StorageWriteError
-from search.run._budget import SearchCost
 from search.run._checkpoints import CheckpointJanitor, latest_checkpoint
+from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._lease import Lease
 from search.run._limits import TrialLimits
@@ -185,7 +185,7 @@ def _launch_leased(
         config={**config.to_dict(), "storage": masked_url(config.storage)},
         objectives=config.objectives,
         constraints=config.constraint_texts,
-        optimiser=config.optimiser.name,
+        optimiser=config.algorithm.name,
         resumable=_resumable,
     )
     # What a killed search left RUNNING with a checkpoint goes on from it, before new trials.
@@ -194,12 +194,12 @@ def _launch_leased(
     if remaining <= 0:
         return study
     # A resumed search must not replay the first launch's random stream.
-    optimiser = OPTIMISERS.get(config.optimiser.name)(
+    optimiser = OPTIMISERS.get(config.algorithm.name)(
         config.space,
         config.directions,
         seed=config.seed + len(study.trials),
         constraints=constraint_keys,
-        **config.optimiser.options,
+        **config.algorithm.options,
     )
     sampler = optimiser.sampler()
     if optimiser.models_rungs and config.scheduler.name != "fifo":
@@ -209,7 +209,7 @@ def _launch_leased(
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
     try:
         writer = StudyWriter(rdb, config.name, fence=None if lease is None else lease.check)
-        cost = SearchCost(config.budget)
+        cost = SearchCost(config.limits)
         deaths = WorkerDeaths(_ray_logs())
         searcher = NpasSearcher(
             optimiser,
@@ -220,7 +220,7 @@ def _launch_leased(
             cost=cost,
             logs=str(out / "ray" / config.name),
             deaths=deaths,
-            limits=TrialLimits(config.budget, cost, adjourn=checkpoints(trial_fn)),
+            limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
             resumes=resumes,
         )
         def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly
@@ -524,7 +524,7 @@ def _run_tuner(
     for name in ("ray.tune.tune", "ray.tune.analysis.experiment_analysis"):
         logging.getLogger(name).addFilter(_no_tune_noise)
     view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress,
-                    time_budget=config.budget.time)  # fmt: skip
+                    time_limit=config.limits.time)  # fmt: skip
     scheduler = SCHEDULERS.get(config.scheduler.name)(config)
     if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
         trials = study.get_trials(deepcopy=False)  # index = number

@@ -37,14 +37,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
+from search._directions import DIRECTIONS, minimisation_signs
 from search.run._ranking import rank_order, top_k
 from search.run._trainable import CHANCE_KEY, VIOLATION_KEY
+from spaces._checks import is_int
 from spaces._errors import ConfigError
 
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
-
-DIRECTIONS = ("maximize", "minimize")
 
 
 def _as_float(value: Any) -> float:
@@ -98,7 +98,7 @@ class MOASHA(FIFOScheduler):
         super().__init__()
         self._names = tuple(name for name, _ in objectives)
         # Minimisation throughout: negate maximised metrics.
-        self._signs = np.array([-1.0 if d == "maximize" else 1.0 for _, d in objectives])
+        self._signs = np.array(minimisation_signs(d for _, d in objectives))
         self._time_attr = time_attr
         self._violation_attr = violation_attr
         self._chance_attr = chance_attr
@@ -151,12 +151,14 @@ class MOASHA(FIFOScheduler):
         violation: float = 0.0,
         at_chance: Collection[int] = (),
         number: int | None = None,
+        promoted: Collection[int] = (),
     ) -> None:
         """Record a trial seen before this scheduler existed (a resumed search): its objective
         vector at each epoch it reached (and the epochs it was at chance); it is entered at
         every rung it reached. Given its trial ``number``, the trial is the same one when it
         reports again (a relaunch resumed it from its checkpoint): a rung it is entered at
-        is not entered twice."""
+        is not entered twice. ``promoted``: the rungs it was promoted from (or went straight
+        on from) before, which a relaunch does not decide again (promotion type only)."""
         for epoch, values in curve.items():
             if len(values) != len(self._names):
                 raise ConfigError(
@@ -172,6 +174,11 @@ class MOASHA(FIFOScheduler):
                 break
             vector = self._vector(curve[reached[0]])
             self._enter(key, rung, vector, _as_float(violation), reached[0] in at_chance)
+        if number is not None:
+            self._restore_promotions(number, promoted)
+
+    def _restore_promotions(self, number: int, promoted: Collection[int]) -> None:
+        """A stopping scheduler pauses nothing, so it keeps no promotions."""
 
     def decisions(self) -> list[dict[str, Any]]:
         """Every rung decision so far (see :meth:`_decide`)."""
@@ -270,20 +277,9 @@ class PromotionMOASHA(MOASHA):
         self.n_paused = 0
         self.n_promoted = 0
 
-    def add_history(
-        self,
-        curve: Mapping[int, Sequence[float]],
-        violation: float = 0.0,
-        at_chance: Collection[int] = (),
-        number: int | None = None,
-        promoted: Collection[int] = (),
-    ) -> None:
-        """:meth:`MOASHA.add_history`; ``promoted``: the rungs trial ``number`` was promoted
-        from (or went straight on from) before, which a relaunch does not decide again."""
-        super().add_history(curve, violation, at_chance, number)
-        if number is not None:
-            for rung in set(promoted) & set(self.rungs):
-                self._promoted[rung].add(number)
+    def _restore_promotions(self, number: int, promoted: Collection[int]) -> None:
+        for rung in set(promoted) & set(self.rungs):
+            self._promoted[rung].add(number)
 
     def limit(self, *, slots: int, total: int | None) -> None:
         """At most ``slots`` trials run at once; ``total`` trials are added in all (None:
@@ -459,9 +455,9 @@ def _check(objectives: Sequence[tuple[str, str]], grace: int, rf: float, max_epo
         names.append(pair[0])
     if len(set(names)) != len(names):
         raise bad("objectives", names, "each metric once")
-    if isinstance(grace, bool) or not isinstance(grace, int) or grace < 1:
+    if not is_int(grace, 1):
         raise bad("grace_epochs", grace, "an integer >= 1")
     if isinstance(rf, bool) or not isinstance(rf, (int, float)) or not 1 < rf < math.inf:
         raise bad("reduction_factor", rf, "a finite number > 1")
-    if isinstance(max_epochs, bool) or not isinstance(max_epochs, int) or max_epochs < grace:
+    if not is_int(max_epochs, grace):
         raise bad("max_epochs", max_epochs, f"an integer >= grace_epochs ({grace})")

@@ -16,7 +16,7 @@ from ray.tune import Callback
 
 from search._format import duration
 from search.run._records import metrics_of
-from search.run._storage import REFUSED_KEY, counts
+from search.run._storage import FEASIBLE_KEY, REFUSED_KEY, counts
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
 
 __all__ = ["Progress", "count_from"]
@@ -41,7 +41,7 @@ class Progress(Callback):
     running, failed, infeasible, the size of the current Pareto front of the feasible trials and
     the best feasible value of each objective so far (in its own units; they may come from
     different trials), then the time since launch and, with a total, an estimate of the time
-    left at this launch's pace, never past the search's time budget (which ends it sooner).
+    left at this launch's pace, never past the search's time limit (which ends it sooner).
 
     Why best values and no hypervolume: a hypervolume needs bounds to normalise the objectives
     by. Taken from the trials seen, they move whenever a trial widens them, so one line's value
@@ -59,7 +59,7 @@ class Progress(Callback):
         enabled: False prints nothing.
         clock: Seconds, for the elapsed time (``time.monotonic``: then counted from the
             command's start when :func:`count_from` was told it).
-        time_budget: The search's time budget in seconds, counted from this launch, if any.
+        time_limit: The search's time limit in seconds, counted from this launch, if any.
     """
 
     def __init__(
@@ -70,10 +70,10 @@ class Progress(Callback):
         total: int | None = None,
         enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
-        time_budget: float | None = None,
+        time_limit: float | None = None,
     ) -> None:
         self.objectives = list(objectives)
-        self.time_budget = time_budget
+        self.time_limit = time_limit
         self.total = total
         self.enabled = enabled
         self.values: list[list[float]] = []
@@ -84,7 +84,7 @@ class Progress(Callback):
         for trial in prior.get_trials(deepcopy=False) if prior is not None else ():
             if trial.state == TrialState.COMPLETE:
                 self.values.append(list(trial.values))
-                self.feasible.append(bool(trial.user_attrs.get("feasible", True)))
+                self.feasible.append(bool(trial.user_attrs.get(FEASIBLE_KEY, True)))
             elif trial.state == TrialState.PRUNED:
                 refused = REFUSED_KEY in metrics_of(trial)
                 self.refused += refused
@@ -127,7 +127,7 @@ class Progress(Callback):
             self.failed += 1
             return
         values = [float(result.get(n, math.nan)) for n, _ in self.objectives]
-        feasible = bool(json.loads(result[METRICS_KEY]).get("feasible", 1.0))
+        feasible = bool(json.loads(result[METRICS_KEY]).get(FEASIBLE_KEY, 1.0))
         self.values.append(values)
         self.feasible.append(feasible and bool(np.all(np.isfinite(values))))
 
@@ -173,8 +173,8 @@ class Progress(Callback):
         finished_here = done - self._prior
         if self.total is not None and finished_here > 0 and done < self.total:
             left = elapsed / finished_here * (self.total - done)
-            if self.time_budget is not None and elapsed + left > self.time_budget:
-                return text + f", ~{duration(max(0.0, self.time_budget - elapsed))} left (budget)"
+            if self.time_limit is not None and elapsed + left > self.time_limit:
+                return text + f", ~{duration(max(0.0, self.time_limit - elapsed))} left (limit)"
             text += f", ~{duration(left)} left"
         return text
 

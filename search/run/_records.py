@@ -35,6 +35,8 @@ from typing import Any
 
 import optuna
 
+from search.run._trainable import FEASIBLE_KEY, REFUSED_KEY
+
 __all__ = [
     "CONDITION_PREFIX",
     "CONSTRAINTS_KEY",
@@ -65,10 +67,6 @@ _LEGACY = "metrics"
 CONSTRAINTS_KEY = "constraints"
 #: A trial's user attribute: its learning curve, one dict per epoch.
 CURVE_ATTR = "curve"
-#: A trial's user attribute and reported metric: its feasibility verdict.
-FEASIBLE_KEY = "feasible"
-#: The metric of a trial refused before training: why it was not trained.
-REFUSED_KEY = "infeasible_reason"
 
 
 def plain(value: Any) -> Any:

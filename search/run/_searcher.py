@@ -24,8 +24,8 @@ from ray.tune.search import Searcher
 from search.config import Objective, TrialConfig
 from search.errors import StorageWriteError
 from search.optimisers import Optimiser
-from search.run._budget import SearchCost
 from search.run._checkpoints import RAY_TRIAL_KEY, latest_checkpoint
+from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._storage import DISK_FULL, disk_full, outcome_of, record

@@ -32,15 +32,18 @@ from optuna.trial import FrozenTrial, TrialState
 
 from search._imports import EXTRAS, require
 from search._urls import connect_url, masked_url
+from search.config._keys import RENAMED_KEYS
 from search.errors import ConfigError, MissingExtraError
-from search.run._records import (
-    CONSTRAINTS_KEY,
+from search.run._records import CONSTRAINTS_KEY, metrics_of, record_metrics
+from search.run._trainable import (
+    CURVE_KEY,
+    EPOCH_KEY,
+    ERROR_KEY,
     FEASIBLE_KEY,
+    METRICS_KEY,
     REFUSED_KEY,
-    metrics_of,
-    record_metrics,
+    report_of,
 )
-from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY, report_of
 from search.run._trainable import is_number as _is_number
 
 __all__ = [
@@ -66,9 +69,7 @@ __all__ = [
 ]
 
 #: The system attribute holding a trial's constraint values (Optuna's and the dashboard's key,
-#: the same name as npas's user attribute). ``FEASIBLE_KEY``: the name of the constraint that
-#: every infeasible trial violates (1.0), whatever the reason; ``REFUSED_KEY``: the metric of a
-#: trial refused before training. Declared once, in search.run._records.
+#: the same name as npas's user attribute, declared once in search.run._records).
 CONSTRAINTS_ATTR = CONSTRAINTS_KEY
 
 #: The error recorded on the trials a killed search left RUNNING.
@@ -87,7 +88,7 @@ def disk_full(error: str | None) -> bool:
 _OPEN_TRIES = 5
 
 #: Config keys that may change between launches of one search (how much and where it runs).
-_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources", "budget"})
+_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources", "limits"})
 
 
 def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStorage:
@@ -219,7 +220,8 @@ def _npas_version() -> str:
 
 
 def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in config.items() if k not in _MAY_CHANGE}
+    named = {RENAMED_KEYS.get(k, k): v for k, v in config.items()}  # stored before a rename
+    return {k: v for k, v in named.items() if k not in _MAY_CHANGE}
 
 
 def open_study(
@@ -385,7 +387,7 @@ def outcome_of(
             error=f"{reason} (the trial process died; see the Ray logs under {logs})",
         )
     metrics = json.loads(result[METRICS_KEY])
-    feasible = bool(metrics.get("feasible", 1.0))
+    feasible = bool(metrics.get(FEASIBLE_KEY, 1.0))
     violations = _violations(metrics, constraints, feasible)
     if REFUSED_KEY in metrics:  # refused before training: measured costs, no made-up values
         return Outcome(TrialState.PRUNED, None, metrics, None, False, violations, pruned_at=0)
@@ -429,15 +431,15 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
         trial.set_user_attr("artifact", outcome.metrics.get("artifact"))
     if outcome.state == TrialState.FAIL:
         trial.set_user_attr("error", outcome.error)
-        trial.set_user_attr("feasible", False)
+        trial.set_user_attr(FEASIBLE_KEY, False)
         return
     if outcome.state == TrialState.PRUNED:
         trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
         if outcome.metrics is not None and REFUSED_KEY in outcome.metrics:
-            trial.set_user_attr("feasible", False)
+            trial.set_user_attr(FEASIBLE_KEY, False)
             trial.set_user_attr("constraints", list(outcome.violations.values()))
         return
-    trial.set_user_attr("feasible", outcome.feasible)
+    trial.set_user_attr(FEASIBLE_KEY, outcome.feasible)
     trial.set_user_attr("constraints", list(outcome.violations.values()))
     # One list in the search's constraint order: what Optuna's samplers read (as "0", "1", ...)
     # and, unlike the per-key form of Trial.set_constraint, what optuna-dashboard shows.

@@ -12,7 +12,8 @@ import torch
 from torch import nn
 
 from spaces._build import family_variant, register_family
-from spaces._families._common import check_int, image_shape
+from spaces._families._common import image_shape
+from spaces._hyper import checked
 
 
 def _mix(conv: nn.Conv2d) -> nn.Sequential:
@@ -42,6 +43,7 @@ class ConvMixer(nn.Module):
         patch: Patch size ``p``.
     """
 
+    @checked
     def __init__(
         self,
         in_shape: Sequence[int],
@@ -54,11 +56,9 @@ class ConvMixer(nn.Module):
     ) -> None:
         super().__init__()
         channels, h, w = image_shape(in_shape)
-        patch = min(check_int("patch", patch), h, w)
-        self.embed = _mix(nn.Conv2d(channels, check_int("dim", dim), patch, stride=patch))
-        self.blocks = nn.Sequential(
-            *[_Block(dim, check_int("kernel", kernel)) for _ in range(check_int("depth", depth))]
-        )
+        patch = min(patch, h, w)
+        self.embed = _mix(nn.Conv2d(channels, dim, patch, stride=patch))
+        self.blocks = nn.Sequential(*[_Block(dim, kernel) for _ in range(depth)])
         self.head = nn.Linear(dim, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

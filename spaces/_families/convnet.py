@@ -11,15 +11,12 @@ from torch import nn
 from spaces._build import register_family
 from spaces._families._common import (
     ACTIVATIONS,
-    check_bool,
     check_choice,
-    check_float,
-    check_int,
     check_odd,
     image_shape,
 )
 from spaces._families._norm import BatchNorm2d
-from spaces._hyper import Range
+from spaces._hyper import Range, checked
 
 _POOLS: dict[str, type[nn.Module] | None] = {
     "max": nn.MaxPool2d,
@@ -51,6 +48,7 @@ class ConvNet(nn.Module):
             of k²·c·c'); the first block, on the image's few channels, stays a full conv.
     """
 
+    @checked
     def __init__(
         self,
         in_shape: Sequence[int],
@@ -67,13 +65,8 @@ class ConvNet(nn.Module):
     ) -> None:
         super().__init__()
         channels, h, w = image_shape(in_shape)
-        check_int("depth", depth)
-        check_int("width", width)
         check_odd("kernel", kernel)
         pool = _POOLS[check_choice("pooling", pooling, _POOLS)]
-        check_bool("bn", bn)
-        check_bool("separable", separable)
-        check_float("growth", growth, low=0.25, high=float("inf"))
         act = ACTIVATIONS[check_choice("activation", activation, ACTIVATIONS)]
         layers: list[nn.Module] = []
         for i in range(depth):

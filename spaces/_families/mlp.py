@@ -11,8 +11,8 @@ from torch import nn
 
 from spaces._build import register_family
 from spaces._errors import ConfigError
-from spaces._families._common import ACTIVATIONS, check_choice, check_float, check_int
-from spaces._hyper import Range
+from spaces._families._common import ACTIVATIONS, check_choice
+from spaces._hyper import Range, checked
 
 
 @register_family("mlp")
@@ -33,6 +33,7 @@ class MLP(nn.Module):
         dropout: Dropout probability after each hidden activation.
     """
 
+    @checked
     def __init__(
         self,
         in_shape: Sequence[int],
@@ -42,18 +43,17 @@ class MLP(nn.Module):
         depth: Annotated[int, Range(0, 2**20)] | None = None,
         width: int | None = None,
         activation: str = "relu",
-        dropout: Annotated[float, Range(0.0, 1.0)] = 0.0,
+        dropout: Annotated[float, Range(0.0, 0.99)] = 0.0,
     ) -> None:
         super().__init__()
         widths = _widths(hidden, depth, width)
-        p = check_float("dropout", dropout, low=0.0, high=1.0)
         act = ACTIVATIONS[check_choice("activation", activation, ACTIVATIONS)]
         layers: list[nn.Module] = [nn.Flatten()]
         fan_in = math.prod(in_shape)
         for width in widths:
             layers += [nn.Linear(fan_in, width), act()]
-            if p > 0:
-                layers.append(nn.Dropout(p))
+            if dropout > 0:
+                layers.append(nn.Dropout(dropout))
             fan_in = width
         layers.append(nn.Linear(fan_in, num_classes))
         self.layers = nn.Sequential(*layers)
@@ -70,9 +70,8 @@ def _widths(hidden: Sequence[int] | None, depth: int | None, width: int | None) 
             f"depth={depth!r}, width={width!r}"
         )
     if depth is not None or width is not None:
-        n = 1 if depth is None else check_int("depth", depth, low=0)
-        return [check_int("width", 128 if width is None else width)] * n
+        return [128 if width is None else width] * (1 if depth is None else depth)
     hidden = (128,) if hidden is None else hidden
     if isinstance(hidden, int | str) or not isinstance(hidden, Sequence):
         raise ConfigError(f"hidden must be a sequence of widths, got {hidden!r}")
-    return [check_int("hidden", w) for w in hidden]
+    return list(hidden)

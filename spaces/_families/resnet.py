@@ -16,8 +16,8 @@ from torch import nn
 
 from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
-from spaces._families._common import check_choice, check_int, image_shape
-from spaces._hyper import Range
+from spaces._families._common import check_choice, image_shape
+from spaces._hyper import Range, checked
 
 
 class _PadShortcut(nn.Module):
@@ -67,6 +67,7 @@ class CifarResNet(nn.Module):
         width: Channels of the first stage (16 in the paper); stages use ×1, ×2, ×4.
     """
 
+    @checked
     def __init__(
         self,
         in_shape: Sequence[int],
@@ -78,10 +79,9 @@ class CifarResNet(nn.Module):
     ) -> None:
         super().__init__()
         channels, _, _ = image_shape(in_shape)
-        if check_int("depth", depth, low=8) % 6 != 2:
+        if depth % 6 != 2:
             raise ConfigError(f"depth must be 6k + 2 (8, 14, 20, 32, ...), got {depth!r}")
         check_choice("shortcut", shortcut, ("A", "B"))
-        check_int("width", width)
         k = (depth - 2) // 6
         self.stem = nn.Sequential(
             nn.Conv2d(channels, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU()

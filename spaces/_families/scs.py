@@ -26,10 +26,10 @@ from torch.autograd.function import FunctionCtx, once_differentiable
 from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
 from spaces._families._box import box_sum
-from spaces._families._common import check_bool, check_int, check_odd, image_shape
+from spaces._families._common import check_odd, image_shape
 from spaces._families._layout import channel_sums, scale_channels
 from spaces._families._pool import max_abs_pool2
-from spaces._hyper import Range
+from spaces._hyper import Range, checked
 
 
 class SharpCosSim2d(nn.Conv2d):
@@ -194,6 +194,7 @@ class SCSNet(nn.Module):
         head_bias: Bias in the linear head (the leaderboard counts exclude it).
     """
 
+    @checked
     def __init__(
         self,
         in_shape: Sequence[int],
@@ -209,16 +210,13 @@ class SCSNet(nn.Module):
         channels, h, w = image_shape(in_shape)
         if isinstance(widths, int | str) or not isinstance(widths, Sequence) or not widths:
             raise ConfigError(f"widths must be a non-empty sequence of ints, got {widths!r}")
-        widths = [check_int("widths", c) for c in widths]
+        widths = list(widths)
         check_odd("kernel", kernel)
-        check_bool("depthwise", depthwise)
-        check_bool("head_bias", head_bias)
         paddings = [0] + [1] * (len(widths) - 1) if paddings is None else list(paddings)
         if len(paddings) != len(widths):
             raise ConfigError(f"paddings must have one entry per width, got {paddings!r}")
         layers: list[nn.Module] = []
         for i, (out, pad) in enumerate(zip(widths, paddings, strict=True)):
-            pad = check_int("paddings", pad, low=0)
             if min(h, w) + 2 * pad < kernel:
                 pad = kernel // 2
             h, w = h + 2 * pad - kernel + 1, w + 2 * pad - kernel + 1

@@ -13,7 +13,7 @@ from torch import nn
 from spaces._build import register_family
 from spaces._families._common import ACTIVATIONS, check_choice, check_odd, image_shape
 from spaces._families._norm import BatchNorm2d
-from spaces._hyper import Range
+from spaces._hyper import Range, checked
 
 NORMS = ("none", "batch", "layer")
 
@@ -92,6 +92,7 @@ class SepNet(nn.Module):
         dropout: Dropout before the head.
     """
 
+    @checked
     def __init__(
         self,
         in_shape: Sequence[int],

@@ -15,8 +15,8 @@ from torch import nn
 
 from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
-from spaces._families._common import check_float, check_int, image_shape
-from spaces._hyper import Range
+from spaces._families._common import image_shape
+from spaces._hyper import Range, checked
 
 
 class _Block(nn.Module):
@@ -54,6 +54,7 @@ class WideResNet(nn.Module):
         dropout: Dropout between the two convs of each block (the paper uses 0.3).
     """
 
+    @checked
     def __init__(
         self,
         in_shape: Sequence[int],
@@ -61,14 +62,12 @@ class WideResNet(nn.Module):
         *,
         depth: Annotated[int, Range(10, 2**20)] = 16,
         widen: int = 4,
-        dropout: Annotated[float, Range(0.0, 1.0)] = 0.0,
+        dropout: Annotated[float, Range(0.0, 0.99)] = 0.0,
     ) -> None:
         super().__init__()
         channels, _, _ = image_shape(in_shape)
-        if check_int("depth", depth, low=10) % 6 != 4:
+        if depth % 6 != 4:
             raise ConfigError(f"depth must be 6n + 4 (10, 16, 22, 28, 40, ...), got {depth!r}")
-        check_int("widen", widen)
-        p = check_float("dropout", dropout, low=0.0, high=1.0)
         n = (depth - 4) // 6
         widths = [16 * widen, 32 * widen, 64 * widen]
         self.stem = nn.Conv2d(channels, 16, 3, padding=1, bias=False)
@@ -76,7 +75,7 @@ class WideResNet(nn.Module):
         cin = 16
         for group, cout in enumerate(widths):
             for i in range(n):
-                blocks.append(_Block(cin, cout, 2 if group > 0 and i == 0 else 1, p))
+                blocks.append(_Block(cin, cout, 2 if group > 0 and i == 0 else 1, dropout))
                 cin = cout
         self.blocks = nn.Sequential(*blocks)
         self.bn = nn.BatchNorm2d(cin)

@@ -8,7 +8,7 @@ plus one ``register`` decorator.
 from spaces.ssn._generators import GENERATORS, Generator
 from spaces.ssn._layers import SUPPORTED
 from spaces.ssn._mappings import MAPPINGS, MappingContext
-from spaces.ssn._net import LayerInfo, ShapeshiftNet, minimum_budget, shapeshift
+from spaces.ssn._net import LayerInfo, ShapeshiftNet, SSNOptions, minimum_budget, shapeshift
 from spaces.ssn._upsamplers import UPSAMPLERS, Upsampler
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "Generator",
     "LayerInfo",
     "MappingContext",
+    "SSNOptions",
     "ShapeshiftNet",
     "Upsampler",
     "minimum_budget",

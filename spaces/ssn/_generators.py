@@ -46,8 +46,9 @@ class Generator(nn.Module):
 
     @classmethod
     def num_params(cls, templates: Sequence[int], **options: Any) -> int:
-        """Trainable parameters an instance for these template counts will hold."""
-        raise NotImplementedError
+        """Trainable parameters an instance for these template counts will hold (none unless a
+        subclass learns some; a wrong count is caught when the network is built)."""
+        return 0
 
     def __init__(self, templates: Sequence[int], *, rng: torch.Generator, **options: Any) -> None:
         super().__init__()
@@ -144,10 +145,6 @@ class Emb(Generator):
 class Avg(Generator):
     """Candidate averaging: the plain mean of the templates, nothing learned (a baseline)."""
 
-    @classmethod
-    def num_params(cls, templates: Sequence[int], **options: Any) -> int:
-        return 0
-
     def __init__(self, templates: Sequence[int], *, rng: torch.Generator, **options: Any) -> None:
         super().__init__(templates, rng=rng)
         weights = [torch.full((c,), 1.0 / c) for c in self.templates if c > 1]
@@ -169,10 +166,6 @@ class RoundRobin(Generator):
     """
 
     max_templates = 1
-
-    @classmethod
-    def num_params(cls, templates: Sequence[int], **options: Any) -> int:
-        return 0
 
     def coefficients(self) -> list[Tensor | None]:
         return [None] * len(self.templates)

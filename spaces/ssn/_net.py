@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import math
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from spaces._checks import check_int, options_of
 from spaces._errors import ConfigError, NpasError
 from spaces.ssn._combine import Combine, Window, windows
 from spaces.ssn._generators import GENERATORS, Generator
@@ -37,6 +37,50 @@ class LayerInfo:
     store: int
     templates: int
     upsampled: bool
+
+
+@dataclass(frozen=True)
+class SSNOptions:
+    """How a model is Shapeshifted: the one declaration of :func:`shapeshift`'s options and
+    their defaults (:func:`minimum_budget` and :class:`ShapeshiftNet` take the same).
+
+    Attributes:
+        stores: Number of parameter stores.
+        mapping: ``"single"``, ``"random"``, ``"auto"`` (pretrain one store, then k-means on
+            the layers' coefficients), a registered name, or a ``{layer/module name or glob:
+            store}`` dict (``"manual"``).
+        generator: ``"wavg"``, ``"emb"``, ``"avg"``, ``"rr"`` or a registered name.
+        upsampler: ``"mask"``, ``"repeat"``, ``"inter"`` or a registered name.
+        templates: Most templates per layer ``P``; raised automatically (see
+            ``net.template_limits``) when a large store would otherwise leave parameters unused.
+        seed: Seeds every initial value; the same seed gives the same module.
+        generator_options: Extra generator options, e.g. ``{"dim": 16}`` for ``"emb"``.
+        upsampler_options: Extra upsampler options, e.g. ``{"window": 4}`` for ``"mask"``.
+    """
+
+    stores: int = 1
+    mapping: str | Mapping[str, int] = "single"
+    generator: str = "wavg"
+    upsampler: str = "mask"
+    templates: int = 4
+    seed: int = 0
+    generator_options: Mapping[str, Any] | None = None
+    upsampler_options: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        check_int("stores", self.stores)
+        check_int("templates", self.templates)
+        check_int("seed", self.seed, low=0)
+        if not isinstance(self.mapping, str | Mapping):
+            raise ConfigError(f"mapping={self.mapping!r}; expected a mapping name or a dict")
+
+    @property
+    def gen_options(self) -> dict[str, Any]:
+        return dict(self.generator_options or {})
+
+    @property
+    def ups_options(self) -> dict[str, Any]:
+        return dict(self.upsampler_options or {})
 
 
 def _trainable(module: nn.Module) -> int:
@@ -93,12 +137,7 @@ class ShapeshiftNet(nn.Module):
         budget: int,
         *,
         assignment: list[int],
-        generator: str = "wavg",
-        upsampler: str = "mask",
-        templates: int = 4,
-        seed: int = 0,
-        generator_options: Mapping[str, Any] | None = None,
-        upsampler_options: Mapping[str, Any] | None = None,
+        options: SSNOptions = SSNOptions(),
         probe: bool = False,
     ) -> None:
         super().__init__()
@@ -115,18 +154,17 @@ class ShapeshiftNet(nn.Module):
             specs[0].slots[0].attr
         ]
         self._specs = specs
+        generator, upsampler = options.generator, options.upsampler
         gen_cls = GENERATORS.get(generator)
         ups_cls = UPSAMPLERS.get(upsampler)
-        gen_opts, ups_opts = dict(generator_options or {}), dict(upsampler_options or {})
-        planner = _planner(self.model, specs, assignment, generator=generator,
-                           upsampler=upsampler, templates=templates, generator_options=gen_opts,
-                           upsampler_options=ups_opts, probe=probe)  # fmt: skip
+        gen_opts, ups_opts = options.gen_options, options.ups_options
+        planner = _planner(self.model, specs, assignment, options, probe=probe)
         self._swapper = WeightSwapper(self.model, specs)
         what = f"generator={generator!r}, upsampler={upsampler!r}, {len(planner.groups)} store(s)"
         self.plan = planner.solve(budget, what=what)
         self.budget = int(budget)
         self.generator_name, self.upsampler_name = generator, upsampler
-        rng = torch.Generator().manual_seed(seed)
+        rng = torch.Generator().manual_seed(options.seed)
         factory = {"device": like.device, "dtype": like.dtype}
         self.stores = nn.ParameterList()
         self.generators = nn.ModuleList()
@@ -316,34 +354,24 @@ class ShapeshiftNet(nn.Module):
         )
 
 
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ConfigError(f"{name}={value!r}; expected an int >= {low}")
-    return int(value)
-
-
 def _planner(
     model: nn.Module,
     specs: list[LayerSpec],
     assignment: list[int],
+    options: SSNOptions,
     *,
-    generator: str,
-    upsampler: str,
-    templates: int,
-    generator_options: Mapping[str, Any] | None,
-    upsampler_options: Mapping[str, Any] | None,
     probe: bool = False,
 ) -> Planner:
     """The store sizing of ``model`` (its ``specs`` not yet taken over): what a network solves
     for its budget and :func:`minimum_budget` reports the smallest total of."""
-    gen_cls = GENERATORS.get(generator)
-    ups_cls = UPSAMPLERS.get(upsampler)
-    gen_opts, ups_opts = dict(generator_options or {}), dict(upsampler_options or {})
+    gen_cls = GENERATORS.get(options.generator)
+    ups_cls = UPSAMPLERS.get(options.upsampler)
+    gen_opts, ups_opts = options.gen_options, options.ups_options
     return Planner(
         [s.numel for s in specs],
         assignment,
         fixed=_trainable(model) - sum(s.numel for s in specs),  # norms, biases, the rest
-        limit=templates,
+        limit=options.templates,
         max_templates=gen_cls.max_templates,
         count_generator=lambda t: gen_cls.num_params(t, **gen_opts),
         count_upsampler=lambda p: ups_cls.num_params(p, **ups_opts),
@@ -355,15 +383,8 @@ def shapeshift(
     model: nn.Module,
     budget: int,
     *,
-    stores: int = 1,
-    mapping: str | Mapping[str, int] = "single",
-    generator: str = "wavg",
-    upsampler: str = "mask",
-    templates: int = 4,
-    seed: int = 0,
     pretrain: Callable[[nn.Module], object] | None = None,
-    generator_options: Mapping[str, Any] | None = None,
-    upsampler_options: Mapping[str, Any] | None = None,
+    **options: Any,
 ) -> ShapeshiftNet:
     """Turns ``model`` into a Shapeshifter Network with exactly ``budget`` or fewer parameters.
 
@@ -376,18 +397,10 @@ def shapeshift(
     Args:
         model: Any module containing supported layers.
         budget: Total trainable parameters of the result.
-        stores: Number of parameter stores.
-        mapping: ``"single"``, ``"random"``, ``"auto"`` (pretrain one store, then k-means on
-            the layers' coefficients), a registered name, or a ``{layer/module name or glob:
-            store}`` dict (``"manual"``).
-        generator: ``"wavg"``, ``"emb"``, ``"avg"``, ``"rr"`` or a registered name.
-        upsampler: ``"mask"``, ``"repeat"``, ``"inter"`` or a registered name.
-        templates: Most templates per layer ``P``; raised automatically (see
-            ``net.template_limits``) when a large store would otherwise leave parameters unused.
-        seed: Seeds every initial value; the same seed gives the same module.
         pretrain: ``fn(net)`` that trains the given module briefly; required by ``"auto"``.
-        generator_options: Extra generator options, e.g. ``{"dim": 16}`` for ``"emb"``.
-        upsampler_options: Extra upsampler options, e.g. ``{"window": 4}`` for ``"mask"``.
+        **options: The fields of :class:`SSNOptions` (their defaults and meaning are there):
+            ``stores``, ``mapping``, ``generator``, ``upsampler``, ``templates``, ``seed``,
+            ``generator_options``, ``upsampler_options``.
 
     Raises:
         BudgetError: The budget is too small (the message states the minimum) or, for a
@@ -400,37 +413,13 @@ def shapeshift(
         >>> net.num_params <= 120
         True
     """
-    budget = _check_int("budget", budget, 1)
-    templates = _check_int("templates", templates, 1)
-    seed = _check_int("seed", seed, 0)
-    _, chosen = _assignment(model, budget, stores=stores, mapping=mapping, generator=generator,
-                            upsampler=upsampler, seed=seed, pretrain=pretrain,
-                            generator_options=generator_options)  # fmt: skip
-    return ShapeshiftNet(
-        model,
-        budget,
-        assignment=chosen,
-        generator=generator,
-        upsampler=upsampler,
-        templates=templates,
-        seed=seed,
-        generator_options=generator_options,
-        upsampler_options=upsampler_options,
-    )
+    budget = check_int("budget", budget)
+    opts = options_of(SSNOptions, options, "Shapeshifting")
+    _, chosen = _assignment(model, budget, opts, pretrain=pretrain)
+    return ShapeshiftNet(model, budget, assignment=chosen, options=opts)
 
 
-def minimum_budget(
-    model: nn.Module,
-    *,
-    stores: int = 1,
-    mapping: str | Mapping[str, int] = "single",
-    generator: str = "wavg",
-    upsampler: str = "mask",
-    templates: int = 4,
-    seed: int = 0,
-    generator_options: Mapping[str, Any] | None = None,
-    upsampler_options: Mapping[str, Any] | None = None,
-) -> int:
+def minimum_budget(model: nn.Module, **options: Any) -> int:
     """The smallest budget :func:`shapeshift` meets with these options (the minimum its
     ``BudgetError`` states), found without building the network: a search checks its budget
     range against it in milliseconds.
@@ -442,72 +431,56 @@ def minimum_budget(
         BudgetError: No store size uses every store parameter of this model.
         ConfigError, UnknownNameError: As :func:`shapeshift`.
     """
-    if mapping == "auto":
+    opts = options_of(SSNOptions, options, "Shapeshifting")
+    if opts.mapping == "auto":
         raise ConfigError(
             "mapping='auto' assigns stores from a trained probe network, so it has no minimum "
             "budget before training; allowed: 'random' with the same stores as a stand-in"
         )
-    _check_int("templates", templates, 1)
-    seed = _check_int("seed", seed, 0)
-    specs, chosen = _assignment(model, None, stores=stores, mapping=mapping, generator=generator,
-                                upsampler=upsampler, seed=seed, pretrain=None,
-                                generator_options=generator_options)  # fmt: skip
-    return _planner(model, specs, chosen, generator=generator, upsampler=upsampler,
-                    templates=templates, generator_options=generator_options,
-                    upsampler_options=upsampler_options).minimum()  # fmt: skip
+    specs, chosen = _assignment(model, None, opts, pretrain=None)
+    return _planner(model, specs, chosen, opts).minimum()
 
 
 def _assignment(
     model: nn.Module,
     budget: int | None,
+    options: SSNOptions,
     *,
-    stores: int,
-    mapping: str | Mapping[str, int],
-    generator: str,
-    upsampler: str,
-    seed: int,
     pretrain: Callable[[nn.Module], object] | None,
-    generator_options: Mapping[str, Any] | None,
 ) -> tuple[list[LayerSpec], list[int]]:
     """The layers of ``model`` and the store of each, as ``mapping`` assigns them (``budget``
     sizes the probe network a trained mapping builds; None: there is none to build)."""
-    stores = _check_int("stores", stores, 1)
-    gen_cls = GENERATORS.get(generator)
-    UPSAMPLERS.get(upsampler)
+    mapping = options.mapping
+    gen_cls = GENERATORS.get(options.generator)
+    UPSAMPLERS.get(options.upsampler)
     if isinstance(mapping, Mapping):
         map_fn, assignment = MAPPINGS.get("manual"), dict(mapping)
-    elif isinstance(mapping, str):
-        map_fn, assignment = MAPPINGS.get(mapping), None
     else:
-        raise ConfigError(f"mapping={mapping!r}; expected a mapping name or a dict")
+        map_fn, assignment = MAPPINGS.get(mapping), None
     if pretrain is not None and (assignment is not None or mapping in {"single", "random"}):
         raise ConfigError("pretrain is only used by mapping='auto'")
     specs = find_layers(model)
     if not specs:
         raise ConfigError(f"model {type(model).__name__} has no trainable {SUPPORTED} weight")
-    learned = gen_cls.num_params([PROBE_TEMPLATES] * len(specs), **(generator_options or {})) > 0
+    learned = gen_cls.num_params([PROBE_TEMPLATES] * len(specs), **options.gen_options) > 0
 
     def probe() -> ShapeshiftNet:
         if budget is None:
             raise ConfigError(f"mapping {mapping!r} trains a probe network: no minimum budget")
-        return ShapeshiftNet(
-            model,
-            budget,
-            assignment=[0] * len(specs),
-            generator=generator if learned else "wavg",
-            upsampler="inter",
-            templates=PROBE_TEMPLATES,
-            seed=seed,
-            generator_options=generator_options if learned else None,
-            probe=True,
-        )
+        kept = {"generator": options.generator, "generator_options": options.generator_options}
+        probe_options = SSNOptions(
+            **(kept if learned else {}), upsampler="inter", templates=PROBE_TEMPLATES,
+            seed=options.seed,
+        )  # fmt: skip
+        return ShapeshiftNet(model, budget, assignment=[0] * len(specs), options=probe_options,
+                             probe=True)  # fmt: skip
 
     ctx = MappingContext(
         names=[s.name for s in specs],
         modules=[s.slots[0].module for s in specs],
         numels=[s.numel for s in specs],
-        stores=stores,
-        seed=seed,
+        stores=options.stores,
+        seed=options.seed,
         assignment=assignment,
         pretrain=pretrain,
         probe=probe,

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from spaces._checks import check_int
 from spaces._registry import Registry
 
 
@@ -47,8 +48,9 @@ class Upsampler(nn.Module):
 
     @classmethod
     def num_params(cls, pairs: Sequence[tuple[int, int]], **options: Any) -> int:
-        """Trainable parameters an instance for these layers will hold."""
-        raise NotImplementedError
+        """Trainable parameters an instance for these layers will hold (none unless a subclass
+        learns some; a wrong count is caught when the network is built)."""
+        return 0
 
     def __init__(
         self, pairs: Sequence[tuple[int, int]], *, rng: torch.Generator, **options: Any
@@ -68,10 +70,6 @@ UPSAMPLERS: Registry[type[Upsampler]] = Registry("upsampler")
 class Repeat(Upsampler):
     """Tiles the store (a baseline: the copies are identical)."""
 
-    @classmethod
-    def num_params(cls, pairs: Sequence[tuple[int, int]], **options: Any) -> int:
-        return 0
-
     def forward(self, index: int, source: Tensor) -> Tensor:
         n, size = self.pairs[index]
         return source.repeat(math.ceil(n / size))[:n]
@@ -80,10 +78,6 @@ class Repeat(Upsampler):
 @UPSAMPLERS.register("inter")
 class Inter(Upsampler):
     """Bilinear interpolation of the store to the layer's size (stretches patterns)."""
-
-    @classmethod
-    def num_params(cls, pairs: Sequence[tuple[int, int]], **options: Any) -> int:
-        return 0
 
     def forward(self, index: int, source: Tensor) -> Tensor:
         n, _ = self.pairs[index]
@@ -114,9 +108,7 @@ class Mask(Upsampler):
         **options: Any,
     ) -> None:
         super().__init__(pairs, rng=rng)
-        if not isinstance(window, int) or window < 1:
-            raise ValueError(f"upsampler_options: window={window!r}; expected a positive int")
-        self.window = window
+        self.window = check_int("upsampler_options: window", window)
         self._counts = [(math.ceil(n / size) - 1) * window for n, size in self.pairs]
         # Zero-mean masks make each copy uncorrelated with copy 0 at the start.
         self.masks = nn.Parameter(torch.randn(sum(self._counts), generator=rng))

@@ -320,3 +320,8 @@ def test_bad_input_is_rejected() -> None:
         measure(mlp(), [[0.0] * 4], ["params"])
     with pytest.raises(ConfigError, match="model"):
         measure(lambda x: x, torch.randn(1, 4), ["params"])
+
+
+def test_an_unknown_measure_option_names_the_known_ones():
+    with pytest.raises(ConfigError, match=r"unknown measure option 'treads'.*'threads'"):
+        measure(nn.Linear(4, 2), torch.zeros(1, 4), ["params"], treads=1)

@@ -48,7 +48,7 @@ CONFIG = {
     "train": {"epochs": 2, "batch_size": 64},
     "objectives": [["accuracy", "maximize"], ["params", "minimize"], ["flops_infer", "minimize"]],
     "constraints": ["params <= 3000"],
-    "optimiser": "random",
+    "algorithm": "random",
     "trials": 8,
     "indicators": ["params", "flops_infer", "activations"],
     "measure": {"threads": 1},
@@ -493,7 +493,7 @@ CHECKED = {
         "budget": [1500, 2500],
         "ssn.generator": ["wavg", "emb"],
     },
-    "budget": {"time": "45m"},
+    "limits": {"time": "45m"},
 }
 
 
@@ -515,7 +515,7 @@ def test_check_prints_the_resolved_search_and_creates_nothing(tmp_path: Path, ca
     assert any(line.split()[:2] == ["convnet.depth", "int"] and "1 to 3" in line for line in lines)
     assert "Objectives: accuracy (maximize), params (minimize), flops_infer (minimize)" in lines
     assert "Constraints: params <= 3000" in lines
-    assert "Budgets: 8 trials, time 45 min 00 s" in lines
+    assert "Limits: 8 trials, time 45 min 00 s" in lines
     assert "Scheduler: fifo: every trial trains to its end (at most 2 epoch(s))" in lines
     cost = next(line for line in lines if line.startswith("  unshared model: "))
     assert re.fullmatch(r"  unshared model: [\d,]+ to [\d,]+ parameters, [\d,]+ to [\d,]+ "

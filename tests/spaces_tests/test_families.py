@@ -163,7 +163,7 @@ def test_unknown_hyper_parameter_names_family_key_and_allowed_keys():
         ("convnet", {"pooling": "median"}, "pooling must be one of"),
         ("convnet", {"kernel": 4}, "kernel must be an odd int"),
         ("mlp", {"hidden": 32}, "mlp.hidden: got 32; allowed: a list"),
-        ("mlp", {"dropout": 1.0}, "dropout must be a number in"),
+        ("mlp", {"dropout": 1.0}, "mlp.dropout: got 1.0; allowed: a number in"),
         ("scs", {"widths": [8, 0]}, "scs.widths\\[1\\]: got 0; allowed: an int in \\[1,"),
         ("convnet", {"width": "16"}, "convnet.width: got '16'; allowed: an int in"),
         ("wrn-16-4", {"dropout": -0.1}, "wrn-16-4.dropout: got -0.1; allowed: a number in"),
@@ -299,3 +299,28 @@ def test_scs_depthwise_form_uses_far_fewer_parameters():
     assert n_params(paired) < n_params(dense) / 3
     groups = [m.groups for m in paired.modules() if isinstance(m, SharpCosSim2d)]
     assert groups == [1, 24, 1, 24, 1]
+
+
+@pytest.mark.parametrize(
+    "family", ["mlp", "convnet", "convmixer", "sepnet", "scs", "wrn", "resnet"]
+)
+def test_a_direct_call_refuses_what_a_config_refuses(family):
+    """The signature declares each range once: building the class directly checks the same."""
+    import inspect
+
+    from spaces._hyper import check_hyper
+
+    cls = FAMILIES.get(family)
+    shape = (3, 16, 16) if family != "mlp" else SMALL
+    params = inspect.signature(cls).parameters.values()
+    ints = [
+        p.name
+        for p in params
+        if p.kind is p.KEYWORD_ONLY and p.annotation in ("int", "int | None")
+    ]
+    assert ints, family
+    for key in ints:
+        with pytest.raises(ConfigError, match=f"{family}.{key}: got 0; allowed: an int in"):
+            check_hyper(family, cls, key, 0)
+        with pytest.raises(ConfigError, match=f"^{key}: got 0; allowed: an int in"):
+            cls(shape, 10, **{key: 0})

@@ -386,8 +386,10 @@ def test_bad_arguments_name_what_is_allowed() -> None:
             shapeshift(model, 500, **kwargs)
     with pytest.raises(UnknownNameError, match=r"'bogus'; known: avg, emb, rr, .*wavg"):
         shapeshift(model, 500, generator="bogus")
-    with pytest.raises(ConfigError, match="budget=0"):
+    with pytest.raises(ConfigError, match="budget must be an int >= 1, got 0"):
         shapeshift(model, 0)
+    with pytest.raises(ConfigError, match=r"unknown Shapeshifting option 'store'.*'stores'"):
+        shapeshift(model, 500, store=2)
     with pytest.raises(ConfigError, match="stores=2 with mapping='single'"):
         shapeshift(model, 500, stores=2)
     with pytest.raises(ConfigError, match="pretrain is only used"):

@@ -44,7 +44,7 @@ BASE: dict[str, Any] = {
     "train": {"epochs": 1, "batch_size": 64},
     "objectives": [["accuracy", "maximize"], "params"],
     "constraints": ["params <= 5000"],
-    "optimiser": {"name": "nsga2", "options": {"population_size": 4}},
+    "algorithm": {"name": "nsga2", "options": {"population_size": 4}},
     "trials": 4,
     "resources": {"cpu": 1, "gpu": 0},
     "seed": 0,
@@ -80,7 +80,7 @@ def test_base_config_loads_with_typed_sections() -> None:
     assert config.constraint_texts == ["params <= 5000"]
     assert config.directions == ["maximize", "minimize"]
     assert config.fixed == {"ssn.generator": "wavg", "convnet.width": 8}
-    assert config.resources.cpu == 1.0 and config.optimiser.options == {"population_size": 4}
+    assert config.resources.cpu == 1.0 and config.algorithm.options == {"population_size": 4}
     # <family>.<hyper> dimensions become conditional on the family automatically
     assert dict(config.space["mlp.width"].when) == {"family": ("mlp",)}
     assert config.space["convnet.depth"].choices == (1, 2)
@@ -114,9 +114,9 @@ BAD = [
     ("constraints", ["nope <= 5"], ["constraints[0]", "'nope'", "params"]),
     ("constraints", ["params <= lots"], ["constraints[0]", "'params <= lots'", "<number>"]),
     ("constraints", "params <= 5", ["constraints", "a list of constraints"]),
-    ("optimiser", "cmaes", ["optimiser.name", "'cmaes'", "nsga2", "pymoo-smsemoa"]),
-    ("optimiser/options", {"bogus": 1}, ["optimiser", "'bogus'", "population_size"]),
-    ("optimiser/algo", "x", ["optimiser: unknown key 'algo'", "'options'"]),
+    ("algorithm", "cmaes", ["algorithm.name", "'cmaes'", "nsga2", "pymoo-smsemoa"]),
+    ("algorithm/options", {"bogus": 1}, ["algorithm", "'bogus'", "population_size"]),
+    ("algorithm/algo", "x", ["algorithm: unknown key 'algo'", "'options'"]),
     ("trials", 0, ["trials", "0", "int >= 1"]),
     ("resources/cpu", 0, ["resources.cpu", "0", "[0.0001, inf]"]),
     ("resources/gpu", -0.5, ["resources.gpu", "-0.5", "[0.0, inf]"]),
@@ -290,7 +290,7 @@ def test_optimiser_names_come_from_the_registry() -> None:
     from search.optimisers import OPTIMISERS
 
     for name in OPTIMISERS.names():
-        assert load_config(edited("optimiser", name)).optimiser.name == name
+        assert load_config(edited("algorithm", name)).algorithm.name == name
 
 
 # -- trial configs ----------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def make_config(out: Path, *, optimiser: str = "nsga2", trials: int = 6, **chang
         trials=trials,
         objectives=[["accuracy", "maximize"], ["params", "minimize"]],
         constraints=["params <= 2000"],
-        optimiser={"name": optimiser, "options": POPULATION.get(optimiser, {})},
+        algorithm={"name": optimiser, "options": POPULATION.get(optimiser, {})},
     )
     data.update(changes)
     return load_config(data)
@@ -210,7 +210,7 @@ LONG = {
     "space": {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}},
     "train": {"epochs": 400, "batch_size": 64},
     "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
-    "optimiser": "random",
+    "algorithm": "random",
     "trials": 2,
     "indicators": ["params"],
     "measure": {"threads": 1},

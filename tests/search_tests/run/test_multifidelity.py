@@ -1,5 +1,5 @@
 """Multi-fidelity searches: learning curves in the storage, MOASHA stops, PRUNED records,
-resume, and the search's own budget. Real Ray, real SQLite, read back through Optuna's API."""
+resume, and the search's own limits. Real Ray, real SQLite, read back through Optuna's API."""
 
 from __future__ import annotations
 
@@ -138,14 +138,14 @@ def test_every_optimiser_searches_and_resumes_under_moasha(tmp_path, optimiser):
 
 def costly_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
     """curve_trial that says it took 1,000 s: once one has ended, another would pass a time
-    budget below that."""
+    limit below that."""
     return {**curve_trial(cfg, on_epoch), "trial_time_s": 1000.0}
 
 
-def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path, capfd):
+def test_a_time_limit_stops_starting_trials_and_ends_cleanly(tmp_path, capfd):
     # Decided by what the trials report, not by how fast a loaded machine runs them: the
-    # budget's clock (elapsed seconds) is tested with a clock of the test's in test_storage.
-    config = make_config(tmp_path, optimiser="random", trials=40, budget={"time": 500.0})
+    # limit's clock (elapsed seconds) is tested with a clock of the test's in test_storage.
+    config = make_config(tmp_path, optimiser="random", trials=40, limits={"time": 500.0})
     study = launch(config, trial_fn=costly_trial, progress=True)
     assert 1 <= len(study.trials) < 40
     assert not study.get_trials(states=(TrialState.RUNNING,))
@@ -154,7 +154,7 @@ def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path, capfd):
     # finished); the storage's own times, written by the one process that decides.
     first_end = min(t.datetime_complete for t in study.trials)
     assert all(t.datetime_start <= first_end for t in study.trials)
-    assert "no further trial started: the time budget (500 s)" in capfd.readouterr().err
+    assert "no further trial started: the time limit (500 s)" in capfd.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -163,8 +163,8 @@ def test_a_time_budget_stops_starting_trials_and_ends_cleanly(tmp_path, capfd):
         ({"scheduler": {"name": "asha"}}, "scheduler.name"),
         ({"scheduler": {"name": "moasha", "reduction_factor": 1}}, "reduction_factor"),
         ({"scheduler": {"name": "moasha", "grace": 2}}, "grace_epochs"),
-        ({"budget": {"time": "soon"}}, "budget.time"),
-        ({"budget": {"energy_j": -1}}, "budget.energy_j"),
+        ({"limits": {"time": "soon"}}, "limits.time"),
+        ({"limits": {"energy_j": -1}}, "limits.energy_j"),
     ],
 )
 def test_bad_scheduler_and_budget_sections_are_refused(tmp_path, section, fragment):
@@ -174,10 +174,10 @@ def test_bad_scheduler_and_budget_sections_are_refused(tmp_path, section, fragme
 
 
 def test_cli_time_budget_is_parsed_and_bad_ones_exit_2(tmp_path, capsys):
-    assert main(["launch", "--time-budget", "soon", "--out", str(tmp_path)]) == 2
-    assert "budget.time" in capsys.readouterr().err
-    config = make_config(tmp_path).with_overrides(time_budget="45m")
-    assert config.budget.time == 45 * 60
+    assert main(["launch", "--time-limit", "soon", "--out", str(tmp_path)]) == 2
+    assert "limits.time" in capsys.readouterr().err
+    config = make_config(tmp_path).with_overrides(time_limit="45m")
+    assert config.limits.time == 45 * 60
 
 
 def test_the_dashboard_serves_the_learning_curves(tmp_path):

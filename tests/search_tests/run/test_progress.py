@@ -108,15 +108,15 @@ def test_elapsed_and_time_left_at_this_launchs_pace():
     assert view.line().endswith("; 2 h 03 min elapsed")  # done: no estimate
 
 
-def test_time_left_never_passes_the_time_budget():
+def test_time_left_never_passes_the_time_limit():
     now = [0.0]
-    view = Progress(OBJECTIVES, total=1000, enabled=False, clock=lambda: now[0], time_budget=600)
+    view = Progress(OBJECTIVES, total=1000, enabled=False, clock=lambda: now[0], time_limit=600)
     now[0] = 60.0
     view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
     # 999 trials at a minute each would take 16 h; the budget ends the search in 9 min
-    assert view.line().endswith("; 1 min 00 s elapsed, ~9 min 00 s left (budget)")
+    assert view.line().endswith("; 1 min 00 s elapsed, ~9 min 00 s left (limit)")
     now[0] = 700.0
-    assert view.line().endswith("; 11 min 40 s elapsed, ~0 s left (budget)")
+    assert view.line().endswith("; 11 min 40 s elapsed, ~0 s left (limit)")
 
 
 def test_elapsed_counts_from_the_commands_start():

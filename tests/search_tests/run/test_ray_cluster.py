@@ -179,7 +179,7 @@ def _cluster_config(name: str, out: Path, trials: int, **changes: Any) -> dict[s
     data = load_preset("digits-quick").to_dict()
     data.update(name=name, out=str(out), trials=trials,
                 objectives=[["accuracy", "maximize"], ["params", "minimize"]],
-                optimiser={"name": "random"}, resources={"cpu": 1, "gpu": 0})  # fmt: skip
+                algorithm={"name": "random"}, resources={"cpu": 1, "gpu": 0})  # fmt: skip
     return {**data, **changes}
 
 

@@ -210,7 +210,7 @@ def test_an_nsga2_search_under_moasha_leaves_its_first_generation(tmp_path, loca
     population = 14
     data = _config(tmp_path, 28, "nsga2").to_dict()
     options = {"population_size": population}
-    config = load_config({**data, "optimiser": {"name": "nsga2", "options": options}})
+    config = load_config({**data, "algorithm": {"name": "nsga2", "options": options}})
     study = launch(config, trial_fn=curve_trial, progress=False)
     assert len(study.get_trials(states=(TrialState.COMPLETE,))) < population
     assert max(t.system_attrs[GENERATION] for t in study.trials) >= 1
@@ -218,7 +218,7 @@ def test_an_nsga2_search_under_moasha_leaves_its_first_generation(tmp_path, loca
 
 def test_rung_view_false_leaves_tpe_as_optuna_has_it(tmp_path, local_ray):
     data = _config(tmp_path, 14, "tpe").to_dict()
-    config = load_config({**data, "optimiser": {"name": "tpe", "options": {"rung_view": False}}})
+    config = load_config({**data, "algorithm": {"name": "tpe", "options": {"rung_view": False}}})
     study = launch(config, trial_fn=curve_trial, progress=False)
     assert len(study.trials) == 14 and study.get_trials(states=(TrialState.PRUNED,))
     assert all(EPOCH_ATTR not in t.system_attrs for t in study.trials)

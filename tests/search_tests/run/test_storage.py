@@ -40,22 +40,22 @@ def test_pruned_trials_count_toward_the_trials_of_a_search() -> None:
 
 
 def test_a_budget_refuses_the_trial_that_would_pass_it() -> None:
-    from search.config._search import BudgetConfig
-    from search.run._budget import SearchCost
+    from search.config._search import LimitsConfig
+    from search.run._cost import SearchCost
 
     now = [0.0]
-    cost = SearchCost(BudgetConfig(time=10.0, energy_j=100.0), clock=lambda: now[0])
+    cost = SearchCost(LimitsConfig(time=10.0, energy_j=100.0), clock=lambda: now[0])
     assert cost.exhausted() is None
     cost.add({"trial_time_s": 4.0, "trial_energy_j": 30.0, "energy_source": "estimate"})
     now[0] = 5.0
     assert cost.exhausted() is None  # 5 s + a 4 s trial fits in 10 s; 30 + 30 J in 100 J
     now[0] = 7.0
-    assert "time budget" in cost.exhausted()
+    assert "time limit" in cost.exhausted()
     now[0] = 1.0
     cost.add({"train_time_s": 2.0})  # stopped early: estimated at the metered 7.5 W
-    assert cost.energy_j == 45.0 and "energy_j budget" not in (cost.exhausted() or "")
+    assert cost.energy_j == 45.0 and "energy_j limit" not in (cost.exhausted() or "")
     cost.add({"trial_time_s": 1.0, "trial_energy_j": 40.0})
-    assert "energy_j budget" in cost.exhausted()  # 85 J spent + about 28 J a trial > 100 J
+    assert "energy_j limit" in cost.exhausted()  # 85 J spent + about 28 J a trial > 100 J
 
 
 def test_an_epoch_at_chance_is_reported_stored_and_read_back_for_a_resume() -> None:

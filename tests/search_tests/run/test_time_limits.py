@@ -1,5 +1,5 @@
-"""Time limits on trials in flight: ``budget.trial_timeout`` stops a trial at the epoch its
-training time reaches the limit (pruned, with the reason, its checkpoint kept); ``budget.time``
+"""Time limits on trials in flight: ``limits.trial_timeout`` stops a trial at the epoch its
+training time reaches the limit (pruned, with the reason, its checkpoint kept); ``limits.time``
 stops every trial in flight at its next epoch, leaves them RUNNING with their checkpoints, and
 a relaunch with more time goes on with them from there. Real Ray Tune, read back through
 Optuna's own API."""
@@ -15,7 +15,7 @@ import pytest
 from optuna.trial import TrialState
 
 from search._cli import main
-from search.config._search import BudgetConfig
+from search.config._search import LimitsConfig
 from search.run import launch, trials_counted
 from search.run._checkpoints import latest_checkpoint
 from search.run._limits import OUT_OF_TIME, TrialLimits
@@ -36,7 +36,7 @@ def _epoch(seconds: float) -> dict:
 
 def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
     cost = SimpleNamespace(elapsed_s=0.0)
-    limits = TrialLimits(BudgetConfig(time=100.0, trial_timeout=10.0), cost)
+    limits = TrialLimits(LimitsConfig(time=100.0, trial_timeout=10.0), cost)
     assert limits("a", _epoch(9.9)) is False
     assert limits("a", _epoch(10.0)) is True
     assert limits.why["a"].startswith("trial timeout: 10 s of training >= 10 s")
@@ -44,9 +44,9 @@ def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
     cost.elapsed_s = 100.0
     assert limits.out_of_time and limits("c", _epoch(0.5)) is True
     assert limits.why["c"] == OUT_OF_TIME
-    unsaved = TrialLimits(BudgetConfig(time=100.0), cost, adjourn=False)
+    unsaved = TrialLimits(LimitsConfig(time=100.0), cost, adjourn=False)
     assert unsaved("e", _epoch(0.5)) is False  # no checkpoint to go on from: it finishes
-    unlimited = TrialLimits(BudgetConfig(), cost)
+    unlimited = TrialLimits(LimitsConfig(), cost)
     assert not unlimited.out_of_time and unlimited("d", _epoch(1e9)) is False
 
 
@@ -56,7 +56,7 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
 ):
     cfg = config(tmp_path, "fifo")
     cfg = type(cfg).from_dict({**cfg.to_dict(), "trials": 2,
-                               "budget": {"trial_timeout": 0.25 * 3}})  # fmt: skip
+                               "limits": {"trial_timeout": 0.25 * 3}})  # fmt: skip
     study = launch(cfg, trial_fn=slow_trial, progress=False)
     for trial in study.trials:
         assert trial.state == TrialState.PRUNED, trial.user_attrs.get("error")
@@ -77,7 +77,7 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     tmp_path, capsys
 ):
     cfg = config(tmp_path, "promotion")
-    short = type(cfg).from_dict({**cfg.to_dict(), "budget": {"time": 4}})
+    short = type(cfg).from_dict({**cfg.to_dict(), "limits": {"time": 4}})
     first = launch(short, trial_fn=slow_trial, progress=False)
     running = first.get_trials(states=(TrialState.RUNNING,))
     assert running, [t.state for t in first.trials]

@@ -61,7 +61,7 @@ def test_a_users_plugin_searched_on_two_nodes_then_exported_and_rebuilt(
         "loading": {"stream": True, "workers": 1},  # a DataLoader worker in each Ray worker
         "objectives": [["accuracy", "maximize"], ["t_cbytes", "minimize"]],
         "indicators": ["params", "t_cbytes_streamed"],
-        "optimiser": {"name": "random"},
+        "algorithm": {"name": "random"},
         "trials": 4,
         "resources": {"cpu": 1},
     }

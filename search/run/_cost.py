@@ -1,4 +1,4 @@
-"""The search's own cost and budget: time, energy and CO2 spent by a launch's trials.
+"""The search's own cost: time, energy and CO2 spent by a launch's trials, against its limits.
 
 No trial starts once starting one would pass a limit (its expected cost is the mean of the
 trials this launch has seen end); the trials in flight finish. A trial's energy is what
@@ -15,23 +15,23 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from objectives._energy import co2_grams
-from search.config._search import BudgetConfig
+from search.config._search import LimitsConfig
 
 __all__ = ["SearchCost"]
 
 
 class SearchCost:
-    """What a launch has spent, and whether its budget allows another trial.
+    """What a launch has spent, and whether its limits allow another trial.
 
     Args:
-        budget: The limits (None fields: no limit).
+        limits: The search's limits (None fields: no limit).
         clock: Seconds (``time.monotonic``).
     """
 
     def __init__(
-        self, budget: BudgetConfig, *, clock: Callable[[], float] = time.monotonic
+        self, limits: LimitsConfig, *, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.budget = budget
+        self.limits = limits
         self._clock = clock
         self._started = clock()
         self.energy_j = 0.0
@@ -71,14 +71,14 @@ class SearchCost:
         """Why no further trial may start, or None."""
         n = max(self._trials, 1)
         limits = (
-            ("time", self.budget.time, self.elapsed_s, self._seconds / n, "s"),
-            ("energy_j", self.budget.energy_j, self.energy_j, self.energy_j / n, "J"),
-            ("co2_g", self.budget.co2_g, self.co2_g, self.co2_g / n, "g"),
+            ("time", self.limits.time, self.elapsed_s, self._seconds / n, "s"),
+            ("energy_j", self.limits.energy_j, self.energy_j, self.energy_j / n, "J"),
+            ("co2_g", self.limits.co2_g, self.co2_g, self.co2_g / n, "g"),
         )
         for name, limit, spent, each, unit in limits:
             if limit is not None and spent + (each if self._trials else 0.0) > limit:
                 return (
-                    f"the {name} budget ({limit:g} {unit}) would be passed by another trial "
+                    f"the {name} limit ({limit:g} {unit}) would be passed by another trial "
                     f"({spent:.4g} {unit} spent, about {each:.4g} {unit} a trial)"
                 )
         return None
