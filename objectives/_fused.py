@@ -48,11 +48,10 @@ from objectives.train import (
     NonFiniteLossError,
     _autocast,
     _check_float,
-    _check_int,
-    _check_positive,
     _resolve_bf16,
     fit,
 )
+from spaces._checks import check_int, check_positive
 from spaces._errors import ConfigError
 from spaces._families._norm import BatchNorm2d
 
@@ -282,19 +281,19 @@ def _fit_fused(
     on_epoch: Callable[[int, dict[str, float]], None] | None,
 ) -> list[FitResult]:
     """:func:`fit_seeds`'s fused path (the checks mirror ``fit``'s)."""
-    _check_int("epochs", epochs, minimum=1)
-    _check_int("batch_size", batch_size, minimum=1)
+    check_int("epochs", epochs)
+    check_int("batch_size", batch_size)
     if max_steps is not None:
-        _check_int("max_steps", max_steps, minimum=1)
+        check_int("max_steps", max_steps)
     _check_float("momentum", momentum, 0.0, 1.0, closed=False)
     _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
     _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
     if grad_clip is not None:
-        _check_positive("grad_clip", grad_clip)
+        check_positive("grad_clip", grad_clip)
     make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
     make_schedule = SCHEDULES.get(schedule)
     lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
-    _check_positive("lr", lr)
+    check_positive("lr", lr)
     shapes = [{n: p.shape for n, p in m.named_parameters()} for m in models]
     if any(s != shapes[0] for s in shapes):
         raise ConfigError("fit_seeds fuses models of one architecture; these differ")

@@ -142,90 +142,13 @@ def _probe_search(path: str) -> str:
 
 def config_keys() -> Iterator[Key]:
     """Every key of a search config, its type, default, allowed values and meaning, read from
-    the config's declaration: ``search.config.reference()`` where the config has it (one
-    declaration of every key, branch i27-facts), else the dataclasses and option tables."""
+    the config's one declaration (``search.config.reference()``), then a declared dataset's
+    keys and a space dimension's fields."""
     from search import config
 
-    if hasattr(config, "reference"):
-        for row in config.reference():
-            yield Key(row.key, str(row.type), _shown(row.default), row.allowed, _plain(row.help))
-    else:  # the config before i27-facts: delete this branch and _declared_keys once merged
-        yield from _declared_keys()
+    for row in config.reference():
+        yield Key(row.key, str(row.type), _shown(row.default), row.allowed, _plain(row.help))
     yield from _data_and_space_keys()
-
-
-def _declared_keys() -> Iterator[Key]:
-    """The keys as the config declared them before ``reference()``: its dataclasses, its
-    option tables, and the checks' own words for what they allow."""
-    from objectives import fit, measure
-    from objectives._conditions import MeasureOptions
-    from objectives.datasets import load
-    from search.config import _search, _trial
-    from spaces import ssn
-
-    described = _docs(_search.SearchConfig)
-    fields = {f.name: f for f in dataclasses.fields(_search.SearchConfig)}
-    sections = {
-        "optimiser": _search.OptimiserConfig,
-        "resources": _search.ResourceConfig,
-        "scheduler": _search.SchedulerConfig,
-        "budget": _search.BudgetConfig,
-    }
-    tables = {
-        "loading": (_trial.LOADING_OPTIONS, load),
-        "train": (_trial.TRAIN_OPTIONS, fit),
-    }
-    dataset_texts = _docs(load)
-    for key in _search._TOP_KEYS:
-        f = fields.get(key)
-        default = _shown(_field_default(f)) if f else _NO_DEFAULT
-        if key in sections or key in tables or key == "measure":
-            default = "see below"
-        elif key == "name":
-            default = "the file's stem (a preset's name)"
-        text = described.get(key) or (_summary(sections[key]) if key in sections else "")
-        if not text and key in dataset_texts:
-            text = f"as in `objectives.load`: {dataset_texts[key]}"
-        yield Key(key, _annotation(_search.SearchConfig, key), default, _probe_search(key), text)
-    for name, cls in sections.items():
-        texts = _docs(cls)
-        for f in dataclasses.fields(cls):
-            yield Key(
-                f"{name}.{f.name}",
-                _annotation(cls, f.name),
-                _shown(_field_default(f)),
-                _probe_search(f"{name}.{f.name}"),
-                texts.get(f.name, _summary(cls)),
-            )
-    for name, (options, fn) in tables.items():
-        texts = _docs(fn)
-        for key, (check, default) in options.items():
-            yield Key(
-                f"{name}.{key}",
-                _annotation(fn, key),
-                _shown(default),
-                _allowed(lambda v, c=check, p=f"{name}.{key}": c(v, p)),
-                texts.get(key, ""),
-            )
-    texts = _docs(measure)
-    for f in dataclasses.fields(MeasureOptions):
-        if f.name in _trial._MEASURE_KEYS:
-            yield Key(
-                f"measure.{f.name}",
-                _annotation(MeasureOptions, f.name),
-                _shown(_field_default(f)),
-                _allowed(lambda v, k=f.name: MeasureOptions(**{k: v})),
-                texts.get(f.name, ""),
-            )
-    texts = _docs(ssn.shapeshift)
-    for key, (check, default) in _trial.SSN_OPTIONS.items():
-        yield Key(
-            f"ssn.{key}",
-            _annotation(ssn.shapeshift, key),
-            _shown(default),
-            _allowed(lambda v, c=check, k=key: c(v, f"ssn.{k}")),
-            texts.get(key, "the `auto` mapping's probe: epochs of its pretraining"),
-        )
 
 
 def _data_and_space_keys() -> Iterator[Key]:
@@ -234,12 +157,12 @@ def _data_and_space_keys() -> Iterator[Key]:
     from objectives._custom import DECLARED_KINDS
     from spaces._dsl import _KINDS
 
-    for kind, what in DECLARED_KINDS.items():
+    for kind in DECLARED_KINDS:
         yield Key(
             f"dataset.{kind}",
             "str" if kind != "npy" else "list[str]",
             "",
-            what,
+            DECLARED_KINDS.get(kind).about,
             f"a dataset declared in the config: exactly one of {', '.join(DECLARED_KINDS)}",
         )
     for option in DECLARED_OPTIONS:
