@@ -191,7 +191,7 @@ def _all_failed(study: optuna.Study) -> str | None:
 
     from optuna.trial import TrialState
 
-    from search.run._storage import counts
+    from search.run._counting import counts
 
     ended = [t for t in study.get_trials(deepcopy=False) if counts(t)]
     if not ended or any(t.state != TrialState.FAIL for t in ended):
@@ -250,7 +250,8 @@ def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
     """Trials by outcome; with no live launch, RUNNING ones were cut short: interrupted."""
     import pandas as pd
 
-    from search.run._storage import INTERRUPTED, REFUSED_KEY
+    from search.run._counting import INTERRUPTED
+    from search.run._trial_attrs import REFUSED_KEY
 
     complete = frame["state"] == "COMPLETE"
     errors = frame["error"] if "error" in frame.columns else pd.Series("", index=frame.index)

@@ -20,6 +20,7 @@ __all__ = [
     "SearchLocked",
     "StorageWriteError",
     "UnknownNameError",
+    "UnsupportedDependency",
 ]
 
 
@@ -51,3 +52,8 @@ class ExportError(NpasError):
 
 class DashboardError(NpasError):
     """optuna-dashboard could not be started, or did not answer in time."""
+
+
+class UnsupportedDependency(NpasError):
+    """The installed Optuna or Ray is outside the versions npas supports, or lacks a private
+    name npas relies on (``search._compat``); the message names the supported versions."""

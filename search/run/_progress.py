@@ -14,9 +14,10 @@ import optuna
 from optuna.trial import TrialState
 from ray.tune import Callback
 
+from search.run._counting import counts
 from search.run._records import metrics_of
-from search.run._storage import REFUSED_KEY, counts
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
+from search.run._trial_attrs import REFUSED_KEY
 
 __all__ = ["Progress"]
 

@@ -24,6 +24,7 @@ from objectives.datasets import load
 from objectives.train import evaluate
 from search._cli import _config, build_parser, main
 from search._export import load_bundle
+from search.errors import SearchInterrupted
 from search.pareto import front_of
 from search.pareto._frame import objectives_of, trials_frame
 from search.run._records import metrics_of
@@ -265,7 +266,7 @@ def test_an_interrupted_launch_is_exit_130(tmp_path, monkeypatch, capsys) -> Non
     import search.run._launch
 
     def stopped(*args, **kwargs):
-        raise search.run._launch.SearchInterrupted("search 'x' stopped after 2 of 16 trials")
+        raise SearchInterrupted("search 'x' stopped after 2 of 16 trials")
 
     monkeypatch.setattr(search.run._launch, "launch", stopped)
     assert main(["launch", "--out", str(tmp_path), "--quiet"]) == 130
