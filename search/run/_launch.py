@@ -8,7 +8,9 @@ or the exception's message: a crashing trial is recorded as FAIL and the search 
 The optimiser works on an in-memory copy of the study, and each trial is written to the storage
 in one transaction when it starts and one when it ends (``search.run._writer``); the trainable
 lives in ``search.run._trainable``, which imports no more than the standard library on the
-workers.
+workers. This module holds the steps of one launch in order; the Ray it runs on is
+``search.run._ray_session``'s, the Ray Tune run ``search.run._tuner``'s, and a stop (Ctrl-C,
+SIGTERM) is handled by ``search.run._interrupts``.
 """
 
 from __future__ import annotations
