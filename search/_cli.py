@@ -8,16 +8,14 @@ is allowed; nothing recorded is touched); 1 any other npas error (the message, n
 from __future__ import annotations
 
 import argparse
-import contextlib
 import inspect
-import logging
 import os
 import signal
 import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -191,7 +189,9 @@ def _launch(args: argparse.Namespace) -> int:
         more = f" ({done} done, {config.trials - done} to run)" if done else ""
         print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}",
               flush=True)  # fmt: skip
-    with _ray_quiet():
+    from search._compat import quiet_token_notice
+
+    with quiet_token_notice():
         study = launch(config, progress=not args.quiet)
     print(_status_lines(_status_record(study, None))[0])
     print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
@@ -221,32 +221,6 @@ def _done_before(config: Any) -> int:
     return trials_counted(optuna.load_study(study_name=config.name, storage=storage))
 
 
-#: Ray's start-up notice that token authentication is on (the default of a local Ray since
-#: 2.5x): its logger, and what it says. It asks nothing of a search's user, so it is not shown.
-_RAY_TOKEN_NOTICE = (
-    "ray._private.authentication.authentication_token_setup",
-    "Token authentication is enabled",
-)
-
-
-class _NoTokenNotice(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return _RAY_TOKEN_NOTICE[1] not in record.getMessage()
-
-
-@contextlib.contextmanager
-def _ray_quiet() -> Iterator[None]:
-    """Ray's token notice stays off the terminal while a launch runs (a filter on the logger
-    that writes it, so whatever handlers Ray installs, the record never reaches them)."""
-    logger = logging.getLogger(_RAY_TOKEN_NOTICE[0])
-    notice = _NoTokenNotice()
-    logger.addFilter(notice)
-    try:
-        yield
-    finally:
-        logger.removeFilter(notice)
-
-
 def _all_failed(study: optuna.Study) -> str | None:
     """Why every trial of the search that ended failed (its most common error), or None when
     one trained or none ended: such a search found nothing, and says so by its exit code."""
@@ -254,7 +228,7 @@ def _all_failed(study: optuna.Study) -> str | None:
 
     from optuna.trial import TrialState
 
-    from search.run._storage import counts
+    from search.run._counting import counts
 
     ended = [t for t in study.get_trials(deepcopy=False) if counts(t)]
     if not ended or any(t.state != TrialState.FAIL for t in ended):
@@ -322,7 +296,8 @@ def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
     failed, running, waiting, interrupted; with no live launch, RUNNING ones were cut short."""
     import pandas as pd
 
-    from search.run._storage import INTERRUPTED, REFUSED_KEY
+    from search.run._counting import INTERRUPTED
+    from search.run._trial_attrs import REFUSED_KEY
 
     state = frame["state"]
     complete = state == "COMPLETE"

@@ -21,6 +21,7 @@ __all__ = [
     "SearchLocked",
     "StorageWriteError",
     "UnknownNameError",
+    "UnsupportedDependency",
 ]
 
 
@@ -57,3 +58,8 @@ class DashboardError(NpasError):
 class MissingExtraError(NpasError):
     """An optional dependency is not installed; the message names the npas extra that
     installs it (``pip install 'npas[report]'``)."""
+
+
+class UnsupportedDependency(NpasError):
+    """The installed Optuna or Ray is outside the versions npas supports, or lacks a private
+    name npas relies on (``search._compat``); the message names the supported versions."""

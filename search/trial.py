@@ -32,7 +32,7 @@ from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, evaluate, fit
 from search.config import Constraint, TrialConfig
 from search.errors import ExportError
-from search.run._trainable import FEASIBLE_KEY, REFUSED_KEY
+from search.run._trial_attrs import FEASIBLE_KEY, REFUSED_KEY
 from spaces._build import build_model
 from spaces._errors import BudgetError, ConfigError
 from spaces.ssn import shapeshift

@@ -10,7 +10,7 @@ from spaces._lazy import lazy_getattr
 
 _EXPORTS = {
     "launch": "search.run._launch",
-    "trials_counted": "search.run._launch",
+    "trials_counted": "search.run._counting",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -17,13 +17,14 @@ also lets Ray Tune read such a trial's last result when the actor died before it
 
 from __future__ import annotations
 
-import functools
-import inspect
+import contextlib
 import re
 from collections.abc import Callable
 from typing import Any
 
 from ray.exceptions import OutOfMemoryError, RayActorError, RayError, RayTaskError
+
+from search._compat import tune_actor_failures
 
 __all__ = ["WorkerDeaths", "WorkerKilled", "as_actor_death", "cause_of"]
 
@@ -72,7 +73,8 @@ class WorkerDeaths:
     failure (None at any other time).
 
     Ray Tune reports a failed trial to its searcher inside that handling, in the same thread, so
-    the searcher reads :attr:`cause` there.
+    the searcher reads :attr:`cause` there. Ray Tune's hooks are private: ``search._compat``
+    holds them.
 
     Args:
         logs: The folder of Ray's logs on the node that ran the trials (``raylet.out`` there
@@ -82,60 +84,27 @@ class WorkerDeaths:
     def __init__(self, logs: str) -> None:
         self.logs = logs
         self.cause: str | None = None
-        self._saved: list[tuple[type, str, Callable[..., Any]]] = []
+        self._hooks: contextlib.ExitStack | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Without Ray Tune's hooks (entered, they hold a generator): Ray Tune pickles the
+        searcher that holds this."""
+        return {**self.__dict__, "_hooks": None}
 
     def __enter__(self) -> WorkerDeaths:
-        from ray.air.execution._internal.actor_manager import RayActorManager
-        from ray.tune.experiment.trial import Trial
-
-        hooks = {
-            (RayActorManager, "_actor_start_failed"): self._failed,
-            (RayActorManager, "_actor_task_failed"): self._failed,
-            (Trial, "_get_default_result_or_future"): _none_once_dead,
-        }
-        for (owner, name), hook in hooks.items():
-            original = getattr(owner, name, None)
-            if original is not None:  # a Ray without it is left as it is
-                self._saved.append((owner, name, original))
-                setattr(owner, name, hook(original))
+        self._hooks = contextlib.ExitStack()
+        self._hooks.enter_context(tune_actor_failures(self._failed))
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        for owner, name, original in reversed(self._saved):
-            setattr(owner, name, original)
-        self._saved.clear()
+        if self._hooks is not None:
+            self._hooks.close()
+            self._hooks = None
 
-    def _failed(self, original: Callable[..., Any]) -> Callable[..., Any]:
+    def _failed(self, proceed: Callable[[Exception], Any], exception: Exception) -> Any:
         """An actor's failed start or task, handled as that actor's death, with its cause."""
-        signature = inspect.signature(original)
-        if "exception" not in signature.parameters:  # another Ray: left as it is
-            return original
-
-        @functools.wraps(original)
-        def failed(*args: Any, **kwargs: Any) -> Any:
-            call = signature.bind(*args, **kwargs)  # Ray passes them by keyword
-            exception = call.arguments["exception"]
-            call.arguments["exception"] = as_actor_death(exception)
-            self.cause = cause_of(exception, self.logs)
-            try:
-                return original(*call.args, **call.kwargs)
-            finally:
-                self.cause = None
-
-        return failed
-
-
-def _none_once_dead(original: Callable[..., Any]) -> Callable[..., Any]:
-    """A trial's default result (what its actor fills in as it starts), None when the actor died
-    first: Ray Tune expects that death as a ``RayActorError``, and reading the last result of a
-    trial whose worker Ray killed raised its ``OutOfMemoryError`` (from Ray Tune's callbacks)."""
-
-    @functools.wraps(original)
-    def default_result(trial: Any) -> Any:
+        self.cause = cause_of(exception, self.logs)
         try:
-            return original(trial)
-        except RayError:
-            trial._default_result_or_future = None  # Ray Tune's own "no default result"
-            return None
-
-    return default_result
+            return proceed(as_actor_death(exception))
+        finally:
+            self.cause = None

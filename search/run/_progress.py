@@ -15,9 +15,10 @@ from optuna.trial import TrialState
 from ray.tune import Callback
 
 from search._format import duration
+from search.run._counting import counts
 from search.run._records import metrics_of
-from search.run._storage import FEASIBLE_KEY, REFUSED_KEY, counts
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
+from search.run._trial_attrs import FEASIBLE_KEY, REFUSED_KEY
 
 __all__ = ["Progress", "count_from"]
 

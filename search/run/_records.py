@@ -35,11 +35,10 @@ from typing import Any
 
 import optuna
 
-from search.run._trainable import FEASIBLE_KEY, REFUSED_KEY
+from search.run._trial_attrs import CONSTRAINTS_ATTR, FEASIBLE_KEY, REFUSED_KEY
 
 __all__ = [
     "CONDITION_PREFIX",
-    "CONSTRAINTS_KEY",
     "CURVE_ATTR",
     "FEASIBLE_KEY",
     "METRIC_PREFIX",
@@ -62,9 +61,6 @@ METRIC_PREFIX = "metric_"
 CONDITION_PREFIX = "cond_"
 #: The one nested user attribute of a trial recorded before :data:`METRIC_PREFIX`.
 _LEGACY = "metrics"
-#: A trial's user attribute (and the study's): its violation per constraint, in the search's
-#: order then ``feasible`` (the study's: the constraint expressions).
-CONSTRAINTS_KEY = "constraints"
 #: A trial's user attribute: its learning curve, one dict per epoch.
 CURVE_ATTR = "curve"
 
@@ -203,7 +199,7 @@ class StudyRecords:
 
 def constraints_of(study: optuna.Study) -> tuple[str, ...]:
     """The search's constraint expressions, in its order (``params <= 5000``, ...)."""
-    return tuple(str(c) for c in study.user_attrs.get(CONSTRAINTS_KEY) or [])
+    return tuple(str(c) for c in study.user_attrs.get(CONSTRAINTS_ATTR) or [])
 
 
 def read_study(study: optuna.Study) -> StudyRecords:
@@ -262,7 +258,7 @@ def _violations(
 ) -> dict[str, float]:
     """Violation per constraint: the trial's stored list (the search's order, then
     ``feasible``), else the ``constraint_<i>`` metrics ``run_trial`` reported."""
-    stored = trial.user_attrs.get(CONSTRAINTS_KEY) or []
+    stored = trial.user_attrs.get(CONSTRAINTS_ATTR) or []
     out: dict[str, float] = {}
     for i, text in enumerate(constraints):
         value = stored[i] if len(stored) > len(constraints) else metrics.get(f"constraint_{i}")

@@ -29,7 +29,10 @@ from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from search.run._storage import CONSTRAINTS_ATTR, EpochPoint, epoch_values, set_metric_names
+from search._compat import storage_of, trial_id_of
+from search.run._curves import EpochPoint, epoch_values
+from search.run._study import set_metric_names
+from search.run._trial_attrs import CONSTRAINTS_ATTR
 
 __all__ = ["EPOCH_ATTR", "RungView", "view_epoch"]
 
@@ -87,10 +90,10 @@ class RungView(BaseSampler):
             return params
         # What the sampler wrote on the trial (TPE's constant liar shares its relative params
         # there with the trials asked next) belongs to the study.
-        written = view._storage.get_trial(mirrored._trial_id).system_attrs
+        written = _in(view, trial).system_attrs  # read again: the sampler wrote there
         for key, value in written.items():
             if trial.system_attrs.get(key) != value:
-                study._storage.set_trial_system_attr(trial._trial_id, key, value)
+                _set_system_attr(study, trial, key, value)
         return params
 
     def sample_independent(
@@ -125,7 +128,7 @@ class RungView(BaseSampler):
         if self._view is None or self._view[0] != trial.number:
             self._view = (trial.number, self._build(study))
             if self.epoch is not None:  # which fidelity this proposal learned from
-                study._storage.set_trial_system_attr(trial._trial_id, EPOCH_ATTR, self.epoch)
+                _set_system_attr(study, trial, EPOCH_ATTR, self.epoch)
         return self._view[1]
 
     def _build(self, study: optuna.Study) -> optuna.Study:
@@ -175,7 +178,12 @@ def _at(trial: FrozenTrial, points: dict[int, EpochPoint], epoch: int) -> Frozen
 
 
 def _in(view: optuna.Study, trial: FrozenTrial) -> FrozenTrial:
-    """The view's copy of the trial being asked (its id there, where samplers write)."""
-    return view._storage.get_trial(
-        view._storage.get_trial_id_from_study_id_trial_number(view._study_id, trial.number)
-    )
+    """The view's copy of the trial being asked (where samplers write): the view holds every
+    trial of the study, in order."""
+    return view.get_trials(deepcopy=False)[trial.number]
+
+
+def _set_system_attr(study: optuna.Study, trial: FrozenTrial, key: str, value: Any) -> None:
+    """Writes a system attribute of a trial being asked, as Optuna's samplers do (through the
+    study's storage: Optuna has no public setter on a frozen trial)."""
+    storage_of(study).set_trial_system_attr(trial_id_of(study, trial.number), key, value)

@@ -21,14 +21,16 @@ import optuna
 from optuna.trial import TrialState
 from ray.tune.search import Searcher
 
+from search._compat import trial_id_of
 from search.config import Objective, TrialConfig
 from search.errors import StorageWriteError
 from search.optimisers import Optimiser
 from search.run._checkpoints import RAY_TRIAL_KEY, latest_checkpoint
 from search.run._cost import SearchCost
+from search.run._counting import DISK_FULL, disk_full
 from search.run._deaths import WorkerDeaths
 from search.run._limits import OUT_OF_TIME, TrialLimits
-from search.run._storage import DISK_FULL, disk_full, outcome_of, record
+from search.run._outcome import outcome_of, record
 from search.run._trainable import CURVE_KEY, RESUME_KEY, VIOLATION_KEY
 from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY  # one place, Ray-free
 from search.run._writer import StudyWriter
@@ -51,7 +53,8 @@ class Gate(Protocol):
 
 
 def _frozen(trial: optuna.trial.Trial) -> optuna.trial.FrozenTrial:
-    return trial.study._storage.get_trial(trial._trial_id)
+    """The trial as its (in-memory) study holds it now: trials are held in number order."""
+    return trial.study.get_trials(deepcopy=False)[trial.number]
 
 
 class NpasSearcher(Searcher):
@@ -155,7 +158,7 @@ class NpasSearcher(Searcher):
             self.writer.adopt(number)
         except StorageWriteError:
             return self._finished()
-        self._live[trial_id] = optuna.trial.Trial(study, frozen._trial_id)
+        self._live[trial_id] = optuna.trial.Trial(study, trial_id_of(study, number))
         self._curves[trial_id] = list(frozen.user_attrs.get("curve", []))
         self.resumed.append(number)
         trial_config = TrialConfig.from_dict(frozen.user_attrs["trial_config"])

@@ -35,9 +35,7 @@ __all__ = [
     "CURVE_KEY",
     "EPOCH_KEY",
     "ERROR_KEY",
-    "FEASIBLE_KEY",
     "METRICS_KEY",
-    "REFUSED_KEY",
     "RESUME_KEY",
     "VIOLATION_KEY",
     "TrialFn",
@@ -49,11 +47,6 @@ __all__ = [
 ]
 
 METRICS_KEY = "npas_metrics"
-#: A trial's metric (and user attribute): 1.0 when it meets every constraint, else 0.0. As a
-#: constraint name, violated (1.0) by every infeasible trial, whatever the reason.
-FEASIBLE_KEY = "feasible"
-#: The metric a trial refused before training carries (why it was not trained).
-REFUSED_KEY = "infeasible_reason"
 ERROR_KEY = "npas_error"
 CURVE_KEY = "npas_curve"
 #: Ray Tune's time attribute of an epoch report (what a scheduler's rungs count).

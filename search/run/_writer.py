@@ -27,13 +27,13 @@ from typing import Any
 import optuna
 import sqlalchemy
 from optuna.distributions import distribution_to_json
-from optuna.storages._rdb import models  # Optuna's schema: the rows RDBStorage writes
 from optuna.trial import FrozenTrial
 
+from search._compat import optuna_schema
 from search._urls import masked_url
 from search.errors import StorageWriteError
 from search.run._lease import first_line
-from search.run._storage import set_metric_names
+from search.run._study import set_metric_names
 
 __all__ = ["StorageWriteError", "StudyWriter", "in_memory_copy"]
 
@@ -69,13 +69,15 @@ def _without_curve(trial: FrozenTrial) -> FrozenTrial:
     return bare
 
 
-_TRIALS = models.TrialModel.__table__
-_PARAMS = models.TrialParamModel.__table__
-_VALUES = models.TrialValueModel.__table__
-_USER = models.TrialUserAttributeModel.__table__
-_STUDY_USER = models.StudyUserAttributeModel.__table__
-_SYSTEM = models.TrialSystemAttributeModel.__table__
-_INTERMEDIATE = models.TrialIntermediateValueModel.__table__
+#: Optuna's schema: the rows RDBStorage writes (private: ``search._compat`` holds it).
+_SCHEMA = optuna_schema()
+_TRIALS = _SCHEMA.trials
+_PARAMS = _SCHEMA.params
+_VALUES = _SCHEMA.values
+_USER = _SCHEMA.user_attrs
+_STUDY_USER = _SCHEMA.study_user_attrs
+_SYSTEM = _SCHEMA.system_attrs
+_INTERMEDIATE = _SCHEMA.intermediate_values
 
 
 class StudyWriter:
@@ -180,7 +182,7 @@ class StudyWriter:
         so the dashboard shows a running trial's curve and a killed search keeps it; with
         ``curve``, the trial's whole curve so far too (user attribute ``curve``, one
         transaction), which a relaunch that resumes the trial continues."""
-        stored, kind = models.TrialIntermediateValueModel.intermediate_value_to_stored_repr(value)
+        stored, kind = _SCHEMA.intermediate_repr(value)
         row = {
             "trial_id": self._ids[number],
             "step": step,
@@ -216,7 +218,7 @@ class StudyWriter:
             )
             values = []
             for objective, value in enumerate(trial.values or ()):
-                stored, kind = models.TrialValueModel.value_to_stored_repr(value)
+                stored, kind = _SCHEMA.value_repr(value)
                 values.append(
                     {"trial_id": trial_id, "objective": objective, "value": stored,
                      "value_type": kind}

@@ -27,6 +27,7 @@ from objectives.datasets import load
 from objectives.train import evaluate
 from search._cli import _config, build_parser, main
 from search.bundle import load_bundle
+from search.errors import SearchInterrupted
 from search.pareto import front_of
 from search.pareto._frame import objectives_of, trials_frame
 from search.run._records import metrics_of
@@ -280,7 +281,7 @@ def test_an_interrupted_launch_is_exit_130(tmp_path, monkeypatch, capsys) -> Non
     import search.run._launch
 
     def stopped(*args, **kwargs):
-        raise search.run._launch.SearchInterrupted("search 'x' stopped after 2 of 16 trials")
+        raise SearchInterrupted("search 'x' stopped after 2 of 16 trials")
 
     monkeypatch.setattr(search.run._launch, "launch", stopped)
     assert main(["launch", "--out", str(tmp_path), "--quiet"]) == 130
@@ -624,7 +625,8 @@ _STATES = st.sampled_from(["COMPLETE", "RUNNING", "PRUNED", "FAIL", "WAITING"])
 def test_status_counts_each_trial_once(rows: list, live: bool) -> None:
     """(state, feasible, refused, interrupted) per trial: the counts add up to the trials."""
     from search._cli import _counts
-    from search.run._storage import INTERRUPTED, REFUSED_KEY
+    from search.run._counting import INTERRUPTED
+    from search.run._trial_attrs import REFUSED_KEY
 
     frame = pd.DataFrame(
         {

@@ -11,7 +11,7 @@ import pytest
 from optuna.trial import TrialState
 
 from search.optimisers import OPTIMISERS, point_of
-from search.run._storage import FEASIBLE_KEY
+from search.run._trial_attrs import FEASIBLE_KEY
 from spaces import Categorical, ConfigError, Fixed, Float, Int, Space, UnknownNameError
 
 SPACE = Space(

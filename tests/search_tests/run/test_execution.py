@@ -30,7 +30,8 @@ from search.config import TrialConfig, load_config, load_preset
 from search.errors import StorageWriteError
 from search.pareto import non_dominated
 from search.pareto._frame import trials_frame
-from search.run._launch import launch, trials_counted
+from search.run._counting import trials_counted
+from search.run._launch import launch
 from search.run._records import conditions_of, metrics_of
 from spaces import ConfigError
 

@@ -25,8 +25,9 @@ from search.errors import ConfigError
 from search.optimisers import OPTIMISERS
 from search.report import write_report
 from search.run import launch, trials_counted
+from search.run._counting import counts
+from search.run._curves import rung_history
 from search.run._records import metrics_of
-from search.run._storage import counts, rung_history
 from tests.search_tests.run.test_execution import make_config
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray

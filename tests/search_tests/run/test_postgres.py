@@ -20,7 +20,8 @@ import ray.cloudpickle
 from optuna.trial import TrialState
 
 from search._cli import main
-from search.run._launch import launch, trials_counted
+from search.run._counting import trials_counted
+from search.run._launch import launch
 from tests.search_tests.run import test_execution, test_writer
 from tests.search_tests.run.test_writer import not_utc  # noqa: F401 - autouse: a non-UTC zone
 

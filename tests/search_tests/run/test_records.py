@@ -14,8 +14,10 @@ from optuna.trial import TrialState
 
 from search.pareto._columns import FIXED_COLUMNS
 from search.pareto._frame import trials_frame
+from search.run._outcome import outcome_of, record
 from search.run._records import conditions_of, metrics_of, read_study
-from search.run._storage import open_storage, open_study, outcome_of, record
+from search.run._storage import open_storage
+from search.run._study import open_study
 from search.run._trainable import report_of
 from tests.search_tests.studies import ROWS, npas_study
 

@@ -21,7 +21,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from search.errors import StorageWriteError
 from search.run._records import conditions_of, metrics_of, record_metrics
-from search.run._storage import open_storage, open_study
+from search.run._storage import open_storage
+from search.run._study import open_study
 from search.run._writer import StudyWriter, in_memory_copy
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

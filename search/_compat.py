@@ -1,0 +1,324 @@
+"""The one place npas reaches into Optuna's and Ray's private APIs, and the check that they hold.
+
+Everything else uses the libraries' public APIs (a test parses ``spaces``, ``objectives`` and
+``search`` to keep it so). Each private use below says what the public API lacks. Private APIs
+change without notice, so npas supports the version ranges :data:`SUPPORTED` names (the ones
+``pyproject.toml`` pins; a test keeps the two equal), and :func:`check` refuses, with a message
+naming them, an installed Optuna or Ray outside them or without an attribute npas uses: the
+search then stops before anything is started or written, instead of failing half-way.
+
+Optuna: a study's storage (``Study._storage``: a sampler is handed the study only, and writes
+a trial's system attributes through its storage, as Optuna's own samplers do); Optuna's RDB
+schema (``optuna.storages._rdb.models``: the writer of ``search.run._writer`` commits a trial
+in one transaction, which ``RDBStorage``'s one-session-per-call API cannot).
+Ray: the address ``ray start`` left (``ray._private.services.find_bootstrap_address``: Ray's
+public ``auto`` also joins any Ray it finds, another program's private one included); the
+flag that keeps a local Ray on loopback (``ray._private.ray_constants.ENABLE_RAY_CLUSTER``);
+Ray Tune's handling of a trial actor's failures (``RayActorManager._actor_start_failed`` and
+``_actor_task_failed``, ``Trial._get_default_result_or_future``: a worker Ray's memory monitor
+killed otherwise ends the whole search with a traceback, see ``search.run._deaths``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Iterator
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from search.errors import UnsupportedDependency
+
+if TYPE_CHECKING:
+    import optuna
+    import sqlalchemy
+
+__all__ = [
+    "SUPPORTED",
+    "OptunaSchema",
+    "bootstrap_address",
+    "check",
+    "check_optuna",
+    "check_ray",
+    "loopback_node",
+    "optuna_schema",
+    "quiet_token_notice",
+    "storage_of",
+    "trial_id_of",
+    "tune_actor_failures",
+]
+
+#: The versions of Optuna and Ray npas supports: the ranges ``pyproject.toml`` pins (a test
+#: keeps them equal); the lower ends are the oldest versions ``.ci/bounds`` runs the search on.
+SUPPORTED = {"optuna": ">=5.0,<6", "ray": ">=2.55,<2.61"}
+
+#: What Ray Tune's actor manager hands a failure hook (see :func:`tune_actor_failures`).
+FailureHandler = Callable[[Callable[[Exception], Any], Exception], Any]
+
+#: The private names npas uses, per library: (module, attribute path, what npas uses it for).
+_OPTUNA_NAMES = (
+    ("optuna.storages._rdb.models", "TrialModel", "the search's one-transaction writes"),
+    ("optuna.storages._rdb.models", "TrialParamModel", "the search's one-transaction writes"),
+    ("optuna.storages._rdb.models", "TrialValueModel.value_to_stored_repr", "trial values"),
+    ("optuna.storages._rdb.models", "TrialUserAttributeModel", "trial user attributes"),
+    ("optuna.storages._rdb.models", "TrialSystemAttributeModel", "trial system attributes"),
+    ("optuna.storages._rdb.models", "StudyUserAttributeModel", "study user attributes"),
+    (
+        "optuna.storages._rdb.models",
+        "TrialIntermediateValueModel.intermediate_value_to_stored_repr",
+        "learning curves",
+    ),
+)
+_RAY_NAMES = (
+    ("ray._private.services", "find_bootstrap_address", "--address auto"),
+    ("ray._private.ray_constants", "ENABLE_RAY_CLUSTER", "a local Ray on loopback only"),
+    (
+        "ray.air.execution._internal.actor_manager",
+        "RayActorManager._actor_start_failed",
+        "trials whose worker Ray killed",
+    ),
+    (
+        "ray.air.execution._internal.actor_manager",
+        "RayActorManager._actor_task_failed",
+        "trials whose worker Ray killed",
+    ),
+    (
+        "ray.tune.experiment.trial",
+        "Trial._get_default_result_or_future",
+        "trials whose worker Ray killed",
+    ),
+)
+#: The private methods whose ``exception`` argument :func:`tune_actor_failures` rewrites.
+_FAILURE_HOOKS = ("_actor_start_failed", "_actor_task_failed")
+
+
+def check() -> None:
+    """Checks both libraries (see :func:`check_optuna`, :func:`check_ray`)."""
+    check_optuna()
+    check_ray()
+
+
+def check_optuna() -> None:
+    """Refuses an installed Optuna outside :data:`SUPPORTED` or without a private name npas
+    uses.
+
+    Raises:
+        UnsupportedDependency: the message names the supported versions and what is wrong.
+    """
+    import optuna
+
+    _check("optuna", optuna.__version__, _OPTUNA_NAMES)
+    from optuna.storages import InMemoryStorage
+    from optuna.study import StudyDirection
+
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # "a new study created in memory"
+    try:
+        storage = InMemoryStorage()
+        storage.create_new_study([StudyDirection.MINIMIZE], "npas-compat-check")
+        study = optuna.load_study(study_name="npas-compat-check", storage=storage)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+    if getattr(study, "_storage", None) is not storage:
+        _refuse("optuna", optuna.__version__, "Study._storage (a study's storage) is missing")
+
+
+def check_ray() -> None:
+    """Refuses an installed Ray outside :data:`SUPPORTED` or without a private name npas uses
+    (the failure hooks must still take their ``exception`` argument).
+
+    Raises:
+        UnsupportedDependency: the message names the supported versions and what is wrong.
+    """
+    import ray
+
+    _check("ray", ray.__version__, _RAY_NAMES)
+    from ray.air.execution._internal.actor_manager import RayActorManager
+
+    for name in _FAILURE_HOOKS:
+        if "exception" not in inspect.signature(getattr(RayActorManager, name)).parameters:
+            _refuse("ray", ray.__version__, f"RayActorManager.{name} takes no `exception`")
+
+
+def _check(library: str, version: str, names: tuple[tuple[str, str, str], ...]) -> None:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    if Version(version) not in SpecifierSet(SUPPORTED[library]):
+        _refuse(library, version, "that version is outside the supported range")
+    for module, path, use in names:
+        try:
+            functools.reduce(getattr, path.split("."), import_module(module))
+        except (ImportError, AttributeError):
+            _refuse(library, version, f"{module}.{path} (used for {use}) is missing")
+
+
+def _refuse(library: str, version: str, what: str) -> None:
+    supported = " and ".join(f"{name} {spec}" for name, spec in SUPPORTED.items())
+    package = "ray[tune]" if library == "ray" else library
+    raise UnsupportedDependency(
+        f"npas supports {supported}; the installed {library} {version} does not fit: {what}. "
+        f"Install a supported version: pip install '{package}{SUPPORTED[library]}'"
+    )
+
+
+# --- Optuna ---------------------------------------------------------------------------------
+
+
+def storage_of(study: optuna.Study) -> optuna.storages.BaseStorage:
+    """The storage a study reads and writes (Optuna has no public accessor; the storage's own
+    API is public)."""
+    return study._storage
+
+
+def trial_id_of(study: optuna.Study, number: int) -> int:
+    """The storage id of trial ``number`` of a study (what the storage's API takes)."""
+    storage = storage_of(study)
+    study_id = storage.get_study_id_from_name(study.study_name)
+    return storage.get_trial_id_from_study_id_trial_number(study_id, number)
+
+
+class OptunaSchema(NamedTuple):
+    """The tables ``RDBStorage`` writes a trial to, and how it stores a float there."""
+
+    trials: sqlalchemy.Table
+    params: sqlalchemy.Table
+    values: sqlalchemy.Table
+    user_attrs: sqlalchemy.Table
+    system_attrs: sqlalchemy.Table
+    study_user_attrs: sqlalchemy.Table
+    intermediate_values: sqlalchemy.Table
+    #: ``value -> (stored value, value type)`` of an objective value.
+    value_repr: Callable[[float], tuple[Any, Any]]
+    #: The same for an intermediate value (a learning-curve point).
+    intermediate_repr: Callable[[float], tuple[Any, Any]]
+
+
+def optuna_schema() -> OptunaSchema:
+    """Optuna's RDB schema: the rows ``RDBStorage`` writes (no public API writes a trial in one
+    transaction)."""
+    from optuna.storages._rdb import models
+
+    return OptunaSchema(
+        trials=models.TrialModel.__table__,
+        params=models.TrialParamModel.__table__,
+        values=models.TrialValueModel.__table__,
+        user_attrs=models.TrialUserAttributeModel.__table__,
+        system_attrs=models.TrialSystemAttributeModel.__table__,
+        study_user_attrs=models.StudyUserAttributeModel.__table__,
+        intermediate_values=models.TrialIntermediateValueModel.__table__,
+        value_repr=models.TrialValueModel.value_to_stored_repr,
+        intermediate_repr=models.TrialIntermediateValueModel.intermediate_value_to_stored_repr,
+    )
+
+
+# --- Ray ------------------------------------------------------------------------------------
+
+
+def bootstrap_address() -> str | None:
+    """The address of the head ``ray start`` last started on this machine (the address file in
+    Ray's temp folder), or None."""
+    from ray._private.services import find_bootstrap_address
+
+    return find_bootstrap_address(None)
+
+
+@contextlib.contextmanager
+def loopback_node() -> Iterator[None]:
+    """A Ray started inside runs in Ray's single-machine mode (its default on macOS and
+    Windows): its node address is 127.0.0.1, and Ray binds its servers (GCS, raylet, workers,
+    runtime-env agent) to loopback when it is.
+
+    On Linux Ray turns 127.0.0.1, even one passed as ``_node_ip_address``, into this machine's
+    network address unless this flag is off (``ray._private.services.get_node_ip_address``);
+    the node keeps the address it started with, so the flag is needed only while Ray starts.
+    """
+    from ray._private import ray_constants
+
+    before = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+@contextlib.contextmanager
+def tune_actor_failures(handle: FailureHandler) -> Iterator[None]:
+    """While entered, each failed start or task of a Ray Tune trial actor is handed to
+    ``handle(proceed, exception)``, which calls ``proceed(error)`` to have Ray Tune handle
+    ``error`` instead (its own ``RayActorError`` fails the trial, any other error ends the
+    search); and the default result of a trial whose actor died before filling it in reads as
+    None (Ray Tune's "no default result") instead of raising that actor's error again.
+    """
+    from ray.air.execution._internal.actor_manager import RayActorManager
+    from ray.exceptions import RayError
+    from ray.tune.experiment.trial import Trial
+
+    def failed(original: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(original)
+
+        @functools.wraps(original)
+        def hook(*args: Any, **kwargs: Any) -> Any:
+            call = signature.bind(*args, **kwargs)  # Ray passes them by keyword
+
+            def proceed(error: Exception) -> Any:
+                call.arguments["exception"] = error
+                return original(*call.args, **call.kwargs)
+
+            return handle(proceed, call.arguments["exception"])
+
+        return hook
+
+    def none_once_dead(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def default_result(trial: Any) -> Any:
+            try:
+                return original(trial)
+            except RayError:
+                trial._default_result_or_future = None
+                return None
+
+        return default_result
+
+    hooks = {(RayActorManager, name): failed for name in _FAILURE_HOOKS}
+    hooks[(Trial, "_get_default_result_or_future")] = none_once_dead
+    saved = []
+    try:
+        for (owner, name), wrap in hooks.items():
+            original = getattr(owner, name)
+            saved.append((owner, name, original))
+            setattr(owner, name, wrap(original))
+        yield
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+
+
+#: Ray's start-up notice that token authentication is on (the default of a local Ray since
+#: 2.5x), logged by a private Ray module: its logger, and what it says. It asks nothing of a
+#: search's user, so it is not shown.
+_TOKEN_NOTICE = (
+    "ray._private.authentication.authentication_token_setup",
+    "Token authentication is enabled",
+)
+
+
+class _NoTokenNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _TOKEN_NOTICE[1] not in record.getMessage()
+
+
+@contextlib.contextmanager
+def quiet_token_notice() -> Iterator[None]:
+    """Ray's token notice stays off the terminal while a launch runs (a filter on the logger
+    that writes it, so whatever handlers Ray installs, the record never reaches them)."""
+    logger = logging.getLogger(_TOKEN_NOTICE[0])
+    notice = _NoTokenNotice()
+    logger.addFilter(notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice)

@@ -1,0 +1,139 @@
+"""How one trial's outcome is read from its Ray result and recorded on its Optuna trial.
+
+Each trial: params = the sampled point, values = the objective values, user attrs
+``trial_config`` (set when the trial starts), the ``run_trial`` dict as ``metric_<name>``
+attributes (``search.run._records``: read them with ``metrics_of``), ``constraints``
+(violation per constraint, ≤ 0 met), ``feasible``, ``artifact`` and, for a FAIL, ``error``. The
+constraint values are also the system attribute ``constraints``, one list in the search's order
+(expressions, then ``feasible``): where Optuna's samplers and ``study.best_trials`` read them
+and optuna-dashboard shows them.
+
+A trial's Ray result (``search.run._trainable.report_of``) is read back with :func:`outcome_of`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+from search._compat import storage_of, trial_id_of
+from search.run._records import record_metrics
+from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY
+from search.run._trainable import is_number as _is_number
+from search.run._trial_attrs import CONSTRAINTS_ATTR, FEASIBLE_KEY, REFUSED_KEY
+
+__all__ = ["Outcome", "outcome_of", "record"]
+
+
+@dataclass
+class Outcome:
+    """One trial's result, ready to record: state, values and the user attributes."""
+
+    state: TrialState
+    values: list[float] | None = None
+    metrics: dict[str, Any] | None = None
+    error: str | None = None
+    feasible: bool = False
+    violations: dict[str, float] = field(default_factory=dict)
+    #: The epoch a scheduler stopped a PRUNED trial after.
+    pruned_at: int | None = None
+
+
+def outcome_of(
+    result: Mapping[str, Any] | None,
+    *,
+    objectives: Sequence[tuple[str, str]],
+    constraints: Sequence[str],
+    ray_error: bool = False,
+    logs: str = "the Ray folder of the run",
+    cause: str | None = None,
+) -> Outcome:
+    """Reads a trial's Ray result (see :func:`report_of`) into an :class:`Outcome`; ``logs``
+    is where Ray keeps the logs of a trial whose process died (named in its error), ``cause``
+    why Ray killed that process, when known (its error then).
+
+    A trained trial must report a finite value for every objective (otherwise it FAILs with a
+    message saying which; an infeasible one missing some gets the worst value, ±inf). A trial
+    refused before training (``infeasible_reason``) is PRUNED at epoch 0 with what it measured:
+    samplers and optuna-dashboard treat it as not evaluated, and no value is made up.
+    """
+    result = result or {}
+    if ERROR_KEY in result:
+        return Outcome(TrialState.FAIL, error=str(result[ERROR_KEY]))
+    if METRICS_KEY not in result and CURVE_KEY in result and not ray_error:
+        point = json.loads(result[CURVE_KEY])
+        return Outcome(TrialState.PRUNED, metrics=point, pruned_at=int(result[EPOCH_KEY]))
+    if METRICS_KEY not in result and cause is not None:
+        return Outcome(TrialState.FAIL, error=cause)
+    if METRICS_KEY not in result:
+        reason = "Ray Tune reported an error for this trial" if ray_error else "no result"
+        return Outcome(
+            TrialState.FAIL,
+            error=f"{reason} (the trial process died; see the Ray logs under {logs})",
+        )
+    metrics = json.loads(result[METRICS_KEY])
+    feasible = bool(metrics.get(FEASIBLE_KEY, 1.0))
+    violations = _violations(metrics, constraints, feasible)
+    if REFUSED_KEY in metrics:  # refused before training: measured costs, no made-up values
+        return Outcome(TrialState.PRUNED, None, metrics, None, False, violations, pruned_at=0)
+    values = []
+    for name, direction in objectives:
+        value = metrics.get(name)
+        if _is_number(value) and math.isfinite(float(value)):
+            values.append(float(value))
+        elif not feasible:
+            values.append(math.inf if direction == "minimize" else -math.inf)
+        else:
+            return Outcome(
+                TrialState.FAIL,
+                metrics=metrics,
+                error=f"objective {name!r} is missing or not finite in the trial's result "
+                f"(got {value!r}); reported: {sorted(metrics)}",
+            )
+    return Outcome(TrialState.COMPLETE, values, metrics, None, feasible, violations)
+
+
+def _violations(
+    metrics: Mapping[str, Any], constraints: Sequence[str], feasible: bool
+) -> dict[str, float]:
+    """Violation per constraint expression (``constraint_<i>``), plus the feasibility flag."""
+    out = {}
+    for i, expression in enumerate(constraints):
+        value = metrics.get(f"constraint_{i}", 0.0)
+        value = float(value) if _is_number(value) else math.nan
+        out[expression] = value if math.isfinite(value) else (0.0 if feasible else 1.0)
+    out[FEASIBLE_KEY] = 0.0 if feasible else 1.0
+    return out
+
+
+def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
+    """Writes an outcome's user attributes and constraints onto a running trial.
+
+    Call it before telling the study: Optuna's samplers read the constraints during the tell.
+    """
+    if outcome.metrics is not None:
+        record_metrics(trial, outcome.metrics)
+        trial.set_user_attr("artifact", outcome.metrics.get("artifact"))
+    if outcome.state == TrialState.FAIL:
+        trial.set_user_attr("error", outcome.error)
+        trial.set_user_attr(FEASIBLE_KEY, False)
+        return
+    if outcome.state == TrialState.PRUNED:
+        trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
+        if outcome.metrics is not None and REFUSED_KEY in outcome.metrics:
+            trial.set_user_attr(FEASIBLE_KEY, False)
+            trial.set_user_attr(CONSTRAINTS_ATTR, list(outcome.violations.values()))
+        return
+    trial.set_user_attr(FEASIBLE_KEY, outcome.feasible)
+    trial.set_user_attr(CONSTRAINTS_ATTR, list(outcome.violations.values()))
+    # One list in the search's constraint order: what Optuna's samplers read (as "0", "1", ...)
+    # and, unlike the per-key form of Trial.set_constraint, what optuna-dashboard shows.
+    storage_of(trial.study).set_trial_system_attr(
+        trial_id_of(trial.study, trial.number), CONSTRAINTS_ATTR, list(outcome.violations.values())
+    )

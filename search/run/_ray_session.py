@@ -1,0 +1,126 @@
+"""The Ray a search runs on: a local one started on loopback, or a cluster joined and checked.
+
+``--address`` names a cluster's head (checked to answer before anything is created), ``auto``
+the one ``ray start`` left on this machine; no address starts a local Ray with this machine's
+CPUs, listening on loopback only. A trial's CPU/GPU share must fit what the Ray has.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from search._compat import bootstrap_address, loopback_node
+from spaces._errors import ConfigError
+
+__all__ = [
+    "auto_address",
+    "check_address",
+    "check_local_resources",
+    "ray_logs",
+    "slots",
+    "start_ray",
+]
+
+
+def check_address(address: str) -> None:
+    """A Ray cluster address that answers (HOST:PORT), checked in a few seconds."""
+    host, sep, port = address.rpartition(":")
+    if "://" in address or not sep or not host or not port.isdigit():
+        raise ConfigError(
+            f"address: got {address!r}; allowed: HOST:PORT of a Ray cluster's head (ray start "
+            "--head prints it); Ray Client addresses (ray://) are not supported"
+        )
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as err:
+        raise ConfigError(
+            f"address: nothing answers at {address} ({err.strerror or err}); start the "
+            "cluster's head there (ray start --head --port PORT) or leave --address out for a "
+            "local Ray"
+        ) from None
+
+
+def auto_address() -> str:
+    """The cluster ``auto`` names: ``RAY_ADDRESS``, else the head ``ray start`` last started on
+    this machine (the address file in Ray's temp folder), or a ConfigError at once.
+
+    Ray's own ``auto`` also falls back to any Ray it finds running here, which may be another
+    program's private Ray; and with none it fails with a traceback.
+    """
+    address = os.environ.get("RAY_ADDRESS") or bootstrap_address()
+    if not address:
+        raise ConfigError(
+            "address: got 'auto', but no Ray cluster is running on this machine (RAY_ADDRESS is "
+            "unset and `ray start` left no address); start one (ray start --head) or leave "
+            "--address out for a local Ray"
+        )
+    return address
+
+
+def check_local_resources(cpu: float, gpu: float) -> None:
+    """A trial's share must fit the local Ray this launch will start."""
+    import torch
+
+    cpus, gpus = os.cpu_count() or 1, torch.cuda.device_count()
+    if cpu > cpus or gpu > gpus:
+        raise ConfigError(
+            f"resources: a trial asks for cpu={cpu:g}, gpu={gpu:g}, but this machine has "
+            f"{cpus} CPU and {gpus} GPU; allowed: at most those (or --address a cluster)"
+        )
+
+
+def start_ray(address: str | None, env: dict[str, Any] | None = None) -> bool:
+    """Starts (or joins) Ray unless it runs already; True when this call started it.
+
+    A Ray started here (no address, or ``local``) listens on loopback only; a cluster that
+    ``address`` names is joined as it is. ``env`` is the job's ``runtime_env`` (the user's
+    code, shipped to every worker).
+    """
+    import ray
+
+    if ray.is_initialized():
+        return False
+    with loopback_node() if address in (None, "local") else contextlib.nullcontext():
+        ray.init(
+            address=address or "local",  # never a cluster some `ray start` left as the default
+            num_cpus=None if address else os.cpu_count(),
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            log_to_driver=False,
+            configure_logging=True,
+            runtime_env=env,
+        )
+    return True
+
+
+def slots(share: dict[str, float]) -> int:
+    """How many trials the Ray cluster can run at once with this share (Ray's keys)."""
+    import ray
+
+    total = ray.cluster_resources()
+    have = {"cpu": total.get("CPU", 1.0), "gpu": total.get("GPU", 0.0),
+            "memory": total.get("memory", 0.0)}  # fmt: skip
+    slots = min((math.floor(have[k] / v) for k, v in share.items() if v > 0), default=10**6)
+    if slots < 1:
+        asked = ", ".join(f"{k}={v:g}" for k, v in share.items())
+        held = ", ".join(f"{k}={v:g}" for k, v in have.items())
+        raise ConfigError(
+            f"resources: a trial asks for {asked}, but the Ray cluster has {held} in all "
+            "(memory in bytes)"
+        )
+    return slots
+
+
+def ray_logs() -> str:
+    """Ray's log folder of this session on this machine (the same path on a cluster's other
+    nodes unless they were started with another ``--temp-dir``)."""
+    import ray
+
+    context = ray.get_runtime_context()
+    return str(Path(context.get_temp_dir()) / context.get_session_name() / "logs")

@@ -1,0 +1,159 @@
+"""The study of a search: created, or loaded and checked when a search is relaunched, and the
+study-wide records (metric names, what every launch spent).
+
+Conventions: one study per search name; directions and metric names from the objectives; study
+user attrs ``config``, ``objectives``, ``constraints``, ``optimiser``, ``npas_version``, the
+search's cost (:data:`COST_ATTRS`), and the trials' measurement conditions ``cond_*``. What each
+trial holds is said in :mod:`search.run._outcome`.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from search._compat import storage_of, trial_id_of
+from search.config._keys import RENAMED_KEYS
+from search.errors import ConfigError
+from search.run._counting import INTERRUPTED
+
+__all__ = ["COST_ATTRS", "fail_interrupted", "open_study", "record_cost", "set_metric_names"]
+
+#: Config keys that may change between launches of one search (how much and where it runs).
+_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources", "limits"})
+
+
+def _npas_version() -> str:
+    try:
+        return metadata.version("npas")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
+    named = {RENAMED_KEYS.get(k, k): v for k, v in config.items()}  # stored before a rename
+    return {k: v for k, v in named.items() if k not in _MAY_CHANGE}
+
+
+def open_study(
+    *,
+    name: str,
+    storage: optuna.storages.BaseStorage,
+    sampler: optuna.samplers.BaseSampler,
+    config: Mapping[str, Any],
+    objectives: Sequence[tuple[str, str]],
+    constraints: Sequence[str],
+    optimiser: str,
+    resumable: Callable[[FrozenTrial], bool] | None = None,
+) -> optuna.Study:
+    """Creates the study of a search, or loads it to resume after checking it is the same search.
+
+    A loaded study's RUNNING trials belong to a search that was killed: they are marked FAIL
+    with the error ``interrupted`` (:func:`fail_interrupted`), except those ``resumable``
+    says a relaunch continues from their checkpoints.
+
+    Args:
+        name: The search (study) name.
+        storage: Where it is recorded.
+        sampler: The sampler of the study object returned.
+        config: ``SearchConfig.to_dict()``, stored to check later launches against.
+        objectives: ``(name, direction)`` per objective.
+        constraints: The constraint expressions.
+        optimiser: The optimiser's registry name.
+        resumable: Which RUNNING trials of a loaded study stay RUNNING (to be resumed).
+
+    Raises:
+        ConfigError: the stored search has other objectives or another config (except for
+            how many trials, where and how it runs); the message lists what differs.
+    """
+    plain = json.loads(json.dumps(dict(config), default=str))
+    study = optuna.create_study(
+        storage=storage,
+        sampler=sampler,
+        study_name=name,
+        directions=[d for _, d in objectives],
+        load_if_exists=True,
+    )
+    stored = study.user_attrs
+    if "objectives" not in stored:  # a new study
+        set_metric_names(study, [n for n, _ in objectives])
+        study.set_user_attr("config", plain)
+        study.set_user_attr("objectives", [[n, d] for n, d in objectives])
+        study.set_user_attr("constraints", list(constraints))
+        study.set_user_attr("optimiser", optimiser)
+        study.set_user_attr("npas_version", _npas_version())
+        return study
+    _check_same(name, stored, plain, objectives)
+    fail_interrupted(study, resumable)
+    return study
+
+
+def set_metric_names(study: optuna.Study, names: Sequence[str]) -> None:
+    """``study.set_metric_names``, without its experimental warning (still one in Optuna 5)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        study.set_metric_names(list(names))
+
+
+def _check_same(
+    name: str, stored: Mapping[str, Any], config: dict[str, Any], objectives: Sequence[Any]
+) -> None:
+    wanted = [[n, d] for n, d in objectives]
+    if stored.get("objectives") != wanted:
+        raise ConfigError(
+            f"search {name!r} already exists in this storage with objectives "
+            f"{stored.get('objectives')}, not {wanted}: launch it under another --name (or "
+            "another storage) instead of mixing the two"
+        )
+    old, new = _comparable(stored.get("config") or {}), _comparable(config)
+    differ = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+    if differ:
+        details = "; ".join(f"{k}: stored {old.get(k)!r}, now {new.get(k)!r}" for k in differ)
+        raise ConfigError(
+            f"search {name!r} already exists in this storage with a different config ({details})"
+            ": relaunching resumes a search only with the same config (trials, resources, "
+            "storage, address and out may change); use another --name for a new search"
+        )
+
+
+def fail_interrupted(
+    study: optuna.Study, resumable: Callable[[FrozenTrial], bool] | None = None
+) -> list[int]:
+    """Marks the RUNNING trials of a killed search FAIL (``error`` = interrupted), except
+    those ``resumable`` says a relaunch resumes from their checkpoints (left RUNNING).
+
+    Returns:
+        The numbers of the trials marked.
+    """
+    numbers = []
+    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        if resumable is not None and resumable(trial):
+            continue
+        # Optuna has no public by-number setter of user attrs; the storage's API is public.
+        storage_of(study).set_trial_user_attr(
+            trial_id_of(study, trial.number), "error", INTERRUPTED
+        )
+        study.tell(trial.number, state=TrialState.FAIL)
+        numbers.append(trial.number)
+    return numbers
+
+
+#: Study user attributes that add up what every launch of a search spent.
+COST_ATTRS = ("search_time_s", "search_energy_j", "search_co2_g")
+
+
+def record_cost(study: optuna.Study, cost: Any) -> None:
+    """Adds a launch's time, energy and CO2 to the study's totals (study user attributes),
+    with where the energy figures come from."""
+    stored = study.user_attrs
+    spent = (cost.elapsed_s, cost.energy_j, cost.co2_g)
+    for key, value in zip(COST_ATTRS, spent, strict=True):
+        study.set_user_attr(key, float(stored.get(key, 0.0)) + float(value))
+    sources = sorted(set(stored.get("search_energy_source", [])) | cost.sources)
+    study.set_user_attr("search_energy_source", sources or ["estimate"])

@@ -1,0 +1,148 @@
+"""One launch's Ray Tune run: the trainable with each trial's CPU/GPU share, the searcher, the
+scheduler (told what a resumed search saw), the progress view, checkpoints and time limits."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import optuna
+
+from search.run._checkpoints import CheckpointJanitor
+from search.run._curves import rung_history
+from search.run._interrupts import sigint_kept
+from search.run._limits import TrialLimits
+from search.run._moasha import PromotionMOASHA
+from search.run._ray_session import slots as cluster_slots
+from search.run._searcher import DECISIONS_KEY, NpasSearcher
+from search.run._trainable import TrialFn, checkpoints, trainable
+
+if TYPE_CHECKING:
+    from search.config import SearchConfig
+
+__all__ = ["RETRIES", "run_tuner"]
+
+#: How often a checkpointing trial whose worker died is restarted from its last checkpoint.
+RETRIES = 2
+
+
+def run_tuner(
+    config: SearchConfig,
+    searcher: NpasSearcher,
+    study: optuna.Study,
+    out: Path,
+    remaining: int,
+    trial_fn: TrialFn,
+    progress: bool,
+) -> int:
+    """Runs ``remaining`` trials on Ray Tune, each with its CPU/GPU share.
+
+    Returns:
+        How many trials Ray Tune ran: fewer than ``remaining`` when it was stopped (Ctrl-C).
+    """
+    from ray import tune
+
+    from search.run._progress import Progress
+    from search.run._schedulers import SCHEDULERS
+
+    share = config.resources.ray()
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
+    # A trial whose worker died is recorded with its cause: no stack dump on the terminal.
+    os.environ.setdefault("TUNE_PRINT_ALL_TRIAL_ERRORS", "0")
+    # Trials checkpoint every epoch by design: no advice to checkpoint less often.
+    os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
+    resourced = tune.with_resources(
+        tune.with_parameters(trainable, trial_fn=trial_fn, objectives=config.objective_names),
+        share,
+    )
+    for name in ("ray.tune.tune", "ray.tune.analysis.experiment_analysis"):
+        logging.getLogger(name).addFilter(_no_tune_noise)
+    view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress,
+                    time_limit=config.limits.time)  # fmt: skip
+    scheduler = SCHEDULERS.get(config.scheduler.name)(config)
+    if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
+        trials = study.get_trials(deepcopy=False)  # index = number
+        for curve, violation, at_chance, number in rung_history(study, config.objective_names):
+            scheduler.add_history(curve, violation, at_chance, number,
+                                  **_promotions(scheduler, trials[number]))  # fmt: skip
+        scheduler.on_decision = searcher.on_decision
+    slots = min(remaining, cluster_slots(share))
+    if hasattr(scheduler, "may_start"):  # paused trials hold no slot: the scheduler says when
+        scheduler.limit(slots=slots, total=remaining)
+        searcher.gate = scheduler
+    tuner = tune.Tuner(
+        resourced,
+        tune_config=tune.TuneConfig(
+            search_alg=searcher,
+            scheduler=scheduler,
+            num_samples=remaining,
+            max_concurrent_trials=None if searcher.gate is not None else slots,
+            reuse_actors=True,  # a fresh worker process per trial costs seconds of imports
+        ),
+        run_config=tune.RunConfig(
+            storage_path=str(out / "ray"),
+            name=config.name,
+            verbose=0,
+            callbacks=[
+                view,
+                CheckpointJanitor(on_folder=searcher.on_folder, keep=_kept(searcher.limits)),
+            ],
+            stop=searcher.limits,
+            checkpoint_config=tune.CheckpointConfig(num_to_keep=config.scheduler.keep_checkpoints),
+            # A trial whose worker died goes on from its last checkpoint (when it has them).
+            failure_config=tune.FailureConfig(
+                max_failures=RETRIES if checkpoints(trial_fn) else 0
+            ),
+        ),
+    )
+    # Without max_concurrent_trials Ray Tune keeps one trial pending for a searcher; the gate
+    # admits slots + 1 (PromotionMOASHA.may_start says why), so Ray Tune must keep them.
+    pending = {} if searcher.gate is None else {"TUNE_MAX_PENDING_TRIALS_PG": str(slots + 1)}
+    with _environ(**pending), sigint_kept():
+        return len(tuner.fit())
+
+
+def _kept(limits: TrialLimits | None) -> Callable[[str], bool]:
+    """Which stopped trials keep their checkpoints: those a time limit stopped (a relaunch
+    continues them, or the user exports them)."""
+    return lambda trial_id: limits is not None and (limits.out_of_time or trial_id in limits.why)
+
+
+def _promotions(scheduler: Any, trial: optuna.trial.FrozenTrial) -> dict[str, list[int]]:
+    """The rungs a promotion-type scheduler let ``trial`` go on from, from its stored
+    decisions (a relaunch keeps them), as ``add_history``'s keyword."""
+    if not isinstance(scheduler, PromotionMOASHA):
+        return {}
+    log = trial.user_attrs.get(DECISIONS_KEY, [])
+    return {"promoted": [d["rung"] for d in log if d["outcome"] in ("promote", "continue")]}
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    """Ray Tune settings read from the environment, set for one search only."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+#: What Ray Tune logs that a search says better: how to resume ("Tuner.restore": relaunching
+#: resumes a search), and the trials that failed or never reported (the study records each, with
+#: its error).
+_TUNE_NOISE = ("Tuner.restore", "Trials did not complete", "Failed to fetch metrics")
+
+
+def _no_tune_noise(record: logging.LogRecord) -> bool:
+    """Drops the lines of ``_TUNE_NOISE`` (a logging filter)."""
+    message = record.getMessage()
+    return not any(text in message for text in _TUNE_NOISE)

@@ -1,0 +1,205 @@
+"""search._compat: the one module that uses Optuna's and Ray's private APIs, and its check.
+
+The check passes on the installed versions (the upper ends of the supported ranges in the main
+suite; ``.ci/bounds`` runs this file again on the lower ends) and refuses, with a message
+naming the supported versions, a version outside them or a private name that is gone. No other
+module of ``spaces``, ``objectives`` or ``search`` may reach into a private Optuna or Ray API.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from pathlib import Path
+
+import optuna
+import pytest
+import ray
+from optuna.storages._rdb import models
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from ray.air.execution._internal.actor_manager import RayActorManager
+from ray.tune.experiment.trial import Trial
+
+from search import _compat
+from search._cli import main
+from search.errors import NpasError, UnsupportedDependency
+from tests.search_tests.run.test_execution import make_config
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPAT = ROOT / "search" / "_compat.py"
+#: Private attributes of Optuna's objects that npas reads only through search._compat.
+PRIVATE_ATTRS = frozenset({"_storage", "_trial_id", "_study_id"})
+LIBRARIES = ("optuna", "ray")
+
+
+def test_the_installed_versions_pass():
+    _compat.check()
+
+
+@pytest.mark.parametrize(
+    ("module", "version"),
+    [(optuna, "4.5.0"), (optuna, "6.0.0"), (ray, "2.54.0"), (ray, "2.61.0"), (ray, "3.0.0")],
+)
+def test_a_version_outside_the_supported_range_is_refused(monkeypatch, module, version):
+    monkeypatch.setattr(module, "__version__", version)
+    with pytest.raises(UnsupportedDependency) as caught:
+        _compat.check()
+    message = str(caught.value)
+    name = module.__name__
+    assert isinstance(caught.value, NpasError)
+    assert f"optuna {_compat.SUPPORTED['optuna']}" in message
+    assert f"ray {_compat.SUPPORTED['ray']}" in message
+    assert f"installed {name} {version} does not fit" in message
+    assert "outside the supported range" in message
+    assert "pip install" in message
+
+
+@pytest.mark.parametrize(
+    ("owner", "name", "expected"),
+    [
+        (models.TrialValueModel, "value_to_stored_repr", "TrialValueModel.value_to_stored_repr"),
+        (RayActorManager, "_actor_task_failed", "RayActorManager._actor_task_failed"),
+        (Trial, "_get_default_result_or_future", "Trial._get_default_result_or_future"),
+    ],
+)
+def test_a_missing_private_name_is_refused(monkeypatch, owner, name, expected):
+    monkeypatch.delattr(owner, name)
+    with pytest.raises(UnsupportedDependency, match="does not fit") as caught:
+        _compat.check()
+    assert expected in str(caught.value) and "is missing" in str(caught.value)
+    assert "npas supports optuna" in str(caught.value)
+
+
+def test_a_failure_hook_that_lost_its_exception_argument_is_refused(monkeypatch):
+    monkeypatch.setattr(RayActorManager, "_actor_task_failed", lambda self, tracked_actor: None)
+    with pytest.raises(UnsupportedDependency, match="_actor_task_failed takes no `exception`"):
+        _compat.check_ray()
+
+
+def test_a_launch_is_refused_before_anything_is_created(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(ray, "__version__", "2.99.0")
+    out = tmp_path / "run"
+    with pytest.raises(UnsupportedDependency, match=r"installed ray 2\.99\.0"):
+        _compat_launch(make_config(out, optimiser="random", trials=1))
+    assert not out.exists() and not ray.is_initialized()
+    assert main(["launch", "--out", str(out), "--quiet"]) == 1  # an NpasError: exit 1
+    err = capsys.readouterr().err
+    assert "search launch: UnsupportedDependency: npas supports optuna" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+def _compat_launch(config):
+    from search.run import launch
+
+    return launch(config, progress=False)
+
+
+def test_the_check_reads_the_ranges_pyproject_pins():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    pins = {}
+    for text in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        requirement = Requirement(text)
+        if requirement.name in LIBRARIES:
+            pins[requirement.name] = requirement.specifier
+    assert pins == {name: SpecifierSet(spec) for name, spec in _compat.SUPPORTED.items()}
+    for spec in pins.values():  # both ends pinned
+        assert {s.operator for s in spec} == {">=", "<"}
+
+
+def test_the_actor_failure_hooks_are_put_back_on_exit():
+    originals = {n: getattr(RayActorManager, n) for n in ("_actor_start_failed",
+                                                          "_actor_task_failed")}  # fmt: skip
+    default = Trial._get_default_result_or_future
+    with _compat.tune_actor_failures(lambda proceed, error: proceed(error)):
+        assert all(getattr(RayActorManager, n) is not f for n, f in originals.items())
+        assert Trial._get_default_result_or_future is not default
+    assert all(getattr(RayActorManager, n) is f for n, f in originals.items())
+    assert Trial._get_default_result_or_future is default
+
+
+# -- no private Optuna or Ray API outside search/_compat.py ------------------------------------
+
+
+def private_uses(source: str) -> list[str]:
+    """Where ``source`` imports a private Optuna/Ray module or name, names one in a string (for
+    ``import_module``), or reads a private attribute of Optuna's objects (:data:`PRIVATE_ATTRS`,
+    on anything but ``self``)."""
+    found = []
+
+    def private(dotted: str) -> bool:
+        parts = dotted.split(".")
+        hidden = [p for p in parts[1:] if p.startswith("_") and not p.endswith("__")]
+        return parts[0] in LIBRARIES and bool(hidden)  # ``__version__`` is public
+
+    for node in ast.walk(ast.parse(source)):
+        where = f"line {getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Import):
+            found += [f"{where}: import {a.name}" for a in node.names if private(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            found += [f"{where}: from {n}" for n in [node.module, *names] if private(n)][:1]
+        elif isinstance(node, ast.Attribute):
+            owner = node.value
+            if node.attr in PRIVATE_ATTRS and not (
+                isinstance(owner, ast.Name) and owner.id == "self"
+            ):
+                found.append(f"{where}: .{node.attr}")
+            elif private(_dotted(node)):
+                found.append(f"{where}: {_dotted(node)}")
+        elif isinstance(node, ast.Constant) and _names_private(node.value, private):
+            found.append(f"{where}: {node.value!r}")
+    return found
+
+
+def _names_private(value: object, private: Callable[[str], bool]) -> bool:
+    """A string naming a private module (``import_module("ray._private.services")``)."""
+    return isinstance(value, str) and " " not in value and private(value)
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from optuna.storages._rdb import models",
+        "from optuna.storages import _rdb",
+        "import ray._private.services",
+        "from ray.air.execution._internal.actor_manager import RayActorManager",
+        "x = study._storage",
+        "x = frozen._trial_id",
+        "x = view._study_id",
+        "x = ray._private.ray_constants.ENABLE_RAY_CLUSTER",
+        "importlib.import_module('ray._private.services')",
+    ],
+)
+def test_the_scan_finds_each_kind_of_private_use(source):
+    assert private_uses(source), source
+
+
+def test_the_scan_lets_public_uses_pass():
+    source = (
+        "import optuna\nfrom optuna.trial import TrialState\nfrom ray.tune import Callback\n"
+        "x = trial.storage\ny = self._storage\nz = optuna.storages.RDBStorage\n"
+    )
+    assert private_uses(source) == []  # an object's own ``self._storage`` is its business
+
+
+def test_no_module_outside_compat_uses_a_private_optuna_or_ray_api():
+    offenders = {}
+    for package in ("spaces", "objectives", "search"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path == COMPAT:
+                continue
+            uses = private_uses(path.read_text())
+            if uses:
+                offenders[str(path.relative_to(ROOT))] = uses
+    assert not offenders, f"private Optuna/Ray APIs outside search/_compat.py: {offenders}"
+    assert private_uses(COMPAT.read_text()), "the scan must see the compat module's own uses"
