@@ -36,7 +36,8 @@ from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import RunFolderFull, SearchInterrupted, StorageWriteError
 from search.run._budget import SearchCost
-from search.run._checkpoints import CheckpointJanitor, latest_checkpoint
+from search.run._checkpoint_files import resumable
+from search.run._checkpoints import CheckpointJanitor
 from search.run._deaths import WorkerDeaths
 from search.run._lease import Lease
 from search.run._limits import TrialLimits
@@ -186,7 +187,7 @@ def _launch_leased(
         objectives=config.objectives,
         constraints=config.constraint_texts,
         optimiser=config.optimiser.name,
-        resumable=_resumable,
+        resumable=resumable,
     )
     # What a killed search left RUNNING with a checkpoint goes on from it, before new trials.
     resumes = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
@@ -321,11 +322,6 @@ def _sigterm_as_sigint(
         signal.signal(signal.SIGTERM, before)
 
 
-def _resumable(trial: optuna.trial.FrozenTrial) -> bool:
-    """A trial a stopped search left RUNNING that a relaunch resumes: it has a checkpoint."""
-    return latest_checkpoint(trial) is not None
-
-
 def _kept(limits: TrialLimits | None) -> Callable[[str], bool]:
     """Which stopped trials keep their checkpoints: those a time limit stopped (a relaunch
     continues them, or the user exports them)."""
@@ -350,7 +346,7 @@ def _interrupted(
 ) -> SearchInterrupted:
     """Marks the trials a stop cut short as interrupted (they run again on relaunch), except
     those with a checkpoint (a relaunch continues them from it)."""
-    cut = fail_interrupted(study, _resumable)
+    cut = fail_interrupted(study, resumable)
     kept = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
     ended = trials_counted(study)
     return SearchInterrupted(

@@ -71,9 +71,7 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
     assert f"Run folder {tmp_path}: " in capsys.readouterr().out
 
 
-def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
-    tmp_path, capsys
-):
+def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(tmp_path, capsys):
     cfg = config(tmp_path, "promotion")
     short = type(cfg).from_dict({**cfg.to_dict(), "budget": {"time": 4}})
     first = launch(short, trial_fn=slow_trial, progress=False)
@@ -84,10 +82,21 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     epochs = {t.number: len(t.user_attrs.get("curve", [])) for t in running}
     decided = {t.number: len(t.user_attrs.get("npas:decisions", [])) for t in running}
     cut = len(_log(tmp_path))
+    # Nothing runs them now (no launch holds the search): status says adjourned, not running.
+    assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)
+    assert (status["running"], status["interrupted"]) == (0, 0), status
+    assert status["adjourned"] == len(running), status
+    assert main(["status", "--run", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    assert f"{len(running)} adjourned (adjourned: " in shown and "0 running" in shown
 
     study = launch(cfg, trial_fn=slow_trial, progress=False)
     assert trials_counted(study) == cfg.trials
     assert not study.get_trials(states=(TrialState.RUNNING, TrialState.FAIL))
+    assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)
+    assert status["adjourned"] == 0 and status["trials"] == len(study.trials), status
     _check_each_epoch_ran_once_but_the_one_in_flight(_epochs_by_trial(_log(tmp_path)))
     after = _epochs_by_trial(_log(tmp_path)[cut:])
     for number, done in epochs.items():
@@ -101,5 +110,3 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     shown = pd.read_csv(io.StringIO(capsys.readouterr().out))
     decided = study.trials[min(epochs)].user_attrs["npas:decisions"]
     assert shown.to_dict("records") == pd.DataFrame(decided).to_dict("records")
-
-
