@@ -476,7 +476,7 @@ def _status(args: argparse.Namespace) -> int:
     storage = _open(url)
     studies = [optuna.load_study(study_name=n, storage=storage) for n in _names(storage)]
     if args.trial is not None:
-        return _trial_status(studies, args)
+        return _trial_status(studies, args, lambda name: lease_holder(storage.engine, name))
     records = [_status_record(s, lease_holder(storage.engine, s.study_name)) for s in studies]
     if not args.storage:  # the run folder is known: its size (checkpoints take most of it)
         for record in records:
@@ -495,14 +495,20 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
-    """``search status --trial N``: one trial's state, epochs, why it stopped, its checkpoint
-    and every rung decision the scheduler made on it."""
+def _trial_status(
+    studies: list[optuna.Study],
+    args: argparse.Namespace,
+    holder: Callable[[str], str | None],
+) -> int:
+    """``search status --trial N``: one trial's state, the outcome ``search status`` counts it
+    under, epochs, why it stopped, its checkpoint and every rung decision the scheduler made on
+    it; ``holder``: the live launch running a search (by name), if any."""
     import json
 
     from search.config._checks import unknown
     from search.pareto._columns import EPOCHS, NUMBER, STATE
-    from search.run._checkpoint_files import latest_checkpoint
+    from search.pareto._frame import frame_of
+    from search.run._checkpoint_files import latest_checkpoint, resumable
     from search.run._records import read_trial
     from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 
@@ -515,10 +521,15 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
         raise ConfigError(f"--trial: got {args.trial}; allowed: 0 to {len(study.trials) - 1}")
     trial = study.trials[args.trial]
     read = read_trial(trial)
+    live = holder(study.study_name) is not None
+    counted = _counts(
+        frame_of([read]), live=live, resumable=[read.number] if resumable(trial) else []
+    )
     record = {
         "search": study.study_name,
         NUMBER: read.number,
         STATE: read.state,
+        "outcome": next(k for k, n in counted.items() if n),
         EPOCHS: read.epochs or 0,
         "stopped": trial.user_attrs.get(STOPPED_KEY) or read.error,
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
@@ -534,8 +545,11 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
 
         sys.stdout.write(pd.DataFrame(record["decisions"]).map(plain).to_csv(index=False))
         return 0
-    print(f"Search {record['search']!r}, trial {record[NUMBER]}: {record[STATE]} after "
-          f"{record[EPOCHS]} epoch(s)")  # fmt: skip
+    outcome = record["outcome"].replace("_", " ")
+    print(f"Search {record['search']!r}, trial {record[NUMBER]}: {record[STATE]} ({outcome}) "
+          f"after {record[EPOCHS]} epoch(s)")  # fmt: skip
+    if record["outcome"] in _NOTES:
+        print(f"  {_NOTES[record['outcome']][1:-1]}")
     if record["stopped"]:
         print(f"  why it ended: {record['stopped']}")
     print(f"  checkpoint: {record['checkpoint'] or 'none'}")

@@ -453,10 +453,11 @@ def test_status_writes_values_under_the_table_column_names(tmp_path: Path, capsy
     assert row["best.accuracy.number"] == 0 and "best.accuracy.trial" not in table
     assert main(["status", "--run", str(tmp_path), "--trial", "0", "--format", "json"]) == 0
     one = json.loads(capsys.readouterr().out)
-    assert (one["number"], one["state"], one["epochs"]) == (0, "COMPLETE", 5)
+    shown = [one[k] for k in ("number", "state", "outcome", "epochs")]
+    assert shown == [0, "COMPLETE", "feasible", 5]
     assert "trial" not in one
     assert main(["status", "--run", str(tmp_path), "--trial", "1"]) == 0
-    assert "trial 1: COMPLETE after 3 epoch(s)" in capsys.readouterr().out
+    assert "trial 1: COMPLETE (feasible) after 3 epoch(s)" in capsys.readouterr().out
 
 
 BREAKS_IN_TRAINING = '''
