@@ -460,6 +460,40 @@ def test_status_writes_values_under_the_table_column_names(tmp_path: Path, capsy
     assert "trial 1: COMPLETE (feasible) after 3 epoch(s)" in capsys.readouterr().out
 
 
+def test_a_search_out_of_time_is_adjourned_not_running_and_a_relaunch_goes_on(
+    tmp_path: Path, capsys
+) -> None:
+    """A real digits search whose one trial (1000 epochs) the search's time stops in flight:
+    with no launch holding the search, ``search status`` counts it adjourned, not running nor
+    interrupted, and a relaunch goes on with the same trial from its checkpoint."""
+    config = tmp_path / "out-of-time.yaml"
+    data = {**CONFIG, "name": "out-of-time", "trials": 1, "constraints": []}
+    config.write_text(yaml.safe_dump({**data, "train": {"epochs": 1000, "batch_size": 64}}))
+    out = tmp_path / "runs"
+    argv = ["launch", str(config), "--out", str(out), "--address", "local", "--quiet",
+            "--time-budget", "10s"]  # fmt: skip
+    first = _run(*argv)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "0 running, 1 adjourned (adjourned: " in first.stdout, first.stdout
+    assert main(["status", "--run", str(out), "--format", "json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)
+    counted = [status[k] for k in ("running", "interrupted", "adjourned", "trials")]
+    assert counted == [0, 0, 1, 1] and status["running_now"] is None, status
+    assert main(["status", "--run", str(out), "--trial", "0", "--format", "json"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert (before["state"], before["outcome"]) == ("RUNNING", "adjourned")
+    assert before["checkpoint"] is not None and 1 <= before["epochs"] < 1000
+
+    again = _run(*argv)  # the same command: the same trial goes on, then time is up again
+    assert again.returncode == 0, again.stderr[-3000:]
+    study = optuna.load_study(study_name="out-of-time", storage=f"sqlite:///{out / 'npas.db'}")
+    assert len(study.trials) == 1, "went on with trial 0, started none in its place"
+    epochs = [p["epoch"] for p in study.trials[0].user_attrs["curve"]]
+    assert epochs == list(range(1, len(epochs) + 1)) and len(epochs) > before["epochs"]
+    assert main(["status", "--run", str(out), "--trial", "0", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["epochs"] == len(epochs)
+
+
 BREAKS_IN_TRAINING = '''
 import spaces
 from torch import nn
