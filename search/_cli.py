@@ -453,14 +453,24 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
 
 def _csv(records: Sequence[dict[str, Any]]) -> str:
     """Status records as CSV: one row each, one column per JSON field (nested names joined by
-    dots: ``best.accuracy.value``); a list is a JSON text cell, None an empty one, as in
-    ``trials.csv``."""
+    dots: ``best.accuracy.value``); a cell is the JSON value (a whole number an integer even
+    where another row has none), a list JSON text, None empty, as in ``trials.csv``."""
     import pandas as pd
 
+    from search._format import json_number
     from search.run._records import plain
 
-    table = pd.json_normalize(list(records))
-    return table.map(plain).to_csv(index=False)
+    def flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+        cells: dict[str, Any] = {}
+        for key, value in record.items():
+            if isinstance(value, dict):
+                cells.update(flat(value, f"{prefix}{key}."))
+            else:
+                cells[prefix + key] = plain(json_number(value))
+        return cells
+
+    rows = [flat(r) for r in records]
+    return pd.DataFrame(rows, dtype=object).to_csv(index=False)  # object: no 1000 -> 1000.0
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -424,8 +424,9 @@ def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -
 def test_status_writes_values_under_the_table_column_names(tmp_path: Path, capsys) -> None:
     """JSON and CSV hold values (a list is JSON text in a CSV cell, never a Python repr), a
     trial is its ``number`` as in every table, a counted metric stays an integer though a failed
-    trial leaves its column with a gap, and ``--trial N`` counts the epochs the trial trained
-    (its ``epochs`` metric here: it recorded no curve)."""
+    trial leaves its column with a gap (and in CSV though another search has no best), and
+    ``--trial N`` counts the epochs the trial trained (its ``epochs`` metric here: it recorded
+    no curve)."""
     from tests.search_tests.studies import ACC_PARAMS, stored_study
 
     rows = [
@@ -433,30 +434,37 @@ def test_status_writes_values_under_the_table_column_names(tmp_path: Path, capsy
         {"accuracy": 0.8, "params": 1000, "epochs": 3},
         {"state": "FAIL"},
     ]
-    stored_study(f"sqlite:///{tmp_path / 'npas.db'}", "ints", rows, ACC_PARAMS)
+    url = f"sqlite:///{tmp_path / 'npas.db'}"
+    stored_study(url, "ints", rows, ACC_PARAMS)
+    stored_study(url, "failed", [{"state": "FAIL"}], ACC_PARAMS)  # no best at all
     assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
-    (record,) = json.loads(capsys.readouterr().out)
+    failed, record = json.loads(capsys.readouterr().out)
     assert record["best"] == {
         "accuracy": {"value": 0.9, "number": 0},
         "params": {"value": 1000, "number": 1},
     }
-    assert type(record["best"]["params"]["value"]) is int
+    assert type(record["best"]["params"]["value"]) is int and failed["best"] == {}
     assert (record["feasible"], record["failed"], record["front"]) == (2, 1, [0, 1])
     assert all(" " not in key for key in record)
     assert main(["status", "--run", str(tmp_path), "--format", "csv"]) == 0
-    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    row = table.iloc[0]
+    text = capsys.readouterr().out
+    table = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    assert list(table["search"]) == ["failed", "ints"]
+    row = table.iloc[1]
     assert json.loads(row["objectives"]) == ["accuracy (maximize)", "params (minimize)"]
     assert json.loads(row["constraints"]) == [] and json.loads(row["front"]) == [0, 1]
-    assert pd.isna(row["running_now"]), "None is an empty cell"
-    assert table["best.params.value"].dtype.kind == "i" and row["best.params.value"] == 1000
-    assert row["best.accuracy.number"] == 0 and "best.accuracy.trial" not in table
-    assert main(["status", "--run", str(tmp_path), "--trial", "0", "--format", "json"]) == 0
+    assert row["running_now"] == "", "None is an empty cell"
+    assert (row["best.params.value"], row["best.params.number"]) == ("1000", "1")
+    assert (row["best.accuracy.value"], row["best.accuracy.number"]) == ("0.9", "0")
+    assert table.iloc[0]["best.params.value"] == "" and "best.accuracy.trial" not in table
+    assert pd.read_csv(io.StringIO(text))["trials"].dtype.kind == "i"
+    assert main(["status", "--run", str(tmp_path), "--name", "ints", "--trial", "0",
+                 "--format", "json"]) == 0  # fmt: skip
     one = json.loads(capsys.readouterr().out)
     shown = [one[k] for k in ("number", "state", "outcome", "epochs")]
     assert shown == [0, "COMPLETE", "feasible", 5]
     assert "trial" not in one
-    assert main(["status", "--run", str(tmp_path), "--trial", "1"]) == 0
+    assert main(["status", "--run", str(tmp_path), "--name", "ints", "--trial", "1"]) == 0
     assert "trial 1: COMPLETE (feasible) after 3 epoch(s)" in capsys.readouterr().out
 
 
