@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -284,31 +284,47 @@ _COUNTED = (
     "failed",
     "running",
     "waiting",
+    "adjourned",
     "interrupted",
 )
-#: What the table says of the interrupted ones.
-_INTERRUPTED_NOTE = "(interrupted: not counted towards trials, others run in their place)"
+#: Outcomes the table names only when a trial has one.
+_ONLY_WHEN_ANY = ("waiting", "adjourned", "interrupted")
+#: What the table says of the adjourned and the interrupted ones.
+_NOTES = {
+    "adjourned": "(adjourned: unfinished, with a checkpoint; a relaunch goes on with them)",
+    "interrupted": "(interrupted: not counted towards trials, others run in their place)",
+}
 
 
-def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
+def _counts(
+    frame: pd.DataFrame, *, live: bool = True, resumable: Collection[int] = ()
+) -> dict[str, int]:
     """Trials by outcome, each in one class: completed within the constraints (feasible),
     completed outside them or refused untrained (infeasible), stopped early by the scheduler,
-    failed, running, waiting, interrupted; with no live launch, RUNNING ones were cut short."""
+    failed, running, waiting, adjourned, interrupted.
+
+    With no live launch nothing runs: a RUNNING trial in ``resumable`` (it has a checkpoint, as
+    one the search's time stopped does) is adjourned, since a relaunch goes on with it; any
+    other was cut short (interrupted), since a relaunch runs another in its place.
+    """
     import pandas as pd
 
+    from search.pareto._columns import ERROR, FEASIBLE, NUMBER, STATE
     from search.run._counting import INTERRUPTED
     from search.run._trial_attrs import REFUSED_KEY
 
-    state = frame["state"]
+    state = frame[STATE]
     complete = state == "COMPLETE"
-    errors = frame["error"] if "error" in frame.columns else pd.Series("", index=frame.index)
+    errors = frame[ERROR] if ERROR in frame.columns else pd.Series("", index=frame.index)
     running = state == "RUNNING"
     cut = (state == "FAIL") & (errors.fillna("") == INTERRUPTED)
     refused = frame[REFUSED_KEY].notna() if REFUSED_KEY in frame.columns else complete & False
     pruned = state == "PRUNED"
-    feasible = frame["feasible"].astype(bool)
+    feasible = frame[FEASIBLE].astype(bool)
+    adjourned = running & False
     if not live:
-        cut |= running
+        adjourned = running & frame[NUMBER].isin(list(resumable))
+        cut |= running & ~adjourned
         running &= False
     masks = (
         complete & feasible,
@@ -317,29 +333,45 @@ def _counts(frame: pd.DataFrame, *, live: bool = True) -> dict[str, int]:
         (state == "FAIL") & ~cut,
         running,
         state == "WAITING",
+        adjourned,
         cut,
     )
     return {name: int(mask.sum()) for name, mask in zip(_COUNTED, masks, strict=True)}
 
 
+def _resumable(study: optuna.Study) -> list[int]:
+    """The RUNNING trials a relaunch would go on with (each has a checkpoint on this machine)."""
+    from optuna.trial import TrialState
+
+    from search.run._checkpoint_files import resumable
+
+    running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    return [t.number for t in running if resumable(t)]
+
+
 def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
-    """The status of one search as data; ``holder``: the live launch running it, if any."""
+    """The status of one search as data (plain Python values, keys in snake_case, a trial
+    named by its ``number``); ``holder``: the live launch running it, if any."""
     import pandas as pd
 
+    from search._format import json_number
+    from search.pareto._columns import NUMBER
     from search.pareto._frame import objectives_of, trials_frame, usable
     from search.pareto._study_front import front_of, why_empty
+    from search.run._storage import COST_ATTRS
 
     frame = trials_frame(study)
     objectives = objectives_of(study)
     attrs = study.user_attrs
+    live = holder is not None
     record: dict[str, Any] = {
         "search": study.study_name,
-        "trials": len(study.trials),
-        **_counts(frame, live=holder is not None),
+        "trials": len(frame),
+        **_counts(frame, live=live, resumable=() if live else _resumable(study)),
         "running_now": holder,
         "objectives": [f"{n} ({d})" for n, d in objectives],
         "constraints": [str(c) for c in attrs.get("constraints") or []],
-        **{k: attrs.get(k) for k in ("search_time_s", "search_energy_j", "search_co2_g")},
+        **{k: json_number(attrs.get(k)) for k in COST_ATTRS},
         "energy_source": attrs.get("search_energy_source"),
         "front": [],
         "best": {},
@@ -349,7 +381,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         record["front_empty"] = why_empty(frame, names) if len(frame) else "no trial"
         return record
     front = front_of(frame, objectives)
-    record["front"] = front.numbers
+    record["front"] = [int(n) for n in front.numbers]
     if front.message:
         record["front_empty"] = front.message
         return record
@@ -357,18 +389,20 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         rows = frame[usable(frame, [name])]
         values = pd.to_numeric(rows[name], errors="coerce")
         pick = values.idxmax() if direction == "maximize" else values.idxmin()
-        record["best"][name] = {"value": values[pick], "trial": int(rows.loc[pick, "number"])}
+        number = int(rows.loc[pick, NUMBER])
+        record["best"][name] = {"value": json_number(values[pick]), NUMBER: number}
     return record
 
 
 def _status_lines(record: dict[str, Any]) -> list[str]:
     """One search's status as the lines ``search status`` prints."""
     from search._format import duration, format_value
+    from search.pareto._columns import NUMBER
 
-    shown = [k for k in _COUNTED if record[k] or k not in ("waiting", "interrupted")]
+    shown = [k for k in _COUNTED if record[k] or k not in _ONLY_WHEN_ANY]
     counts = ", ".join(f"{record[k]} {k.replace('_', ' ')}" for k in shown)
-    note = f" {_INTERRUPTED_NOTE}" if record["interrupted"] else ""
-    lines = [f"Search {record['search']!r}: {record['trials']} trial(s): {counts}{note}"]
+    notes = "".join(f" {note}" for k, note in _NOTES.items() if record[k])
+    lines = [f"Search {record['search']!r}: {record['trials']} trial(s): {counts}{notes}"]
     if record["running_now"] is not None:
         lines.append(f"  running now: launched on {record['running_now']}")
     lines.append("  objectives: " + ", ".join(record["objectives"]))
@@ -385,11 +419,33 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
         return lines
     lines.append(f"  front: {len(record['front'])} trial(s) {record['front']}")
     best = [
-        f"{name} {format_value(b['value'])} (trial {b['trial']})"
+        f"{name} {format_value(b['value'])} (trial {b[NUMBER]})"
         for name, b in record["best"].items()
     ]
     lines.append("  best: " + ", ".join(best))
     return lines
+
+
+def _csv(records: Sequence[dict[str, Any]]) -> str:
+    """Status records as CSV: one row each, one column per JSON field (nested names joined by
+    dots: ``best.accuracy.value``); a cell is the JSON value (a whole number an integer even
+    where another row has none), a list JSON text, None empty, as in ``trials.csv``."""
+    import pandas as pd
+
+    from search._format import json_number
+    from search.run._records import plain
+
+    def flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+        cells: dict[str, Any] = {}
+        for key, value in record.items():
+            if isinstance(value, dict):
+                cells.update(flat(value, f"{prefix}{key}."))
+            else:
+                cells[prefix + key] = plain(json_number(value))
+        return cells
+
+    rows = [flat(r) for r in records]
+    return pd.DataFrame(rows, dtype=object).to_csv(index=False)  # object: no 1000 -> 1000.0
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -405,17 +461,15 @@ def _status(args: argparse.Namespace) -> int:
     storage = _open(url)
     studies = [optuna.load_study(study_name=n, storage=storage) for n in _names(storage)]
     if args.trial is not None:
-        return _trial_status(studies, args)
+        return _trial_status(studies, args, lambda name: lease_holder(storage.engine, name))
     records = [_status_record(s, lease_holder(storage.engine, s.study_name)) for s in studies]
     if not args.storage:  # the run folder is known: its size (checkpoints take most of it)
         for record in records:
             record["run_folder_bytes"] = folder_size(args.run_folder)
     if args.format == "json":
-        print(json.dumps(records, indent=2, default=float))
+        print(json.dumps(records, indent=2))
     elif args.format == "csv":
-        import pandas as pd
-
-        sys.stdout.write(pd.json_normalize(records).to_csv(index=False))
+        sys.stdout.write(_csv(records))
     else:
         print(f"Storage {masked_url(url)}: {len(records)} search(es)")
         for record in records:
@@ -426,13 +480,21 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
-    """``search status --trial N``: one trial's state, epochs, why it stopped, its checkpoint
-    and every rung decision the scheduler made on it."""
+def _trial_status(
+    studies: list[optuna.Study],
+    args: argparse.Namespace,
+    holder: Callable[[str], str | None],
+) -> int:
+    """``search status --trial N``: one trial's state, the outcome ``search status`` counts it
+    under, epochs, why it stopped, its checkpoint and every rung decision the scheduler made on
+    it; ``holder``: the live launch running a search (by name), if any."""
     import json
 
     from search.config._checks import unknown
-    from search.run._checkpoint_files import latest_checkpoint
+    from search.pareto._columns import EPOCHS, NUMBER, STATE
+    from search.pareto._frame import frame_of
+    from search.run._checkpoint_files import latest_checkpoint, resumable
+    from search.run._records import read_trial
     from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
@@ -443,15 +505,20 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
     if not 0 <= args.trial < len(study.trials):
         raise ConfigError(f"--trial: got {args.trial}; allowed: 0 to {len(study.trials) - 1}")
     trial = study.trials[args.trial]
-    attrs = trial.user_attrs
+    read = read_trial(trial)
+    live = holder(study.study_name) is not None
+    counted = _counts(
+        frame_of([read]), live=live, resumable=[read.number] if resumable(trial) else []
+    )
     record = {
         "search": study.study_name,
-        "trial": trial.number,
-        "state": trial.state.name,
-        "epochs": len(attrs.get("curve") or []),
-        "stopped": attrs.get(STOPPED_KEY) or attrs.get("error"),
+        NUMBER: read.number,
+        STATE: read.state,
+        "outcome": next(k for k, n in counted.items() if n),
+        EPOCHS: read.epochs or 0,
+        "stopped": trial.user_attrs.get(STOPPED_KEY) or read.error,
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
-        "decisions": attrs.get(DECISIONS_KEY, []),
+        "decisions": trial.user_attrs.get(DECISIONS_KEY, []),
     }
     if args.format == "json":
         print(json.dumps(record, indent=2, default=str))
@@ -459,10 +526,15 @@ def _trial_status(studies: list[optuna.Study], args: argparse.Namespace) -> int:
     if args.format == "csv":  # one row per decision
         import pandas as pd
 
-        sys.stdout.write(pd.DataFrame(record["decisions"]).to_csv(index=False))
+        from search.run._records import plain
+
+        sys.stdout.write(pd.DataFrame(record["decisions"]).map(plain).to_csv(index=False))
         return 0
-    print(f"Search {record['search']!r}, trial {trial.number}: {record['state']} after "
-          f"{record['epochs']} epoch(s)")  # fmt: skip
+    outcome = record["outcome"].replace("_", " ")
+    print(f"Search {record['search']!r}, trial {record[NUMBER]}: {record[STATE]} ({outcome}) "
+          f"after {record[EPOCHS]} epoch(s)")  # fmt: skip
+    if record["outcome"] in _NOTES:
+        print(f"  {_NOTES[record['outcome']][1:-1]}")
     if record["stopped"]:
         print(f"  why it ended: {record['stopped']}")
     print(f"  checkpoint: {record['checkpoint'] or 'none'}")

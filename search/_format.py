@@ -7,7 +7,7 @@ import math
 import numbers
 from typing import Any
 
-__all__ = ["ZERO", "duration", "format_value"]
+__all__ = ["ZERO", "duration", "format_value", "json_number"]
 
 #: Magnitudes below this print as 0: floating-point residue of sums and differences of
 #: numbers near 1 (``0.1 + 0.2 - 0.3`` is 5.6e-17), never a measured value of an indicator.
@@ -27,6 +27,20 @@ def format_value(value: Any, *, digits: int = 6) -> str:
     if number.is_integer() and abs(number) < 1e15:
         return str(int(number))
     return f"{number:.{digits}g}"
+
+
+def json_number(value: Any) -> Any:
+    """A number as JSON and CSV output write it: integers, and floats that are whole numbers,
+    as Python ints (``3848``, never ``3848.0``, as :func:`format_value` prints them), other
+    numbers as Python floats (never a numpy scalar); anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    number = float(value)
+    if math.isfinite(number) and number.is_integer() and abs(number) < 1e15:
+        return int(number)
+    return number
 
 
 def duration(seconds: float) -> str:

@@ -6,7 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RAY_TRIAL_KEY", "checkpoint_folders", "folder_size", "latest_checkpoint"]
+__all__ = [
+    "RAY_TRIAL_KEY",
+    "checkpoint_folders",
+    "folder_size",
+    "latest_checkpoint",
+    "resumable",
+]
 
 #: A trial's user attribute: its Ray Tune trial folder, where its checkpoints are.
 RAY_TRIAL_KEY = "npas:ray_trial"
@@ -24,6 +30,13 @@ def latest_checkpoint(trial: Any) -> Path | None:
     folder = trial.user_attrs.get(RAY_TRIAL_KEY)
     found = checkpoint_folders(folder) if folder else []
     return found[-1] if found else None
+
+
+def resumable(trial: Any) -> bool:
+    """Whether a trial that a stopped search left RUNNING goes on when the search is relaunched
+    (from its latest checkpoint); without a checkpoint the relaunch marks it interrupted and
+    runs another in its place. The launch and ``search status`` both ask this."""
+    return latest_checkpoint(trial) is not None
 
 
 def folder_size(folder: str | Path) -> int:

@@ -14,14 +14,14 @@ import optuna
 from optuna.trial import TrialState
 
 from search.errors import SearchInterrupted
-from search.run._checkpoints import latest_checkpoint
+from search.run._checkpoint_files import resumable
 from search.run._counting import trials_counted
 from search.run._study import fail_interrupted
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
 
-__all__ = ["STOP_GRACE_S", "interrupted", "resumable", "sigint_kept", "sigterm_as_sigint"]
+__all__ = ["STOP_GRACE_S", "interrupted", "sigint_kept", "sigterm_as_sigint"]
 
 #: Seconds a stopped search has to end cleanly before it ends itself (see sigterm_as_sigint).
 STOP_GRACE_S = 10.0
@@ -66,11 +66,6 @@ def sigint_kept() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, before)
-
-
-def resumable(trial: optuna.trial.FrozenTrial) -> bool:
-    """A trial a stopped search left RUNNING that a relaunch resumes: it has a checkpoint."""
-    return latest_checkpoint(trial) is not None
 
 
 def interrupted(

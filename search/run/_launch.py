@@ -31,10 +31,11 @@ from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import RunFolderFull, StorageWriteError
+from search.run._checkpoint_files import resumable
 from search.run._cost import SearchCost
 from search.run._counting import trials_counted
 from search.run._deaths import WorkerDeaths
-from search.run._interrupts import interrupted, resumable, sigterm_as_sigint
+from search.run._interrupts import interrupted, sigterm_as_sigint
 from search.run._lease import Lease
 from search.run._limits import TrialLimits
 from search.run._ray_session import (

@@ -415,10 +415,102 @@ def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -
     assert main(["status", "--run", str(launched["out"]), "--format", "json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)
     assert record["search"] == NAME and record["feasible"] == 2 and record["interrupted"] == 0
-    assert record["best"]["accuracy"]["trial"] in record["front"]
+    assert record["adjourned"] == 0 and record["running"] == 0
+    best = record["best"]
+    assert (
+        set(best["accuracy"]) == {"value", "number"}
+        and best["accuracy"]["number"] in record["front"]
+    )
+    for name in ("params", "flops_infer"):  # whole numbers, so integers: 3848, never 3848.0
+        assert type(best[name]["value"]) is int, best[name]
+    assert type(best["accuracy"]["value"]) is float or best["accuracy"]["value"] == 1
     assert main(["status", "--run", str(launched["out"]), "--format", "csv"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert table.loc[0, "search"] == NAME and table.loc[0, "trials"] == 2
+    assert json.loads(table.loc[0, "objectives"]) == record["objectives"]
+    assert json.loads(table.loc[0, "front"]) == record["front"]
+    assert table["best.params.value"].dtype.kind == "i" and "best.params.number" in table
+
+
+def test_status_writes_values_under_the_table_column_names(tmp_path: Path, capsys) -> None:
+    """JSON and CSV hold values (a list is JSON text in a CSV cell, never a Python repr), a
+    trial is its ``number`` as in every table, a counted metric stays an integer though a failed
+    trial leaves its column with a gap (and in CSV though another search has no best), and
+    ``--trial N`` counts the epochs the trial trained (its ``epochs`` metric here: it recorded
+    no curve)."""
+    from tests.search_tests.studies import ACC_PARAMS, stored_study
+
+    rows = [
+        {"accuracy": 0.9, "params": 3000, "epochs": 5},
+        {"accuracy": 0.8, "params": 1000, "epochs": 3},
+        {"state": "FAIL"},
+    ]
+    url = f"sqlite:///{tmp_path / 'npas.db'}"
+    stored_study(url, "ints", rows, ACC_PARAMS)
+    stored_study(url, "failed", [{"state": "FAIL"}], ACC_PARAMS)  # no best at all
+    assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
+    failed, record = json.loads(capsys.readouterr().out)
+    assert record["best"] == {
+        "accuracy": {"value": 0.9, "number": 0},
+        "params": {"value": 1000, "number": 1},
+    }
+    assert type(record["best"]["params"]["value"]) is int and failed["best"] == {}
+    assert (record["feasible"], record["failed"], record["front"]) == (2, 1, [0, 1])
+    assert all(" " not in key for key in record)
+    assert main(["status", "--run", str(tmp_path), "--format", "csv"]) == 0
+    text = capsys.readouterr().out
+    table = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    assert list(table["search"]) == ["failed", "ints"]
+    row = table.iloc[1]
+    assert json.loads(row["objectives"]) == ["accuracy (maximize)", "params (minimize)"]
+    assert json.loads(row["constraints"]) == [] and json.loads(row["front"]) == [0, 1]
+    assert row["running_now"] == "", "None is an empty cell"
+    assert (row["best.params.value"], row["best.params.number"]) == ("1000", "1")
+    assert (row["best.accuracy.value"], row["best.accuracy.number"]) == ("0.9", "0")
+    assert table.iloc[0]["best.params.value"] == "" and "best.accuracy.trial" not in table
+    assert pd.read_csv(io.StringIO(text))["trials"].dtype.kind == "i"
+    assert main(["status", "--run", str(tmp_path), "--name", "ints", "--trial", "0",
+                 "--format", "json"]) == 0  # fmt: skip
+    one = json.loads(capsys.readouterr().out)
+    shown = [one[k] for k in ("number", "state", "outcome", "epochs")]
+    assert shown == [0, "COMPLETE", "feasible", 5]
+    assert "trial" not in one
+    assert main(["status", "--run", str(tmp_path), "--name", "ints", "--trial", "1"]) == 0
+    assert "trial 1: COMPLETE (feasible) after 3 epoch(s)" in capsys.readouterr().out
+
+
+def test_a_search_out_of_time_is_adjourned_not_running_and_a_relaunch_goes_on(
+    tmp_path: Path, capsys
+) -> None:
+    """A real digits search whose one trial (1000 epochs) the search's time stops in flight:
+    with no launch holding the search, ``search status`` counts it adjourned, not running nor
+    interrupted, and a relaunch goes on with the same trial from its checkpoint."""
+    config = tmp_path / "out-of-time.yaml"
+    data = {**CONFIG, "name": "out-of-time", "trials": 1, "constraints": []}
+    config.write_text(yaml.safe_dump({**data, "train": {"epochs": 1000, "batch_size": 64}}))
+    out = tmp_path / "runs"
+    argv = ["launch", str(config), "--out", str(out), "--address", "local", "--quiet",
+            "--time-budget", "10s"]  # fmt: skip
+    first = _run(*argv)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "0 running, 1 adjourned (adjourned: " in first.stdout, first.stdout
+    assert main(["status", "--run", str(out), "--format", "json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)
+    counted = [status[k] for k in ("running", "interrupted", "adjourned", "trials")]
+    assert counted == [0, 0, 1, 1] and status["running_now"] is None, status
+    assert main(["status", "--run", str(out), "--trial", "0", "--format", "json"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert (before["state"], before["outcome"]) == ("RUNNING", "adjourned")
+    assert before["checkpoint"] is not None and 1 <= before["epochs"] < 1000
+
+    again = _run(*argv)  # the same command: the same trial goes on, then time is up again
+    assert again.returncode == 0, again.stderr[-3000:]
+    study = optuna.load_study(study_name="out-of-time", storage=f"sqlite:///{out / 'npas.db'}")
+    assert len(study.trials) == 1, "went on with trial 0, started none in its place"
+    epochs = [p["epoch"] for p in study.trials[0].user_attrs["curve"]]
+    assert epochs == list(range(1, len(epochs) + 1)) and len(epochs) > before["epochs"]
+    assert main(["status", "--run", str(out), "--trial", "0", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["epochs"] == len(epochs)
 
 
 BREAKS_IN_TRAINING = '''
@@ -620,26 +712,35 @@ _STATES = st.sampled_from(["COMPLETE", "RUNNING", "PRUNED", "FAIL", "WAITING"])
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.tuples(_STATES, st.booleans(), st.booleans(), st.booleans()), max_size=20),
-       st.booleans())  # fmt: skip
+@given(st.lists(st.tuples(_STATES, st.booleans(), st.booleans(), st.booleans(), st.booleans()),
+                max_size=20), st.booleans())  # fmt: skip
 def test_status_counts_each_trial_once(rows: list, live: bool) -> None:
-    """(state, feasible, refused, interrupted) per trial: the counts add up to the trials."""
+    """(state, feasible, refused, interrupted, has a checkpoint) per trial: the counts add up to
+    the trials; with no live launch a RUNNING trial is adjourned when it has a checkpoint, else
+    interrupted, and none is running."""
     from search._cli import _counts
     from search.run._counting import INTERRUPTED
     from search.run._trial_attrs import REFUSED_KEY
 
     frame = pd.DataFrame(
         {
+            "number": range(len(rows)),
             "state": [r[0] for r in rows],
             "feasible": [r[0] == "COMPLETE" and r[1] for r in rows],
             REFUSED_KEY: [1.0 if r[0] == "PRUNED" and r[2] else None for r in rows],
             "error": [INTERRUPTED if r[0] == "FAIL" and r[3] else "boom" for r in rows],
         }
     )
-    counts = _counts(frame, live=live)
+    resumable = [i for i, r in enumerate(rows) if r[4]]
+    counts = _counts(frame, live=live, resumable=resumable)
     assert sum(counts.values()) == len(rows)
     assert counts["feasible"] == sum(r[0] == "COMPLETE" and r[1] for r in rows)
-    assert counts["running"] == (sum(r[0] == "RUNNING" for r in rows) if live else 0)
+    running = sum(r[0] == "RUNNING" for r in rows)
+    adjourned = sum(r[0] == "RUNNING" and r[4] for r in rows)
+    cut = sum(r[0] == "FAIL" and r[3] for r in rows)
+    assert counts["running"] == (running if live else 0)
+    assert counts["adjourned"] == (0 if live else adjourned)
+    assert counts["interrupted"] == cut + (0 if live else running - adjourned)
 
 
 def test_dashboard_on_a_missing_storage_names_run(tmp_path: Path, capsys) -> None:

@@ -8,7 +8,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from search._format import ZERO, duration, format_value
+from search._format import ZERO, duration, format_value, json_number
 
 
 @given(st.integers(-(10**14), 10**14))
@@ -43,3 +43,19 @@ def test_non_numbers_and_non_finite_values_as_python_writes_them() -> None:
 def test_durations() -> None:
     assert [duration(s) for s in (0.4, 59.6, 185, 7620)] == ["0 s", "1 min 00 s", "3 min 05 s",
                                                               "2 h 07 min"]  # fmt: skip
+
+
+@given(st.one_of(st.integers(-(10**14), 10**14), st.floats(allow_nan=True, allow_infinity=True)))
+def test_json_numbers_are_ints_when_whole_and_equal_to_the_value(x: float) -> None:
+    """What status writes to JSON and CSV: the same number (residue kept: only text rounds it
+    to 0), an int exactly when it is whole (as format_value prints it), never a numpy scalar."""
+    import numpy as np
+
+    for value in (x, np.float64(x) if isinstance(x, float) else np.int64(x)):
+        written = json_number(value)
+        assert type(written) in (int, float)
+        assert written == value or (math.isnan(written) and math.isnan(value))
+        whole = math.isfinite(value) and float(value).is_integer() and abs(value) < 1e15
+        assert (type(written) is int) == whole
+        if whole:
+            assert format_value(value) == str(written)

@@ -65,7 +65,7 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
         assert latest_checkpoint(trial) is not None  # kept: it may be exported from there
     main(["status", "--run", str(tmp_path), "--trial", "1"])
     shown = capsys.readouterr().out
-    assert "trial 1: PRUNED after 3 epoch(s)" in shown
+    assert "trial 1: PRUNED (stopped early) after 3 epoch(s)" in shown
     assert "why it ended: trial timeout: 0.75 s of training >= 0.75 s" in shown
     assert f"checkpoint: {latest_checkpoint(study.trials[1])}" in shown
     main(["status", "--run", str(tmp_path)])
@@ -86,10 +86,25 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     epochs = {t.number: len(t.user_attrs.get("curve", [])) for t in running}
     decided = {t.number: len(t.user_attrs.get("npas:decisions", [])) for t in running}
     cut = len(_log(tmp_path))
+    # Nothing runs them now (no launch holds the search): status says adjourned, not running.
+    assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)
+    assert (status["running"], status["interrupted"]) == (0, 0), status
+    assert status["adjourned"] == len(running), status
+    assert main(["status", "--run", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    assert f"{len(running)} adjourned (adjourned: " in shown and "0 running" in shown
+    main(["status", "--run", str(tmp_path), "--trial", str(running[0].number), "--format", "json"])
+    one = json.loads(capsys.readouterr().out)
+    assert (one["state"], one["outcome"]) == ("RUNNING", "adjourned"), one
+    assert one["epochs"] == epochs[running[0].number] and one["checkpoint"] is not None
 
     study = launch(cfg, trial_fn=slow_trial, progress=False)
     assert trials_counted(study) == cfg.trials
     assert not study.get_trials(states=(TrialState.RUNNING, TrialState.FAIL))
+    assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)
+    assert status["adjourned"] == 0 and status["trials"] == len(study.trials), status
     _check_each_epoch_ran_once_but_the_one_in_flight(_epochs_by_trial(_log(tmp_path)))
     after = _epochs_by_trial(_log(tmp_path)[cut:])
     for number, done in epochs.items():
@@ -103,5 +118,3 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     shown = pd.read_csv(io.StringIO(capsys.readouterr().out))
     decided = study.trials[min(epochs)].user_attrs["npas:decisions"]
     assert shown.to_dict("records") == pd.DataFrame(decided).to_dict("records")
-
-
