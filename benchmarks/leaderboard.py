@@ -197,7 +197,7 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
     from search.bundle._files import BUNDLE_FORMAT, versions
     from search.bundle._portable import data_record, write_onnx
     from search.bundle._write import _materialised, _shareable
-    from search.trial import _plain as plain_value
+    from search.trial import _python_scalar as plain_value
 
     model = _materialised(net)
     folder.mkdir(parents=True, exist_ok=True)

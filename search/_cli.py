@@ -358,7 +358,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
     from search.pareto._columns import NUMBER
     from search.pareto._frame import objectives_of, trials_frame, usable
     from search.pareto._study_front import front_of, why_empty
-    from search.run._storage import COST_ATTRS
+    from search.run._study import COST_ATTRS
 
     frame = trials_frame(study)
     objectives = objectives_of(study)

@@ -257,7 +257,10 @@ CONSTRAINED_ROWS = [
 @pytest.fixture(scope="module")
 def constrained(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A storage holding :data:`CONSTRAINED_ROWS`, written through npas's own writer."""
-    from search.run._storage import open_storage, open_study, outcome_of, record, report_of
+    from search.run._outcome import outcome_of, record
+    from search.run._storage import open_storage
+    from search.run._study import open_study
+    from search.run._trainable import report_of
 
     url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'npas.db'}"
     study = open_study(name="constrained", storage=open_storage(url),
