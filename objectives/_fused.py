@@ -41,17 +41,13 @@ from torch.func import functional_call, stack_module_state
 from objectives._energy import EnergyMeter
 from objectives.datasets import Augment, Data, Split
 from objectives.train import (
-    DEFAULT_LR,
-    SCHEDULES,
-    TORCH_OPTIMIZERS,
     FitResult,
     NonFiniteLossError,
     _autocast,
-    _check_float,
     _resolve_bf16,
+    checked_recipe,
     fit,
 )
-from spaces._checks import check_int, check_positive
 from spaces._errors import ConfigError
 from spaces._families._norm import BatchNorm2d
 
@@ -281,19 +277,11 @@ def _fit_fused(
     on_epoch: Callable[[int, dict[str, float]], None] | None,
 ) -> list[FitResult]:
     """:func:`fit_seeds`'s fused path (the checks mirror ``fit``'s)."""
-    check_int("epochs", epochs)
-    check_int("batch_size", batch_size)
-    if max_steps is not None:
-        check_int("max_steps", max_steps)
-    _check_float("momentum", momentum, 0.0, 1.0, closed=False)
-    _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
-    _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
-    if grad_clip is not None:
-        check_positive("grad_clip", grad_clip)
-    make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
-    make_schedule = SCHEDULES.get(schedule)
-    lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
-    check_positive("lr", lr)
+    make_optimizer, make_schedule, lr = checked_recipe(
+        epochs=epochs, batch_size=batch_size, max_steps=max_steps, momentum=momentum,
+        weight_decay=weight_decay, label_smoothing=label_smoothing, grad_clip=grad_clip,
+        optimizer=optimizer, schedule=schedule, lr=lr,
+    )  # fmt: skip
     shapes = [{n: p.shape for n, p in m.named_parameters()} for m in models]
     if any(s != shapes[0] for s in shapes):
         raise ConfigError("fit_seeds fuses models of one architecture; these differ")

@@ -253,6 +253,38 @@ def evaluate(
     return {"accuracy": correct.item() / len(split), "loss": loss_sum.item() / len(split)}
 
 
+def checked_recipe(
+    *,
+    epochs: int,
+    batch_size: int,
+    max_steps: int | None,
+    momentum: float,
+    weight_decay: float,
+    label_smoothing: float,
+    grad_clip: float | None,
+    optimizer: str,
+    schedule: str,
+    lr: float | None,
+) -> tuple[Callable[..., torch.optim.Optimizer], Callable[..., Any], float]:
+    """A training recipe's options checked (``fit`` and the fused ``fit_seeds`` take the same):
+    the optimizer's and the schedule's factories and the learning rate (its default when None).
+    """
+    check_int("epochs", epochs)
+    check_int("batch_size", batch_size)
+    if max_steps is not None:
+        check_int("max_steps", max_steps)
+    _check_float("momentum", momentum, 0.0, 1.0, closed=False)
+    _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
+    _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
+    if grad_clip is not None:
+        check_positive("grad_clip", grad_clip)
+    make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
+    make_schedule = SCHEDULES.get(schedule)
+    lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
+    check_positive("lr", lr)
+    return make_optimizer, make_schedule, lr
+
+
 def fit(
     model: nn.Module,
     data: Data,
@@ -327,19 +359,11 @@ def fit(
             of another format or of a run with other options.
         Exception: Whatever ``on_epoch`` raises, unchanged.
     """
-    check_int("epochs", epochs)
-    check_int("batch_size", batch_size)
-    if max_steps is not None:
-        check_int("max_steps", max_steps)
-    _check_float("momentum", momentum, 0.0, 1.0, closed=False)
-    _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
-    _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
-    if grad_clip is not None:
-        check_positive("grad_clip", grad_clip)
-    make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
-    make_schedule = SCHEDULES.get(schedule)
-    lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
-    check_positive("lr", lr)
+    make_optimizer, make_schedule, lr = checked_recipe(
+        epochs=epochs, batch_size=batch_size, max_steps=max_steps, momentum=momentum,
+        weight_decay=weight_decay, label_smoothing=label_smoothing, grad_clip=grad_clip,
+        optimizer=optimizer, schedule=schedule, lr=lr,
+    )  # fmt: skip
     dev = torch.device(device) if device is not None else data.device
     use_bf16 = _resolve_bf16(bf16, dev)
     if data.device != dev:
