@@ -1,5 +1,5 @@
-"""The manual's "Your own model and data" page (docs/user-plugins.md): its commands, run as written on a copy of
-``examples/`` (a real local Ray search of the example plugin), then what the section says of
+"""The manual's "Your own model and data" page (docs/user-plugins.md): its commands, run as
+written on a copy of ``examples/`` (a real local Ray search of the example plugin), then what the page says of
 later commands: the recorded modules are imported again, ``--no-imports`` names what it lacks,
 and a module that is gone is named with the flag that supplies it."""
 
