@@ -1,7 +1,7 @@
 """The manual's "Your own model and data" page (docs/user-plugins.md): its commands, run as
-written on a copy of ``examples/`` (a real local Ray search of the example plugin), then what the page says of
-later commands: the recorded modules are imported again, ``--no-imports`` names what it lacks,
-and a module that is gone is named with the flag that supplies it."""
+written on a copy of ``examples/`` (a real local Ray search of the example plugin), then what
+the page says of later commands: the recorded modules are imported again, ``--no-imports``
+names what it lacks, and a module that is gone is named with the flag that supplies it."""
 
 from __future__ import annotations
 
