@@ -37,6 +37,7 @@ PACKAGES = (
     "search.optimisers",
     "search.pareto",
     "search.report",
+    "search.bundle",
     "search.run",
     "search.trial",
     "search.errors",

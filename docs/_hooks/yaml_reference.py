@@ -1,20 +1,18 @@
 """The YAML reference page, generated from the config's own declaration at every docs build.
 
-Keys, types and defaults come from the config's dataclasses and option tables
-(``search.config._search``, ``search.config._trial``); the allowed values from the loader's
-own checks, each run once on a value no check accepts (the error names what is allowed); the
-descriptions from the docstrings beside those declarations. Nothing is typed twice, so the page
-cannot drift from what ``search launch`` accepts. :func:`config_keys` is the one function that
-reads the declaration.
+Every key's type, default, allowed values and help come from ``search.config.reference()``,
+which reads the one declaration of each key (``search/config/_keys.py``), the same the loader
+checks a config against; a declared dataset's keys and a space dimension's fields come from
+their own declarations. Nothing is typed twice, so the page cannot drift from what
+``search launch`` accepts. :func:`config_keys` is the one function that reads them.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,56 +28,13 @@ class Key:
     description: str
 
 
-class _Probe:
-    """A value no check accepts: what a check says about it is what it allows."""
-
-    def __repr__(self) -> str:
-        return "<probe>"
-
-
 _NO_DEFAULT = "required"
-
-
-def _docs(obj: Any, section: str = "") -> dict[str, str]:
-    """``name: text`` entries of a Google docstring's Args/Attributes section."""
-    doc = inspect.getdoc(obj) or ""
-    out: dict[str, str] = {}
-    inside, name = False, None
-    for line in doc.splitlines():
-        if re.match(r"^(Args|Attributes|Arguments):\s*$", line):
-            inside, name = True, None
-            continue
-        if inside and line and not line.startswith(" "):
-            inside = False
-        if not inside:
-            continue
-        entry = re.match(r"^    (\w+)(?: \([^)]*\))?:\s*(.*)$", line)
-        if entry:
-            name = entry.group(1)
-            out[name] = entry.group(2)
-        elif name and line.strip():
-            out[name] += " " + line.strip()
-    return {k: _plain(v) for k, v in out.items()}
 
 
 def _plain(text: str) -> str:
     """Sphinx roles as code: ``:func:`x``` → ```x```."""
     text = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", text)
     return text.replace("``", "`")
-
-
-def _allowed(run: Callable[[Any], Any]) -> str:
-    """What a check allows, as its own error message says for a probe value."""
-    try:
-        run(_Probe())
-    except Exception as err:  # any refusal names what it allows
-        text = str(err)
-        for pattern in (r"allowed(?: keys)?: (.*)$", r"must be (.*?), got", r"got .*?; (.*)$"):
-            found = re.search(pattern, text, re.S)
-            if found:
-                return found.group(1).strip()
-        return text
-    return "any value"
 
 
 def _shown(value: Any) -> str:
@@ -114,30 +69,6 @@ def _annotation(owner: Any, name: str) -> str:
     if hint is inspect.Parameter.empty:
         return ""
     return hint if isinstance(hint, str) else str(hint).replace("typing.", "")
-
-
-def _base_config() -> dict[str, Any]:
-    """A valid search config to change one key of (the default preset, as plain data)."""
-    from search.config import load_preset
-
-    return load_preset("digits-quick").to_dict()
-
-
-def _probe_search(path: str) -> str:
-    """What ``SearchConfig.from_dict`` allows at ``path`` (``trials``, ``scheduler.type``)."""
-    from search.config import SearchConfig
-
-    def run(value: Any) -> None:
-        data = copy.deepcopy(_base_config())
-        head, _, rest = path.partition(".")
-        if rest:
-            section = data.get(head)
-            data[head] = {**(section if isinstance(section, Mapping) else {}), rest: value}
-        else:
-            data[head] = value
-        SearchConfig.from_dict(data)
-
-    return _allowed(run)
 
 
 def config_keys() -> Iterator[Key]:
