@@ -6,7 +6,7 @@ trained to the end) in at most a third of its time; promotion-type MOASHA (trial
 rung and resume from their checkpoints) ends with a hypervolume at least stopping-type's. For
 each optimiser and seed, one FIFO search and one MOASHA search of each ``--types`` run back to
 back with the same optimiser and seed (the order rotates between seeds), each stopped by the
-same ``budget.time``; random search under FIFO is the floor (``--floor``).
+same ``limits.time``; random search under FIFO is the floor (``--floor``).
 Optimiser specs that differ only by an option acting under MOASHA alone (``rung_view``) share
 one FIFO search per seed: ``--optimisers tpe,tpe:rung_view=false`` is the view's ablation.
 
