@@ -365,8 +365,7 @@ def _small_storage(folder: Path) -> str:
     ("extra", "said"), [([], "Search 'small': 6 trial(s)"), (["--trial", "1"], "trial 1:")]
 )
 def test_status_loads_no_torch_or_ray(tmp_path: Path, extra: list[str], said: str) -> None:
-    """`search status` (and `--trial N`) answers at once: the indicator registry (torch) and
-    Ray stay unloaded."""
+    """`search status` (and `--trial N`) answers at once: torch and Ray stay unloaded."""
     _small_storage(tmp_path)
     probe = (
         "import sys, contextlib, io\n"
