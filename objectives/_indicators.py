@@ -7,26 +7,31 @@ once per measurement, and it may add companion keys (``latency_iqr_ms``, ``throu
 ``energy_source``) and ``cond_*`` conditions to the result. A user adds an indicator with
 :func:`register_indicator` (a function of the built model), or with
 ``INDICATORS.add(name, Indicator(...))`` and a probe taking a :class:`MeasureContext`.
+
+The built-in probes are named by module and function and imported when they first measure, so
+reading the registry (``search indicators``, ``search pareto``) loads no torch.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib
 import inspect
 import math
 import numbers
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from objectives import _flops, _memory, _timing
-from objectives._conditions import MeasureContext
 from spaces._errors import ConfigError
 from spaces._registry import Registry
 
+if TYPE_CHECKING:
+    from objectives._conditions import MeasureContext
+
 #: A probe measures one or more indicators; it returns a flat dict of JSON-serialisable values.
-Probe = Callable[[MeasureContext], Mapping[str, Any]]
+Probe = Callable[["MeasureContext"], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,22 @@ class Indicator:
 INDICATORS: Registry[Indicator] = Registry("indicator")
 
 
+@dataclass(frozen=True)
+class LazyProbe:
+    """A probe function named by its module, imported on the first measurement (the module
+    imports torch); equal names are one probe, so indicators that share it measure once."""
+
+    module: str
+    function: str
+
+    def __call__(self, ctx: MeasureContext) -> Mapping[str, Any]:
+        return getattr(importlib.import_module(self.module), self.function)(ctx)
+
+
+def _lazy(module: str, function: str) -> LazyProbe:
+    return LazyProbe(f"objectives.{module}", function)
+
+
 def _add(name: str, unit: str, phase: str, description: str, probe: Probe, **kw: Any) -> None:
     direction = kw.pop("direction", "minimize")
     INDICATORS.add(name, Indicator(name, unit, direction, phase, description, probe, **kw))
@@ -79,7 +100,7 @@ _add(
     "train",
     "trainable parameters of the model as given, shared tensors "
     "once (for a Shapeshifter network: its stores, coefficients, norms and biases)",
-    _flops.probe_params,
+    _lazy("_flops", "probe_params"),
     analytic=True,
 )
 _add(
@@ -88,7 +109,7 @@ _add(
     "infer",
     "effective weights of the deployed form: parameters of every "
     "module times the number of times it runs in one forward pass",
-    _flops.probe_weights,
+    _lazy("_flops", "probe_weights"),
     analytic=True,
 )
 _add(
@@ -96,7 +117,7 @@ _add(
     "FLOP/sample",
     "infer",
     "forward FLOPs per sample, 2 per multiply-add (matmul, conv, attention)",
-    _flops.probe_flops_infer,
+    _lazy("_flops", "probe_flops_infer"),
     analytic=True,
 )
 _add(
@@ -104,7 +125,7 @@ _add(
     "MAC/sample",
     "infer",
     "multiply-accumulates per sample: flops_infer / 2 by construction",
-    _flops.probe_flops_infer,
+    _lazy("_flops", "probe_flops_infer"),
     analytic=True,
 )
 _add(
@@ -113,7 +134,7 @@ _add(
     "train",
     "forward + backward FLOPs per sample of a training "
     "step (no input gradient, optimizer step not counted)",
-    _flops.probe_flops_train,
+    _lazy("_flops", "probe_flops_train"),
     analytic=True,
 )
 _add(
@@ -121,7 +142,7 @@ _add(
     "elements/sample",
     "infer",
     "elements output by conv/linear layers per sample (Dollár et al. 2021)",
-    _flops.probe_activations,
+    _lazy("_flops", "probe_activations"),
     analytic=True,
 )
 _add(
@@ -129,21 +150,21 @@ _add(
     "ms",
     "infer",
     "median batch-1 inference time after warm-up",
-    _timing.probe_latency,
+    _lazy("_timing", "probe_latency"),
 )
 _add(
     "latency_p90_ms",
     "ms",
     "infer",
     "90th percentile of batch-1 inference time",
-    _timing.probe_latency,
+    _lazy("_timing", "probe_latency"),
 )
 _add(
     "throughput",
     "samples/s",
     "infer",
     "best inference samples per second over a batch sweep 1, 2, 4, …",
-    _timing.probe_throughput,
+    _lazy("_timing", "probe_throughput"),
     direction="maximize",
 )
 _add(
@@ -151,7 +172,7 @@ _add(
     "MiB",
     "infer",
     "peak memory of one no-grad forward pass at the inference batch, weights included",
-    _memory.probe_peak_mem_infer,
+    _lazy("_memory", "probe_peak_mem_infer"),
 )
 _add(
     "peak_mem_train_mb",
@@ -159,14 +180,14 @@ _add(
     "train",
     "peak memory of one optimizer step at the training "
     "batch, after a warm-up step: weights, grads, optimizer state, activations",
-    _memory.probe_peak_mem_train,
+    _lazy("_memory", "probe_peak_mem_train"),
 )
 _add(
     "energy_infer_j",
     "J/sample",
     "infer",
     "energy per inference sample at the inference batch (source in energy_source)",
-    _timing.probe_energy_infer,
+    _lazy("_timing", "probe_energy_infer"),
 )
 _add(
     "energy_train_j",
@@ -174,21 +195,21 @@ _add(
     "train",
     "energy per training sample of optimizer steps at "
     "the training batch (source in energy_source)",
-    _timing.probe_energy_train,
+    _lazy("_timing", "probe_energy_train"),
 )
 _add(
     "co2_infer_g",
     "gCO2e/sample",
     "infer",
     "energy_infer_j × grid intensity × PUE",
-    _timing.probe_energy_infer,
+    _lazy("_timing", "probe_energy_infer"),
 )
 _add(
     "co2_train_g",
     "gCO2e/sample",
     "train",
     "energy_train_j × grid intensity × PUE",
-    _timing.probe_energy_train,
+    _lazy("_timing", "probe_energy_train"),
 )
 
 

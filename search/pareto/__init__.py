@@ -17,7 +17,7 @@ Example:
     [True, True, False]
 
 Names load lazily (PEP 562): ``search status`` reads fronts without the selectors' and the
-indicator registry's imports (torch).
+indicator registry's imports.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def direction_of(name: str, objectives: Sequence[tuple[str, str]] | None = None)
     Raises:
         ConfigError: a metric with no known direction.
     """
-    from search.config import metric_direction  # loads the indicator registry (torch)
+    from search.config import metric_direction  # loads the indicator registry
 
     for objective, direction in objectives or []:
         if objective == name:
@@ -117,7 +117,7 @@ def condition_columns(frame: pd.DataFrame) -> list[str]:
 
 def cost_indicators(frame: pd.DataFrame) -> list[str]:
     """Registered indicators recorded with at least one finite value, in registry order."""
-    from objectives._indicators import INDICATORS  # torch: not for `search status`
+    from objectives._indicators import INDICATORS
 
     found = []
     for name in INDICATORS.names():

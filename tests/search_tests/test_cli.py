@@ -365,8 +365,7 @@ def _small_storage(folder: Path) -> str:
     ("extra", "said"), [([], "Search 'small': 6 trial(s)"), (["--trial", "1"], "trial 1:")]
 )
 def test_status_loads_no_torch_or_ray(tmp_path: Path, extra: list[str], said: str) -> None:
-    """`search status` (and `--trial N`) answers at once: the indicator registry (torch) and
-    Ray stay unloaded."""
+    """`search status` (and `--trial N`) answers at once: torch and Ray stay unloaded."""
     _small_storage(tmp_path)
     probe = (
         "import sys, contextlib, io\n"
@@ -691,19 +690,32 @@ def test_presets_show_prints_the_yaml(capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", [["selectors"], ["presets"], ["presets", "--show", "digits-quick"]]
+    "command",
+    [
+        ["selectors"],
+        ["presets"],
+        ["presets", "--show", "digits-quick"],
+        ["indicators"],
+        ["pareto", "--run", "{run}"],
+        ["pareto", "--run", "{run}", "--name", "small", "--format", "json"],
+    ],
 )
-def test_read_only_commands_load_no_torch(command: list[str]) -> None:
+def test_read_only_commands_load_no_torch(tmp_path: Path, command: list[str]) -> None:
+    """The registries' metadata (an indicator's unit, direction, phase) is read without the
+    torch code that measures it, so these commands answer at once and start no Ray."""
+    if "{run}" in command:
+        _small_storage(tmp_path)
+        command = [str(tmp_path) if c == "{run}" else c for c in command]
     probe = (
         "import sys, contextlib, io\n"
         "from search._cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    code = main({command!r})\n"
-        "print(code, 'torch' in sys.modules)\n"
+        "print(code, 'torch' in sys.modules, 'ray' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, check=True)  # fmt: skip
-    assert done.stdout.split("\n")[-2] == "0 False", done.stdout[-500:]
+    assert done.stdout.split("\n")[-2] == "0 False False", done.stdout[-500:]
 
 
 # -- status counts -------------------------------------------------------------------------------
