@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ from search.run._checkpoint_files import resumable
 from search.run._cost import SearchCost
 from search.run._counting import trials_counted
 from search.run._deaths import WorkerDeaths
-from search.run._interrupts import interrupted, sigterm_as_sigint
+from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
 from search.run._lease import Lease
 from search.run._limits import TrialLimits
 from search.run._ray_session import (
@@ -215,19 +216,29 @@ def _launch_leased(
         )
 
         def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly
-            print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
-                  flush=True)  # fmt: skip
-            os._exit(128 + signum)
+            # Ends with 128 + signum even when recording the cut trials fails or hangs (a
+            # storage a loaded machine answers slowly): the exit code is the promise.
+            last = threading.Timer(STOP_GRACE_S, os._exit, args=(128 + signum,))
+            last.daemon = True
+            last.start()
+            try:
+                print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
+                      flush=True)  # fmt: skip
+            finally:
+                os._exit(128 + signum)
 
         try:
             with sigterm_as_sigint(received, stuck), deaths:
                 ran = run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
         except Exception:
+            if "signum" in received:  # what Ray raised on its way down after a stop (its GCS
+                ran = 0  # killed with the process group) is the stop's: it ends as stopped
             # Ray Tune reads back files it wrote to the run folder (a trial's error), and one
             # written to a full disk is empty: its error is the disk's, the search has ended.
-            if not (searcher.full or no_room(out)):
+            elif searcher.full or no_room(out):
+                ran, received["full"] = 0, True
+            else:
                 raise
-            ran, received["full"] = 0, True
         finally:
             if writer.error is None:
                 record_cost(study, cost)
