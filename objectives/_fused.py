@@ -28,10 +28,12 @@ Example:
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -51,7 +53,16 @@ from objectives.train import (
 from spaces._errors import ConfigError
 from spaces._families._norm import BatchNorm2d
 
-__all__ = ["fit_seeds", "fusable"]
+__all__ = ["RECIPE", "fit_seeds", "fusable"]
+
+#: The options of ``fit`` that ``fit_seeds`` takes, with ``fit``'s defaults (read from its
+#: signature: declared once, there).
+RECIPE: dict[str, Any] = {
+    name: param.default
+    for name, param in inspect.signature(fit).parameters.items()
+    if name in ("batch_size", "optimizer", "lr", "momentum", "weight_decay", "schedule",
+                "label_smoothing", "augment", "device", "bf16", "max_steps", "grad_clip")
+}  # fmt: skip
 
 Tensors = dict[str, torch.Tensor]
 
@@ -187,27 +198,14 @@ def fit_seeds(
     seeds: Sequence[int],
     epochs: int,
     fused: bool | None = None,
-    batch_size: int = 128,
-    optimizer: str = "sgd",
-    lr: float | None = None,
-    momentum: float = 0.9,
-    weight_decay: float = 5e-4,
-    schedule: str = "onecycle",
-    label_smoothing: float = 0.0,
-    augment: Augment | bool | None = None,
-    device: torch.device | str | None = None,
-    bf16: bool | None = None,
-    max_steps: int | None = None,
-    grad_clip: float | None = None,
     on_epoch: Callable[[int, dict[str, float]], None] | None = None,
+    **options: Any,
 ) -> list[FitResult]:
     """Trains ``models[i]`` in place with seed ``seeds[i]``, as ``fit(models[i], data[i],
     seed=seeds[i], ...)`` would, all at once when they can be fused.
 
     Each model is initialised by the caller, as for :func:`objectives.train.fit`; all must be
-    of one architecture (same parameter names and shapes). ``batch_size``, ``optimizer``,
-    ``lr``, ``momentum``, ``weight_decay``, ``schedule``, ``label_smoothing``, ``augment``,
-    ``device``, ``bf16`` and ``max_steps`` are as for :func:`objectives.train.fit`.
+    of one architecture (same parameter names and shapes).
 
     Args:
         models: The k models.
@@ -217,8 +215,10 @@ def fit_seeds(
         epochs: Passes over the training split.
         fused: True: fused or raise; False: one after another with ``fit``; None: fused when
             :func:`fusable` says so, else one after another.
-        grad_clip: Clip each seed's gradient norm to this (its own norm, as ``fit`` does).
         on_epoch: Called with (i, seed i's history record) after each epoch's validation.
+        **options: ``fit``'s recipe options (:data:`RECIPE`: ``batch_size``, ``optimizer``,
+            ``lr``, ...), with ``fit``'s defaults; ``grad_clip`` clips each seed's own
+            gradient norm, as ``fit`` does.
 
     Returns:
         One :class:`FitResult` per model. Fused, each holds its own history; time and energy
@@ -236,13 +236,15 @@ def fit_seeds(
             f"fit_seeds needs one seed and one dataset per model (>= 1 model); got "
             f"{len(models)} models, {len(seeds)} seeds, {len(datas)} datasets"
         )
-    options = dict(epochs=epochs, batch_size=batch_size, optimizer=optimizer, lr=lr,
-                   momentum=momentum, weight_decay=weight_decay, schedule=schedule,
-                   label_smoothing=label_smoothing, augment=augment, device=device, bf16=bf16,
-                   max_steps=max_steps, grad_clip=grad_clip)  # fmt: skip
+    unknown = sorted(set(options) - set(RECIPE))
+    if unknown:
+        raise ConfigError(f"fit_seeds: unknown option(s) {unknown}; allowed: {sorted(RECIPE)}")
+    options = {**RECIPE, **options, "epochs": epochs}
+    device = options["device"]
     dev = torch.device(device) if device is not None else datas[0].device
+    batch = options["batch_size"]
     reason = "fused=False" if fused is False else fusable(models[0], datas[0].to(dev),
-                                                           batch_size=batch_size)  # fmt: skip
+                                                           batch_size=batch)  # fmt: skip
     if reason is not None and fused:
         raise ConfigError(f"fit_seeds(fused=True): this model cannot be fused ({reason})")
     if reason is not None:

@@ -145,3 +145,6 @@ def test_bad_calls_are_refused(digits: Data) -> None:
         fit_seeds(nets, [digits, small], seeds=[0, 1], epochs=1, fused=True)
     with pytest.raises(ConfigError, match="epochs"):
         fit_seeds(nets, digits, seeds=[0, 1], epochs=0, fused=True)
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['resume'\]"):
+        fit_seeds(nets, digits, seeds=[0, 1], epochs=1, resume={})
+
