@@ -11,7 +11,6 @@ import math
 import weakref
 from dataclasses import dataclass
 
-import torch
 from torch import Tensor, nn
 from torch.nn.modules.conv import _ConvNd
 
@@ -168,8 +167,3 @@ def restore_parameters(
         module._parameters.update(ordered)
         if isinstance(module, nn.RNNBase):
             module._init_flat_weights()
-
-
-def default_std(layers: list[LayerSpec]) -> torch.Tensor:
-    """Per-layer standard deviation of PyTorch's default init, as a float64 vector."""
-    return torch.tensor([math.sqrt(layer.default_var) for layer in layers], dtype=torch.float64)
