@@ -189,10 +189,7 @@ def _launch(args: argparse.Namespace) -> int:
         more = f" ({done} done, {config.trials - done} to run)" if done else ""
         print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}",
               flush=True)  # fmt: skip
-    from search._compat import quiet_token_notice
-
-    with quiet_token_notice():
-        study = launch(config, progress=not args.quiet)
+    study = launch(config, progress=not args.quiet)
     print(_status_lines(_status_record(study, None))[0])
     print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
           "Ray's start-up included)")  # fmt: skip

@@ -313,7 +313,7 @@ class _NoTokenNotice(logging.Filter):
 
 @contextlib.contextmanager
 def quiet_token_notice() -> Iterator[None]:
-    """Ray's token notice stays off the terminal while a launch runs (a filter on the logger
+    """Ray's token notice stays off the terminal while Ray starts (a filter on the logger
     that writes it, so whatever handlers Ray installs, the record never reaches them)."""
     logger = logging.getLogger(_TOKEN_NOTICE[0])
     notice = _NoTokenNotice()

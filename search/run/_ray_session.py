@@ -15,7 +15,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from search._compat import bootstrap_address, loopback_node
+from search._compat import bootstrap_address, loopback_node, quiet_token_notice
 from spaces._errors import ConfigError
 
 __all__ = [
@@ -86,7 +86,8 @@ def start_ray(address: str | None, env: dict[str, Any] | None = None) -> bool:
 
     if ray.is_initialized():
         return False
-    with loopback_node() if address in (None, "local") else contextlib.nullcontext():
+    local = loopback_node() if address in (None, "local") else contextlib.nullcontext()
+    with local, quiet_token_notice():  # Ray's notice asks nothing of a search's user
         ray.init(
             address=address or "local",  # never a cluster some `ray start` left as the default
             num_cpus=None if address else os.cpu_count(),
