@@ -25,9 +25,9 @@ nothing (no early stopping, no selection). ``--resume`` continues a stopped run:
 short is relaunched for the rest of its minutes (the study resumes), and the seeds with a
 bundle are kept. A smoke run on digits, in a few minutes::
 
-    python benchmarks/leaderboard.py --minutes 1 --seeds 2 --anchors 2000 \\
+    python benchmarks/leaderboard.py --minutes 1 --seeds 2 --anchors 1000 \\
         --set dataset=digits --set scheduler/max_epochs=3 --set scheduler/grace_epochs=1 \\
-        --set 'space/train.epochs={choices: [3]}' --out /tmp/lb --results /tmp/lb/results
+        --set train/epochs=3 --out /tmp/lb --results /tmp/lb/results
 """
 
 from __future__ import annotations
