@@ -43,6 +43,7 @@ from objectives._download import (
     mirrors_from_env,
 )
 from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read_idx
+from objectives._root import cache_home, default_root
 from objectives._streaming import ArrayDataset, StreamedSplit
 from spaces._checks import check_int, is_int
 from spaces._errors import ConfigError
@@ -427,15 +428,6 @@ def _read_digits(_: list[Path]) -> _Arrays:
     return _Arrays(images, bunch.target.astype(np.int64), None, None, scale=16.0)
 
 
-def _cache_home() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "npas" / "data"
-
-
-def default_root() -> Path:
-    """``NPAS_DATA`` if set, else ``$XDG_CACHE_HOME/npas/data`` (``~/.cache/npas/data``)."""
-    env = os.environ.get("NPAS_DATA")
-    return Path(env).expanduser() if env else _cache_home()
 
 
 def load(
@@ -675,7 +667,7 @@ def _cache_path(name: str, paths: list[Path], *, verified: bool) -> Path:
     for p in paths:
         stat = p.stat()
         key.update(f"{p.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
-    return _cache_home() / "decoded" / f"{name}-{key.hexdigest()[:16]}.npz"
+    return cache_home() / "decoded" / f"{name}-{key.hexdigest()[:16]}.npz"
 
 
 def _save_cache(cache: Path, arrays: _Arrays) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from objectives._root import pinned_root
 from search._urls import default_storage_url, masked_url
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
@@ -454,7 +455,7 @@ class SearchConfig(DataAndMetrics):
             "imports": self.imports,
             "dataset": self.data_source or self.dataset,
             "loading": self.loading,
-            "data_root": self.data_root,
+            "data_root": pinned_root(self.data_root),  # a trial runs in its own folder
             "val_size": self.val_size,
             "train_size": self.train_size,
             "family": family,

@@ -214,7 +214,8 @@ class DataAndMetrics:
     data_root: str | None = config_key(
         None,
         check=checks.optional(checks.text),
-        help="data folder; null: $NPAS_DATA, else a cache folder",
+        help="data folder; null: $NPAS_DATA, else a cache folder (a relative path: from "
+        "where the search is launched)",
     )
     val_size: int | float | None = config_key(
         None,

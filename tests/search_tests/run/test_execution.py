@@ -34,6 +34,7 @@ from search.run._counting import trials_counted
 from search.run._launch import launch
 from search.run._records import conditions_of, metrics_of
 from spaces import ConfigError
+from tests.objectives_tests.test_datasets import MNIST, needs_mnist
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
@@ -313,6 +314,36 @@ def test_a_storage_that_fails_stops_the_search_with_its_error(tmp_path):
     with sqlite3.connect(tmp_path / "npas.db") as db:
         stored = db.execute("SELECT count(*) FROM trials").fetchone()[0]
     assert 3 <= stored < 30  # what was written before is kept; no trial ran unrecorded after
+
+
+@needs_mnist
+@pytest.mark.parametrize("via", ["NPAS_DATA", "data_root"])
+def test_a_relative_data_root_means_where_the_search_was_launched(tmp_path, monkeypatch, via):
+    """Ray Tune runs each trial in its own folder: a relative root (the config's, or
+    ``NPAS_DATA``) must still name the folder the user meant, from where they launched."""
+    monkeypatch.chdir(tmp_path)
+    relative = os.path.relpath(MNIST.parent, tmp_path)  # the folder holding mnist/
+    if via == "NPAS_DATA":
+        monkeypatch.setenv("NPAS_DATA", relative)
+    else:
+        monkeypatch.delenv("NPAS_DATA", raising=False)
+    config = make_config(
+        tmp_path / "run",
+        optimiser="random",
+        trials=1,
+        dataset="mnist",
+        train_size=300,
+        val_size=100,
+        data_root=relative if via == "data_root" else None,
+        train={**load_preset("digits-quick").train, "epochs": 1},
+        space={"family": {"choices": ["mlp"]}, "mlp.depth": {"low": 1, "high": 1},
+               "mlp.width": {"low": 16, "high": 16}, "budget": {"low": 1000, "high": 1500}},
+        fixed={"ssn.mapping": "single"},
+        indicators=["params"],
+    )  # fmt: skip
+    (trial,) = launch(config, progress=False).trials
+    assert trial.state == TrialState.COMPLETE, trial.user_attrs
+    assert trial.user_attrs["trial_config"]["data_root"] == str(MNIST.parent.resolve())
 
 
 def test_real_run_trial_on_digits(tmp_path):
