@@ -37,7 +37,7 @@ def test_it_searches_the_design_the_recipe_and_sharing_with_promotion(
     assert set(record.space["ssn.mapping"].choices) == {"none", "single"}
     assert record.fixed["family"] == "sepnet"
     assert record.objective_names == ["accuracy", "params", "flops_infer"]
-    assert record.constraint_texts == ["params <= 1000"]
+    assert record.constraint_texts == ["params <= 1000", "flops_infer <= 2000000"]
     assert (record.scheduler.name, record.scheduler.type) == ("moasha", "promotion")
     # every trial runs the schedule the leaderboard retrains at, and the last rung is its end
     assert record.train["epochs"] == record.max_epochs == 81
