@@ -9,15 +9,16 @@
    epsilon:params<=<budget>``: the most accurate fully trained trial within it, by validation
    accuracy.
 3. Each winner retrained with seeds 0..``--seeds``-1 for ``--epochs`` (default: the last
-   rung's epochs), and, when it is a Shapeshifter network, its plain twin: the same network
-   shrunk (stem and width) to the winner's parameter count, same recipe and seeds: whether
-   sharing beat shrinking. Seeds are trained fused (:func:`objectives.fit_seeds`) when
-   ``benchmarks/results/fused_seeds.md`` measured fusing ``--seeds`` seeds faster than one
-   after another (``--fused on|off`` decides instead).
+   rung's epochs), and its twin with the same recipe and seeds, for sharing vs shrinking at
+   the same count: a Shapeshifted winner's twin is the network shrunk (stem and width) to the
+   winner's parameter count, plain; a plain winner's is the network 1.5× as wide,
+   Shapeshifted into the winner's count with one store. Seeds are trained fused
+   (:func:`objectives.fit_seeds`) when ``benchmarks/results/fused_seeds.md`` measured fusing
+   ``--seeds`` seeds faster than one after another (``--fused on|off`` decides instead).
 4. Per seed a bundle in ``<results>/leaderboard/<anchor>/seed<s>/`` (the twin's in
-   ``<anchor>/plain/seed<s>/``): config.yaml, model.pt, model.onnx, model.pt2, metrics.json,
-   each loadable with ``search.load_bundle``; the search's own bundle of the winner in
-   ``<anchor>/search/``; and ``<results>/leaderboard.md``.
+   ``<anchor>/plain/seed<s>/`` or ``<anchor>/shared/seed<s>/``): config.yaml, model.pt,
+   model.onnx, model.pt2, metrics.json, each loadable with ``search.load_bundle``; the
+   search's own bundle of the winner in ``<anchor>/search/``; and ``<results>/leaderboard.md``.
 
 The protocol (stated in the table): the search optimises the validation split carved from the
 training set; the test set is read once per retrained model, after its training, and chooses
@@ -65,6 +66,11 @@ REFERENCES = [
 ]
 #: The hyper-parameters that set a family's width, scaled together to shrink a plain network.
 WIDTHS = {"convnet": ("width",), "scs": ("widths",), "sepnet": ("stem", "width")}
+#: A plain winner's shared twin: its widths times WIDEN, Shapeshifted into its parameter count
+#: with one store (the generator and upsampler of round 1's Shapeshifted winners).
+WIDEN = 1.5
+SHARED_TWIN = {"stores": 1, "mapping": "single", "generator": "wavg", "upsampler": "mask",
+               "templates": 4, "pretrain_epochs": 1}  # fmt: skip
 PROTOCOL = (
     "the search optimises the validation split carved from the training set (each seed "
     "carves its own); the test set (the dataset's own: MNIST's official 10,000 images) is read "
@@ -112,22 +118,44 @@ def _count(family: str, hyper: dict[str, Any]) -> int:
     return sum(p.numel() for p in net.parameters() if p.requires_grad)
 
 
-def shrunk(family: str, hyper: dict[str, Any], target: int) -> dict[str, Any] | None:
-    """The family's hyper-parameters with the widths scaled down as little as keeps the plain
-    network within ``target`` parameters; None when even width 1 is too big."""
+def scaled(family: str, hyper: dict[str, Any], scale: float) -> dict[str, Any] | None:
+    """The family's hyper-parameters with every width multiplied by ``scale`` (at least 1);
+    None when the family has no width to scale."""
     keys = [k for k in WIDTHS.get(family, ()) if k in hyper]
     if not keys:
         return None
+    scaled = dict(hyper)
+    for key in keys:
+        base = hyper[key]
+        scaled[key] = ([max(1, round(w * scale)) for w in base] if isinstance(base, list)
+                       else max(1, round(base * scale)))  # fmt: skip
+    return scaled
+
+
+def shrunk(family: str, hyper: dict[str, Any], target: int) -> dict[str, Any] | None:
+    """The family's hyper-parameters with the widths scaled down as little as keeps the plain
+    network within ``target`` parameters; None when even width 1 is too big."""
     for step in range(100, 0, -1):
-        scale = step / 100
-        candidate = dict(hyper)
-        for key in keys:
-            base = hyper[key]
-            candidate[key] = ([max(1, round(w * scale)) for w in base] if isinstance(base, list)
-                              else max(1, round(base * scale)))  # fmt: skip
+        candidate = scaled(family, hyper, step / 100)
+        if candidate is None:
+            return None
         if _count(family, candidate) <= target:
             return candidate
     return None
+
+
+def twin(cfg: dict[str, Any], params: int) -> tuple[str, dict[str, Any]] | None:
+    """The other side of sharing vs shrinking for a winner of ``params`` parameters:
+    ("plain", the network shrunk to the count) for a Shapeshifted winner; ("shared", the
+    network widened :data:`WIDEN` times and Shapeshifted into the same count, one store) for
+    a plain one; None when the family has no width to scale."""
+    if cfg.get("budget") is not None:
+        hyper = shrunk(cfg["family"], cfg["hyper"], params)
+        return None if hyper is None else ("plain", {**cfg, "hyper": hyper, "budget": None,
+                                                     "ssn": {}})  # fmt: skip
+    hyper = scaled(cfg["family"], cfg["hyper"], WIDEN)
+    return None if hyper is None else ("shared", {**cfg, "hyper": hyper, "budget": params,
+                                                  "ssn": dict(SHARED_TWIN)})  # fmt: skip
 
 
 def fused_speedup(k: int, table: Path = SPEED_TABLE) -> float | None:
@@ -369,11 +397,10 @@ def main() -> None:
             if win.get("missing"):
                 continue
             arms = {"winner": _retrain_cfg(win["cfg"], epochs, board / name / "search")}
-            if win["cfg"].get("budget") is not None:
-                hyper = shrunk(win["cfg"]["family"], win["cfg"]["hyper"],
-                               int(win["meta"]["metrics"]["params"]))  # fmt: skip
-                if hyper is not None:
-                    arms["plain"] = {**arms["winner"], "hyper": hyper, "budget": None, "ssn": {}}
+            other = twin(arms["winner"], int(win["meta"]["metrics"]["params"]))
+            if other is not None:
+                win["twin"], win["twin_cfg"] = other
+                arms[other[0]] = other[1]
             for arm, cfg in arms.items():
                 folder = board / name if arm == "winner" else board / name / arm
                 source = {"anchor": name, "arm": arm, "trial": win["meta"].get("trial")}
@@ -454,17 +481,19 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
         + f"; {config.scheduler.name} ({config.scheduler.type}), rungs up to "
         f"{config.max_epochs} epochs",
         f"- Retraining: {state['retrain_s'] / 60:.1f} min wall-clock (all sessions); {epochs} "
-        f"epochs (the last rung's), seeds 0–{args.seeds - 1}, each winner and, for a "
-        f"Shapeshifter winner, its shrunk plain twin; a plain arm's seeds fused: {fused} "
+        f"epochs (the last rung's), seeds 0–{args.seeds - 1}, each winner and its twin (a "
+        f"Shapeshifted winner's: the network shrunk by width to its count, plain; a plain "
+        f"winner's: the network {WIDEN:g}× as wide, Shapeshifted into its count with one store); "
+        f"a plain arm's seeds fused: {fused} "
         "(a Shapeshifter network's seeds train one after another: vmap cannot run its weight "
         "generation; each seed's metrics.json says how it was trained)",
         "- params = every trainable parameter of what is trained (SSN: stores, coefficients, "
         "masks, norms, biases); weights = the deployed dense (materialised) weights",
         "",
         "| anchor | goal | winner (search trial) | params | weights | FLOPs/sample | latency ms "
-        "| val acc in search | test acc, mean ± std | each seed | goal | plain twin: params "
-        "| plain twin: test acc | each seed | sharing − shrinking |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---|---:|",
+        "| val acc in search | test acc, mean ± std | each seed | goal | twin: kind, params "
+        "| twin: test acc | each seed | sharing − shrinking |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---|---:|",
     ]
     notes = []
     for name, win in winners.items():
@@ -474,10 +503,11 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
                 "trained feasible trial within it | | | | | | | | not met | | | | |"
             )
             continue
+        kind = win.get("twin")
         runs = [win.get("winner", {})[s] for s in sorted(win.get("winner", {}))]
-        plain = [win.get("plain", {})[s] for s in sorted(win.get("plain", {}))]
+        twins = [win.get(kind, {})[s] for s in sorted(win.get(kind, {}))] if kind else []
         accs = [r["test_accuracy"] for r in runs]
-        plain_accs = [r["test_accuracy"] for r in plain]
+        twin_accs = [r["test_accuracy"] for r in twins]
         first = runs[0] if runs else win["meta"]["metrics"]
         mean = statistics.mean(accs) if accs else float("nan")
         verdict = (
@@ -486,27 +516,31 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
             else "not retrained"
         )
         verdict = "–" if win["goal"] != win["goal"] else verdict  # NaN: no goal for a budget
-        diff = (f"{100 * (mean - statistics.mean(plain_accs)):+.2f} pt"
-                if accs and plain_accs else "–")  # fmt: skip
-        plain_params = f"{int(plain[0]['params']):,}" if plain else (
-            "(winner is plain)" if win["cfg"].get("budget") is None else "–")  # fmt: skip
+        diff = "–"
+        if accs and twin_accs:  # shared minus plain, whichever side the winner is
+            gap = mean - statistics.mean(twin_accs)
+            diff = f"{100 * (gap if kind == 'plain' else -gap):+.2f} pt"
+        twin_params = f"{kind}, {int(twins[0]['params']):,}" if twins else "–"
         lines.append(
             f"| ≤ {win['budget']:,} | {100 * win['goal']:.1f} % ({win['record']}) "
             f"| {win['meta'].get('trial')}: {_describe(win['cfg'])} | {int(first['params']):,} "
             f"| {int(first['weights']):,} | {first['flops_infer']:,.0f} "
             f"| {first.get('latency_ms', float('nan')):.3f} "
             f"| {100 * win['meta']['metrics']['accuracy']:.2f} % | {_mean_std(accs)} "
-            f"| {_each(accs)} | {verdict} | {plain_params} | {_mean_std(plain_accs)} "
-            f"| {_each(plain_accs)} | {diff} |"
+            f"| {_each(accs)} | {verdict} | {twin_params} | {_mean_std(twin_accs)} "
+            f"| {_each(twin_accs)} | {diff} |"
         )
-        for key in ("winner_errors", "plain_errors"):
+        if kind:
+            notes.append(f"- {name}'s {kind} twin: {_describe(win['twin_cfg'])}")
+        for key in ("winner_errors", "plain_errors", "shared_errors"):
             notes += [f"- {name} {key}: {e}" for e in win.get(key, [])]
     lines += ["", "Public references (hand-designed; how each was measured):", "",
               "| parameters | test accuracy | protocol |", "|---:|---:|---|"]  # fmt: skip
     lines += [f"| {p} | {a} | {how} |" for p, a, how in REFERENCES]
     lines += ["", *notes] if notes else []
-    lines += ["", "Bundles: `benchmarks/results/leaderboard/<anchor>/seed<s>/` (the plain twin's "
-              "in `<anchor>/plain/seed<s>/`; the search's own export in `<anchor>/search/`): "
+    lines += ["", "Bundles: `benchmarks/results/leaderboard/<anchor>/seed<s>/` (the twin's in "
+              "`<anchor>/plain/seed<s>/` or `<anchor>/shared/seed<s>/`; the search's own "
+              "export in `<anchor>/search/`): "
               "config.yaml, model.pt, model.onnx, model.pt2, metrics.json; each loads with "
               "`search.load_bundle`, and its metrics.json holds the test accuracy that "
               "re-evaluating it on the test split gives."]  # fmt: skip
