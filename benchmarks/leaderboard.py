@@ -440,6 +440,37 @@ def main() -> None:
     _write(args, config, winners, state, storage, epochs, f"{'yes' if fused else 'no'} ({why})")
 
 
+def favoured(study: Any, least: int = 10) -> list[str]:
+    """What the search favoured, from its own trials: at the deepest epoch that at least
+    ``least`` trials reached (validation accuracy there), per searched dimension the mean
+    accuracy and count of each value (best first), or for a continuous one its Spearman
+    correlation with the accuracy."""
+    import pandas as pd
+
+    trials = study.get_trials(deepcopy=False)
+    reached = sorted({e for t in trials for e in t.intermediate_values}, reverse=True)
+    epoch = next((e for e in reached
+                  if sum(e in t.intermediate_values for t in trials) >= least), None)  # fmt: skip
+    if epoch is None:
+        return []
+    frame = pd.DataFrame([{**t.params, "accuracy": t.intermediate_values[epoch]}
+                          for t in trials if epoch in t.intermediate_values])  # fmt: skip
+    lines = [f"What the search favoured (validation accuracy at epoch {epoch}, the deepest "
+             f"epoch {len(frame)} trials reached; per value: mean, trials):"]  # fmt: skip
+    for name in sorted(frame.columns.drop("accuracy")):
+        column = frame[name]
+        if pd.api.types.is_numeric_dtype(column) and column.nunique() > 5:
+            rho = column.corr(frame["accuracy"], method="spearman")
+            lines.append(f"- `{name}`: Spearman ρ {rho:+.2f} with the accuracy")
+            continue
+        by = frame.groupby(name)["accuracy"].agg(["mean", "count"])
+        by = by.sort_values("mean", ascending=False)
+        lines.append(f"- `{name}`: " + ", ".join(
+            f"{value} {100 * row['mean']:.2f} % ({int(row['count'])})"
+            for value, row in by.iterrows()))  # fmt: skip
+    return lines
+
+
 def _retrain_cfg(cfg: dict[str, Any], epochs: int, bundle: Path) -> dict[str, Any]:
     """The winner's trial config at ``epochs``, its store mapping fixed, no artifact."""
     from search.bundle import read_bundle
@@ -538,6 +569,7 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
               "| parameters | test accuracy | protocol |", "|---:|---:|---|"]  # fmt: skip
     lines += [f"| {p} | {a} | {how} |" for p, a, how in REFERENCES]
     lines += ["", *notes] if notes else []
+    lines += ["", *favoured(study)]
     lines += ["", "Bundles: `benchmarks/results/leaderboard/<anchor>/seed<s>/` (the twin's in "
               "`<anchor>/plain/seed<s>/` or `<anchor>/shared/seed<s>/`; the search's own "
               "export in `<anchor>/search/`): "
