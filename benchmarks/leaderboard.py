@@ -18,7 +18,8 @@
 4. Per seed a bundle in ``<results>/leaderboard/<anchor>/seed<s>/`` (the twin's in
    ``<anchor>/plain/seed<s>/`` or ``<anchor>/shared/seed<s>/``): config.yaml, model.pt,
    model.onnx, model.pt2, metrics.json, each loadable with ``search.load_bundle``; the
-   search's own bundle of the winner in ``<anchor>/search/``; and ``<results>/leaderboard.md``.
+   search's own bundle of the winner in ``<anchor>/search/``; a copy of the search's study,
+   ``<results>/leaderboard/study.db``; and ``<results>/leaderboard.md``.
 
 The protocol (stated in the table): the search optimises the validation split carved from the
 training set; the test set is read once per retrained model, after its training, and chooses
@@ -369,6 +370,7 @@ def main() -> None:
         state["search_done"] = code == 0
         _save_state(args.out, state)
     _cli(log, "status", "--run", str(args.out / "run"))
+    keep_study(args.out / "run" / "npas.db", board / "study.db")
 
     winners: dict[str, dict[str, Any]] = {}
     for budget in budgets:
@@ -438,6 +440,20 @@ def main() -> None:
     state["retrain_s"] += time.time() - start
     _save_state(args.out, state)
     _write(args, config, winners, state, storage, epochs, f"{'yes' if fused else 'no'} ({why})")
+
+
+def keep_study(source: Path, dest: Path) -> None:
+    """A consistent copy of the search's SQLite study beside the bundles (sqlite3's online
+    backup), so that every trial the table draws on stays inspectable with Optuna or
+    optuna-dashboard once ``--out`` is gone."""
+    import contextlib
+    import sqlite3
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.unlink(missing_ok=True)
+    with contextlib.closing(sqlite3.connect(source)) as old, \
+            contextlib.closing(sqlite3.connect(dest)) as new:  # fmt: skip
+        old.backup(new)
 
 
 def favoured(study: Any, least: int = 10) -> list[str]:
@@ -575,7 +591,9 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
               "export in `<anchor>/search/`): "
               "config.yaml, model.pt, model.onnx, model.pt2, metrics.json; each loads with "
               "`search.load_bundle`, and its metrics.json holds the test accuracy that "
-              "re-evaluating it on the test split gives."]  # fmt: skip
+              "re-evaluating it on the test split gives. The search's study: "
+              "`leaderboard/study.db` beside this table (Optuna's SQLite storage, for Optuna "
+              "or optuna-dashboard)."]  # fmt: skip
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "leaderboard.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
