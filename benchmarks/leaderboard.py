@@ -425,6 +425,8 @@ def main() -> None:
                     outs = [str(folder / f"seed{s}") for s in group]
                     job = pool.submit(train_seeds, cfgs, fused, outs, source)
                     jobs[job] = (name, arm, group)
+        how = f"{'yes' if fused else 'no'} ({why})"
+        before = state["retrain_s"]
         for job in futures.as_completed(jobs):
             name, arm, group = jobs[job]
             try:
@@ -437,9 +439,13 @@ def main() -> None:
                     )
             except Exception as err:  # a failed retraining is a row of the table, not a crash
                 winners[name].setdefault(f"{arm}_errors", []).append(f"seeds {group}: {err!r}")
-    state["retrain_s"] += time.time() - start
+            # the table after every job: a run stopped now keeps a true table of what is done
+            state["retrain_s"] = before + time.time() - start
+            _save_state(args.out, state)
+            _write(args, config, winners, state, storage, epochs, how, quiet=True)
+    state["retrain_s"] = before + time.time() - start
     _save_state(args.out, state)
-    _write(args, config, winners, state, storage, epochs, f"{'yes' if fused else 'no'} ({why})")
+    _write(args, config, winners, state, storage, epochs, how)
 
 
 def keep_study(source: Path, dest: Path) -> None:
@@ -506,7 +512,8 @@ def _bundle_cfg(bundle: Path) -> dict[str, Any]:
 
 
 def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, Any]],
-           state: dict[str, Any], storage: str, epochs: int, fused: str) -> None:  # fmt: skip
+           state: dict[str, Any], storage: str, epochs: int, fused: str,
+           quiet: bool = False) -> None:  # fmt: skip
     import optuna
     import torch
     from optuna.trial import TrialState
@@ -562,6 +569,8 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
             if accs
             else "not retrained"
         )
+        if accs and len(accs) < args.seeds:
+            verdict += f" ({len(accs)} of {args.seeds} seeds so far)"
         verdict = "–" if win["goal"] != win["goal"] else verdict  # NaN: no goal for a budget
         diff = "–"
         if accs and twin_accs:  # shared minus plain, whichever side the winner is
@@ -596,7 +605,8 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
               "or optuna-dashboard)."]  # fmt: skip
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "leaderboard.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    if not quiet:
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":
