@@ -6,6 +6,12 @@ in flight once the launch's wall clock has reached it, instead of waiting for th
 end. Either way the trial stops at an epoch, just after its checkpoint was reported, and the
 reason is kept: the searcher records a timed-out trial as pruned with it, and leaves a trial
 the search's time stopped RUNNING with its checkpoint (adjourned), for a relaunch to continue.
+
+Once the search's time is spent and no trial has reported for longer than an epoch could
+take (:data:`GRACE_S`, or three times the longest epoch seen), the whole search is ended
+(:meth:`TrialLimits.stop_all`): every trial in flight would have reported by then, and a
+stopped launch once waited on trials Ray Tune kept PAUSED, with nothing running, for 13
+minutes past a 60-second limit.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ __all__ = ["OUT_OF_TIME", "TrialLimits"]
 
 #: The reason of a trial the search's time limit stopped in flight.
 OUT_OF_TIME = "time limit"
+#: The least silence after the search's time is spent that ends the search.
+GRACE_S = 120.0
 
 
 class TrialLimits(Stopper):
@@ -40,6 +48,9 @@ class TrialLimits(Stopper):
         self.limits, self.cost, self.adjourn = limits, cost, adjourn
         #: Ray trial id -> why it was stopped (a trial timeout, or :data:`OUT_OF_TIME`).
         self.why: dict[str, str] = {}
+        self._trained: dict[str, float] = {}  # Ray trial id -> its training seconds so far
+        self.longest_epoch_s = 0.0
+        self._heard_at = 0.0  # the launch's clock at the last epoch reported
 
     @property
     def out_of_time(self) -> bool:
@@ -49,18 +60,27 @@ class TrialLimits(Stopper):
     def __call__(self, trial_id: str, result: dict[str, Any]) -> bool:
         if CURVE_KEY not in result:  # a final result: the trial ends anyway
             return False
+        trained = _trained_s(result)
+        if trial_id in self._trained:
+            self.longest_epoch_s = max(self.longest_epoch_s, trained - self._trained[trial_id])
+        self._trained[trial_id] = trained
+        self._heard_at = self.cost.elapsed_s
         if self.adjourn and self.out_of_time:
             self.why[trial_id] = OUT_OF_TIME
             return True
         limit = self.limits.trial_timeout
-        trained = _trained_s(result)
         if limit is not None and trained >= limit:
             self.why[trial_id] = f"trial timeout: {trained:.4g} s of training >= {limit:g} s"
             return True
         return False
 
     def stop_all(self) -> bool:
-        return False
+        """Whether to end the whole search: its time is spent (trials adjourn) and no epoch
+        was reported for longer than any trial in flight needs to reach its next one."""
+        if not (self.adjourn and self.out_of_time):
+            return False
+        silent = self.cost.elapsed_s - max(self._heard_at, float(self.limits.time))
+        return silent > max(GRACE_S, 3 * self.longest_epoch_s)
 
 
 def _trained_s(result: dict[str, Any]) -> float:

@@ -31,6 +31,7 @@ remaining ties broken by the order trials reached the rung every decision is det
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -246,6 +247,11 @@ class MOASHA(FIFOScheduler):
         return not at_chance and rank < self._top(n), rank, n
 
 
+#: How long a promoted trial may stay PAUSED (Ray Tune not taking it) before it is stopped:
+#: a pause being saved takes seconds; one that never ends would keep the search waiting.
+STUCK_S = 120.0
+
+
 class PromotionMOASHA(MOASHA):
     """Promotion-type MOASHA (see module doc): a trial pauses at each rung until it ranks in
     the top ``floor(n / η)`` there.
@@ -257,7 +263,8 @@ class PromotionMOASHA(MOASHA):
     trials run, plus one waiting for a worker. A trial at chance at a rung is stopped: it
     can never be promoted there. When no trial runs and none will start (:meth:`close`, or
     ``total`` trials added), the paused trials that were never promoted are stopped,
-    recorded as stopped at their rung.
+    recorded as stopped at their rung. A promoted trial Ray Tune has not resumed after
+    :data:`STUCK_S` is stopped too, so that the search cannot wait on it for ever.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -265,9 +272,11 @@ class PromotionMOASHA(MOASHA):
         self.slots = 1
         self.total: int | None = None
         self._paused: dict[Any, tuple[Trial, int]] = {}  # key -> (trial, rung)
-        # key -> trial promoted but not yet taken by Ray Tune: a trial whose pause is still
-        # being saved (its actor still alive) is not started when chosen, so it is chosen again
-        self._promoting: dict[Any, Trial] = {}
+        # key -> (trial, rung, when) promoted but not yet taken by Ray Tune: a trial whose
+        # pause is still being saved (its actor still alive) is not started when chosen, so it
+        # is chosen again, for at most STUCK_S
+        self._promoting: dict[Any, tuple[Trial, int, float]] = {}
+        self.clock: Callable[[], float] = time.monotonic
         self._promoted: dict[int, set[Any]] = {r: set() for r in self.rungs}
         self._cache: dict[int, tuple[tuple[int, int], list[Any]]] = {}
         self._active: set[str] = set()  # Ray trial ids added, not paused, not ended
@@ -350,17 +359,26 @@ class PromotionMOASHA(MOASHA):
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
         """A paused trial now due for promotion, else a pending trial; when nothing runs and
         nothing will start, the paused trials are stopped (so the search can end)."""
-        for key, trial in list(self._promoting.items()):
+        for key, (trial, rung, when) in list(self._promoting.items()):
             if trial.status != "PAUSED":  # Ray Tune took it: it is starting or running
                 del self._promoting[key]
-            else:  # its pause was still being saved when it was chosen: chosen again
+            elif self.clock() - when <= STUCK_S:  # its pause was still being saved: again
                 return trial
+            else:  # Ray Tune never took it (seen once, after a time limit): the search ends
+                del self._promoting[key]
+                self._active.discard(trial.trial_id)
+                rank, n = self._rank_of(key, rung)
+                self._decide(trial, rung, "stop", rank=rank, n=n,
+                             why=f"Ray Tune did not resume it within {STUCK_S:g} s of its "
+                             "promotion")  # fmt: skip
+                self._n_stopped += 1
+                tune_controller.stop_trial(trial)
         due = self._due()
         if due is not None:
             trial, rung = self._paused.pop(due)
             self._promoted[rung].add(due)
             self._active.add(trial.trial_id)
-            self._promoting[due] = trial
+            self._promoting[due] = (trial, rung, self.clock())
             self.n_promoted += 1
             rank, n = self._rank_of(due, rung)
             self._decide(trial, rung, "promote", rank=rank, n=n)

@@ -25,7 +25,7 @@ from search.config import TrialConfig
 from search.errors import ExportError
 from search.run import launch
 from search.run._checkpoint_files import RAY_TRIAL_KEY, checkpoint_folders
-from search.run._moasha import PromotionMOASHA
+from search.run._moasha import STUCK_S, PromotionMOASHA
 from search.run._searcher import DECISIONS_KEY
 from search.trial import STATE_NAME, run_trial
 from tests.search_tests.run.test_execution import make_config
@@ -108,6 +108,28 @@ def test_a_promoted_trial_still_saving_its_pause_is_chosen_again_until_ray_takes
     ctl.trials["a"].status = "RUNNING"
     assert sched.choose_trial_to_run(ctl) is None
     assert [d["outcome"] for d in sched.decisions()].count("promote") == 1
+
+
+def test_a_promoted_trial_ray_never_takes_is_stopped_in_time_and_the_search_ends() -> None:
+    """Seen once after a time limit: Ray Tune left a promoted trial PAUSED for good, the
+    scheduler chose it again at every step, and the search waited 13 minutes past its
+    60-second limit with nothing running."""
+    sched, ctl = _scheduler(slots=3, total=3), Controller()
+    now = [0.0]
+    sched.clock = lambda: now[0]
+    for key in "abc":
+        _add(sched, ctl, key)
+    for key, acc in zip("abc", (0.9, 0.5, 0.4), strict=True):
+        _report(sched, ctl, key, 1, acc)
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]  # Ray leaves it PAUSED
+    now[0] = STUCK_S
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]  # a pause may take a while
+    assert ctl.stopped == []
+    now[0] = STUCK_S + 1.0
+    assert sched.choose_trial_to_run(ctl) is None  # a given up, then b and c: nothing runs
+    assert ctl.stopped == ["a", "b", "c"]
+    last = {d["trial_id"]: d for d in sched.decisions()}
+    assert last["a"]["outcome"] == "stop" and "did not resume it" in last["a"]["why"]
 
 
 def test_a_trial_in_the_top_when_it_arrives_goes_straight_on() -> None:

@@ -18,7 +18,7 @@ from search._cli import main
 from search.config._search import LimitsConfig
 from search.run import launch, trials_counted
 from search.run._checkpoints import latest_checkpoint
-from search.run._limits import OUT_OF_TIME, TrialLimits
+from search.run._limits import GRACE_S, OUT_OF_TIME, TrialLimits
 from search.run._searcher import STOPPED_KEY
 from search.run._trainable import CURVE_KEY
 from tests.search_tests.run.test_checkpoint_faults import (
@@ -48,6 +48,31 @@ def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
     assert unsaved("e", _epoch(0.5)) is False  # no checkpoint to go on from: it finishes
     unlimited = TrialLimits(LimitsConfig(), cost)
     assert not unlimited.out_of_time and unlimited("d", _epoch(1e9)) is False
+
+
+def test_a_spent_time_ends_the_search_after_a_silence_longer_than_an_epoch() -> None:
+    cost = SimpleNamespace(elapsed_s=0.0)
+    limits = TrialLimits(LimitsConfig(time=100.0), cost)
+    for at, trained in ((10.0, 20.0), (90.0, 50.0)):  # epochs of 20 s (unknown), then 30 s
+        cost.elapsed_s = at
+        limits("a", _epoch(trained))
+    assert limits.longest_epoch_s == 30.0 and not limits.stop_all()
+    cost.elapsed_s = 100.0 + GRACE_S  # spent, silent for the grace: not yet more than it
+    assert limits.out_of_time and not limits.stop_all()
+    cost.elapsed_s = 100.0 + GRACE_S + 1.0  # nothing in flight reports any more: it ends
+    assert limits.stop_all()
+    cost.elapsed_s = 250.0
+    limits("b", _epoch(1.0))  # a trial in flight reported: it stops there, the search waits
+    assert not limits.stop_all()
+    limits("b", _epoch(201.0))  # a 200 s epoch: silence must outlast three of them
+    cost.elapsed_s = 250.0 + 3 * 200.0
+    assert not limits.stop_all()
+    cost.elapsed_s += 1.0
+    assert limits.stop_all()
+    unsaved = TrialLimits(LimitsConfig(time=100.0), SimpleNamespace(elapsed_s=1e6),
+                          adjourn=False)  # fmt: skip
+    assert not unsaved.stop_all()  # without checkpoints the trials finish, however long
+    assert not TrialLimits(LimitsConfig(), SimpleNamespace(elapsed_s=1e9)).stop_all()
 
 
 @pytest.mark.usefixtures("local_ray")
