@@ -46,6 +46,7 @@ from search.run._ray_session import (
     ray_logs,
     slots,
     start_ray,
+    stop_ray,
 )
 from search.run._run_folder import no_room, run_folder
 from search.run._rungview import RungView
@@ -265,9 +266,7 @@ def _launch_leased(
             print(f"[npas] no further trial started: {searcher.stopped}", file=sys.stderr)
     finally:
         if started:
-            import ray
-
-            ray.shutdown()
+            stop_ray()
         if "timer" in received:  # the stop ended in time
             received["timer"].cancel()
     return optuna.load_study(study_name=config.name, storage=rdb)

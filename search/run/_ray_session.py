@@ -11,6 +11,7 @@ import contextlib
 import logging
 import math
 import os
+import signal
 import socket
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ __all__ = [
     "ray_logs",
     "slots",
     "start_ray",
+    "stop_ray",
+    "writers_of",
 ]
 
 
@@ -98,6 +101,45 @@ def start_ray(address: str | None, env: dict[str, Any] | None = None) -> bool:
             runtime_env=env,
         )
     return True
+
+
+def stop_ray() -> None:
+    """Shuts down the local Ray this process started, then kills, by pid, every process still
+    writing to that Ray session's logs: Ray's agents can outlive their raylet
+    (ray-project/ray#52385), and a stopped launch here left its DashboardAgent and
+    RuntimeEnvAgent running with no parent."""
+    import ray
+
+    context = ray.get_runtime_context()
+    logs = Path(context.get_temp_dir()) / context.get_session_name() / "logs"
+    ray.shutdown()
+    for pid in writers_of(logs):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def writers_of(folder: Path) -> list[int]:
+    """The processes, other than this one, with a file in ``folder`` open (from /proc; none
+    where there is no /proc)."""
+    inside = str(folder) + os.sep
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        if int(entry.name) == os.getpid():
+            continue
+        try:
+            fds = list((entry / "fd").iterdir())
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+        if any(_target(fd).startswith(inside) for fd in fds):
+            found.append(int(entry.name))
+    return found
+
+
+def _target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:  # closed meanwhile
+        return ""
 
 
 def slots(share: dict[str, float]) -> int:

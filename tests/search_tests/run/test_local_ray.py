@@ -8,12 +8,16 @@ every listening TCP socket of this process and its descendants while the search 
 from __future__ import annotations
 
 import ipaddress
+import signal
+import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 import ray
 
 from search.run._launch import launch
+from search.run._ray_session import start_ray, stop_ray, writers_of
 from tests.search_tests.run.test_execution import make_config, slow_trial
 
 pytestmark = pytest.mark.slow  # a real search on a local Ray
@@ -67,3 +71,27 @@ def test_a_local_ray_listens_on_loopback_only(tmp_path):
     assert any(name.startswith("ray::") for name in names), names  # and its workers
     exposed = {key: name for key, name in ray_sockets.items() if not _loopback(key[0])}
     assert not exposed, f"listening beyond loopback: {exposed}"
+
+
+def test_stopping_the_local_ray_ends_what_still_writes_to_its_logs(tmp_path):
+    """Ray's agents can outlive their raylet (ray-project/ray#52385): a process left writing
+    to the session's logs, as an orphaned agent does, is killed by pid; others are not."""
+    assert not ray.is_initialized(), "the test starts a Ray of its own"
+    assert start_ray(None)
+    context = ray.get_runtime_context()
+    logs = Path(context.get_temp_dir()) / context.get_session_name() / "logs"
+    with (logs / "left_agent.out").open("w") as into_logs, \
+            (tmp_path / "other.out").open("w") as elsewhere:  # fmt: skip
+        left = subprocess.Popen(["sleep", "300"], stdout=into_logs, start_new_session=True)
+        other = subprocess.Popen(["sleep", "300"], stdout=elsewhere, start_new_session=True)
+    try:
+        assert left.pid in writers_of(logs) and other.pid not in writers_of(logs)
+        stop_ray()
+        assert not ray.is_initialized()
+        assert left.wait(timeout=10) == -signal.SIGKILL
+        assert other.poll() is None  # not the session's: untouched
+        assert writers_of(logs) == []  # nothing of that Ray is left
+    finally:
+        for proc in (left, other):
+            proc.kill()
+            proc.wait(timeout=10)
