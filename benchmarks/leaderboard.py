@@ -37,7 +37,9 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as futures
 import datetime as dt
+import itertools
 import json
+import math
 import os
 import platform
 import re
@@ -67,6 +69,8 @@ REFERENCES = [
 ]
 #: The hyper-parameters that set a family's width, scaled together to shrink a plain network.
 WIDTHS = {"convnet": ("width",), "scs": ("widths",), "sepnet": ("stem", "width")}
+#: A shrunk twin's count is at least this share of the most a narrowing within the count has.
+NEAR = 0.95
 #: A plain winner's shared twin: its widths times WIDEN, Shapeshifted into its parameter count
 #: with one store (the generator and upsampler of round 1's Shapeshifted winners).
 WIDEN = 1.5
@@ -134,15 +138,31 @@ def scaled(family: str, hyper: dict[str, Any], scale: float) -> dict[str, Any] |
 
 
 def shrunk(family: str, hyper: dict[str, Any], target: int) -> dict[str, Any] | None:
-    """The family's hyper-parameters with the widths scaled down as little as keeps the plain
-    network within ``target`` parameters; None when even width 1 is too big."""
-    for step in range(100, 0, -1):
-        candidate = scaled(family, hyper, step / 100)
-        if candidate is None:
-            return None
-        if _count(family, candidate) <= target:
-            return candidate
-    return None
+    """The family's hyper-parameters with the widths narrowed (each on its own, at most its
+    original) so that the plain network lands within ``target`` parameters and within
+    :data:`NEAR` of the most it can have there, nearest the original proportions among
+    those; None when even width 1 is too big. Per-stage width lists are scaled together."""
+    keys = [k for k in WIDTHS.get(family, ()) if k in hyper]
+    if not keys:
+        return None
+    if any(isinstance(hyper[k], list) for k in keys):
+        for step in range(100, 0, -1):
+            candidate = scaled(family, hyper, step / 100)
+            if candidate is not None and _count(family, candidate) <= target:
+                return candidate
+        return None
+    fits = []  # (count, skew, hyper) of every narrowing within the target
+    for values in itertools.product(*(range(1, int(hyper[k]) + 1) for k in keys)):
+        candidate = {**hyper, **dict(zip(keys, values, strict=True))}
+        count = _count(family, candidate)
+        if count <= target:
+            ratios = [math.log(v / hyper[k]) for k, v in zip(keys, values, strict=True)]
+            fits.append((count, statistics.pstdev(ratios), candidate))  # 0: one factor for all
+    if not fits:
+        return None
+    most = max(count for count, _, _ in fits)
+    near = [fit for fit in fits if fit[0] >= NEAR * most]
+    return min(near, key=lambda fit: (fit[1], -fit[0]))[2]
 
 
 def twin(cfg: dict[str, Any], params: int) -> tuple[str, dict[str, Any]] | None:
@@ -262,14 +282,17 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
     (folder / "metrics.json").write_text(json.dumps(record, indent=2, default=str), "utf-8")
 
 
-def _seed_metrics(folder: Path, trial: Any) -> dict[str, Any] | None:
+def _seed_metrics(folder: Path, trial: Any, cfg: dict[str, Any]) -> dict[str, Any] | None:
     """A finished seed's metrics from its bundle (``--resume``), or None; None too when it
-    retrained another search trial than ``trial`` (a resumed search found a new winner)."""
+    retrained another search trial than ``trial`` (a resumed search found a new winner) or
+    another network or recipe than ``cfg`` (a twin made another way)."""
     path = folder / "metrics.json"
     if not (path.is_file() and (folder / "model.pt").is_file()):
         return None
     record = json.loads(path.read_text(encoding="utf-8"))
-    return record["metrics"] if record["source"]["trial"] == trial else None
+    trained = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+    same = all(trained.get(key) == cfg.get(key) for key in ("family", "hyper", "budget", "train"))
+    return record["metrics"] if record["source"]["trial"] == trial and same else None
 
 
 def _mean_std(values: list[float]) -> str:
@@ -409,7 +432,7 @@ def main() -> None:
                 todo = []
                 for seed in range(k):
                     kept = (
-                        _seed_metrics(folder / f"seed{seed}", source["trial"])
+                        _seed_metrics(folder / f"seed{seed}", source["trial"], cfg)
                         if args.resume
                         else None
                     )
