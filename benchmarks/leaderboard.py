@@ -417,6 +417,7 @@ def main() -> None:
            f"fused_seeds.md has no row for {k} seeds")  # fmt: skip
     start = time.time()
     jobs: dict[futures.Future, tuple[str, str, list[int]]] = {}
+    queue: list[tuple[int, tuple[Any, ...], tuple[str, str, list[int]]]] = []
     with futures.ProcessPoolExecutor(args.workers, initializer=_worker_init) as pool:
         for name, win in winners.items():
             if win.get("missing"):
@@ -446,8 +447,11 @@ def main() -> None:
                 for group in groups:
                     cfgs = [{**cfg, "seed": s} for s in group]
                     outs = [str(folder / f"seed{s}") for s in group]
-                    job = pool.submit(train_seeds, cfgs, fused, outs, source)
-                    jobs[job] = (name, arm, group)
+                    queue.append((group[0], (train_seeds, cfgs, fused, outs, source),
+                                  (name, arm, group)))  # fmt: skip
+        # seed by seed across the arms: a run stopped early has every arm's first seeds
+        for _, call, what in sorted(queue, key=lambda item: item[0]):
+            jobs[pool.submit(*call)] = what
         how = f"{'yes' if fused else 'no'} ({why})"
         before = state["retrain_s"]
         for job in futures.as_completed(jobs):
