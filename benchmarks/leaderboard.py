@@ -627,7 +627,9 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
               "export in `<anchor>/search/`): "
               "config.yaml, model.pt, model.onnx, model.pt2, metrics.json; each loads with "
               "`search.load_bundle`, and its metrics.json holds the test accuracy that "
-              "re-evaluating it on the test split gives. The search's study: "
+              "re-evaluating it on the test split gives. The search's export evaluated its "
+              "trial on the test set too (its metrics.json); that number chose nothing. The "
+              "search's study: "
               "`leaderboard/study.db` beside this table (Optuna's SQLite storage, for Optuna "
               "or optuna-dashboard)."]  # fmt: skip
     args.results.mkdir(parents=True, exist_ok=True)
