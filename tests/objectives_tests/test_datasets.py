@@ -39,10 +39,16 @@ MNIST = Path(os.environ.get("NPAS_TEST_MNIST", str(_SHARED_MNIST)))
 MNIST_FILES = sorted(p.name for p in MNIST.glob("*.gz"))
 
 
-def needs_mnist(test):
-    """Fails loudly (never skips) when the MNIST files the test needs are missing."""
-    assert len(MNIST_FILES) == 4, f"MNIST IDX files not found in {MNIST}; set NPAS_TEST_MNIST"
-    return test
+def needs_mnist(test: Callable) -> Callable:
+    """Fails the test loudly (never skips) when the MNIST files it needs are missing: when it
+    runs, not when its module is collected (a module importing this would fail whole)."""
+
+    @functools.wraps(test)
+    def checked(*args: object, **kwargs: object) -> object:
+        assert len(MNIST_FILES) == 4, f"MNIST IDX files not found in {MNIST}; set NPAS_TEST_MNIST"
+        return test(*args, **kwargs)
+
+    return checked
 
 
 @pytest.fixture(autouse=True)
