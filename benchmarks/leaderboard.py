@@ -25,7 +25,8 @@ The protocol (stated in the table): the search optimises the validation split ca
 training set; the test set is read once per retrained model, after its training, and chooses
 nothing (no early stopping, no selection). ``--resume`` continues a stopped run: a search cut
 short is relaunched for the rest of its minutes (the study resumes), and the seeds with a
-bundle are kept. A smoke run on digits, in a few minutes::
+bundle are kept; on a machine where ``--out`` is gone, a finished search's study and times come
+back from the copies beside the bundles. A smoke run on digits, in a few minutes::
 
     python benchmarks/leaderboard.py --minutes 1 --seeds 2 --anchors 1000 \\
         --set dataset=digits --set scheduler/max_epochs=3 --set scheduler/grace_epochs=1 \\
@@ -320,15 +321,19 @@ def _describe(cfg: dict[str, Any]) -> str:
     )
 
 
-def _state(out: Path) -> dict[str, Any]:
-    path = out / "state.json"
-    if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
+def _state(out: Path, board: Path) -> dict[str, Any]:
+    """The run's times and whether its search is done: ``out``'s, else the copy beside the
+    bundles (a new machine keeps benchmarks/results, not benchmarks/out)."""
+    for path in (out / "state.json", board / "state.json"):
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
     return {"search_s": 0.0, "search_done": False, "retrain_s": 0.0}
 
 
-def _save_state(out: Path, state: dict[str, Any]) -> None:
-    (out / "state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
+def _save_state(out: Path, board: Path, state: dict[str, Any]) -> None:
+    for folder in (out, board):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
 
 
 def main() -> None:
@@ -379,7 +384,10 @@ def main() -> None:
             shutil.rmtree(board / f"le{budget}", ignore_errors=True)
     args.out.mkdir(parents=True, exist_ok=True)
     log = args.out / "log.txt"
-    state = _state(args.out)
+    state = _state(args.out, board)
+    db = args.out / "run" / "npas.db"
+    if args.resume and state["search_done"] and not db.is_file() and (board / "study.db").is_file():
+        keep_study(board / "study.db", db)  # the finished search's study, back from its copy
     config = search_config(args.sets, args.out / "search.yaml")
     storage = f"sqlite:///{args.out}/run/npas.db"
     epochs = args.epochs or config.max_epochs
@@ -391,9 +399,9 @@ def main() -> None:
                     str(args.out / "run"), "--time-limit", f"{left:.0f}s", "--quiet")  # fmt: skip
         state["search_s"] += time.time() - start
         state["search_done"] = code == 0
-        _save_state(args.out, state)
+        _save_state(args.out, board, state)
     _cli(log, "status", "--run", str(args.out / "run"))
-    keep_study(args.out / "run" / "npas.db", board / "study.db")
+    keep_study(db, board / "study.db")
 
     winners: dict[str, dict[str, Any]] = {}
     for budget in budgets:
@@ -402,8 +410,13 @@ def main() -> None:
         bundle = board / name / "search"
         win: dict[str, Any] = {"budget": budget, "goal": goal, "record": record}
         winners[name] = win
-        if _cli(log, "export", "--storage", storage, "--select", f"epsilon:params<={budget}",
-                "--out", str(bundle), "--replace") != 0:  # fmt: skip
+        # a finished search's bundle is kept on --resume: the run folder's trial models may be
+        # gone (a new machine keeps benchmarks/results, not benchmarks/out), and the study
+        # cannot have chosen another winner since
+        kept = args.resume and state["search_done"] and (bundle / "metrics.json").is_file()
+        if not kept and _cli(log, "export", "--storage", storage, "--select",
+                             f"epsilon:params<={budget}", "--out", str(bundle),
+                             "--replace") != 0:  # fmt: skip
             win["missing"] = True
             continue
         win["meta"] = json.loads((bundle / "metrics.json").read_text(encoding="utf-8"))
@@ -468,10 +481,10 @@ def main() -> None:
                 winners[name].setdefault(f"{arm}_errors", []).append(f"seeds {group}: {err!r}")
             # the table after every job: a run stopped now keeps a true table of what is done
             state["retrain_s"] = before + time.time() - start
-            _save_state(args.out, state)
+            _save_state(args.out, board, state)
             _write(args, config, winners, state, storage, epochs, how, quiet=True)
     state["retrain_s"] = before + time.time() - start
-    _save_state(args.out, state)
+    _save_state(args.out, board, state)
     _write(args, config, winners, state, storage, epochs, how)
 
 
