@@ -95,6 +95,12 @@ def describe(config: SearchConfig, *, cost: bool = True) -> list[str]:
     lines += [f"  {a:<{width[0]}}  {b:<{width[1]}}  {c}" for a, b, c in rows]
     if config.fixed:
         lines.append("Fixed: " + ", ".join(f"{k}={v}" for k, v in config.fixed.items()))
+    if config.start:
+        lines.append(f"Start: {len(config.start)} point(s) trained first")
+        lines += [
+            f"  {i}: " + ", ".join(f"{k}={v}" for k, v in point.items())
+            for i, point in enumerate(config.start)
+        ]
     lines.append(
         "Objectives: " + ", ".join(f"{o.name} ({o.direction})" for o in config.objectives)
     )

@@ -39,6 +39,7 @@ from search.config._keys import (
     parse_section,
     renamed,
 )
+from search.config._start import complete, start_points
 from search.config._trial import (
     DEFAULT_EPOCHS,
     SSN_OPTIONS,
@@ -314,6 +315,13 @@ class SearchConfig(DataAndMetrics):
         help="values not searched, named as in space",
         allowed="a mapping of dimension names to values",
     )
+    start: list[dict[str, Any]] = config_key(
+        check=None,
+        factory=list,
+        help="points of the space trained first, before the algorithm proposes (designs "
+        "you know); a dimension a point leaves out is proposed by the algorithm",
+        allowed="a list of mappings of searched dimension names to values",
+    )
     train: dict[str, Any] = config_key(
         check=None,
         factory=dict,
@@ -482,9 +490,9 @@ class SearchConfig(DataAndMetrics):
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
         out = dump_keys(self)
         out["dataset"] = copy.deepcopy(self.data_source) or self.dataset
-        # imports and loading only when set: a search stored before they existed resumes
-        # (a relaunch compares its stored config with this one)
-        for name in ("imports", "loading"):
+        # imports, loading and start only when set: a search stored before they existed
+        # resumes (a relaunch compares its stored config with this one)
+        for name in ("imports", "loading", "start"):
             if out[name] == dumped_default(SearchConfig, name):
                 del out[name]
         return {"name": out.pop("name"), **out}
@@ -538,9 +546,16 @@ class SearchConfig(DataAndMetrics):
             data_source=source,
             space=space,
             fixed=fixed,
+            start=start_points(data.get("start"), space, fixed, _flatten),
             train=train,
         )
-        config.trial_config(config.space.sample(config.seed))  # the whole chain, once
+        sampled = config.space.sample(config.seed)
+        config.trial_config(sampled)  # the whole chain, once
+        for i, point in enumerate(config.start):  # each start point builds its trial
+            try:
+                config.trial_config(complete(config.space, point, sampled))
+            except ConfigError as err:
+                raise ConfigError(f"start[{i}]: {err}") from None
         _check_algorithm(config)
         return config
 

@@ -52,7 +52,7 @@ from search.run._run_folder import no_room, run_folder
 from search.run._rungview import RungView
 from search.run._searcher import NpasSearcher
 from search.run._storage import open_storage
-from search.run._study import open_study, record_cost
+from search.run._study import enqueue_start, open_study, record_cost
 from search.run._trainable import TrialFn, checkpoints
 from search.run._trial_attrs import FEASIBLE_KEY
 from search.run._tuner import run_tuner
@@ -197,6 +197,7 @@ def _launch_leased(
     if optimiser.models_rungs and config.scheduler.name != "fifo":
         sampler = RungView(sampler, config.objective_names)
     optimiser.bind(in_memory_copy(study, sampler))
+    enqueue_start(optimiser.study, config.start)  # the points a user knows, before any proposal
     started = start_ray(config.address, runtime_env(config.imports))
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
     try:

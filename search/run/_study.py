@@ -22,11 +22,21 @@ from search._compat import storage_of, trial_id_of
 from search.config._keys import RENAMED_KEYS
 from search.errors import ConfigError
 from search.run._counting import INTERRUPTED
+from search.run._trial_attrs import START_KEY
 
-__all__ = ["COST_ATTRS", "fail_interrupted", "open_study", "record_cost", "set_metric_names"]
+__all__ = [
+    "COST_ATTRS",
+    "enqueue_start",
+    "fail_interrupted",
+    "open_study",
+    "record_cost",
+    "set_metric_names",
+]
 
 #: Config keys that may change between launches of one search (how much and where it runs).
-_MAY_CHANGE = frozenset({"trials", "storage", "address", "out", "name", "resources", "limits"})
+_MAY_CHANGE = frozenset(
+    {"trials", "storage", "address", "out", "name", "resources", "limits", "start"}
+)
 
 
 def _npas_version() -> str:
@@ -92,6 +102,24 @@ def open_study(
     _check_same(name, stored, plain, objectives)
     fail_interrupted(study, resumable)
     return study
+
+
+def enqueue_start(study: optuna.Study, points: Sequence[Mapping[str, Any]]) -> int:
+    """Queues the start points that no trial of ``study`` has trained or is training, and
+    returns how many: Optuna's ``ask`` hands queued points out first, whatever the algorithm.
+    A relaunch queues only the points added since, and again those whose trial failed (an
+    interrupted one among them); each queued trial carries its index (``START_KEY``)."""
+    taken = [
+        t.system_attrs.get("fixed_params")
+        for t in study.get_trials(deepcopy=False)
+        if t.state != TrialState.FAIL
+    ]
+    queued = 0
+    for i, point in enumerate(points):
+        if dict(point) not in taken:
+            study.enqueue_trial(dict(point), user_attrs={START_KEY: i})
+            queued += 1
+    return queued
 
 
 def set_metric_names(study: optuna.Study, names: Sequence[str]) -> None:

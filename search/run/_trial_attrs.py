@@ -10,11 +10,14 @@ __all__ = [
     "DECISIONS_KEY",
     "FEASIBLE_KEY",
     "REFUSED_KEY",
+    "START_KEY",
     "STOPPED_KEY",
 ]
 
 #: A trial's user attribute: the scheduler's decisions on it, one dict per rung decision.
 DECISIONS_KEY = "npas:decisions"
+#: A trial's user attribute: which point of the config's ``start`` list it trains (0-based).
+START_KEY = "npas:start"
 #: A pruned trial's user attribute: why a time limit stopped it (a trial timeout).
 STOPPED_KEY = "npas:stopped"
 
