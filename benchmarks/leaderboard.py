@@ -97,12 +97,12 @@ def _cli(log: Path, *args: str) -> int:
     return done.returncode
 
 
-def search_config(sets: list[str], path: Path) -> Any:
+def search_config(preset: str, sets: list[str], path: Path) -> Any:
     """The preset with ``KEY/PATH=YAML`` edits (``/`` separates levels, since space names
     hold dots), checked and written to ``path``."""
     from search.config import load_config, load_preset
 
-    data = load_preset(PRESET).to_dict()
+    data = load_preset(preset).to_dict()
     for item in sets:
         key, sep, text = item.partition("=")
         if not sep:
@@ -359,6 +359,10 @@ def main() -> None:
         metavar="KEY=YAML",
         help="edit the preset (e.g. dataset=digits, scheduler/max_epochs=9); repeatable",
     )
+    parser.add_argument(
+        "--preset", default=PRESET, help=f"the search (default {PRESET}; mnist-record-seeded: "
+        "started from the records' designs, ranked on a training subset)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/out/leaderboard")
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks/results")
     parser.add_argument(
@@ -386,9 +390,10 @@ def main() -> None:
     log = args.out / "log.txt"
     state = _state(args.out, board)
     db = args.out / "run" / "npas.db"
-    if args.resume and state["search_done"] and not db.is_file() and (board / "study.db").is_file():
-        keep_study(board / "study.db", db)  # the finished search's study, back from its copy
-    config = search_config(args.sets, args.out / "search.yaml")
+    copy = board / "study.db"
+    if args.resume and state["search_done"] and not db.is_file() and copy.is_file():
+        keep_study(copy, db)  # the finished search's study, back from its copy
+    config = search_config(args.preset, args.sets, args.out / "search.yaml")
     storage = f"sqlite:///{args.out}/run/npas.db"
     epochs = args.epochs or config.max_epochs
 
@@ -533,8 +538,24 @@ def favoured(study: Any, least: int = 10) -> list[str]:
     return lines
 
 
+def _ranked_on(config: Any) -> str:
+    if config.train_size is None:
+        return ""
+    return (f", each epoch on a stratified subset of {config.train_size:,} training images "
+            "(the validation split whole)")  # fmt: skip
+
+
+def _length(epochs: int, last_rung: int) -> str:
+    return "the last rung's" if epochs == last_rung else f"the last rung was at {last_rung}"
+
+
+def _started(config: Any) -> str:
+    return f"; {len(config.start)} start points trained first" if config.start else ""
+
+
 def _retrain_cfg(cfg: dict[str, Any], epochs: int, bundle: Path) -> dict[str, Any]:
-    """The winner's trial config at ``epochs``, its store mapping fixed, no artifact."""
+    """The winner's trial config at ``epochs`` on the whole training split (whatever subset
+    the search ranked on), its store mapping fixed, no artifact."""
     from search.bundle import read_bundle
     from search.bundle._retrain import _retrain_config
     from search.config import TrialConfig
@@ -542,7 +563,7 @@ def _retrain_cfg(cfg: dict[str, Any], epochs: int, bundle: Path) -> dict[str, An
     mapping = read_bundle(bundle).get("mapping")
     retrain = _retrain_config(TrialConfig.from_dict(cfg), mapping, epochs=epochs, out=bundle,
                               device="cpu")  # fmt: skip
-    return {**retrain.to_dict(), "artifact_dir": None}
+    return {**retrain.to_dict(), "artifact_dir": None, "train_size": None}
 
 
 def _bundle_cfg(bundle: Path) -> dict[str, Any]:
@@ -562,7 +583,7 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
     states = {s.name: len(study.get_trials(deepcopy=False, states=(s,))) for s in TrialState}
     command = " ".join(shlex.quote(a) for a in sys.argv[1:])
     lines = [
-        f"# Leaderboard hunt: {config.dataset}, `search launch --preset {PRESET}`",
+        f"# Leaderboard hunt: {config.dataset}, `search launch --preset {args.preset}`",
         "",
         f"- Run: `NPAS_DATA=../shared/data python benchmarks/leaderboard.py {command}`, "
         f"{time.strftime('%Y-%m-%d')}",
@@ -573,9 +594,10 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
         "trials "
         + ", ".join(f"{k} {v}" for k, v in states.items() if v)
         + f"; {config.scheduler.name} ({config.scheduler.type}), rungs up to "
-        f"{config.max_epochs} epochs",
+        f"{config.max_epochs} epochs" + _ranked_on(config) + _started(config),
         f"- Retraining: {state['retrain_s'] / 60:.1f} min wall-clock (all sessions); {epochs} "
-        f"epochs (the last rung's), seeds 0–{args.seeds - 1}, each winner and its twin (a "
+        f"epochs ({_length(epochs, config.max_epochs)}), on the whole training split less "
+        f"validation, seeds 0–{args.seeds - 1}, each winner and its twin (a "
         f"Shapeshifted winner's: the network shrunk by width to its count, plain; a plain "
         f"winner's: the network {WIDEN:g}× as wide, Shapeshifted into its count with one store); "
         f"a plain arm's seeds fused: {fused} "

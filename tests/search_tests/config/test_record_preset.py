@@ -74,3 +74,32 @@ def test_one_trial_of_each_kind_trains_on_digits(record: SearchConfig) -> None:
             assert 0.0 <= result["accuracy"] <= 1.0 and result["epochs"] == 1
             assert result["params"] <= 1000
             done[kind] = result
+
+
+def test_the_seeded_preset_starts_from_record_designs_within_its_limits() -> None:
+    """Each start point is the records' design (separable blocks, a block reused, LeakyReLU,
+    no norm) within 1,000 parameters and 2 MFLOPs; the Shapeshifted ones generate more weights
+    than they have parameters."""
+    import torch
+
+    from objectives import measure
+    from search.config._start import complete
+
+    seeded = load_preset("mnist-record-seeded")
+    assert seeded.train_size == 20000 and seeded.max_epochs == seeded.train["epochs"] == 81
+    kinds = []
+    for point in seeded.start:
+        cfg = seeded.trial_config(complete(seeded.space, point, {}))
+        net = build_model(cfg.family, (1, 28, 28), 10, **cfg.hyper)
+        weights = sum(p.numel() for p in net.parameters())
+        flops = measure(net, torch.zeros(1, 1, 28, 28), ["flops_infer"])
+        assert flops["flops_infer"] <= 2_000_000
+        assert cfg.hyper["separable"] and cfg.hyper["activation"] == "leaky_relu"
+        if cfg.budget is None:
+            assert weights <= 1000
+            kinds.append("plain")
+        else:
+            assert cfg.budget <= 1000 < weights
+            kinds.append("shared")
+    assert kinds.count("plain") == kinds.count("shared") == 2
+    assert max(p["sepnet.reuse"] for p in seeded.start) == 3
