@@ -507,6 +507,32 @@ def keep_study(source: Path, dest: Path) -> None:
         old.backup(new)
 
 
+def started(study: Any) -> list[str]:
+    """How each start point fared: its trial, its deepest epoch and the validation accuracy
+    there, and where that stands among the trials that reached the same epoch."""
+    from search.run._trial_attrs import START_KEY
+
+    trials = study.get_trials(deepcopy=False)
+    lines = []
+    for t in sorted((t for t in trials if START_KEY in t.user_attrs),
+                    key=lambda t: t.user_attrs[START_KEY]):  # fmt: skip
+        if not t.intermediate_values:
+            lines.append(f"- start point {t.user_attrs[START_KEY]} (trial {t.number}): "
+                         f"{t.state.name}, no epoch reported")  # fmt: skip
+            continue
+        epoch = max(t.intermediate_values)
+        there = sorted((u.intermediate_values[epoch] for u in trials
+                        if epoch in u.intermediate_values), reverse=True)  # fmt: skip
+        acc = t.intermediate_values[epoch]
+        kind = "plain" if t.params.get("ssn.mapping") == "none" else \
+            f"Shapeshifted into {t.params.get('budget')}"  # fmt: skip
+        lines.append(f"- start point {t.user_attrs[START_KEY]} (trial {t.number}, {kind}): "
+                     f"{100 * acc:.2f} % at epoch {epoch}, rank {there.index(acc) + 1} of "
+                     f"{len(there)} trials there")  # fmt: skip
+    return ["How the start points fared (validation accuracy at each one's deepest epoch):",
+            *lines] if lines else []  # fmt: skip
+
+
 def favoured(study: Any, least: int = 10) -> list[str]:
     """What the search favoured, from its own trials: at the deepest epoch that at least
     ``least`` trials reached (validation accuracy there), per searched dimension the mean
@@ -656,6 +682,7 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
               "| parameters | test accuracy | protocol |", "|---:|---:|---|"]  # fmt: skip
     lines += [f"| {p} | {a} | {how} |" for p, a, how in REFERENCES]
     lines += ["", *notes] if notes else []
+    lines += ["", *started(study)] if config.start else []
     lines += ["", *favoured(study)]
     lines += ["", "Bundles: `benchmarks/results/leaderboard/<anchor>/seed<s>/` (the twin's in "
               "`<anchor>/plain/seed<s>/` or `<anchor>/shared/seed<s>/`; the search's own "
