@@ -303,6 +303,16 @@ def _mean_std(values: list[float]) -> str:
     return f"{100 * statistics.mean(values):.2f} ± {100 * std:.2f} %"
 
 
+def _welch(a: list[float], b: list[float]) -> str:
+    """`` (Welch p 0.001)``: how likely a gap this large is between two arms that do not differ
+    (two-sided, unequal variances); empty below two seeds an arm."""
+    if min(len(a), len(b)) < 2:
+        return ""
+    from scipy.stats import ttest_ind
+
+    return f" (Welch p {ttest_ind(a, b, equal_var=False).pvalue:.2g})"
+
+
 def _each(values: list[float]) -> str:
     return ", ".join(f"{100 * v:.2f}" for v in values) or "–"
 
@@ -663,7 +673,7 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
         diff = "–"
         if accs and twin_accs:  # shared minus plain, whichever side the winner is
             gap = mean - statistics.mean(twin_accs)
-            diff = f"{100 * (gap if kind == 'plain' else -gap):+.2f} pt"
+            diff = f"{100 * (gap if kind == 'plain' else -gap):+.2f} pt{_welch(accs, twin_accs)}"
         twin_params = f"{kind}, {int(twins[0]['params']):,}" if twins else "–"
         lines.append(
             f"| ≤ {win['budget']:,} | {100 * win['goal']:.1f} % ({win['record']}) "
