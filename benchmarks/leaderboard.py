@@ -15,11 +15,11 @@
    Shapeshifted into the winner's count with one store. Seeds are trained fused
    (:func:`objectives.fit_seeds`) when ``benchmarks/results/fused_seeds.md`` measured fusing
    ``--seeds`` seeds faster than one after another (``--fused on|off`` decides instead).
-4. Per seed a bundle in ``<results>/leaderboard/<anchor>/seed<s>/`` (the twin's in
-   ``<anchor>/plain/seed<s>/`` or ``<anchor>/shared/seed<s>/``): config.yaml, model.pt,
-   model.onnx, model.pt2, metrics.json, each loadable with ``search.load_bundle``; the
-   search's own bundle of the winner in ``<anchor>/search/``; a copy of the search's study,
-   ``<results>/leaderboard/study.db``; and ``<results>/leaderboard.md``.
+4. Per seed a bundle in ``<results>/<name>/<anchor>/seed<s>/`` (``--name``, default
+   ``leaderboard``; the twin's in ``<anchor>/plain/seed<s>/`` or ``<anchor>/shared/seed<s>/``):
+   config.yaml, model.pt, model.onnx, model.pt2, metrics.json, each loadable with
+   ``search.load_bundle``; the search's own bundle of the winner in ``<anchor>/search/``; a
+   copy of the search's study, ``<results>/<name>/study.db``; and ``<results>/<name>.md``.
 
 The protocol (stated in the table): the search optimises the validation split carved from the
 training set; the test set is read once per retrained model, after its training, and chooses
@@ -373,6 +373,11 @@ def main() -> None:
         "--preset", default=PRESET, help=f"the search (default {PRESET}; mnist-record-seeded: "
         "started from the records' designs, ranked on a training subset)",
     )
+    parser.add_argument(
+        "--name", default="leaderboard",
+        help="the table <results>/NAME.md and the bundles' folder <results>/NAME/ "
+        "(default leaderboard)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/out/leaderboard")
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks/results")
     parser.add_argument(
@@ -391,7 +396,7 @@ def main() -> None:
     sets_dataset = any(s.startswith("dataset=") for s in args.sets)
     if not os.environ.get("NPAS_DATA") and not sets_dataset:
         sys.exit("leaderboard: set NPAS_DATA to the folder holding mnist/ (../shared/data)")
-    board = args.results / "leaderboard"
+    board = args.results / args.name
     if not args.resume:
         shutil.rmtree(args.out, ignore_errors=True)
         for budget in budgets:
@@ -694,7 +699,7 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
     lines += ["", *notes] if notes else []
     lines += ["", *started(study)] if config.start else []
     lines += ["", *favoured(study)]
-    lines += ["", "Bundles: `benchmarks/results/leaderboard/<anchor>/seed<s>/` (the twin's in "
+    lines += ["", f"Bundles: `benchmarks/results/{args.name}/<anchor>/seed<s>/` (the twin's in "
               "`<anchor>/plain/seed<s>/` or `<anchor>/shared/seed<s>/`; the search's own "
               "export in `<anchor>/search/`): "
               "config.yaml, model.pt, model.onnx, model.pt2, metrics.json; each loads with "
@@ -702,10 +707,10 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
               "re-evaluating it on the test split gives. The search's export evaluated its "
               "trial on the test set too (its metrics.json); that number chose nothing. The "
               "search's study: "
-              "`leaderboard/study.db` beside this table (Optuna's SQLite storage, for Optuna "
+              f"`{args.name}/study.db` beside this table (Optuna's SQLite storage, for Optuna "
               "or optuna-dashboard)."]  # fmt: skip
     args.results.mkdir(parents=True, exist_ok=True)
-    (args.results / "leaderboard.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (args.results / f"{args.name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if not quiet:
         print("\n".join(lines))
 
