@@ -303,6 +303,10 @@ def _mean_std(values: list[float]) -> str:
     return f"{100 * statistics.mean(values):.2f} ± {100 * std:.2f} %"
 
 
+def _so_far(values: list[float], seeds: int) -> str:
+    return f" ({len(values)} of {seeds} seeds so far)" if 0 < len(values) < seeds else ""
+
+
 def _welch(a: list[float], b: list[float]) -> str:
     """`` (Welch p 0.001)``: how likely a gap this large is between two arms that do not differ
     (two-sided, unequal variances); empty below two seeds an arm."""
@@ -391,7 +395,13 @@ def main() -> None:
         help="continue a stopped run in --out: the rest of the search's "
         "minutes, then the seeds that have no bundle yet",
     )
+    parser.add_argument(
+        "--table-only", action="store_true",
+        help="with --resume: rewrite the table from the bundles and the study, train nothing",
+    )
     args = parser.parse_args()
+    if args.table_only and not args.resume:
+        parser.error("--table-only needs --resume (it reads a run that exists)")
     budgets = [int(b) for b in args.anchors.split(",")]
     sets_dataset = any(s.startswith("dataset=") for s in args.sets)
     if not os.environ.get("NPAS_DATA") and not sets_dataset:
@@ -482,6 +492,8 @@ def main() -> None:
                     outs = [str(folder / f"seed{s}") for s in group]
                     queue.append((group[0], (train_seeds, cfgs, fused, outs, source),
                                   (name, arm, group)))  # fmt: skip
+        if args.table_only:
+            queue = []
         # seed by seed across the arms: a run stopped early has every arm's first seeds
         for _, call, what in sorted(queue, key=lambda item: item[0]):
             jobs[pool.submit(*call)] = what
@@ -686,7 +698,8 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
             f"| {int(first['weights']):,} | {first['flops_infer']:,.0f} "
             f"| {first.get('latency_ms', float('nan')):.3f} "
             f"| {100 * win['meta']['metrics']['accuracy']:.2f} % | {_mean_std(accs)} "
-            f"| {_each(accs)} | {verdict} | {twin_params} | {_mean_std(twin_accs)} "
+            f"| {_each(accs)} | {verdict} | {twin_params} | {_mean_std(twin_accs)}"
+            f"{_so_far(twin_accs, args.seeds)} "
             f"| {_each(twin_accs)} | {diff} |"
         )
         if kind:
