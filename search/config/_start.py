@@ -42,6 +42,8 @@ def start_points(
         return []
     if not isinstance(data, list):
         raise checks.bad("start", data, "a list of points (mappings of dimension names to values)")
+    searched = [n for n in space.names if not isinstance(space[n], Fixed)]
+    constant = {n: d.value for n in space.names if isinstance(d := space[n], Fixed)}
     points = []
     for i, entry in enumerate(data):
         where = f"start[{i}]"
@@ -54,7 +56,12 @@ def start_points(
                     f"{where}.{name}: fixed at {fixed[name]!r} (fixed.{name}); a start point "
                     "names searched dimensions only"
                 )
-            _check_value(space, point, name, value, f"{where}.{name}")
+            if name not in searched:
+                raise ConfigError(
+                    f"{where}.{name}: not a searched dimension{did_you_mean(name, searched)}; "
+                    f"allowed: {searched}"
+                )
+            _check_value(space, constant | point, name, value, f"{where}.{name}")
         if point in points:
             raise ConfigError(f"{where}: the same point as start[{points.index(point)}]")
         points.append(point)
@@ -62,19 +69,13 @@ def start_points(
 
 
 def _check_value(
-    space: Space, point: Mapping[str, Any], name: str, value: Any, where: str
+    space: Space, known: Mapping[str, Any], name: str, value: Any, where: str
 ) -> None:
-    """``name`` is a searched dimension, ``value`` one of its values, and its condition holds."""
-    searched = [n for n in space.names if not isinstance(space[n], Fixed)]
-    if name not in searched:
-        raise ConfigError(
-            f"{where}: not a searched dimension{did_you_mean(name, searched)}; "
-            f"allowed: {searched}"
-        )
+    """``value`` is one of ``name``'s values and its condition holds in ``known`` (the point
+    and the space's fixed values)."""
     dim = space[name]
     if not dim.check(value):
         raise checks.bad(where, value, dim.allowed())
-    known = {n: d.value for n in space.names if isinstance(d := space[n], Fixed)} | dict(point)
     for parent, values in dim.when:
         if parent not in known:
             raise ConfigError(
