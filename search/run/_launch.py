@@ -52,7 +52,7 @@ from search.run._run_folder import no_room, run_folder
 from search.run._rungview import RungView
 from search.run._searcher import NpasSearcher
 from search.run._storage import open_storage
-from search.run._study import enqueue_start, open_study, record_cost
+from search.run._study import enqueue_start, fail_interrupted, open_study, record_cost
 from search.run._trainable import TrialFn, checkpoints
 from search.run._trial_attrs import FEASIBLE_KEY
 from search.run._tuner import run_tuner
@@ -259,10 +259,13 @@ def _launch_leased(
             print(f"[npas] time is up: {len(searcher.adjourned)} unfinished trial(s) "
                   f"{searcher.adjourned} kept with their checkpoints; relaunch the same command "
                   "(with more time) to go on with them", file=sys.stderr)  # fmt: skip
-        cut = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-               if t.number not in searcher.adjourned]  # fmt: skip
-        if cut or (searcher.stopped is None and ran < remaining):  # a stop signal ended it
-            raise interrupted(study, config, received.get("signum", signal.SIGINT))
+        if searcher.limits.ended and "signum" not in received:  # the time limit ended it
+            _time_up(study, progress)
+        else:
+            cut = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                   if t.number not in searcher.adjourned]  # fmt: skip
+            if cut or (searcher.stopped is None and ran < remaining):  # a stop signal ended it
+                raise interrupted(study, config, received.get("signum", signal.SIGINT))
         if searcher.stopped is not None and progress:
             print(f"[npas] no further trial started: {searcher.stopped}", file=sys.stderr)
     finally:
@@ -271,6 +274,16 @@ def _launch_leased(
         if "timer" in received:  # the stop ended in time
             received["timer"].cancel()
     return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+def _time_up(study: optuna.Study, progress: bool) -> None:
+    """The trials the spent time ended before their first epoch (no checkpoint to go on from)
+    are recorded as interrupted, so that a relaunch runs them again: nobody stopped the search."""
+    cut = fail_interrupted(study, resumable)
+    if cut and progress:
+        print(f"[npas] time is up: {len(cut)} trial(s) {cut} had reported no epoch; they are "
+              "recorded as interrupted and run again when you relaunch the same command",
+              file=sys.stderr)  # fmt: skip
 
 
 class _TrialConfigOf:

@@ -51,6 +51,8 @@ class TrialLimits(Stopper):
         self._trained: dict[str, float] = {}  # Ray trial id -> its training seconds so far
         self.longest_epoch_s = 0.0
         self._heard_at = 0.0  # the launch's clock at the last epoch reported
+        #: Whether :meth:`stop_all` ended the search (its time spent, the trials silent).
+        self.ended = False
 
     @property
     def out_of_time(self) -> bool:
@@ -80,7 +82,8 @@ class TrialLimits(Stopper):
         if not (self.adjourn and self.out_of_time):
             return False
         silent = self.cost.elapsed_s - max(self._heard_at, float(self.limits.time))
-        return silent > max(GRACE_S, 3 * self.longest_epoch_s)
+        self.ended = silent > max(GRACE_S, 3 * self.longest_epoch_s)
+        return self.ended
 
 
 def _trained_s(result: dict[str, Any]) -> float:

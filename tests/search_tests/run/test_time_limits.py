@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from types import SimpleNamespace
 
 import pandas as pd
@@ -20,6 +21,7 @@ from search.run import launch, trials_counted
 from search.run._checkpoints import latest_checkpoint
 from search.run._limits import GRACE_S, OUT_OF_TIME, TrialLimits
 from search.run._searcher import STOPPED_KEY
+from search.run._study import INTERRUPTED
 from search.run._trainable import CURVE_KEY
 from tests.search_tests.run.test_checkpoint_faults import (
     _check_each_epoch_ran_once_but_the_one_in_flight,
@@ -73,6 +75,31 @@ def test_a_spent_time_ends_the_search_after_a_silence_longer_than_an_epoch() -> 
                           adjourn=False)  # fmt: skip
     assert not unsaved.stop_all()  # without checkpoints the trials finish, however long
     assert not TrialLimits(LimitsConfig(), SimpleNamespace(elapsed_s=1e9)).stop_all()
+
+
+def silent_trial(cfg, on_epoch=None, on_state=None, resume=None):
+    """A checkpointing trial whose first epoch outlasts the search's time."""
+    time.sleep(12)
+    return slow_trial(cfg, on_epoch, on_state, resume)
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_time_up_before_any_epoch_ends_the_search_without_an_error_and_the_trials_run_again(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr("search.run._limits.GRACE_S", 1.0)  # the silence that ends it
+    cfg = config(tmp_path, "fifo")
+    short = type(cfg).from_dict({**cfg.to_dict(), "trials": 2, "limits": {"time": 2}})
+    first = launch(short, trial_fn=silent_trial, progress=True)  # no stop signal: no error
+    err = capsys.readouterr().err
+    cut = first.get_trials(states=(TrialState.FAIL,))
+    assert cut and not first.get_trials(states=(TrialState.RUNNING, TrialState.COMPLETE))
+    assert all(t.user_attrs["error"] == INTERRUPTED for t in cut)  # what a relaunch runs again
+    assert f"time is up: {len(cut)} trial(s) {[t.number for t in cut]} had reported no" in err
+    assert "SIGINT" not in err
+    assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)
+    assert (status["interrupted"], status["running"]) == (len(cut), 0), status
 
 
 @pytest.mark.usefixtures("local_ray")
