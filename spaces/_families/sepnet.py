@@ -16,6 +16,7 @@ from spaces._families._norm import BatchNorm2d
 from spaces._hyper import Range, checked
 
 NORMS = ("none", "batch", "layer")
+PADDINGS = ("same", "valid")
 
 
 @dataclass(frozen=True)
@@ -27,29 +28,38 @@ class _Blocks:
     kernel: int
     separable: bool
     expansion: float
+    valid: bool  # k×k convs unpadded: each shrinks the sides by k - 1
+    dropout: float  # after every block's activation (0: none)
 
-    def conv(self, c_in: int, c_out: int, k: int) -> nn.Conv2d:
-        """A "same" conv, with a bias only where no norm follows."""
-        return nn.Conv2d(c_in, c_out, k, padding=k // 2, bias=self.norm == "none")
+    def pad(self, k: int, side: int, times: int = 1) -> int:
+        """The padding of a k×k conv applied ``times`` times from ``side``-wide maps: none
+        when ``valid`` and the last application's maps still hold the kernel."""
+        return 0 if self.valid and side - (k - 1) * (times - 1) >= k else k // 2
+
+    def conv(self, c_in: int, c_out: int, k: int, pad: int = 0) -> nn.Conv2d:
+        """A k×k conv with a bias only where no norm follows."""
+        return nn.Conv2d(c_in, c_out, k, padding=pad, bias=self.norm == "none")
 
     def tail(self, channels: int) -> list[nn.Module]:
-        """[norm] → act; ``layer`` normalises each sample over its whole tensor (one group)."""
+        """[norm] → act → [dropout]; ``layer`` normalises each sample over its whole tensor."""
         norm = {"batch": [BatchNorm2d(channels)], "layer": [nn.GroupNorm(1, channels)]}
-        return [*norm.get(self.norm, []), self.act()]
+        drop = [nn.Dropout(self.dropout)] if self.dropout > 0 else []
+        return [*norm.get(self.norm, []), self.act(), *drop]
 
-    def block(self, c_in: int, c_out: int) -> nn.Sequential:
+    def block(self, c_in: int, c_out: int, pad: int) -> nn.Sequential:
         k = self.kernel
         if not self.separable:
-            return nn.Sequential(self.conv(c_in, c_out, k), *self.tail(c_out))
+            return nn.Sequential(self.conv(c_in, c_out, k, pad), *self.tail(c_out))
         mid = max(1, round(c_in * self.expansion))
         widen = [self.conv(c_in, mid, 1), *self.tail(mid)] if mid != c_in else []
-        depthwise = nn.Conv2d(mid, mid, k, padding=k // 2, groups=mid, bias=False)
+        depthwise = nn.Conv2d(mid, mid, k, padding=pad, groups=mid, bias=False)
         return nn.Sequential(*widen, depthwise, self.conv(mid, c_out, 1), *self.tail(c_out))
 
 
 class _Reused(nn.Module):
     """One block applied ``times`` times with the same weights (plain weight tying), with a
-    skip around each application when ``residual``."""
+    skip around each application when ``residual`` (the input's centre, where an unpadded
+    block shrank the maps)."""
 
     def __init__(self, block: nn.Module, times: int, residual: bool) -> None:
         super().__init__()
@@ -57,7 +67,11 @@ class _Reused(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for _ in range(self.times):
-            x = x + self.block(x) if self.residual else self.block(x)
+            y = self.block(x)
+            if self.residual:
+                dh, dw = (x.shape[-2] - y.shape[-2]) // 2, (x.shape[-1] - y.shape[-1]) // 2
+                y = y + x[..., dh : x.shape[-2] - dh, dw : x.shape[-1] - dw]
+            x = y
         return x
 
 
@@ -69,8 +83,10 @@ class SepNet(nn.Module):
     after the first starts with a 2×2 max pool (only while both sides are at least 2). A block
     is a depthwise k×k conv then a pointwise 1×1 conv (``separable``; with ``expansion`` > 1 a
     pointwise conv widens the input first, as in MobileNetV2) or one full k×k conv, then
-    [norm] → act. A block whose input and output channels match is applied ``reuse`` times with
-    the same weights, so reuse adds depth and FLOPs but no parameters.
+    [norm] → act → [dropout]. A block whose input and output channels match is applied
+    ``reuse`` times with the same weights, so reuse adds depth and FLOPs but no parameters.
+    ``padding="valid"`` leaves the k×k convs unpadded, as the 997-parameter record does: each
+    shrinks the maps by k - 1 (a conv whose maps are narrower than k is padded instead).
 
     Args:
         in_shape: ``(channels, height, width)``.
@@ -90,6 +106,8 @@ class SepNet(nn.Module):
         norm: ``none``, ``batch`` or ``layer`` (the whole tensor of each sample).
         activation: Nonlinearity name (``prelu`` learns one slope per activation).
         dropout: Dropout before the head.
+        padding: ``same`` (the maps keep their size) or ``valid`` (unpadded k×k convs).
+        dropout_every: The same dropout after the stem and after every block too.
     """
 
     @checked
@@ -113,6 +131,8 @@ class SepNet(nn.Module):
         norm: str = "none",
         activation: str = "leaky_relu",
         dropout: Annotated[float, Range(0, 0.9)] = 0.0,
+        padding: str = "same",
+        dropout_every: bool = False,
     ) -> None:
         super().__init__()
         channels, h, w = image_shape(in_shape)
@@ -120,8 +140,12 @@ class SepNet(nn.Module):
         check_odd("kernel", kernel)
         make = _Blocks(check_choice("norm", norm, NORMS),
                        ACTIVATIONS[check_choice("activation", activation, ACTIVATIONS)],
-                       kernel, separable, expansion)  # fmt: skip
-        layers: list[nn.Module] = [make.conv(channels, stem, stem_kernel), *make.tail(stem)]
+                       kernel, separable, expansion,
+                       check_choice("padding", padding, PADDINGS) == "valid",
+                       dropout if dropout_every else 0.0)  # fmt: skip
+        pad = make.pad(stem_kernel, min(h, w))
+        layers: list[nn.Module] = [make.conv(channels, stem, stem_kernel, pad), *make.tail(stem)]
+        h, w = h - 2 * (stem_kernel // 2 - pad), w - 2 * (stem_kernel // 2 - pad)
         if stem_pool and min(h, w) >= 2:
             layers.append(nn.MaxPool2d(2))
             h, w = h // 2, w // 2
@@ -132,8 +156,11 @@ class SepNet(nn.Module):
                 layers.append(nn.MaxPool2d(2))
                 h, w = h // 2, w // 2
             for _ in range(blocks):
-                block = make.block(channels, out)
+                times = reuse if channels == out else 1
+                pad = make.pad(kernel, min(h, w), times)
+                block = make.block(channels, out, pad)
                 layers.append(_Reused(block, reuse, residual) if channels == out else block)
+                h, w = h - times * 2 * (kernel // 2 - pad), w - times * 2 * (kernel // 2 - pad)
                 channels = out
         self.features = nn.Sequential(*layers)
         self.pool = nn.AdaptiveAvgPool2d(1)
