@@ -375,7 +375,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--preset", default=PRESET, help=f"the search (default {PRESET}; mnist-record-seeded: "
-        "started from the records' designs, ranked on a training subset)",
+        "started from the records' designs, ranked on a training subset; mnist-record-valid: "
+        "the 997-parameter record's unpadded layout in the space)",
     )
     parser.add_argument(
         "--name", default="leaderboard",

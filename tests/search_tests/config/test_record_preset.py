@@ -103,3 +103,25 @@ def test_the_seeded_preset_starts_from_record_designs_within_its_limits() -> Non
             kinds.append("shared")
     assert kinds.count("plain") == kinds.count("shared") == 2
     assert max(p["sepnet.reuse"] for p in seeded.start) == 3
+
+
+def test_the_valid_preset_starts_from_both_records_layouts_at_both_anchors() -> None:
+    """The fifth design's start points: the 997 record's unpadded layout and the 1,936
+    record's reused block, plain and Shapeshifted, within 1,000 and within 500 parameters."""
+    from search.config._start import complete
+
+    valid = load_preset("mnist-record-valid")
+    assert valid.fixed["sepnet.stages"] == 1 and valid.max_epochs == valid.train["epochs"]
+    assert set(valid.space["sepnet.padding"].choices) == {"valid", "same"}
+    counts = {}
+    for point in valid.start:
+        cfg = valid.trial_config(complete(valid.space, point, {}))
+        net = build_model(cfg.family, (1, 28, 28), 10, **cfg.hyper)
+        weights = sum(p.numel() for p in net.parameters())
+        budget = cfg.budget if cfg.budget is not None else weights
+        assert budget <= 1000 and (cfg.budget is None or cfg.budget < weights)
+        counts[(cfg.hyper["padding"], cfg.budget is not None, budget <= 500)] = weights
+    assert counts[("valid", False, False)] == 923  # the 997 record's layout, one width
+    assert {k[:2] for k in counts} == {("valid", False), ("valid", True), ("same", False),
+                                       ("same", True)}  # fmt: skip
+    assert {k[1] for k in counts if k[2]} == {False, True}  # plain and shared within 500
