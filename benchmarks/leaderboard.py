@@ -658,7 +658,8 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
         "(a Shapeshifter network's seeds train one after another: vmap cannot run its weight "
         "generation; each seed's metrics.json says how it was trained)",
         "- params = every trainable parameter of what is trained (SSN: stores, coefficients, "
-        "masks, norms, biases); weights = the deployed dense (materialised) weights",
+        "masks, norms, biases); weights = the effective weights of the deployed form, every "
+        "use counted (SSN: the generated dense weights; a block applied 3 times: 3 times)",
         "",
         "| anchor | goal | winner (search trial) | params | weights | FLOPs/sample | latency ms "
         "| val acc in search | test acc, mean ± std | each seed | goal | twin: kind, params "
