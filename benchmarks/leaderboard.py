@@ -299,8 +299,9 @@ def _seed_metrics(folder: Path, trial: Any, cfg: dict[str, Any]) -> dict[str, An
 def _mean_std(values: list[float]) -> str:
     if not values:
         return "–"
-    std = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{100 * statistics.mean(values):.2f} ± {100 * std:.2f} %"
+    if len(values) == 1:  # no spread to show
+        return f"{100 * values[0]:.2f} %"
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f} %"
 
 
 def _so_far(values: list[float], seeds: int) -> str:
@@ -415,6 +416,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     log = args.out / "log.txt"
     state = _state(args.out, board)
+    if not args.table_only:  # the table names every command that trained what it shows
+        state.setdefault("commands", []).append(" ".join(shlex.quote(a) for a in sys.argv[1:]))
     db = args.out / "run" / "npas.db"
     copy = board / "study.db"
     if args.resume and state["search_done"] and not db.is_file() and copy.is_file():
@@ -635,12 +638,12 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
 
     study = optuna.load_study(study_name=config.name, storage=storage)
     states = {s.name: len(study.get_trials(deepcopy=False, states=(s,))) for s in TrialState}
-    command = " ".join(shlex.quote(a) for a in sys.argv[1:])
+    runs = "; ".join(f"`NPAS_DATA=../shared/data python benchmarks/leaderboard.py {c}`"
+                     for c in state.get("commands", []))  # fmt: skip
     lines = [
         f"# Leaderboard hunt: {config.dataset}, `search launch --preset {args.preset}`",
         "",
-        f"- Run: `NPAS_DATA=../shared/data python benchmarks/leaderboard.py {command}`, "
-        f"{time.strftime('%Y-%m-%d')}",
+        f"- Run: {runs or 'not recorded'}; table written {time.strftime('%Y-%m-%d')}",
         f"- Protocol: {PROTOCOL}.",
         f"- Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
         f"torch {torch.__version__}; trainings 1 thread each, {args.workers} at once",
