@@ -199,10 +199,11 @@ def _train_size(config: SearchConfig) -> int | None:
 
 
 def suspicions(config: SearchConfig, *, floor: bool = True) -> list[str]:
-    """Warnings on a valid config: an objective pointed against its metric's meaning, and
-    with ``floor``, a parameter budget that no model of the space can meet (``launch`` checks
-    that one itself, once it knows where it runs)."""
-    from search.config._floor import budget_warning
+    """Warnings on a valid config: an objective pointed against its metric's meaning, start
+    points over a params or FLOPs constraint, and with ``floor``, a parameter budget that no
+    model of the space can meet (``launch`` checks that one itself, once it knows where it
+    runs)."""
+    from search.config._floor import budget_warning, start_warnings
     from search.config._metrics import metric_direction
 
     found = []
@@ -216,6 +217,7 @@ def suspicions(config: SearchConfig, *, floor: bool = True) -> list[str]:
                 f"prefer the {prefers} {objective.name}; write [{objective.name}, {natural}] "
                 "unless that is what you want"
             )
+    found += start_warnings(config)
     below = budget_warning(config) if floor else None
     if below is not None:
         found.append(below)

@@ -36,7 +36,7 @@ from spaces.ssn import minimum_budget
 if TYPE_CHECKING:
     from search.config._search import SearchConfig
 
-__all__ = ["TrialCost", "budget_warning", "trial_cost"]
+__all__ = ["TrialCost", "budget_warning", "start_warnings", "trial_cost"]
 
 #: Which end of each numeric dimension a corner takes.
 End = Literal["low", "high"]
@@ -125,6 +125,39 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
         models=len(models),
         failed=failed,
     )
+
+
+def start_warnings(config: SearchConfig) -> list[str]:
+    """A line per start point that misses a ``params`` or ``flops_infer`` constraint (counted
+    on its model built on the meta device; a Shapeshifted point's params are its budget):
+    such a point is refused untrained like any trial, and the user meant it to train."""
+    from objectives._flops import count_flops
+    from search.config._start import complete
+
+    info = DATASETS.get(config.dataset)
+    bounded = [c for c in config.constraints if c.indicator in ("params", "flops_infer")]
+    if info is None or not bounded:
+        return []
+    models: dict[str, nn.Module] = {}
+    found = []
+    for i, point in enumerate(config.start):
+        try:
+            cfg = config.trial_config(complete(config.space, point, {}))
+            model = _model(cfg, info, models)
+            example = torch.zeros(1, *info.in_shape, device="meta")
+            counts = {
+                "params": cfg.budget if cfg.budget is not None
+                else sum(p.numel() for p in model.parameters() if p.requires_grad),
+                "flops_infer": count_flops(lambda m=model, x=example: m.eval()(x)),
+            }  # fmt: skip
+        except Exception:  # such a trial fails on its own, with its message
+            continue
+        missed = [f"{c} ({c.indicator} {counts[c.indicator]:,})" for c in bounded
+                  if c.violation(counts) > 0]  # fmt: skip
+        if missed:
+            found.append(f"start[{i}]: misses {', '.join(missed)}: it will be refused "
+                         "untrained, like any trial over a constraint")  # fmt: skip
+    return found
 
 
 def _model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> nn.Module:

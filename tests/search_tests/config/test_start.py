@@ -87,3 +87,18 @@ def test_any_part_of_a_point_of_the_space_is_a_valid_start(seed: int, keep: floa
     whole = complete(space, part, space.sample(seed + 1))
     assert space.validate(whole) == whole
     assert {n: whole[n] for n in part} == part
+
+
+def test_a_start_point_over_a_params_or_flops_constraint_is_warned_of_by_check() -> None:
+    from search.config._describe import suspicions
+
+    seeded = load_preset("mnist-record-seeded")
+    big = {"sepnet": {"stem": 24, "stages": 3, "blocks": 2, "width": 24, "growth": 2.0,
+                      "expansion": 2.0, "reuse": 3},
+           "ssn.mapping": "none"}  # fmt: skip
+    over = {**seeded.to_dict(), "start": [*seeded.to_dict()["start"], big]}
+    warnings = suspicions(SearchConfig.from_dict(over), floor=False)
+    (line,) = [w for w in warnings if w.startswith("start[")]
+    assert line.startswith(f"start[{len(seeded.start)}]: misses params <= 1000 (params ")
+    assert "flops_infer <= 2000000 (flops_infer " in line and "refused untrained" in line
+    assert not [w for w in suspicions(seeded, floor=False) if w.startswith("start[")]
