@@ -107,7 +107,7 @@ class SepNet(nn.Module):
         activation: Nonlinearity name (``prelu`` learns one slope per activation).
         dropout: Dropout before the head.
         padding: ``same`` (the maps keep their size) or ``valid`` (unpadded k×k convs).
-        dropout_every: The same dropout after the stem and after every block too.
+        dropout_every: The same dropout after every activation too (the stem's, each block's).
     """
 
     @checked
