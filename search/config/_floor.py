@@ -95,8 +95,6 @@ class TrialCost:
 
 def trial_cost(config: SearchConfig) -> TrialCost | None:
     """The cost range of the search's trials; None when no corner's model could be built."""
-    from objectives._flops import count_flops
-
     info = DATASETS.get(config.dataset)
     models: dict[str, nn.Module] = {}
     params: list[int] = []
@@ -107,10 +105,9 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
         for point in _corners(config.space, lambda _, end=end: end):
             try:
                 cfg = config.trial_config(point)
-                model = _model(cfg, info, models)
-                params.append(sum(p.numel() for p in model.parameters() if p.requires_grad))
-                example = torch.zeros(1, *info.in_shape, device="meta")
-                flops.append(count_flops(lambda m=model, x=example: m.eval()(x)))
+                counted = _counts(_model(cfg, info, models), info)
+                params.append(counted["params"])
+                flops.append(counted["flops_infer"])
             except Exception:  # such a trial fails on its own, with its message
                 failed += 1
                 continue
@@ -131,7 +128,6 @@ def start_warnings(config: SearchConfig) -> list[str]:
     """A line per start point that misses a ``params`` or ``flops_infer`` constraint (counted
     on its model built on the meta device; a Shapeshifted point's params are its budget):
     such a point is refused untrained like any trial, and the user meant it to train."""
-    from objectives._flops import count_flops
     from search.config._start import complete
 
     info = DATASETS.get(config.dataset)
@@ -143,21 +139,28 @@ def start_warnings(config: SearchConfig) -> list[str]:
     for i, point in enumerate(config.start):
         try:
             cfg = config.trial_config(complete(config.space, point, {}))
-            model = _model(cfg, info, models)
-            example = torch.zeros(1, *info.in_shape, device="meta")
-            counts = {
-                "params": cfg.budget if cfg.budget is not None
-                else sum(p.numel() for p in model.parameters() if p.requires_grad),
-                "flops_infer": count_flops(lambda m=model, x=example: m.eval()(x)),
-            }  # fmt: skip
+            counts = _counts(_model(cfg, info, models), info)
         except Exception:  # such a trial fails on its own, with its message
             continue
+        if cfg.budget is not None:  # a Shapeshifted trial trains its budget's parameters
+            counts["params"] = cfg.budget
         missed = [f"{c} ({c.indicator} {counts[c.indicator]:,})" for c in bounded
                   if c.violation(counts) > 0]  # fmt: skip
         if missed:
             found.append(f"start[{i}]: misses {', '.join(missed)}: it will be refused "
                          "untrained, like any trial over a constraint")  # fmt: skip
     return found
+
+
+def _counts(model: nn.Module, info: DatasetInfo) -> dict[str, int]:
+    """The trainable parameters and forward FLOPs per sample of a model on the meta device."""
+    from objectives._flops import count_flops
+
+    example = torch.zeros(1, *info.in_shape, device="meta")
+    return {
+        "params": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "flops_infer": int(count_flops(lambda: model.eval()(example))),
+    }
 
 
 def _model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> nn.Module:
