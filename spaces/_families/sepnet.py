@@ -145,7 +145,8 @@ class SepNet(nn.Module):
                        dropout if dropout_every else 0.0)  # fmt: skip
         pad = make.pad(stem_kernel, min(h, w))
         layers: list[nn.Module] = [make.conv(channels, stem, stem_kernel, pad), *make.tail(stem)]
-        h, w = h - 2 * (stem_kernel // 2 - pad), w - 2 * (stem_kernel // 2 - pad)
+        lost = 2 * (stem_kernel // 2 - pad)  # what an unpadded conv takes off each side
+        h, w = h - lost, w - lost
         if stem_pool and min(h, w) >= 2:
             layers.append(nn.MaxPool2d(2))
             h, w = h // 2, w // 2
@@ -160,7 +161,8 @@ class SepNet(nn.Module):
                 pad = make.pad(kernel, min(h, w), times)
                 block = make.block(channels, out, pad)
                 layers.append(_Reused(block, reuse, residual) if channels == out else block)
-                h, w = h - times * 2 * (kernel // 2 - pad), w - times * 2 * (kernel // 2 - pad)
+                lost = times * 2 * (kernel // 2 - pad)
+                h, w = h - lost, w - lost
                 channels = out
         self.features = nn.Sequential(*layers)
         self.pool = nn.AdaptiveAvgPool2d(1)
