@@ -427,7 +427,7 @@ def main() -> None:
     epochs = args.epochs or config.max_epochs
 
     left = args.minutes * 60 - state["search_s"]
-    if not state["search_done"] and left > 0:
+    if not state["search_done"] and left > 0 and not args.table_only:
         start = time.time()
         code = _cli(log, "launch", str(args.out / "search.yaml"), "--out",
                     str(args.out / "run"), "--time-limit", f"{left:.0f}s", "--quiet")  # fmt: skip
