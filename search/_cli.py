@@ -1017,11 +1017,25 @@ def _message(err: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _supervised_launch(started: float) -> tuple[int | None, float]:
+    """The exit code of the launch run as a supervised child; or None, with the command's
+    start (its parent's), where this process is that child (or supervision is unavailable)
+    and runs the search itself."""
+    from search._supervisor import die_with_parent, supervise, supervised
+
+    parent = supervised()
+    if parent is None:
+        return supervise(sys.argv[1:], started), started
+    die_with_parent(parent[0])
+    return None, parent[1]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``search`` command line and returns its exit code.
 
     Args:
-        argv: The arguments after the program name; None: ``sys.argv[1:]``.
+        argv: The arguments after the program name; None: ``sys.argv[1:]``, as the program,
+            whose ``launch`` runs the search in a child process group (``search._supervisor``).
     """
     started = time.monotonic()
     parser = build_parser()
@@ -1029,6 +1043,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help (0) or a bad argument (2, the message is printed)
         return int(stop.code or 0)
+    if args.command == "launch" and argv is None:
+        code, started = _supervised_launch(started)
+        if code is not None:
+            return code
     args.started = started
     try:
         return int(args.run(args))

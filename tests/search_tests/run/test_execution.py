@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+import psutil
 import pytest
 import ray
 import ray.cloudpickle
@@ -219,42 +220,78 @@ LONG = {
 }
 
 
-@pytest.mark.parametrize("group", [False, True], ids=["the launch", "its process group"])
-def test_sigterm_after_the_last_trial_started_is_exit_143(tmp_path, group):
-    """Both trials running (the last wave started): SIGTERM to `search launch`, or to its whole
-    process group as a service manager sends it (Ray's local GCS dies with it, and Ray alone
-    waits 60 s for it, then aborts with 1), ends the search with 143 and says what was kept."""
+def _launch_long(tmp_path: Path) -> subprocess.Popen:
+    """``search launch`` of LONG as a user runs it, in a session of its own; returned once both
+    trials train (the last wave started)."""
     config = tmp_path / "long.yaml"
     config.write_text(yaml.safe_dump(LONG), encoding="utf-8")
     command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(tmp_path),
                "--address", "local", "--quiet"]  # fmt: skip
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.suppress(sqlite3.Error):
+            with sqlite3.connect(f"file:{tmp_path / 'npas.db'}?mode=ro", uri=True) as db:
+                epochs = db.execute("SELECT count(DISTINCT trial_id) FROM "
+                                    "trial_intermediate_values").fetchone()[0]  # fmt: skip
+            if epochs == 2:  # both trials train
+                break
+        time.sleep(0.3)
+    return proc
+
+
+@pytest.mark.parametrize(
+    ("sig", "group"),
+    [(signal.SIGTERM, False), (signal.SIGTERM, True), (signal.SIGINT, True)],
+    ids=["SIGTERM to the launch", "SIGTERM to its process group", "Ctrl-C"],
+)
+def test_a_stop_signal_after_the_last_trial_started_ends_the_search_cleanly(tmp_path, sig, group):
+    """Both trials running (the last wave started): SIGTERM to `search launch`, or to its whole
+    process group as a shell's `kill %1` or a service manager sends it, or Ctrl-C (SIGINT to
+    the group) ends the search through its own stop, not Ray's abort nor the grace timer's: the
+    group holds the launch alone (Ray's local raylet and GCS would die with it, and Ray end the
+    search with 1), exit 128 + the signal, and says what was kept."""
+    proc = _launch_long(tmp_path)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            with contextlib.suppress(sqlite3.Error):
-                with sqlite3.connect(f"file:{tmp_path / 'npas.db'}?mode=ro", uri=True) as db:
-                    epochs = db.execute("SELECT count(DISTINCT trial_id) FROM "
-                                        "trial_intermediate_values").fetchone()[0]  # fmt: skip
-                if epochs == 2:  # both trials train
-                    break
-            time.sleep(0.3)
         assert proc.poll() is None, "the search ended before it could be stopped"
     finally:
         if group:
-            os.killpg(proc.pid, signal.SIGTERM)
+            os.killpg(proc.pid, sig)
         else:
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(sig)
     try:
         _, err = proc.communicate(timeout=120)
     finally:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # whatever of Ray is left in its group
-    assert proc.returncode == 143, err[-2000:]
-    assert "stopped by SIGTERM after 0 of 2 trials" in err and "relaunch the same command" in err
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + sig, err[-2000:]
+    name = signal.Signals(sig).name
+    assert f"search launch: interrupted: search 'long' stopped by {name} after 0 of 2" in err
+    assert "relaunch the same command" in err
     study = optuna.load_study(study_name="long", storage=f"sqlite:///{tmp_path}/npas.db")
     assert trials_counted(study) == 0 and len(study.trials) == 2
+
+
+def test_a_killed_launch_leaves_no_search_running(tmp_path):
+    """SIGKILL to `search launch` (nothing can pass it on): the search it runs in a child
+    process group, and that search's Ray, die with it."""
+    proc = _launch_long(tmp_path)
+    try:
+        assert proc.poll() is None, "the search ended before it could be killed"
+        tree = psutil.Process(proc.pid).children(recursive=True)
+        names = {p.pid: p.name() for p in tree}
+        assert {"gcs_server", "raylet"} <= set(names.values()), names
+        search = [p for p in tree if p.ppid() == proc.pid]
+        assert len(search) == 1 and os.getpgid(search[0].pid) != os.getpgid(proc.pid)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+    ray_core = [p for p in tree if names[p.pid] in ("gcs_server", "raylet")]
+    _, alive = psutil.wait_procs([*search, *ray_core], timeout=60)
+    for left in alive:
+        left.kill()
+    assert not alive, [names[p.pid] for p in alive]
 
 
 def test_killed_search_relaunches_without_losing_trials(tmp_path):
