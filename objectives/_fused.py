@@ -8,8 +8,9 @@ generator), its own dropout masks (drawn from its own generator, as ``fit`` draw
 global one it seeds), its own validation split when each seed has its own :class:`Data`. The
 per-seed losses are summed, so seed i's gradient is its own loss's; SGD and AdamW act element
 by element, so one step of the stacked parameters is k separate steps; the schedule is shared.
-What vmap cannot run (a custom autograd function without a vmap rule, or a Shapeshifter
-network's weight generation) is found by a probe step on copies, and :func:`fit_seeds` then
+What vmap cannot run (a custom autograd function without a vmap rule, a Shapeshifter
+network's weight generation, or a convolution under CUDA's bf16 autocast, which vmap hands bf16
+inputs with float32 weights) is found by a probe step on copies, and :func:`fit_seeds` then
 trains the seeds one after another with ``fit`` and says so; the family's fast batch norm of
 few channels runs as ``nn.BatchNorm2d`` (the same maths) inside the fused module. On a CUDA
 device dropout masks are still per seed, but not the lone run's (ATen's CUDA dropout draws
@@ -174,18 +175,24 @@ class _Fused:
                         b.copy_(self.buffers[name][i])
 
 
-def fusable(model: nn.Module, data: Data, *, batch_size: int = 128) -> str | None:
+def fusable(
+    model: nn.Module, data: Data, *, batch_size: int = 128, bf16: bool | None = None
+) -> str | None:
     """None when the seeds of ``model`` can be trained fused, else why not: one fused
-    training step of two copies of ``model`` is tried (the model itself is not touched)."""
+    training step of two copies of ``model`` is tried as the fused loop runs it, under bf16
+    autocast when ``bf16`` resolves so (``fit``'s default on CUDA, where vmap hands some
+    convolutions bf16 inputs with float32 weights); the model itself is not touched."""
     models = [copy.deepcopy(model).to(data.device) for _ in range(2)]
     x = data.train.example(min(batch_size, len(data.train)))
     y = torch.zeros(len(x), dtype=torch.int64, device=x.device)
+    use_bf16 = _resolve_bf16(bf16, x.device)
     try:
         fused = _Fused(models, x)
         fused.train(True)
         gens = [torch.Generator(device=x.device).manual_seed(s) for s in range(2)]
-        logits = fused.logits(torch.stack([x, x]), fused.dropouts.masks(len(x), gens))
-        F.cross_entropy(logits.flatten(0, 1), y.repeat(2)).backward()
+        with _autocast(x.device, use_bf16):
+            logits = fused.logits(torch.stack([x, x]), fused.dropouts.masks(len(x), gens))
+        F.cross_entropy(logits.float().flatten(0, 1), y.repeat(2)).backward()
     except Exception as err:  # any failure of vmap is a reason to train seed by seed
         return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
     return None
@@ -243,8 +250,8 @@ def fit_seeds(
     device = options["device"]
     dev = torch.device(device) if device is not None else datas[0].device
     batch = options["batch_size"]
-    reason = "fused=False" if fused is False else fusable(models[0], datas[0].to(dev),
-                                                           batch_size=batch)  # fmt: skip
+    reason = "fused=False" if fused is False else fusable(
+        models[0], datas[0].to(dev), batch_size=batch, bf16=options["bf16"])
     if reason is not None and fused:
         raise ConfigError(f"fit_seeds(fused=True): this model cannot be fused ({reason})")
     if reason is not None:

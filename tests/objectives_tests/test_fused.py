@@ -148,3 +148,15 @@ def test_bad_calls_are_refused(digits: Data) -> None:
     with pytest.raises(ConfigError, match=r"unknown option\(s\) \['resume'\]"):
         fit_seeds(nets, digits, seeds=[0, 1], epochs=1, resume={})
 
+
+
+def test_the_probe_step_runs_as_the_fused_loop_does_bf16_included(digits: Data) -> None:
+    """The probe is the fused loop's own step, under its bf16 autocast: on CUDA (bf16 by
+    default) vmap handed a later convolution bf16 inputs with float32 weights, which the probe
+    without autocast did not see. bf16 is GPU-only, here as in ``fit``."""
+    model = seeded("sepnet", 0, digits, stem=4, width=4)
+    assert fusable(model, digits, bf16=False) is None
+    with pytest.raises(ConfigError, match="bf16=True needs a CUDA device"):
+        fusable(model, digits, bf16=True)
+    with pytest.raises(ConfigError, match="bf16=True needs a CUDA device"):
+        fit_seeds([model, model], digits, seeds=[0, 1], epochs=1, bf16=True)
