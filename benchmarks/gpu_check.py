@@ -12,6 +12,11 @@ Run on a machine with one CUDA GPU (never in CI, which has none)::
    the same test accuracy there.
 3. One training epoch of mnist-tiny models on the GPU against one CPU thread (MNIST files from
    ``NPAS_DATA``; skipped with a line in the table when they are absent).
+4. What came after the first GPU check: a training resumed from a checkpoint on the GPU against
+   the uninterrupted run there; several seeds trained fused on the GPU against each alone; a
+   streamed dataset (DataLoader, pinned memory) on the GPU; the ``sepnet`` family (unpadded,
+   reused blocks) on the GPU; and a promotion-type MOASHA search on the GPU whose trials pause
+   and resume from checkpoints, exported ``--from-checkpoint`` and retrained from it on the GPU.
 """
 
 from __future__ import annotations
@@ -81,7 +86,7 @@ def check_search(out: Path, gpu: float, device: str) -> list[str]:
                  "latency_max_repeats": 50, "energy_budget_s": 0.25},
     )  # fmt: skip
     path = out / "gpu-check.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     sampler = GpuSampler()
     sampler.start()
     start = time.time()
@@ -193,10 +198,124 @@ def check_epochs() -> list[str]:
     return [*lines, ""]
 
 
+def _max_diff(a: torch.nn.Module, b: torch.nn.Module) -> float:
+    return max(float((x.float() - y.float()).abs().max())
+               for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
+
+
+def check_training(device: str) -> list[str]:
+    """Resume, fused seeds, streaming and sepnet, on the GPU, with digits."""
+    from objectives._fused import fit_seeds
+    from objectives.datasets import load
+    from objectives.train import fit
+    from spaces import build_model
+
+    lines = ["## 4. Training paths added since the first check (digits, on the GPU)", "",
+             "| what | seen |", "|---|---|"]
+    data = load("digits", seed=0, device=device)
+
+    def make(seed: int) -> torch.nn.Module:
+        torch.manual_seed(seed)
+        return build_model("sepnet", (1, 8, 8), 10, stem=8, stem_pool=False, blocks=1,
+                           width=12, reuse=2, dropout=0.1, dropout_every=True).to(device)
+
+    options = {"optimizer": "adamw", "schedule": "cosine", "lr": 0.02, "label_smoothing": 0.1,
+               "batch_size": 64}
+    states: list[dict[str, Any]] = []
+    whole = make(0)
+    full = fit(whole, data, epochs=6, seed=3, on_state=states.append, **options)
+    resumed = make(99)
+    part = fit(resumed, data, epochs=6, seed=3, resume=states[2], **options)
+    curve = [[r["val_accuracy"] for r in run.history] for run in (full, part)]
+    lines += [f"| sepnet (reuse 2, dropout everywhere) trains on | "
+              f"{next(whole.parameters()).device}, val accuracy {curve[0][-1]:.4f} (6 epochs) |",
+              f"| resumed from epoch 3 vs uninterrupted: same validation curve "
+              f"| {curve[0] == curve[1]} |",
+              f"| resumed vs uninterrupted: largest weight difference "
+              f"| {_max_diff(whole, resumed):.3g} |"]
+    with torch.backends.cudnn.flags(deterministic=True, benchmark=False):
+        states.clear()
+        whole, resumed = make(0), make(99)
+        fit(whole, data, epochs=6, seed=3, on_state=states.append, bf16=False, **options)
+        fit(resumed, data, epochs=6, seed=3, resume=states[2], bf16=False, **options)
+    lines.append(f"| the same in float32 with deterministic cuDNN: largest weight difference "
+                 f"| {_max_diff(whole, resumed):.3g} |")
+
+    seeds = [0, 1, 2, 3]
+    for bf16 in (None, False):  # fit's default on the GPU (bf16 autocast), then float32
+        start = time.perf_counter()
+        fused = fit_seeds([make(s) for s in seeds], data, seeds=seeds, epochs=3, bf16=bf16,
+                          **options)  # fmt: skip
+        fused_s = time.perf_counter() - start
+        start = time.perf_counter()
+        alone = [fit(make(s), data, epochs=3, seed=s, bf16=bf16, channels_last=False, **options)
+                 for s in seeds]  # as the fused run lays its batches out
+        alone_s = time.perf_counter() - start
+        gap = max(abs(a.history[-1]["val_accuracy"] - b.history[-1]["val_accuracy"])
+                  for a, b in zip(fused, alone, strict=True))  # fmt: skip
+        lines += [f"| 4 seeds, bf16={fused[0].config['bf16']}: `fused` (k, or why not) "
+                  f"| {fused[0].config['fused']} |",
+                  f"| the same: time fused vs each alone; largest val-accuracy gap "
+                  f"| {fused_s:.1f} s vs {alone_s:.1f} s; {gap:.4f} |"]  # fmt: skip
+
+    streamed = load("digits", seed=0, device=device, stream=True, workers=2)
+    net = make(0)
+    start = time.perf_counter()
+    result = fit(net, streamed, epochs=2, seed=0, **options)
+    lines += [f"| streamed digits (DataLoader, 2 workers, pinned) on the GPU: 2 epochs | "
+              f"{time.perf_counter() - start:.1f} s, val accuracy "
+              f"{result.history[-1]['val_accuracy']:.4f} |", ""]
+    return lines
+
+
+def check_promotion(out: Path, gpu: float, device: str) -> list[str]:
+    """A promotion-type MOASHA search on the GPU; the front's checkpoint exported and
+    retrained on the GPU, then evaluated on the CPU."""
+    from search.run._trial_attrs import DECISIONS_KEY
+
+    config = yaml.safe_load((ROOT / "search/config/presets/digits-quick.yaml").read_text())
+    config.update(name="gpu-promotion", trials=12, resources={"cpu": 2, "gpu": gpu},
+                  scheduler={"name": "moasha", "type": "promotion", "grace_epochs": 2,
+                             "reduction_factor": 2},
+                  indicators=["params", "flops_infer"])  # fmt: skip
+    path = out / "gpu-promotion.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    start = time.time()
+    launched = _cli("launch", str(path), "--out", str(out / "promo"), "--quiet")
+    wall = time.time() - start
+    storage = f"sqlite:///{out}/promo/npas.db"
+    study = optuna.load_study(study_name="gpu-promotion", storage=storage)
+    trials = study.get_trials(deepcopy=False)
+    states = {s.name: sum(t.state == s for t in trials) for s in optuna.trial.TrialState}
+    outcomes: dict[str, int] = {}
+    for trial in trials:
+        for decision in trial.user_attrs.get(DECISIONS_KEY, []):
+            outcomes[decision["outcome"]] = outcomes.get(decision["outcome"], 0) + 1
+    bundle = out / "promo-bundle"
+    exported = _cli("export", "--storage", storage, "--out", str(bundle), "--from-checkpoint")
+    trained = _cli("train", str(bundle), "--epochs", "2", "--device", device,
+                   "--from-checkpoint")  # fmt: skip
+    lines = [f"## 5. Promotion-type MOASHA on the GPU (12 trials of `{{cpu: 2, gpu: {gpu}}}`, "
+             "grace 2, reduction factor 2), then `export --from-checkpoint` and `train "
+             "--from-checkpoint --device cuda`", "", "| what | seen |", "|---|---|",
+             f"| exit status / wall-clock | {launched.returncode} / {wall:.0f} s |",
+             f"| trial states | {', '.join(f'{k} {v}' for k, v in states.items() if v)} |",
+             f"| rung decisions stored | {outcomes} |",
+             f"| export / train exit status | {exported.returncode} / {trained.returncode} |"]
+    record_path = bundle / "train.json"
+    if record_path.exists():
+        record = json.loads(record_path.read_text())
+        lines += [f"| retrained from | {record.get('from_checkpoint')} |",
+                  f"| retrained on / test accuracy | {record['metrics'].get('cond_device')} / "
+                  f"{record['metrics'].get('test_accuracy')} |"]
+    return [*lines, ""]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--skip", default="", help="sections to skip: search,epochs")
+    parser.add_argument("--skip", default="",
+                        help="sections to skip: search,epochs,training,promotion")
     parser.add_argument("--gpu", type=float, default=0.25, help="GPUs per trial")
     parser.add_argument("--device", default="cuda", help="`search train --device`")
     args = parser.parse_args()
@@ -215,6 +334,10 @@ def main() -> None:
         lines += check_search(args.out, args.gpu, args.device)
     if "epochs" not in skip:
         lines += check_epochs()
+    if "training" not in skip:
+        lines += check_training(args.device)
+    if "promotion" not in skip:
+        lines += check_promotion(args.out, args.gpu, args.device)
     (args.out / "gpu_check.md").write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
 
