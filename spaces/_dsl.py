@@ -1,7 +1,7 @@
 """The space DSL: one declaration of typed dimensions drives every optimiser.
 
 A :class:`Space` is an ordered set of named dimensions (:class:`Int`, :class:`Float`,
-:class:`Categorical`, :class:`Fixed`), each optionally active only when earlier dimensions take
+:class:`Categorical`, :class:`Fixed`), each optionally active only when other dimensions take
 given values (``when={"family": ["convnet", "wrn"]}``). From it come Optuna define-by-run
 sampling (:meth:`Space.suggest`), a fixed-length real vector for pymoo (:meth:`Space.bounds`,
 :meth:`Space.encode`, :meth:`Space.decode`), random configs, validation, and a plain-data form
@@ -267,16 +267,44 @@ Dimension: TypeAlias = Union[Int, Float, Categorical, Fixed]  # noqa: UP007
 _KINDS: dict[str, type[Dimension]] = {d.kind: d for d in (Int, Float, Categorical, Fixed)}
 
 
+def _parents_first(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``pairs`` with each dimension after those its condition names, the declared order
+    kept otherwise (stable); what a cycle leaves is appended as declared, for ``Space`` to
+    refuse."""
+    declared = {name for name, _ in pairs}
+    placed: set[str] = set()
+    ordered: list[tuple[str, Any]] = []
+    pending = list(pairs)
+    while pending:
+        ready = next((i for i, (_, dim) in enumerate(pending)
+                      if all(p in placed or p not in declared for p, _ in _when(dim))),
+                     None)  # fmt: skip
+        if ready is None:  # a cycle: nothing left can go first
+            return ordered + pending
+        name, dim = pending.pop(ready)
+        placed.add(name)
+        ordered.append((name, dim))
+    return ordered
+
+
+def _when(dim: Any) -> list[tuple[str, Any]]:
+    """A dimension's conditions; none for what is not a dimension (``_add`` refuses it)."""
+    return list(getattr(dim, "when", ()) or ())
+
+
 class Space:
     """Named dimensions in declaration order: the single source of truth of a search space.
 
     Args:
-        dims: ``{name: dimension}`` or ``(name, dimension)`` pairs, in order. A condition
-            (``when``) may only refer to an earlier dimension and to values it can take.
+        dims: ``{name: dimension}`` or ``(name, dimension)`` pairs. A condition (``when``)
+            refers to other dimensions and to values they can take. The order is the declared
+            one, except that a dimension declared before a dimension its condition names is
+            moved just after it: a space means the same in any order (a YAML dump's sorted
+            keys too).
 
     Raises:
-        ConfigError: a duplicate name, a condition on a later or unknown dimension, or a
-            condition value the parent cannot take; the message names the dimension.
+        ConfigError: a duplicate name, a condition on an unknown dimension or in a cycle, or
+            a condition value the parent cannot take; the message names the dimension.
 
     Example:
         >>> space = Space({
@@ -291,11 +319,12 @@ class Space:
     def __init__(self, dims: Mapping[str, Dimension] | Iterable[tuple[str, Dimension]]) -> None:
         pairs = list(dims.items()) if isinstance(dims, Mapping) else list(dims)
         self._dims: dict[str, Dimension] = {}
-        for name, dim in pairs:
-            self._add(name, dim)
+        declared = {name for name, _ in pairs}
+        for name, dim in _parents_first(pairs):
+            self._add(name, dim, declared)
         self._free = [n for n, d in self._dims.items() if not isinstance(d, Fixed)]
 
-    def _add(self, name: str, dim: Dimension) -> None:
+    def _add(self, name: str, dim: Dimension, declared: set[str]) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigError(f"dimension names must be non-empty strings, got {name!r}")
         if name in self._dims:
@@ -303,10 +332,15 @@ class Space:
         if not isinstance(dim, Int | Float | Categorical | Fixed):
             raise ConfigError(f"dimension {name!r} must be Int, Float, Categorical or Fixed")
         for parent, values in dim.when:
+            if parent not in self._dims and parent in declared:
+                raise ConfigError(
+                    f"dimension {name!r}: condition on {parent!r}, whose own condition "
+                    f"depends on {name!r}: the conditions form a cycle"
+                )
             if parent not in self._dims:
                 raise ConfigError(
-                    f"dimension {name!r}: condition on {parent!r}, which is not an earlier "
-                    f"dimension (earlier: {list(self._dims)})"
+                    f"dimension {name!r}: condition on {parent!r}, which is not a dimension "
+                    f"(dimensions: {sorted(declared)})"
                 )
             bad = [v for v in values if not self._dims[parent].check(v)]
             if bad or not values:

@@ -348,6 +348,21 @@ def test_validate_returns_declaration_order():
     ]
 
 
+def test_a_dimension_declared_before_its_parent_follows_it_the_rest_keeps_its_order():
+    """A space means the same in any declared order (a YAML dump sorts its keys): a dimension
+    whose condition names a later one moves just after it; nothing else moves."""
+    space = Space({
+        "a.width": Int(8, 64, when={"family": ["a"]}),
+        "lr": Float(1e-3, 1e-1, log=True),
+        "family": Categorical(["a", "b"]),
+        "a.depth": Int(1, 3, when={"a.width": [8, 16]}),
+        "b.width": Int(8, 64, when={"family": ["b"]}),
+    })  # fmt: skip
+    assert space.names == ["lr", "family", "a.width", "a.depth", "b.width"]
+    ordered = Space({n: space[n] for n in space.names})
+    assert ordered == space and ordered.names == space.names  # a valid order is kept as is
+
+
 # -- construction errors -----------------------------------------------------------------
 
 
@@ -355,8 +370,16 @@ def test_validate_returns_declaration_order():
     ("build", "needle"),
     [
         (
-            lambda: Space({"a": Int(0, 3, when={"b": [1]}), "b": Int(0, 3)}),
-            "dimension 'a': condition on 'b', which is not an earlier dimension",
+            lambda: Space({"a": Int(0, 3, when={"c": [1]}), "b": Int(0, 3)}),
+            "dimension 'a': condition on 'c', which is not a dimension",
+        ),
+        (
+            lambda: Space({"a": Int(0, 3, when={"b": [1]}), "b": Int(0, 3, when={"a": [1]})}),
+            "condition on '.', whose own condition depends on '.': the conditions form a cycle",
+        ),
+        (
+            lambda: Space({"a": Int(0, 3, when={"a": [1]})}),
+            "the conditions form a cycle",
         ),
         (
             lambda: Space({"a": Categorical(["x"]), "b": Int(0, 3, when={"a": ["y"]})}),
