@@ -31,7 +31,8 @@ from objectives.datasets import DATASETS, DatasetInfo
 from search.config._trial import TrialConfig
 from spaces._build import build_model
 from spaces._dsl import Categorical, Dimension, Fixed, Float, Int, Space
-from spaces.ssn import minimum_budget
+from spaces._errors import BudgetError
+from spaces.ssn import check_budget, minimum_budget
 
 if TYPE_CHECKING:
     from search.config._search import SearchConfig
@@ -125,22 +126,28 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
 
 
 def start_warnings(config: SearchConfig) -> list[str]:
-    """A line per start point that misses a ``params`` or ``flops_infer`` constraint (counted
-    on its model built on the meta device; a Shapeshifted point's params are its budget):
-    such a point is refused untrained like any trial, and the user meant it to train."""
+    """A line per start point that will be refused untrained, though the user meant it to
+    train: a Shapeshifted point whose budget is below its model's minimum budget, or a point
+    that misses a ``params`` or ``flops_infer`` constraint (counted on its model built on the
+    meta device; a Shapeshifted point's params are its budget)."""
     from search.config._start import complete
 
     info = DATASETS.get(config.dataset)
-    bounded = [c for c in config.constraints if c.indicator in ("params", "flops_infer")]
-    if info is None or not bounded:
+    if info is None:
         return []
+    bounded = [c for c in config.constraints if c.indicator in ("params", "flops_infer")]
     models: dict[str, nn.Module] = {}
     found = []
     for i, point in enumerate(config.start):
         try:
             cfg = config.trial_config(complete(config.space, point, {}))
             counts = _counts(_model(cfg, info, models), info)
+            unmet = _unmet_budget(cfg, info, models)
         except Exception:  # such a trial fails on its own, with its message
+            continue
+        if unmet is not None:
+            found.append(f"start[{i}]: {unmet} ({_describe(cfg)}): it will be refused "
+                         "untrained")  # fmt: skip
             continue
         if cfg.budget is not None:  # a Shapeshifted trial trains its budget's parameters
             counts["params"] = cfg.budget
@@ -176,11 +183,28 @@ def _model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) ->
 
 def _minimum(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> int:
     """The minimum budget of a trial's model with its SSN options (each model built once)."""
+    return minimum_budget(_model(cfg, info, models), **_planned(cfg))
+
+
+def _planned(cfg: TrialConfig) -> dict[str, Any]:
+    """A trial's SSN options as planned before training: ``auto`` sized as ``random`` with
+    the same stores (its assignment needs training)."""
     mapping = cfg.ssn["mapping"]
-    return minimum_budget(
-        _model(cfg, info, models),
-        **cfg.ssn_options(mapping="random" if mapping == "auto" else mapping),
-    )
+    return cfg.ssn_options(mapping="random" if mapping == "auto" else mapping)
+
+
+def _unmet_budget(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]
+                  ) -> str | None:  # fmt: skip
+    """Why a Shapeshifted trial's budget cannot be met (below its model's minimum, or more
+    than its generator uses), as Shapeshifting says it; None when it can, or the trial is
+    plain."""
+    if cfg.budget is None or cfg.ssn.get("mapping") == "none":
+        return None
+    try:
+        check_budget(_model(cfg, info, models), cfg.budget, **_planned(cfg))
+    except BudgetError as err:
+        return str(err)
+    return None
 
 
 def _describe(cfg: TrialConfig) -> str:

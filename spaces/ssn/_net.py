@@ -160,8 +160,7 @@ class ShapeshiftNet(nn.Module):
         gen_opts, ups_opts = options.gen_options, options.ups_options
         planner = _planner(self.model, specs, assignment, options, probe=probe)
         self._swapper = WeightSwapper(self.model, specs)
-        what = f"generator={generator!r}, upsampler={upsampler!r}, {len(planner.groups)} store(s)"
-        self.plan = planner.solve(budget, what=what)
+        self.plan = planner.solve(budget, what=_what(options, planner))
         self.budget = int(budget)
         self.generator_name, self.upsampler_name = generator, upsampler
         rng = torch.Generator().manual_seed(options.seed)
@@ -431,6 +430,21 @@ def minimum_budget(model: nn.Module, **options: Any) -> int:
         BudgetError: No store size uses every store parameter of this model.
         ConfigError, UnknownNameError: As :func:`shapeshift`.
     """
+    return _untrained_planner(model, options).minimum()
+
+
+def check_budget(model: nn.Module, budget: int, **options: Any) -> None:
+    """Raises the ``BudgetError`` :func:`shapeshift` raises for ``budget`` (below the minimum,
+    or more than the generator uses), without building the network: a search checks the
+    points it is asked to train first in milliseconds. ``mapping="auto"`` is refused as by
+    :func:`minimum_budget`."""
+    opts = options_of(SSNOptions, options, "Shapeshifting")
+    planner = _untrained_planner(model, options)
+    planner.solve(budget, what=_what(opts, planner))
+
+
+def _untrained_planner(model: nn.Module, options: dict[str, Any]) -> Planner:
+    """The planner of a mapping decided before training (every one but ``auto``)."""
     opts = options_of(SSNOptions, options, "Shapeshifting")
     if opts.mapping == "auto":
         raise ConfigError(
@@ -438,7 +452,13 @@ def minimum_budget(model: nn.Module, **options: Any) -> int:
             "budget before training; allowed: 'random' with the same stores as a stand-in"
         )
     specs, chosen = _assignment(model, None, opts, pretrain=None)
-    return _planner(model, specs, chosen, opts).minimum()
+    return _planner(model, specs, chosen, opts)
+
+
+def _what(options: SSNOptions, planner: Planner) -> str:
+    """The Shapeshifting a budget error names."""
+    return (f"generator={options.generator!r}, upsampler={options.upsampler!r}, "
+            f"{len(planner.groups)} store(s)")
 
 
 def _assignment(

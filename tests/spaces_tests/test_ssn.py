@@ -18,6 +18,7 @@ from spaces.ssn import (
     UPSAMPLERS,
     Generator,
     ShapeshiftNet,
+    check_budget,
     minimum_budget,
     shapeshift,
 )
@@ -355,6 +356,43 @@ def test_minimum_budget_is_the_minimum_shapeshift_states(stores, mapping, genera
     with pytest.raises(BudgetError, match=f"minimum budget is {minimum}$"):
         shapeshift(model, minimum - 1, **options)
     assert shapeshift(model, minimum, **options).num_params <= minimum
+
+
+def _record_layout() -> nn.Module:
+    """The 997-parameter record's layout at widths 8 and 12 (round 5's start point 5)."""
+    from spaces import build_model
+
+    return build_model("sepnet", (1, 28, 28), 10, stem=8, stages=1, blocks=4, width=12,
+                       growth=1.0, padding="valid")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("make", "options", "budgets"),
+    [
+        (ConvNet, {"generator": "wavg", "upsampler": "mask"}, (2, 50)),
+        (_record_layout, {"generator": "emb", "upsampler": "inter", "templates": 4}, (440, 480)),
+    ],
+    ids=["convnet-wavg-mask", "record-emb-inter"],
+)
+def test_check_budget_refuses_exactly_what_shapeshift_refuses(make, options, budgets) -> None:
+    """Below the minimum, or more than the generator uses (one emb store of this layout
+    uses at most 447), with shapeshift's own message; the budgets between pass both."""
+    model, options = make(), {"mapping": "single", **options}
+    minimum = minimum_budget(model, **options)
+    refused = []
+    for budget in (minimum - 1, minimum, *budgets):
+        try:
+            shapeshift(model, budget, **options)
+        except BudgetError as err:
+            refused.append(budget)
+            with pytest.raises(BudgetError) as checked:
+                check_budget(model, budget, **options)
+            assert str(checked.value) == str(err)
+        else:
+            check_budget(model, budget, **options)
+    assert minimum - 1 in refused and minimum not in refused
+    if options["generator"] == "emb":
+        assert refused == [minimum - 1, 480]
 
 
 def test_minimum_budget_refuses_auto_which_needs_training() -> None:

@@ -102,3 +102,19 @@ def test_a_start_point_over_a_params_or_flops_constraint_is_warned_of_by_check()
     assert line.startswith(f"start[{len(seeded.start)}]: misses params <= 1000 (params ")
     assert "flops_infer <= 2000000 (flops_infer " in line and "refused untrained" in line
     assert not [w for w in suspicions(seeded, floor=False) if w.startswith("start[")]
+
+
+def test_a_start_point_whose_budget_shapeshifting_cannot_meet_is_warned_of_by_check() -> None:
+    """Round 5's start point 5: the record's layout at widths 8 and 12 Shapeshifted into 480
+    with emb/inter, more than one emb store uses (447 at most): refused untrained in the
+    search, and now named by `search check` with Shapeshifting's own reason."""
+    from search.config._describe import suspicions
+
+    valid = load_preset("mnist-record-valid").to_dict()
+    layout = {"sepnet": {"stem": 8, "blocks": 4, "width": 12, "padding": "valid"},
+              "ssn.mapping": "single"}  # fmt: skip
+    points = [{**layout, "budget": 480}, {**layout, "budget": 440}]
+    warnings = suspicions(SearchConfig.from_dict({**valid, "start": points}), floor=False)
+    (line,) = [w for w in warnings if w.startswith("start[")]
+    assert line.startswith("start[0]: budget=480 is too large for generator='emb', ")
+    assert "maximum budget is 447" in line and line.endswith("it will be refused untrained")
