@@ -55,4 +55,5 @@ def test_a_full_run_folder_stops_the_search_and_does_not_count_the_lost_trials(
     assert lost and all(t.state == TrialState.FAIL for t in lost)
     assert f"trial(s) {sorted(t.number for t in lost)} could not save their results" in last
     assert trials_counted(study) == len(study.trials) - len(lost) < CONFIG["trials"]
-    assert all(t.state == TrialState.COMPLETE for t in study.trials if t not in lost)
+    assert all(t.state == TrialState.COMPLETE for t in study.trials if t not in lost), [
+        (t.number, t.state.name, t.user_attrs.get("error")) for t in study.trials]
