@@ -6,7 +6,9 @@ raylet and GCS die with the group, and Ray then ends the search with exit 1 (or 
 its GCS) before the search can record its stop. Here the group holds this parent alone; it
 passes each stop signal to the search once, as a signal to the launch alone is handled (the
 trials cut short are recorded, the exit code is 130 or 143), and returns the search's exit code.
-If this parent is killed, the search dies with it (Linux's parent-death signal), as before.
+Ctrl-Z stops the search's whole group (its Ray too) with this parent, and ``fg``/``bg``
+continues it, as when they shared one group. If this parent is killed, the search dies with it
+(Linux's parent-death signal), as before.
 """
 
 from __future__ import annotations
@@ -50,8 +52,19 @@ def supervise(argv: Sequence[str], started: float) -> int | None:
         with contextlib.suppress(ProcessLookupError):
             child.send_signal(signum)
 
+    def suspend(_signum: int, _frame: Any) -> None:  # Ctrl-Z: the search's group, then this
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGSTOP)
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+    def resume(_signum: int, _frame: Any) -> None:  # fg, bg or kill -CONT
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGCONT)
+
     for signum in _FORWARDED:
         signal.signal(signum, forward)
+    signal.signal(signal.SIGTSTP, suspend)
+    signal.signal(signal.SIGCONT, resume)
     code = child.wait()  # a forwarded signal interrupts the wait, which then goes on (PEP 475)
     return 128 - code if code < 0 else code
 

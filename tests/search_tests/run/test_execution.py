@@ -273,6 +273,42 @@ def test_a_stop_signal_after_the_last_trial_started_ends_the_search_cleanly(tmp_
     assert trials_counted(study) == 0 and len(study.trials) == 2
 
 
+def _wait_status(procs: list[psutil.Process], stopped: bool) -> None:
+    """Until every process is stopped (or none is), 30 s at most."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if all((p.status() == psutil.STATUS_STOPPED) == stopped for p in procs):
+            return
+        time.sleep(0.1)
+    raise AssertionError([(p.name(), p.status()) for p in procs])
+
+
+def test_ctrl_z_stops_the_search_and_its_ray_and_fg_continues_them(tmp_path):
+    """Ctrl-Z reaches the launch's group (the launch alone): the search and its Ray, in a
+    group of their own, stop with it; `fg` (SIGCONT) continues them, and the search then
+    stops cleanly as ever."""
+    proc = _launch_long(tmp_path)
+    try:
+        assert proc.poll() is None, "the search ended before it could be stopped"
+        tree = psutil.Process(proc.pid).children(recursive=True)
+        ray_core = [p for p in tree if p.name() in ("gcs_server", "raylet")]
+        search = [p for p in tree if p.ppid() == proc.pid]
+        os.killpg(proc.pid, signal.SIGTSTP)
+        _wait_status([psutil.Process(proc.pid), *search, *ray_core], stopped=True)
+        os.killpg(proc.pid, signal.SIGCONT)
+        _wait_status([psutil.Process(proc.pid), *search, *ray_core], stopped=False)
+    finally:
+        os.killpg(proc.pid, signal.SIGCONT)
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, err[-2000:]
+    assert "search launch: interrupted: search 'long' stopped by SIGTERM" in err
+
+
 def test_a_killed_launch_leaves_no_search_running(tmp_path):
     """SIGKILL to `search launch` (nothing can pass it on): the search it runs in a child
     process group, and that search's Ray, die with it."""
