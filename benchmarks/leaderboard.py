@@ -541,15 +541,18 @@ def keep_study(source: Path, dest: Path) -> None:
 def started(study: Any) -> list[str]:
     """How each start point fared: its trial, its deepest epoch and the validation accuracy
     there, and where that stands among the trials that reached the same epoch."""
-    from search.run._trial_attrs import START_KEY
+    from search.run._records import metrics_of
+    from search.run._trial_attrs import REFUSED_KEY, START_KEY
 
     trials = study.get_trials(deepcopy=False)
     lines = []
     for t in sorted((t for t in trials if START_KEY in t.user_attrs),
                     key=lambda t: t.user_attrs[START_KEY]):  # fmt: skip
         if not t.intermediate_values:
+            why = metrics_of(t).get(REFUSED_KEY) or t.user_attrs.get("error")
             lines.append(f"- start point {t.user_attrs[START_KEY]} (trial {t.number}): "
-                         f"{t.state.name}, no epoch reported")  # fmt: skip
+                         f"{t.state.name}, no epoch reported"
+                         + (f": {why}" if why else ""))  # fmt: skip
             continue
         epoch = max(t.intermediate_values)
         there = sorted((u.intermediate_values[epoch] for u in trials
