@@ -2,7 +2,7 @@
 
 Exit codes: 0 done; 2 a bad argument or config (the message names the key, the value and what
 is allowed; nothing recorded is touched); 1 any other npas error (the message, no traceback);
-130 interrupted.
+130 interrupted (143 for SIGTERM).
 """
 
 from __future__ import annotations
