@@ -235,6 +235,15 @@ def test_presets_sample_encode_decode_and_give_valid_trial_configs(name: str) ->
     assert families == set(searched or [config.fixed["family"]])
 
 
+@pytest.mark.parametrize("name", list_presets())
+def test_no_start_point_of_a_preset_would_be_refused_untrained(name: str) -> None:
+    """`search check` of every preset is quiet about its start points: none over a constraint
+    nor Shapeshifted into a budget its model cannot meet."""
+    from search.config._floor import start_warnings
+
+    assert start_warnings(load_preset(name)) == []
+
+
 def test_presets_are_the_three_promised_with_their_objectives() -> None:
     assert {"digits-quick", "mnist-tiny", "cifar10-wrn"} <= set(list_presets())
     tiny = load_preset("mnist-tiny")
