@@ -31,8 +31,10 @@ _PR_SET_PDEATHSIG = 1
 
 
 def supervised() -> tuple[int, float] | None:
-    """The parent's pid and start when this process is the supervised search, else None."""
-    value = os.environ.get(SUPERVISED)
+    """The parent's pid and start when this process is the supervised search, else None.
+    Read once and removed from the environment, so that nothing the search starts (Ray's
+    processes, a trial's own ``search launch``) takes itself for a supervised search."""
+    value = os.environ.pop(SUPERVISED, None)
     if not value:
         return None
     pid, started = value.split()

@@ -27,6 +27,7 @@ import ray.cloudpickle
 import yaml
 from optuna.trial import TrialState
 
+from search._supervisor import SUPERVISED
 from search.config import TrialConfig, load_config, load_preset
 from search.errors import StorageWriteError
 from search.pareto import non_dominated
@@ -320,6 +321,8 @@ def test_a_killed_launch_leaves_no_search_running(tmp_path):
         assert {"gcs_server", "raylet"} <= set(names.values()), names
         search = [p for p in tree if p.ppid() == proc.pid]
         assert len(search) == 1 and os.getpgid(search[0].pid) != os.getpgid(proc.pid)
+        raylet = next(p for p in tree if names[p.pid] == "raylet")
+        assert SUPERVISED not in raylet.environ()  # what the search starts is not supervised
     finally:
         proc.kill()
         proc.communicate(timeout=60)
