@@ -277,7 +277,8 @@ def _parents_first(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     pending = list(pairs)
     while pending:
         ready = next((i for i, (_, dim) in enumerate(pending)
-                      if all(p in placed or p not in declared for p, _ in _when(dim))),
+                      if all(p in placed or p not in declared
+                             for p, _ in getattr(dim, "when", ()))),
                      None)  # fmt: skip
         if ready is None:  # a cycle: nothing left can go first
             return ordered + pending
@@ -285,11 +286,6 @@ def _parents_first(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         placed.add(name)
         ordered.append((name, dim))
     return ordered
-
-
-def _when(dim: Any) -> list[tuple[str, Any]]:
-    """A dimension's conditions; none for what is not a dimension (``_add`` refuses it)."""
-    return list(getattr(dim, "when", ()) or ())
 
 
 class Space:
@@ -334,8 +330,8 @@ class Space:
         for parent, values in dim.when:
             if parent not in self._dims and parent in declared:
                 raise ConfigError(
-                    f"dimension {name!r}: condition on {parent!r}, whose own condition "
-                    f"depends on {name!r}: the conditions form a cycle"
+                    f"dimension {name!r}: condition on {parent!r}, which cannot come first: "
+                    "the conditions form a cycle"
                 )
             if parent not in self._dims:
                 raise ConfigError(

@@ -375,11 +375,16 @@ def test_a_dimension_declared_before_its_parent_follows_it_the_rest_keeps_its_or
         ),
         (
             lambda: Space({"a": Int(0, 3, when={"b": [1]}), "b": Int(0, 3, when={"a": [1]})}),
-            "condition on '.', whose own condition depends on '.': the conditions form a cycle",
+            "dimension 'a': condition on 'b', which cannot come first: the conditions form a",
         ),
         (
             lambda: Space({"a": Int(0, 3, when={"a": [1]})}),
-            "the conditions form a cycle",
+            "dimension 'a': condition on 'a', which cannot come first: the conditions form",
+        ),
+        (  # a dimension whose parent is caught in a cycle it is not part of
+            lambda: Space({"a": Int(0, 3, when={"b": [1]}), "b": Int(0, 3, when={"c": [1]}),
+                           "c": Int(0, 3, when={"b": [1]})}),
+            "dimension 'a': condition on 'b', which cannot come first: the conditions form",
         ),
         (
             lambda: Space({"a": Categorical(["x"]), "b": Int(0, 3, when={"a": ["y"]})}),
