@@ -127,9 +127,10 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
 
 def start_warnings(config: SearchConfig) -> list[str]:
     """A line per start point that will be refused untrained, though the user meant it to
-    train: a Shapeshifted point whose budget is below its model's minimum budget, or a point
-    that misses a ``params`` or ``flops_infer`` constraint (counted on its model built on the
-    meta device; a Shapeshifted point's params are its budget)."""
+    train: a Shapeshifted point whose budget its model cannot meet (below the minimum, or more
+    than its generator uses), or a point that misses a ``params`` or ``flops_infer``
+    constraint (counted on its model built on the meta device; a Shapeshifted point's params
+    are its budget)."""
     from search.config._start import complete
 
     info = DATASETS.get(config.dataset)
@@ -141,8 +142,8 @@ def start_warnings(config: SearchConfig) -> list[str]:
     for i, point in enumerate(config.start):
         try:
             cfg = config.trial_config(complete(config.space, point, {}))
-            counts = _counts(_model(cfg, info, models), info)
             unmet = _unmet_budget(cfg, info, models)
+            counts = _counts(_model(cfg, info, models), info) if bounded else {}
         except Exception:  # such a trial fails on its own, with its message
             continue
         if unmet is not None:
