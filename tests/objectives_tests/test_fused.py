@@ -149,7 +149,6 @@ def test_bad_calls_are_refused(digits: Data) -> None:
         fit_seeds(nets, digits, seeds=[0, 1], epochs=1, resume={})
 
 
-
 def test_the_probe_step_runs_as_the_fused_loop_does_bf16_included(digits: Data) -> None:
     """The probe is the fused loop's own step, under its bf16 autocast: on CUDA (bf16 by
     default) vmap handed a later convolution bf16 inputs with float32 weights, which the probe
