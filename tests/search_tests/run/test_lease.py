@@ -269,9 +269,12 @@ def test_a_launch_stopped_past_its_lease_stops_writing_once_another_took_over(tm
         time.sleep(5)  # past the lease's 3 s
         second = start()
         deadline = time.monotonic() + 120
-        while _holder_pid(db) != second.pid and time.monotonic() < deadline:
+        while (_holder_pid(db) != second.pid and second.poll() is None
+               and time.monotonic() < deadline):  # fmt: skip
             time.sleep(0.2)
-        assert _holder_pid(db) == second.pid, "the second launch took the search over"
+        gone = "" if second.poll() is None else f" (exit {second.returncode}): " + \
+            second.stderr.read()[-2000:]  # fmt: skip
+        assert _holder_pid(db) == second.pid, f"the second launch took the search over{gone}"
         os.kill(first.pid, signal.SIGCONT)
         _, err_first = first.communicate(timeout=180)
         _, err_second = second.communicate(timeout=180)
