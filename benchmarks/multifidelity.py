@@ -131,7 +131,7 @@ def curve(study: optuna.Study) -> list[tuple[float, float]]:
     points, out = [], []
     for trial in done:
         points.append(trial.values)
-        hv = hypervolume(np.array(points), DIRECTIONS, bounds=np.array(BOUNDS).T).value
+        hv = hypervolume(np.array(points), DIRECTIONS, bounds=BOUNDS).value
         out.append(((trial.datetime_complete - start).total_seconds(), hv))
     return out
 

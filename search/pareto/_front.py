@@ -150,8 +150,14 @@ def _bounds(
         raise ConfigError(
             f"bounds must be one finite (lo, hi) pair per objective ({m}), got {bounds!r}"
         )
-    lo, hi = b.min(axis=1), b.max(axis=1)
-    signed = np.stack([lo * sign, hi * sign], axis=1)
+    backwards = np.flatnonzero(b[:, 0] >= b[:, 1])
+    if backwards.size:
+        i = int(backwards[0])
+        raise ConfigError(
+            f"bounds[{i}] is ({b[i, 0]:g}, {b[i, 1]:g}); allowed: (lo, hi) with lo < hi, one "
+            "row per objective (a transposed array puts one objective's lows in a row)"
+        )
+    signed = np.stack([b[:, 0] * sign, b[:, 1] * sign], axis=1)
     return np.sort(signed, axis=1)
 
 
@@ -166,7 +172,8 @@ def normalise(
     Args:
         values: ``(n, m)`` objective values in their own units.
         directions: ``"minimize"`` or ``"maximize"`` per objective.
-        bounds: ``(lo, hi)`` per objective in its own units (either order); None takes the
+        bounds: ``(lo, hi)`` per objective in its own units, ``lo < hi`` (a pair in the other
+            order is refused: it is what a transposed array looks like); None takes the
             minimum and maximum of the finite rows of ``values``. A zero-width range maps
             every value to 0 (the span counts as 1, so values beyond it stay ordered).
 
@@ -251,7 +258,7 @@ def hypervolume_history(
     arr = _values(values)
     keep = _usable(arr, feasible)
     final = hypervolume(arr, directions, bounds=bounds, ref=ref, feasible=keep)
-    fixed = final.bounds
+    fixed = np.sort(final.bounds, axis=1)  # (best, worst) → (lo, hi)
     history = np.zeros(arr.shape[0])
     for i in range(arr.shape[0]):
         seen = keep.copy()

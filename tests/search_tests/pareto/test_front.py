@@ -132,3 +132,19 @@ def test_bad_bounds_and_ref_are_rejected():
         hypervolume([[1, 2]], MIN2, bounds=[(0, 1)])
     with pytest.raises(ConfigError, match="ref"):
         hypervolume([[1, 2]], MIN2, ref=-1.0)
+
+
+def test_transposed_bounds_are_refused_by_name():
+    """The multi-fidelity tables' bug: ``np.array(BOUNDS).T`` for two objectives is a (2, 2)
+    array too, scoring accuracy on 0.5-0 and params on 1-5,000; it must not be accepted."""
+    bounds = [(0.5, 1.0), (0.0, 5000.0)]
+    directions = ["maximize", "minimize"]
+    with pytest.raises(ConfigError, match=r"bounds\[0\] is \(0.5, 0\).*lo < hi.*transposed"):
+        hypervolume([[0.95, 500.0]], directions, bounds=np.array(bounds).T)
+    with pytest.raises(ConfigError, match=r"lo < hi"):
+        normalise([[0.95, 500.0]], directions, bounds=[(0.5, 1.0), (10.0, 10.0)])
+    # the right bounds: accuracy 0.95 → 0.1, params 500 → 0.1; (1.1 - 0.1)**2 = 1.0
+    assert hypervolume([[0.95, 500.0]], directions, bounds=bounds).value == pytest.approx(1.0)
+    # a net at chance adds nothing: 0.11 lies beyond the reference (0.5 - 0.05 = 0.45)
+    chance = hypervolume([[0.11, 300.0]], directions, bounds=bounds)
+    assert chance.value == 0.0
