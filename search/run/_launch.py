@@ -32,6 +32,7 @@ from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import RunFolderFull, StorageWriteError
+from search.run._bound import bound_optimiser, constraint_keys
 from search.run._checkpoint_files import resumable
 from search.run._cost import SearchCost
 from search.run._counting import trials_counted
@@ -49,14 +50,12 @@ from search.run._ray_session import (
     stop_ray,
 )
 from search.run._run_folder import no_room, run_folder
-from search.run._rungview import RungView
 from search.run._searcher import NpasSearcher
 from search.run._storage import open_storage
 from search.run._study import enqueue_start, fail_interrupted, open_study, record_cost
 from search.run._trainable import TrialFn, checkpoints
-from search.run._trial_attrs import FEASIBLE_KEY
 from search.run._tuner import run_tuner
-from search.run._writer import StudyWriter, in_memory_copy
+from search.run._writer import StudyWriter
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
@@ -167,9 +166,7 @@ def _launch_leased(
     progress: bool,
     lease: Lease | None = None,
 ) -> optuna.Study:
-    from search.optimisers import OPTIMISERS
-
-    constraint_keys = [*config.constraint_texts, FEASIBLE_KEY]
+    keys = constraint_keys(config)
     study = open_study(
         name=config.name,
         storage=rdb,
@@ -186,17 +183,9 @@ def _launch_leased(
     if remaining <= 0:
         return study
     # A resumed search must not replay the first launch's random stream.
-    optimiser = OPTIMISERS.get(config.algorithm.name)(
-        config.space,
-        config.directions,
-        seed=config.seed + len(study.trials),
-        constraints=constraint_keys,
-        **config.algorithm.options,
+    optimiser = bound_optimiser(
+        config, study, seed=config.seed + len(study.trials), scheduler=config.scheduler.name
     )
-    sampler = optimiser.sampler()
-    if optimiser.models_rungs and config.scheduler.name != "fifo":
-        sampler = RungView(sampler, config.objective_names)
-    optimiser.bind(in_memory_copy(study, sampler))
     enqueue_start(optimiser.study, config.start)  # the points a user knows, before any proposal
     started = start_ray(config.address, runtime_env(config.imports))
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
@@ -207,7 +196,7 @@ def _launch_leased(
         searcher = NpasSearcher(
             optimiser,
             objectives=config.objectives,
-            constraints=constraint_keys,
+            constraints=keys,
             trial_config=_TrialConfigOf(config, out / config.name / "trials"),
             writer=writer,
             cost=cost,
