@@ -583,6 +583,35 @@ def _pareto(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay(args: argparse.Namespace) -> int:
+    """The what-if table of ``search replay`` (``search.lab``); progress on stderr."""
+    from search.lab import CurveTable
+    from search.lab._whatif import what_if
+
+    if args.optimiser is not None:
+        from search.optimisers import OPTIMISERS
+
+        OPTIMISERS.get(args.optimiser)  # an unknown name fails before any replay
+    study = _study(args)
+    table = CurveTable.from_study(study)
+    kinds = (args.kind,) if args.kind else ("stopping", "promotion")
+    total = args.seeds * (1 + (len(kinds) if args.scheduler == "moasha" else 1))
+    done = [0]
+
+    def progress(run: Any) -> None:
+        done[0] += 1
+        print(f"\r[npas] replayed {done[0]}/{total}", end="", file=sys.stderr, flush=True)
+
+    result = what_if(table, scheduler=args.scheduler, kinds=kinds, optimiser=args.optimiser,
+                     workers=args.workers, seeds=args.seeds, jobs=args.jobs,
+                     progress=progress)  # fmt: skip
+    print(file=sys.stderr)
+    print(result.json() if args.format == "json" else result.text())
+    if args.plot:
+        print(f"plot: {result.plot(args.plot)}", file=sys.stderr)
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from search.pareto import parse_spec
     from search.report._report import write_report
@@ -989,6 +1018,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-checkpoint",
         "start from the checkpoint the bundle holds (`search export --from-checkpoint`)",
     )
+
+    cmd = add(
+        "replay",
+        _replay,
+        "Replay a finished search's own learning curves under other schedulers on a simulated "
+        "clock: how long each would have taken to reach the search's final hypervolume.",
+    )
+    _study_options(cmd)
+    cmd.add_argument("--scheduler", choices=("moasha", "asha", "fifo"), default="moasha",
+                     help="the scheduler to compare with FIFO (default: moasha)")  # fmt: skip
+    cmd.add_argument("--type", choices=("stopping", "promotion"), dest="kind",
+                     help="MOASHA's type (default: both)")  # fmt: skip
+    cmd.add_argument("--optimiser", metavar="NAME",
+                     help="the optimiser replayed (default: the search's own)")  # fmt: skip
+    cmd.add_argument("--workers", type=_positive, default=2, metavar="N",
+                     help="trials trained at once in the replay (default: 2)")  # fmt: skip
+    cmd.add_argument("--seeds", type=_positive, default=20, metavar="N",
+                     help="replays per scheduler (default: 20)")  # fmt: skip
+    cmd.add_argument("--jobs", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
+                     help="replays run at once (default: 2, or 1 on one CPU)")  # fmt: skip
+    cmd.add_argument("--plot", metavar="PNG", help="also draw hypervolume against time here")
+    cmd.add_argument("--format", choices=("table", "json"), default="table",
+                     help="output format")  # fmt: skip
 
     cmd = add("dashboard", _dashboard, "Serve optuna-dashboard on a storage until Ctrl-C.")
     _storage_options(cmd)

@@ -776,3 +776,17 @@ def test_launch_warns_of_an_objective_against_its_meaning(launched: dict, tmp_pa
     assert first.startswith("search launch: warning: objectives[1]: maximize 'params' "
                             "contradicts its meaning")  # fmt: skip
     assert rest[-1].startswith("search launch: error: ") and "already exists" in rest[-1]
+
+
+@pytest.mark.slow  # reads the search the `launched` fixture runs
+def test_replay_works_on_a_users_own_search(launched: dict, capsys: pytest.CaptureFixture) -> None:
+    """A user's config (its own space, three objectives, random search): the what-if table of
+    `search replay` over its two recorded curves."""
+    argv = ["replay", "--run", str(launched["out"]), "--seeds", "3", "--jobs", "1",
+            "--scheduler", "moasha", "--type", "promotion", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["study"] == NAME and out["optimiser"] == "random" and out["workers"] == 2
+    assert [a["arm"] for a in out["arms"]] == ["fifo", "moasha-promotion"]
+    fifo = out["arms"][0]
+    assert fifo["seeds"] == 3 and fifo["reached_in"] == 3 and fifo["reach_median"] <= 1.0

@@ -1,0 +1,406 @@
+"""A search replayed on a simulated clock: the real searcher, optimiser and scheduler, with a
+curve table standing in for training.
+
+The driver plays Ray Tune's part without Ray, in the order Ray Tune's controller follows: while
+a worker is free, the searcher is asked for a trial (:meth:`NpasSearcher.suggest`, which asks
+the optimiser) and the scheduler picks the trial to run (``choose_trial_to_run``: a pending
+trial, or a paused one it promotes); each epoch's result goes to the scheduler first, then,
+unless the scheduler stops the trial, to the searcher; a trial that stops, ends or is stopped
+while paused is completed on both as Ray Tune completes it.
+
+A proposal is trained as the table's nearest recorded configuration (Syne Tune's 1-NN
+surrogate, :class:`NearestRow`): the optimiser proposes in the whole space as in a real search,
+and what it is told is what the nearest configuration measured. Restricting the space to the
+recorded points instead would hand the optimiser a different problem (a categorical space of a
+few hundred points) from the one it solves in a search.
+
+The clock charges what a worker would spend: each started trial the table's start cost
+(:meth:`CurveTable.start_s`), each epoch its recorded seconds, each pause and each resume the
+table's measured ``pause_s`` and ``resume_s``; and the driver's own decisions (the searcher's
+and the scheduler's calls) the wall-clock they take here, since Ray Tune's driver makes them while
+the workers wait for it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import optuna
+from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
+from ray.tune.search import Searcher
+
+from search.config import load_config
+from search.config._start import complete
+from search.lab._table import CurveRow, CurveTable
+from search.run._bound import bound_optimiser, constraint_keys
+from search.run._moasha import MOASHA, PromotionMOASHA
+from search.run._searcher import NpasSearcher
+from search.run._trainable import CHANCE_KEY, CURVE_KEY, EPOCH_KEY, METRICS_KEY, VIOLATION_KEY
+from spaces._dsl import Categorical, Fixed, Space
+from spaces._errors import ConfigError
+
+__all__ = ["SCHEDULER_ARMS", "NearestRow", "ReplayResult", "ReplaySpec", "replay"]
+
+#: What a replay's scheduler may be: npas's FIFO and MOASHA, and Ray Tune's ASHA on the first
+#: objective alone (the single-objective reference).
+SCHEDULER_ARMS = ("fifo", "moasha", "asha")
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """What one replay runs.
+
+    Attributes:
+        optimiser: A registered optimiser (``tpe``, ``nsga2``, ``random``, ...).
+        scheduler: One of :data:`SCHEDULER_ARMS`.
+        kind: MOASHA's type, ``stopping`` or ``promotion``.
+        workers: Trials trained at once.
+        grace_epochs: The first rung.
+        reduction_factor: η.
+        options: The optimiser's options (as ``algorithm.options``).
+    """
+
+    optimiser: str = "tpe"
+    scheduler: str = "fifo"
+    kind: str = "stopping"
+    workers: int = 2
+    grace_epochs: int = 1
+    reduction_factor: float = 3
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        kind = f"-{self.kind}" if self.scheduler == "moasha" else ""
+        return f"{self.optimiser} {self.scheduler}{kind}"
+
+
+@dataclass
+class ReplayResult:
+    """What a replayed search did, on its simulated clock.
+
+    Attributes:
+        completed: ``(second, final objective values, feasible)`` of each trial that trained
+            its full schedule, in the order they ended.
+        started, stopped, paused, promoted: Counts of trials started and of rung decisions.
+        epochs: Epochs trained in all.
+        decision_s: Wall-clock seconds of the searcher's and scheduler's calls (charged).
+        horizon_s: The simulated time the replay ran to.
+        ends: Per trial that ended: ``(epochs trained, "complete" or "stopped")``.
+        study: The optimiser's in-memory study: every trial as the searcher recorded it.
+    """
+
+    spec: ReplaySpec
+    seed: int
+    horizon_s: float
+    completed: list[tuple[float, list[float], bool]] = field(default_factory=list)
+    started: int = 0
+    stopped: int = 0
+    paused: int = 0
+    promoted: int = 0
+    epochs: int = 0
+    decision_s: float = 0.0
+    ends: dict[str, tuple[int, str]] = field(default_factory=dict)
+    study: optuna.Study | None = None
+
+
+class NearestRow:
+    """Maps a search point to the table's nearest recorded configuration (1-NN).
+
+    Points are compared in the space's own box: a numeric dimension scaled to ``[0, 1]`` (in
+    the log where the space is logarithmic), a categorical one 0 when equal and 1 when not;
+    a dimension inactive in a point takes its first valid value, as the space encodes it.
+    """
+
+    def __init__(self, rows: list[CurveRow], space: Space) -> None:
+        self.rows = rows
+        self.space = space
+        xl, xu = space.bounds()
+        self._lo, self._span = xl, np.where(xu > xl, xu - xl, 1.0)
+        free = [space[n] for n in space.names if not isinstance(space[n], Fixed)]
+        self._categorical = np.array([isinstance(dim, Categorical) for dim in free])
+        self._x = np.array([self._encode(row.point) for row in rows])
+
+    def _encode(self, point: dict[str, Any]) -> np.ndarray:
+        whole = complete(self.space, point, {})  # fixed values are not among a trial's params
+        return (self.space.encode(whole) - self._lo) / self._span
+
+    def __call__(self, point: dict[str, Any]) -> CurveRow:
+        x = self._encode(point)
+        diff = np.abs(self._x - x)
+        diff[:, self._categorical] = (diff[:, self._categorical] > 1e-9).astype(float)
+        return self.rows[int(np.argmin((diff**2).sum(axis=1)))]
+
+
+class _Point:
+    """A replayed trial's config: its point (what the searcher records as ``trial_config``)."""
+
+    def __init__(self, point: dict[str, Any]) -> None:
+        self.point = point
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.point)
+
+
+class _NoStorage:
+    """The searcher's writer in a replay: nothing is stored, nothing fails."""
+
+    error = None
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
+
+
+@dataclass(eq=False)
+class _Trial:
+    """What the scheduler sees of a trial (Ray Tune's ``Trial``: id, config, status)."""
+
+    trial_id: str
+    config: dict[str, Any]
+    row: CurveRow
+    status: str = "PENDING"
+    epoch: int = 0
+    last_result: dict[str, Any] = field(default_factory=dict)
+
+
+class _Driver:
+    """Ray Tune's controller on a simulated clock (see module doc)."""
+
+    def __init__(
+        self, table: CurveTable, spec: ReplaySpec, seed: int, charge_decisions: bool
+    ) -> None:
+        config = replay_config(table, spec)
+        self.table, self.spec = table, spec
+        self.nearest = NearestRow(table.rows, config.space)
+        study = optuna.create_study(directions=config.directions)
+        optimiser = bound_optimiser(config, study, seed=seed, scheduler=spec.scheduler)
+        self.searcher = NpasSearcher(
+            optimiser,
+            objectives=config.objectives,
+            constraints=constraint_keys(config),
+            trial_config=lambda point, number: _Point(point),  # type: ignore[arg-type,return-value]
+            writer=_NoStorage(),  # type: ignore[arg-type]
+        )
+        self.scheduler = _scheduler(config, spec, table.epochs)
+        if isinstance(self.scheduler, MOASHA):
+            self.scheduler.on_decision = self.searcher.on_decision
+        if isinstance(self.scheduler, PromotionMOASHA):
+            self.scheduler.limit(slots=spec.workers, total=None)
+            self.scheduler.clock = lambda: self.now
+            self.searcher.gate = self.scheduler
+        self.charge = charge_decisions
+        self.start_s = table.start_s()
+        self.now = 0.0
+        self.trials: dict[str, _Trial] = {}
+        self.running = 0
+        self.exhausted = False
+        #: ``(second, order, trial id, what)``: an epoch ends, or a pausing worker is free.
+        self.events: list[tuple[float, int, str, str]] = []
+        self._seq = itertools.count()
+        self.result = ReplayResult(spec, seed, 0.0, study=optimiser.study)
+
+    def timed(self, fn: Callable[..., Any], *args: Any) -> Any:
+        began = time.perf_counter()
+        out = fn(*args)
+        spent = time.perf_counter() - began
+        self.result.decision_s += spent
+        if self.charge:
+            self.now += spent
+        return out
+
+    # -- Ray Tune's controller, as the scheduler calls it ------------------------------------
+
+    def get_trials(self) -> list[_Trial]:
+        return list(self.trials.values())
+
+    def stop_trial(self, trial: _Trial) -> None:
+        """Ray Tune's ``stop_trial`` on a paused or pending trial."""
+        if trial.status in ("PENDING", "PAUSED"):
+            self.scheduler.on_trial_remove(self, trial)
+            self.searcher.on_trial_complete(trial.trial_id)
+            self.result.stopped += 1
+            self.result.ends[trial.trial_id] = (trial.epoch, "stopped")
+        trial.status = "TERMINATED"
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def run(self, horizon_s: float) -> ReplayResult:
+        self.fill()
+        while self.events:
+            when, _, trial_id, what = heapq.heappop(self.events)
+            if when > horizon_s:
+                break
+            self.now = max(self.now, when)
+            if what == "epoch":
+                self.epoch_done(self.trials[trial_id])
+            else:  # its pause is saved: the worker is free
+                self.running -= 1
+            self.fill()
+        self.result.horizon_s = horizon_s
+        if isinstance(self.scheduler, PromotionMOASHA):
+            self.result.promoted = self.scheduler.n_promoted
+        return self.result
+
+    def fill(self) -> None:
+        """Starts trials while a worker is free and the searcher or scheduler has one."""
+        while self.running < self.spec.workers:
+            pending = any(t.status == "PENDING" for t in self.trials.values())
+            if not pending and not self.exhausted:
+                self.new_trial()
+            trial = self.timed(self.scheduler.choose_trial_to_run, self)
+            if trial is None:
+                return
+            self.start(trial)
+
+    def new_trial(self) -> None:
+        trial_id = f"t{len(self.trials):05d}"
+        config = self.timed(self.searcher.suggest, trial_id)
+        if config == Searcher.FINISHED:
+            self.exhausted = True
+        elif config is not None:
+            point = config["trial_config"].point
+            trial = _Trial(trial_id, {"number": config["number"]}, self.nearest(point))
+            self.trials[trial_id] = trial
+            self.timed(self.scheduler.on_trial_add, self, trial)
+
+    def start(self, trial: _Trial) -> None:
+        if trial.status == "PAUSED":
+            cost = float(self.table.overheads.get("resume_s", 0.0))
+        else:
+            cost = self.start_s
+            self.result.started += 1
+        trial.status = "RUNNING"
+        self.running += 1
+        self.schedule(trial, self.now + cost)
+
+    def schedule(self, trial: _Trial, began: float) -> None:
+        self.at(began + trial.row.seconds[trial.epoch], trial, "epoch")
+
+    def at(self, when: float, trial: _Trial, what: str) -> None:
+        heapq.heappush(self.events, (when, next(self._seq), trial.trial_id, what))
+
+    def epoch_done(self, trial: _Trial) -> None:
+        trial.epoch += 1
+        self.result.epochs += 1
+        result = _epoch_result(trial.row, trial.epoch, self.table.names)
+        trial.last_result = result
+        decision = self.timed(self.scheduler.on_trial_result, self, trial, result)
+        last = trial.epoch >= trial.row.epochs
+        if decision == TrialScheduler.STOP and not last:
+            self.end(trial, result, stopped=True)
+            return
+        # Ray Tune's ASHA stops a trial at its last epoch: it has trained all the same
+        self.timed(self.searcher.on_trial_result, trial.trial_id, result)
+        if last:
+            final = _final_result(trial.row, self.table.names)
+            self.timed(self.scheduler.on_trial_result, self, trial, final)
+            self.end(trial, final, stopped=False)
+        elif decision == TrialScheduler.PAUSE:
+            trial.status = "PAUSED"
+            self.result.paused += 1
+            self.at(self.now + float(self.table.overheads.get("pause_s", 0.0)), trial, "free")
+        else:
+            self.schedule(trial, self.now)
+
+    def end(self, trial: _Trial, result: dict[str, Any], *, stopped: bool) -> None:
+        trial.status = "TERMINATED"
+        self.running -= 1
+        self.timed(self.scheduler.on_trial_complete, self, trial, result)
+        self.timed(self.searcher.on_trial_complete, trial.trial_id, result)
+        self.result.ends[trial.trial_id] = (trial.epoch, "stopped" if stopped else "complete")
+        if stopped:
+            self.result.stopped += 1
+        else:
+            row = trial.row
+            self.result.completed.append((self.now, list(row.values[-1]), row.feasible))
+
+
+def replay_config(table: CurveTable, spec: ReplaySpec) -> Any:
+    """The recorded search's config with the replay's optimiser (the space, objectives and
+    constraints are the table's)."""
+    data = dict(table.config)
+    data["algorithm"] = {"name": spec.optimiser, "options": dict(spec.options)}
+    data.pop("storage", None)
+    try:
+        return load_config(data)
+    except ConfigError as err:
+        raise ConfigError(f"the curve table {table.name!r}'s config: {err}") from None
+
+
+def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
+    if spec.scheduler == "fifo":
+        return FIFOScheduler()
+    if spec.scheduler == "asha":
+        name, direction = config.objectives[0]
+        return ASHAScheduler(
+            time_attr=EPOCH_KEY, metric=name, mode=direction[:3], max_t=epochs,
+            grace_period=spec.grace_epochs, reduction_factor=spec.reduction_factor,
+        )  # fmt: skip
+    if spec.scheduler != "moasha":
+        raise ConfigError(f"replay scheduler {spec.scheduler!r}; allowed: {SCHEDULER_ARMS}")
+    kind = PromotionMOASHA if spec.kind == "promotion" else MOASHA
+    return kind(
+        config.objectives,
+        grace_epochs=spec.grace_epochs,
+        reduction_factor=spec.reduction_factor,
+        max_epochs=epochs,
+    )
+
+
+def _epoch_result(row: CurveRow, epoch: int, names: list[str]) -> dict[str, Any]:
+    """What the trial reports after ``epoch`` (as ``search.run._trainable.epoch_report``)."""
+    values = dict(zip(names, row.values[epoch - 1], strict=True))
+    at_chance = epoch in row.at_chance
+    point = {"epoch": epoch, **values, "at_chance": at_chance,
+             "train_time_s": sum(row.seconds[:epoch])}  # fmt: skip
+    return {
+        **values,
+        EPOCH_KEY: epoch,
+        VIOLATION_KEY: row.violation,
+        CHANCE_KEY: float(at_chance),
+        CURVE_KEY: json.dumps(point),
+    }
+
+
+def _final_result(row: CurveRow, names: list[str]) -> dict[str, Any]:
+    """What the trial reports when it ends (as ``search.run._trainable.report_of``)."""
+    metrics = {**row.metrics, **dict(zip(names, row.values[-1], strict=True))}
+    return {**{n: metrics[n] for n in names}, METRICS_KEY: json.dumps(metrics)}
+
+
+def replay(
+    table: CurveTable,
+    spec: ReplaySpec,
+    *,
+    seed: int,
+    horizon_s: float,
+    charge_decisions: bool = True,
+) -> ReplayResult:
+    """Replays one search of ``spec`` on ``table`` up to ``horizon_s`` simulated seconds.
+
+    Args:
+        table: The curves to replay.
+        spec: Optimiser, scheduler and workers.
+        seed: Seeds the optimiser.
+        horizon_s: Simulated seconds; what would end later is not counted.
+        charge_decisions: Charge the searcher's and scheduler's wall-clock to the clock (False:
+            a deterministic replay, for tests).
+    """
+    if not (spec.workers >= 1 and math.isfinite(horizon_s) and horizon_s > 0):
+        raise ConfigError(
+            f"replay: workers {spec.workers!r} and horizon {horizon_s!r}; allowed: workers "
+            ">= 1 and a finite horizon > 0 seconds"
+        )
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # a study per replay: no news
+    try:
+        return _Driver(table, spec, seed, charge_decisions).run(horizon_s)
+    finally:
+        optuna.logging.set_verbosity(verbosity)

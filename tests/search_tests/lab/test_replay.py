@@ -1,0 +1,108 @@
+"""The replay driver: the real searcher, optimisers and schedulers on a simulated clock.
+
+Decisions are not charged to the clock here (``charge_decisions=False``), so every replay is
+deterministic and its times are sums of the table's recorded seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from optuna.trial import TrialState
+
+from search.lab import NearestRow, ReplaySpec, replay
+from search.lab._replay import replay_config
+from search.lab._whatif import full_horizon
+from spaces._errors import ConfigError
+
+
+def _row_of(table, values):
+    return next(r for r in table.rows if r.values[-1] == values)
+
+
+def test_fifo_on_one_worker_ends_trials_at_the_sums_of_their_recorded_times(table):
+    result = replay(table, ReplaySpec("random", "fifo", workers=1), seed=3,
+                    horizon_s=full_horizon(table, 1), charge_decisions=False)  # fmt: skip
+    assert len(result.completed) >= 5
+    rows = [_row_of(table, values) for _, values, _ in result.completed]
+    ends = list(itertools.accumulate(table.trial_s(row) for row in rows))
+    assert [t for t, _, _ in result.completed] == pytest.approx(ends)
+    assert result.stopped == result.paused == 0
+    # one worker: the trials that completed, and at most one cut short by the horizon
+    assert 8 * len(result.completed) <= result.epochs < 8 * (len(result.completed) + 1)
+
+
+def test_two_workers_finish_sooner_than_one(table):
+    one, two = (
+        replay(table, ReplaySpec("random", "fifo", workers=w), seed=0, horizon_s=60,
+               charge_decisions=False)
+        for w in (1, 2)
+    )
+    assert len(two.completed) > len(one.completed)
+
+
+@pytest.mark.parametrize("optimiser", ["tpe", "nsga2", "random"])
+@pytest.mark.parametrize("kind", ["stopping", "promotion"])
+def test_the_same_seed_replays_the_same_search(table, optimiser, kind):
+    spec = ReplaySpec(optimiser, "moasha", kind, workers=2)
+    a, b = (replay(table, spec, seed=7, horizon_s=40, charge_decisions=False) for _ in range(2))
+    assert a.completed == b.completed and a.ends == b.ends and a.started == b.started
+
+
+def test_stopping_moasha_stops_trials_at_rungs_and_the_searcher_records_them(table):
+    result = replay(table, ReplaySpec("tpe", "moasha", workers=2), seed=1, horizon_s=60,
+                    charge_decisions=False)  # fmt: skip
+    assert result.stopped > 0
+    for epochs, how in result.ends.values():
+        assert (epochs, how) in {(1, "stopped"), (3, "stopped"), (8, "complete")}
+    states = [t.state for t in result.study.trials]
+    assert states.count(TrialState.COMPLETE) == len(result.completed)
+    assert states.count(TrialState.PRUNED) == result.stopped
+    decisions = [d for t in result.study.trials for d in t.user_attrs.get("npas:decisions", [])]
+    assert {d["outcome"] for d in decisions} <= {"continue", "stop"} and decisions
+
+
+def test_promotion_pauses_at_rungs_and_charges_pauses_and_resumes(table):
+    spec = ReplaySpec("tpe", "moasha", "promotion", workers=2)
+    free = replay(table, spec, seed=2, horizon_s=60, charge_decisions=False)
+    assert free.paused > 0 and free.promoted > 0
+    table.overheads = {"pause_s": 5.0, "resume_s": 5.0}
+    slow = replay(table, spec, seed=2, horizon_s=60, charge_decisions=False)
+    assert slow.completed[0][0] > free.completed[0][0]  # the first trial to end waited
+    assert len(slow.completed) <= len(free.completed)
+
+
+def test_asha_counts_a_trial_it_stops_at_the_last_epoch_as_complete(table):
+    result = replay(table, ReplaySpec("random", "asha", workers=2), seed=0,
+                    horizon_s=full_horizon(table, 2), charge_decisions=False)  # fmt: skip
+    assert result.completed
+    assert all(e == 8 for e, how in result.ends.values() if how == "complete")
+
+
+def test_charged_decisions_delay_the_clock(table):
+    spec = ReplaySpec("tpe", "fifo", workers=1)
+    free = replay(table, spec, seed=0, horizon_s=30, charge_decisions=False)
+    charged = replay(table, spec, seed=0, horizon_s=30)
+    assert charged.decision_s > 0
+    assert charged.completed[0][0] > free.completed[0][0]
+
+
+def test_each_recorded_point_is_its_own_nearest_row(table):
+    nearest = NearestRow(table.rows, replay_config(table, ReplaySpec()).space)
+    for row in table.rows:
+        assert nearest(row.point) is row
+
+
+@pytest.mark.parametrize(
+    ("spec", "horizon", "match"),
+    [
+        (ReplaySpec(workers=0), 10.0, "workers 0"),
+        (ReplaySpec(), float("inf"), "finite horizon"),
+        (ReplaySpec(scheduler="hyperband"), 10.0, "allowed: \\('fifo', 'moasha', 'asha'\\)"),
+        (ReplaySpec(optimiser="tpee"), 10.0, "tpee"),
+    ],
+)
+def test_bad_replays_are_refused(table, spec, horizon, match):
+    with pytest.raises(ConfigError, match=match):
+        replay(table, spec, seed=0, horizon_s=horizon)

@@ -1,0 +1,47 @@
+"""`search replay` on the quick run's study: the what-if table, its figure, its errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from search._cli import main
+
+
+def test_the_what_if_table_of_the_quick_run(quick_run, tmp_path, capsys):
+    png = tmp_path / "replay.png"
+    argv = ["replay", "--run", str(quick_run), "--seeds", "3", "--jobs", "2", "--plot", str(png)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].startswith("What if 'digits-quick' (16 curves of 8 epochs")
+    arms = [line.split()[0] for line in lines if line.startswith(("fifo", "moasha"))]
+    assert arms == ["fifo", "moasha-stopping", "moasha-promotion"]
+    assert "The true front of the 16 recorded configurations" in lines[-1]
+    assert "replayed 9/9" in captured.err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_json_rows_hold_the_figures(quick_run, capsys):
+    argv = ["replay", "--run", str(quick_run), "--seeds", "2", "--jobs", "1",
+            "--scheduler", "asha", "--workers", "4", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["workers"] == 4 and out["optimiser"] == "tpe"
+    asha = out["arms"][1]
+    assert asha["arm"] == "asha" and len(asha["reach_ci95"]) == 2
+    assert asha["mean_started"] >= asha["mean_completed"] > 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--optimiser", "tpee"], "tpee"),
+        (["--name", "nope"], "--name: got 'nope'"),
+        (["--workers", "0"], "--workers"),
+    ],
+)
+def test_bad_arguments_say_what_is_allowed(quick_run, capsys, extra, message):
+    assert main(["replay", "--run", str(quick_run), *extra]) == 2
+    assert message in capsys.readouterr().err
