@@ -8,9 +8,11 @@ loss and seconds in its curve. A second study (``-noise``) trains the first ``--
 configurations again under another seed (another validation split and initialisation), so the
 lab knows how far a curve moves between two runs of one configuration.
 
-Resumable: run it again and each study resumes where it stopped (a study is its own record).
-When both studies are complete, the table is written as ``<out>/<name>.json.gz``
-(:mod:`search.lab`'s format) with the conditions, and the Optuna storage stays beside it.
+Resumable: run it again and each study resumes where it stopped (a study is its own record);
+the storage is committed gzipped (``<out>/<name>.db.gz``) and unpacked into ``<out>/run`` by a
+fresh checkout, so a record can go on in another session. When both studies are complete, the
+table is written as ``<out>/<name>.json.gz`` (:mod:`search.lab`'s format) with the conditions;
+``--export-only`` writes the table of what the storage holds now (its conditions say how much).
 
 Run: ``NPAS_DATA=../shared/data python benchmarks/record_curves.py [--trials 470]
 [--noise 50] [--epochs 27] [--train-size 1000] [--val-size 1000] [--out DIR]`` (default
@@ -20,8 +22,14 @@ Run: ``NPAS_DATA=../shared/data python benchmarks/record_curves.py [--trials 470
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import os
 import platform
+import re
+import shutil
+import sqlite3
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -73,28 +81,109 @@ def main() -> None:
     parser.add_argument("--train-size", type=int, default=1000)
     parser.add_argument("--val-size", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--export-only", action="store_true",
+                        help="train nothing: write the table of what the storage holds now")
     args = parser.parse_args()
-    began, cpu0 = time.time(), time.process_time()
-    main_study = launch(record_config(args, noise=False, start=None))
-    points = [dict(t.params) for t in main_study.trials[: args.noise]]
-    noise_study = launch(record_config(args, noise=True, start=points))
+    began = time.time()
+    db = args.out / "run" / "npas.db"
+    archive = args.out / f"{args.name}.db.gz"
+    if not db.exists() and archive.exists():  # a fresh checkout resumes the committed record
+        db.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(archive, "rb") as src, open(db, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    main_config = record_config(args, noise=False, start=None)
+    if args.export_only:
+        storage = f"sqlite:///{db}"
+        main_study = optuna.load_study(study_name=args.name, storage=storage)
+        noise_study = _maybe(f"{args.name}-noise", storage)
+    else:
+        main_study = launch(main_config)
+        points = [dict(t.params) for t in main_study.trials[: args.noise]]
+        noise_study = launch(record_config(args, noise=True, start=points))
     table = CurveTable.from_study(main_study, noise=noise_study)
-    table.conditions.update(
-        {
-            "recorded_by": "benchmarks/record_curves.py " + " ".join(
-                f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "out"
-            ),
-            "cpu": f"{cpu_model_name()} ({os.cpu_count()} cores), 1 CPU per trial",
-            "versions": f"torch {torch.__version__}, optuna {optuna.__version__}, "
-            f"Python {platform.python_version()}",
-            "data": f"MNIST: {args.train_size} training images (stratified subset of the "
-            f"official training set), {args.val_size} validation images carved from it",
-            "this_launch_s": round(time.time() - began, 1),
-        }
-    )
+    table.overheads.update(ray_overheads(table, args.out / "run" / "ray" / args.name))
+    table.overheads.update(pause_resume())
+    table.conditions.update(conditions(args, main_study, noise_study, began))
     path = table.save(args.out / f"{args.name}.json.gz")
-    print(f"wrote {path}: {table.describe()}; this launch {time.process_time() - cpu0:.0f} "
-          "CPU-s in the driver")
+    _archive(db, archive)
+    print(f"wrote {path} and {archive}: {table.describe()}")
+
+
+def conditions(
+    args: argparse.Namespace, main_study: Any, noise_study: Any, began: float
+) -> dict[str, Any]:
+    """How the table was recorded, and how much of the asked record it holds."""
+    states = [t.state.name for t in main_study.trials]
+    noise = 0 if noise_study is None else len(noise_study.trials)
+    return {
+        "recorded_by": "benchmarks/record_curves.py " + " ".join(
+            f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
+            if k not in ("out", "export_only")
+        ),
+        "trials": f"{len(states)} of {args.trials} asked ({states.count('COMPLETE')} complete,"
+        f" {states.count('PRUNED')} refused before training), noise twins {noise} of "
+        f"{args.noise}",
+        "cpu": f"{cpu_model_name()} ({os.cpu_count()} cores), 1 CPU per trial, 2 trials at "
+        "once; the machine was also used for development while it recorded, so epoch "
+        "seconds carry that contention",
+        "versions": f"torch {torch.__version__}, optuna {optuna.__version__}, "
+        f"Python {platform.python_version()}",
+        "data": f"MNIST: {args.train_size} training images (stratified subset of the "
+        f"official training set), {args.val_size} validation images carved from it",
+        "exported_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(began)),
+    }
+
+
+def ray_overheads(table: CurveTable, folder: Path) -> dict[str, float]:
+    """``start_s`` and ``end_s`` from Ray Tune's own results of the recorded trials: the last
+    report of a trial (its metrics, after the last epoch) took ``time_this_iter_s`` to measure
+    the model; the rest of its time outside its epochs was its start. Medians over the trials
+    whose Ray folder is still there (none: nothing, and the replay charges every overhead at
+    the start)."""
+    rows = {row.number: row for row in table.rows}
+    starts, ends = [], []
+    for path in folder.glob("trainable_*/result.json"):
+        found = re.search(r"_number=(\d+),", path.parent.name)
+        row = rows.get(int(found.group(1))) if found else None
+        results = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        if row is None or not results or "npas_metrics" not in results[-1]:
+            continue
+        end = float(results[-1]["time_this_iter_s"])
+        ends.append(end)
+        starts.append(max(0.0, row.overhead_s - end))
+    if not ends:
+        return {}
+    return {"start_s": statistics.median(starts), "end_s": statistics.median(ends)}
+
+
+def pause_resume() -> dict[str, float]:
+    """A pause's and a resume's seconds as ``benchmarks/pause_resume.py`` measured them with
+    real Ray Tune trials on this machine (its table beside this one; nothing when absent)."""
+    path = Path(__file__).parent / "results" / "pause_resume.json"
+    if not path.exists():
+        return {}
+    measured = json.loads(path.read_text())
+    return {key: float(measured[key]) for key in ("pause_s", "resume_s")}
+
+
+def _maybe(name: str, storage: str) -> optuna.Study | None:
+    try:
+        return optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        return None
+
+
+def _archive(db: Path, archive: Path) -> None:
+    """The storage, gzipped beside the table: a fresh checkout resumes from it, and
+    optuna-dashboard reads it once unpacked. Written whole or not at all."""
+    tmp = archive.with_name(archive.name + ".tmp")
+    # a consistent copy, even while a launch writes
+    with sqlite3.connect(db) as conn, sqlite3.connect(tmp.with_suffix(".db")) as copy:
+        conn.backup(copy)
+    with open(tmp.with_suffix(".db"), "rb") as src, gzip.open(tmp, "wb", 9) as dst:
+        shutil.copyfileobj(src, dst)
+    tmp.with_suffix(".db").unlink()
+    tmp.replace(archive)
 
 
 if __name__ == "__main__":

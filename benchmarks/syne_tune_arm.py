@@ -26,9 +26,10 @@ are kept once (the first), which 1-NN would do anyway.
 
 Per epoch the blackbox returns each objective (a maximised one negated as ``neg_<name>``:
 0.16's MOASHA has one ``do_minimize`` for all metrics), ``elapsed_time`` (the epochs' cumulative
-``seconds``, the table's start cost ``CurveTable.start_s`` added to the first, as npas's
-replay charges it) and ``row`` (which recorded row answered; its final values and feasibility are
-read from the table). Infeasible rows are kept with their values.
+``seconds``, the table's start cost ``CurveTable.start_s`` added to the first and its
+final measurement ``end_s`` to the last, as npas's replay charges them) and ``row`` (which
+recorded row answered; its final values and feasibility are read from the table). Infeasible
+rows are kept with their values.
 
 Clock: Syne Tune's simulator advances by the tuner's sleep step while all workers are busy and,
 as shipped, by all real time spent outside the backend. The step is set well under an epoch
@@ -90,40 +91,15 @@ _CHARGED = ("suggest", "on_trial_add", "on_trial_result", "on_trial_complete",
             "on_trial_remove", "on_trial_error")  # fmt: skip
 
 
-def run_syne_tune(
-    table: CurveTable,
-    *,
-    scheduler: str,
-    seed: int,
-    workers: int,
-    horizon_s: float,
-    grace_epochs: int = 1,
-    reduction_factor: float = 3,
-    charge_decisions: bool = True,
-) -> list[tuple[float, list[float], bool]]:
-    """Runs Syne Tune's ``scheduler`` on ``table`` up to ``horizon_s`` simulated seconds.
-
-    Args:
-        table: The recorded curves.
-        scheduler: ``"moasha"`` (Syne Tune's MOASHA, stopping at rungs ``grace_epochs *
-            reduction_factor**k`` up to R) or ``"random"`` (its random search, FIFO: every
-            trial to R).
-        seed: Seeds Syne Tune's sampling (NumPy's global generator, which its samplers use;
-            restored afterwards).
-        workers: Trials run at once.
-        horizon_s: Simulated seconds; a trial that would end later is not counted.
-        charge_decisions: Charge the scheduler's wall-clock to the clock (False: deterministic).
+def run_syne_tune(table: CurveTable, **options: Any) -> list[tuple[float, list[float], bool]]:
+    """Runs Syne Tune's scheduler on ``table`` (``options``: :func:`tune`'s).
 
     Returns:
         ``(second it ended, its final objective values, feasible)`` of each trial that trained
-        all R epochs, in the order they ended (``ReplayResult.completed``'s shape).
+        all R epochs by ``horizon_s``, in the order they ended (``ReplayResult.completed``'s
+        shape).
     """
-    results = tune(
-        table, scheduler=scheduler, seed=seed, workers=workers, horizon_s=horizon_s,
-        grace_epochs=grace_epochs, reduction_factor=reduction_factor,
-        charge_decisions=charge_decisions,
-    )  # fmt: skip
-    return completed(table, results, horizon_s)
+    return completed(table, tune(table, **options), options["horizon_s"])
 
 
 def tune(
@@ -138,7 +114,19 @@ def tune(
     charge_decisions: bool = True,
 ) -> pd.DataFrame:
     """Every result the tuner received (one row per trial and epoch): Syne Tune's results
-    dataframe (``trial_id``, ``epoch``, the metrics, ``row``, ``st_tuner_time``, ...)."""
+    dataframe (``trial_id``, ``epoch``, the metrics, ``row``, ``st_tuner_time``, ...).
+
+    Args:
+        table: The recorded curves.
+        scheduler: ``"moasha"`` (Syne Tune's MOASHA, stopping at rungs ``grace_epochs *
+            reduction_factor**k`` up to R) or ``"random"`` (its random search, FIFO: every
+            trial to R).
+        seed: Seeds Syne Tune's sampling (NumPy's global generator, which its samplers use;
+            restored afterwards).
+        workers: Trials run at once.
+        horizon_s: Simulated seconds; a trial that would end later is not counted.
+        charge_decisions: Charge the scheduler's wall-clock to the clock (False: deterministic).
+    """
     if scheduler not in SCHEDULERS:
         raise ValueError(f"scheduler {scheduler!r}; allowed: {SCHEDULERS}")
     blackbox = TableBlackbox(table)
@@ -204,6 +192,7 @@ class TableBlackbox(Blackbox):
         ]
         self.signs = [1.0 if d == "minimize" else -1.0 for d in table.directions]
         self.start_s = table.start_s()
+        self.end_s = float(table.overheads.get("end_s", 0.0))
         epochs = table.epochs
         super().__init__(
             configuration_space={n: _domain(self.space[n]) for n in self.free},
@@ -252,6 +241,7 @@ class TableBlackbox(Blackbox):
         """``(R, objectives + 2)``: signed objectives, cumulative seconds, the row's index."""
         values = np.asarray(row.values, dtype=float) * np.array(self.signs)
         elapsed = np.cumsum(row.seconds, dtype=float) + self.start_s
+        elapsed[-1] += self.end_s  # the final measurement, paid by a trial that gets there
         return np.column_stack([values, elapsed, np.full(len(elapsed), float(index))])
 
     def _objective_function(

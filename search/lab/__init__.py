@@ -5,7 +5,7 @@ searcher, optimiser and scheduler on it with a simulated clock, and :mod:`search
 holds the statistics that compare many seeds of such replays.
 """
 
-from search.lab._compare import Arm, Comparison, hv_at, hv_curve, reach_time
+from search.lab._compare import Arm, Comparison, Run, hv_at, hv_curve, reach_time
 from search.lab._replay import SCHEDULER_ARMS, NearestRow, ReplayResult, ReplaySpec, replay
 from search.lab._table import CurveRow, CurveTable
 
@@ -18,6 +18,7 @@ __all__ = [
     "NearestRow",
     "ReplayResult",
     "ReplaySpec",
+    "Run",
     "hv_at",
     "hv_curve",
     "reach_time",

@@ -15,8 +15,9 @@ recorded points instead would hand the optimiser a different problem (a categori
 few hundred points) from the one it solves in a search.
 
 The clock charges what a worker would spend: each started trial the table's start cost
-(:meth:`CurveTable.start_s`), each epoch its recorded seconds, each pause and each resume the
-table's measured ``pause_s`` and ``resume_s``; and the driver's own decisions (the searcher's
+(:meth:`CurveTable.start_s`), each epoch its recorded seconds, each trial that trains its last
+epoch the final measurement ``end_s``, each pause and each resume the table's measured
+``pause_s`` and ``resume_s``; and the driver's own decisions (the searcher's
 and the scheduler's calls) the wall-clock they take here, since Ray Tune's driver makes them while
 the workers wait for it.
 """
@@ -201,7 +202,8 @@ class _Driver:
         self.trials: dict[str, _Trial] = {}
         self.running = 0
         self.exhausted = False
-        #: ``(second, order, trial id, what)``: an epoch ends, or a pausing worker is free.
+        #: ``(second, order, trial id, what)``: an epoch ends, a trial's final measurement
+        #: ends, or a pausing worker is free.
         self.events: list[tuple[float, int, str, str]] = []
         self._seq = itertools.count()
         self.result = ReplayResult(spec, seed, 0.0, study=optimiser.study)
@@ -238,8 +240,11 @@ class _Driver:
             if when > horizon_s:
                 break
             self.now = max(self.now, when)
+            trial = self.trials[trial_id]
             if what == "epoch":
-                self.epoch_done(self.trials[trial_id])
+                self.epoch_done(trial)
+            elif what == "final":
+                self.final(trial)
             else:  # its pause is saved: the worker is free
                 self.running -= 1
             self.fill()
@@ -298,16 +303,20 @@ class _Driver:
             return
         # Ray Tune's ASHA stops a trial at its last epoch: it has trained all the same
         self.timed(self.searcher.on_trial_result, trial.trial_id, result)
-        if last:
-            final = _final_result(trial.row, self.table.names)
-            self.timed(self.scheduler.on_trial_result, self, trial, final)
-            self.end(trial, final, stopped=False)
+        if last:  # its final measurement, then its final result
+            self.at(self.now + float(self.table.overheads.get("end_s", 0.0)), trial, "final")
         elif decision == TrialScheduler.PAUSE:
             trial.status = "PAUSED"
             self.result.paused += 1
             self.at(self.now + float(self.table.overheads.get("pause_s", 0.0)), trial, "free")
         else:
             self.schedule(trial, self.now)
+
+    def final(self, trial: _Trial) -> None:
+        """A trial that trained its last epoch reports its measured metrics and ends."""
+        final = _final_result(trial.row, self.table.names)
+        self.timed(self.scheduler.on_trial_result, self, trial, final)
+        self.end(trial, final, stopped=False)
 
     def end(self, trial: _Trial, result: dict[str, Any], *, stopped: bool) -> None:
         trial.status = "TERMINATED"

@@ -80,8 +80,9 @@ class CurveTable:
         rows: One row per configuration trained to the full schedule.
         noise: Rows of the same configurations trained again under another seed (may be empty).
         overheads: Measured seconds of a trial's start on a running worker (``start_s``; when
-            absent, the median of the rows' ``overhead_s``), of a pause (``pause_s``) and of a
-            resume (``resume_s``).
+            absent, the median of the rows' ``overhead_s``), of the final measurement of a
+            trial that trained every epoch (``end_s``: 0 when absent, its cost then counted in
+            ``start_s``), of a pause (``pause_s``) and of a resume (``resume_s``).
         conditions: How the table was recorded (machine, versions, data).
     """
 
@@ -142,8 +143,8 @@ class CurveTable:
         return float(np.median([row.overhead_s for row in self.rows]))
 
     def trial_s(self, row: CurveRow) -> float:
-        """The seconds a full trial of ``row`` takes in a replay: its start and its epochs."""
-        return self.start_s() + sum(row.seconds)
+        """The seconds a full trial of ``row`` takes in a replay: start, epochs, measurement."""
+        return self.start_s() + sum(row.seconds) + float(self.overheads.get("end_s", 0.0))
 
     def final_values(self) -> np.ndarray:
         """``(n, m)`` objective values of every row after its last epoch."""

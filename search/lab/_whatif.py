@@ -100,6 +100,14 @@ class WhatIf:
             f"The true front of the {len(table.rows)} recorded configurations: hypervolume "
             f"{c.true_front_hv():.3f} (objectives on the table's bounds, reference 1.1)."
         )
+        recorded = (table.config.get("scheduler") or {}).get("name", "fifo")
+        if recorded != "fifo":
+            lines.append(
+                f"Note: {table.name!r} ran under {recorded!r}, so only the trials it let finish "
+                "are replayed (those it stopped have no full curve): the table holds the better "
+                "configurations only, which flatters every arm. Replay a FIFO search to compare "
+                "schedulers fairly."
+            )
         return "\n".join(lines)
 
     def json(self) -> str:

@@ -258,7 +258,13 @@ def hypervolume_history(
     arr = _values(values)
     keep = _usable(arr, feasible)
     final = hypervolume(arr, directions, bounds=bounds, ref=ref, feasible=keep)
-    fixed = np.sort(final.bounds, axis=1)  # (best, worst) → (lo, hi)
+    # (best, worst) → (lo, hi); a zero-width range (one distinct value) is widened by 1 on
+    # its worst side, which maps its value to 0 as the data-derived bounds did
+    sign = _directions(directions, arr.shape[1])
+    ends = final.bounds.copy()
+    flat = ends[:, 0] == ends[:, 1]
+    ends[flat, 1] += sign[flat]
+    fixed = np.sort(ends, axis=1)
     history = np.zeros(arr.shape[0])
     for i in range(arr.shape[0]):
         seen = keep.copy()

@@ -45,3 +45,11 @@ def test_json_rows_hold_the_figures(quick_run, capsys):
 def test_bad_arguments_say_what_is_allowed(quick_run, capsys, extra, message):
     assert main(["replay", "--run", str(quick_run), *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_search_that_ran_under_moasha_is_replayed_with_a_warning(table):
+    from search.lab._whatif import what_if
+
+    table.config["scheduler"] = {**table.config["scheduler"], "name": "moasha"}
+    text = what_if(table, scheduler="moasha", kinds=("stopping",), seeds=1).text()
+    assert "ran under 'moasha', so only the trials it let finish are replayed" in text

@@ -44,8 +44,11 @@ def test_bounds_are_lo_hi_over_the_feasible_final_values(table):
     assert all(lo < hi for lo, hi in bounds.values())
 
 
-@pytest.mark.parametrize("content", [b"not gzip", gzip.compress(b"[1, 2]"),
-                                     gzip.compress(b'{"format": 99}')])  # fmt: skip
+@pytest.mark.parametrize(
+    "content",
+    [b"not gzip", gzip.compress(b"[1, 2]", mtime=0), gzip.compress(b'{"format": 99}', mtime=0)],
+    ids=["not gzip", "a list", "format 99"],
+)
 def test_a_file_that_is_no_table_is_refused(tmp_path, content):
     path = tmp_path / "bad.json.gz"
     path.write_bytes(content)

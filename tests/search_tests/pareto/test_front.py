@@ -148,3 +148,11 @@ def test_transposed_bounds_are_refused_by_name():
     # a net at chance adds nothing: 0.11 lies beyond the reference (0.5 - 0.05 = 0.45)
     chance = hypervolume([[0.11, 300.0]], directions, bounds=bounds)
     assert chance.value == 0.0
+
+
+def test_history_of_one_distinct_point_keeps_its_zero_width_bounds():
+    """One trial (or equal ones): each objective's range is one value, mapped to 0."""
+    for directions in (["maximize", "minimize"], ["minimize", "maximize"]):
+        history, final = hypervolume_history([[0.8, 100.0], [0.8, 100.0]], directions)
+        assert final.value == pytest.approx(1.1 * 1.1)
+        assert history.tolist() == pytest.approx([1.21, 1.21])

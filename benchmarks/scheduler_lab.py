@@ -1,0 +1,214 @@
+"""The scheduler lab: npas's schedulers, Ray Tune's ASHA and Syne Tune's MOASHA replayed on one
+recorded curve table over many seeds (issue 37).
+
+For each optimiser and worker count, every arm runs on the same seeds for the same simulated
+time (the horizon: ``--budget`` full trials' worth of FIFO on that many workers). FIFO with the
+optimiser is the baseline; per seed an arm's ``reach`` is the first second its hypervolume
+reaches FIFO's at the horizon, over the horizon ("never" when it did not), and its regret at 25,
+50 and 100 % of the horizon is the table's true-front hypervolume minus its own. Reported:
+median, interquartile mean and the IQM's bootstrap 95 % CI over the seeds (Syne Tune's
+multi-fidelity comparison), a paired Wilcoxon test of promotion against stopping, and one of
+npas's better MOASHA type against Syne Tune's MOASHA at every checkpoint.
+
+Arms: ``fifo`` (the baseline), ``moasha-stopping``, ``moasha-promotion`` (npas, the optimiser
+given), ``asha`` (Ray Tune's, on accuracy alone, the same optimiser), ``random-fifo`` (the
+floor), ``syne-moasha`` and ``syne-random`` (Syne Tune 0.16 through its own simulator, its own
+samplers; ``--no-peers`` leaves them out).
+
+Run: ``python benchmarks/scheduler_lab.py [--table benchmarks/results/curves/mnist-r27.json.gz]
+[--seeds 50] [--workers 2,8] [--optimisers tpe,nsga2] [--budget 100] [--jobs 2]``
+→ ``benchmarks/results/scheduler_lab.md`` and ``.json`` beside it (per-seed figures), both
+rewritten after each block so an interrupted run keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import ray
+
+from objectives._conditions import cpu_model_name
+from search.lab import Arm, Comparison, CurveTable, ReplaySpec, Run
+from search.lab._compare import FRACTIONS
+from search.lab._stats import summarise
+
+sys.path.insert(0, str(Path(__file__).parent))
+from syne_tune_arm import run_syne_tune  # a benchmark module beside this one
+
+RESULTS = Path(__file__).parent / "results" / "scheduler_lab.md"
+TABLE = Path(__file__).parent / "results" / "curves" / "mnist-r27.json.gz"
+#: Issue 37's targets: reach median <= 0.25 and the IQM CI's upper end <= 1/3 (2 workers).
+TARGET_MEDIAN, TARGET_CI = 0.25, 1 / 3
+
+
+def syne(table: CurveTable, seed: int, horizon_s: float, *, scheduler: str, workers: int) -> Run:
+    """Syne Tune's arm as a lab arm (module level, so a process pool can take it)."""
+    completed = run_syne_tune(table, scheduler=scheduler, seed=seed, workers=workers,
+                              horizon_s=horizon_s)  # fmt: skip
+    return Run(f"syne-{scheduler}", seed, completed, {"completed": len(completed)})
+
+
+def arms(optimiser: str, workers: int, peers: bool) -> list[Arm]:
+    def spec(scheduler: str, kind: str = "stopping", name: str = optimiser) -> ReplaySpec:
+        return ReplaySpec(name, scheduler, kind, workers)
+
+    out = [
+        Arm("fifo", spec("fifo")),
+        Arm("moasha-stopping", spec("moasha")),
+        Arm("moasha-promotion", spec("moasha", "promotion")),
+        Arm("asha", spec("asha")),
+        Arm("random-fifo", spec("fifo", name="random")),
+    ]
+    if peers:
+        for scheduler in ("moasha", "random"):
+            run = functools.partial(syne, scheduler=scheduler, workers=workers)
+            out.append(Arm(f"syne-{scheduler}", run=run))
+    return out
+
+
+def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[str, Any]]:
+    """The Markdown of one (optimiser, workers) comparison and its per-seed figures."""
+    lines = [
+        f"### {optimiser}, {workers} workers",
+        "",
+        f"Horizon {c.horizon_s:.0f} simulated s; {len(c.runs[c.baseline])} seeds per arm; true "
+        f"front hypervolume {c.true_front_hv():.4f}.",
+        "",
+        "| arm | reach: median / IQM [95 % CI] | reached | regret@25 % IQM [CI] | "
+        "regret@50 % | regret@100 % | trials started | completed | decision s |",
+        "|---|---|---:|---|---|---|---:|---:|---:|",
+    ]
+    raw: dict[str, Any] = {}
+    for arm in c.runs:
+        s = c.summary(arm)
+        reach = c.reach(arm)
+        counts = s["counts"]
+        regrets = [s[f"regret@{f:g}"] for f in FRACTIONS]
+        cells = [f"{r.iqm:.4f} [{r.ci[0]:.4f}, {r.ci[1]:.4f}]" for r in regrets]
+        lines.append(
+            f"| {arm} | {s['reach'].text()} | {sum(math.isfinite(x) for x in reach)}/"
+            f"{len(reach)} | {' | '.join(cells)} | {counts.get('started', math.nan):.1f} | "
+            f"{counts.get('completed', math.nan):.1f} | {counts.get('decision_s', math.nan):.1f} |"
+        )
+        raw[arm] = {"reach": reach,
+                    **{f"regret@{f:g}": c.regret(arm, f) for f in FRACTIONS},
+                    "counts": [run.counts for run in c.runs[arm]]}  # fmt: skip
+    lines += ["", *verdicts(c, workers)]
+    return lines, raw
+
+
+def verdicts(c: Comparison, workers: int) -> list[str]:
+    """Promotion vs stopping, npas's better type vs Syne Tune's MOASHA, and the targets."""
+    out = []
+    stop, promo = c.summary("moasha-stopping")["reach"], c.summary("moasha-promotion")["reach"]
+    p = c.paired("moasha-promotion", "moasha-stopping")
+    out.append(
+        f"- Promotion vs stopping (reach, paired Wilcoxon over seeds): medians "
+        f"{promo.text()} vs {stop.text()}, p = {p:.3g}"
+        + (" (within noise)" if p >= 0.05 else "")
+        + "."
+    )
+    best = "moasha-promotion" if promo.iqm <= stop.iqm else "moasha-stopping"
+    if "syne-moasha" in c.runs:
+        parts = []
+        for f in FRACTIONS:
+            ours = summarise(c.regret(best, f)).iqm
+            theirs = summarise(c.regret("syne-moasha", f)).iqm
+            pf = c.paired(best, "syne-moasha", f"regret@{f:g}")
+            parts.append(f"{f:.0%}: {ours:.4f} vs {theirs:.4f} (p = {pf:.3g})")
+        out.append(f"- npas's better type ({best}) vs Syne Tune's MOASHA, regret IQM: "
+                   + "; ".join(parts) + ".")  # fmt: skip
+    reach = c.summary(best)["reach"]
+    if workers == 2:
+        met = reach.median <= TARGET_MEDIAN and reach.ci[1] <= TARGET_CI
+        out.append(
+            f"- Target (2 workers: reach median <= {TARGET_MEDIAN}, CI upper end <= 1/3): "
+            + ("met" if met else "missed")
+            + f" by {best}: median {reach.median:.3f}, CI upper end {reach.ci[1]:.3f}."
+        )
+    return out
+
+
+class Progress:
+    """One line on stderr, rewritten after each replay."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.done = label, total, 0
+
+    def __call__(self, run: Run) -> None:
+        self.done += 1
+        print(f"\r{self.label}: {self.done}/{self.total} ({run.arm})", end="", file=sys.stderr,
+              flush=True)  # fmt: skip
+
+
+def header(args: argparse.Namespace, table: CurveTable, began: float, done: bool) -> list[str]:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=False).stdout.strip()  # fmt: skip
+    state = "complete" if done else "partial (still running)"
+    return [
+        "# The scheduler lab: MOASHA against FIFO, Ray Tune's ASHA and Syne Tune's MOASHA",
+        "",
+        f"Produced by `benchmarks/scheduler_lab.py --seeds {args.seeds} --workers "
+        f"{args.workers} --optimisers {args.optimisers} --budget {args.budget}` at {commit} "
+        f"in {(time.time() - began) / 60:.0f} min ({state}). Table `{args.table}`: "
+        f"{table.describe()}; start cost {table.start_s():.2f} s a trial, pause "
+        f"{table.overheads.get('pause_s', 0):.2f} s, resume "
+        f"{table.overheads.get('resume_s', 0):.2f} s. Replayed on {cpu_model_name()} "
+        f"({os.cpu_count()} cores), "
+        f"{args.jobs} replays at once (the charged decision times are this machine's), Python "
+        f"{platform.python_version()}, Optuna {optuna.__version__}, Ray {ray.__version__}.",
+        "",
+        "`reach` = the first simulated second an arm's hypervolume reaches FIFO's at the "
+        "horizon, over the horizon; median / interquartile mean [bootstrap 95 % CI of the IQM] "
+        "over the seeds, 'never' = not within the horizon. Regret = the true front's "
+        "hypervolume (every recorded configuration's final values) minus the arm's, on the "
+        "table's bounds (reference 1.1), counting completed feasible trials.",
+        "",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", type=Path, default=TABLE)
+    parser.add_argument("--seeds", type=int, default=50)
+    parser.add_argument("--workers", default="2,8")
+    parser.add_argument("--optimisers", default="tpe,nsga2")
+    parser.add_argument("--budget", type=float, default=100,
+                        help="the horizon in full trials of FIFO per worker count")  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    table = CurveTable.load(args.table)
+    mean_trial = sum(table.trial_s(row) for row in table.rows) / len(table.rows)
+    began, body, raw = time.time(), [], {}
+    blocks = [(o, int(w)) for w in args.workers.split(",") for o in args.optimisers.split(",")]
+    for i, (optimiser, workers) in enumerate(blocks):
+        horizon = args.budget * mean_trial / workers
+        label = f"{optimiser} W={workers}"
+        todo = arms(optimiser, workers, not args.no_peers)
+        c = Comparison.run(table, todo, seeds=range(args.seeds), horizon_s=horizon,
+                           jobs=args.jobs, progress=Progress(label, args.seeds * len(todo)))
+        print(file=sys.stderr)
+        lines, figures = block(c, optimiser, workers)
+        body += [*lines, ""]
+        raw[f"{optimiser}-W{workers}"] = {"horizon_s": horizon, "arms": figures}
+        done = i == len(blocks) - 1
+        args.results.write_text("\n".join(header(args, table, began, done) + body) + "\n")
+        args.results.with_suffix(".json").write_text(json.dumps(raw, indent=1))
+    print(f"wrote {args.results}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The lab's benchmark scripts on the tiny table: Syne Tune's MOASHA through its own simulator
+returns what npas's replay returns, and the lab writes its table with every arm and verdict."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCH))
+    return module
+
+
+@pytest.mark.parametrize("scheduler", ["moasha", "random"])
+def test_syne_tune_completes_recorded_rows_within_the_horizon(table, scheduler):
+    arm = _module("syne_tune_arm")
+    horizon = 12.0
+    done = arm.run_syne_tune(table, scheduler=scheduler, seed=0, workers=2, horizon_s=horizon,
+                             charge_decisions=False)  # fmt: skip
+    assert done, "no trial completed"
+    finals = [row.values[-1] for row in table.rows]
+    times = [t for t, _, _ in done]
+    assert times == sorted(times) and times[0] > 0 and times[-1] <= horizon
+    # a trial takes at least the table's start cost and the fastest row's 8 epochs
+    fastest = min(table.trial_s(row) for row in table.rows)
+    assert times[0] >= fastest - 1e-6
+    assert all(values in finals and feasible for _, values, feasible in done)
+    again = arm.run_syne_tune(table, scheduler=scheduler, seed=0, workers=2, horizon_s=horizon,
+                              charge_decisions=False)  # fmt: skip
+    assert again == done  # seeded
+
+
+def test_the_lab_writes_every_arm_and_its_verdicts(table, tmp_path):
+    path = table.save(tmp_path / "digits.json.gz")
+    out = tmp_path / "lab.md"
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "scheduler_lab.py"), "--table", str(path), "--seeds", "3",
+         "--workers", "2", "--optimisers", "random", "--budget", "8", "--jobs", "1",
+         "--results", str(out)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = out.read_text()
+    for arm in ("fifo", "moasha-stopping", "moasha-promotion", "asha", "random-fifo",
+                "syne-moasha", "syne-random"):  # fmt: skip
+        assert f"| {arm} |" in text
+    assert "Promotion vs stopping (reach, paired Wilcoxon" in text
+    assert "vs Syne Tune's MOASHA, regret IQM" in text and "Target (2 workers" in text
+    raw = json.loads(out.with_suffix(".json").read_text())
+    assert len(raw["random-W2"]["arms"]["fifo"]["reach"]) == 3
