@@ -104,6 +104,7 @@ def main() -> None:
     table.overheads.update(ray_overheads(table, args.out / "run" / "ray" / args.name))
     table.overheads.update(pause_resume())
     table.conditions.update(conditions(args, main_study, noise_study, began))
+    table.conditions["noise"] = noise(table)
     path = table.save(args.out / f"{args.name}.json.gz")
     _archive(db, archive)
     print(f"wrote {path} and {archive}: {table.describe()}")
@@ -132,6 +133,23 @@ def conditions(
         f"official training set), {args.val_size} validation images carved from it",
         "exported_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(began)),
     }
+
+
+def noise(table: CurveTable) -> str:
+    """How far one configuration's accuracy moves between its two seeds: the median and 90th
+    percentile of |difference| at epochs 1, 3, 9 and R, over the twins both seeds trained."""
+    twins = {json.dumps(row.point, sort_keys=True): row for row in table.rows}
+    pairs = [(twins[key], row) for row in table.noise
+             if (key := json.dumps(row.point, sort_keys=True)) in twins]  # fmt: skip
+    if not pairs:
+        return "no twins"
+    parts = []
+    for epoch in sorted({1, 3, 9, table.epochs}):
+        gaps = sorted(abs(a.values[epoch - 1][0] - b.values[epoch - 1][0]) for a, b in pairs)
+        parts.append(f"epoch {epoch}: {statistics.median(gaps):.4f} / "
+                     f"{gaps[int(0.9 * (len(gaps) - 1))]:.4f}")  # fmt: skip
+    return (f"|accuracy difference| between two seeds of {len(pairs)} configurations, median / "
+            "90th percentile: " + "; ".join(parts))
 
 
 def ray_overheads(table: CurveTable, folder: Path) -> dict[str, float]:

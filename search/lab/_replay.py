@@ -201,6 +201,7 @@ class _Driver:
         self.now = 0.0
         self.trials: dict[str, _Trial] = {}
         self.running = 0
+        self.staged: list[_Trial] = []  # chosen while every worker was busy
         self.exhausted = False
         #: ``(second, order, trial id, what)``: an epoch ends, a trial's final measurement
         #: ends, or a pausing worker is free.
@@ -224,6 +225,8 @@ class _Driver:
 
     def stop_trial(self, trial: _Trial) -> None:
         """Ray Tune's ``stop_trial`` on a paused or pending trial."""
+        if trial in self.staged:
+            self.staged.remove(trial)
         if trial.status in ("PENDING", "PAUSED"):
             self.scheduler.on_trial_remove(self, trial)
             self.searcher.on_trial_complete(trial.trial_id)
@@ -254,8 +257,17 @@ class _Driver:
         return self.result
 
     def fill(self) -> None:
-        """Starts trials while a worker is free and the searcher or scheduler has one."""
+        """One step of Ray Tune's controller: the scheduler is asked for the trial to run
+        whether or not a worker is free (Ray Tune asks at every step, and stages what it
+        gets: a promotion is decided as soon as it is due, and a promoted trial is seen
+        running before it can pause again); staged trials, then new ones, start while
+        workers are free."""
+        if self.running >= self.spec.workers:
+            self.stage(self.timed(self.scheduler.choose_trial_to_run, self))
         while self.running < self.spec.workers:
+            if self.staged:
+                self.start(self.staged[0])
+                continue
             pending = any(t.status == "PENDING" for t in self.trials.values())
             if not pending and not self.exhausted:
                 self.new_trial()
@@ -263,6 +275,12 @@ class _Driver:
             if trial is None:
                 return
             self.start(trial)
+
+    def stage(self, trial: _Trial | None) -> None:
+        """A chosen trial waits for the next free worker (as Ray Tune stages it: PENDING)."""
+        if trial is not None and trial not in self.staged:
+            trial.status = "PENDING"
+            self.staged.append(trial)
 
     def new_trial(self) -> None:
         trial_id = f"t{len(self.trials):05d}"
@@ -276,7 +294,11 @@ class _Driver:
             self.timed(self.scheduler.on_trial_add, self, trial)
 
     def start(self, trial: _Trial) -> None:
-        if trial.status == "PAUSED":
+        if trial.status not in ("PENDING", "PAUSED"):
+            raise RuntimeError(f"replay: trial {trial.trial_id} chosen while {trial.status}")
+        if trial in self.staged:
+            self.staged.remove(trial)
+        if trial.epoch > 0:  # a paused trial resumed from its checkpoint
             cost = float(self.table.overheads.get("resume_s", 0.0))
         else:
             cost = self.start_s

@@ -106,3 +106,21 @@ def test_each_recorded_point_is_its_own_nearest_row(table):
 def test_bad_replays_are_refused(table, spec, horizon, match):
     with pytest.raises(ConfigError, match=match):
         replay(table, spec, seed=0, horizon_s=horizon)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_promotion_resumes_only_what_it_promoted(table, workers):
+    """Ray Tune asks the scheduler for a trial to run at every step, free worker or not; a
+    replay that asked only when a worker was free let a promoted trial's stale entry resume it
+    at its next rung without a promotion, and start it twice (it trained a 9th epoch of 8)."""
+    spec = ReplaySpec("tpe", "moasha", "promotion", workers=workers)
+    for seed in range(4):
+        result = replay(table, spec, seed=seed, horizon_s=80, charge_decisions=False)
+        for trial in result.study.trials:
+            log = trial.user_attrs.get("npas:decisions", [])
+            done = trial.state == TrialState.COMPLETE
+            went_on = [r for r in (1, 3) if done or any(d["rung"] > r for d in log)]
+            promoted = [d["rung"] for d in log if d["outcome"] == "promote"]
+            # past a rung only when promoted there; promoted from a rung once at most
+            assert set(went_on) <= set(promoted), (seed, trial.number, log)
+            assert len(promoted) == len(set(promoted)), (seed, trial.number, log)
