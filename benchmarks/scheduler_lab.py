@@ -161,7 +161,7 @@ def header(args: argparse.Namespace, table: CurveTable, began: float, done: bool
         "",
         f"Produced by `benchmarks/scheduler_lab.py --seeds {args.seeds} --workers "
         f"{args.workers} --optimisers {args.optimisers} --budget {args.budget}` at {commit} "
-        f"in {(time.time() - began) / 60:.0f} min ({state}). Table `{args.table}`: "
+        f"in {(time.time() - began) / 60:.0f} min ({state}). Table `{args.table.name}`: "
         f"{table.describe()}; start cost {table.start_s():.2f} s a trial, pause "
         f"{table.overheads.get('pause_s', 0):.2f} s, resume "
         f"{table.overheads.get('resume_s', 0):.2f} s. Replayed on {cpu_model_name()} "

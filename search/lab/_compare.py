@@ -102,6 +102,7 @@ class Comparison:
     baseline: str
     horizon_s: float
     runs: dict[str, list[Run]]
+    _curves: dict[str, list[list[tuple[float, float]]]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def run(
@@ -134,8 +135,11 @@ class Comparison:
         return cls(table, arms[0].label, horizon_s, runs)
 
     def curves(self, arm: str) -> list[list[tuple[float, float]]]:
-        bounds = self.table.bounds()
-        return [hv_curve(run.completed, self.table, bounds) for run in self.runs[arm]]
+        """Per seed, the arm's hypervolume after each completed trial (computed once)."""
+        if arm not in self._curves:
+            bounds = self.table.bounds()
+            self._curves[arm] = [hv_curve(r.completed, self.table, bounds) for r in self.runs[arm]]
+        return self._curves[arm]
 
     def true_front_hv(self) -> float:
         """The hypervolume of every recorded configuration's final values (the best any
