@@ -77,11 +77,6 @@ class ReplaySpec:
     reduction_factor: float = 3
     options: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def label(self) -> str:
-        kind = f"-{self.kind}" if self.scheduler == "moasha" else ""
-        return f"{self.optimiser} {self.scheduler}{kind}"
-
 
 @dataclass
 class ReplayResult:
@@ -168,7 +163,6 @@ class _Trial:
     row: CurveRow
     status: str = "PENDING"
     epoch: int = 0
-    last_result: dict[str, Any] = field(default_factory=dict)
 
 
 class _Driver:
@@ -317,7 +311,6 @@ class _Driver:
         trial.epoch += 1
         self.result.epochs += 1
         result = _epoch_result(trial.row, trial.epoch, self.table.names)
-        trial.last_result = result
         decision = self.timed(self.scheduler.on_trial_result, self, trial, result)
         last = trial.epoch >= trial.row.epochs
         if decision == TrialScheduler.STOP and not last:

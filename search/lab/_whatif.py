@@ -18,6 +18,7 @@ from typing import Any
 
 from search.lab._compare import Arm, Comparison, hv_at
 from search.lab._replay import ReplaySpec
+from search.lab._stats import Summary
 from search.lab._table import CurveTable
 
 __all__ = ["WhatIf", "arms_for", "full_horizon", "what_if"]
@@ -88,7 +89,8 @@ class WhatIf:
             f"{'trials':>7} {'complete':>9} {'HV end':>7}",
         ]
         for row, arm in zip(self.rows(), c.runs, strict=True):
-            reach = c.summary(arm)["reach"]
+            reach = Summary(row["seeds"], row["reach_median"], row["reach_iqm"],
+                            tuple(row["reach_ci95"]))  # fmt: skip
             seconds = row["reach_s_median"]
             lines.append(
                 f"{arm:<20} {reach.text():<32} {row['reached_in']:>4}/{row['seeds']:<3} "
