@@ -626,10 +626,12 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from search.bundle._folder import bundle_target
     from search.bundle._write import export_bundle
     from search.pareto import parse_spec
 
     parse_spec(args.select)
+    bundle_target(args.out, replace=args.replace)  # before the search's modules are imported
     study = _study(args)
     done = export_bundle(
         study,
@@ -995,7 +997,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-checkpoint",
         "weights from the trial's latest checkpoint, kept in the bundle for `search train`",
     )
-    _flag(cmd, "--replace", "write over a bundle already in --out")
+    _flag(cmd, "--replace", "replace the npas bundle in --out (never a folder of other files)")
 
     cmd = add("train", _train, "Retrain a bundle at a full schedule (or from its checkpoint).")
     cmd.add_argument("bundle", metavar="BUNDLE", help="folder written by `search export`")

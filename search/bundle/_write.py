@@ -20,7 +20,8 @@ from torch import nn
 from objectives.datasets import DATASETS, load
 from objectives.train import evaluate
 from search._urls import masked_url
-from search.bundle._files import BUNDLE_FORMAT, FILES, metrics_json, versions
+from search.bundle._files import BUNDLE_FORMAT, FILES, versions
+from search.bundle._folder import MANIFEST, bundle_target, staged_bundle, write_manifest
 from search.bundle._portable import ONNX_FILE, PROGRAM_FILE, data_record, write_onnx
 from search.bundle._readme import readme
 from search.config import TrialConfig
@@ -77,21 +78,6 @@ def _artifact(trial: TrialRecord) -> Path:
     return Path(where)
 
 
-def _refuse_existing(folder: Path) -> None:
-    """A bundle already in ``folder`` is not written over unless asked (``replace``)."""
-    if not any((folder / name).exists() for name in FILES if name != "README.md"):
-        return
-    try:
-        record = metrics_json(folder)
-        what = f"trial {record['trial']} of {record['study']!r}"
-    except (ExportError, KeyError, TypeError):
-        what = "a bundle"
-    raise ExportError(
-        f"{folder} already holds {what}; --replace writes over it (replace=True), or give "
-        "another --out"
-    )
-
-
 def _checkpoint(trial: optuna.trial.FrozenTrial) -> Path:
     """The trial's latest checkpoint folder, for ``--from-checkpoint``."""
     found = latest_checkpoint(trial)
@@ -138,10 +124,14 @@ def export_bundle(
     The plain model is also written as ONNX and as a ``torch.export`` program; when that
     fails, the rest of the bundle is still written, metrics.json's ``onnx.error`` and the
     README say why, a warning is issued and :attr:`Exported.onnx_error` holds the reason.
+    The bundle is written into a fresh folder beside ``out_dir`` and renamed into place
+    (:mod:`search.bundle._folder`): a failed export leaves ``out_dir`` as it was, and a
+    user's own files are never written over or deleted.
 
     Args:
         study: A study written by ``search launch``.
-        out_dir: The bundle folder (created; one holding a bundle only with ``replace``).
+        out_dir: The bundle folder: a new or empty one, or one holding an npas bundle and
+            nothing else (with ``replace``); a symlink is followed.
         select: ``knee``, ``pepr:<indicator>``, ``best:<metric>``, ``trial:<n>``, ... (see
             :func:`search.pareto.select`).
         objectives: The front's objectives; None: the study's.
@@ -150,17 +140,17 @@ def export_bundle(
             of its saved model, and copy that checkpoint into the bundle
             (:data:`search.trial.STATE_NAME`) so ``search train --from-checkpoint`` starts
             from it; metrics.json's ``checkpoint`` says which one it was.
-        replace: Write over a bundle already in ``out_dir`` (else it is refused).
+        replace: Replace the npas bundle in ``out_dir`` (else it is refused).
 
     Raises:
         ConfigError: a bad selection spec or objective name.
         ExportError: nothing qualifies, the chosen trial has no saved model (with
-            ``from_checkpoint``: no checkpoint), or ``out_dir`` holds a bundle and not
-            ``replace``.
+            ``from_checkpoint``: no checkpoint); or, before anything is read, ``out_dir`` is a
+            file, holds a symlink leading out of it or files that are not an npas bundle's,
+            or holds a bundle and not ``replace``.
     """
-    parse_spec(select)  # a bad spec fails before anything is read or written
-    if not replace:
-        _refuse_existing(Path(out_dir))
+    parse_spec(select)  # a bad spec or --out fails before anything is read or written
+    bundle_target(out_dir, replace=replace)
     chosen = _choose(study, select, objectives)
     trial = _frozen(study, chosen.number)
     recorded = read_trial(trial, conditions_of(study), constraints_of(study))
@@ -185,9 +175,6 @@ def export_bundle(
     )
     test = evaluate(model, data.test)
     described = data_record(data)  # it reads the dataset again: before anything is written
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    onnx = write_onnx(model, data.test.example(2).cpu(), folder)
     info = DATASETS.get(cfg.dataset)
     saved = {
         "format": BUNDLE_FORMAT,
@@ -201,20 +188,27 @@ def export_bundle(
         "trial_config": _shareable(cfg),
         "state_dict": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
     }
-    paths = {name: folder / name for name in FILES}
-    paths.update({name: folder / name for name in (onnx["file"], onnx["program"]) if name})
-    torch.save(saved, paths["model.pt"])
-    kept = folder / STATE_NAME  # an earlier export's checkpoint is not this bundle's
-    if source is None:
-        kept.unlink(missing_ok=True)
-    else:
-        kept.write_bytes((checkpoint / STATE_NAME).read_bytes())
-        paths[STATE_NAME] = kept
-    paths["config.yaml"].write_text(_config_yaml(study, trial.number, cfg), encoding="utf-8")
-    deploy = {"onnx": onnx, "data": described, "checkpoint": source}
-    record = _metrics_record(study, recorded, chosen, model, test, storage_url, deploy)
-    paths["metrics.json"].write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
-    paths["README.md"].write_text(readme(study, trial.number, chosen, saved, record), "utf-8")
+    with staged_bundle(out_dir, replace=replace) as staged:  # moved to out_dir once written
+        onnx = write_onnx(model, data.test.example(2).cpu(), staged)
+        names = [*FILES, *(name for name in (onnx["file"], onnx["program"]) if name)]
+        torch.save(saved, staged / "model.pt")
+        if source is not None:
+            (staged / STATE_NAME).write_bytes((checkpoint / STATE_NAME).read_bytes())
+            names.append(STATE_NAME)
+        (staged / "config.yaml").write_text(
+            _config_yaml(study, trial.number, cfg), encoding="utf-8"
+        )
+        deploy = {"onnx": onnx, "data": described, "checkpoint": source}
+        record = _metrics_record(study, recorded, chosen, model, test, storage_url, deploy)
+        (staged / "metrics.json").write_text(
+            json.dumps(record, indent=2, default=str), encoding="utf-8"
+        )
+        (staged / "README.md").write_text(
+            readme(study, trial.number, chosen, saved, record), "utf-8"
+        )
+        write_manifest(staged, study=study.study_name, trial=trial.number, files=names)
+    folder = Path(out_dir)
+    paths = {name: folder / name for name in (*names, MANIFEST)}
     if onnx["error"] is not None:
         warnings.warn(
             f"{folder}: no {ONNX_FILE} or {PROGRAM_FILE} ({onnx['error']}); the rest of the "

@@ -27,6 +27,7 @@ import torch
 
 from objectives.datasets import load
 from search.bundle import Exported, export_bundle, load_bundle
+from search.bundle._folder import MANIFEST
 from search.bundle._portable import OPSET, data_record
 from search.trial import run_trial
 from spaces import build_model, list_families
@@ -236,7 +237,7 @@ def test_a_failed_onnx_export_keeps_the_bundle_and_says_why(
     with pytest.warns(UserWarning, match=r"no model\.onnx or model\.pt2 .*rest of the bundle"):
         again = export_bundle(study, folder, select="trial:0", replace=True)
     assert again.onnx_error is not None and reason in again.onnx_error
-    assert set(again.paths) == {"config.yaml", "model.pt", "metrics.json", "README.md"}
+    assert set(again.paths) == {"config.yaml", "model.pt", "metrics.json", "README.md", MANIFEST}
     assert all(p.is_file() for p in again.paths.values())
     assert not (folder / "model.onnx").exists() and not (folder / "model.pt2").exists()
     meta = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
