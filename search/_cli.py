@@ -74,12 +74,23 @@ def _user_code(args: argparse.Namespace, recorded: Sequence[str], whose: str) ->
     """Imports ``--import`` first, then the modules a search or bundle recorded, saying which
     (importing runs code, and a study may come from a shared storage); ``--no-imports``
     imports none of the recorded ones, and what needs one then names it."""
-    from search._usercode import import_modules, module_name, normalise_imports, refuse_imports
+    from search._usercode import (
+        import_modules,
+        module_name,
+        normalise_imports,
+        refuse_imports,
+        stand_in,
+    )
 
     given = normalise_imports(args.imports, path="--import")
-    import_modules(given, path="--import")
-    supplied = {module_name(e) for e in given}  # a file moved since: the same name, elsewhere
-    pending = [e for e in recorded if module_name(e) not in supplied]
+    modules = import_modules(given, path="--import")
+    supplied = {module_name(e): m for e, m in zip(given, modules, strict=True)}
+    pending = []
+    for entry in recorded:
+        if module_name(entry) in supplied:  # a file moved since: the same name, elsewhere
+            stand_in(entry, supplied[module_name(entry)])
+        else:
+            pending.append(entry)
     if not pending:
         return
     names = ", ".join(pending)

@@ -19,10 +19,11 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["SUPERVISED", "die_with_parent", "supervise", "supervised"]
+__all__ = ["SUPERVISED", "child_command", "die_with_parent", "supervise", "supervised"]
 
 #: Set in the child's environment: the parent's pid and its start (``time.monotonic()``).
 SUPERVISED = "NPAS_LAUNCH_PARENT"
@@ -47,8 +48,8 @@ def supervise(argv: Sequence[str], started: float) -> int | None:
     caller then runs the command itself."""
     if not sys.platform.startswith("linux"):
         return None
-    env = {**os.environ, SUPERVISED: f"{os.getpid()} {started!r}"}
-    child = subprocess.Popen([sys.executable, "-m", "search", *argv], env=env, process_group=0)
+    command, env = child_command(argv, {**os.environ, SUPERVISED: f"{os.getpid()} {started!r}"})
+    child = subprocess.Popen(command, env=env, process_group=0)
 
     def forward(signum: int, _frame: Any) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -69,6 +70,19 @@ def supervise(argv: Sequence[str], started: float) -> int | None:
     signal.signal(signal.SIGCONT, resume)
     code = child.wait()  # a forwarded signal interrupts the wait, which then goes on (PEP 475)
     return 128 - code if code < 0 else code
+
+
+def child_command(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """``python -P -m search *argv`` and its environment: ``-P`` keeps the user's working folder
+    off the child's ``sys.path`` (``-m`` puts it first, where a ``json.py`` or ``random.py``
+    there would replace the standard library's module), as it is off the ``search`` script's.
+    Where this process found npas in that folder (``python -m search`` in a source checkout),
+    the folder goes on the child's ``PYTHONPATH``: the child runs this very code."""
+    env = dict(env)
+    root = Path(__file__).resolve().parents[1]
+    if not sys.flags.safe_path and sys.path and Path(sys.path[0] or ".").resolve() == root:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    return [sys.executable, "-P", "-m", "search", *argv], env
 
 
 def die_with_parent(parent: int) -> None:

@@ -3,10 +3,15 @@
 A search names modules (``my_pkg.models``) or ``.py`` files that register families, datasets and
 cost indicators. They are imported by the driver before the config is checked, by every Ray
 worker before a trial starts (:func:`search.trial.run_trial` imports a trial config's
-``imports``), and by every later command that reads the study: the study records them. A file
-is imported under its stem, so the same code answers to the same name on every process; on a
-cluster it travels with the job (Ray's ``runtime_env`` ``py_modules``: :func:`shipped`), so a
-worker that lacks the path imports the shipped copy by that name.
+``imports``), and by every later command that reads the study: the study records them.
+
+A file is imported under a name of its own (:func:`import_name`: its stem and a digest of its
+path), never its bare stem: a ``json.py`` or ``ray.py`` of the user's would otherwise be taken
+for the module of that name already imported (and never run), and two ``plugin.py`` from
+different folders for one another. The name is the same on every process, so what a worker
+pickles (a user's exception) is found by the driver. The job carries each file under that name
+(Ray's ``runtime_env``: :func:`job_env`), so a worker that lacks the path imports the shipped
+copy. A dotted name is imported as Python imports it; one of the standard library is refused.
 
 Importing runs code, and a study may come from a shared database: a read command says which
 recorded modules it imports, and ``--no-imports`` reads a study without them.
@@ -14,11 +19,16 @@ recorded modules it imports, and ``--no-imports`` reads a study without them.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
 import importlib.util
+import re
+import shutil
 import sys
 import sysconfig
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,11 +38,12 @@ from spaces._errors import ConfigError
 __all__ = [
     "IMPORT_HINT",
     "import_modules",
+    "import_name",
+    "job_env",
     "module_name",
     "normalise_imports",
     "refuse_imports",
-    "runtime_env",
-    "shipped",
+    "stand_in",
 ]
 
 #: How to supply a module that a later command cannot import.
@@ -71,6 +82,12 @@ def normalise_imports(
                 f"{where}: got {entry!r}; allowed: a dotted module name (my_pkg.models) or a "
                 "path ending in .py"
             )
+        elif entry.partition(".")[0] in sys.stdlib_module_names:  # a json.py meant, not json
+            raise ConfigError(
+                f"{where}: got {entry!r}, a module of Python's standard library; allowed: a "
+                f"module of yours or a .py file (a file {entry.partition('.')[0]}.py is imported "
+                "under a name of its own)"
+            )
         if entry not in out:
             out.append(entry)
     return tuple(out)
@@ -87,8 +104,25 @@ def refuse_imports() -> None:
 
 
 def module_name(entry: str) -> str:
-    """The name an entry is imported under: a file's stem, else the dotted name itself."""
+    """The name an entry is known by in messages and matched by (a file moved since answers to
+    the same name): a file's stem, else the dotted name itself."""
     return Path(entry).stem if entry.endswith(".py") else entry
+
+
+def import_name(entry: str) -> str:
+    """The name an entry is imported under: a dotted name as it is; a ``.py`` file (recorded
+    absolute) under ``npas_user_<stem>_<digest of its path>``, which shadows no other module
+    and is the same on every process."""
+    if not entry.endswith(".py"):
+        return entry
+    stem = re.sub(r"\W", "_", Path(entry).stem)
+    return f"npas_user_{stem}_{hashlib.sha256(entry.encode()).hexdigest()[:10]}"
+
+
+def stand_in(entry: str, module: ModuleType) -> None:
+    """From now on ``module`` (given with ``--import``) answers for the recorded ``entry`` in
+    this process: a file moved since the search recorded it, supplied from where it is now."""
+    sys.modules.setdefault(import_name(entry), module)
 
 
 def import_modules(
@@ -97,35 +131,40 @@ def import_modules(
     """Imports every entry once per process (a module already imported is not run again, so
     its registrations do not clash with themselves).
 
-    A ``.py`` entry is imported from its file when the file is here, else by its stem (the copy
-    a cluster job shipped); with ``shipped_first`` (a Ray worker), by its stem whenever a
-    module of that name is importable, so every worker runs the copy the job carried.
+    A ``.py`` entry is imported from its file when the file is here, else by its import name
+    (the copy a cluster job shipped); with ``shipped_first`` (a Ray worker), by that name
+    whenever a module of that name is importable, so every worker runs the copy the job
+    carried.
 
     Raises:
         ConfigError: one line naming the entry and why it failed: not found, an error while
-            it ran (a name registered twice, a syntax error, ...), and how to supply it.
+            it ran (a name registered twice, a syntax error, ...), or ``sys.exit()`` called
+            while it was imported (which would otherwise end the command silently).
     """
     modules = []
     for i, entry in enumerate(entries):
-        name = module_name(entry)
+        name = import_name(entry)
         if name in sys.modules:
             modules.append(sys.modules[name])
             continue
         if _REFUSED:
             raise ConfigError(
-                f"{path}[{i}]: needs module {name!r}, not imported (--no-imports); "
+                f"{path}[{i}]: needs module {module_name(entry)!r}, not imported (--no-imports); "
                 f"{IMPORT_HINT}, or leave out --no-imports"
             )
+        shown = f"module {module_name(entry)!r}" + (f" ({entry})" if entry != name else "")
         try:
             modules.append(_import(entry, name, shipped_first))
-        except Exception as err:  # user code raises anything; one line says what and where
+        except BaseException as err:  # user code raises anything, SystemExit included
             sys.modules.pop(name, None)
-            raise ConfigError(
-                f"{path}[{i}]: module {name!r}"
-                + (f" ({entry})" if entry != name else "")
-                + f" cannot be imported: {type(err).__name__}: {_first_line(err)}; "
-                + IMPORT_HINT
-            ) from None
+            if isinstance(err, KeyboardInterrupt):
+                raise
+            why = (
+                f"it called sys.exit({err.code!r}), which a module npas imports must not do"
+                if isinstance(err, SystemExit)
+                else f"{type(err).__name__}: {_first_line(err)}; {IMPORT_HINT}"
+            )
+            raise ConfigError(f"{path}[{i}]: {shown} cannot be imported: {why}") from None
     return modules
 
 
@@ -134,7 +173,7 @@ def _import(entry: str, name: str, shipped_first: bool) -> ModuleType:
     by_name = shipped_first and importlib.util.find_spec(name) is not None
     if not entry.endswith(".py") or not file.is_file() or by_name:
         if entry.endswith(".py") and importlib.util.find_spec(name) is None:
-            raise FileNotFoundError(f"no file {entry} here, and no module {name!r} shipped")
+            raise FileNotFoundError(f"no file {entry} here, and no copy of it shipped")
         return importlib.import_module(name)
     spec = importlib.util.spec_from_file_location(name, file)
     assert spec is not None and spec.loader is not None  # a .py file always has one
@@ -149,28 +188,32 @@ def _first_line(err: BaseException) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
-def shipped(entries: Sequence[str]) -> list[str]:
-    """What a cluster job must carry (Ray ``runtime_env`` ``py_modules``): each ``.py`` file,
-    and the top-level package folder (or file) of each imported module that is not installed
-    (not under the interpreter's ``site-packages`` or standard library)."""
+@contextlib.contextmanager
+def job_env(entries: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """Ray's ``runtime_env`` for a job that runs the user's code, valid while the context is
+    open (``ray.init`` uploads it).
+
+    ``working_dir`` is a fresh folder holding a copy of each ``.py`` file under its import
+    name; ``py_modules`` the top-level package folder (or file) of each named module that is
+    not installed (not under the interpreter's ``site-packages`` or standard library). A
+    working folder of its own also keeps the driver's off the workers' ``sys.path``: without
+    one Ray puts it first there, so that a ``search.py`` or ``random.py`` in the folder the
+    user launched from would replace npas's or the standard library's module in every trial.
+    """
     installed = {Path(p).resolve() for p in sysconfig.get_paths().values() if p}
-    out: list[str] = []
-    for entry in entries:
-        if entry.endswith(".py"):
-            out.append(entry)
-            continue
-        top = sys.modules.get(entry.partition(".")[0])
-        where = getattr(top, "__path__", None)
-        file = Path(next(iter(where))) if where else Path(getattr(top, "__file__", "") or "")
-        if not file.name or any(file.resolve().is_relative_to(p) for p in installed):
-            continue
-        out.append(str(file.resolve()))
-    return list(dict.fromkeys(out))
-
-
-def runtime_env(entries: Sequence[str]) -> dict[str, Any] | None:
-    """Ray's ``runtime_env`` that carries the user's code to every worker of the job (None:
-    nothing to carry). ``py_modules`` rather than ``working_dir``: it ships only those
-    modules, importable by name, and leaves each worker's working folder as it is."""
-    modules = shipped(entries)
-    return {"py_modules": modules} if modules else None
+    packages: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="npas-code-") as folder:
+        for entry in entries:
+            if entry.endswith(".py"):
+                if Path(entry).is_file():  # else the driver failed to import it already
+                    shutil.copyfile(entry, Path(folder) / f"{import_name(entry)}.py")
+                continue
+            top = sys.modules.get(entry.partition(".")[0])
+            where = getattr(top, "__path__", None)
+            file = Path(next(iter(where))) if where else Path(getattr(top, "__file__", "") or "")
+            if file.name and not any(file.resolve().is_relative_to(p) for p in installed):
+                packages.append(str(file.resolve()))
+        env: dict[str, Any] = {"working_dir": folder}
+        if packages:
+            env["py_modules"] = list(dict.fromkeys(packages))
+        yield env

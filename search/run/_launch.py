@@ -27,7 +27,6 @@ from optuna.trial import TrialState
 
 from search._compat import check as check_dependencies
 from search._urls import masked_url
-from search._usercode import runtime_env
 from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
@@ -124,7 +123,7 @@ def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.S
         check_local_resources(config.resources.cpu, config.resources.gpu)
     # A cluster's resources are known once it is joined, so it is joined before the storage is
     # opened: a share it cannot hold is refused with nothing created.
-    joined = False if local else start_ray(address, runtime_env(config.imports))
+    joined = False if local else start_ray(address, config.imports)
     try:
         if not local:
             slots(config.resources.ray())
@@ -187,7 +186,7 @@ def _launch_leased(
         config, study, seed=config.seed + len(study.trials), scheduler=config.scheduler.name
     )
     enqueue_start(optimiser.study, config.start)  # the points a user knows, before any proposal
-    started = start_ray(config.address, runtime_env(config.imports))
+    started = start_ray(config.address, config.imports)
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
     try:
         writer = StudyWriter(rdb, config.name, fence=None if lease is None else lease.check)

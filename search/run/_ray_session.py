@@ -13,10 +13,11 @@ import math
 import os
 import signal
 import socket
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from search._compat import bootstrap_address, loopback_node, quiet_token_notice
+from search._usercode import job_env
 from spaces._errors import ConfigError
 
 __all__ = [
@@ -78,19 +79,20 @@ def check_local_resources(cpu: float, gpu: float) -> None:
         )
 
 
-def start_ray(address: str | None, env: dict[str, Any] | None = None) -> bool:
+def start_ray(address: str | None, imports: Sequence[str] = ()) -> bool:
     """Starts (or joins) Ray unless it runs already; True when this call started it.
 
     A Ray started here (no address, or ``local``) listens on loopback only; a cluster that
-    ``address`` names is joined as it is. ``env`` is the job's ``runtime_env`` (the user's
-    code, shipped to every worker).
+    ``address`` names is joined as it is. The job's ``runtime_env`` carries the user's code
+    (``imports``) to every worker and gives the workers a working folder of their own
+    (:func:`search._usercode.job_env`).
     """
     import ray
 
     if ray.is_initialized():
         return False
     local = loopback_node() if address in (None, "local") else contextlib.nullcontext()
-    with local, quiet_token_notice():  # Ray's notice asks nothing of a search's user
+    with local, quiet_token_notice(), job_env(imports) as env:  # Ray's notice asks nothing
         ray.init(
             address=address or "local",  # never a cluster some `ray start` left as the default
             num_cpus=None if address else os.cpu_count(),

@@ -1,15 +1,23 @@
-"""The user's code in a search: errors at ``search launch`` before anything exists, and one
-trial of a user's family, image folder and indicator from a hand-written trial config."""
+"""The user's code in a search: errors at ``search launch`` before anything exists, one trial of
+a user's family, image folder and indicator from a hand-written trial config, and user files
+that must neither hijack nor silence a launch (a ``json.py`` in the working folder, a module
+calling ``sys.exit``, files named like a module already imported)."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import optuna
 import pytest
 
+from search._cli import _user_code
+from search._supervisor import child_command
+from search._usercode import import_modules
 from search.trial import run_trial
 from tests.search_tests.userplugin import write_images, write_plugin
 
@@ -24,6 +32,8 @@ BAD = {
                             "labels of dtype float64"),
     "indicator not a number": ({"imports": ["text.py"], "objectives": ["accuracy", "t_text"]},
                                "indicator 't_text' returned 'small' (str)"),
+    "a standard library name": ({"imports": ["json"]}, "imports[0]: got 'json', a module of "
+                                "Python's standard library"),
 }  # fmt: skip
 SOURCES = {
     "raises.py": "raise RuntimeError('broken on purpose')\n",
@@ -55,6 +65,99 @@ def test_launch_refuses_bad_user_code_in_one_line_before_anything_exists(tmp_pat
     assert run.returncode == 2 and len(lines) == 1, run.stderr[-3000:]
     assert message in lines[0], lines[0]
     assert not out.exists(), "no run folder, no storage, no Ray"
+
+
+def _search(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``search *args`` run from ``folder`` as the ``search`` script runs it: ``-P`` keeps the
+    folder off this process's path (``python -m`` would put it first)."""
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "search", *args], cwd=folder, capture_output=True,
+        text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+    )  # fmt: skip
+
+
+@pytest.mark.slow  # `search launch`/`search check` in a fresh interpreter importing torch
+@pytest.mark.parametrize("code", [0, 3])
+def test_a_module_calling_sys_exit_is_refused_in_one_line_by_check_and_launch(tmp_path, code):
+    (tmp_path / "bye.py").write_text(f"import sys\nsys.exit({code})\n")
+    config = {"dataset": "digits", "space": {"family": ["mlp"]}, "imports": ["bye.py"]}
+    (tmp_path / "search.yaml").write_text(json.dumps(config))
+    for command in (["check"], ["launch", "--out", "run"]):
+        run = _search(tmp_path, *command, "search.yaml")
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2 and len(lines) == 1, (command, run.returncode, run.stderr)
+        assert f"module 'bye' ({tmp_path / 'bye.py'}) cannot be imported: it called " \
+            f"sys.exit({code})" in lines[0], lines[0]  # fmt: skip
+    assert not (tmp_path / "run").exists(), "no run folder, no storage, no Ray"
+
+
+#: One digits trial of one epoch, measuring ``indicators`` (params besides).
+SMALL = {"dataset": "digits", "trials": 1, "train": {"epochs": 1},
+         "objectives": [["accuracy", "maximize"]], "algorithm": "random"}  # fmt: skip
+
+
+def _trial(out: Path) -> optuna.trial.FrozenTrial:
+    [trial] = optuna.load_study(study_name="search", storage=f"sqlite:///{out}/npas.db").trials
+    assert trial.state == optuna.trial.TrialState.COMPLETE, trial.user_attrs.get("error")
+    return trial
+
+
+@pytest.mark.slow  # a real `search launch` (Ray, one trial)
+def test_files_in_the_working_folder_replace_no_module_of_the_launch_or_its_workers(tmp_path):
+    for name in ("json", "random", "search"):  # the child's stdlib, npas on Ray's workers
+        (tmp_path / f"{name}.py").write_text(f"raise ImportError('{name}.py of the folder ran')\n")
+    config = {**SMALL, "space": {"family": ["mlp"]}, "indicators": ["params"]}
+    (tmp_path / "search.yaml").write_text(json.dumps(config))
+    check = _search(tmp_path, "check", "search.yaml")
+    assert check.returncode == 0, check.stderr[-3000:]
+    launch = _search(tmp_path, "launch", "search.yaml", "--out", "run", "--address", "local")
+    assert launch.returncode == 0, launch.stderr[-3000:]
+    _trial(tmp_path / "run")
+
+
+@pytest.mark.slow  # a real `search launch` (Ray, one trial)
+def test_each_imported_file_runs_under_a_name_of_its_own_in_check_launch_and_workers(tmp_path):
+    plugins = {"mods/json.py": "json", "mods/ray.py": "ray", "a/plugin.py": "a",
+               "b/plugin.py": "b"}  # fmt: skip
+    for path, tag in plugins.items():
+        file = tmp_path / path
+        write_plugin(file.parent, file.stem, family=f"t-{tag}fam", indicator=f"t_{tag}")
+    indicators = ["params", *(f"t_{tag}" for tag in plugins.values())]
+    config = {**SMALL, "space": {"family": ["t-jsonfam"]}, "indicators": indicators,
+              "imports": list(plugins)}  # fmt: skip
+    (tmp_path / "search.yaml").write_text(json.dumps(config))
+    check = _search(tmp_path, "check", "search.yaml")
+    assert check.returncode == 0, check.stderr[-3000:]
+    marks = tmp_path / "marks.txt"  # each import of a plugin notes its file and Ray node
+    launch = _search(tmp_path, "launch", "search.yaml", "--out", "run", "--address", "local",
+                     NPAS_TEST_MARKS=str(marks))  # fmt: skip
+    assert launch.returncode == 0, launch.stderr[-3000:]
+    trial = _trial(tmp_path / "run")
+    assert all(trial.user_attrs[f"metric_{name}"] > 0 for name in indicators), trial.user_attrs
+    imports = [line.split(" ") for line in marks.read_text().splitlines()]
+    assert sorted(f for _, f, node in imports if node == "driver") == sorted(
+        str(tmp_path / path) for path in plugins
+    ), imports  # each file ran in the launch, from where it is
+    shipped = [Path(f).name for _, f, node in imports if node != "driver"]
+    assert len(set(shipped)) == 4 and all(n.startswith("npas_user_") for n in shipped), imports
+
+
+def test_the_launchs_child_keeps_the_working_folder_off_its_path(monkeypatch):
+    monkeypatch.setattr(sys, "path", [str(ROOT / "tests"), *sys.path[1:]])  # the user's folder
+    command, env = child_command(["launch"], {"PYTHONPATH": "/x"})
+    assert command[1:] == ["-P", "-m", "search", "launch"] and env == {"PYTHONPATH": "/x"}
+    monkeypatch.setattr(sys, "path", [str(ROOT), *sys.path[1:]])  # python -m search in ROOT
+    command, env = child_command(["launch"], {"PYTHONPATH": "/x"})
+    assert env["PYTHONPATH"] == os.pathsep.join((str(ROOT), "/x")), "npas's own folder kept"
+
+
+def test_a_file_moved_since_the_search_answers_for_the_recorded_one(tmp_path, capsys):
+    recorded = str(tmp_path / "old" / "moved_plugin.py")  # where the search found it
+    moved = write_plugin(tmp_path / "new", "moved_plugin", family="t-moved", indicator="t_moved")
+    args = argparse.Namespace(imports=[str(moved)], no_imports=False, command="export")
+    _user_code(args, [recorded], "the search's")
+    [module] = import_modules([recorded])  # as a recorded trial config asks for it (export)
+    assert module.__file__ == str(moved) and not capsys.readouterr().err
 
 
 def test_a_hand_written_trial_config_runs_the_users_family_dataset_and_indicator(tmp_path):
