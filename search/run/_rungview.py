@@ -150,29 +150,32 @@ class RungView(BaseSampler):
         return view
 
 
+def _bare(trial: FrozenTrial, **changes: Any) -> FrozenTrial:
+    """A copy of the trial without its user attributes (its curve, metrics, error), which no
+    sampler reads: the view's storage deep-copies every trial added, and copying each trial's
+    curve at each ``ask`` was half the decision time of a TPE search under MOASHA."""
+    fields = {"state": trial.state, "values": trial.values, "params": trial.params,
+              "distributions": trial.distributions, "system_attrs": trial.system_attrs,
+              "intermediate_values": trial.intermediate_values}  # fmt: skip
+    return optuna.trial.create_trial(**{**fields, **changes})
+
+
 def _at(trial: FrozenTrial, points: dict[int, EpochPoint], epoch: int) -> FrozenTrial:
     """The trial as it was after ``epoch``: COMPLETE there if it finished that epoch (with
     finite values), PRUNED if it was no better than chance then (as the scheduler stops it),
     else as it is."""
     if trial.state not in _TOLD or epoch not in points:
-        return trial
+        return _bare(trial)
     values, violation, at_chance = points[epoch]
     if not all(math.isfinite(v) for v in values):
-        return trial
+        return _bare(trial)
     if at_chance:
-        return optuna.trial.create_trial(
-            state=TrialState.PRUNED,
-            params=trial.params,
-            distributions=trial.distributions,
-            user_attrs=trial.user_attrs,
-            system_attrs=trial.system_attrs,
-        )
-    return optuna.trial.create_trial(
+        return _bare(trial, state=TrialState.PRUNED, values=None, intermediate_values={})
+    return _bare(
+        trial,
         state=TrialState.COMPLETE,
         values=values,
-        params=trial.params,
-        distributions=trial.distributions,
-        user_attrs=trial.user_attrs,
+        intermediate_values={},
         system_attrs={**trial.system_attrs, CONSTRAINTS_ATTR: [violation]},
     )
 
