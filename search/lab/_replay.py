@@ -69,6 +69,7 @@ class ReplaySpec:
         grace_epochs: The first rung.
         reduction_factor: η.
         within_front: MOASHA's order inside a front (``search.run._ranking.WITHIN_FRONT``).
+        early_promotion: Promotion type only: promote the top ``ceil(n / η)`` of a rung.
         options: The optimiser's options (as ``algorithm.options``).
     """
 
@@ -79,6 +80,7 @@ class ReplaySpec:
     grace_epochs: int = 1
     reduction_factor: float = 3
     within_front: str = "crowding"
+    early_promotion: bool = False
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -373,6 +375,7 @@ def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
         )  # fmt: skip
     if spec.scheduler != "moasha":
         raise ConfigError(f"replay scheduler {spec.scheduler!r}; allowed: {SCHEDULER_ARMS}")
+    options = {"early": spec.early_promotion} if spec.kind == "promotion" else {}
     kind = PromotionMOASHA if spec.kind == "promotion" else MOASHA
     return kind(
         config.objectives,
@@ -380,6 +383,7 @@ def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
         reduction_factor=spec.reduction_factor,
         max_epochs=epochs,
         within_front=spec.within_front,
+        **options,
     )
 
 

@@ -39,7 +39,7 @@ import numpy as np
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from search._directions import DIRECTIONS, minimisation_signs
-from search.run._ranking import rank_order, top_k
+from search.run._ranking import WITHIN_FRONT, rank_order, top_k
 from search.run._trainable import CHANCE_KEY, VIOLATION_KEY
 from spaces._checks import is_int
 from spaces._errors import ConfigError
@@ -94,8 +94,13 @@ class MOASHA(FIFOScheduler):
         max_epochs: int,
         violation_attr: str = VIOLATION_KEY,
         chance_attr: str = CHANCE_KEY,
+        within_front: str = "crowding",
     ) -> None:
         _check(objectives, grace_epochs, reduction_factor, max_epochs)
+        if within_front not in WITHIN_FRONT:
+            raise ConfigError(f"MOASHA within_front: got {within_front!r}; allowed: "
+                              f"{', '.join(WITHIN_FRONT)}")  # fmt: skip
+        self._within = within_front
         super().__init__()
         self._names = tuple(name for name, _ in objectives)
         # Minimisation throughout: negate maximised metrics.
@@ -241,7 +246,7 @@ class MOASHA(FIFOScheduler):
         recorded = self._recorded[rung]
         recorded[key] = (f, violation, at_chance)
         columns = zip(*recorded.values(), strict=True)
-        order = rank_order(*(np.array(column) for column in columns))
+        order = rank_order(*(np.array(column) for column in columns), within=self._within)
         rank = order.index(list(recorded).index(key))
         n = len(recorded)
         return not at_chance and rank < self._top(n), rank, n
@@ -267,8 +272,12 @@ class PromotionMOASHA(MOASHA):
     :data:`STUCK_S` is stopped too, so that the search cannot wait on it for ever.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, early: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: Promote the top ``ceil(n / η)``, not ``floor``: a rung's first trial goes on at
+        #: once (as under the stopping type), so the first trial completes after one
+        #: schedule, not after ``η**k`` results at the first rung (promotion's cold start).
+        self.early = early
         self.slots = 1
         self.total: int | None = None
         self._paused: dict[Any, tuple[Trial, int]] = {}  # key -> (trial, rung)
@@ -420,7 +429,7 @@ class PromotionMOASHA(MOASHA):
         return self._closed or (self.total is not None and self._added >= self.total)
 
     def _top(self, n: int) -> int:
-        return math.floor(n / self._rf)
+        return math.ceil(n / self._rf) if self.early else math.floor(n / self._rf)
 
     def _promotable(self, rung: int) -> list[Any]:
         """The trials of ``rung`` in its top ``floor(n / η)``, not at chance, not promoted
@@ -436,7 +445,7 @@ class PromotionMOASHA(MOASHA):
         order = []
         if top:
             columns = zip(*recorded.values(), strict=True)
-            order = top_k(*(np.array(column) for column in columns), top)
+            order = top_k(*(np.array(column) for column in columns), top, self._within)
         due = [keys[i] for i in order if not recorded[keys[i]][2] and keys[i] not in done]
         self._cache[rung] = (stamp, due)
         return due
@@ -452,7 +461,7 @@ class PromotionMOASHA(MOASHA):
     def _rank_of(self, key: Any, rung: int) -> tuple[int, int]:
         recorded = self._recorded[rung]
         columns = zip(*recorded.values(), strict=True)
-        order = rank_order(*(np.array(column) for column in columns))
+        order = rank_order(*(np.array(column) for column in columns), within=self._within)
         return order.index(list(recorded).index(key)), len(recorded)
 
 

@@ -1,4 +1,13 @@
-"""The rung ranking of MOASHA: constrained domination (Deb), then crowding, then arrival.
+"""The rung ranking of MOASHA: constrained domination (Deb), then a front's own order, then
+arrival.
+
+Inside a front, rows are ordered by one of :data:`WITHIN_FRONT`: ``hypervolume`` (largest
+exclusive hypervolume contribution first, on the rung's range normalised to [0, 1] with the
+reference point at 1.1, as Optuna's and the lab's hypervolume) or ``crowding`` (NSGA-II
+crowding distance). Crowding gives both ends of a front an infinite distance, so the cheapest
+net at a rung went on however poor its accuracy; its hypervolume contribution is the slab only
+it covers, small when a slightly larger net is much more accurate. The hypervolume is what a
+search is judged by (the report's and the lab's figure), so the rung keeps what adds most to it.
 
 Kept apart from the scheduler so that its one rule is tested against a brute-force oracle
 (tests/search_tests/run/test_ranking.py) and its cost measured alone
@@ -10,41 +19,60 @@ O(n log n) for two objectives, one front at a time for more), crowding for all f
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
-from moocore import pareto_rank
+from moocore import hv_contributions, pareto_rank
 
-__all__ = ["rank_order", "top_k"]
+__all__ = ["WITHIN_FRONT", "rank_order", "top_k"]
 
-# Crowding distances (sums of ranges normalised to 1) are rounded to this many decimals, so
-# that two equal in exact arithmetic (1/5 + 2/5 and 3/5) are a tie, broken by arrival, rather
-# than ordered by the last bit of floating point.
+#: How rows of one front are ordered: by hypervolume contribution or by crowding distance.
+WITHIN_FRONT = ("hypervolume", "crowding")
+
+# Crowding distances and hypervolume contributions (on ranges normalised to 1) are rounded to
+# this many decimals, so that two equal in exact arithmetic (1/5 + 2/5 and 3/5) are a tie,
+# broken by arrival, rather than ordered by the last bit of floating point.
 _DECIMALS = 12
 # Rows in the order they are ranked: feasible, feasible at chance, infeasible, invalid.
 _FEASIBLE, _AT_CHANCE, _INFEASIBLE, _INVALID = range(4)
+# The reference point of a contribution, per normalised objective.
+_REFERENCE = 1.1
 
 
 def rank_order(
-    F: np.ndarray, violation: np.ndarray, at_chance: np.ndarray | None = None
+    F: np.ndarray,
+    violation: np.ndarray,
+    at_chance: np.ndarray | None = None,
+    within: str = "crowding",
 ) -> list[int]:
     """Row indices best first under constrained domination (F minimised, one row a trial).
 
-    Feasible rows by front, then crowding distance (largest first), those ``at_chance`` after
-    the others; infeasible rows by violation; rows with a non-finite objective or NaN
-    violation last. Remaining ties go to the lower row index, i.e. the trial that reached the
-    rung first.
+    Feasible rows by front, then by ``within`` (:data:`WITHIN_FRONT`, largest first), those
+    ``at_chance`` after the others; infeasible rows by violation; rows with a non-finite
+    objective or NaN violation last. Remaining ties go to the lower row index, i.e. the trial
+    that reached the rung first.
     """
-    return top_k(F, violation, at_chance, len(F))
+    return top_k(F, violation, at_chance, len(F), within)
 
 
-def top_k(F: np.ndarray, violation: np.ndarray, at_chance: np.ndarray | None, k: int) -> list[int]:
+def top_k(
+    F: np.ndarray,
+    violation: np.ndarray,
+    at_chance: np.ndarray | None,
+    k: int,
+    within: str = "crowding",
+) -> list[int]:
     """``rank_order(F, violation, at_chance)[:k]``, without ranking what cannot be in it.
 
     A promotion decision needs only the best ``k`` of a rung: fronts past the one holding the
     k-th row get no crowding, and groups past it (at chance, infeasible, invalid) no sorting.
     """
+    if within not in WITHIN_FRONT:
+        raise ValueError(f"within: got {within!r}; allowed: {WITHIN_FRONT}")
     F = np.asarray(F, dtype=float)
     violation = np.asarray(violation, dtype=float)
     group = _groups(F, violation, at_chance)
+    scale = _scale(F[group <= _AT_CHANCE])
     best: list[np.ndarray] = []
     left = max(0, k)
     for g in (_FEASIBLE, _AT_CHANCE, _INFEASIBLE, _INVALID):
@@ -56,8 +84,11 @@ def top_k(F: np.ndarray, violation: np.ndarray, at_chance: np.ndarray | None, k:
             if len(rows) > left:  # whole fronts up to the one holding the last row wanted
                 cut = np.searchsorted(np.cumsum(np.bincount(front)), left)
                 rows, front = rows[front <= cut], front[front <= cut]
-            crowding = _crowding(F[rows], front)
-            rows = rows[np.lexsort((-crowding, front))]  # stable: ties by row
+            if within == "crowding":
+                merit = _crowding(F[rows], front)
+            else:
+                merit = _contribution(scale(F[rows]), front)
+            rows = rows[np.lexsort((-merit, front))]  # stable: ties by row
         elif g == _INFEASIBLE:
             rows = rows[np.argsort(violation[rows], kind="stable")]
         best.append(rows[:left])
@@ -74,6 +105,28 @@ def _groups(F: np.ndarray, violation: np.ndarray, at_chance: np.ndarray | None) 
     group[valid & (violation <= 0) & chance] = _AT_CHANCE
     group[valid & (violation <= 0) & ~chance] = _FEASIBLE
     return group
+
+
+def _scale(F: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Maps rows onto [0, 1] per objective by the range of ``F`` (a constant one onto 0)."""
+    if not len(F):
+        return lambda rows: rows
+    lo, hi = F.min(axis=0), F.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return lambda rows: (rows - lo) / span
+
+
+def _contribution(F: np.ndarray, front: np.ndarray) -> np.ndarray:
+    """Each row's exclusive hypervolume contribution within its front (reference point 1.1 on
+    the normalised range). Of duplicates none covers anything alone: all get 0; so do the
+    members of a one-objective front, which are all equal."""
+    merit = np.zeros(len(F))
+    if F.shape[1] < 2:
+        return merit
+    for f in np.unique(front):
+        members = np.flatnonzero(front == f)
+        merit[members] = hv_contributions(F[members], ref=_REFERENCE)
+    return np.round(merit, _DECIMALS)
 
 
 def _crowding(F: np.ndarray, front: np.ndarray) -> np.ndarray:

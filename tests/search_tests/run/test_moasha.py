@@ -394,3 +394,22 @@ def test_moasha_on_ray_stops_dominated_and_infeasible_trials_at_the_right_rung(
         acc = early if d["rung"] < 3 else late
         _report(replay, d["trial_id"], d["rung"], acc, cost, viol=violation)
     assert replay.decisions() == log
+
+
+def test_hypervolume_within_front_stops_the_cheapest_net_that_adds_little():
+    """The test above, ordered by hypervolume contribution: the cheapest net (0.30 at 300
+    params), kept by crowding as a boundary point, is stopped when a net 20 params larger is
+    far more accurate; a bad value of the option is refused."""
+    rows = [("cheap", 0.30, 300.0), ("good", 0.90, 320.0), ("big", 0.95, 2000.0),
+            ("mid", 0.50, 1000.0)]  # fmt: skip
+    kept = {}
+    for within in ("crowding", "hypervolume"):
+        sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9, within_front=within)
+        for trial_id, acc, cost in rows:
+            _report(sched, trial_id, 1, acc, cost)
+        late = _report(sched, "late", 1, 0.91, 330.0)  # 5 at the rung: the top 2 go on
+        kept[within] = ({d["trial_id"]: d["rank"] for d in sched.decisions()}, late)
+    assert kept["crowding"][0]["late"] >= 2 and kept["crowding"][1] == STOP
+    assert kept["hypervolume"][0]["late"] <= 1 and kept["hypervolume"][1] == CONTINUE
+    with pytest.raises(ConfigError, match="within_front: got 'hv'"):
+        MOASHA(ACC_COST, max_epochs=9, within_front="hv")

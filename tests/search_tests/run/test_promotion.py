@@ -365,3 +365,21 @@ def test_export_and_train_start_from_a_trials_final_checkpoint(tmp_path, local_r
     with pytest.raises(ExportError, match=f"trial {other.number} has no checkpoint"):
         export_bundle(study, tmp_path / "gone", select=f"trial:{other.number}",
                       from_checkpoint=True)  # fmt: skip
+
+
+def test_early_promotion_lets_a_rungs_first_trial_go_on_at_once() -> None:
+    """``early``: the top ceil(n / 3), so the first trial at each rung is promoted as it
+    arrives (under floor it pauses until three are there: promotion's cold start) and the
+    next two pause until the rung holds four."""
+    sched = PromotionMOASHA(ACC_COST, max_epochs=9, reduction_factor=3, early=True)
+    sched.limit(slots=3, total=None)
+    ctl = Controller()
+    for key in "abcd":
+        _add(sched, ctl, key)
+    assert _report(sched, ctl, "a", 1, 0.5) == CONTINUE  # ceil(1/3) = 1
+    assert _report(sched, ctl, "a", 3, 0.6) == CONTINUE  # first at rung 3 too
+    assert _report(sched, ctl, "b", 1, 0.4) == PAUSE  # ceil(2/3) = 1: "a", promoted
+    assert _report(sched, ctl, "c", 1, 0.3) == PAUSE  # ceil(3/3) = 1
+    assert sched.choose_trial_to_run(ctl) is None  # nothing due, nothing pending
+    assert _report(sched, ctl, "d", 1, 0.2) == PAUSE  # ceil(4/3) = 2: "b" is due now
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["b"]

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from moocore import pareto_rank
 
 from search.run._moasha import MOASHA
-from search.run._ranking import rank_order, top_k
+from search.run._ranking import _contribution, _groups, rank_order, top_k
 
 # Few distinct values, so that duplicates and equal crowding distances are common; ranges of
 # 3, 5 and 7 make exact ties that floating point can miss (1/5 + 2/5 != 3/5 in doubles).
@@ -184,3 +185,66 @@ def test_each_decision_uses_the_arriving_trials_position_in_the_oracle_order(dat
         quota = max(1, math.ceil((i + 1) / 3))
         kept = rank < quota and not chance[i]
         assert (log["rank"], log["outcome"]) == (rank, "continue" if kept else "stop")
+
+
+# ---------------------------------------------------------------- hypervolume contribution
+
+
+def test_hypervolume_keeps_the_point_that_adds_most_where_crowding_keeps_the_cheapest():
+    """(accuracy, params) minimised as (-acc, params) on a rung normalised to [0, 1] (acc
+    0.3..0.95, params 300..2000), reference 1.1. Row 0 (0.30 at 300 params) is the cheapest
+    end of the front: crowding gives it an infinite distance. Its own slab is
+    (320 - 300) / 1700 wide and 1.1 - 1 high (its accuracy is the rung's worst, 1 once
+    normalised): 0.00118. Row 1 (0.90 at 320): width (2000 - 320) / 1700, height
+    (0.90 - 0.30) / 0.65: 0.912. Row 2 (0.95 at 2000): width 1.1 - 1, height
+    (0.95 - 0.90) / 0.65: 0.00769. Row 3 is dominated (front 1)."""
+    F = np.array([[-0.30, 300.0], [-0.90, 320.0], [-0.95, 2000.0], [-0.5, 1000.0]])
+    assert rank_order(F, np.zeros(4)) == [0, 2, 1, 3]
+    assert rank_order(F, np.zeros(4), within="hypervolume") == [1, 2, 0, 3]
+    # the contributions themselves, by hand (see the docstring)
+    scaled = (F[:3] - [-0.95, 300.0]) / [0.65, 1700.0]
+    got = _contribution(scaled, np.zeros(3, int))
+    assert got == pytest.approx([20 / 1700 * 0.1, 1680 / 1700 * 0.6 / 0.65, 0.1 * 0.05 / 0.65])
+
+
+def test_duplicates_cover_nothing_alone_and_tie_by_arrival():
+    F = np.array([[-0.9, 500.0], [-0.9, 500.0], [-0.5, 300.0]])
+    order = rank_order(F, np.zeros(3), within="hypervolume")
+    assert order.index(0) < order.index(1)
+
+
+def test_an_unknown_within_front_rule_is_refused():
+    with pytest.raises(ValueError, match="within: got 'hv'"):
+        rank_order(np.zeros((2, 2)), np.zeros(2), within="hv")
+
+
+@pytest.mark.slow  # many hypothesis examples
+@settings(max_examples=200, deadline=None, database=None)
+@given(data=trials(), k=st.integers(0, 26))
+def test_hypervolume_ranking_keeps_fronts_groups_and_its_head(data, k):
+    """Only the order inside a front changes: the same fronts and groups, in the same order
+    as under crowding, and ``top_k`` is still the head of ``rank_order``."""
+    F, violation, chance = data
+    by_hv = rank_order(F, violation, chance, within="hypervolume")
+    by_crowding = rank_order(F, violation, chance)
+    assert sorted(by_hv) == list(range(len(F)))
+    assert top_k(F, violation, chance, k, "hypervolume") == by_hv[:k]
+    fronts = oracle_fronts(F, violation, chance)
+    assert [fronts[i] for i in by_hv] == [fronts[i] for i in by_crowding]
+
+
+def oracle_fronts(F: np.ndarray, violation: np.ndarray, chance: np.ndarray) -> list[tuple]:
+    """Each row's place in the order up to ties inside a front: (group, front)."""
+    group = _groups(F, violation, chance)
+    place: list[tuple] = [()] * len(F)
+    for g in np.unique(group):
+        rows = np.flatnonzero(group == g)
+        if g <= 1:
+            front = pareto_rank(F[rows])
+            for r, f in zip(rows, front, strict=True):
+                place[r] = (int(g), int(f))
+        else:
+            key = violation if g == 2 else np.zeros(len(F))
+            for r in rows:
+                place[r] = (int(g), float(key[r]))
+    return place
