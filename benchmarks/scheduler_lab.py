@@ -13,10 +13,12 @@ npas's better MOASHA type against Syne Tune's MOASHA at every checkpoint.
 Arms: ``fifo`` (the baseline), ``moasha-stopping``, ``moasha-promotion`` (npas, the optimiser
 given), ``asha`` (Ray Tune's, on accuracy alone, the same optimiser), ``random-fifo`` (the
 floor), ``syne-moasha`` and ``syne-random`` (Syne Tune 0.16 through its own simulator, its own
-samplers; ``--no-peers`` leaves them out).
+samplers). ``moasha-stopping-hv`` and ``moasha-promotion-hv`` order a rung's fronts by
+hypervolume contribution instead of crowding; ``moasha-promotion-early`` promotes the top
+``ceil(n / η)`` of a rung, not ``floor`` (``--arms`` picks arms).
 
 Run: ``python benchmarks/scheduler_lab.py [--table benchmarks/results/curves/mnist-r27.json.gz]
-[--seeds 50] [--workers 2,8] [--optimisers tpe,nsga2] [--budget 100] [--jobs 2]``
+[--seeds 50] [--workers 2,8] [--optimisers tpe,nsga2] [--budget 100] [--jobs 2] [--arms ...]``
 → ``benchmarks/results/scheduler_lab.md`` and ``.json`` beside it (per-seed figures), both
 rewritten after each block so an interrupted run keeps what it measured.
 """
@@ -59,22 +61,39 @@ def syne(table: CurveTable, seed: int, horizon_s: float, *, scheduler: str, work
     return Run(f"syne-{scheduler}", seed, completed, {"completed": len(completed)})
 
 
-def arms(optimiser: str, workers: int, peers: bool) -> list[Arm]:
-    def spec(scheduler: str, kind: str = "stopping", name: str = optimiser) -> ReplaySpec:
-        return ReplaySpec(name, scheduler, kind, workers)
+#: The arms a run compares unless ``--arms`` says otherwise.
+DEFAULT_ARMS = ("fifo", "moasha-stopping", "moasha-promotion", "asha", "random-fifo",
+                "syne-moasha", "syne-random")  # fmt: skip
 
-    out = [
-        Arm("fifo", spec("fifo")),
-        Arm("moasha-stopping", spec("moasha")),
-        Arm("moasha-promotion", spec("moasha", "promotion")),
-        Arm("asha", spec("asha")),
-        Arm("random-fifo", spec("fifo", name="random")),
-    ]
-    if peers:
-        for scheduler in ("moasha", "random"):
-            run = functools.partial(syne, scheduler=scheduler, workers=workers)
-            out.append(Arm(f"syne-{scheduler}", run=run))
-    return out
+
+def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
+    """The ``chosen`` arms; ``-hv`` ones order a rung's front by hypervolume contribution."""
+
+    def spec(scheduler: str, kind: str = "stopping", name: str = optimiser,
+             **more: Any) -> ReplaySpec:  # fmt: skip
+        return ReplaySpec(name, scheduler, kind, workers, **more)
+
+    hv = {"within_front": "hypervolume"}
+    known = {
+        "fifo": Arm("fifo", spec("fifo")),
+        "moasha-stopping": Arm("moasha-stopping", spec("moasha", within_front="crowding")),
+        "moasha-promotion": Arm("moasha-promotion", spec("moasha", "promotion",
+                                                         within_front="crowding")),
+        "moasha-stopping-hv": Arm("moasha-stopping-hv", spec("moasha", **hv)),
+        "moasha-promotion-hv": Arm("moasha-promotion-hv", spec("moasha", "promotion", **hv)),
+        "moasha-promotion-early": Arm("moasha-promotion-early",
+                                      spec("moasha", "promotion", early_promotion=True)),
+        "asha": Arm("asha", spec("asha")),
+        "random-fifo": Arm("random-fifo", spec("fifo", name="random")),
+    }
+    for scheduler in ("moasha", "random"):
+        run = functools.partial(syne, scheduler=scheduler, workers=workers)
+        known[f"syne-{scheduler}"] = Arm(f"syne-{scheduler}", run=run)
+    unknown = sorted(set(chosen) - set(known))
+    if unknown or "fifo" not in chosen:
+        raise SystemExit(f"--arms: got {unknown or chosen}; allowed: fifo (always) and any of "
+                         f"{', '.join(known)}")  # fmt: skip
+    return [known[name] for name in chosen]
 
 
 def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[str, Any]]:
@@ -86,7 +105,7 @@ def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[
         f"front hypervolume {c.true_front_hv():.4f}.",
         "",
         "| arm | reach: median / IQM [95 % CI] | reached | regret@25 % IQM [CI] | "
-        "regret@50 % | regret@100 % | trials started | completed | decision s |",
+        "regret@50 % | regret@100 % | trials started | completed | decision CPU s |",
         "|---|---|---:|---|---|---|---:|---:|---:|",
     ]
     raw: dict[str, Any] = {}
@@ -109,25 +128,37 @@ def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[
 
 
 def verdicts(c: Comparison, workers: int) -> list[str]:
-    """Promotion vs stopping, npas's better type vs Syne Tune's MOASHA, and the targets."""
+    """Promotion vs stopping, npas's best MOASHA arm vs Syne Tune's MOASHA, and the targets."""
     out = []
-    stop, promo = c.summary("moasha-stopping")["reach"], c.summary("moasha-promotion")["reach"]
-    p = c.paired("moasha-promotion", "moasha-stopping")
-    out.append(
-        f"- Promotion vs stopping (reach, paired Wilcoxon over seeds): medians "
-        f"{promo.text()} vs {stop.text()}, p = {p:.3g}"
-        + (" (within noise)" if p >= 0.05 else "")
-        + "."
-    )
-    best = "moasha-promotion" if promo.iqm <= stop.iqm else "moasha-stopping"
+    for suffix in ("", "-hv"):
+        stop, promo = f"moasha-stopping{suffix}", f"moasha-promotion{suffix}"
+        if stop in c.runs and promo in c.runs:
+            p = c.paired(promo, stop)
+            out.append(
+                f"- {promo} vs {stop} (reach, paired Wilcoxon over seeds): medians "
+                f"{c.summary(promo)['reach'].text()} vs {c.summary(stop)['reach'].text()}, "
+                f"p = {p:.3g}" + (" (within noise)" if p >= 0.05 else "") + "."
+            )
+    for base in ("moasha-stopping", "moasha-promotion"):
+        if base in c.runs and f"{base}-hv" in c.runs:
+            p = c.paired(f"{base}-hv", base)
+            out.append(
+                f"- {base}-hv vs {base} (reach, paired Wilcoxon): medians "
+                f"{c.summary(base + '-hv')['reach'].text()} vs {c.summary(base)['reach'].text()}, "
+                f"p = {p:.3g}" + (" (within noise)" if p >= 0.05 else "") + "."
+            )
+    ours = [arm for arm in c.runs if arm.startswith("moasha-")]
+    if not ours:
+        return out
+    best = min(ours, key=lambda arm: (c.summary(arm)["reach"].iqm, c.summary(arm)["reach"].median))
     if "syne-moasha" in c.runs:
         parts = []
         for f in FRACTIONS:
-            ours = summarise(c.regret(best, f)).iqm
+            mine = summarise(c.regret(best, f)).iqm
             theirs = summarise(c.regret("syne-moasha", f)).iqm
             pf = c.paired(best, "syne-moasha", f"regret@{f:g}")
-            parts.append(f"{f:.0%}: {ours:.4f} vs {theirs:.4f} (p = {pf:.3g})")
-        out.append(f"- npas's better type ({best}) vs Syne Tune's MOASHA, regret IQM: "
+            parts.append(f"{f:.0%}: {mine:.4f} vs {theirs:.4f} (p = {pf:.3g})")
+        out.append(f"- npas's best MOASHA arm ({best}) vs Syne Tune's MOASHA, regret IQM: "
                    + "; ".join(parts) + ".")  # fmt: skip
     reach = c.summary(best)["reach"]
     if workers == 2:
@@ -160,13 +191,14 @@ def header(args: argparse.Namespace, table: CurveTable, began: float, done: bool
         "# The scheduler lab: MOASHA against FIFO, Ray Tune's ASHA and Syne Tune's MOASHA",
         "",
         f"Produced by `benchmarks/scheduler_lab.py --seeds {args.seeds} --workers "
-        f"{args.workers} --optimisers {args.optimisers} --budget {args.budget}` at {commit} "
+        f"{args.workers} --optimisers {args.optimisers} --budget {args.budget} --arms "
+        f"{args.arms}` at {commit} "
         f"in {(time.time() - began) / 60:.0f} min ({state}). Table `{args.table.name}`: "
         f"{table.describe()}; start cost {table.start_s():.2f} s a trial, pause "
         f"{table.overheads.get('pause_s', 0):.2f} s, resume "
         f"{table.overheads.get('resume_s', 0):.2f} s. Replayed on {cpu_model_name()} "
         f"({os.cpu_count()} cores), "
-        f"{args.jobs} replays at once (the charged decision times are this machine's), Python "
+        f"{args.jobs} replays at once (decisions charged in this machine's CPU seconds), Python "
         f"{platform.python_version()}, Optuna {optuna.__version__}, Ray {ray.__version__}.",
         "",
         "`reach` = the first simulated second an arm's hypervolume reaches FIFO's at the "
@@ -187,7 +219,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=100,
                         help="the horizon in full trials of FIFO per worker count")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--arms", default=",".join(DEFAULT_ARMS),
+                        help="comma-separated; fifo (the baseline) always")  # fmt: skip
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     table = CurveTable.load(args.table)
@@ -197,7 +230,7 @@ def main() -> None:
     for i, (optimiser, workers) in enumerate(blocks):
         horizon = args.budget * mean_trial / workers
         label = f"{optimiser} W={workers}"
-        todo = arms(optimiser, workers, not args.no_peers)
+        todo = arms(optimiser, workers, args.arms.split(","))
         c = Comparison.run(table, todo, seeds=range(args.seeds), horizon_s=horizon,
                            jobs=args.jobs, progress=Progress(label, args.seeds * len(todo)))
         print(file=sys.stderr)

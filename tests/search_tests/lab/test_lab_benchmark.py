@@ -58,7 +58,26 @@ def test_the_lab_writes_every_arm_and_its_verdicts(table, tmp_path):
     for arm in ("fifo", "moasha-stopping", "moasha-promotion", "asha", "random-fifo",
                 "syne-moasha", "syne-random"):  # fmt: skip
         assert f"| {arm} |" in text
-    assert "Promotion vs stopping (reach, paired Wilcoxon" in text
+    assert "moasha-promotion vs moasha-stopping (reach, paired Wilcoxon" in text
     assert "vs Syne Tune's MOASHA, regret IQM" in text and "Target (2 workers" in text
     raw = json.loads(out.with_suffix(".json").read_text())
     assert len(raw["random-W2"]["arms"]["fifo"]["reach"]) == 3
+
+
+def test_the_lab_runs_the_design_arms_it_is_asked_for_and_refuses_unknown_ones(table, tmp_path):
+    path = table.save(tmp_path / "digits.json.gz")
+    out = tmp_path / "lab.md"
+    command = [sys.executable, str(BENCH / "scheduler_lab.py"), "--table", str(path), "--seeds",
+               "2", "--workers", "2", "--optimisers", "random", "--budget", "6", "--jobs", "1",
+               "--results", str(out)]  # fmt: skip
+    arms = "fifo,moasha-stopping,moasha-stopping-hv,moasha-promotion-early"
+    done = subprocess.run([*command, "--arms", arms], capture_output=True, text=True,
+                          timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = out.read_text()
+    assert all(f"| {arm} |" in text for arm in arms.split(","))
+    assert "| asha |" not in text and "syne" not in text.split("###")[1]
+    assert "moasha-stopping-hv vs moasha-stopping (reach, paired Wilcoxon)" in text
+    bad = subprocess.run([*command, "--arms", "fifo,moasha-fast"], capture_output=True,
+                         text=True, timeout=600, check=False)  # fmt: skip
+    assert bad.returncode != 0 and "moasha-fast" in bad.stderr

@@ -1,0 +1,184 @@
+"""Is the scheduler lab's replay a fair stand-in for a real search? (issue 37, item 3)
+
+Runs ``--searches`` real searches on this machine with the curve table's own space, data and
+schedule (its recorded config), the optimiser, scheduler and workers given, each for the lab's
+horizon (``--budget`` full FIFO trials' worth of time on that many workers, as
+``scheduler_lab.py``), then replays the same search on the table over ``--seeds`` seeds for the
+same time, and sets each real figure beside the simulated spread: trials started, trials that
+completed their full schedule, the second the first one completed, and the hypervolume at the
+end (on the table's bounds, as the lab scores it). A real figure "falls inside" when it lies
+between the replays' 5th and 95th percentiles.
+
+The real searches need the machine to themselves (their clock is the wall-clock): run this
+with nothing else busy. The replays run after them.
+
+Run: ``NPAS_DATA=../shared/data python benchmarks/lab_validation.py [--searches 3]
+[--optimiser nsga2] [--type stopping] [--workers 2] [--budget 40] [--seeds 50]``
+→ ``benchmarks/results/lab_validation.md`` and ``.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import ray
+
+from objectives._conditions import cpu_model_name
+from search.config import load_config
+from search.lab import CurveTable, ReplaySpec
+from search.lab._compare import hv_at, hv_curve
+from search.lab._replay import replay
+from search.run import launch
+from search.run._curves import epoch_values
+
+HERE = Path(__file__).parent
+RESULTS = HERE / "results" / "lab_validation.md"
+TABLE = HERE / "results" / "curves" / "mnist-r27.json.gz"
+#: Added to a real search's time limit: the launch's own start (Ray, the data) before its
+#: first trial, which the replay does not model; figures are read up to the horizon after the
+#: first trial started.
+STARTUP_S = 90.0
+FIGURES = ("started", "completed", "first_s", "hv_end")
+LABELS = {"started": "trials started", "completed": "trials completed",
+          "first_s": "first completion (s)", "hv_end": "hypervolume at the end"}  # fmt: skip
+
+
+def real_config(table: CurveTable, args: argparse.Namespace, i: int, horizon: float) -> Any:
+    """The table's recorded search, with the optimiser and scheduler under test, for the
+    lab's horizon."""
+    data = dict(table.config)
+    data.update(
+        name=f"validate-{args.optimiser}-{args.type}-{i}",
+        algorithm={"name": args.optimiser, "options": {}},
+        scheduler={"name": "moasha", "type": args.type},
+        trials=10_000,
+        limits={"time": horizon + STARTUP_S},
+        resources={"cpu": 1},
+        out=str(args.out / "run"),
+        seed=100 + i,
+    )
+    data.pop("storage", None)
+    return load_config(data)
+
+
+def real_figures(study: optuna.Study, table: CurveTable, horizon: float) -> dict[str, float]:
+    """A real search's figures, its clock started when its first trial started."""
+    trials = [t for t in study.trials if t.datetime_start is not None]
+    began = min(t.datetime_start for t in trials)
+    epochs = table.epochs
+    completed = []
+    started = 0
+    for t in trials:
+        points = epoch_values(t, table.names)
+        if not points or (t.datetime_start - began).total_seconds() > horizon:
+            continue
+        started += 1
+        if max(points) >= epochs and t.state == optuna.trial.TrialState.COMPLETE:
+            values, violation, _ = points[max(points)]
+            second = (t.datetime_complete - began).total_seconds()
+            if second <= horizon:
+                completed.append((second, list(values), violation <= 0))
+    curve = hv_curve(completed, table, table.bounds())
+    first = min((c[0] for c in completed), default=math.inf)
+    return {"started": started, "completed": len(completed), "first_s": first,
+            "hv_end": hv_at(curve, horizon)}  # fmt: skip
+
+
+def replayed_figures(table: CurveTable, spec: ReplaySpec, seed: int, horizon: float) -> dict:
+    result = replay(table, spec, seed=seed, horizon_s=horizon)
+    curve = hv_curve(result.completed, table, table.bounds())
+    first = min((c[0] for c in result.completed), default=math.inf)
+    return {"started": result.started, "completed": len(result.completed), "first_s": first,
+            "hv_end": hv_at(curve, horizon)}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", type=Path, default=TABLE)
+    parser.add_argument("--searches", type=int, default=3)
+    parser.add_argument("--optimiser", default="nsga2")
+    parser.add_argument("--type", default="stopping", choices=("stopping", "promotion"))
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--budget", type=float, default=40)
+    parser.add_argument("--seeds", type=int, default=50)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "validation")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    if (os.cpu_count() or 1) < args.workers:
+        raise SystemExit(f"--workers {args.workers}: this machine has {os.cpu_count()} cores")
+    table = CurveTable.load(args.table)
+    mean_trial = sum(table.trial_s(row) for row in table.rows) / len(table.rows)
+    horizon = args.budget * mean_trial / args.workers
+    began = time.time()
+    shutil.rmtree(args.out / "run", ignore_errors=True)
+    real = []
+    for i in range(args.searches):
+        print(f"real search {i + 1}/{args.searches} ({horizon:.0f} s)", file=sys.stderr)
+        study = launch(real_config(table, args, i, horizon))
+        real.append(real_figures(study, table, horizon))
+        print(f"  {real[-1]}", file=sys.stderr)
+    spec = ReplaySpec(args.optimiser, "moasha", args.type, args.workers)
+    simulated = []
+    for seed in range(args.seeds):
+        simulated.append(replayed_figures(table, spec, seed, horizon))
+        print(f"\rreplays {seed + 1}/{args.seeds}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    write(args, table, horizon, real, simulated, began)
+
+
+def write(args: argparse.Namespace, table: CurveTable, horizon: float, real: list[dict],
+          simulated: list[dict], began: float) -> None:  # fmt: skip
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=False).stdout.strip()  # fmt: skip
+    lines = [
+        "# Does the lab's replay match a real search?",
+        "",
+        f"Produced by `benchmarks/lab_validation.py --searches {args.searches} --optimiser "
+        f"{args.optimiser} --type {args.type} --workers {args.workers} --budget {args.budget} "
+        f"--seeds {args.seeds}` at {commit} in {(time.time() - began) / 60:.0f} min, on "
+        f"{cpu_model_name()} ({os.cpu_count()} cores), Python {platform.python_version()}, "
+        f"Optuna {optuna.__version__}, Ray {ray.__version__}. Each real search: the table's "
+        f"recorded space, data and schedule (`{args.table.name}`: {table.describe()}) under "
+        f"MOASHA ({args.type}) with {args.optimiser}, {args.workers} workers, for "
+        f"{horizon:.0f} s (the lab's horizon) from the start of its first trial (its time limit "
+        f"{STARTUP_S:.0f} s longer, for the launch's own start). "
+        f"The replays: the same search on the table, {args.seeds} seeds, the same time.",
+        "",
+        "| figure | replays: 5th / median / 95th percentile | real searches | inside |",
+        "|---|---|---|---|",
+    ]
+    verdict = {}
+    for key in FIGURES:
+        sim = np.array([s[key] for s in simulated], dtype=float)
+        lo, mid, hi = np.percentile(sim, [5, 50, 95])
+        reals = [r[key] for r in real]
+        inside = sum(lo <= x <= hi for x in reals)
+        verdict[key] = inside
+        fmt = "{:.4f}" if key == "hv_end" else "{:.0f}"
+        lines.append(
+            f"| {LABELS[key]} | {fmt.format(lo)} / {fmt.format(mid)} / {fmt.format(hi)} | "
+            f"{', '.join(fmt.format(x) for x in reals)} | {inside}/{len(reals)} |"
+        )
+    lines += ["", "- " + "; ".join(f"{LABELS[k]}: {v}/{len(real)} inside" for k, v in
+                                   verdict.items()) + "."]  # fmt: skip
+    args.results.write_text("\n".join(lines) + "\n")
+    args.results.with_suffix(".json").write_text(
+        json.dumps({"horizon_s": horizon, "real": real, "simulated": simulated}, indent=1)
+    )
+    print(f"wrote {args.results}")
+
+
+if __name__ == "__main__":
+    main()
