@@ -9,6 +9,13 @@ completed their full schedule, the second the first one completed, and the hyper
 end (on the table's bounds, as the lab scores it). A real figure "falls inside" when it lies
 between the replays' 5th and 95th percentiles.
 
+The two clocks are calibrated first. The table's epochs were timed on this machine while it
+also did other work, so an epoch of a real search on the idle machine is shorter than its
+recorded twin. ``speed`` is the median, over the real searches' trials, of a trial's training
+seconds over those of the same epochs of its nearest recorded configuration (the replay's own
+1-NN); a real search's figures are read on the table's clock: at ``speed`` times
+the horizon, its times divided by ``speed``.
+
 The real searches need the machine to themselves (their clock is the wall-clock): run this
 with nothing else busy. The replays run after them.
 
@@ -39,7 +46,7 @@ from objectives._conditions import cpu_model_name
 from search.config import load_config
 from search.lab import CurveTable, ReplaySpec
 from search.lab._compare import hv_at, hv_curve
-from search.lab._replay import replay
+from search.lab._replay import NearestRow, replay, replay_config
 from search.run import launch
 from search.run._curves import epoch_values
 
@@ -73,8 +80,26 @@ def real_config(table: CurveTable, args: argparse.Namespace, i: int, horizon: fl
     return load_config(data)
 
 
-def real_figures(study: optuna.Study, table: CurveTable, horizon: float) -> dict[str, float]:
-    """A real search's figures, its clock started when its first trial started."""
+def speed(studies: list[optuna.Study], table: CurveTable) -> float:
+    """The median ratio of a real epoch's seconds to its nearest recorded twin's (see the
+    module doc)."""
+    nearest = NearestRow(table.rows, replay_config(table, ReplaySpec()).space)
+    ratios = []
+    for study in studies:
+        for t in study.trials:
+            curve = [p for p in t.user_attrs.get("curve") or [] if p.get("train_time_s")]
+            if curve:  # the curve's train_time_s is cumulative, as the table's seconds add up
+                last = max(curve, key=lambda p: p["epoch"])
+                row = nearest(t.params)
+                ratios.append(last["train_time_s"] / sum(row.seconds[: last["epoch"]]))
+    return float(np.median(ratios))
+
+
+def real_figures(
+    study: optuna.Study, table: CurveTable, horizon: float, ratio: float
+) -> dict[str, float]:
+    """A real search's figures on the table's clock (a real second is 1 / ``ratio`` table
+    seconds), its clock started when its first trial started."""
     trials = [t for t in study.trials if t.datetime_start is not None]
     began = min(t.datetime_start for t in trials)
     epochs = table.epochs
@@ -82,12 +107,12 @@ def real_figures(study: optuna.Study, table: CurveTable, horizon: float) -> dict
     started = 0
     for t in trials:
         points = epoch_values(t, table.names)
-        if not points or (t.datetime_start - began).total_seconds() > horizon:
+        if not points or (t.datetime_start - began).total_seconds() / ratio > horizon:
             continue
         started += 1
         if max(points) >= epochs and t.state == optuna.trial.TrialState.COMPLETE:
             values, violation, _ = points[max(points)]
-            second = (t.datetime_complete - began).total_seconds()
+            second = (t.datetime_complete - began).total_seconds() / ratio
             if second <= horizon:
                 completed.append((second, list(values), violation <= 0))
     curve = hv_curve(completed, table, table.bounds())
@@ -123,23 +148,27 @@ def main() -> None:
     horizon = args.budget * mean_trial / args.workers
     began = time.time()
     shutil.rmtree(args.out / "run", ignore_errors=True)
-    real = []
+    studies = []
     for i in range(args.searches):
         print(f"real search {i + 1}/{args.searches} ({horizon:.0f} s)", file=sys.stderr)
-        study = launch(real_config(table, args, i, horizon))
-        real.append(real_figures(study, table, horizon))
-        print(f"  {real[-1]}", file=sys.stderr)
+        studies.append(launch(real_config(table, args, i, horizon)))
+    ratio = speed(studies, table)
+    if ratio > 1:
+        print(f"real epochs are {ratio:.2f}x the table's: the real searches are read up to "
+              "their horizon only", file=sys.stderr)  # fmt: skip
+    real = [real_figures(study, table, horizon, min(ratio, 1.0)) for study in studies]
+    print(f"speed {ratio:.3f}; real: {real}", file=sys.stderr)
     spec = ReplaySpec(args.optimiser, "moasha", args.type, args.workers)
     simulated = []
     for seed in range(args.seeds):
         simulated.append(replayed_figures(table, spec, seed, horizon))
         print(f"\rreplays {seed + 1}/{args.seeds}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    write(args, table, horizon, real, simulated, began)
+    write(args, table, horizon, ratio, real, simulated, began)
 
 
-def write(args: argparse.Namespace, table: CurveTable, horizon: float, real: list[dict],
-          simulated: list[dict], began: float) -> None:  # fmt: skip
+def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: float,
+          real: list[dict], simulated: list[dict], began: float) -> None:  # fmt: skip
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=False).stdout.strip()  # fmt: skip
     lines = [
@@ -154,7 +183,10 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, real: lis
         f"MOASHA ({args.type}) with {args.optimiser}, {args.workers} workers, for "
         f"{horizon:.0f} s (the lab's horizon) from the start of its first trial (its time limit "
         f"{STARTUP_S:.0f} s longer, for the launch's own start). "
-        f"The replays: the same search on the table, {args.seeds} seeds, the same time.",
+        f"The replays: the same search on the table, {args.seeds} seeds, the same time. "
+        f"Clocks: a real trial's epochs took {ratio:.2f}x its nearest recorded twin's (median "
+        f"over the real searches' trials), so the real figures are read on the table's clock: "
+        f"up to {min(ratio, 1.0) * horizon:.0f} real s, times divided by {min(ratio, 1.0):.2f}.",
         "",
         "| figure | replays: 5th / median / 95th percentile | real searches | inside |",
         "|---|---|---|---|",
@@ -175,7 +207,8 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, real: lis
                                    verdict.items()) + "."]  # fmt: skip
     args.results.write_text("\n".join(lines) + "\n")
     args.results.with_suffix(".json").write_text(
-        json.dumps({"horizon_s": horizon, "real": real, "simulated": simulated}, indent=1)
+        json.dumps({"horizon_s": horizon, "speed": ratio, "real": real, "simulated": simulated},
+                   indent=1)
     )
     print(f"wrote {args.results}")
 
