@@ -183,6 +183,7 @@ def trial_id_of(study: optuna.Study, number: int) -> int:
 class OptunaSchema(NamedTuple):
     """The tables ``RDBStorage`` writes a trial to, and how it stores a float there."""
 
+    studies: sqlalchemy.Table
     trials: sqlalchemy.Table
     params: sqlalchemy.Table
     values: sqlalchemy.Table
@@ -202,6 +203,7 @@ def optuna_schema() -> OptunaSchema:
     from optuna.storages._rdb import models
 
     return OptunaSchema(
+        studies=models.StudyModel.__table__,
         trials=models.TrialModel.__table__,
         params=models.TrialParamModel.__table__,
         values=models.TrialValueModel.__table__,

@@ -19,6 +19,7 @@ __all__ = [
     "RunFolderFull",
     "SearchInterrupted",
     "SearchLocked",
+    "StorageLost",
     "StorageWriteError",
     "UnknownNameError",
     "UnsupportedDependency",
@@ -40,6 +41,11 @@ class SearchLocked(NpasError):
 
 class StorageWriteError(NpasError, RuntimeError):
     """A trial could not be written to the search's storage."""
+
+
+class StorageLost(StorageWriteError):
+    """The storage a launch writes is not the one it opened any more (its SQLite file deleted,
+    moved or replaced; its study id naming another study): nothing more is written to it."""
 
 
 class RunFolderFull(NpasError, OSError):

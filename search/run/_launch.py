@@ -15,6 +15,7 @@ SIGTERM) is handled by ``search.run._interrupts``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -30,12 +31,13 @@ from search._urls import masked_url
 from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
-from search.errors import RunFolderFull, StorageWriteError
+from search.errors import RunFolderFull, StorageLost, StorageWriteError
 from search.run._bound import bound_optimiser, constraint_keys
 from search.run._checkpoint_files import resumable
 from search.run._cost import SearchCost
 from search.run._counting import trials_counted
 from search.run._deaths import WorkerDeaths
+from search.run._identity import StorageIdentity, lost_report
 from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
 from search.run._lease import Lease
 from search.run._limits import TrialLimits
@@ -140,10 +142,11 @@ def _launch_stored(
     config: SearchConfig, out: Path, trial_fn: TrialFn, progress: bool
 ) -> optuna.Study:
     rdb = open_storage(config.storage_url)
-    lease = Lease(rdb.engine, config.name)
+    identity = StorageIdentity(rdb.engine)  # the file opened: later writes check it is still
+    lease = Lease(rdb.engine, config.name, fence=identity.check)
     lease.acquire()  # before anything is marked or a local Ray starts: one launch at a time
     try:
-        study = _launch_leased(config, rdb, out, trial_fn, progress, lease)
+        study = _launch_leased(config, rdb, out, trial_fn, progress, lease, identity)
     except BaseException:
         lease.release()  # never raises: the error in flight is the one the user sees
         raise
@@ -164,6 +167,7 @@ def _launch_leased(
     trial_fn: TrialFn,
     progress: bool,
     lease: Lease | None = None,
+    identity: StorageIdentity | None = None,
 ) -> optuna.Study:
     keys = constraint_keys(config)
     study = open_study(
@@ -176,6 +180,7 @@ def _launch_leased(
         optimiser=config.algorithm.name,
         resumable=resumable,
     )
+    held = len(study.get_trials(deepcopy=False))  # what the storage holds before this launch
     # What a killed search left RUNNING with a checkpoint goes on from it, before new trials.
     resumes = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
     remaining = config.trials - trials_counted(study)
@@ -189,7 +194,8 @@ def _launch_leased(
     started = start_ray(config.address, config.imports)
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
     try:
-        writer = StudyWriter(rdb, config.name, fence=None if lease is None else lease.check)
+        fences = [f.check for f in (identity, lease) if f is not None]
+        writer = StudyWriter(rdb, config.name, fences=fences)
         cost = SearchCost(config.limits)
         deaths = WorkerDeaths(ray_logs())
         searcher = NpasSearcher(
@@ -230,8 +236,14 @@ def _launch_leased(
             else:
                 raise
         finally:
+            with contextlib.suppress(StorageWriteError):  # kept in writer.error
+                writer.confirm()  # nothing below writes to a storage that is not the search's
             if writer.error is None:
                 record_cost(study, cost)
+        if isinstance(writer.error, StorageLost):
+            raise lost_report(writer.error, search=config.name, held=held,
+                              started=writer.numbers, ray_folder=out / "ray" / config.name,
+                              trials_folder=out / config.name / "trials") from None  # fmt: skip
         if writer.error is not None:
             raise writer.error
         if searcher.full or received.get("full"):

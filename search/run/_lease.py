@@ -27,6 +27,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 
 import sqlalchemy
 
@@ -118,6 +119,9 @@ class Lease:
         ttl_s: Seconds without a heartbeat after which the lease is free (None: TTL_S, or
             ``NPAS_LEASE_TTL_S``).
         beat_s: Seconds between heartbeats (None: BEAT_S, at most a sixth of ``ttl_s``).
+        fence: Called before each heartbeat and before freeing the lease; once it raises
+            ``StorageWriteError`` (the storage is not the one opened: ``StorageIdentity``)
+            the lease writes no more.
     """
 
     def __init__(
@@ -127,8 +131,10 @@ class Lease:
         *,
         ttl_s: float | None = None,
         beat_s: float | None = None,
+        fence: Callable[[], None] | None = None,
     ) -> None:
         self.engine = engine
+        self.fence = fence
         self.study_name = study_name
         self.ttl_s = _ttl() if ttl_s is None else ttl_s
         self.beat_s = min(BEAT_S, self.ttl_s / 6) if beat_s is None else beat_s
@@ -202,8 +208,12 @@ class Lease:
     def _beat(self) -> None:
         while not self._stop.wait(self.beat_s):
             try:
+                if self.fence is not None:
+                    self.fence()
                 if not self._renew():
                     return  # lost: check() says so before the next write
+            except StorageWriteError:  # not the storage opened: the search's writes say so
+                return
             except sqlalchemy.exc.SQLAlchemyError:  # the storage's own writes will say so
                 continue
 
@@ -253,6 +263,8 @@ class Lease:
         if self._thread is not None:
             self._thread.join(timeout=5)
         try:
+            if self.fence is not None:
+                self.fence()
             with self.engine.begin() as db:
                 db.execute(
                     _LEASES.delete().where(
@@ -261,6 +273,8 @@ class Lease:
                 )
         except sqlalchemy.exc.SQLAlchemyError as err:
             return first_line(err)
+        except StorageWriteError as err:
+            return str(err)
         return None
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import optuna
+from ray.tune.stopper import CombinedStopper, Stopper
 
+from search.errors import StorageLost
 from search.run._checkpoints import CheckpointJanitor
 from search.run._curves import rung_history
 from search.run._interrupts import sigint_kept
@@ -20,6 +22,7 @@ from search.run._moasha import PromotionMOASHA
 from search.run._ray_session import slots as cluster_slots
 from search.run._searcher import DECISIONS_KEY, NpasSearcher
 from search.run._trainable import TrialFn, checkpoints, trainable
+from search.run._writer import StudyWriter
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
@@ -71,6 +74,8 @@ def run_tuner(
                                   **_promotions(scheduler, trials[number]))  # fmt: skip
         scheduler.on_decision = searcher.on_decision
     slots = min(remaining, cluster_slots(share))
+    lost = _StorageLostStopper(searcher.writer)
+    stoppers = [s for s in (searcher.limits, lost) if s is not None]
     if hasattr(scheduler, "may_start"):  # paused trials hold no slot: the scheduler says when
         scheduler.limit(slots=slots, total=remaining)
         searcher.gate = scheduler
@@ -91,7 +96,7 @@ def run_tuner(
                 view,
                 CheckpointJanitor(on_folder=searcher.on_folder, keep=_kept(searcher.limits)),
             ],
-            stop=searcher.limits,
+            stop=CombinedStopper(*stoppers),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=config.scheduler.keep_checkpoints),
             # A trial whose worker died goes on from its last checkpoint (when it has them).
             failure_config=tune.FailureConfig(
@@ -104,6 +109,20 @@ def run_tuner(
     pending = {} if searcher.gate is None else {"TUNE_MAX_PENDING_TRIALS_PG": str(slots + 1)}
     with _environ(**pending), sigint_kept():
         return len(tuner.fit())
+
+
+class _StorageLostStopper(Stopper):
+    """A Ray Tune stopper that ends the whole search once its storage is lost
+    (``StorageLost``): no trial's result could be recorded any more."""
+
+    def __init__(self, writer: StudyWriter) -> None:
+        self.writer = writer
+
+    def __call__(self, trial_id: str, result: dict[str, Any]) -> bool:
+        return False
+
+    def stop_all(self) -> bool:
+        return isinstance(self.writer.error, StorageLost)
 
 
 def _kept(limits: TrialLimits | None) -> Callable[[str], bool]:

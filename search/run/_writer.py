@@ -21,7 +21,7 @@ import contextlib
 import copy
 import datetime
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import optuna
@@ -31,7 +31,7 @@ from optuna.trial import FrozenTrial
 
 from search._compat import optuna_schema
 from search._urls import masked_url
-from search.errors import StorageWriteError
+from search.errors import StorageLost, StorageWriteError
 from search.run._lease import first_line
 from search.run._study import set_metric_names
 
@@ -71,6 +71,7 @@ def _without_curve(trial: FrozenTrial) -> FrozenTrial:
 
 #: Optuna's schema: the rows RDBStorage writes (private: ``search._compat`` holds it).
 _SCHEMA = optuna_schema()
+_STUDIES = _SCHEMA.studies
 _TRIALS = _SCHEMA.trials
 _PARAMS = _SCHEMA.params
 _VALUES = _SCHEMA.values
@@ -85,25 +86,29 @@ class StudyWriter:
 
     Call :meth:`started` when a trial has its parameters and trial config, :meth:`finished`
     after it was told. After a write fails, :attr:`error` holds the error and every later
-    write raises it again (writing on would record trials out of order).
+    write raises it again (writing on would record trials out of order). Each write checks in
+    its transaction that the study's id still names the search (``StorageLost`` if not: the
+    database was replaced or restored under the launch).
 
     Args:
         storage: Where the search is recorded (opened with ``open_storage``, which checked the
             schema is this Optuna's).
         study_name: The study there; it holds exactly the trials the in-memory copy started
             with, so a trial's number is the same in both.
-        fence: Called before each write; raises ``StorageWriteError`` once this launch may
-            not write (it lost the search's lease: ``Lease.check``).
+        fences: Called in order before each write; each raises ``StorageWriteError`` once
+            this launch may not write (its storage file is not the one it opened:
+            ``StorageIdentity.check``; it lost the search's lease: ``Lease.check``).
     """
 
     def __init__(
         self,
         storage: optuna.storages.RDBStorage,
         study_name: str,
-        fence: Callable[[], None] | None = None,
+        fences: Sequence[Callable[[], None]] = (),
     ) -> None:
         self.storage = storage
-        self.fence = fence  # raises StorageWriteError once this launch may not write
+        self.fences = list(fences)  # each raises StorageWriteError once this may not write
+        self.study_name = study_name
         self.study_id = storage.get_study_id_from_name(study_name)
         self._ids: dict[int, int] = {}  # trial number → id in the storage
         # trial number → (user, system) attributes as written at its start (copies: Optuna may
@@ -113,10 +118,21 @@ class StudyWriter:
         self.error: StorageWriteError | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        """Without the storage and the fence: Ray Tune pickles the searcher into
+        """Without the storage and the fences: Ray Tune pickles the searcher into
         ``tuner.pkl`` in the run folder, and the storage's URL holds its password (a relaunch
         reads the storage itself, never that file)."""
-        return {**self.__dict__, "storage": None, "fence": None}
+        return {**self.__dict__, "storage": None, "fences": []}
+
+    @property
+    def numbers(self) -> list[int]:
+        """The trials this writer started or adopted, by number."""
+        return sorted(self._ids)
+
+    def confirm(self) -> None:
+        """Checks, writing nothing, that the storage may still be written (the fences and the
+        study's id), as before a write: what fails is kept in :attr:`error` and raised."""
+        with self._transaction():
+            pass
 
     def started(self, trial: FrozenTrial) -> None:
         """Writes a new trial (its parameters and attributes so far)."""
@@ -237,9 +253,10 @@ class StudyWriter:
         if self.error is not None:
             raise self.error
         try:
-            if self.fence is not None:
-                self.fence()
+            for fence in self.fences:
+                fence()
             with self.storage.engine.begin() as connection:
+                self._same_study(connection)
                 yield connection
         except sqlalchemy.exc.SQLAlchemyError as err:
             where = self.storage.engine.url.render_as_string(hide_password=True)
@@ -252,6 +269,19 @@ class StudyWriter:
         except StorageWriteError as err:
             self.error = err
             raise
+
+    def _same_study(self, db: sqlalchemy.Connection) -> None:
+        """Raises ``StorageLost`` unless the study's id still names the search."""
+        name = db.execute(
+            sqlalchemy.select(_STUDIES.c.study_name).where(_STUDIES.c.study_id == self.study_id)
+        ).scalar_one_or_none()
+        if name != self.study_name:
+            where = masked_url(self.storage.engine.url.render_as_string(hide_password=True))
+            now = "no study" if name is None else f"study {name!r}"
+            raise StorageLost(
+                f"study id {self.study_id} of its storage {where} is {now} now, not this "
+                "search (the database was replaced, restored or recreated while it ran)"
+            )
 
 
 def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:

@@ -1,0 +1,202 @@
+"""A storage that stops being the one a launch opened: its SQLite file deleted or replaced
+while a real search runs, or its study id naming another study (SQLite and PostgreSQL).
+
+Before, the launch's open connections went on writing to the deleted file, every trial started
+and trained, a new empty ``npas.db`` appeared at the path, and the launch ended saying the
+trials written so far were kept. Now the launch stops at once, creates nothing, and says what
+is recorded where.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+import sqlalchemy
+import yaml
+
+from search.errors import StorageLost
+from search.run._identity import StorageIdentity
+from search.run._ray_session import writers_of
+from search.run._storage import open_storage
+from search.run._study import open_study
+from search.run._writer import StudyWriter, in_memory_copy
+from tests.search_tests.run.test_execution import LONG
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _open(url: str) -> tuple[optuna.Study, StudyWriter]:
+    """A study "s" and its writer, fenced by the storage's identity, as a launch opens them."""
+    storage = open_storage(url)
+    identity = StorageIdentity(storage.engine)
+    study = open_study(name="s", storage=storage, sampler=optuna.samplers.RandomSampler(),
+                       config={"name": "s"}, objectives=[("accuracy", "maximize")],
+                       constraints=[], optimiser="random")  # fmt: skip
+    memory = in_memory_copy(study, optuna.samplers.RandomSampler(seed=0))
+    return memory, StudyWriter(storage, "s", fences=[identity.check])
+
+
+def _start(memory: optuna.Study, writer: StudyWriter) -> None:
+    trial = memory.ask()
+    trial.suggest_int("width", 4, 64)
+    writer.started(memory._storage.get_trial(trial._trial_id))
+
+
+def _trials_in(path: Path) -> int:
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return db.execute("SELECT count(*) FROM trials").fetchone()[0]
+
+
+def test_a_deleted_sqlite_file_is_lost_and_never_created_again(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    memory, writer = _open(f"sqlite:///{path}")
+    _start(memory, writer)
+    for file in tmp_path.glob("s.db*"):
+        file.unlink()
+    with pytest.raises(StorageLost, match=f"its storage file {path} is gone"):
+        _start(memory, writer)
+    engine = writer.storage.engine
+    engine.dispose()  # every later connection is a new one: none creates the file
+    with pytest.raises(sqlalchemy.exc.OperationalError, match="unable to open"):
+        engine.connect().close()
+    with pytest.raises(StorageLost):  # the error is kept: nothing is written any more
+        writer.confirm()
+    assert not list(tmp_path.glob("s.db*"))
+
+
+def test_a_replaced_sqlite_file_is_lost_and_left_as_it_is(tmp_path: Path) -> None:
+    """A copy of the same database put in its place (a backup restored): same study, same
+    ids, another file; nothing is written to it."""
+    path = tmp_path / "s.db"
+    memory, writer = _open(f"sqlite:///{path}")
+    _start(memory, writer)
+    copy = tmp_path / "copy.db"
+    with (
+        contextlib.closing(sqlite3.connect(path)) as src,
+        contextlib.closing(sqlite3.connect(copy)) as dst,
+    ):
+        src.backup(dst)
+        dst.execute("PRAGMA journal_mode=DELETE")  # a file of its own, readable as it is
+    for file in tmp_path.glob("s.db-*"):
+        file.unlink()
+    os.replace(copy, path)
+    with pytest.raises(StorageLost, match=f"its storage file {path} was replaced"):
+        _start(memory, writer)
+    assert _trials_in(path) == 1
+
+
+def test_a_study_id_naming_another_study_is_lost(storage_url: str) -> None:
+    """The database was swapped under the launch (PostgreSQL: dropped and restored; here the
+    study renamed): the write's own transaction notices, and writes nothing."""
+    memory, writer = _open(storage_url)
+    _start(memory, writer)
+    with writer.storage.engine.begin() as db:
+        db.execute(sqlalchemy.text("UPDATE studies SET study_name = 'other'"))
+    with pytest.raises(StorageLost, match=r"is study 'other' now, not this search"):
+        _start(memory, writer)
+    with writer.storage.engine.connect() as db:
+        assert db.execute(sqlalchemy.text("SELECT count(*) FROM trials")).scalar_one() == 1
+
+
+# -- the real fault: a search whose SQLite file is deleted or replaced while it runs -------------
+
+TRIALS = 40
+CONFIG = {**LONG, "name": "gone", "trials": TRIALS, "train": {"epochs": 1, "batch_size": 64}}
+
+
+def _recorded(path: Path) -> int:
+    """COMPLETE trials in the search's storage (0 while it cannot be read)."""
+    reader = f"file:{path}?mode=ro"
+    with (
+        contextlib.suppress(sqlite3.Error),
+        contextlib.closing(sqlite3.connect(reader, uri=True)) as db,
+    ):
+        return db.execute("SELECT count(*) FROM trials WHERE state = 'COMPLETE'").fetchone()[0]
+    return 0
+
+
+def _trial_folders(out: Path) -> set[str]:
+    folder = out / "ray" / CONFIG["name"]
+    return {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
+
+
+@pytest.mark.slow  # a real search in a subprocess
+@pytest.mark.parametrize("fault", ["deleted", "replaced"])
+def test_a_search_whose_sqlite_file_goes_stops_at_once_and_says_what_is_lost(
+    tmp_path: Path, fault: str
+) -> None:
+    config = tmp_path / "gone.yaml"
+    config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    db = tmp_path / "npas.db"
+    ray_tmp = Path(tempfile.mkdtemp(prefix="npas-ray-"))  # short: Ray's socket paths
+    env = {**os.environ, "RAY_TMPDIR": str(ray_tmp)}
+    command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(tmp_path),
+               "--address", "local", "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while _recorded(db) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None and _recorded(db) >= 2, "the search did not get going"
+        if fault == "deleted":
+            for file in tmp_path.glob("npas.db*"):
+                file.unlink()
+        else:  # a backup of it restored in its place
+            backup = tmp_path / "backup.db"
+            with (
+                contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as src,
+                contextlib.closing(sqlite3.connect(backup)) as dst,
+            ):
+                src.backup(dst)
+                dst.execute("PRAGMA journal_mode=DELETE")
+            for file in tmp_path.glob("npas.db-*"):
+                file.unlink()
+            os.replace(backup, db)
+            in_backup = _trials_in(db)
+        started = _trial_folders(tmp_path)
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    try:
+        left = writers_of(ray_tmp)
+        for _ in range(50):  # Ray's last processes may take a moment to go
+            if not left:
+                break
+            time.sleep(0.2)
+            left = writers_of(ray_tmp)
+        assert not left, f"Ray processes left behind: {left}"
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert proc.returncode == 1, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    last = err.strip().splitlines()[-1]
+    what = "is gone (deleted or moved away)" if fault == "deleted" else "was replaced"
+    assert last.startswith(f"search launch: StorageLost: search 'gone': its storage file {db} "
+                           f"{what}"), last  # fmt: skip
+    assert "the search stopped at once" in last and str(tmp_path / "ray" / "gone") in last
+    # no trial started after the loss but those Ray Tune had in hand (two running, one pending)
+    assert len(_trial_folders(tmp_path) - started) <= 3, (started, _trial_folders(tmp_path))
+    assert len(_trial_folders(tmp_path)) < TRIALS
+    if fault == "deleted":  # no empty database created in its place
+        assert not list(tmp_path.glob("npas.db*"))
+        status = subprocess.run([sys.executable, "-m", "search", "status", "--run",
+                                 str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                                timeout=120)  # fmt: skip
+        assert status.returncode == 2 and "does not exist" in status.stderr, status.stderr
+    else:  # the file put in its place is as it was put there
+        assert _trials_in(db) == in_backup
