@@ -1,21 +1,30 @@
-"""Where a trial's checkpoints are on disk and how big a run folder is: read by the search
-and by ``search status`` alike, so this module imports neither Ray nor torch."""
+"""Where a trial's checkpoints are on disk, whether they can be read, and how big a run
+folder is: read by the search and by ``search status`` alike, so this module imports neither
+Ray nor torch."""
 
 from __future__ import annotations
 
+import json
+import zipfile
 from pathlib import Path
 from typing import Any
+
+from search.run._trainable import POINT_FILE
 
 __all__ = [
     "RAY_TRIAL_KEY",
     "checkpoint_folders",
+    "checkpoint_problem",
     "folder_size",
     "latest_checkpoint",
     "resumable",
+    "unreadable",
 ]
 
 #: A trial's user attribute: its Ray Tune trial folder, where its checkpoints are.
 RAY_TRIAL_KEY = "npas:ray_trial"
+#: How a zip archive begins (a local file header).
+_ZIP = b"PK\x03\x04"
 
 
 def checkpoint_folders(trial_folder: str | Path) -> list[Path]:
@@ -34,9 +43,58 @@ def latest_checkpoint(trial: Any) -> Path | None:
 
 def resumable(trial: Any) -> bool:
     """Whether a trial that a stopped search left RUNNING goes on when the search is relaunched
-    (from its latest checkpoint); without a checkpoint the relaunch marks it interrupted and
-    runs another in its place. The launch and ``search status`` both ask this."""
-    return latest_checkpoint(trial) is not None
+    (from its latest checkpoint); without a checkpoint, or with one that cannot be read
+    (:func:`checkpoint_problem`), the relaunch marks it interrupted and runs another in its
+    place. The launch and ``search status`` both ask this."""
+    return latest_checkpoint(trial) is not None and checkpoint_problem(trial) is None
+
+
+def checkpoint_problem(trial: Any) -> str | None:
+    """Why a trial's latest checkpoint cannot be resumed from (:func:`unreadable`), or None
+    (readable, or no checkpoint at all)."""
+    found = latest_checkpoint(trial)
+    return None if found is None else unreadable(found)
+
+
+def unreadable(folder: str | Path) -> str | None:
+    """Why a checkpoint folder cannot be read, naming the file, or None: a file lost, cut short
+    or damaged (a full disk, a crash while it was copied, a careless hand) would otherwise fail
+    the resumed trial, which then counts as a trial that ran.
+
+    Checked: the folder holds a file besides the learning-curve point (the trial's state);
+    every JSON file parses (the point, a trial function's own state); every zip archive,
+    which is what ``torch.save`` writes (``trial_state.pt``), is whole (each member's CRC).
+    """
+    files = sorted(p for p in Path(folder).iterdir() if p.is_file())
+    for path in files:
+        why = _damaged(path)
+        if why is not None:
+            return f"{path}: {why}"
+    if [p.name for p in files] == [POINT_FILE]:
+        return f"{folder} holds the learning-curve point ({POINT_FILE}) but no trial state"
+    return None
+
+
+def _damaged(path: Path) -> str | None:
+    """Why one checkpoint file cannot be read (JSON, or a zip archive), or None."""
+    try:
+        if path.suffix == ".json":
+            json.loads(path.read_bytes())
+            return None
+        with path.open("rb") as file:
+            head = file.read(len(_ZIP))
+        if not head:
+            return "the file is empty"
+        if head == _ZIP:
+            with zipfile.ZipFile(path) as archive:
+                bad = archive.testzip()
+            if bad is not None:
+                return f"cut short or damaged (its member {bad} fails its CRC)"
+    except OSError as err:
+        return f"cannot be read ({err.strerror or err})"
+    except (ValueError, zipfile.BadZipFile) as err:  # JSONDecodeError is a ValueError
+        return f"cut short or damaged ({type(err).__name__}: {err})"
+    return None
 
 
 def folder_size(folder: str | Path) -> int:

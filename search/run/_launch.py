@@ -33,7 +33,7 @@ from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import RunFolderFull, StorageLost, StorageWriteError
 from search.run._bound import bound_optimiser, constraint_keys
-from search.run._checkpoint_files import resumable
+from search.run._checkpoint_files import checkpoint_problem, resumable
 from search.run._cost import SearchCost
 from search.run._counting import trials_counted
 from search.run._deaths import WorkerDeaths
@@ -178,7 +178,7 @@ def _launch_leased(
         objectives=config.objectives,
         constraints=config.constraint_texts,
         optimiser=config.algorithm.name,
-        resumable=resumable,
+        resumable=_resumable_or_said,
     )
     held = len(study.get_trials(deepcopy=False))  # what the storage holds before this launch
     # What a killed search left RUNNING with a checkpoint goes on from it, before new trials.
@@ -274,6 +274,18 @@ def _launch_leased(
         if "timer" in received:  # the stop ended in time
             received["timer"].cancel()
     return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+def _resumable_or_said(trial: optuna.trial.FrozenTrial) -> bool:
+    """``resumable``, with a warning naming the file and the reason when a RUNNING trial's
+    checkpoint cannot be read: it is then treated as one without (the resumed trial would
+    fail, and count)."""
+    problem = checkpoint_problem(trial)
+    if problem is not None:
+        print(f"[npas] warning: trial {trial.number}'s checkpoint cannot be read ({problem}); "
+              "it is recorded as interrupted (not counted) and another trial runs in its "
+              "place, as for a trial without one", file=sys.stderr, flush=True)  # fmt: skip
+    return resumable(trial)
 
 
 def _time_up(study: optuna.Study, progress: bool) -> None:

@@ -21,7 +21,10 @@ from optuna.trial import TrialState
 
 from search.config import TrialConfig
 from search.run import launch, trials_counted
+from search.run._checkpoint_files import latest_checkpoint
+from search.run._counting import INTERRUPTED, counts
 from search.run._searcher import DECISIONS_KEY
+from search.run._trainable import POINT_FILE
 from tests.search_tests.run import test_promotion
 from tests.search_tests.run.test_execution import make_config
 
@@ -168,3 +171,40 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
         assert curve == list(range(1, len(curve) + 1)) and len(curve) >= recorded
         log = trial.user_attrs.get(DECISIONS_KEY, [])
         assert log[: len(decided[number])] == decided[number]  # the decisions go on
+
+
+@pytest.mark.parametrize("damaged", [POINT_FILE, "state.json"])
+def test_a_checkpoint_cut_short_is_run_again_as_a_missing_one_not_counted(
+    tmp_path, capsys, damaged
+):
+    """The driver is SIGKILLed with trials mid-schedule, and one of their latest checkpoints
+    has a file cut short (the learning-curve point the trainable wrote, or the trial's own
+    state). Before, the relaunch resumed it, the trial failed (`JSONDecodeError … (char 13)`,
+    no file named) and counted toward `trials`; now it is recorded as interrupted, with a
+    warning naming the file and the reason, and another trial runs in its place."""
+    address = ray.get_runtime_context().gcs_address
+    script = DRIVER.format(root=str(ROOT), address=address, out=str(tmp_path), scheduler="fifo")
+    driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    url = f"sqlite:///{tmp_path}/npas.db"
+    try:
+        _wait(lambda: _mid_schedule(url), 120, "a running trial with an epoch in the storage")
+    finally:
+        driver.kill()
+        driver.wait()
+    before = optuna.load_study(study_name="t-random", storage=url)
+    saved = [t for t in before.trials
+             if t.state == TrialState.RUNNING and latest_checkpoint(t) is not None]  # fmt: skip
+    assert saved, "the driver was killed with no checkpointed trial running"
+    victim = saved[0]
+    path = latest_checkpoint(victim) / damaged
+    text = path.read_text()
+    path.write_text(text[: min(13, len(text) // 2)])  # cut short, as a crash or full disk does
+
+    study = launch(config(tmp_path, "fifo"), trial_fn=slow_trial, progress=False)
+    err = capsys.readouterr().err
+    assert f"trial {victim.number}'s checkpoint cannot be read ({path}: cut short" in err, err
+    trial = study.trials[victim.number]
+    assert trial.state == FAIL and trial.user_attrs["error"] == INTERRUPTED  # not counted
+    assert trials_counted(study) == TRIALS and not study.get_trials(states=(TrialState.RUNNING,))
+    counted = {t.number: t.state.name for t in study.trials if counts(t)}
+    assert set(counted.values()) == {"COMPLETE"}, counted  # every counted trial trained

@@ -1,0 +1,63 @@
+"""search.run._checkpoint_files.unreadable: a checkpoint folder whose files are cut short,
+empty or missing is named with the file and the reason (a relaunch then treats it as no
+checkpoint); a whole one, as a real trial writes it, reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from search.run._checkpoint_files import unreadable
+from search.run._trainable import POINT_FILE
+from search.trial import STATE_NAME
+
+
+def _checkpoint(folder: Path) -> Path:
+    """A checkpoint as ``run_trial`` and the trainable write it: the state (``torch.save``)
+    and the learning-curve point."""
+    folder.mkdir()
+    state = {"format": "npas-trial-state/1", "epoch": 2, "fit": {"w": torch.arange(500.0)}}
+    torch.save(state, folder / STATE_NAME)
+    (folder / POINT_FILE).write_text(json.dumps({"epoch": 2, "accuracy": 0.5}))
+    return folder
+
+
+def test_a_whole_checkpoint_reads(tmp_path: Path) -> None:
+    assert unreadable(_checkpoint(tmp_path / "checkpoint_000002")) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "keep", "reason"),
+    [
+        (POINT_FILE, 13, "cut short or damaged (JSONDecodeError"),
+        (STATE_NAME, 300, "cut short or damaged (BadZipFile"),
+        (STATE_NAME, 0, "the file is empty"),
+    ],
+    ids=["point cut at char 13", "state cut at 300 bytes", "state emptied"],
+)
+def test_a_file_cut_short_is_named_with_the_reason(
+    tmp_path: Path, name: str, keep: int, reason: str
+) -> None:
+    folder = _checkpoint(tmp_path / "checkpoint_000002")
+    path = folder / name
+    path.write_bytes(path.read_bytes()[:keep])
+    assert unreadable(folder).startswith(f"{path}: {reason}")
+
+
+def test_a_state_whose_bytes_changed_fails_its_crc(tmp_path: Path) -> None:
+    folder = _checkpoint(tmp_path / "checkpoint_000002")
+    path = folder / STATE_NAME
+    data = bytearray(path.read_bytes())
+    at = data.index(torch.arange(500.0).numpy().tobytes()[400:408])  # inside the tensor
+    data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert "fails its CRC" in unreadable(folder)
+
+
+def test_a_checkpoint_without_its_state_is_unreadable(tmp_path: Path) -> None:
+    folder = _checkpoint(tmp_path / "checkpoint_000002")
+    (folder / STATE_NAME).unlink()
+    assert "but no trial state" in unreadable(folder)
