@@ -11,12 +11,18 @@ split's statistics, and holds the splits on the device or streams them (see
 
 Declared datasets (``dataset: {name: ..., image_folder: DIR}``, ``npz: FILE``, ``npy: [X, Y]``)
 are built by :func:`declare`, in every process that reads the config, with one entry per name.
+
+Every process checks the labels and each split's first sample; :meth:`CustomDataset.check`, which
+``search check`` and ``search launch`` call before a study exists, reads the data once more
+(``objectives._scan``) and returns their fingerprint.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +32,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from objectives._scan import SCAN_SAMPLES, evenly, scan_array, scan_dataset
 from objectives._streaming import ArrayDataset, StreamedSplit, Subset, _collate
 from objectives.datasets import (
     _DIGITS_TEST_FRACTION,
@@ -39,6 +46,7 @@ from objectives.datasets import (
     make_split,
     streams,
 )
+from spaces._checks import is_int
 from spaces._errors import ConfigError
 from spaces._registry import Registry
 
@@ -65,7 +73,8 @@ class Splits:
             yielding ``(x, label)`` (a ``targets`` attribute spares reading every sample).
         test: Same kinds; reported, never optimised on. None: a fixed stratified 20 %.
         val: Same kinds; None: carved (stratified, seeded) from ``train``.
-        num_classes: None: the largest label + 1.
+        num_classes: None: the largest label + 1, where every label up to it occurs (else
+            refused: a stray label of 10**9 would make a billion classes).
         mean, std: Per-channel statistics of the scaled training pixels; None: measured.
         pixel_scale: Raw values are divided by this first; None: 255 for uint8, else 1.
     """
@@ -123,21 +132,27 @@ class CustomDataset:
         self.val_size, self.declared = val_size, declared
 
     @functools.cached_property
-    def _parts(self) -> tuple[_Part, _Part, _Part | None, Splits]:
-        """train, test, val (None: carved) and the Splits, checked once per process."""
+    def _given(self) -> tuple[dict[str, _Part], Splits]:
+        """The splits the function gives, by name, and the Splits; labels checked."""
         splits = self.make()
         if not isinstance(splits, Splits):
             raise ConfigError(
                 f"dataset {self.name!r}: its function returned {type(splits).__name__}; "
                 "allowed: objectives.Splits(train=(x, y), test=(x, y), val=...)"
             )
-        train = self._part(splits.train, "train")
-        if splits.test is None:
+        given = {s: self._part(getattr(splits, s), s) for s in ("train", "test", "val")
+                 if s == "train" or getattr(splits, s) is not None}  # fmt: skip
+        self._check_labels(given, splits)
+        return given, splits
+
+    @functools.cached_property
+    def _parts(self) -> tuple[_Part, _Part, _Part | None, Splits]:
+        """train, test, val (None: carved) and the Splits, checked once per process."""
+        given, splits = self._given
+        train, test, val = given["train"], given.get("test"), given.get("val")
+        if test is None:
             kept, held = _stratified(train.y, _DIGITS_TEST_FRACTION, seed=0)
             train, test = train.take(kept), train.take(held)
-        else:
-            test = self._part(splits.test, "test")
-        val = None if splits.val is None else self._part(splits.val, "val")
         self._check(train, test, val, splits)
         return train, test, val, splits
 
@@ -147,25 +162,45 @@ class CustomDataset:
 
     @property
     def num_classes(self) -> int:
-        train, test, val, splits = self._parts
+        given, splits = self._given
         if splits.num_classes is not None:
             return int(splits.num_classes)
-        return int(max(p.y.max() for p in (train, test, val) if p is not None)) + 1
+        return int(max(p.y.max() for p in given.values())) + 1
 
-    def check(self) -> None:
-        """Reads the splits' labels and one sample of each, checking shapes and labels.
+    def check(self) -> dict[str, Any]:
+        """Reads every split once (``objectives._scan``: every value of an array, every image
+        of a folder, evenly spaced samples of another Dataset) and checks labels and shapes.
+
+        Returns:
+            The data's fingerprint (plain JSON values): per split the samples, their shape
+            and dtype, SHA-256 hashes of the labels and of the samples read; the classes; the
+            unreadable images skipped.
 
         Raises:
             ConfigError: one line naming the dataset, the split and what is wrong.
         """
-        self._parts  # noqa: B018 (the property checks)
+        return self._fingerprint
+
+    @functools.cached_property
+    def _fingerprint(self) -> dict[str, Any]:
+        given, _ = self._given
+        splits = {s: _scan(part, f"dataset {self.name!r}, split {s!r}")
+                  for s, part in given.items()}  # fmt: skip
+        self._parts  # noqa: B018 (the property checks every split's shape against train's)
+        skipped = sum(len(getattr(p.dataset, "skipped", ())) for p in given.values())
+        return {"dataset": self.name, "classes": self.num_classes, "splits": splits,
+                **({"skipped": skipped} if skipped else {})}  # fmt: skip
 
     def _part(self, value: Any, split: str) -> _Part:
         where = f"dataset {self.name!r}, split {split!r}"
         if isinstance(value, Dataset):
             y = getattr(value, "targets", None)
             if y is None:
-                y = [value[i][1] for i in range(len(value))]  # type: ignore[arg-type]
+                try:
+                    y = [value[i][1] for i in range(len(value))]  # type: ignore[arg-type]
+                except Exception as err:  # the user's Dataset raises anything
+                    raise ConfigError(f"{where}: reading its labels: {type(err).__name__}: "
+                                      f"{err}") from None  # fmt: skip
             return _Part(value, _labels(y, where))
         if not isinstance(value, tuple | list) or len(value) != 2:
             raise ConfigError(
@@ -185,21 +220,39 @@ class CustomDataset:
             raise ConfigError(f"{where}: {len(x)} samples but {len(labels)} labels")
         return _Part(ArrayDataset(x, labels), labels)
 
+    def _check_labels(self, given: dict[str, _Part], splits: Splits) -> None:
+        """Labels within the declared classes; undeclared, every label up to the largest
+        occurs, so that the class count derived from them is the dataset's."""
+        classes = splits.num_classes
+        present = np.unique(np.concatenate([p.y for p in given.values()]))
+        top = int(present[-1]) + 1
+        if classes is not None:
+            if not is_int(classes, 2):
+                raise ConfigError(
+                    f"dataset {self.name!r}: num_classes {classes!r}; allowed: an int >= 2"
+                )
+            if top > classes:
+                raise ConfigError(
+                    f"dataset {self.name!r}: label {top - 1} with num_classes={classes}; "
+                    f"allowed: labels 0..{classes - 1}"
+                )
+            return
+        if len(present) < top:
+            raise ConfigError(
+                f"dataset {self.name!r}: labels run up to {top - 1} but only {len(present)} "
+                f"distinct labels occur, so the class count is not derived from them (it "
+                f"would be {top:,}, each an output of every model); allowed: labels "
+                f"0..{len(present) - 1} (remap them), or the class count given (num_classes)"
+            )
+        if top < 2:
+            raise ConfigError(f"dataset {self.name!r}: one class only; allowed: at least 2")
+
     def _check(self, train: _Part, test: _Part, val: _Part | None, splits: Splits) -> None:
         shape = tuple(_sample(train).shape)
         if len(shape) != 3:
             raise ConfigError(
                 f"dataset {self.name!r}, split 'train': a sample has shape {shape}; allowed: C×H×W"
             )
-        classes = splits.num_classes
-        top = int(max(p.y.max() for p in (train, test, val) if p is not None)) + 1
-        if classes is not None and top > classes:
-            raise ConfigError(
-                f"dataset {self.name!r}: label {top - 1} with num_classes={classes}; allowed: "
-                f"labels 0..{classes - 1}"
-            )
-        if max(classes or 0, top) < 2:
-            raise ConfigError(f"dataset {self.name!r}: one class only; allowed: at least 2")
         for split, part in (("test", test), ("val", val)):
             if part is not None and tuple(_sample(part).shape) != shape:
                 raise ConfigError(
@@ -278,9 +331,24 @@ def _labels(y: Any, where: str) -> np.ndarray:
             f"{where}: labels of dtype {array.dtype} and shape {array.shape}; allowed: a "
             "non-empty 1-D array of integer class indices"
         )
-    if array.min() < 0:
-        raise ConfigError(f"{where}: label {int(array.min())}; allowed: class indices >= 0")
-    return array.astype(np.int64)
+    if array.dtype == np.uint64 and int(array.max()) > np.iinfo(np.int64).max:
+        raise ConfigError(f"{where}: label {int(array.max())}; allowed: class indices < 2**63")
+    labels = array.astype(np.int64)
+    if labels.min() < 0:
+        raise ConfigError(f"{where}: label {int(labels.min())}; allowed: class indices >= 0")
+    return labels
+
+
+def _scan(part: _Part, where: str) -> dict[str, Any]:
+    """One given split read (``objectives._scan``): an array whole, every image of a folder,
+    :data:`~objectives._scan.SCAN_SAMPLES` evenly spaced samples of another Dataset."""
+    dataset = part.dataset
+    if isinstance(dataset, ArrayDataset):
+        return scan_array(dataset.x, part.y, where)
+    if isinstance(dataset, ImageFolder):
+        return scan_dataset(dataset, part.y, np.arange(len(dataset)), where,
+                            unreadable=_SKIP_HINT)  # fmt: skip
+    return scan_dataset(dataset, part.y, evenly(len(part.y), SCAN_SAMPLES), where)
 
 
 def _sample(part: _Part) -> torch.Tensor:
@@ -381,7 +449,22 @@ def _kinds_text() -> dict[str, str]:
     return {k: DECLARED_KINDS.get(k).about for k in DECLARED_KINDS}
 
 
-_OPTIONS = ("name", "source", "size", "channels", "mean", "std", "val_size", "augment")
+_OPTIONS = (
+    "name",
+    "source",
+    "size",
+    "channels",
+    "mean",
+    "std",
+    "num_classes",
+    "val_size",
+    "augment",
+    "skip_unreadable",
+)
+_SKIP_HINT = (
+    "; allowed: readable .png or .jpg images, or skip_unreadable: true in the dataset's "
+    "declaration to leave them out (counted)"
+)
 
 
 def declare(
@@ -404,6 +487,14 @@ def declare(
             f"exactly one of {_kinds_text()} (options {list(_OPTIONS[1:])})"
         )
     kind = kinds[0]
+    if "num_classes" in spec and not is_int(spec["num_classes"], 2):
+        raise ConfigError(f"{path}.num_classes: got {spec['num_classes']!r}; allowed: an int >= 2")
+    skip = spec.get("skip_unreadable", False)
+    if not isinstance(skip, bool) or (skip and kind != "image_folder"):
+        raise ConfigError(
+            f"{path}.skip_unreadable: got {skip!r} with {kind}; allowed: true or false, and "
+            "true with image_folder only"
+        )
     target = spec[kind]
     files = target if kind == "npy" else [target]
     if not isinstance(files, list) or len(files) != (2 if kind == "npy" else 1):
@@ -435,40 +526,91 @@ def declare(
     return record
 
 
-def _stats_of(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: record[k] for k in ("mean", "std") if record.get(k) is not None}
+def _given_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The declaration's options that :class:`Splits` takes."""
+    return {k: record[k] for k in ("mean", "std", "num_classes") if record.get(k) is not None}
+
+
+#: What np.load raises on a file that is not what it should be (empty, truncated, corrupt).
+_UNREADABLE = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error)
+
+
+def _unreadable(err: BaseException, file: str, what: str) -> str:
+    """Why np.load failed, in words; never numpy's advice to unpickle the file."""
+    if isinstance(err, EOFError):
+        return "it is empty" if Path(file).stat().st_size == 0 else "it ends early"
+    if isinstance(err, ValueError) and ("Object arrays" in str(err) or "objects" in str(err)):
+        return "it holds Python objects (pickled), which npas never loads"
+    if isinstance(err, ValueError) and "pickle" in str(err):  # numpy's guess for any other file
+        return f"it is not {what}"
+    return f"{type(err).__name__}: {err}"
 
 
 @_kind("npz", "an .npz file with x_train, y_train, x_test, y_test (optional x_val, y_val)")
 def _read_npz(record: Mapping[str, Any], path: str) -> Splits:
-    with np.load(record["npz"]) as z:
-        arrays = {k: z[k] for k in z.files}
+    file, allowed = record["npz"], DECLARED_KINDS.get("npz").about
+    why = None
+    try:
+        z = np.load(file)  # allow_pickle=False: an object array is refused
+        if isinstance(z, np.lib.npyio.NpzFile):
+            with z:
+                arrays = {k: z[k] for k in z.files}
+        else:
+            why = "it is a .npy array, not an .npz archive"
+    except _UNREADABLE as err:
+        why = _unreadable(err, file, "an .npz archive")
+    if why is not None:
+        raise ConfigError(f"{path}.npz: {file} cannot be read: {why}; allowed: {allowed} of "
+                          "numbers")  # fmt: skip
     missing = [k for k in ("x_train", "y_train") if k not in arrays]
     if missing:
-        raise ConfigError(f"{path}.npz: {record['npz']} lacks {missing}; it holds {list(arrays)}")
+        raise ConfigError(f"{path}.npz: {file} lacks {missing}; it holds {list(arrays)}")
+    for split, instead in (("test", "a stratified 20 % of x_train"),
+                           ("val", "one carved from x_train")):  # fmt: skip
+        have = [k for k in (f"x_{split}", f"y_{split}") if k in arrays]
+        if len(have) == 1:
+            lack = f"{'y' if have[0][0] == 'x' else 'x'}_{split}"
+            raise ConfigError(
+                f"{path}.npz: {file} holds {have[0]} but no {lack}; allowed: both, or neither "
+                f"(the {split} split is then {instead})"
+            )
 
     def pair(split: str) -> Any:
         keys = (f"x_{split}", f"y_{split}")
         return (arrays[keys[0]], arrays[keys[1]]) if all(k in arrays for k in keys) else None
 
-    return Splits(train=pair("train"), test=pair("test"), val=pair("val"), **_stats_of(record))
+    return Splits(train=pair("train"), test=pair("test"), val=pair("val"), **_given_of(record))
 
 
 @_kind("npy", "[X.npy, Y.npy]: every sample and its label (memory-mapped; test split carved)")
 def _read_npy(record: Mapping[str, Any], path: str) -> Splits:
-    x, y = (np.load(f, mmap_mode="r") for f in record["npy"])
-    return Splits(train=(x, np.asarray(y)), **_stats_of(record))
+    arrays = []
+    for file in record["npy"]:
+        try:
+            arrays.append(np.load(file, mmap_mode="r"))  # allow_pickle=False
+        except _UNREADABLE as err:
+            raise ConfigError(f"{path}.npy: {file} cannot be read: "
+                              f"{_unreadable(err, file, 'a .npy array')}; allowed: "
+                              f"{DECLARED_KINDS.get('npy').about}") from None  # fmt: skip
+    x, y = arrays
+    return Splits(train=(x, np.asarray(y)), **_given_of(record))
 
 
 class ImageFolder(Dataset):
     """Images ``<split>/<class>/*.png|jpg`` read with Pillow, as uint8 C×H×W tensors, converted
-    to ``channels`` (1: grey, 3: RGB) and resized to ``size`` when they differ."""
+    to ``channels`` (1: grey, 3: RGB) and resized to ``size`` when they differ; ``skipped``: the
+    unreadable images left out (``skip_unreadable``)."""
 
     def __init__(
-        self, files: list[Path], targets: list[int], size: tuple[int, int], channels: int
+        self,
+        files: list[Path],
+        targets: list[int],
+        size: tuple[int, int],
+        channels: int,
+        skipped: Sequence[Path] = (),
     ) -> None:
         self.files, self.targets = files, np.asarray(targets, dtype=np.int64)
-        self.size, self.channels = size, channels
+        self.size, self.channels, self.skipped = size, channels, list(skipped)
 
     def __len__(self) -> int:
         return len(self.files)
@@ -476,13 +618,29 @@ class ImageFolder(Dataset):
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
         from PIL import Image
 
-        with Image.open(self.files[i]) as image:
-            image = image.convert("L" if self.channels == 1 else "RGB")
-            if image.size != (self.size[1], self.size[0]):
-                image = image.resize((self.size[1], self.size[0]), Image.Resampling.BILINEAR)
-            array = np.asarray(image, dtype=np.uint8)
+        try:
+            with Image.open(self.files[i]) as image:
+                image = image.convert("L" if self.channels == 1 else "RGB")
+                if image.size != (self.size[1], self.size[0]):
+                    image = image.resize((self.size[1], self.size[0]), Image.Resampling.BILINEAR)
+                array = np.asarray(image, dtype=np.uint8)
+        except Exception as err:  # Pillow raises OSError, SyntaxError, ValueError, ...
+            raise ConfigError(f"{self.files[i]} cannot be read as an image: "
+                              f"{type(err).__name__}: {err}") from None  # fmt: skip
         array = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
         return torch.from_numpy(array.copy()), int(self.targets[i])
+
+
+def _decode_error(file: Path) -> str | None:
+    """Why ``file`` cannot be decoded as an image; None when it can."""
+    from PIL import Image
+
+    try:
+        with Image.open(file) as image:
+            image.load()
+    except Exception as err:  # Pillow raises OSError, SyntaxError, ValueError, ...
+        return f"{type(err).__name__}: {err}"
+    return None
 
 
 @_kind("image_folder", "a folder with train/<class>/*.png|jpg (optional val/, test/)")
@@ -499,20 +657,35 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
             f"{DECLARED_KINDS.get('image_folder').about}, at least 2 classes"
         )
 
+    skip = record.get("skip_unreadable", False)
+    skipped: dict[str, list[Path]] = {}
+
     def listing(folder: Path) -> tuple[list[Path], list[int]]:
         files, targets = [], []
         for label, name in enumerate(classes):
             found = sorted(
                 p for p in (folder / name).glob("*") if p.suffix.lower() in _IMAGE_SUFFIXES
             )
+            if skip:  # decoded here, in every process that reads the dataset
+                bad = {p for p in found if _decode_error(p) is not None}
+                skipped.setdefault(folder.name, []).extend(sorted(bad))
+                found = [p for p in found if p not in bad]
             files += found
             targets += [label] * len(found)
         if not files:
-            raise ConfigError(f"{path}.image_folder: no .png or .jpg images under {folder}")
+            raise ConfigError(f"{path}.image_folder: no readable .png or .jpg images under "
+                              f"{folder}")  # fmt: skip
         return files, targets
 
     files, targets = listing(train_dir)
-    with Image.open(files[0]) as first:
+    # The first image that decodes gives the mode and size (``check`` counts any before it).
+    first_file = next((f for f in files if _decode_error(f) is None), None)
+    if first_file is None:
+        raise ConfigError(
+            f"{path}.image_folder: none of the {len(files)} images under {train_dir} can be "
+            f"read (the first: {files[0]}: {_decode_error(files[0])})"
+        )
+    with Image.open(first_file) as first:
         channels = record.get("channels") or (1 if first.mode in ("L", "1", "I;16") else 3)
         size = tuple(record.get("size") or (first.height, first.width))
     if channels not in (1, 3) or len(size) != 2:
@@ -526,7 +699,8 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
         if split != "train" and not folder.is_dir():
             return None
         found = (files, targets) if split == "train" else listing(folder)
-        return ImageFolder(*found, size=size, channels=channels)  # type: ignore[arg-type]
+        return ImageFolder(*found, size=size, channels=channels,  # type: ignore[arg-type]
+                           skipped=skipped.get(split, []))  # fmt: skip
 
-    return Splits(train=part("train"), test=part("test"), val=part("val"),
-                  num_classes=len(classes), **_stats_of(record))  # fmt: skip
+    given = {"num_classes": len(classes), **_given_of(record)}
+    return Splits(train=part("train"), test=part("test"), val=part("val"), **given)

@@ -1,0 +1,236 @@
+"""A user's dataset read once before a search (issue 41, defect 8): each bad input is refused in
+one line naming the file or split, before any study exists, and the fingerprint changes when
+the data do. Before, a 0-byte or object-array .npz and a corrupt first PNG gave tracebacks, and
+a NaN pixel, a label of 10**9, a corrupt later PNG and an x_test without y_test passed."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+from torch.utils.data import Dataset
+
+import objectives
+import objectives._scan as scan
+from objectives._custom import declare
+from objectives._scan import differences
+from objectives.datasets import DATASETS, load
+from spaces._errors import ConfigError
+from tests.search_tests.userplugin import write_images
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def registered():
+    """Declares datasets under fresh names and forgets them after the test."""
+    names: list[str] = []
+
+    def declared(spec: dict, base) -> Any:
+        name = f"t-data-{next(_names)}"
+        names.append(name)
+        declare({"name": name, **spec}, base=base)
+        return DATASETS.get(name)
+
+    yield declared
+    for name in names:
+        DATASETS._entries.pop(name, None)
+
+
+def _arrays(n: int = 60, *, side: int = 5, dtype=np.uint8) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 255, (n, 1, side, side)).astype(dtype)
+    y = np.arange(n) % 3
+    cut = n * 3 // 4
+    return {"x_train": x[:cut], "y_train": y[:cut], "x_test": x[cut:], "y_test": y[cut:]}
+
+
+def _refused(entry, *fragments: str) -> str:
+    with pytest.raises(ConfigError) as err:
+        entry.check()
+    text = str(err.value)
+    assert "\n" not in text and all(f in text for f in fragments), text
+    assert "allow_pickle" not in text and "unsafely" not in text, text
+    return text
+
+
+def _npz(tmp_path, **arrays) -> str:
+    np.savez(tmp_path / "d.npz", **arrays)
+    return "d.npz"
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b"", "cannot be read: it is empty"),
+        (b"not an archive at all" * 3, "cannot be read: it is not an .npz archive"),
+        (b"PK\x03\x04truncated", "cannot be read: BadZipFile"),
+    ],
+    ids=["0 bytes", "garbage", "truncated zip"],
+)
+def test_an_unreadable_npz_is_one_line(tmp_path, registered, content, fragment):
+    (tmp_path / "d.npz").write_bytes(content)
+    _refused(
+        registered({"npz": "d.npz"}, tmp_path), f"dataset.npz: {tmp_path / 'd.npz'}", fragment
+    )
+
+
+def test_an_npz_of_python_objects_is_refused_without_unpickling(tmp_path, registered):
+    ragged = np.array([np.zeros(3), np.zeros(2)], dtype=object)
+    np.savez(tmp_path / "d.npz", x_train=ragged, y_train=np.arange(2))
+    _refused(registered({"npz": "d.npz"}, tmp_path), "holds Python objects (pickled)")
+
+
+def test_a_plain_npy_given_as_npz_is_refused(tmp_path, registered):
+    np.save(tmp_path / "d.npy", np.zeros(3))
+    (tmp_path / "d.npy").rename(tmp_path / "d.npz")
+    _refused(registered({"npz": "d.npz"}, tmp_path), "it is a .npy array, not an .npz archive")
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_one_non_finite_pixel_is_refused_naming_its_sample(tmp_path, registered, value):
+    arrays = _arrays(dtype=np.float32)
+    arrays["x_train"][7, 0, 2, 3] = value
+    entry = registered({"npz": _npz(tmp_path, **arrays)}, tmp_path)
+    _refused(entry, "split 'train': 1 sample(s) hold values that are not finite",
+             f"sample 7, {value}", "allowed: finite values")  # fmt: skip
+
+
+def test_a_huge_label_is_refused_not_made_a_billion_classes(tmp_path, registered):
+    arrays = _arrays()
+    arrays["y_train"][4] = 10**9
+    entry = registered({"npz": _npz(tmp_path, **arrays)}, tmp_path)
+    _refused(entry, "labels run up to 1000000000 but only 4 distinct labels occur",
+             "1,000,000,001", "num_classes")  # fmt: skip
+    with pytest.raises(ConfigError, match="labels run up to"):
+        entry.num_classes  # noqa: B018 (what the budget check and the models read)
+
+
+def test_a_gap_in_the_labels_is_refused_unless_the_classes_are_declared(tmp_path, registered):
+    arrays = _arrays()
+    for split in ("y_train", "y_test"):
+        arrays[split][arrays[split] == 2] = 3  # labels 0, 1, 3
+    name = _npz(tmp_path, **arrays)
+    _refused(registered({"npz": name}, tmp_path), "labels run up to 3 but only 3 distinct")
+    entry = registered({"npz": name, "num_classes": 4}, tmp_path)
+    assert entry.check()["classes"] == 4 and entry.num_classes == 4
+    _refused(registered({"npz": name, "num_classes": 3}, tmp_path), "label 3 with num_classes=3")
+    with pytest.raises(ConfigError, match="num_classes: got 1; allowed: an int >= 2"):
+        registered({"npz": name, "num_classes": 1}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("dropped", "fragment"),
+    [
+        ("y_test", "holds x_test but no y_test; allowed: both, or neither"),
+        ("x_test", "holds y_test but no x_test"),
+    ],
+)
+def test_half_a_split_is_refused_not_ignored(tmp_path, registered, dropped, fragment):
+    arrays = _arrays()
+    del arrays[dropped]
+    _refused(registered({"npz": _npz(tmp_path, **arrays)}, tmp_path), fragment)
+
+
+def test_half_a_validation_split_is_refused(tmp_path, registered):
+    arrays = {**_arrays(), "x_val": _arrays()["x_test"]}
+    _refused(registered({"npz": _npz(tmp_path, **arrays)}, tmp_path), "x_val but no y_val")
+
+
+def test_an_empty_npy_is_one_line(tmp_path, registered):
+    (tmp_path / "x.npy").write_bytes(b"")
+    np.save(tmp_path / "y.npy", np.arange(4))
+    _refused(
+        registered({"npy": ["x.npy", "y.npy"]}, tmp_path), "x.npy cannot be read: it is empty"
+    )
+
+
+def _corrupt(path) -> None:
+    path.write_bytes(path.read_bytes()[:30])  # a PNG cut inside its first chunk
+
+
+@pytest.mark.parametrize("which", ["000.png", "011.png"], ids=["first", "later"])
+def test_a_corrupt_png_is_refused_counted_and_named(tmp_path, registered, which):
+    root = write_images(tmp_path / "images")
+    for bad in (root / "train" / "dark" / which, root / "test" / "light" / "003.png"):
+        _corrupt(bad)
+    entry = registered({"image_folder": str(root)}, tmp_path)
+    _refused(entry, "split 'train': 1 of 48 sample(s) checked could not be read",
+             f"dark/{which} cannot be read as an image", "skip_unreadable: true")  # fmt: skip
+
+
+def test_unreadable_images_are_skipped_and_counted_when_asked(tmp_path, registered):
+    root = write_images(tmp_path / "images")
+    for bad in ("000.png", "011.png"):
+        _corrupt(root / "train" / "dark" / bad)
+    (root / "train" / "light" / "zz.png").write_bytes(b"")
+    entry = registered({"image_folder": str(root), "skip_unreadable": True}, tmp_path)
+    fingerprint = entry.check()
+    assert fingerprint["skipped"] == 3 and fingerprint["splits"]["train"]["samples"] == 46
+    data = load(entry.name, val_size=6)
+    assert len(data.train) + len(data.val) + len(data.test) == 46 + 16
+    with pytest.raises(ConfigError, match="skip_unreadable: got True with npz"):
+        registered({"npz": _npz(tmp_path, **_arrays()), "skip_unreadable": True}, tmp_path)
+
+
+class _Broken(Dataset):
+    """A user's Dataset whose last sample cannot be read."""
+
+    targets = np.arange(10) % 2
+
+    def __len__(self) -> int:
+        return 10
+
+    def __getitem__(self, i: int):
+        if i == 9:
+            raise KeyError("lost sample")
+        return np.zeros((1, 2, 2), np.float32), int(self.targets[i])
+
+
+def test_a_registered_dataset_whose_sample_raises_is_one_line():
+    objectives.register_dataset("t-broken", source="a test")(
+        lambda: objectives.Splits(train=_Broken(), test=_Broken())
+    )
+    try:
+        _refused(DATASETS.get("t-broken"), "split 'train': 1 of 10 sample(s) checked",
+                 "sample 9: KeyError: 'lost sample'")  # fmt: skip
+    finally:
+        DATASETS._entries.pop("t-broken", None)
+
+
+def _fingerprint(tmp_path, registered, arrays) -> dict:
+    return registered({"npz": _npz(tmp_path, **arrays)}, tmp_path).check()
+
+
+def test_the_fingerprint_notices_remapped_labels_and_a_new_shape(tmp_path, registered):
+    before = _fingerprint(tmp_path, registered, _arrays())
+    again = _fingerprint(tmp_path, registered, _arrays())
+    assert {**before, "dataset": ""} == {**again, "dataset": ""}, "the same data, the same print"
+    remapped = _arrays()
+    for split in ("y_train", "y_test"):
+        remapped[split] = (remapped[split] + 1) % 3
+    found = differences(before, _fingerprint(tmp_path, registered, remapped))
+    assert [f.split(" ")[:2] for f in found] == [["test", "labels"], ["train", "labels"]]
+    smaller = differences(before, _fingerprint(tmp_path, registered, _arrays(side=4)))
+    assert "train shape [1, 5, 5] -> [1, 4, 4]" in smaller
+
+
+def test_a_large_array_is_hashed_by_a_sample_but_scanned_whole(tmp_path, registered, monkeypatch):
+    monkeypatch.setattr(scan, "HASH_ALL_BELOW", 100)
+    monkeypatch.setattr(scan, "SCAN_SAMPLES", 8)
+    arrays = _arrays(n=400, dtype=np.float32)
+    fingerprint = _fingerprint(tmp_path, registered, arrays)
+    assert fingerprint["splits"]["train"]["samples_hashed"] == 8
+    arrays["x_train"][151, 0, 0, 0] = np.nan  # no sample hashed, still found
+    _refused(registered({"npz": _npz(tmp_path, **arrays)}, tmp_path), "sample 151, nan")
+
+
+def test_an_image_folder_with_a_bad_label_folder_mode_still_reads(tmp_path, registered):
+    """An RGBA image among grey ones is converted, not refused: readable is what counts."""
+    root = write_images(tmp_path / "images")
+    Image.new("RGBA", (8, 8), (1, 2, 3, 4)).save(root / "train" / "dark" / "rgba.png")
+    fingerprint = registered({"image_folder": str(root)}, tmp_path).check()
+    assert fingerprint["splits"]["train"]["shape"] == [1, 8, 8]
