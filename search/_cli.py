@@ -200,7 +200,7 @@ def _launch(args: argparse.Namespace) -> int:
         more = f" ({done} done, {config.trials - done} to run)" if done else ""
         print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}",
               flush=True)  # fmt: skip
-    study = launch(config, progress=not args.quiet)
+    study = launch(config, progress=not args.quiet, data_changed=args.data_changed)
     print(_status_lines(_status_record(study, None))[0])
     print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
           "Ray's start-up included)")  # fmt: skip
@@ -259,13 +259,54 @@ def _check(args: argparse.Namespace) -> int:
     from search.config._user_checks import check_user_code
 
     config = _config(args)
-    check_user_code(config)
+    fingerprint = check_user_code(config)
+    _stored_data(config, fingerprint, args.data_changed)
     print("\n".join(describe(config)))
+    if fingerprint is not None:
+        print(_data_line(fingerprint))
     for warning in suspicions(config):
         print(f"search check: warning: {warning}", file=sys.stderr)
     print(f"{config.name!r}: the config, its imports, dataset and indicators are valid "
           "(nothing was created, started or trained)")  # fmt: skip
     return 0
+
+
+def _stored_data(config: Any, fingerprint: dict[str, Any] | None, changed: bool) -> None:
+    """``launch``'s check of the data against those the stored search recorded, read-only."""
+    import optuna
+
+    from search.run._data_record import refusal
+
+    if fingerprint is None:  # a built-in dataset: its files' checksums are verified
+        return
+    try:
+        storage = _open(config.storage_url)
+    except ConfigError:  # no storage yet: nothing recorded
+        return
+    if config.name not in _names(storage):
+        return
+    _quiet_optuna()
+    attrs = optuna.load_study(study_name=config.name, storage=storage).user_attrs
+    message = refusal(config.name, attrs, fingerprint)
+    if message is not None and not changed:
+        raise ConfigError(message)
+    if message is not None:
+        print(f"search check: the data differ from those {config.name!r} recorded; `search "
+              "launch --data-changed` records the change", file=sys.stderr)  # fmt: skip
+
+
+def _data_line(fingerprint: dict[str, Any]) -> str:
+    """The user's dataset as ``search check`` read it."""
+    splits = fingerprint["splits"]
+    counts = ", ".join(f"{s} {v['samples']:,}" for s, v in splits.items())
+    shape = "×".join(str(n) for n in splits["train"]["shape"])
+    skipped = fingerprint.get("skipped")
+    note = f"; {skipped} unreadable image(s) skipped" if skipped else ""
+    return (
+        f"Data {fingerprint['dataset']!r}: {counts} sample(s) of {shape} "
+        f"{splits['train']['dtype']}, {fingerprint['classes']} classes; read and checked "
+        f"(labels, shapes, values){note}; launch records its fingerprint with the search"
+    )
 
 
 def _hints(name: str, url: str, out: Path) -> None:
@@ -887,6 +928,11 @@ def _study_options(
 
 #: ``--select``'s help; the forms themselves live on the registered selectors.
 _SELECT_HELP = "which trial: a selection spec (default: knee); `search selectors` lists the forms"
+_DATA_CHANGED_HELP = (
+    "your dataset changed since this search was launched (launch refuses that otherwise): go "
+    "on with the new data, the change recorded in the study and its unfinished trials started "
+    "again"
+)
 
 
 def _selectors(args: argparse.Namespace) -> int:
@@ -968,6 +1014,7 @@ def build_parser() -> argparse.ArgumentParser:
         "trials in flight finish (limits.time)",
     )
     _flag(cmd, "--quiet", "no live progress lines")
+    _flag(cmd, "--data-changed", _DATA_CHANGED_HELP)
     _import_options(cmd, reads=False)
 
     cmd = add(
@@ -978,6 +1025,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmd.add_argument("config", nargs="?", metavar="CONFIG", help="search config YAML file")
     cmd.add_argument("--preset", metavar="NAME", help="a packaged preset (see `search presets`)")
+    _flag(cmd, "--data-changed", _DATA_CHANGED_HELP)
     _import_options(cmd, reads=False)
     cmd.set_defaults(**dict.fromkeys(("trials", "name", "storage", "address", "out",
                                       "time_limit")))  # fmt: skip

@@ -1,14 +1,15 @@
 """Checks of the user's code that need torch, run by ``search launch`` before anything exists.
 
 The config's own checks already imported the user's modules (a module that does not import, or
-registers a name twice, stops there). What is left needs data or a model: the dataset's splits
-(shapes, labels) and every user indicator the search measures, computed once on one model of
-the space. Each failure is one line, before a study is created and before Ray starts.
+registers a name twice, stops there). What is left needs data or a model: the user's dataset,
+read once (labels, shapes, finite values, every image decodable; ``objectives._scan``), and
+every user indicator the search measures, computed once on one model of the space. Each failure
+is one line, before a study is created and before Ray starts.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -24,21 +25,24 @@ if TYPE_CHECKING:
 __all__ = ["check_user_code"]
 
 
-def check_user_code(config: SearchConfig) -> None:
+def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
     """Checks the user's dataset and indicators of a search.
 
+    Returns:
+        The fingerprint of the user's dataset (``CustomDataset.check``); None for a built-in.
+
     Raises:
-        ConfigError: a dataset whose splits have bad shapes or labels, or a user indicator
-            that fails or returns anything but a real number on a model of the space.
+        ConfigError: a dataset that cannot be read, or whose splits have bad shapes, labels
+            or values, or a user indicator that fails or returns anything but a real number
+            on a model of the space.
     """
     info = DATASETS.get(config.dataset)
-    if not isinstance(info, DatasetInfo):
-        info.check()
+    fingerprint = None if isinstance(info, DatasetInfo) else info.check()
     wanted = INDICATORS.names() if config.indicators is None else list(config.indicators)
     wanted += [*config.objective_names, *(c.indicator for c in config.constraints)]
     names = [n for n in dict.fromkeys(wanted) if n in USER_INDICATORS]
     if not names:
-        return
+        return fingerprint
     cfg = config.trial_config(config.space.sample(config.seed))
     model = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
     example = torch.zeros(1, *info.in_shape)
@@ -52,3 +56,4 @@ def check_user_code(config: SearchConfig) -> None:
                 f"indicator {name!r} failed on a {cfg.family} model of the space: "
                 f"{type(err).__name__}: {err}"
             ) from None
+    return fingerprint

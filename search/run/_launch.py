@@ -36,6 +36,7 @@ from search.run._bound import bound_optimiser, constraint_keys
 from search.run._checkpoint_files import checkpoint_problem, resumable
 from search.run._cost import SearchCost
 from search.run._counting import trials_counted
+from search.run._data_record import DataCheck
 from search.run._deaths import WorkerDeaths
 from search.run._identity import StorageIdentity, lost_report
 from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
@@ -74,6 +75,7 @@ def launch(
     out: str | Path | None = None,
     trial_fn: TrialFn | None = None,
     progress: bool = True,
+    data_changed: bool = False,
 ) -> optuna.Study:
     """Runs (or resumes) a search on Ray Tune and returns its Optuna study.
 
@@ -89,9 +91,12 @@ def launch(
         trial_fn: The trainable, ``trial_config -> metrics`` (default
             ``search.trial.run_trial``); it runs on the Ray workers.
         progress: Print one line per finished trial and a summary to stderr.
+        data_changed: Go on with a search whose user dataset changed since it was launched
+            (recorded; its unfinished trials start again); without it that is refused.
 
     Raises:
-        ConfigError: bad overrides, or a stored search of that name with another config.
+        ConfigError: bad overrides or data, or a stored search of that name with another
+            config or, unless ``data_changed``, other data.
         SearchInterrupted: Ray Tune was stopped (Ctrl-C) before every trial ran; the trials
             it cut short are marked interrupted and the search resumes when relaunched.
         StorageWriteError: a trial could not be written to the storage (the search stopped).
@@ -104,16 +109,19 @@ def launch(
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress view says enough
     try:
-        return _launch(config, trial_fn, progress)
+        return _launch(config, trial_fn, progress, data_changed)
     finally:
         optuna.logging.set_verbosity(verbosity)
 
 
-def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.Study:
+def _launch(
+    config: SearchConfig, trial_fn: TrialFn, progress: bool, data_changed: bool
+) -> optuna.Study:
     import ray
 
     check_dependencies()  # the private Optuna and Ray APIs npas relies on, before anything runs
-    check_user_code(config)  # before a run folder, a storage or Ray exists
+    # before a run folder, a storage or Ray exists
+    data = DataCheck(check_user_code(config), data_changed)
     out = run_folder(config.out)
     address = config.address
     if address == "auto" and not ray.is_initialized():
@@ -132,21 +140,21 @@ def _launch(config: SearchConfig, trial_fn: TrialFn, progress: bool) -> optuna.S
         warning = budget_warning(config)
         if warning is not None:
             print(f"[npas] warning: {warning}", file=sys.stderr, flush=True)
-        return _launch_stored(config, out, trial_fn, progress)
+        return _launch_stored(config, out, trial_fn, progress, data=data)
     finally:
         if joined:
             ray.shutdown()
 
 
 def _launch_stored(
-    config: SearchConfig, out: Path, trial_fn: TrialFn, progress: bool
+    config: SearchConfig, out: Path, trial_fn: TrialFn, progress: bool, *, data: DataCheck
 ) -> optuna.Study:
     rdb = open_storage(config.storage_url)
     identity = StorageIdentity(rdb.engine)  # the file opened: later writes check it is still
     lease = Lease(rdb.engine, config.name, fence=identity.check)
     lease.acquire()  # before anything is marked or a local Ray starts: one launch at a time
     try:
-        study = _launch_leased(config, rdb, out, trial_fn, progress, lease, identity)
+        study = _launch_leased(config, rdb, out, trial_fn, progress, lease, identity, data=data)
     except BaseException:
         lease.release()  # never raises: the error in flight is the one the user sees
         raise
@@ -168,6 +176,7 @@ def _launch_leased(
     progress: bool,
     lease: Lease | None = None,
     identity: StorageIdentity | None = None,
+    data: DataCheck | None = None,
 ) -> optuna.Study:
     keys = constraint_keys(config)
     study = open_study(
@@ -179,6 +188,7 @@ def _launch_leased(
         constraints=config.constraint_texts,
         optimiser=config.algorithm.name,
         resumable=_resumable_or_said,
+        data=data,
     )
     held = len(study.get_trials(deepcopy=False))  # what the storage holds before this launch
     # What a killed search left RUNNING with a checkpoint goes on from it, before new trials.

@@ -3,8 +3,9 @@ study-wide records (metric names, what every launch spent).
 
 Conventions: one study per search name; directions and metric names from the objectives; study
 user attrs ``config``, ``objectives``, ``constraints``, ``optimiser``, ``npas_version``, the
-search's cost (:data:`COST_ATTRS`), and the trials' measurement conditions ``cond_*``. What each
-trial holds is said in :mod:`search.run._outcome`.
+search's cost (:data:`COST_ATTRS`), the trials' measurement conditions ``cond_*`` and the data's
+fingerprints (``data_fingerprints``, :mod:`search.run._data_record`). What each trial holds is
+said in :mod:`search.run._outcome`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from search._compat import storage_of, trial_id_of
 from search.config._keys import RENAMED_KEYS
 from search.errors import ConfigError
 from search.run._counting import INTERRUPTED
+from search.run._data_record import DataCheck, record_data
 from search.run._trial_attrs import START_KEY
 
 __all__ = [
@@ -61,6 +63,7 @@ def open_study(
     constraints: Sequence[str],
     optimiser: str,
     resumable: Callable[[FrozenTrial], bool] | None = None,
+    data: DataCheck | None = None,
 ) -> optuna.Study:
     """Creates the study of a search, or loads it to resume after checking it is the same search.
 
@@ -77,10 +80,13 @@ def open_study(
         constraints: The constraint expressions.
         optimiser: The optimiser's registry name.
         resumable: Which RUNNING trials of a loaded study stay RUNNING (to be resumed).
+        data: The data's fingerprint, recorded (:func:`search.run._data_record.record_data`);
+            when the data changed, no RUNNING trial is resumed from its checkpoint.
 
     Raises:
         ConfigError: the stored search has other objectives or another config (except for
-            how many trials, where and how it runs); the message lists what differs.
+            how many trials, where and how it runs), or ran on other data and ``data`` does
+            not say they changed; the message lists what differs.
     """
     plain = json.loads(json.dumps(dict(config), default=str))
     study = optuna.create_study(
@@ -98,9 +104,12 @@ def open_study(
         study.set_user_attr("constraints", list(constraints))
         study.set_user_attr("optimiser", optimiser)
         study.set_user_attr("npas_version", _npas_version())
+        if data is not None:
+            record_data(study, data)
         return study
     _check_same(name, stored, plain, objectives)
-    fail_interrupted(study, resumable)
+    changed = data is not None and record_data(study, data)
+    fail_interrupted(study, None if changed else resumable)  # old data's checkpoints: not resumed
     return study
 
 

@@ -1,0 +1,96 @@
+"""The data a search ran on, recorded with its study, and a relaunch on other data refused.
+
+Why: a dataset declared by path (``npz: data.npz``) can change under that path between two
+launches of a search; resumed, the study would then rank trials trained on two datasets (and a
+checkpoint of the old data fails on new shapes with torch's ``size mismatch``). A relaunch on
+other data is refused unless the user says ``--data-changed``; then the change is recorded and
+the unfinished trials start again rather than go on from checkpoints of the old data.
+
+The study user attribute :data:`DATA_ATTR` is a list, oldest first, of ``{"fingerprint": ...,
+"since": <UTC time>, "first_trial": <number>, "event": ...}`` (the fingerprint is
+:meth:`objectives._custom.CustomDataset.check`'s); the last entry is the data the search runs
+on now. Plain JSON: Optuna's API returns it as stored, ``pandas.json_normalize`` tabulates it.
+A built-in dataset (its files' checksums verified on every load) has no fingerprint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+import optuna
+
+from objectives._scan import differences
+from search.errors import ConfigError
+
+__all__ = ["DATA_ATTR", "DataCheck", "record_data", "refusal"]
+
+#: The study user attribute holding the data's fingerprints.
+DATA_ATTR = "data_fingerprints"
+
+
+class DataCheck(NamedTuple):
+    """What a launch knows of its data.
+
+    Attributes:
+        fingerprint: The data's fingerprint; None for a built-in dataset.
+        changed: The user said the data changed (``--data-changed``).
+    """
+
+    fingerprint: dict[str, Any] | None
+    changed: bool = False
+
+
+def _stored(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
+    entries = attrs.get(DATA_ATTR) or []
+    return entries[-1]["fingerprint"] if entries else None
+
+
+def refusal(name: str, attrs: Mapping[str, Any], fingerprint: dict[str, Any] | None) -> str | None:
+    """The one-line refusal of a relaunch of search ``name`` (study user attributes
+    ``attrs``) on data other than those it recorded; None when they are the same, or when
+    there is nothing to compare."""
+    stored = _stored(attrs)
+    if stored is None or fingerprint is None or stored == fingerprint:
+        return None
+    found = "; ".join(differences(stored, fingerprint))
+    return (
+        f"search {name!r} ran on other data: dataset {fingerprint.get('dataset')!r} differs "
+        f"from the one it recorded ({found}); relaunch with --data-changed to go on with the "
+        "new data (recorded in the study; unfinished trials start again), or use another "
+        "--name for a new search"
+    )
+
+
+def record_data(study: optuna.Study, check: DataCheck) -> bool:
+    """Records the launch's data with ``study``: on its first launch, when the study has none
+    recorded, or when they changed and the user said so.
+
+    Returns:
+        Whether the data changed since the last launch (the change is recorded).
+
+    Raises:
+        ConfigError: the data changed and ``check.changed`` is false (nothing is recorded).
+    """
+    if check.fingerprint is None:
+        return False
+    attrs = study.user_attrs
+    entries = list(attrs.get(DATA_ATTR) or [])
+    message = refusal(study.study_name, attrs, check.fingerprint)
+    if entries and message is None:
+        return False
+    if message is not None and not check.changed:
+        raise ConfigError(message)
+    trials = len(study.get_trials(deepcopy=False))
+    event = "first launch" if not trials else "recorded (the study had no fingerprint)"
+    if message is not None:
+        event = "--data-changed"
+    entries.append({
+        "fingerprint": check.fingerprint,
+        "since": datetime.now(UTC).isoformat(timespec="seconds"),
+        "first_trial": trials,
+        "event": event,
+    })  # fmt: skip
+    study.set_user_attr(DATA_ATTR, entries)
+    return message is not None
