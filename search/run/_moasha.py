@@ -74,6 +74,65 @@ def _milestones(grace: int, rf: float, max_epochs: int) -> tuple[int, ...]:
     return tuple(rungs)
 
 
+class _Rung:
+    """The trials recorded at one rung, in arrival order, kept as the arrays the ranking reads
+    (grown in place, not rebuilt from every trial at every arrival), and their order, ranked
+    once per arrival however often it is read."""
+
+    def __init__(self, n_objectives: int, within: str) -> None:
+        self.keys: list[Any] = []
+        self.index: dict[Any, int] = {}
+        self._within = within
+        self._F = np.empty((8, n_objectives))
+        self._violation = np.empty(8)
+        self._chance = np.empty(8, bool)
+        self._order: tuple[list[int], np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self.index
+
+    def add(self, key: Any, f: np.ndarray, violation: float, at_chance: bool) -> None:
+        """Records a trial's result (one recorded before keeps its place, with the new one)."""
+        n = self.index.get(key, len(self.keys))
+        if n == len(self._violation):
+            self._F = np.resize(self._F, (2 * n, self._F.shape[1]))
+            self._violation, self._chance = np.resize(self._violation, 2 * n), np.resize(
+                self._chance, 2 * n
+            )
+        self._F[n], self._violation[n], self._chance[n] = f, violation, at_chance
+        if key not in self.index:
+            self.index[key] = n
+            self.keys.append(key)
+        self._order = None
+
+    def at_chance(self, key: Any) -> bool:
+        return bool(self._chance[self.index[key]])
+
+    def rank(self, key: Any) -> int:
+        """The trial's place in the rung's order (0 best)."""
+        return int(self._ranked()[1][self.index[key]])
+
+    def top(self, k: int) -> list[Any]:
+        """The keys of the best ``k``, best first."""
+        if self._order is not None:
+            return [self.keys[i] for i in self._order[0][:k]]
+        n = len(self.keys)
+        arrays = (self._F[:n], self._violation[:n], self._chance[:n])
+        return [self.keys[i] for i in top_k(*arrays, k, self._within)]
+
+    def _ranked(self) -> tuple[list[int], np.ndarray]:
+        if self._order is None:
+            n = len(self.keys)
+            order = rank_order(self._F[:n], self._violation[:n], self._chance[:n], self._within)
+            position = np.empty(n, int)
+            position[order] = np.arange(n)
+            self._order = (order, position)
+        return self._order
+
+
 class MOASHA(FIFOScheduler):
     """Stopping ASHA over several objectives and a constraint violation (see module doc).
 
@@ -100,7 +159,6 @@ class MOASHA(FIFOScheduler):
         if within_front not in WITHIN_FRONT:
             raise ConfigError(f"MOASHA within_front: got {within_front!r}; allowed: "
                               f"{', '.join(WITHIN_FRONT)}")  # fmt: skip
-        self._within = within_front
         super().__init__()
         self._names = tuple(name for name, _ in objectives)
         # Minimisation throughout: negate maximised metrics.
@@ -111,10 +169,10 @@ class MOASHA(FIFOScheduler):
         self._rf = float(reduction_factor)
         self._max_epochs = max_epochs
         self.rungs: tuple[int, ...] = _milestones(grace_epochs, self._rf, max_epochs)
-        # rung -> trial key (:func:`_key`) -> (objective vector as minimised, violation, at
-        # chance); insertion order = arrival order.
-        self._recorded: dict[int, dict[Any, tuple[np.ndarray, float, bool]]] = {
-            r: {} for r in self.rungs
+        # rung -> the trials (by :func:`_key`) recorded there: objective vectors as minimised,
+        # violations, at chance, in arrival order.
+        self._recorded: dict[int, _Rung] = {
+            r: _Rung(len(self._names), within_front) for r in self.rungs
         }
         self._log: list[dict[str, Any]] = []
         self._n_history = 0
@@ -218,7 +276,7 @@ class MOASHA(FIFOScheduler):
             "outcome": outcome,
             "rank": rank,
             "n": n,
-            "arrival": list(self._recorded[rung]).index(_key(trial)),
+            "arrival": self._recorded[rung].index[_key(trial)],
             "top": self._top(n),
             "at_chance": at_chance,
         }
@@ -244,11 +302,8 @@ class MOASHA(FIFOScheduler):
     ) -> tuple[bool, int, int]:
         """Record ``key`` at ``rung`` and rank it among all recorded there."""
         recorded = self._recorded[rung]
-        recorded[key] = (f, violation, at_chance)
-        columns = zip(*recorded.values(), strict=True)
-        order = rank_order(*(np.array(column) for column in columns), within=self._within)
-        rank = order.index(list(recorded).index(key))
-        n = len(recorded)
+        recorded.add(key, f, violation, at_chance)
+        rank, n = recorded.rank(key), len(recorded)
         return not at_chance and rank < self._top(n), rank, n
 
 
@@ -350,7 +405,7 @@ class PromotionMOASHA(MOASHA):
         the top now) or pause it."""
         key = _key(trial)
         rank, n = self._rank_of(key, rung)
-        if self._recorded[rung][key][2]:
+        if self._recorded[rung].at_chance(key):
             self._decide(trial, rung, "stop", rank=rank, n=n, at_chance=True)
             self._n_stopped += 1
             return TrialScheduler.STOP
@@ -440,13 +495,9 @@ class PromotionMOASHA(MOASHA):
         cached = self._cache.get(rung)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        keys = list(recorded)
-        top = self._top(len(keys))
-        order = []
-        if top:
-            columns = zip(*recorded.values(), strict=True)
-            order = top_k(*(np.array(column) for column in columns), top, self._within)
-        due = [keys[i] for i in order if not recorded[keys[i]][2] and keys[i] not in done]
+        top = self._top(len(recorded))
+        best = recorded.top(top) if top else []
+        due = [key for key in best if not recorded.at_chance(key) and key not in done]
         self._cache[rung] = (stamp, due)
         return due
 
@@ -460,9 +511,7 @@ class PromotionMOASHA(MOASHA):
 
     def _rank_of(self, key: Any, rung: int) -> tuple[int, int]:
         recorded = self._recorded[rung]
-        columns = zip(*recorded.values(), strict=True)
-        order = rank_order(*(np.array(column) for column in columns), within=self._within)
-        return order.index(list(recorded).index(key)), len(recorded)
+        return recorded.rank(key), len(recorded)
 
 
 def _check(objectives: Sequence[tuple[str, str]], grace: int, rf: float, max_epochs: int) -> None:
