@@ -121,6 +121,12 @@ def _scheduler_types() -> tuple[str, ...]:
     return SCHEDULER_TYPES
 
 
+def _front_orders() -> tuple[str, ...]:
+    from search.run._ranking import WITHIN_FRONT
+
+    return WITHIN_FRONT
+
+
 @dataclass(frozen=True)
 class SchedulerConfig:
     """Multi-fidelity: the Ray Tune scheduler that decides after each epoch whether a trial
@@ -157,6 +163,18 @@ class SchedulerConfig:
     )
     keep_checkpoints: int = config_key(
         1, check=checks.at_least(1), help="checkpoints kept per trial, the latest"
+    )
+    front_order: str = config_key(
+        "crowding",
+        check=checks.one_of(_front_orders),
+        help="how moasha orders the trials of one front at a rung: crowding keeps both ends "
+        "(the cheapest net however poor); hypervolume keeps those that add most to it",
+    )
+    early_promotion: bool = config_key(
+        False,
+        check=checks.boolean,
+        help="promotion type: promote the top ceil(n/η) of a rung, not floor(n/η), so a "
+        "rung's first trial goes on at once",
     )
 
     @classmethod
