@@ -91,9 +91,9 @@ def scan_array(x: np.ndarray, y: np.ndarray, where: str) -> dict[str, Any]:
             chunk = np.ascontiguousarray(x[start : start + step])  # a memory map: this chunk
             if x.dtype.kind == "f":
                 finite = np.isfinite(chunk.reshape(len(chunk), -1)).all(axis=1)
-                if not finite.all():
-                    first = start + int(np.flatnonzero(~finite)[0]) if first < 0 else first
-                    bad += int((~finite).sum())
+                if first < 0 and not finite.all():
+                    first = start + int(np.flatnonzero(~finite)[0])
+                bad += int((~finite).sum())
             if whole:
                 digest.update(chunk.tobytes())
     if bad:
@@ -103,10 +103,11 @@ def scan_array(x: np.ndarray, y: np.ndarray, where: str) -> dict[str, Any]:
             f"{where}: {bad} sample(s) hold values that are not finite (the first: sample "
             f"{first}, {odd}); allowed: finite values"
         )
-    picked = np.arange(len(x)) if whole else evenly(len(x), SCAN_SAMPLES)
-    if not whole:
-        for i in picked:
-            digest.update(np.ascontiguousarray(x[i]).tobytes())
+    if whole:
+        return _record(y, x.shape[1:], x.dtype, digest, len(x))
+    picked = evenly(len(x), SCAN_SAMPLES)
+    for i in picked:
+        digest.update(np.ascontiguousarray(x[i]).tobytes())
     return _record(y, x.shape[1:], x.dtype, digest, len(picked))
 
 
