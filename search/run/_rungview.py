@@ -73,6 +73,13 @@ class RungView(BaseSampler):
         self._view: tuple[int, optuna.Study] | None = None  # (trial number, view)
         #: The epoch the last view modelled (None: the study as it is).
         self.epoch: int | None = None
+        # The view kept from one ask to the next while it models the same epoch of the same
+        # study: (epoch, study, view, numbers of its trials not finished there). Its finished
+        # trials cannot change, so an ask adds the new trials and brings the others up to
+        # date, where building it anew copied every trial of the study at every ask.
+        self._kept: tuple[int, Any, optuna.Study, set[int], set[str]] | None = None
+        # finished trials' curves, by study (its name and storage) and trial number
+        self._points: dict[tuple[Any, int], dict[int, EpochPoint]] = {}
 
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
@@ -133,21 +140,55 @@ class RungView(BaseSampler):
 
     def _build(self, study: optuna.Study) -> optuna.Study:
         trials = study.get_trials(deepcopy=False)
-        points = [epoch_values(t, self.objectives) for t in trials]
+        which = (study.study_name, id(storage_of(study)))
+        points = [self._points_of(which, t) for t in trials]
         told = [t.state in _TOLD for t in trials]  # what the sampler ranks
         reached = [max(p) for p, ok in zip(points, told, strict=True) if p and ok]
         self.epoch = view_epoch(reached, sum(told))
         if self.epoch is None:
+            self._kept = None
             return study
-        view = optuna.create_study(
-            storage=optuna.storages.InMemoryStorage(),
-            directions=study.directions,
-            study_name=study.study_name,
-        )
-        if study.metric_names is not None:
-            set_metric_names(view, study.metric_names)
-        view.add_trials([_at(t, p, self.epoch) for t, p in zip(trials, points, strict=True)])
+        kept = self._kept
+        if kept is None or kept[0] != self.epoch or kept[1] != which:
+            view = optuna.create_study(
+                storage=optuna.storages.InMemoryStorage(),
+                directions=study.directions,
+                study_name=study.study_name,
+            )
+            if study.metric_names is not None:
+                set_metric_names(view, study.metric_names)
+            made = set(storage_of(view).get_study_system_attrs(_study_id(view)))
+            kept = self._kept = (self.epoch, which, view, set(), made)
+        else:
+            _forget_study_attrs(kept[2], kept[4])
+        _, _, view, unfinished, _ = kept
+        # a new Study on the kept storage: a Study caches its trials for samplers
+        # (``use_cache``) until its own ask or tell, which a view never has
+        view = optuna.load_study(study_name=view.study_name, storage=storage_of(view),
+                                 sampler=_QUIET)  # fmt: skip
+        for number in sorted(unfinished):
+            now = _at(trials[number], points[number], self.epoch)
+            _update(view, number, now)
+            if now.state.is_finished():
+                unfinished.discard(number)
+        start = len(view.get_trials(deepcopy=False))
+        new = [_at(t, p, self.epoch) for t, p in zip(trials[start:], points[start:], strict=True)]
+        # an unfinished trial's intermediate values are left out (no sampler reads them),
+        # so that one seen finished at the epoch later has none, as when added then
+        new = [t if t.state.is_finished() else _bare(t, intermediate_values={}) for t in new]
+        view.add_trials(new)
+        unfinished.update(start + i for i, t in enumerate(new) if not t.state.is_finished())
         return view
+
+    def _points_of(self, which: Any, trial: FrozenTrial) -> dict[int, EpochPoint]:
+        """The trial's curve (read once for a finished trial: it cannot change)."""
+        key = (which, trial.number)
+        if key in self._points:
+            return self._points[key]
+        points = epoch_values(trial, self.objectives)
+        if trial.state.is_finished():
+            self._points[key] = points
+        return points
 
 
 def _bare(trial: FrozenTrial, **changes: Any) -> FrozenTrial:
@@ -178,6 +219,48 @@ def _at(trial: FrozenTrial, points: dict[int, EpochPoint], epoch: int) -> Frozen
         intermediate_values={},
         system_attrs={**trial.system_attrs, CONSTRAINTS_ATTR: [violation]},
     )
+
+
+def _forget_study_attrs(view: optuna.Study, made: set[str]) -> None:
+    """Sets to None what samplers wrote on the view as a study since it was ``made`` with
+    the keys given (NSGA-II caches a generation's parents there), as a view built anew would
+    not have it: the parents are chosen again from the trials seen now. (Storages cannot
+    delete a study attribute; samplers read a missing one as None.)"""
+    storage = storage_of(view)
+    study_id = _study_id(view)
+    for key, value in storage.get_study_system_attrs(study_id).items():
+        if key not in made and value is not None:
+            storage.set_study_system_attr(study_id, key, None)
+
+
+def _study_id(study: optuna.Study) -> int:
+    return storage_of(study).get_study_id_from_name(study.study_name)
+
+
+def _update(view: optuna.Study, number: int, now: FrozenTrial) -> None:
+    """Brings the view's trial ``number``, not finished when it was added, up to ``now``
+    (what it would be if added now) through the storage's public API: its new parameters,
+    system attributes and intermediate values, then its state and values."""
+    storage = storage_of(view)
+    trial_id = trial_id_of(view, number)
+    seen = storage.get_trial(trial_id)
+    for name, value in now.params.items():
+        if name not in seen.params:
+            dist = now.distributions[name]
+            storage.set_trial_param(trial_id, name, dist.to_internal_repr(value), dist)
+    for key, value in now.system_attrs.items():
+        if seen.system_attrs.get(key, _MISSING) != value:
+            storage.set_trial_system_attr(trial_id, key, value)
+    for step, value in now.intermediate_values.items():
+        if step not in seen.intermediate_values:
+            storage.set_trial_intermediate_value(trial_id, step, value)
+    if now.state != seen.state:
+        storage.set_trial_state_values(trial_id, now.state, now.values)
+
+
+_MISSING = object()
+#: The sampler of a view as a Study (never asked: the inner sampler proposes).
+_QUIET = optuna.samplers.RandomSampler()
 
 
 def _in(view: optuna.Study, trial: FrozenTrial) -> FrozenTrial:

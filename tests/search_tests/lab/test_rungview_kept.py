@@ -1,0 +1,67 @@
+"""The rung view kept from one ask to the next is, at every ask, the view built anew: the
+same trials, in the same states, with the same values, parameters and system attributes
+(replayed TPE and NSGA-II searches under both MOASHA types on the tiny recorded table)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import optuna
+import pytest
+
+from search._compat import storage_of
+from search.lab import ReplaySpec
+from search.lab._replay import replay
+from search.run._rungview import RungView
+
+
+def _seen(view: optuna.Study) -> list[Any]:
+    """What a sampler reads: the study's system attributes (None as missing), and of each
+    trial (intermediate values of finished ones only)."""
+    storage = storage_of(view)
+    stored = storage.get_study_system_attrs(storage.get_study_id_from_name(view.study_name))
+    attrs = {k: v for k, v in stored.items() if v is not None}
+    return [attrs, *(
+        (t.number, t.state, t.values, t.params, sorted(t.system_attrs.items()),
+         t.intermediate_values if t.state.is_finished() else None)
+        for t in view.get_trials(deepcopy=False)
+    )]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("optimiser", "kind"), [("tpe", "stopping"), ("nsga2", "stopping"), ("nsga2", "promotion")]
+)
+def test_the_kept_view_is_the_view_built_anew_at_every_ask(table, monkeypatch, optimiser, kind):
+    compared = []
+    build = RungView._build
+
+    def checked(self: RungView, study: optuna.Study) -> optuna.Study:
+        view = build(self, study)
+        if view is not study:
+            fresh = build(RungView(self.inner, self.objectives), study)
+            assert _seen(view) == _seen(fresh)
+            compared.append(len(fresh.trials))
+        return view
+
+    monkeypatch.setattr(RungView, "_build", checked)
+    horizon = 40 * sum(table.trial_s(row) for row in table.rows) / len(table.rows) / 2
+    replay(table, ReplaySpec(optimiser, "moasha", kind, 2), seed=0, horizon_s=horizon,
+           charge_decisions=False)  # fmt: skip
+    assert len(compared) >= 20 and compared[-1] >= 40, compared
+
+
+@pytest.mark.parametrize(("optimiser", "kind"), [("nsga2", "stopping"), ("tpe", "promotion")])
+def test_a_replay_with_the_kept_view_is_the_replay_with_views_built_anew(
+    table, monkeypatch, optimiser, kind
+):
+    """End to end, so that what samplers cache on a Study between two asks is covered too
+    (a Study caches its trials for NSGA-II until its next ask or tell)."""
+    spec = ReplaySpec(optimiser, "moasha", kind, 2)
+    horizon = 40 * sum(table.trial_s(row) for row in table.rows) / len(table.rows) / 2
+    kept = replay(table, spec, seed=1, horizon_s=horizon, charge_decisions=False)
+    build = RungView._build
+    monkeypatch.setattr(RungView, "_build",
+                        lambda self, study: build(RungView(self.inner, self.objectives), study))
+    anew = replay(table, spec, seed=1, horizon_s=horizon, charge_decisions=False)
+    assert kept.started == anew.started > 40
+    assert kept.completed == anew.completed
