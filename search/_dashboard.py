@@ -72,12 +72,14 @@ def loopback(host: str) -> bool:
 
 
 def _command(host: str, port: int, writable: bool) -> tuple[list[str], dict[str, str]]:
-    """The server process's command line and environment: neither holds the storage URL."""
+    """The server process's command line and environment: neither holds the storage URL.
+    ``-P`` keeps the user's working folder off the child's ``sys.path`` (a ``json.py`` there
+    would replace the standard library's); npas comes from ``PYTHONPATH``."""
     require("optuna_dashboard", purpose="the dashboard")  # the child imports it
     path = os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p)
     env = {**os.environ, "PYTHONPATH": path}  # the child runs this very code
     mode = "writable" if writable else "read-only"
-    return [sys.executable, "-m", "search._dashboard", host, str(port), mode], env
+    return [sys.executable, "-P", "-m", "search._dashboard", host, str(port), mode], env
 
 
 def _answers(url: str) -> bool:

@@ -311,3 +311,16 @@ def test_optuna_agrees_with_our_front_and_the_dashboard_shows_which_trial_is_inf
         f"optuna-dashboard's best trials are now {best}: if it reads the constraints at last "
         "(ours are [0, 1]), update docs (the dashboard section) and this test"
     )
+
+
+def test_a_json_py_in_the_working_folder_does_not_replace_the_servers_json(
+    storage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's child runs with -P: a user's json.py beside them is not imported."""
+    (tmp_path / "json.py").write_text("raise SystemExit('the user json.py was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    process, url = start_dashboard(storage)
+    try:
+        assert _get(f"{url}/api/studies")["study_summaries"][0]["study_name"] == "dash-study"
+    finally:
+        stop_dashboard(process)

@@ -259,3 +259,17 @@ def test_a_memory_request_packs_trials_and_one_beyond_the_cluster_is_refused(tmp
     huge = _config(tmp_path / "huge", 3, resources={"cpu": 1, "memory_mb": 10**9})
     with pytest.raises(ConfigError, match="memory="):
         launch(huge, trial_fn=curve_trial, progress=False)
+
+
+def test_front_order_and_early_promotion_reach_the_scheduler_from_the_config(tmp_path):
+    """``early_promotion``: the first trial to reach a rung is promoted on arrival (under
+    ``floor`` it pauses, alone at the rung); ``front_order: hypervolume`` runs the search."""
+    scheduler = {"name": "moasha", "type": "promotion", "reduction_factor": 3,
+                 "front_order": "hypervolume", "early_promotion": True}  # fmt: skip
+    study = launch(_config(tmp_path, 9, scheduler=scheduler), trial_fn=curve_trial,
+                   progress=False)  # fmt: skip
+    decisions = [d for t in study.trials for d in t.user_attrs.get("npas:decisions", [])]
+    first = [d for d in decisions if d["arrival"] == 0 and d["outcome"] != "stop"]
+    assert {d["rung"] for d in first} == {1, 3}
+    assert all(d["outcome"] == "promote" for d in first), first
+    assert study.get_trials(states=(TrialState.COMPLETE,))
