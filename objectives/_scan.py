@@ -26,7 +26,6 @@ from spaces._errors import ConfigError
 __all__ = [
     "HASH_ALL_BELOW",
     "SCAN_SAMPLES",
-    "differences",
     "evenly",
     "scan_array",
     "scan_dataset",
@@ -155,24 +154,3 @@ def scan_dataset(
             f"(the first: {first}){unreadable}"
         )
     return _record(y, shape or (), dtype, digest, len(indices))
-
-
-def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What differs between two fingerprints, one phrase per field (hashes shortened)."""
-    found = []
-    if old.get("classes") != new.get("classes"):
-        found.append(f"classes {old.get('classes')} -> {new.get('classes')}")
-    splits = {**old.get("splits", {}), **new.get("splits", {})}
-    for split in splits:
-        a, b = old.get("splits", {}).get(split), new.get("splits", {}).get(split)
-        if a is None or b is None:
-            found.append(f"split {split!r} {'added' if a is None else 'gone'}")
-            continue
-        for key in a.keys() | b.keys():
-            if a.get(key) != b.get(key):
-                short = [v[:12] if isinstance(v, str) and key.endswith("sha256") else v
-                         for v in (a.get(key), b.get(key))]  # fmt: skip
-                found.append(f"{split} {key.removesuffix('_sha256')} {short[0]} -> {short[1]}")
-    if old.get("skipped") != new.get("skipped"):
-        found.append(f"images skipped {old.get('skipped', 0)} -> {new.get('skipped', 0)}")
-    return sorted(found)

@@ -21,10 +21,9 @@ from typing import Any, NamedTuple
 
 import optuna
 
-from objectives._scan import differences
 from search.errors import ConfigError
 
-__all__ = ["DATA_ATTR", "DataCheck", "record_data", "refusal"]
+__all__ = ["DATA_ATTR", "DataCheck", "differences", "record_data", "refusal"]
 
 #: The study user attribute holding the data's fingerprints.
 DATA_ATTR = "data_fingerprints"
@@ -40,6 +39,27 @@ class DataCheck(NamedTuple):
 
     fingerprint: dict[str, Any] | None
     changed: bool = False
+
+
+def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between two fingerprints, one phrase per field (hashes shortened)."""
+    found = []
+    if old.get("classes") != new.get("classes"):
+        found.append(f"classes {old.get('classes')} -> {new.get('classes')}")
+    splits = {**old.get("splits", {}), **new.get("splits", {})}
+    for split in splits:
+        a, b = old.get("splits", {}).get(split), new.get("splits", {}).get(split)
+        if a is None or b is None:
+            found.append(f"split {split!r} {'added' if a is None else 'gone'}")
+            continue
+        for key in a.keys() | b.keys():
+            if a.get(key) != b.get(key):
+                short = [v[:12] if isinstance(v, str) and key.endswith("sha256") else v
+                         for v in (a.get(key), b.get(key))]  # fmt: skip
+                found.append(f"{split} {key.removesuffix('_sha256')} {short[0]} -> {short[1]}")
+    if old.get("skipped") != new.get("skipped"):
+        found.append(f"images skipped {old.get('skipped', 0)} -> {new.get('skipped', 0)}")
+    return sorted(found)
 
 
 def _stored(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
