@@ -20,7 +20,8 @@ The real searches need the machine to themselves (their clock is the wall-clock)
 with nothing else busy. The replays run after them.
 
 Run: ``NPAS_DATA=../shared/data python benchmarks/lab_validation.py [--searches 3]
-[--optimiser nsga2] [--type stopping] [--workers 2] [--budget 40] [--seeds 50]``
+[--optimiser nsga2] [--type stopping] [--workers 2] [--budget 40] [--seeds 50] [--reuse]``
+(``--reuse``: replay again beside the real searches a run before left in ``--out``)
 → ``benchmarks/results/lab_validation.md`` and ``.json``.
 """
 
@@ -140,6 +141,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "validation")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--reuse", action="store_true",
+                        help="read the real searches a run before left in --out (replay again)")
     args = parser.parse_args()
     if (os.cpu_count() or 1) < args.workers:
         raise SystemExit(f"--workers {args.workers}: this machine has {os.cpu_count()} cores")
@@ -147,11 +150,17 @@ def main() -> None:
     mean_trial = sum(table.trial_s(row) for row in table.rows) / len(table.rows)
     horizon = args.budget * mean_trial / args.workers
     began = time.time()
-    shutil.rmtree(args.out / "run", ignore_errors=True)
+    if not args.reuse:
+        shutil.rmtree(args.out / "run", ignore_errors=True)
     studies = []
     for i in range(args.searches):
+        config = real_config(table, args, i, horizon)
+        if args.reuse:
+            storage = f"sqlite:///{args.out / 'run' / 'npas.db'}"
+            studies.append(optuna.load_study(study_name=config.name, storage=storage))
+            continue
         print(f"real search {i + 1}/{args.searches} ({horizon:.0f} s)", file=sys.stderr)
-        studies.append(launch(real_config(table, args, i, horizon)))
+        studies.append(launch(config))
     ratio = speed(studies, table)
     if ratio > 1:
         print(f"real epochs are {ratio:.2f}x the table's: the real searches are read up to "
