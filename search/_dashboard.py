@@ -12,7 +12,10 @@ uses.
 
 optuna-dashboard has no authentication, and its REST API edits and deletes studies. So it
 listens on loopback unless the caller exposes it on purpose, and it is read-only (only GET,
-HEAD and OPTIONS reach the app; anything else is answered 403) unless made writable.
+HEAD and OPTIONS reach the app; anything else is answered 403) unless made writable. On
+loopback it also answers only requests whose ``Host`` names loopback and its port: a web page
+the user visits could otherwise point its own host name at 127.0.0.1 (DNS rebinding) and read
+every study through the user's browser.
 """
 
 from __future__ import annotations
@@ -214,6 +217,23 @@ def read_only(app: WSGIApp) -> WSGIApp:
     return guarded
 
 
+def loopback_hosts(app: WSGIApp, port: int) -> WSGIApp:
+    """``app`` answering only requests whose ``Host`` header is a loopback name and ``port``
+    (``localhost``, ``127.0.0.1``, ``[::1]``); any other gets 403 and never reaches it."""
+    allowed = {f"{name}:{port}" for name in ("localhost", "127.0.0.1", "[::1]")}
+
+    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("HTTP_HOST", "").lower() in allowed:
+            return app(environ, start_response)
+        body = (b'{"reason": "this dashboard answers requests to this machine only '
+                b'(Host: 127.0.0.1 or localhost and its port)"}')  # fmt: skip
+        start_response("403 Forbidden", [("Content-Type", "application/json"),
+                                         ("Content-Length", str(len(body)))])  # fmt: skip
+        return [body]
+
+    return guarded
+
+
 def _serve(host: str, port: int, mode: str) -> None:
     """The server process: the storage URL from stdin, optuna-dashboard on ``host:port`` until
     it is terminated, read-only unless ``mode`` is ``writable``."""
@@ -223,6 +243,8 @@ def _serve(host: str, port: int, mode: str) -> None:
     app = wsgi(connect_url(storage).render_as_string(hide_password=False))
     if mode != "writable":
         app = read_only(app)
+    if loopback(host):
+        app = loopback_hosts(app, port)
     print(f"optuna-dashboard ({mode}) on {masked_url(storage)}: http://{host}:{port}/",
           file=sys.stderr)  # fmt: skip
     make_server(host, port, app, server_class=_ThreadedServer).serve_forever()

@@ -324,3 +324,20 @@ def test_a_json_py_in_the_working_folder_does_not_replace_the_servers_json(
         assert _get(f"{url}/api/studies")["study_summaries"][0]["study_name"] == "dash-study"
     finally:
         stop_dashboard(process)
+
+
+def test_a_request_naming_another_host_is_refused_on_loopback(dashboard) -> None:
+    """DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends ``Host:
+    evil.example:port``; the dashboard answers 403 and shows no study."""
+    _, url = dashboard
+    port = url.rsplit(":", 1)[1]
+    for host, status in ((f"evil.example:{port}", 403), (f"127.0.0.1:{port}", 200),
+                         (f"localhost:{port}", 200), ("127.0.0.1", 403)):  # fmt: skip
+        request = urllib.request.Request(f"{url}/api/studies", headers={"Host": host})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                got, body = reply.status, reply.read()
+        except urllib.error.HTTPError as err:
+            got, body = err.code, err.read()
+        assert got == status, (host, got)
+        assert (b"dash-study" in body) == (status == 200)
