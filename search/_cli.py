@@ -17,10 +17,16 @@ import time
 import warnings
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from search._urls import masked_url
-from search.errors import ConfigError, NpasError, SearchInterrupted, UnknownNameError
+from search.errors import (
+    ConfigError,
+    NpasError,
+    SearchInterrupted,
+    StorageWriteError,
+    UnknownNameError,
+)
 from spaces._suggest import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
@@ -1143,6 +1149,16 @@ def _supervised_launch(started: float) -> tuple[int | None, float]:
     return None, parent[1]
 
 
+def _leave_storage_alone(code: int) -> NoReturn:
+    """Ends the program without the interpreter's cleanup, once its storage failed: that
+    cleanup closes the storage's SQLite connections, and SQLite checkpoints its WAL on close,
+    writing the files that just failed (a ``-shm`` made immutable: SIGBUS, exit 135, a fatal
+    dump after the one-line error). Ray was stopped already."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``search`` command line and returns its exit code.
 
@@ -1171,6 +1187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + err.signum  # 130 for Ctrl-C, 143 for SIGTERM
     except NpasError as err:
         print(f"search {args.command}: {type(err).__name__}: {_message(err)}", file=sys.stderr)
+        if argv is None and isinstance(err, StorageWriteError):
+            _leave_storage_alone(1)
         return 1
     except KeyboardInterrupt:
         print(f"search {args.command}: interrupted", file=sys.stderr)

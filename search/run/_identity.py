@@ -5,11 +5,11 @@ SQLite notices none of it: the launch's open connections go on writing to the de
 (trials "recorded" where nobody can read them), and a new connection creates a new, empty
 database at the path, whose first write fails on a missing table. So the launch takes the
 file's identity (device and inode) when it opens the storage, checks it before every write
-(:meth:`StorageIdentity.check`, one ``stat``), and opens every later connection with SQLite's
-``mode=rw``, which fails instead of creating a file. Whatever the database, each write also
-checks in its own transaction that the study's id still names the search
-(``search.run._writer``): a PostgreSQL database dropped and restored, or another file, holds
-another study there or none.
+(:meth:`StorageIdentity.check`, one ``stat``, and whether the file, its WAL and its index can
+still be written), and opens every later connection with SQLite's ``mode=rw``, which fails
+instead of creating a file. Whatever the database, each write also checks in its own
+transaction that the study's id still names the search (``search.run._writer``): a PostgreSQL
+database dropped and restored, or another file, holds another study there or none.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import sqlalchemy
 
-from search.errors import StorageLost
+from search.errors import StorageLost, StorageWriteError
 
 __all__ = ["StorageIdentity", "lost_report", "sqlite_file"]
 
@@ -59,6 +59,9 @@ class StorageIdentity:
         Raises:
             StorageLost: the file is gone (deleted or moved away), cannot be looked at, or
                 is another file.
+            StorageWriteError: it, its WAL or its shared-memory index cannot be written any
+                more (read-only, or made immutable): SQLite would fail on it, or die of SIGBUS
+                writing the index it maps into memory.
         """
         if self.path is None:
             return
@@ -74,6 +77,14 @@ class StorageIdentity:
             ) from None
         if now != self._file:
             raise StorageLost(f"its storage file {self.path} was replaced by another file")
+        for path in (self.path, f"{self.path}-wal", f"{self.path}-shm"):
+            if os.path.exists(path) and not os.access(path, os.W_OK):
+                raise StorageWriteError(
+                    f"the search's storage file {path} cannot be written any more (made "
+                    "read-only or immutable); the search stopped starting trials, and the "
+                    "trials written before are in it: make it writable and relaunch the same "
+                    "command to resume"
+                )
 
 
 def _file_id(path: str) -> tuple[int, int]:

@@ -132,25 +132,48 @@ def _trial_folders(out: Path) -> set[str]:
     return {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
 
 
+def _launch(out: Path, ray_tmp: Path) -> subprocess.Popen:
+    """``search launch`` of CONFIG as a user runs it (its Ray's files under ``ray_tmp``),
+    returned once two trials are recorded."""
+    config = out / "gone.yaml"
+    config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(out),
+               "--address", "local", "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "RAY_TMPDIR": str(ray_tmp)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 180
+    while _recorded(out / "npas.db") < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if proc.poll() is not None or _recorded(out / "npas.db") < 2:
+        proc.kill()
+        raise AssertionError(f"the search did not get going: {proc.communicate()[1][-3000:]}")
+    return proc
+
+
+def _nothing_of_ray_left(ray_tmp: Path) -> None:
+    """No process has a file of the launch's Ray open any more (Ray's last ones may take a
+    moment to go); its folder is removed."""
+    try:
+        left = writers_of(ray_tmp)
+        for _ in range(50):
+            if not left:
+                break
+            time.sleep(0.2)
+            left = writers_of(ray_tmp)
+        assert not left, f"Ray processes left behind: {left}"
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
 @pytest.mark.slow  # a real search in a subprocess
 @pytest.mark.parametrize("fault", ["deleted", "replaced"])
 def test_a_search_whose_sqlite_file_goes_stops_at_once_and_says_what_is_lost(
     tmp_path: Path, fault: str
 ) -> None:
-    config = tmp_path / "gone.yaml"
-    config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
     db = tmp_path / "npas.db"
     ray_tmp = Path(tempfile.mkdtemp(prefix="npas-ray-"))  # short: Ray's socket paths
-    env = {**os.environ, "RAY_TMPDIR": str(ray_tmp)}
-    command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(tmp_path),
-               "--address", "local", "--quiet"]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = _launch(tmp_path, ray_tmp)
     try:
-        deadline = time.monotonic() + 180
-        while _recorded(db) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert proc.poll() is None and _recorded(db) >= 2, "the search did not get going"
         if fault == "deleted":
             for file in tmp_path.glob("npas.db*"):
                 file.unlink()
@@ -172,16 +195,7 @@ def test_a_search_whose_sqlite_file_goes_stops_at_once_and_says_what_is_lost(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    try:
-        left = writers_of(ray_tmp)
-        for _ in range(50):  # Ray's last processes may take a moment to go
-            if not left:
-                break
-            time.sleep(0.2)
-            left = writers_of(ray_tmp)
-        assert not left, f"Ray processes left behind: {left}"
-    finally:
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+    _nothing_of_ray_left(ray_tmp)
     assert proc.returncode == 1, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
     last = err.strip().splitlines()[-1]
@@ -200,3 +214,36 @@ def test_a_search_whose_sqlite_file_goes_stops_at_once_and_says_what_is_lost(
         assert status.returncode == 2 and "does not exist" in status.stderr, status.stderr
     else:  # the file put in its place is as it was put there
         assert _trials_in(db) == in_backup
+
+
+@pytest.mark.slow  # a real search in a subprocess
+def test_a_search_whose_sqlite_files_are_made_immutable_ends_in_one_line(tmp_path: Path) -> None:
+    """The database, its WAL, its index and their folder made immutable (``chattr +i``) while
+    the search runs. Before, the launch said `disk I/O error` and then died of SIGBUS (exit 135,
+    a fatal dump): SQLite's checkpoint when the interpreter closed its connections wrote the
+    index it maps into memory, which the kernel refuses for an immutable file. Now the launch
+    sees the files cannot be written before it writes, says so in one line and exits 1, its
+    Ray stopped; what it recorded is there."""
+    db = tmp_path / "npas.db"
+    ray_tmp = Path(tempfile.mkdtemp(prefix="npas-ray-"))
+    proc = _launch(tmp_path, ray_tmp)
+    frozen = [str(p) for p in (db, tmp_path / "npas.db-wal", tmp_path / "npas.db-shm")]
+    try:
+        chattr = subprocess.run(["chattr", "+i", *frozen, str(tmp_path)], capture_output=True)
+        if chattr.returncode != 0:  # needs root and a file system with the attribute
+            proc.kill()
+            pytest.skip(f"chattr +i is not possible here: {chattr.stderr.decode().strip()}")
+        _, err = proc.communicate(timeout=180)
+    finally:
+        subprocess.run(["chattr", "-i", *frozen, str(tmp_path)], capture_output=True)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    _nothing_of_ray_left(ray_tmp)
+    assert proc.returncode == 1, err[-3000:]
+    for dump in ("Traceback", "SIGBUS", "Fatal Python error"):
+        assert dump not in err, err[-3000:]
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"search launch: StorageWriteError: the search's storage file {db}")
+    assert "cannot be written any more (made read-only or immutable)" in last, last
+    assert _recorded(db) >= 2
