@@ -54,7 +54,8 @@ class StorageIdentity:
             sqlalchemy.event.listen(engine, "do_connect", _never_create(self.path))
 
     def check(self) -> None:
-        """Before a write: raises once the SQLite file at the path is not the one opened.
+        """Before a write: raises once the SQLite file at the path is not the one opened, or
+        cannot be written.
 
         Raises:
             StorageLost: the file is gone (deleted or moved away), cannot be looked at, or
