@@ -27,6 +27,7 @@ from typing import Any
 import optuna
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
+from optuna.search_space import intersection_search_space
 from optuna.trial import FrozenTrial, TrialState
 
 from search._compat import storage_of, trial_id_of
@@ -85,7 +86,17 @@ class RungView(BaseSampler):
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         view = self._view_of(study, trial)
-        return self.inner.infer_relative_search_space(view, _in(view, trial))
+        space = self.inner.infer_relative_search_space(view, _in(view, trial))
+        if view is study:
+            return space
+        # Optuna's samplers intersect the search space incrementally, taking a trial once
+        # finished as final; in a view a trial seen pruned is seen complete once the epoch
+        # modelled goes down, so a parameter the intersection kept may be missing from a
+        # complete trial (NSGA-II's crossover then failed with a KeyError). Only what every
+        # complete trial has is kept (never more than the sampler's own space).
+        complete = view.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        exact = intersection_search_space(complete)
+        return {name: dist for name, dist in space.items() if exact.get(name) == dist}
 
     def sample_relative(
         self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
