@@ -142,6 +142,28 @@ def _scheduler(config: SearchConfig) -> str:
     )
 
 
+def _promotion_warning(config: SearchConfig) -> str | None:
+    """Promotion-type MOASHA promotes the top floor(n / η) of a rung, so one trial reaches the
+    last epoch only once ceil(η · ceil(η · ...)) trials reached the first rung; with fewer
+    ``trials`` the search ends with every trial paused and none complete."""
+    s = config.scheduler
+    if s.name != "moasha" or s.type != "promotion" or s.early_promotion:
+        return None
+    from search.run._moasha import _milestones  # Ray Tune's scheduler module: nothing starts
+
+    needed = 1
+    for _ in _milestones(s.grace_epochs, s.reduction_factor, config.max_epochs):
+        needed = math.ceil(needed * s.reduction_factor - 1e-9)
+    if config.trials >= needed:
+        return None
+    return (
+        f"trials: {config.trials} is fewer than the {needed} that promotion-type moasha needs "
+        f"before its first trial trains all {config.max_epochs} epochs (the top "
+        f"1/{format_value(s.reduction_factor)} of each rung is promoted): no trial would "
+        f"complete; raise trials, or set scheduler.early_promotion: true or type: stopping"
+    )
+
+
 def _cost(config: SearchConfig) -> list[str]:
     """What one trial costs: models built on the meta device, epochs x training samples."""
     from search.config._floor import trial_cost
@@ -218,6 +240,9 @@ def suspicions(config: SearchConfig, *, floor: bool = True) -> list[str]:
                 "unless that is what you want"
             )
     found += start_warnings(config)
+    few = _promotion_warning(config)
+    if few is not None:
+        found.append(few)
     below = budget_warning(config) if floor else None
     if below is not None:
         found.append(below)

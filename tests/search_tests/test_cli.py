@@ -649,6 +649,24 @@ def test_check_warns_on_what_is_valid_but_wrong(tmp_path: Path, capsys) -> None:
     assert "budget: at most 20 parameters, below the minimum budget of every model" in warnings[1]
 
 
+@pytest.mark.parametrize(("scheduler", "warned"), [
+    ({"name": "moasha", "type": "promotion"}, True),
+    ({"name": "moasha", "type": "promotion", "early_promotion": True}, False),
+    ({"name": "moasha", "type": "stopping"}, False),
+])  # fmt: skip
+def test_check_warns_when_promotion_cannot_complete_a_trial(
+    tmp_path: Path, capsys, scheduler: dict, warned: bool
+) -> None:
+    """9 epochs, rungs at 1 and 3, η = 3: a trial trains all 9 only once 9 trials reached
+    the first rung; 5 trials end with every trial paused (issue 41, defect 10)."""
+    config = {**CONFIG, "trials": 5, "train": {**CONFIG.get("train", {}), "epochs": 9},
+              "scheduler": scheduler}  # fmt: skip
+    code, _, err = _check(tmp_path, config, capsys)
+    assert code == 0, err
+    found = "trials: 5 is fewer than the 9 that promotion-type moasha needs" in err
+    assert found == warned, err
+
+
 def test_check_refuses_a_bad_config_with_exit_2(tmp_path: Path, capsys) -> None:
     code, out, err = _check(tmp_path, {**CONFIG, "trails": 5}, capsys)
     assert code == 2 and out == ""
