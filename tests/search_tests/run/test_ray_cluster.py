@@ -149,7 +149,11 @@ def cluster():
     """Two Ray nodes of one CPU each; yields the head's address and the nodes' environment."""
     # Ray 2.60's token authentication would need the head's token in every driver: a local
     # test cluster goes without.
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    # The tests' trial functions live in this repository's tests package: the nodes' workers
+    # import it from PYTHONPATH, as a user's cluster imports the user's installed package (the
+    # job's own working folder no longer puts the driver's folder on their sys.path).
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": path}
     address = f"127.0.0.1:{_free_port()}"
     common = ["--num-cpus=1", "--block", "--disable-usage-stats", "--node-ip-address=127.0.0.1"]
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
