@@ -201,6 +201,13 @@ class _ThreadedServer(ThreadingMixIn, WSGIServer):
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
+def _forbidden(start_response: Callable[..., Any], body: bytes) -> Iterable[bytes]:
+    """A 403 answer with a one-line JSON reason, the app never reached."""
+    start_response("403 Forbidden", [("Content-Type", "application/json"),
+                                     ("Content-Length", str(len(body)))])  # fmt: skip
+    return [body]
+
+
 def read_only(app: WSGIApp) -> WSGIApp:
     """``app`` answering only :data:`READ_METHODS`; any other request gets 403 and never
     reaches it (so nothing in the storage can be changed through the server)."""
@@ -208,11 +215,8 @@ def read_only(app: WSGIApp) -> WSGIApp:
     def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD", "GET").upper() in READ_METHODS:
             return app(environ, start_response)
-        body = (b'{"reason": "this dashboard is read-only: '
-                b'search dashboard --writable allows changes"}')  # fmt: skip
-        start_response("403 Forbidden", [("Content-Type", "application/json"),
-                                         ("Content-Length", str(len(body)))])  # fmt: skip
-        return [body]
+        return _forbidden(start_response, b'{"reason": "this dashboard is read-only: '
+                          b'search dashboard --writable allows changes"}')  # fmt: skip
 
     return guarded
 
@@ -225,11 +229,8 @@ def loopback_hosts(app: WSGIApp, port: int) -> WSGIApp:
     def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("HTTP_HOST", "").lower() in allowed:
             return app(environ, start_response)
-        body = (b'{"reason": "this dashboard answers requests to this machine only '
-                b'(Host: 127.0.0.1 or localhost and its port)"}')  # fmt: skip
-        start_response("403 Forbidden", [("Content-Type", "application/json"),
-                                         ("Content-Length", str(len(body)))])  # fmt: skip
-        return [body]
+        return _forbidden(start_response, b'{"reason": "this dashboard answers requests to '
+                          b'this machine only (Host: 127.0.0.1 or localhost and its port)"}')
 
     return guarded
 

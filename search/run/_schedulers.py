@@ -34,19 +34,8 @@ def _moasha(config: SearchConfig) -> Any:
     from search.run._moasha import MOASHA, PromotionMOASHA
 
     s = config.scheduler
+    common = {"grace_epochs": s.grace_epochs, "reduction_factor": s.reduction_factor,
+              "max_epochs": config.max_epochs, "within_front": s.front_order}  # fmt: skip
     if s.type == "promotion":
-        return PromotionMOASHA(
-            config.objectives,
-            grace_epochs=s.grace_epochs,
-            reduction_factor=s.reduction_factor,
-            max_epochs=config.max_epochs,
-            within_front=s.front_order,
-            early=s.early_promotion,
-        )
-    return MOASHA(
-        config.objectives,
-        grace_epochs=s.grace_epochs,
-        reduction_factor=s.reduction_factor,
-        max_epochs=config.max_epochs,
-        within_front=s.front_order,
-    )
+        return PromotionMOASHA(config.objectives, early=s.early_promotion, **common)
+    return MOASHA(config.objectives, **common)
