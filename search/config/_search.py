@@ -211,19 +211,22 @@ checks.described(_duration, "a duration such as 45m, 2h, 90s, or seconds > 0")
 
 @dataclass(frozen=True)
 class LimitsConfig:
-    """The search's own limits (section ``limits``, called ``budget`` before): no trial starts
-    once one would pass a limit, and the trials in flight are stopped at their next epoch once
-    ``time`` is spent (None: no limit)."""
+    """The search's own limits (section ``limits``, called ``budget`` before), each per launch
+    (a relaunch has the whole of each again; the study keeps the search's totals): no trial
+    starts once one would pass a limit, and the trials in flight are stopped at their next
+    epoch once ``time`` is spent (None: no limit)."""
 
     time: float | None = config_key(
         None,
         check=checks.optional(_duration),
-        help="wall-clock seconds of the launch (also --time-limit)",
+        help="wall-clock seconds of each launch; a relaunch has them again (also --time-limit)",
     )
     energy_j: float | None = config_key(
-        None, check=_positive, help="joules of the trials' training and measurement"
+        None, check=_positive, help="joules of each launch's trials' training and measurement"
     )
-    co2_g: float | None = config_key(None, check=_positive, help="grams of CO2 of that energy")
+    co2_g: float | None = config_key(
+        None, check=_positive, help="grams of CO2 of each launch's energy"
+    )
     trial_timeout: float | None = config_key(
         None,
         check=checks.optional(_duration),
@@ -322,8 +325,10 @@ class SearchConfig(DataAndMetrics):
     )
     space: Space = config_key(
         check=None,
-        help="what is searched: dimension names as in the module "
-        "docstring of search.config._search",
+        help="what is searched, one dimension per name: family, budget, ssn.<option>, "
+        "train.<option>, <family>.<hyper>, <family>.<hyper>.<i> (one element of a list) and "
+        "<family>.train.<option>; each a dimension (space.<dimension>.* below) or a bare "
+        "list (a choice) or scalar (fixed)",
         allowed="a mapping of dimensions",
         dump=lambda s: s.to_dict(),
     )

@@ -66,7 +66,7 @@ __all__ = ["write_report"]
 
 _PERFORMANCE = "accuracy"
 #: Outcomes of a rung decision, in the order the decision counts show them.
-_OUTCOMES = ("continue", "stop", "pause", "promote")
+_OUTCOMES = ("continue", "stop", "pause", "promote", "adjourn")
 #: The decision table shows every front trial and at most this many others, the most recent.
 _MAX_DECIDED = 40
 

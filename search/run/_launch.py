@@ -265,15 +265,18 @@ def _launch_leased(
                 f"stopped starting trials; the {trials_counted(study)} trial(s) recorded are "
                 "kept in the storage: free space and relaunch the same command to go on"
             )
-        if searcher.adjourned and progress:
-            print(f"[npas] time is up: {len(searcher.adjourned)} unfinished trial(s) "
-                  f"{searcher.adjourned} kept with their checkpoints; relaunch the same command "
-                  "(with more time) to go on with them", file=sys.stderr)  # fmt: skip
+        # Trials an earlier launch adjourned that this one's time or budget did not reach
+        # stay adjourned: nobody cut them short.
+        adjourned = sorted({*searcher.adjourned, *(set(resumes) - set(searcher.resumed))})
+        if adjourned and progress:
+            print(f"[npas] {len(adjourned)} trial(s) {adjourned} adjourned: unfinished, kept "
+                  "with their checkpoints; relaunch the same command (with more time) to go on "
+                  "with them", file=sys.stderr)  # fmt: skip
         if searcher.limits.ended and "signum" not in received:  # the time limit ended it
             _time_up(study, progress)
         else:
             cut = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-                   if t.number not in searcher.adjourned]  # fmt: skip
+                   if t.number not in adjourned]  # fmt: skip
             if cut or (searcher.stopped is None and ran < remaining):  # a stop signal ended it
                 raise interrupted(study, config, received.get("signum", signal.SIGINT))
         if searcher.stopped is not None and progress:

@@ -262,11 +262,12 @@ class MOASHA(FIFOScheduler):
         """Logs a decision on ``trial`` at ``rung`` and hands it to ``on_decision``.
 
         A decision holds ``trial_id``, ``trial`` (the study's trial number, when the trial's
-        config has it), ``rung``, ``outcome`` (``continue``, ``stop``, ``pause`` or
-        ``promote``), ``rank`` (0 best) among ``n`` trials at the rung, ``arrival`` (the
-        trial's place in the order trials reached the rung: those compared are the first
-        ``n`` to arrive), ``top`` (how many the rung lets on now), ``at_chance``, and ``why``
-        when the rule alone does not say it.
+        config has it), ``rung``, ``outcome`` (``continue``, ``stop``, ``pause``,
+        ``promote``, or ``adjourn``: paused when the search's time ran out), ``rank`` (0
+        best) among ``n`` trials at the rung, ``arrival`` (the trial's place in the order
+        trials reached the rung: those compared are the first ``n`` to arrive), ``top`` (how
+        many the rung lets on now), ``at_chance``, and ``why`` when the rule alone does not
+        say it.
         """
         config = getattr(trial, "config", None) or {}
         decision = {
@@ -347,6 +348,7 @@ class PromotionMOASHA(MOASHA):
         self._seen: set[Any] = set()  # keys that reported in this launch
         self._added = 0
         self._closed = False
+        self._closed_why: str | None = None
         self.n_paused = 0
         self.n_promoted = 0
 
@@ -359,9 +361,12 @@ class PromotionMOASHA(MOASHA):
         until :meth:`close`)."""
         self.slots, self.total = slots, total
 
-    def close(self) -> None:
-        """No trial will be added any more (the searcher stopped)."""
+    def close(self, why: str | None = None) -> None:
+        """No trial will be added any more (the searcher stopped); ``why``: the search's time
+        limit (:data:`~search.run._limits.OUT_OF_TIME`), when that stopped it, and the
+        paused trials are then adjourned (a relaunch decides them again), not stopped."""
         self._closed = True
+        self._closed_why = why
 
     def may_start(self) -> bool:
         """Whether a new trial may start now: no paused trial is due, and fewer than
@@ -456,9 +461,12 @@ class PromotionMOASHA(MOASHA):
             for key in list(self._paused):
                 trial, rung = self._paused.pop(key)
                 rank, n = self._rank_of(key, rung)
-                self._decide(trial, rung, "stop", rank=rank, n=n,
-                             why="the search ended before it could be promoted")  # fmt: skip
-                self._n_stopped += 1
+                if self._closed_why is not None:  # the searcher adjourns it
+                    self._decide(trial, rung, "adjourn", rank=rank, n=n, why=self._closed_why)
+                else:
+                    self._decide(trial, rung, "stop", rank=rank, n=n,
+                                 why="the search ended before it could be promoted")  # fmt: skip
+                    self._n_stopped += 1
                 tune_controller.stop_trial(trial)
         return None
 

@@ -61,6 +61,8 @@ class Progress(Callback):
         clock: Seconds, for the elapsed time (``time.monotonic``: then counted from the
             command's start when :func:`count_from` was told it).
         time_limit: The search's time limit in seconds, counted from this launch, if any.
+        adjourned: Whether a Ray trial that ended was adjourned (left unfinished with its
+            checkpoint when the time ran out): counted apart, not done.
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class Progress(Callback):
         enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
         time_limit: float | None = None,
+        adjourned: Callable[[str], bool] = lambda trial_id: False,
     ) -> None:
         self.objectives = list(objectives)
         self.time_limit = time_limit
@@ -82,6 +85,8 @@ class Progress(Callback):
         self.failed = 0
         self.pruned = 0
         self.refused = 0
+        self.adjourned = 0
+        self._is_adjourned = adjourned
         for trial in prior.get_trials(deepcopy=False) if prior is not None else ():
             if trial.state == TrialState.COMPLETE:
                 self.values.append(list(trial.values))
@@ -99,7 +104,10 @@ class Progress(Callback):
         self._prior = self.done
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self._add(trial.last_result or {})
+        if self._is_adjourned(trial.trial_id):  # the searcher, told first, left it unfinished
+            self.adjourned += 1
+        else:
+            self._add(trial.last_result or {})
         self._print([t for t in trials if t is not trial])
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
@@ -156,6 +164,8 @@ class Progress(Callback):
         if self.pruned:
             parts += f", {self.pruned} stopped early"
         text = f"{done}{of} done ({parts}), {running} running"
+        if self.adjourned:
+            text += f", {self.adjourned} adjourned"
         best = self.best()
         if best is not None:
             directions = [d for _, d in self.objectives]

@@ -49,7 +49,7 @@ class Gate(Protocol):
 
     def may_start(self) -> bool: ...
 
-    def close(self) -> None: ...
+    def close(self, why: str | None = None) -> None: ...
 
 
 def _frozen(trial: optuna.trial.Trial) -> optuna.trial.FrozenTrial:
@@ -117,6 +117,7 @@ class NpasSearcher(Searcher):
         self.resumed: list[int] = []
         #: Numbers of the trials left RUNNING with their checkpoints when time ran out.
         self.adjourned: list[int] = []
+        self._adjourned_ids: set[str] = set()
         #: Numbers of the trials that could not save their results on a full disk.
         self.full: list[int] = []
 
@@ -174,8 +175,9 @@ class NpasSearcher(Searcher):
             self.writer.user_attr(trial.number, RAY_TRIAL_KEY, folder)
 
     def _finished(self) -> str:
-        if self.gate is not None:
-            self.gate.close()
+        if self.gate is not None:  # told when the search's time ended it: paused trials adjourn
+            spent = self.limits is not None and self.limits.adjourn and self.limits.out_of_time
+            self.gate.close(OUT_OF_TIME if spent else None)
         return Searcher.FINISHED
 
     def on_decision(self, decision: dict[str, Any]) -> None:
@@ -185,7 +187,10 @@ class NpasSearcher(Searcher):
         if trial is None:
             return
         kept = {k: decision[k] for k in _DECISION_FIELDS if k in decision}
-        log = [*trial.user_attrs.get(DECISIONS_KEY, []), kept]
+        log = trial.user_attrs.get(DECISIONS_KEY, [])
+        if log and _same_decision(log[-1], kept):  # decided again (a relaunch): logged once
+            return
+        log = [*log, kept]
         trial.set_user_attr(DECISIONS_KEY, log)
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
             self.writer.user_attr(trial.number, DECISIONS_KEY, log)
@@ -196,12 +201,17 @@ class NpasSearcher(Searcher):
         trial = self._live.get(trial_id)
         if trial is None or CURVE_KEY not in result:
             return
-        self._last[trial_id] = result
         point = json.loads(result[CURVE_KEY])
         point["violation"] = float(result.get(VIOLATION_KEY, 0.0))  # of what it knew then
         curve = self._curves.setdefault(trial_id, [])
-        if curve and curve[-1]["epoch"] == point["epoch"]:  # seen already
+        if curve and point["epoch"] <= curve[-1]["epoch"]:
+            # seen already: a resumed trial reporting its checkpoint's epoch again (its last
+            # result in this launch, until it trains on), a repeated result, or a trial
+            # without checkpoints that a promotion restarted from its first epoch (its curve
+            # and last result stay the first run's)
+            self._last.setdefault(trial_id, result)
             return
+        self._last[trial_id] = result
         curve.append(point)
         value = result.get(self.objectives[0].name, math.nan)
         step = int(point["epoch"])
@@ -261,13 +271,24 @@ class NpasSearcher(Searcher):
         if latest_checkpoint(trial) is None:
             return False
         self.adjourned.append(trial.number)
+        self._adjourned_ids.add(trial_id)
         return True
+
+    def is_adjourned(self, trial_id: str) -> bool:
+        """Whether the Ray trial ``trial_id`` ended adjourned (not done: a relaunch goes on)."""
+        return trial_id in self._adjourned_ids
 
     def save(self, checkpoint_path: str) -> None:
         """Nothing to save: the Optuna study holds the state (Ray calls this periodically)."""
 
     def restore(self, checkpoint_path: str) -> None:
         """Nothing to restore: relaunching resumes from the Optuna study."""
+
+
+def _same_decision(before: dict[str, Any], now: dict[str, Any]) -> bool:
+    """Whether ``now`` repeats ``before``: a trial a relaunch resumed at the rung where it
+    was paused is decided there again, and pausing it again is no new decision."""
+    return all(before.get(k) == now.get(k) for k in ("rung", "outcome"))
 
 
 def _curve_point(point: dict[str, Any]) -> dict[str, Any]:

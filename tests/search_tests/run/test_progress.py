@@ -4,6 +4,7 @@ shows best values that no later trial can make look worse."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import numpy as np
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from search.pareto import format_value, non_dominated
 from search.run._progress import Progress
-from search.run._trainable import report_of
+from search.run._trainable import CURVE_KEY, report_of
 from tests.search_tests.studies import npas_study
 
 OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
@@ -131,3 +132,15 @@ def test_elapsed_counts_from_the_commands_start():
     finally:
         count_from(None)
     assert Progress(OBJECTIVES, total=4, enabled=False).line().endswith("; 0 s elapsed")
+
+
+def test_an_adjourned_trial_is_counted_apart_not_done():
+    """A trial the time limit left unfinished (the searcher adjourned it) is not a trial
+    stopped early: the line counts it as adjourned (it once said "8 stopped early")."""
+    view = Progress(OBJECTIVES, total=4, enabled=False, adjourned=lambda trial_id: trial_id == "b")
+    curve = {CURVE_KEY: "{}", "accuracy": 0.5, "params": 10.0}  # an epoch's report
+    for trial_id in ("a", "b"):
+        view.on_trial_complete(0, [], SimpleNamespace(trial_id=trial_id, last_result=curve))
+    assert view.line().startswith(
+        "1/4 done (0 feasible, 0 infeasible, 0 failed, 1 stopped early), 0 running, 1 adjourned"
+    )

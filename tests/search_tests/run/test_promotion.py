@@ -25,6 +25,7 @@ from search.config import TrialConfig
 from search.errors import ExportError
 from search.run import launch
 from search.run._checkpoint_files import RAY_TRIAL_KEY, checkpoint_folders
+from search.run._limits import OUT_OF_TIME
 from search.run._moasha import STUCK_S, PromotionMOASHA
 from search.run._searcher import DECISIONS_KEY
 from search.trial import STATE_NAME, run_trial
@@ -189,6 +190,19 @@ def test_close_ends_the_wait_as_the_total_does() -> None:
     assert sched.choose_trial_to_run(ctl) is None and ctl.stopped == []  # more may come
     sched.close()
     assert sched.choose_trial_to_run(ctl) is None and ctl.stopped == ["a"]
+
+
+def test_paused_trials_adjourn_when_the_searchs_time_closed_it() -> None:
+    """Closed by the time limit, the paused trials are logged ``adjourn`` (the searcher keeps
+    them RUNNING with their checkpoints), not ``stop``, and are not counted as stopped."""
+    sched, ctl = _scheduler(slots=1), Controller()
+    _add(sched, ctl, "a")
+    _report(sched, ctl, "a", 1, 0.5)
+    sched.close(OUT_OF_TIME)
+    assert sched.choose_trial_to_run(ctl) is None and ctl.stopped == ["a"]
+    (last,) = [d for d in sched.decisions() if d["outcome"] != "pause"]
+    assert (last["outcome"], last["why"]) == ("adjourn", OUT_OF_TIME)
+    assert sched._n_stopped == 0
 
 
 def test_may_start_counts_running_and_pending_trials_only() -> None:

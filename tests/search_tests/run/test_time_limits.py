@@ -151,9 +151,18 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     assert (one["state"], one["outcome"]) == ("RUNNING", "adjourned"), one
     assert one["epochs"] == epochs[running[0].number] and one["checkpoint"] is not None
 
+    # A relaunch whose time is spent before it reaches them leaves them adjourned: nobody
+    # stopped it (it once said "stopped by SIGINT", exit 130).
+    brief = type(cfg).from_dict({**cfg.to_dict(), "limits": {"time": 0.01}})
+    again = launch(brief, trial_fn=slow_trial, progress=True)
+    still = {t.number for t in again.get_trials(states=(TrialState.RUNNING,))}
+    assert still == set(epochs) and not again.get_trials(states=(TrialState.FAIL,))
+    assert f"{len(still)} trial(s) {sorted(still)} adjourned" in capsys.readouterr().err
+
     study = launch(cfg, trial_fn=slow_trial, progress=False)
     assert trials_counted(study) == cfg.trials
-    assert not study.get_trials(states=(TrialState.RUNNING, TrialState.FAIL))
+    bad = study.get_trials(states=(TrialState.RUNNING, TrialState.FAIL))
+    assert not bad, [(t.number, t.state.name, t.user_attrs.get("error")) for t in bad]
     assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
     (status,) = json.loads(capsys.readouterr().out)
     assert status["adjourned"] == 0 and status["trials"] == len(study.trials), status
