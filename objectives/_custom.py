@@ -449,18 +449,27 @@ def _kinds_text() -> dict[str, str]:
     return {k: DECLARED_KINDS.get(k).about for k in DECLARED_KINDS}
 
 
-_OPTIONS = (
-    "name",
-    "source",
-    "size",
-    "channels",
-    "mean",
-    "std",
-    "num_classes",
-    "val_size",
-    "augment",
-    "skip_unreadable",
-)
+#: A declaration's options besides its kind: option → (type, default, what it means), the one
+#: place they are declared (the check below and the docs' YAML reference read it).
+_OPTIONS: dict[str, tuple[str, str, str]] = {
+    "name": ("str", "required", "the dataset's name, as results and bundles record it"),
+    "source": ("str", "the kind and its path", "where the data come from (a URL, a path, a "
+               "citation): the provenance recorded with every result and bundle"),
+    "size": ("list[int]", "the first image's", "[H, W] every image is resized to "
+             "(image_folder)"),
+    "channels": ("int", "the first image's", "1 or 3: every image is converted to it "
+                 "(image_folder)"),
+    "mean": ("list[float]", "measured", "per channel, for normalisation; else measured on up to "
+             "10,000 training samples"),
+    "std": ("list[float]", "measured", "per channel, as mean"),
+    "num_classes": ("int", "the largest label + 1", "classes (>= 2); labels must lie in "
+                    "0..num_classes-1"),
+    "val_size": ("float or int", "0.1", "validation fraction or count carved from train when "
+                 "there is no val split"),
+    "augment": ("mapping", "none", "{pad, flip} applied to training batches"),
+    "skip_unreadable": ("bool", "false", "leave out (and count) images that cannot be decoded "
+                        "(image_folder)"),
+}  # fmt: skip
 _SKIP_HINT = (
     "; allowed: readable .png or .jpg images, or skip_unreadable: true in the dataset's "
     "declaration to leave them out (counted)"
@@ -484,7 +493,7 @@ def declare(
     if unknown or len(kinds) != 1 or not isinstance(spec.get("name"), str):
         raise ConfigError(
             f"{path}: got {spec!r}; allowed: a registered name, or a mapping with 'name' and "
-            f"exactly one of {_kinds_text()} (options {list(_OPTIONS[1:])})"
+            f"exactly one of {_kinds_text()} (options {list(_OPTIONS)[1:]})"
         )
     kind = kinds[0]
     if "num_classes" in spec and not is_int(spec["num_classes"], 2):

@@ -71,6 +71,19 @@ def _freeze_when(when: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     return tuple(frozen)
 
 
+#: What each field of a dimension means, whatever its kind (the docs' YAML reference).
+FIELD_HELP = {
+    "when": "active only when other dimensions take the given values: {dimension: [values]} "
+    "(e.g. {family: [convnet]}); inactive, the dimension is not sampled",
+    "low": "the smallest value",
+    "high": "the largest value (an int dimension: reached when step divides the range)",
+    "step": "the grid's spacing from low",
+    "log": "sample on a log scale (needs low > 0; an int dimension also step 1)",
+    "choices": "the values to choose from: None, bool, int, float or str, as Optuna stores them",
+    "value": "the constant: part of every config, never searched",
+}
+
+
 @dataclass(frozen=True)
 class _Dim:
     """Common part of every dimension: its activation condition."""

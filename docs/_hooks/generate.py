@@ -5,7 +5,8 @@
 - ``api/<package>.md``: one mkdocstrings page per public package, listing its ``__all__``
   (each object documented on the page of the most specific package that exports it);
 - ``benchmarks/results/<name>.md``: each table in ``benchmarks/results/``, as the benchmark
-  wrote it.
+  wrote it;
+- the family table of ``spaces.md`` (:mod:`family_table`), where the page holds its marker.
 
 Generated pages are added to the nav under the sections named ``API reference`` and
 ``Benchmarks``.
@@ -22,6 +23,7 @@ from typing import Any
 from mkdocs.structure.files import File, Files
 
 sys.path.insert(0, str(Path(__file__).parent))
+import family_table
 import yaml_reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,3 +115,8 @@ def on_files(files: Files, config: Any) -> Files:
     for uri, content in generated.items():
         files.append(File.generated(config, uri, content=content))
     return files
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    """Fills the tables that pages mark as generated."""
+    return family_table.fill(markdown)

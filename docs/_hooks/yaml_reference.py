@@ -86,7 +86,7 @@ def _data_and_space_keys() -> Iterator[Key]:
     """A declared dataset's keys and a space dimension's fields, from their declarations."""
     from objectives._custom import _OPTIONS as DECLARED_OPTIONS
     from objectives._custom import DECLARED_KINDS
-    from spaces._dsl import _KINDS
+    from spaces._dsl import _KINDS, FIELD_HELP
 
     for kind in DECLARED_KINDS:
         yield Key(
@@ -96,14 +96,8 @@ def _data_and_space_keys() -> Iterator[Key]:
             DECLARED_KINDS.get(kind).about,
             f"a dataset declared in the config: exactly one of {', '.join(DECLARED_KINDS)}",
         )
-    for option in DECLARED_OPTIONS:
-        yield Key(
-            f"dataset.{option}",
-            "",
-            "required" if option == "name" else "",
-            "",
-            "an option of a declared dataset: [Your own model and data](../user-plugins.md)",
-        )
+    for option, (kind, default, about) in DECLARED_OPTIONS.items():
+        yield Key(f"dataset.{option}", kind, default, "in a declared dataset", about)
     yield Key(
         "space.<dimension>.type",
         "str",
@@ -127,21 +121,20 @@ def _data_and_space_keys() -> Iterator[Key]:
             " or ".join(types),
             _shown(_field_default(fields_of[0])),
             f"in a {', '.join(where)} dimension",
-            "; ".join(f"{k}: {_summary(_KINDS[k])}" for k in where),
+            FIELD_HELP[name],
         )
-
-
-def _summary(obj: Any) -> str:
-    """The first paragraph of ``obj``'s docstring, on one line."""
-    return _plain(" ".join((inspect.getdoc(obj) or "").split("\n\n")[0].split()))
 
 
 def _cell(text: str) -> str:
     """Text for a table cell: outside code spans, what Markdown would read as markup escaped
-    (a pipe, an HTML tag such as ``<class>``, an emphasis star); code spans as they are."""
+    (a pipe, an HTML tag such as ``<class>``, an emphasis star, and braces, which the
+    ``attr_list`` extension took for attributes: ``a name or {name, options}`` lost its end);
+    code spans as they are."""
     parts = text.replace("\n", " ").split("`")
+    escapes = (("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("*", "\\*"), ("{", "&#123;"),
+               ("}", "&#125;"))  # fmt: skip
     for i in range(0, len(parts), 2):
-        for char, escaped in (("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("*", "\\*")):
+        for char, escaped in escapes:
             parts[i] = parts[i].replace(char, escaped)
     return "`".join(parts)
 

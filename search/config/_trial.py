@@ -125,7 +125,11 @@ def _options(
 SSN_OPTIONS = _options(
     {**_SHAPESHIFT, "pretrain_epochs": (1, "int")},
     stores=(_at_least_1, "parameter stores"),
-    mapping=(_mapping_name, "layers → stores: a mapping name, or {layer or glob: store}"),
+    mapping=(
+        _mapping_name,
+        "layers → stores: a mapping name, or {layer or glob: store}; in space or fixed also "
+        "none, the plain model without Shapeshifting (budget ignored)",
+    ),
     generator=(checks.one_of(GENERATORS.names), "how a layer's weight is made from templates"),
     upsampler=(checks.one_of(UPSAMPLERS.names), "how a layer larger than its store is filled"),
     templates=(_at_least_1, "most templates per layer (P)"),

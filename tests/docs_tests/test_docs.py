@@ -6,9 +6,12 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
+import markdown
 import pytest
+import yaml
 
 from search.config import _checks, load_preset
 from search.config._search import SearchConfig
@@ -93,6 +96,55 @@ def test_the_reference_says_what_each_key_allows(reference):
     assert rows["measure.intensity_g_per_kwh"].default == "475.0"
 
 
+class _Cells(HTMLParser):
+    """The text of each table row of an HTML page, and any attribute set on a cell."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.attributes: list[list[tuple[str, str | None]]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag == "td":
+            self._cell = []
+            if attrs:
+                self.attributes.append(attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def test_the_reference_reads_whole_in_the_built_page(reference):
+    """Each row's text, rendered with the site's own Markdown extensions (mkdocs.yml), is the
+    declaration's: the attr_list extension once took ``{name, options}`` for attributes, and
+    ``algorithm`` read "the search algorithm: a name or" on the site."""
+    site = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    extensions = [e if isinstance(e, str) else next(iter(e)) for e in site["markdown_extensions"]]
+    cells = _Cells()
+    cells.feed(markdown.markdown(reference[1], extensions=extensions))
+    assert cells.attributes == []
+    shown = {row[0]: row for row in cells.rows if row}
+    for key in _generator().config_keys():
+        *_, allowed, what = shown[key.path]
+        assert (allowed, what) == (_as_shown(key.allowed), _as_shown(key.description)), key.path
+    assert "a name or {name, options}" in shown["algorithm"][4]
+
+
+def _as_shown(text: str) -> str:
+    """Markdown text as a browser shows it: code spans without their backticks, a link as
+    its text."""
+    return re.sub(r"\[([^]]+)\]\([^)]+\)", r"\1", text.replace("\n", " ")).replace("`", "")
+
+
 def test_the_readme_is_a_front_door_whose_first_commands_set_up_run_and_test():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 300
@@ -109,3 +161,25 @@ def test_the_readme_is_a_front_door_whose_first_commands_set_up_run_and_test():
     assert "mkdocs build --strict" in ci
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).exists(), link
+
+
+def test_the_family_table_lists_every_family_and_hyper_parameter():
+    """Generated from the registry: ``mlp`` once showed ``hidden`` and not ``depth``/``width``."""
+    spec = importlib.util.spec_from_file_location(
+        "family_table", ROOT / "docs" / "_hooks" / "family_table.py"
+    )
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    from spaces._build import FAMILIES, hyper_keys
+
+    page = (ROOT / "docs" / "spaces.md").read_text(encoding="utf-8")
+    assert table.MARKER in page and table.MARKER not in table.fill(page)
+    rows = {line.split("|")[1].strip(" `"): line for line in table.markdown().splitlines()[2:]}
+    for name in FAMILIES:
+        builder = FAMILIES.get(name)
+        base = getattr(builder, "hyper_base", None)
+        if base is None:
+            assert all(f"`{k}" in rows[name] for k in hyper_keys(builder)), name
+        else:  # a variant: named in its base's row
+            assert any(f"`{name}`" in row for row in rows.values()), name
+    assert "`depth=None`" in rows["mlp"] and "`width=None`" in rows["mlp"]
