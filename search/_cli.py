@@ -27,6 +27,7 @@ from search.errors import (
     StorageWriteError,
     UnknownNameError,
 )
+from search.pareto._columns import TRIAL_STATES
 from spaces._suggest import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
@@ -204,14 +205,16 @@ def _launch(args: argparse.Namespace) -> int:
               f"{done} to go on", flush=True)  # fmt: skip
     elif not args.quiet:
         more = f" ({done} done, {config.trials - done} to run)" if done else ""
-        print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}",
+        print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}; "
+              f"`search dashboard{_where(config)}` in another shell watches it live",
               flush=True)  # fmt: skip
     study = launch(config, progress=not args.quiet, data_changed=args.data_changed)
-    print(_status_lines(_status_record(study, None))[0])
+    lines = _status_lines(_status_record(study, None))
+    print("\n".join([lines[0], *(line for line in lines[1:] if "search trials" in line)]))
     print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
           "Ray's start-up included)")  # fmt: skip
     print(f"Storage: {url}")
-    _hints(config.name, url, Path(config.out))
+    _hints(config.name, Path(config.out), _where(config))
     failure = _all_failed(study)
     if failure is not None:
         print(f"search launch: {failure}", file=sys.stderr)
@@ -220,10 +223,16 @@ def _launch(args: argparse.Namespace) -> int:
 
 
 def _done_before(config: Any) -> int:
-    """Trials a relaunch finds done (counted towards ``trials``); 0 for a new search."""
+    """Trials a relaunch finds done (counted towards ``trials``); 0 for a new search. A
+    relaunch with another config, or of a search another launch runs now, is refused here,
+    before anything is said about trials to run (it once said "no trial to run" or
+    "Launching …", then gave the real error)."""
     import optuna
 
+    from search.errors import SearchLocked
     from search.run import trials_counted
+    from search.run._lease import lease_holder
+    from search.run._study import check_same_search
 
     try:
         storage = _open(config.storage_url)
@@ -232,7 +241,13 @@ def _done_before(config: Any) -> int:
     if config.name not in _names(storage):
         return 0
     _quiet_optuna()
-    return trials_counted(optuna.load_study(study_name=config.name, storage=storage))
+    study = optuna.load_study(study_name=config.name, storage=storage)
+    check_same_search(config.name, study.user_attrs, config.to_dict(), config.objectives)
+    holder = lease_holder(storage.engine, config.name)
+    if holder is not None:
+        raise SearchLocked(f"search {config.name!r} is being launched by {holder}: one launch "
+                           "of a search at a time; wait for it to end or stop it")  # fmt: skip
+    return trials_counted(study)
 
 
 def _all_failed(study: optuna.Study) -> str | None:
@@ -254,7 +269,8 @@ def _all_failed(study: optuna.Study) -> str | None:
     error, seen = errors.most_common(1)[0]
     return (
         f"every trial failed ({len(ended)}); the most common error ({seen} of {len(ended)}): "
-        f"{error} (search status --trial N shows one trial's)"
+        f"{error} (search trials --state failed lists them; search status --trial N shows "
+        "one trial's whole error)"
     )
 
 
@@ -315,33 +331,31 @@ def _data_line(fingerprint: dict[str, Any]) -> str:
     )
 
 
-def _hints(name: str, url: str, out: Path) -> None:
-    store = f"--storage {url}"
-    print(
-        "Look at the results:\n"
-        f"  search status {store}\n"
-        f"  search pareto --name {name} {store}\n"
-        f"  search report --name {name} {store} --out {out / name / 'report'}\n"
-        f"  search export --name {name} {store} --select knee --out {out / name / 'bundle'}\n"
-        f"  search dashboard {store}"
+def _where(config: Any) -> str:
+    """How a command names the config's storage: its run folder (nothing, for the default
+    one), or the storage the config gave (a password masked), with a leading space."""
+    if config.storage is not None:
+        return f" --storage {masked_url(config.storage_url)}"
+    return "" if Path(config.out) == Path(_DEFAULT_OUT) else f" --run {config.out}"
+
+
+def _hints(name: str, out: Path, store: str) -> None:
+    """The next commands, the search's storage named as :func:`_where` does (``store``)."""
+    commands = (
+        f"status {store}",
+        f"trials --name {name} {store}",
+        f"pareto --name {name} {store}",
+        f"report --name {name} {store} --out {out / name / 'report'}",
+        f"export --name {name} {store} --select knee --out {out / name / 'bundle'}",
+        f"dashboard {store}",
     )
+    print("Look at the results:\n" + "\n".join(
+        "  search " + " ".join(c.split()) for c in commands))  # fmt: skip
 
 
 # -- status ------------------------------------------------------------------------------------
 
 
-#: The outcomes ``search status`` counts, in the order it prints them: each trial is counted
-#: under exactly one, so they add up to the trials the storage holds.
-_COUNTED = (
-    "feasible",
-    "infeasible",
-    "stopped_early",
-    "failed",
-    "running",
-    "waiting",
-    "adjourned",
-    "interrupted",
-)
 #: Outcomes the table names only when a trial has one.
 _ONLY_WHEN_ANY = ("waiting", "adjourned", "interrupted")
 #: What the table says of the adjourned and the interrupted ones.
@@ -354,44 +368,20 @@ _NOTES = {
 def _counts(
     frame: pd.DataFrame, *, live: bool = True, resumable: Collection[int] = ()
 ) -> dict[str, int]:
-    """Trials by outcome, each in one class: completed within the constraints (feasible),
-    completed outside them or refused untrained (infeasible), stopped early by the scheduler,
-    failed, running, waiting, adjourned, interrupted.
+    """Trials by outcome (:func:`search._trial_list.outcomes`), each counted once."""
+    from search._trial_list import outcomes
+    from search.pareto._columns import OUTCOMES
 
-    With no live launch nothing runs: a RUNNING trial in ``resumable`` (it has a checkpoint, as
-    one the search's time stopped does) is adjourned, since a relaunch goes on with it; any
-    other was cut short (interrupted), since a relaunch runs another in its place.
-    """
-    import pandas as pd
+    found = outcomes(frame, live=live, resumable=resumable).value_counts()
+    return {name: int(found.get(name, 0)) for name in OUTCOMES}
 
-    from search.pareto._columns import ERROR, FEASIBLE, NUMBER, STATE
-    from search.run._counting import INTERRUPTED
-    from search.run._trial_attrs import REFUSED_KEY
 
-    state = frame[STATE]
-    complete = state == "COMPLETE"
-    errors = frame[ERROR] if ERROR in frame.columns else pd.Series("", index=frame.index)
-    running = state == "RUNNING"
-    cut = (state == "FAIL") & (errors.fillna("") == INTERRUPTED)
-    refused = frame[REFUSED_KEY].notna() if REFUSED_KEY in frame.columns else complete & False
-    pruned = state == "PRUNED"
-    feasible = frame[FEASIBLE].astype(bool)
-    adjourned = running & False
-    if not live:
-        adjourned = running & frame[NUMBER].isin(list(resumable))
-        cut |= running & ~adjourned
-        running &= False
-    masks = (
-        complete & feasible,
-        (complete & ~feasible) | (pruned & refused),
-        pruned & ~refused,
-        (state == "FAIL") & ~cut,
-        running,
-        state == "WAITING",
-        adjourned,
-        cut,
-    )
-    return {name: int(mask.sum()) for name, mask in zip(_COUNTED, masks, strict=True)}
+def _numbers(frame: pd.DataFrame, outcome: str) -> list[int]:
+    """The numbers of the trials with ``outcome`` (failed or infeasible: not live-dependent)."""
+    from search._trial_list import outcomes
+    from search.pareto._columns import NUMBER
+
+    return [int(n) for n in frame[NUMBER][outcomes(frame) == outcome]]
 
 
 def _resumable(study: optuna.Study) -> list[int]:
@@ -423,6 +413,8 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         "search": study.study_name,
         "trials": len(frame),
         **_counts(frame, live=live, resumable=() if live else _resumable(study)),
+        "failed_trials": _numbers(frame, "failed"),
+        "infeasible_trials": _numbers(frame, "infeasible"),
         "running_now": holder,
         "objectives": [f"{n} ({d})" for n, d in objectives],
         "constraints": [str(c) for c in attrs.get("constraints") or []],
@@ -452,14 +444,19 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
 def _status_lines(record: dict[str, Any]) -> list[str]:
     """One search's status as the lines ``search status`` prints."""
     from search._format import duration, format_value
+    from search._trial_list import OUTCOMES
     from search.pareto._columns import NUMBER
 
-    shown = [k for k in _COUNTED if record[k] or k not in _ONLY_WHEN_ANY]
+    shown = [k for k in OUTCOMES if record[k] or k not in _ONLY_WHEN_ANY]
     counts = ", ".join(f"{record[k]} {k.replace('_', ' ')}" for k in shown)
     notes = "".join(f" {note}" for k, note in _NOTES.items() if record[k])
     lines = [f"Search {record['search']!r}: {record['trials']} trial(s): {counts}{notes}"]
     if record["running_now"] is not None:
         lines.append(f"  running now: launched on {record['running_now']}")
+    named = {k: record[f"{k}_trials"] for k in ("failed", "infeasible") if record[f"{k}_trials"]}
+    if named:
+        lines.append("  " + "; ".join(f"{k}: {v}" for k, v in named.items())
+                     + f" (search trials --state {'|'.join(named)} says why)")  # fmt: skip
     lines.append("  objectives: " + ", ".join(record["objectives"]))
     lines.append("  constraints: " + (", ".join(record["constraints"]) or "none"))
     if record["search_time_s"] is not None:
@@ -549,7 +546,7 @@ def _trial_status(
     from search.pareto._columns import EPOCHS, NUMBER, STATE
     from search.pareto._frame import frame_of
     from search.run._checkpoint_files import latest_checkpoint, resumable
-    from search.run._records import read_trial
+    from search.run._records import constraints_of, read_trial
     from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
@@ -560,7 +557,7 @@ def _trial_status(
     if not 0 <= args.trial < len(study.trials):
         raise ConfigError(f"--trial: got {args.trial}; allowed: 0 to {len(study.trials) - 1}")
     trial = study.trials[args.trial]
-    read = read_trial(trial)
+    read = read_trial(trial, constraints=constraints_of(study))
     live = holder(study.study_name) is not None
     counted = _counts(
         frame_of([read]), live=live, resumable=[read.number] if resumable(trial) else []
@@ -571,7 +568,7 @@ def _trial_status(
         STATE: read.state,
         "outcome": next(k for k, n in counted.items() if n),
         EPOCHS: read.epochs or 0,
-        "stopped": trial.user_attrs.get(STOPPED_KEY) or read.error,
+        "stopped": trial.user_attrs.get(STOPPED_KEY) or read.error or read.why_infeasible,
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
         "decisions": trial.user_attrs.get(DECISIONS_KEY, []),
     }
@@ -603,6 +600,50 @@ def _trial_status(
     return 0
 
 
+def _trials(args: argparse.Namespace) -> int:
+    """``search trials``: every trial of one search, or those of one outcome or state, with its
+    hyper-parameters, objectives and why it ended as it did."""
+    from search._format import format_value
+    from search._trial_list import trial_list
+    from search.pareto._frame import objectives_of
+    from search.run._lease import lease_holder
+
+    study = _study(args)
+    live = lease_holder(_open(_storage_url(args)).engine, study.study_name) is not None
+    names = [n for n, _ in objectives_of(study)]
+    listed = trial_list(study, names, live=live, resumable=() if live else _resumable(study),
+                        state=args.state)  # fmt: skip
+    if _wrote_as_data(listed, args.format):
+        return 0
+    which = f" {args.state}" if args.state else ""
+    print(f"Search {study.study_name!r}: {len(listed)}{which} trial(s)")
+    if listed.empty:
+        return 0
+    shown = listed.drop(columns=["state"]).astype(object)
+    for column in shown.columns[3:-1]:
+        shown[column] = [format_value(v) for v in shown[column]]
+    shown["why"] = [_clipped(w) for w in shown["why"]]
+    print(shown.fillna("").to_string(index=False))
+    return 0
+
+
+def _wrote_as_data(frame: pd.DataFrame, form: str) -> bool:
+    """Writes ``frame`` as CSV or as JSON records when ``form`` asks for one; True if it did."""
+    if form == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+    elif form == "json":
+        print(frame.to_json(orient="records", indent=2))
+    return form in ("csv", "json")
+
+
+def _clipped(text: Any, width: int = 60) -> str:
+    """One line of ``text`` at most ``width`` characters (the last line of a traceback)."""
+    if not isinstance(text, str) or not text.strip():
+        return ""
+    line = text.strip().splitlines()[-1]
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 # -- pareto, report, export, train ----------------------------------------------------------------
 
 
@@ -615,11 +656,7 @@ def _pareto(args: argparse.Namespace) -> int:
 
     study = _study(args)
     table = front_table(study, _objectives(study, args.objectives))
-    if args.format == "csv":
-        sys.stdout.write(table.to_csv(index=False))
-        return 0
-    if args.format == "json":
-        print(table.to_json(orient="records", indent=2))
+    if _wrote_as_data(table, args.format):
         return 0
     conditions = set(condition_columns(table))
     names = [
@@ -1043,6 +1080,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--trial", type=int, metavar="N", help="one trial: why it ended, the rung decisions"
     )
     cmd.add_argument("--name", help="the search of --trial, when the storage holds several")
+
+    cmd = add("trials", _trials, "Every trial of a search: outcome, hyper-parameters, why.")
+    _study_options(cmd)
+    cmd.add_argument("--state", choices=TRIAL_STATES, metavar="STATE",
+                     help=f"only these: {', '.join(TRIAL_STATES)}")  # fmt: skip
+    cmd.add_argument("--format", choices=_FORMATS, default="table", help="output format")
 
     cmd = add("pareto", _pareto, "The feasible non-dominated trials with every indicator.")
     _study_options(cmd, objectives="front on these metrics")

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import optuna
+import yaml
 
 from search.bundle._portable import ONNX_FILE, PROGRAM_FILE
 from search.pareto._frame import format_value
@@ -36,7 +37,6 @@ def readme(
         if budget is not None
         else "It was searched as a plain model (no parameter budget)."
     )
-    norm = saved["normalisation"]
     return f"""# npas bundle: trial {number} of `{study.study_name}`
 
 Chosen by `{chosen.selector}`: {chosen.reason}.
@@ -53,19 +53,8 @@ The exported model scores {record["exported"]["test_accuracy"]:.4f} on the test 
 {_checkpoint_readme(record["checkpoint"])}
 ## Load it in your own code
 
-```python
-import torch
-from spaces import build_model
-
-blob = torch.load("model.pt", map_location="cpu", weights_only=True)
-model = build_model(blob["family"], blob["in_shape"], blob["num_classes"], **blob["hyper"])
-model.load_state_dict(blob["state_dict"])
-model.eval()
-```
-
-Inputs are normalised as `objectives.datasets.load("{saved["trial_config"]["dataset"]}")`
-does it: pixels scaled to [0, 1], then per channel `(x - mean) / std` with mean
-{[round(m, 6) for m in norm["mean"]]} and std {[round(s, 6) for s in norm["std"]]}.
+{_load_readme(saved)}
+{_inputs_readme(saved, record)}
 
 {_portable_readme(record)}
 ## Train it again
@@ -75,6 +64,64 @@ schedule (same family, budget and parameter-store mapping) and writes `train.jso
 accuracy and cost panel next to the search's values. `config.yaml` is the trial config:
 `search.trial.run_trial(config)` runs it as the search did.
 """
+
+
+def _load_readme(saved: Mapping[str, Any]) -> str:
+    """The README's load snippet: torch and ``build_model`` for a built-in family; for one of
+    the user's, ``load_bundle``, which imports the modules the search imported first (plain
+    ``build_model`` raised ``unknown family``)."""
+    imports = saved["trial_config"].get("imports") or []
+    if not imports:
+        return """```python
+import torch
+from spaces import build_model
+
+blob = torch.load("model.pt", map_location="cpu", weights_only=True)
+model = build_model(blob["family"], blob["in_shape"], blob["num_classes"], **blob["hyper"])
+model.load_state_dict(blob["state_dict"])
+model.eval()
+```"""
+    named = ", ".join(f"`{entry}`" for entry in imports)
+    return f"""Family `{saved["family"]}` is registered by your own code, which the search
+imported: {named}. `load_bundle` imports it first (run it where those files or modules
+can be found), then builds the model and loads its weights, in eval mode:
+
+```python
+from search.bundle import load_bundle
+
+model = load_bundle(".")  # the folder of this README
+```"""
+
+
+def _inputs_readme(saved: Mapping[str, Any], record: Mapping[str, Any]) -> str:
+    """The README's line on the inputs the model expects: the dataset by its name, or the
+    user's declaration as YAML, and the normalisation its data had."""
+    dataset = saved["trial_config"]["dataset"]
+    scaled = _scaling(record["data"]["preprocessing"]["pixel_scale"])
+    norm = saved["normalisation"]
+    stats = (
+        f"then per channel `(x - mean) / std` with mean {[round(m, 6) for m in norm['mean']]} "
+        f"and std {[round(s, 6) for s in norm['std']]}"
+    )
+    if isinstance(dataset, Mapping):
+        declared = yaml.safe_dump({"dataset": dict(dataset)}, sort_keys=False).strip()
+        return (
+            f"Inputs are normalised as the search normalised its dataset `{dataset['name']}`, "
+            f"which its config declared as\n\n```yaml\n{declared}\n```\n\n"
+            f"Its inputs are {scaled}, {stats}."
+        )
+    return (
+        f"Inputs are normalised as `objectives.datasets.load({dataset!r})` does it: {scaled}, "
+        f"{stats}."
+    )
+
+
+def _scaling(pixel_scale: float) -> str:
+    """What the data's ``pixel_scale`` did to the raw values (1: nothing; a float dataset's
+    values are not pixels, and were once said to be scaled to [0, 1])."""
+    if pixel_scale == 1:
+        return "the raw values as given (`pixel_scale` 1)"
+    return f"the raw values divided by `pixel_scale` {pixel_scale:g} (pixels to [0, 1])"
 
 
 def _checkpoint_readme(source: Mapping[str, Any] | None) -> str:
@@ -98,9 +145,9 @@ def _portable_readme(record: Mapping[str, Any]) -> str:
     origin = source if isinstance(source, str) else "the files in `data.source`"
     common = (
         f"The test split is {test['size']} samples of `{data['dataset']}` from {origin}: "
-        f"{where}. Raw pixels are the published values, channels first (`pixel_scale` "
-        f"{data['preprocessing']['pixel_scale']:g} maps them to [0, 1]); the exported model "
-        f"gets {record['exported']['test_correct']} of them right.\n"
+        f"{where}. Raw values are as published, channels first; the model's inputs are "
+        f"{_scaling(data['preprocessing']['pixel_scale'])}, normalised as above; the exported "
+        f"model gets {record['exported']['test_correct']} of them right.\n"
     )
     if onnx["file"] is None:
         return f"""## Run it without npas

@@ -16,8 +16,10 @@ __all__ = [
     "FEASIBLE",
     "FIXED_COLUMNS",
     "NUMBER",
+    "OUTCOMES",
     "PARAMS_PREFIX",
     "STATE",
+    "TRIAL_STATES",
     "WHY_INFEASIBLE",
 ]
 
@@ -37,3 +39,18 @@ ERROR = "error"
 FIXED_COLUMNS = (NUMBER, STATE, FEASIBLE, WHY_INFEASIBLE, EPOCHS, DATETIME_COMPLETE, ERROR)
 #: Prefix of a sampled parameter's column (Optuna's, in ``study.trials_dataframe()``).
 PARAMS_PREFIX = "params_"
+
+#: The outcome of a trial, as ``search status`` counts them and ``search trials`` lists them,
+#: in the order status prints them: each trial has exactly one (``search._trial_list``).
+OUTCOMES = (
+    "feasible",
+    "infeasible",
+    "stopped_early",
+    "failed",
+    "running",
+    "waiting",
+    "adjourned",
+    "interrupted",
+)
+#: What ``search trials --state`` takes: an outcome, or an Optuna state.
+TRIAL_STATES = (*OUTCOMES, "complete", "pruned", "fail")

@@ -107,7 +107,7 @@ def open_study(
         if data is not None:
             record_data(study, data)
         return study
-    _check_same(name, stored, plain, objectives)
+    check_same_search(name, stored, plain, objectives)
     changed = data is not None and record_data(study, data)
     fail_interrupted(study, None if changed else resumable)  # old data's checkpoints: not resumed
     return study
@@ -138,9 +138,17 @@ def set_metric_names(study: optuna.Study, names: Sequence[str]) -> None:
         study.set_metric_names(list(names))
 
 
-def _check_same(
-    name: str, stored: Mapping[str, Any], config: dict[str, Any], objectives: Sequence[Any]
+def check_same_search(
+    name: str, stored: Mapping[str, Any], config: Mapping[str, Any], objectives: Sequence[Any]
 ) -> None:
+    """Refuses a relaunch of the search recorded with user attributes ``stored`` under other
+    objectives or another ``config`` (``SearchConfig.to_dict()``; trials, where and how it runs
+    may change), naming each key that differs.
+
+    Raises:
+        ConfigError: they differ.
+    """
+    config = json.loads(json.dumps(dict(config), default=str))
     wanted = [[n, d] for n, d in objectives]
     if stored.get("objectives") != wanted:
         raise ConfigError(
@@ -148,15 +156,34 @@ def _check_same(
             f"{stored.get('objectives')}, not {wanted}: launch it under another --name (or "
             "another storage) instead of mixing the two"
         )
-    old, new = _comparable(stored.get("config") or {}), _comparable(config)
-    differ = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+    differ = _differences(_comparable(stored.get("config") or {}), _comparable(config))
     if differ:
-        details = "; ".join(f"{k}: stored {old.get(k)!r}, now {new.get(k)!r}" for k in differ)
+        details = "; ".join(f"{k}: {before!r} → {now!r}" for k, before, now in differ)
         raise ConfigError(
             f"search {name!r} already exists in this storage with a different config ({details})"
             ": relaunching resumes a search only with the same config (trials, resources, "
             "storage, address and out may change); use another --name for a new search"
         )
+
+
+_MISSING = "(not set)"
+
+
+def _differences(
+    old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = ""
+) -> list[tuple[str, Any, Any]]:
+    """``(dotted key, stored value, new value)`` of every leaf that differs, in key order: a
+    changed bound reads ``space.conv1d.width.high: 24 → 32``, not the two whole spaces."""
+    out = []
+    for key in sorted(old.keys() | new.keys(), key=str):
+        before, now = old.get(key, _MISSING), new.get(key, _MISSING)
+        if before == now:
+            continue
+        if isinstance(before, Mapping) and isinstance(now, Mapping):
+            out += _differences(before, now, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", before, now))
+    return out
 
 
 def fail_interrupted(

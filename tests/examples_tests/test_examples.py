@@ -46,6 +46,17 @@ def test_the_readme_commands_search_export_and_rebuild_the_example(tmp_path):
     assert "weight_bytes_int8" in outputs["pareto"].stdout
     assert "importing the search's modules" in outputs["export"].stderr
     assert "TinyCNN(" in outputs["-c"].stdout  # load_bundle rebuilt the user's family
+    # The bundle's README loads it in a fresh process as it says (its snippet once called
+    # build_model alone: unknown family 'tiny-cnn'), and renders the declaration as YAML.
+    bundle = tmp_path / "runs/shapes/bundle"
+    text = (bundle / "README.md").read_text(encoding="utf-8")
+    snippet = re.search(r"## Load it in your own code.*?```python\n(.*?)```", text, re.S).group(1)
+    code = snippet + "print(type(model).__name__)"
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=bundle, env=env,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert loaded.returncode == 0 and "TinyCNN" in loaded.stdout, loaded.stderr[-2000:]
+    assert "shapes_plugin.py" in text and "```yaml\ndataset:\n  name: shapes\n" in text
+    assert "{'name'" not in text
 
     def search(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(["search", *args, "--run", "runs/shapes", "--name", "shapes"],

@@ -103,6 +103,8 @@ def test_launch_records_and_says_where_to_look(launched: dict) -> None:
     assert f"Storage: {launched['url']}" in text
     for command in ("status", "pareto", "report", "export", "dashboard"):
         assert f"search {command} " in text
+    # named by the run folder, as a user types it: no sqlite:////… URL to copy
+    assert f"search status --run {launched['out']}\n" in text and "--storage" not in text
     assert f"--name {NAME}" in text
 
 
@@ -206,7 +208,7 @@ BAD = {
     # Valid, but not the config the stored search of that name ran: resuming it would mix them.
     "another config, same name": (
         {"train": {"epochs": 3, "batch_size": 64}},
-        [f"search {NAME!r} already exists", "train: stored", "another --name"],
+        [f"search {NAME!r} already exists", "(train.epochs: 2 → 3)", "another --name"],
     ),
 }
 
