@@ -222,10 +222,10 @@ def _train_size(config: SearchConfig) -> int | None:
 
 def suspicions(config: SearchConfig, *, floor: bool = True) -> list[str]:
     """Warnings on a valid config: an objective pointed against its metric's meaning, start
-    points over a params or FLOPs constraint, and with ``floor``, a parameter budget that no
-    model of the space can meet (``launch`` checks that one itself, once it knows where it
-    runs)."""
-    from search.config._floor import budget_warning, start_warnings
+    points over a params or FLOPs constraint, a parameter budget above every plain model's
+    own size, and with ``floor``, a parameter budget that no model of the space can meet
+    (``launch`` checks that one itself, once it knows where it runs)."""
+    from search.config._floor import budget_above_warning, budget_warning, start_warnings
     from search.config._metrics import metric_direction
 
     found = []
@@ -244,6 +244,6 @@ def suspicions(config: SearchConfig, *, floor: bool = True) -> list[str]:
     if few is not None:
         found.append(few)
     below = budget_warning(config) if floor else None
-    if below is not None:
-        found.append(below)
+    above = budget_above_warning(config)
+    found += [line for line in (below, above) if line is not None]
     return found

@@ -37,7 +37,7 @@ from spaces.ssn import check_budget, minimum_budget
 if TYPE_CHECKING:
     from search.config._search import SearchConfig
 
-__all__ = ["TrialCost", "budget_warning", "start_warnings", "trial_cost"]
+__all__ = ["TrialCost", "budget_above_warning", "budget_warning", "start_warnings", "trial_cost"]
 
 #: Which end of each numeric dimension a corner takes.
 End = Literal["low", "high"]
@@ -70,6 +70,37 @@ def budget_warning(config: SearchConfig) -> str | None:
         f"budget: at most {top} parameters, below the minimum budget of every model checked "
         f"(smallest: {minimum}, for {model}); every Shapeshifted trial is likely infeasible: "
         f"give budget a range reaching {minimum} or more"
+    )
+
+
+def budget_above_warning(config: SearchConfig) -> str | None:
+    """One line saying that the smallest ``budget`` of the space exceeds the plain model's own
+    trainable parameters at every corner (every number at its largest): Shapeshifting would
+    then add parameters, not save them; None otherwise, or when no corner has a budget."""
+    info = DATASETS.get(config.dataset)
+    models: dict[str, nn.Module] = {}
+    largest: tuple[int, str] | None = None
+    low = None
+    for point in _corners(config.space, lambda name: "low" if name == "budget" else "high"):
+        try:
+            cfg = config.trial_config(point)
+            if cfg.budget is None or cfg.ssn.get("mapping") == "none":
+                continue
+            params = _counts(_model(cfg, info, models), info)["params"]
+        except Exception:  # such a trial fails on its own: a check never stops a launch
+            continue
+        if params >= cfg.budget:
+            return None
+        low = cfg.budget if low is None else min(low, cfg.budget)
+        if largest is None or params > largest[0]:
+            largest = (params, _describe(cfg))
+    if largest is None:
+        return None
+    return (
+        f"budget: at least {low} parameters, above the plain model's own size at every corner "
+        f"checked (largest: {largest[0]:,}, {largest[1]}): Shapeshifting would add parameters "
+        "rather than save them; give budget a range below the plain models' sizes, or search "
+        "them plain (ssn.mapping: none)"
     )
 
 

@@ -404,6 +404,21 @@ def test_a_budget_some_model_meets_is_not_warned(budget: Any, space: dict) -> No
     assert budget_warning(config) is None
 
 
+def test_a_budget_above_every_plain_model_is_warned_and_one_below_some_is_not() -> None:
+    """A budget larger than the plain model itself passed `search check` silently: the
+    Shapeshifted nets then hold more parameters than the nets they stand for."""
+    from search.config._floor import budget_above_warning
+
+    width = {"mlp.width": {"low": 4, "high": 16}, "mlp.depth": 1, "family": ["mlp"]}
+    largest = sum(p.numel() for p in build_model("mlp", (1, 8, 8), 10, depth=1, width=16)
+                  .parameters())  # fmt: skip
+    text = budget_above_warning(_floor_config({"low": largest + 1, "high": 5 * largest}, **width))
+    assert text is not None and text.startswith(f"budget: at least {largest + 1} parameters")
+    assert f"(largest: {largest:,}, mlp(" in text
+    meets = _floor_config({"low": largest, "high": 5 * largest}, **width)
+    assert budget_above_warning(meets) is None
+
+
 def test_plain_points_do_not_hide_that_every_shapeshifted_one_is_infeasible() -> None:
     from search.config._floor import budget_warning
 
