@@ -78,7 +78,9 @@ DEFAULT_ARMS = ("fifo", "moasha-stopping", "moasha-promotion", "asha", "random-f
 
 
 def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
-    """The ``chosen`` arms; ``-hv`` ones order a rung's front by hypervolume contribution."""
+    """The ``chosen`` arms; ``-hv`` ones order a rung's front by hypervolume contribution,
+    ``-early`` ones promote the top ``ceil(n / η)``, ``-grace`` ones stop a trial at chance
+    only from epoch 3 (the second rung) on."""
 
     def spec(scheduler: str, kind: str = "stopping", name: str = optimiser,
              **more: Any) -> ReplaySpec:  # fmt: skip
@@ -94,6 +96,9 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
         "moasha-promotion-hv": Arm("moasha-promotion-hv", spec("moasha", "promotion", **hv)),
         "moasha-promotion-early": Arm("moasha-promotion-early",
                                       spec("moasha", "promotion", early_promotion=True)),
+        "moasha-stopping-grace": Arm("moasha-stopping-grace", spec("moasha", chance_from=3)),
+        "moasha-promotion-grace": Arm("moasha-promotion-grace",
+                                      spec("moasha", "promotion", chance_from=3)),
         "asha": Arm("asha", spec("asha")),
         "random-fifo": Arm("random-fifo", spec("fifo", name="random")),
     }
@@ -151,11 +156,13 @@ def verdicts(c: Comparison, workers: int) -> list[str]:
                 f"p = {p:.3g}" + (" (within noise)" if p >= 0.05 else "") + "."
             )
     for base in ("moasha-stopping", "moasha-promotion"):
-        if base in c.runs and f"{base}-hv" in c.runs:
-            p = c.paired(f"{base}-hv", base)
+        for design in (f"{base}-hv", f"{base}-early", f"{base}-grace"):
+            if base not in c.runs or design not in c.runs:
+                continue
+            p = c.paired(design, base)
             out.append(
-                f"- {base}-hv vs {base} (reach, paired Wilcoxon): medians "
-                f"{c.summary(base + '-hv')['reach'].text()} vs {c.summary(base)['reach'].text()}, "
+                f"- {design} vs {base} (reach, paired Wilcoxon): medians "
+                f"{c.summary(design)['reach'].text()} vs {c.summary(base)['reach'].text()}, "
                 f"p = {p:.3g}" + (" (within noise)" if p >= 0.05 else "") + "."
             )
     ours = [arm for arm in c.runs if arm.startswith("moasha-")]

@@ -176,6 +176,12 @@ class SchedulerConfig:
         help="promotion type: promote the top ceil(n/η) of a rung, not floor(n/η), so a "
         "rung's first trial goes on at once",
     )
+    chance_from: int | None = config_key(
+        None,
+        check=checks.optional(checks.at_least(1)),
+        help="the first epoch at which moasha stops a trial no better than chance (a constant "
+        "guess); at an earlier rung it goes on, ranked last; null: the first rung",
+    )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "scheduler") -> SchedulerConfig:

@@ -28,6 +28,7 @@ it some 30,000 times).
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import json
@@ -39,14 +40,16 @@ from typing import Any
 
 import numpy as np
 import optuna
-from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, TrialScheduler
+from ray.tune.schedulers import ASHAScheduler, TrialScheduler
 from ray.tune.search import Searcher
 
 from search.config import load_config
+from search.config._search import SchedulerConfig
 from search.config._start import complete
 from search.lab._table import CurveRow, CurveTable
 from search.run._bound import bound_optimiser, constraint_keys
 from search.run._moasha import MOASHA, PromotionMOASHA
+from search.run._schedulers import SCHEDULERS
 from search.run._searcher import NpasSearcher
 from search.run._trainable import CHANCE_KEY, CURVE_KEY, EPOCH_KEY, METRICS_KEY, VIOLATION_KEY
 from spaces._dsl import Categorical, Fixed, Space
@@ -72,6 +75,8 @@ class ReplaySpec:
         reduction_factor: η.
         within_front: MOASHA's order inside a front (``search.run._ranking.WITHIN_FRONT``).
         early_promotion: Promotion type only: promote the top ``ceil(n / η)`` of a rung.
+        chance_from: The first epoch at which a trial at chance is stopped (None: the first
+            rung).
         options: The optimiser's options (as ``algorithm.options``).
     """
 
@@ -83,6 +88,7 @@ class ReplaySpec:
     reduction_factor: float = 3
     within_front: str = "crowding"
     early_promotion: bool = False
+    chance_from: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -367,26 +373,22 @@ def replay_config(table: CurveTable, spec: ReplaySpec) -> Any:
 
 
 def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
-    if spec.scheduler == "fifo":
-        return FIFOScheduler()
+    """The replay's scheduler, built as a search builds it (``SCHEDULERS``) from the spec's
+    options as the config's ``scheduler`` section; Ray Tune's ASHA, a lab arm only, here."""
     if spec.scheduler == "asha":
         name, direction = config.objectives[0]
         return ASHAScheduler(
             time_attr=EPOCH_KEY, metric=name, mode=direction[:3], max_t=epochs,
             grace_period=spec.grace_epochs, reduction_factor=spec.reduction_factor,
         )  # fmt: skip
-    if spec.scheduler != "moasha":
+    if spec.scheduler not in ("fifo", "moasha"):
         raise ConfigError(f"replay scheduler {spec.scheduler!r}; allowed: {SCHEDULER_ARMS}")
-    options = {"early": spec.early_promotion} if spec.kind == "promotion" else {}
-    kind = PromotionMOASHA if spec.kind == "promotion" else MOASHA
-    return kind(
-        config.objectives,
-        grace_epochs=spec.grace_epochs,
-        reduction_factor=spec.reduction_factor,
-        max_epochs=epochs,
-        within_front=spec.within_front,
-        **options,
-    )
+    section = {"name": spec.scheduler, "type": spec.kind, "grace_epochs": spec.grace_epochs,
+               "reduction_factor": spec.reduction_factor, "max_epochs": epochs,
+               "front_order": spec.within_front, "early_promotion": spec.early_promotion,
+               "chance_from": spec.chance_from}  # fmt: skip
+    scheduler = SchedulerConfig.from_dict(section, "the replay's scheduler")
+    return SCHEDULERS.get(spec.scheduler)(dataclasses.replace(config, scheduler=scheduler))
 
 
 def _epoch_result(row: CurveRow, epoch: int, names: list[str]) -> dict[str, Any]:

@@ -11,7 +11,10 @@ A trial that reports itself at chance (``npas_at_chance``: the null model, a con
 the most frequent class at no cost, is as good on every objective) is stopped at the rung and
 ranked after every feasible trial that is not. Non-dominated sorting alone promotes it whenever
 it is the cheapest at the rung (a boundary point of the first front): on MNIST a 311-parameter
-net stuck at 11 % ran all 9 epochs that way, though no front can ever need it.
+net stuck at 11 % ran all 9 epochs that way, though no front can ever need it. With
+``chance_from`` (``scheduler.chance_from``) a trial at chance at an earlier rung goes on instead,
+ranked last there: a slow starter (at chance after its first epoch, good at its last) is not
+stopped for where it started.
 
 Two types (``scheduler.type``). :class:`MOASHA` is stopping-type: a trial outside the top of a
 rung when it reaches it is stopped, and the first trials at a rung always go on (nothing is
@@ -154,6 +157,7 @@ class MOASHA(FIFOScheduler):
         violation_attr: str = VIOLATION_KEY,
         chance_attr: str = CHANCE_KEY,
         within_front: str = "crowding",
+        chance_from: int | None = None,
     ) -> None:
         _check(objectives, grace_epochs, reduction_factor, max_epochs)
         if within_front not in WITHIN_FRONT:
@@ -169,6 +173,9 @@ class MOASHA(FIFOScheduler):
         self._rf = float(reduction_factor)
         self._max_epochs = max_epochs
         self.rungs: tuple[int, ...] = _milestones(grace_epochs, self._rf, max_epochs)
+        #: The first epoch at which a trial at chance is stopped (earlier it goes on, ranked
+        #: last at the rung); by default the first rung.
+        self.chance_from = grace_epochs if chance_from is None else int(chance_from)
         # rung -> the trials (by :func:`_key`) recorded there: objective vectors as minimised,
         # violations, at chance, in arrival order.
         self._recorded: dict[int, _Rung] = {
@@ -305,7 +312,9 @@ class MOASHA(FIFOScheduler):
         recorded = self._recorded[rung]
         recorded.add(key, f, violation, at_chance)
         rank, n = recorded.rank(key), len(recorded)
-        return not at_chance and rank < self._top(n), rank, n
+        if at_chance:
+            return rung < self.chance_from, rank, n
+        return rank < self._top(n), rank, n
 
 
 #: How long a promoted trial may stay PAUSED (Ray Tune not taking it) before it is stopped:
@@ -410,10 +419,16 @@ class PromotionMOASHA(MOASHA):
         the top now) or pause it."""
         key = _key(trial)
         rank, n = self._rank_of(key, rung)
-        if self._recorded[rung].at_chance(key):
+        if self._recorded[rung].at_chance(key) and rung >= self.chance_from:
             self._decide(trial, rung, "stop", rank=rank, n=n, at_chance=True)
             self._n_stopped += 1
             return TrialScheduler.STOP
+        if self._recorded[rung].at_chance(key):  # given until chance_from: it goes on
+            self._promoted[rung].add(key)
+            self.n_promoted += 1
+            why = f"at chance before epoch {self.chance_from} (scheduler.chance_from)"
+            self._decide(trial, rung, "promote", rank=rank, n=n, at_chance=True, why=why)
+            return TrialScheduler.CONTINUE
         if key in self._promotable(rung):
             self._promoted[rung].add(key)
             self.n_promoted += 1

@@ -446,3 +446,18 @@ def test_the_floor_check_builds_no_weights(monkeypatch: pytest.MonkeyPatch) -> N
     text = _floor.budget_warning(config)
     assert built and all(d.type == "meta" for d in built)
     assert text is not None and "smallest: " in text
+
+
+def test_chance_from_reaches_both_moasha_types_and_a_bad_value_is_refused() -> None:
+    from search.run._schedulers import SCHEDULERS
+
+    def config(scheduler: Any) -> SearchConfig:
+        return load_config({"dataset": "digits", "space": {"family": ["mlp"]},
+                            "scheduler": scheduler})  # fmt: skip
+
+    for kind in ("stopping", "promotion"):
+        made = SCHEDULERS.get("moasha")(config({"name": "moasha", "type": kind, "chance_from": 3}))
+        assert made.chance_from == 3
+    assert SCHEDULERS.get("moasha")(config("moasha")).chance_from == 1  # the first rung
+    with pytest.raises(ConfigError, match=r"scheduler\.chance_from: got 0"):
+        config({"name": "moasha", "chance_from": 0})

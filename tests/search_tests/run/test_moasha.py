@@ -217,6 +217,35 @@ def test_a_trial_at_chance_is_stopped_even_first_or_cheapest_and_ranks_behind_th
     assert _report(resumed, "next", 1, 0.3, 5.0) == CONTINUE  # rank 0: ahead of the stuck one
 
 
+def test_a_trial_at_chance_before_chance_from_goes_on_ranked_last_then_is_stopped():
+    """``chance_from``: a slow starter at chance at rung 1 goes on (ranked last there, so it
+    takes no other trial's place), and is stopped at a later rung if still at chance."""
+    sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9, chance_from=3)
+    assert sched.chance_from == 3 and MOASHA(ACC_COST, max_epochs=9).chance_from == 1
+    assert _report(sched, "a", 1, 0.6, 2.0) == CONTINUE
+    assert _report(sched, "slow", 1, 0.1, 0.1, chance=True) == CONTINUE  # given until epoch 3
+    assert _report(sched, "b", 1, 0.5, 3.0) == STOP  # "slow" ranks behind it: keep 1 of 3
+    assert _report(sched, "slow", 3, 0.1, 0.1, chance=True) == STOP  # still at chance
+    assert _report(sched, "late", 1, 0.11, 0.1, chance=True) == CONTINUE
+    assert _report(sched, "late", 3, 0.7, 0.1) == CONTINUE  # it learned: ranked on merit
+    ranks = {(d["trial_id"], d["rung"]): (d["rank"], d["outcome"]) for d in sched.decisions()}
+    assert ranks[("slow", 1)] == (1, "continue") and ranks[("b", 1)] == (1, "stop")  # last
+
+
+def test_promotion_lets_a_trial_at_chance_before_chance_from_go_on() -> None:
+    from search.run._moasha import PromotionMOASHA
+
+    sched = PromotionMOASHA(ACC_COST, reduction_factor=3, max_epochs=9, chance_from=3)
+    sched.limit(slots=2, total=None)
+    trial = SimpleNamespace(trial_id="slow", config={"number": 0}, status="RUNNING")
+    sched.on_trial_add(None, trial)
+    result = {"epoch": 1, "acc": 0.1, "cost": 0.1, "npas_violation": 0.0, "npas_at_chance": 1.0}
+    assert sched.on_trial_result(None, trial, result) == CONTINUE
+    (decision,) = sched.decisions()
+    assert decision["outcome"] == "promote" and "chance_from" in decision["why"]
+    assert sched.on_trial_result(None, trial, {**result, "epoch": 3}) == STOP
+
+
 def test_scheduler_ignores_tunes_single_metric_and_pickles():
     sched = MOASHA(ACC_COST, max_epochs=9)
     assert sched.set_search_properties("acc", "max") is True
