@@ -160,14 +160,11 @@ def _objectives(study: optuna.Study, text: str | None) -> list[tuple[str, str]] 
 
 def _config(args: argparse.Namespace) -> Any:
     """The search config with the command line's overrides applied and validated."""
-    from search.config import load_config, load_preset
-
-    if args.config and args.preset:
-        raise ConfigError(
-            f"CONFIG and --preset: got both ({args.config!r}, {args.preset!r}); "
-            "allowed: one of them, or neither (the digits-quick preset)"
-        )
     from search._usercode import import_modules, normalise_imports
+    from search.config import load_config, load_preset
+    from search.config._source import check_source
+
+    check_source(args.config, args.preset)
 
     extra = normalise_imports(args.imports, path="--import")
     import_modules(extra, path="--import")  # before the config names what they register
@@ -1215,6 +1212,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help (0) or a bad argument (2, the message is printed)
         return int(stop.code or 0)
+    if args.command in ("launch", "check"):  # answered before torch and Ray load
+        from search.config._source import check_source
+
+        try:
+            check_source(args.config, args.preset)
+        except ConfigError as err:
+            print(f"search {args.command}: error: {_message(err)}", file=sys.stderr)
+            return 2
     if args.command == "launch" and argv is None:
         code, started = _supervised_launch(started)
         if code is not None:

@@ -9,20 +9,19 @@ import io
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from search.config._presets import list_presets, preset_text, unknown_preset
 from search.config._search import SearchConfig
+from search.config._source import MAX_CONFIG_BYTES, config_file
 from spaces._errors import ConfigError, NpasError
 
 __all__ = ["list_presets", "load_config", "load_preset"]
 
 
 #: The largest config file read (a config is a page of YAML; a 50 MB scalar hung the parser).
-MAX_CONFIG_BYTES = 1 << 20
 #: The deepest nesting of mappings and lists a config may have.
 MAX_DEPTH = 32
 
@@ -80,18 +79,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> SearchCon
     """
     if isinstance(source, Mapping):
         return SearchConfig.from_dict(source)
-    path = Path(source)
-    if not path.is_file():
-        raise ConfigError(
-            f"config file {str(path)!r} does not exist; pass a YAML file or one of the presets "
-            f"{list_presets()} with --preset"
-        )
-    size = path.stat().st_size
-    if size > MAX_CONFIG_BYTES:
-        raise ConfigError(
-            f"config file {str(path)!r} holds {size:,} bytes; a config may hold at most "
-            f"{MAX_CONFIG_BYTES:,}"
-        )
+    path = config_file(source)
     return _load_text(
         path.read_text(encoding="utf-8"), where=str(path), name=path.stem, base=str(path.parent)
     )

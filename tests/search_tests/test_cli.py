@@ -383,6 +383,32 @@ def test_status_loads_no_torch_or_ray(tmp_path: Path, extra: list[str], said: st
     assert done.stdout.split("\n")[-2] == "0 [] True", done.stdout[-500:]
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["launch", "--preset", "digit-quick"], "did you mean 'digits-quick'?"),
+        (["check", "--preset", "nope"], "preset: got 'nope'"),
+        (["launch", "missing.yaml"], "'missing.yaml' does not exist"),
+        (["check", "x.yaml", "--preset", "digits-quick"], "CONFIG and --preset: got both"),
+    ],
+)
+def test_a_mistyped_preset_or_missing_config_is_answered_before_torch(argv, said) -> None:
+    """`search launch --preset digit-quick` took 10 s: torch loaded (in the launch's child)
+    before the name was checked; now the command answers before torch or Ray load."""
+    probe = (
+        "import sys, contextlib, io\n"
+        "from search._cli import main\n"
+        "err = io.StringIO()\n"
+        "with contextlib.redirect_stderr(err):\n"
+        f"    code = main({argv!r})\n"
+        "heavy = [m for m in ('torch', 'ray', 'sklearn', 'optuna') if m in sys.modules]\n"
+        f"print(code, heavy, {said!r} in err.getvalue())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)  # fmt: skip
+    assert done.stdout.split("\n")[-2] == "2 [] True", done.stdout[-500:]
+
+
 def test_pareto_states_constant_conditions_once(tmp_path: Path, capsys) -> None:
     url = _small_storage(tmp_path)
     assert main(["pareto", "--storage", url]) == 0
