@@ -10,7 +10,11 @@ __all__ = ["did_you_mean"]
 
 
 def did_you_mean(name: object, known: Iterable[object]) -> str:
-    """`` (did you mean 'mlp'?)`` for the known name closest to ``name``, or ``""`` when none
-    is close (difflib's ratio >= 0.6); a hint to append to an error message."""
-    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """`` (did you mean 'mlp'?)`` for the known name closest to ``name`` (difflib's ratio >=
+    0.6), else the one known name that starts with it (``acc`` → ``accuracy``), or ``""``;
+    a hint to append to an error message."""
+    text, names = str(name), [str(k) for k in known]
+    close = difflib.get_close_matches(text, names, n=1)
+    if not close and text:
+        close = [k for k in names if k.startswith(text)]
+    return f" (did you mean {close[0]!r}?)" if len(close) == 1 else ""

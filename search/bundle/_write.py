@@ -27,7 +27,7 @@ from search.bundle._readme import readme
 from search.config import TrialConfig
 from search.errors import ExportError
 from search.pareto._frame import objectives_of, trials_frame
-from search.pareto._selectors import Selection, parse_spec, select
+from search.pareto._selectors import Selection, parse_spec, select, why_none
 from search.pareto._study_front import front_of
 from search.run._checkpoint_files import latest_checkpoint
 from search.run._records import TrialRecord, conditions_of, constraints_of, read_trial
@@ -96,7 +96,7 @@ def _choose(study: optuna.Study, spec: str, objectives: Sequence[Any] | None) ->
     chosen = select(frame, spec, pairs)
     if chosen is None:
         front = front_of(frame, pairs)
-        why = front.message or "the selector found no trial that qualifies"
+        why = front.message or why_none(frame, spec) or "no trial qualifies"
         raise ExportError(f"selection {spec!r} chose no trial of {study.study_name!r}: {why}")
     return chosen
 

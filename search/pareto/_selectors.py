@@ -133,6 +133,10 @@ class Selector(ABC):
     def _do(self, cand: Candidates, **options: Any) -> Selection | None:
         """Chooses among ``cand`` (never empty)."""
 
+    def why_none(self, frame: pd.DataFrame, **options: Any) -> str | None:
+        """Why :meth:`do` chose no trial, beyond an empty front (None: nothing more to say)."""
+        return None
+
     def parse(self, spec: str, body: str) -> dict[str, Any]:
         """The options of a spec ``<name>:<body>``; a selector without options takes none."""
         if body:
@@ -290,12 +294,15 @@ class PseudoWeightSelector(_WeightedSelector):
 
 
 def recorded_metrics(frame: pd.DataFrame) -> list[str]:
-    """The metrics a study frame holds: its columns but the trial's own fields, the sampled
-    parameters and the measurement conditions."""
+    """The metrics a study frame holds: its numeric columns but the trial's own fields, the
+    sampled parameters and the measurement conditions (not ``artifact`` or
+    ``energy_source``, which are text)."""
     return sorted(
         str(c)
         for c in frame.columns
-        if c not in FIXED_COLUMNS and not str(c).startswith((PARAMS_PREFIX, CONDITION_PREFIX))
+        if c not in FIXED_COLUMNS
+        and not str(c).startswith((PARAMS_PREFIX, CONDITION_PREFIX))
+        and pd.to_numeric(frame[c], errors="coerce").notna().any()
     )
 
 
@@ -480,6 +487,21 @@ class EpsilonSelector(Selector):
         )
         return cand.pick(best, self.name, reason)
 
+    def why_none(self, frame: pd.DataFrame, *, indicator: str, limit: float, op: str = "<=",
+                 **options: Any) -> str | None:  # fmt: skip
+        """No feasible trial within the limit: the closest value found, so the user sees how
+        far the limit is (``epsilon:params<=100`` when the smallest is 905)."""
+        ok = usable(frame, [indicator])
+        if indicator not in frame.columns or not ok.any():
+            return None
+        found = values(frame[ok], [indicator])[:, 0]
+        closest = np.nanmin(found) if op == "<=" else np.nanmax(found)
+        nearest = "smallest" if op == "<=" else "largest"
+        return (
+            f"no feasible trial has {indicator} {op} {limit:g}; the {nearest} found is "
+            f"{format_value(closest, digits=4)}"
+        )
+
 
 @_register
 class BestSelector(Selector):
@@ -583,6 +605,13 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     if kind not in SELECTORS:
         raise _bad(spec, f"unknown selector {kind!r}{did_you_mean(kind, [*SELECTORS, *_ALIASES])}")
     return kind, SELECTORS.get(kind).parse(spec, body)
+
+
+def why_none(frame: pd.DataFrame, spec: str) -> str | None:
+    """Why the selector of ``spec`` chose no trial of ``frame``, when it can say more than
+    that nothing qualifies (an ε limit: the closest value found)."""
+    name, options = parse_spec(spec)
+    return SELECTORS.get(name).why_none(frame, **options)
 
 
 def select(frame: pd.DataFrame, spec: str, objectives: Objectives) -> Selection | None:

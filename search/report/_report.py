@@ -35,7 +35,7 @@ from search.pareto._frame import (
     objectives_of,
     usable,
 )
-from search.pareto._selectors import Selection
+from search.pareto._selectors import Selection, why_none
 from search.pareto._selectors import select as select_trial
 from search.pareto._study_front import (
     Front,
@@ -114,7 +114,7 @@ def _selection(
     chosen = select_trial(frame, spec, objectives)
     if chosen is None:
         front = front_of(frame, objectives)
-        return None, front.message or f"no trial qualifies for {spec!r}"
+        return None, front.message or why_none(frame, spec) or f"no trial qualifies for {spec!r}"
     return chosen, None
 
 

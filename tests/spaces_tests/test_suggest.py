@@ -15,6 +15,8 @@ from spaces._suggest import did_you_mean
 def test_the_hint() -> None:
     assert did_you_mean("trails", ["trials", "seed"]) == " (did you mean 'trials'?)"
     assert did_you_mean("zzz", ["trials", "seed"]) == ""
+    assert did_you_mean("acc", ["accuracy", "params"]) == " (did you mean 'accuracy'?)"
+    assert did_you_mean("lat", ["latency_ms", "latency_p90_ms"]) == ""  # two: no guess
 
 
 def test_every_unknown_name_gets_the_same_hint() -> None:

@@ -216,6 +216,27 @@ def test_an_unrecorded_metric_is_named_as_such():
         select(frame, "best:flops_infer", ACC_PARAMS)
 
 
+def test_a_prefix_gets_a_did_you_mean_and_text_columns_are_not_offered_as_metrics():
+    """`best:acc` got no hint, and the metrics offered listed `artifact` and `energy_source`."""
+    frame = npas_frame([{**row, "energy_source": "estimate"} for row in ROWS])
+    frame["artifact"] = "/runs/x"
+    with pytest.raises(ConfigError) as err:
+        select(frame, "best:acc", ACC_PARAMS)
+    text = str(err.value)
+    assert "(did you mean 'accuracy'?); recorded: accuracy, latency_ms, params" in text, text
+
+
+def test_an_epsilon_limit_no_trial_meets_says_the_closest_value():
+    from search.pareto._selectors import why_none
+
+    frame = npas_frame(ROWS)
+    assert select(frame, "epsilon:params<=100", ACC_PARAMS) is None
+    # the infeasible 10-parameter trial does not count: the smallest feasible one has 1000
+    assert why_none(frame, "epsilon:params<=100") == (
+        "no feasible trial has params <= 100; the smallest found is 1000")
+    assert why_none(frame, "knee") is None
+
+
 # ---------------------------------------------------------------- every registered selector
 
 #: One spec per form of each selector, with values that suit ROWS on (accuracy, params).
