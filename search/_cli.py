@@ -641,6 +641,27 @@ def _clipped(text: Any, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def _delete(args: argparse.Namespace) -> int:
+    """``search delete``: one search out of its storage, after a yes (``--yes``: no question;
+    without a terminal to ask on, ``--yes`` is required)."""
+    from search._deletion import delete_search
+
+    _quiet_optuna()
+
+    def confirm(question: str) -> bool:
+        if args.yes:
+            return True
+        if not sys.stdin.isatty():
+            raise ConfigError("--yes: missing; there is no terminal to ask on, and a search is "
+                              "deleted only when you say so")  # fmt: skip
+        return input(question).strip().lower() in ("y", "yes")
+
+    folder = None if args.storage else Path(args.run_folder)
+    said = delete_search(_storage_url(args), args.name, confirm=confirm, run_folder=folder)
+    print(said or "nothing deleted")
+    return 0 if said else 1
+
+
 # -- pareto, report, export, train ----------------------------------------------------------------
 
 
@@ -1083,6 +1104,11 @@ def build_parser() -> argparse.ArgumentParser:
     cmd.add_argument("--state", choices=TRIAL_STATES, metavar="STATE",
                      help=f"only these: {', '.join(TRIAL_STATES)}")  # fmt: skip
     cmd.add_argument("--format", choices=_FORMATS, default="table", help="output format")
+
+    cmd = add("delete", _delete, "Delete one search from its storage (its files stay).")
+    cmd.add_argument("--name", required=True, help="the search (study) to delete")
+    _storage_options(cmd)
+    _flag(cmd, "--yes", "do not ask (required without a terminal)")
 
     cmd = add("pareto", _pareto, "The feasible non-dominated trials with every indicator.")
     _study_options(cmd, objectives="front on these metrics")
