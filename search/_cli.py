@@ -662,6 +662,16 @@ def _delete(args: argparse.Namespace) -> int:
     return 0 if said else 1
 
 
+def _stop(args: argparse.Namespace) -> int:
+    """``search stop``: the launch running a search stops as on Ctrl-C (see
+    :mod:`search._remote_stop`)."""
+    from search._remote_stop import stop_search
+
+    _quiet_optuna()
+    print(stop_search(_storage_url(args), args.name))
+    return 0
+
+
 # -- pareto, report, export, train ----------------------------------------------------------------
 
 
@@ -1109,6 +1119,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmd.add_argument("--name", required=True, help="the search (study) to delete")
     _storage_options(cmd)
     _flag(cmd, "--yes", "do not ask (required without a terminal)")
+
+    cmd = add("stop", _stop, "Stop a running search from another shell, as Ctrl-C would.")
+    cmd.add_argument("--name", required=True, help="the search (study) to stop")
+    _storage_options(cmd)
 
     cmd = add("pareto", _pareto, "The feasible non-dominated trials with every indicator.")
     _study_options(cmd, objectives="front on these metrics")

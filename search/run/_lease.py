@@ -34,7 +34,7 @@ import sqlalchemy
 from search.errors import SearchLocked, StorageWriteError
 from search.run._storage import created_meanwhile
 
-__all__ = ["Lease", "lease_holder"]
+__all__ = ["Lease", "lease_holder", "lease_owner"]
 
 _METADATA = sqlalchemy.MetaData()
 _LEASES = sqlalchemy.Table(
@@ -94,6 +94,20 @@ def lease_holder(
     engine: sqlalchemy.Engine, study_name: str, *, ttl_s: float | None = None
 ) -> str | None:
     """Who runs the search now (``host pid N since T``), or None; reads only, creates nothing."""
+    row = _live_row(engine, study_name, ttl_s)
+    return None if row is None else _describe(row)
+
+
+def lease_owner(engine: sqlalchemy.Engine, study_name: str) -> tuple[str, int] | None:
+    """The host and pid of the launch that runs the search now, or None; reads only."""
+    row = _live_row(engine, study_name, None)
+    return None if row is None else (str(row.host), int(row.pid))
+
+
+def _live_row(
+    engine: sqlalchemy.Engine, study_name: str, ttl_s: float | None
+) -> sqlalchemy.Row | None:
+    """The search's lease row while its launch is alive, else None."""
     if not sqlalchemy.inspect(engine).has_table(_LEASES.name):
         return None
     with engine.connect() as db:
@@ -102,7 +116,7 @@ def lease_holder(
         ).one_or_none()
         now = _read_now(db)
     alive = row is not None and _alive(row, _ttl() if ttl_s is None else ttl_s, now)
-    return _describe(row) if alive else None
+    return row if alive else None
 
 
 def _describe(row: sqlalchemy.Row) -> str:

@@ -30,6 +30,7 @@ from search.run import launch, trials_counted
 from search.run._lease import Lease, lease_holder
 from search.run._storage import open_storage
 from tests.search_tests.run.test_execution import fake_trial, make_config, slow_trial
+from tests.search_tests.studies import stored_study
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
@@ -292,3 +293,51 @@ def test_a_launch_stopped_past_its_lease_stops_writing_once_another_took_over(tm
     assert "another process" not in " ".join(str(t.user_attrs.get("error")) for t in study.trials)
     assert trials_counted(study) == 16
     assert not study.get_trials(states=(TrialState.RUNNING,))
+
+
+#: LAUNCH, exiting as ``search launch`` does when a signal stops it (128 + the signal).
+STOPPABLE = """
+import sys
+sys.path.insert(0, {root!r})
+import ray
+from pathlib import Path
+from search.errors import SearchInterrupted
+from search.run import launch
+from tests.search_tests.run.test_execution import make_config, slow_trial
+ray.init(address={address!r}, log_to_driver=False)
+try:
+    launch(make_config(Path({out!r}), optimiser="random", trials=8, storage={url!r}),
+           trial_fn=slow_trial, progress=False)
+except SearchInterrupted as err:
+    sys.exit(128 + err.signum)
+"""
+
+
+def test_search_stop_from_another_shell_stops_the_launch_as_ctrl_c_would(tmp_path, capsys):
+    """`search stop --name X` signals the launch holding X's lease: it ends its trials' epochs,
+    records the cut ones as interrupted (not counted) and exits 143; nothing is left running."""
+    url = f"sqlite:///{tmp_path}/npas.db"
+    address = ray.get_runtime_context().gcs_address
+    script = STOPPABLE.format(root=str(ROOT), address=address, out=str(tmp_path), url=url)
+    launched = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        _wait_running(url, launched)
+        assert main(["stop", "--storage", url, "--name", "t-random"]) == 0
+        assert "asked the launch of 't-random'" in capsys.readouterr().out
+        assert launched.wait(timeout=120) == 143
+    finally:
+        if launched.poll() is None:
+            launched.kill()
+    study = optuna.load_study(study_name="t-random", storage=url)
+    assert not study.get_trials(states=(TrialState.RUNNING,))
+    assert len(study.trials) < 8 and lease_holder(open_storage(url).engine, "t-random") is None
+    assert main(["stop", "--storage", url, "--name", "t-random"]) == 2
+    assert "no launch runs search 't-random' now" in capsys.readouterr().err
+
+
+def test_search_stop_of_a_launch_on_another_host_says_where(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/npas.db"
+    stored_study(url, "t-random", [{"accuracy": 0.5, "params": 10.0}])
+    _plant(url, host="elsewhere", pid=4321, age_s=1)
+    assert main(["stop", "--storage", url, "--name", "t-random"]) == 2
+    assert "runs on host elsewhere (pid 4321)" in capsys.readouterr().err
