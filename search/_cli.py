@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import re
 import signal
 import sys
 import tempfile
+import textwrap
 import time
 import warnings
 from collections.abc import Callable, Collection, Sequence
@@ -39,6 +41,8 @@ __all__ = ["build_parser", "main"]
 _DEFAULT_PRESET = "digits-quick"
 _DEFAULT_OUT = "runs"
 _FORMATS = ("table", "csv", "json")
+#: The widest line the listing commands print (a terminal's usual width).
+_WIDTH = 100
 
 
 # -- storage and studies ------------------------------------------------------------------------
@@ -834,12 +838,14 @@ def _interrupt(*_: Any) -> None:
 
 
 def _families(args: argparse.Namespace) -> int:
-    import pandas as pd
 
     from spaces._build import FAMILIES, hyper_keys
 
-    rows = [{"family": n, "hyper": ", ".join(hyper_keys(FAMILIES.get(n)))} for n in FAMILIES]
-    print(pd.DataFrame(rows).to_string(index=False))
+    width = max(len(n) for n in FAMILIES)
+    for name in FAMILIES:
+        hypers = ", ".join(hyper_keys(FAMILIES.get(name))) or "(none free: a fixed variant)"
+        print(textwrap.fill(hypers, width=_WIDTH, initial_indent=f"{name:<{width}}  ",
+                            subsequent_indent=" " * (width + 2)))  # fmt: skip
     return 0
 
 
@@ -866,6 +872,19 @@ def _indicators(args: argparse.Namespace) -> int:
     return 0
 
 
+def _first_sentence(text: str) -> str:
+    """The first sentence of a file's leading comment (its lines joined: a description that
+    runs over two lines once stopped mid-sentence)."""
+    words = []
+    for line in text.splitlines():
+        if not line.startswith("#") or not line[1:].strip():
+            break
+        words.append(line[1:].strip())
+    joined = " ".join(words)
+    end = re.search(r"\.(\s|$)", joined)
+    return joined[: end.start() + 1] if end else joined
+
+
 def _presets(args: argparse.Namespace) -> int:
     """The presets as their files say (what `search launch --preset` validates and runs);
     ``--show NAME``: one preset's YAML, as shipped (a start for a config of one's own)."""
@@ -882,14 +901,14 @@ def _presets(args: argparse.Namespace) -> int:
     for name in list_presets():
         text = preset_text(name) or ""
         data = yaml.safe_load(text) or {}
-        about = next((line[1:].strip() for line in text.splitlines() if line.startswith("#")), "")
-        about = about.removeprefix(f"{name}: ")
         objectives = ", ".join(str(o[0] if isinstance(o, list) else o)
                                for o in data.get("objectives", []))  # fmt: skip
         print(f"{name}: {data.get('dataset')}, {data.get('trials', 16)} trials, "
               f"{(data.get('algorithm') or {}).get('name', 'tpe')}; {objectives}")  # fmt: skip
+        about = _first_sentence(text).removeprefix(f"{name}: ")
         if about:
-            print(f"    {about}")
+            print(textwrap.fill(about, width=_WIDTH, initial_indent="    ",
+                                subsequent_indent="    "))  # fmt: skip
     print("One preset's YAML: search presets --show NAME; check it: search check --preset NAME")
     return 0
 

@@ -328,13 +328,19 @@ def test_help_documents_every_option(capsys: pytest.CaptureFixture) -> None:
 
 def test_registries(capsys: pytest.CaptureFixture) -> None:
     assert main(["families"]) == 0
-    assert "convnet" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "convnet" in text and "(none free: a fixed variant)" in text
+    assert max(len(line) for line in text.splitlines()) <= 100  # it printed 174 characters
     assert main(["indicators"]) == 0
     text = capsys.readouterr().out
     assert "latency_ms" in text and "minimize" in text and "infer" in text
     assert main(["presets"]) == 0
     text = capsys.readouterr().out
     assert all(p in text for p in ("digits-quick", "mnist-tiny", "cifar10-wrn"))
+    # each description is its first whole sentence (it stopped at the comment's first line)
+    descriptions = [line for line in text.splitlines() if line.startswith("    ")]
+    assert "for GPU clusters." in text and max(len(line) for line in text.splitlines()) <= 100
+    assert descriptions and all(not line.endswith((",", "public", "GPU")) for line in descriptions)
 
 
 def test_help_version_and_presets_load_no_torch_optuna_or_ray() -> None:
