@@ -98,15 +98,19 @@ def test_elapsed_and_time_left_at_this_launchs_pace():
     view = Progress(OBJECTIVES, prior=prior, total=10, enabled=False, clock=lambda: now[0])
     assert view.line().startswith("2/10 done")
     assert view.line().endswith("; 0 s elapsed")  # nothing finished in this launch yet
+    now[0] += 60.0  # the start-up and the first trial: no pace yet
+    view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
+    assert view.line().endswith("; 1 min 00 s elapsed")
     for _ in range(2):
         now[0] += 45.0
         view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
-    # 4 of 10 done, 2 of them in 90 s here: 6 left at 45 s each
-    assert view.line().endswith("; 1 min 30 s elapsed, ~4 min 30 s left")
+    # 5 of 10 done, 3 here ending 45 s apart: 5 left at 45 s each (the start-up not counted:
+    # 150 s / 3 trials would have said 4 min 10 s)
+    assert view.line().endswith("; 2 min 30 s elapsed, ~3 min 45 s left")
     now[0] += 7300.0
-    view.values += [[0.1, 1e5]] * 6
-    view.feasible += [True] * 6
-    assert view.line().endswith("; 2 h 03 min elapsed")  # done: no estimate
+    view.values += [[0.1, 1e5]] * 5
+    view.feasible += [True] * 5
+    assert view.line().endswith("; 2 h 04 min elapsed")  # done: no estimate
 
 
 def test_time_left_never_passes_the_time_limit():
@@ -114,8 +118,13 @@ def test_time_left_never_passes_the_time_limit():
     view = Progress(OBJECTIVES, total=1000, enabled=False, clock=lambda: now[0], time_limit=600)
     now[0] = 60.0
     view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
-    # 999 trials at a minute each would take 16 h; the budget ends the search in 9 min
-    assert view.line().endswith("; 1 min 00 s elapsed, ~9 min 00 s left (limit)")
+    # no pace yet: the limit alone bounds what is left
+    assert view.line().endswith("; 1 min 00 s elapsed, at most 9 min 00 s left (limit)")
+    for _ in range(2):
+        now[0] += 60.0
+        view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
+    # 997 trials at a minute each would take 16 h; the limit ends the search in 7 min
+    assert view.line().endswith("; 3 min 00 s elapsed, ~7 min 00 s left (limit)")
     now[0] = 700.0
     assert view.line().endswith("; 11 min 40 s elapsed, ~0 s left (limit)")
 
