@@ -151,6 +151,30 @@ def test_a_broken_weights_file_is_refused_without_unsafe_advice(tmp_path, capsys
     assert "cannot be read as a model file" in err and "weights_only" not in err
 
 
+class _RunsCode:
+    """A pickled object that, once unpickled, would create a file (as a hostile checkpoint
+    would run any command)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_a_checkpoint_whose_pickle_runs_code_is_refused_and_never_run(tmp_path):
+    """A trial's checkpoint state (the file a resume reads) holding a pickle that would run
+    code: refused as not a model file, and the code never runs (torch's weights_only load)."""
+    from search.errors import ExportError
+    from search.trial import STATE_NAME, read_state
+
+    marker = tmp_path / "ran"
+    torch.save({"format": "x", "bad": _RunsCode(marker)}, tmp_path / STATE_NAME)
+    with pytest.raises(ExportError, match="cannot be read as a model file"):
+        read_state(tmp_path)
+    assert not marker.exists()
+
+
 def test_a_device_torch_does_not_see_is_refused(tmp_path, capsys):
     unseen = f"cuda:{torch.cuda.device_count()}"  # cuda:0 here, where torch sees no CUDA
     err = _refused(["train", str(tmp_path), "--device", unseen], capsys)

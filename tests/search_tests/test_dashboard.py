@@ -4,6 +4,7 @@ API), and stops when asked (SIGTERM from start/stop_dashboard, Ctrl-C for the co
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -213,6 +214,40 @@ def test_the_dashboard_is_read_only_unless_made_writable(dashboard, tmp_path: Pa
         assert _get(f"{writable}/api/studies")["study_summaries"] == []
     finally:
         stop_dashboard(process)
+
+
+def test_a_read_only_dashboard_holds_against_writes_overrides_traversal_and_idle_sockets(
+    dashboard,
+) -> None:
+    """What the fault pass tried and what held, kept: every write method is refused, a GET
+    asking to be a DELETE (``X-HTTP-Method-Override``, ``?_method=``) deletes nothing, a path
+    climbing out of the static folder serves no file from outside it, and hundreds of idle
+    connections do not stop it answering (the fault pass held 2,000 open by hand; connecting
+    each takes a loaded machine about 0.1 s, so the test holds 64)."""
+    import socket
+
+    _, url = dashboard
+    study = _study_id(url)
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        assert _request(f"{url}/api/studies/{study}", method) == 403, method
+    override = urllib.request.Request(f"{url}/api/studies/{study}?_method=DELETE",
+                                      headers={"X-HTTP-Method-Override": "DELETE"})  # fmt: skip
+    with contextlib.suppress(urllib.error.HTTPError):
+        urllib.request.urlopen(override, timeout=10).close()
+    assert _get(f"{url}/api/studies")["study_summaries"], "the study is still there"
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        raw.sendall(b"GET /static/../../../../etc/passwd HTTP/1.0\r\nHost: "
+                    + f"{host}:{port}".encode() + b"\r\n\r\n")  # fmt: skip
+        answer = b"".join(iter(lambda: raw.recv(65536), b""))
+    assert b"root:" not in answer
+    idle = 64  # more than the server's listen backlog (5) and its first threads
+    sockets = [socket.create_connection((host, int(port)), timeout=10) for _ in range(idle)]
+    try:
+        assert _get(f"{url}/api/studies")["study_summaries"]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def test_a_host_beyond_loopback_needs_expose(storage: str, capsys) -> None:
