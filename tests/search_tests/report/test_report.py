@@ -596,4 +596,5 @@ def test_selection_that_finds_nothing_is_reported(tmp_path):
         study, tmp_path / "out", select="epsilon:params<=1", indicators=["params", "latency_ms"]
     )
     md = paths["report.md"].read_text()
-    assert "Selection `epsilon:params<=1`: no trial selected (no trial qualifies" in md
+    assert ("Selection `epsilon:params<=1`: no trial selected (no feasible trial has params "
+            "<= 1; the smallest found is ") in md  # fmt: skip
