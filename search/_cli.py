@@ -696,7 +696,8 @@ def _pareto(args: argparse.Namespace) -> int:
         for c in table.columns[1:]
         if c not in conditions and not str(c).startswith(PARAMS_PREFIX)
     ]
-    print(f"Front of {study.study_name!r}: {len(table)} trial(s) ({', '.join(names)})")
+    title = f"Front of {study.study_name!r}: {len(table)} trial(s) ({', '.join(names)})"
+    print(textwrap.fill(title, width=_WIDTH, subsequent_indent="  "))
     if table.empty:
         print(f"(empty: {table.attrs.get('message')})")
         return 0
@@ -706,7 +707,7 @@ def _pareto(args: argparse.Namespace) -> int:
         width = max(len(str(k)) for k in constant)
         for key, value in constant.items():
             print(f"  {key:<{width}}  {format_value(value)}")
-    print(table.drop(columns=list(constant)).to_string(index=False))
+    print(table.drop(columns=list(constant)).to_string(index=False, line_width=_WIDTH))
     return 0
 
 

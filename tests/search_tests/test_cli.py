@@ -432,6 +432,24 @@ def test_pareto_states_constant_conditions_once(tmp_path: Path, capsys) -> None:
     assert list(table["cond_device"]) == ["cpu"] * 3 and list(table["number"]) == [0, 1, 5]
 
 
+def test_pareto_fits_a_wide_panel_in_100_columns(tmp_path: Path, capsys) -> None:
+    """A search that measured the whole panel printed 322-character lines; the table now wraps
+    its columns in blocks, every column still there."""
+    from tests.search_tests.studies import ACC_PARAMS, stored_study
+
+    names = ("weights", "flops_infer", "flops_train", "macs", "activations", "latency_ms",
+             "latency_p90_ms", "throughput", "peak_mem_infer_mb", "peak_mem_train_mb",
+             "energy_infer_j", "energy_train_j", "co2_infer_g", "co2_train_g")  # fmt: skip
+    panel = {name: 12345.678 + i for i, name in enumerate(names)}
+    rows = [{"accuracy": 0.7 + i / 10, "params": 100.0 * (i + 1), **panel} for i in range(3)]
+    url = f"sqlite:///{tmp_path / 'npas.db'}"
+    stored_study(url, "wide", rows, ACC_PARAMS)
+    assert main(["pareto", "--storage", url]) == 0
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert all(name in text for name in panel)
+
+
 def test_selectors_lists_every_registered_form(capsys: pytest.CaptureFixture) -> None:
     from search.pareto import forms
 
