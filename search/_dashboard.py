@@ -193,9 +193,11 @@ def stop_dashboard(process: subprocess.Popen[bytes], *, timeout_s: float = 10.0)
 
 
 class _ThreadedServer(ThreadingMixIn, WSGIServer):
-    """optuna-dashboard's own ``--server wsgiref``: a thread per request."""
+    """optuna-dashboard's own ``--server wsgiref``: a thread per request, with a listen backlog
+    of 128 (socketserver's 5 made each of 300 connections wait about 0.14 s to be accepted)."""
 
     daemon_threads = True
+    request_queue_size = 128
 
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
