@@ -375,18 +375,26 @@ def _small_storage(folder: Path) -> str:
 def test_status_loads_no_torch_or_ray(tmp_path: Path, extra: list[str], said: str) -> None:
     """`search status` (and `--trial N`) answers at once: torch and Ray stay unloaded."""
     _small_storage(tmp_path)
+    heavy = ("torch", "ray", "sklearn", "matplotlib")
+    assert _answer_alone(["status", "--run", str(tmp_path), *extra], "stdout", said, heavy) == (
+        "0 [] True")
+
+
+def _answer_alone(argv: list[str], stream: str, said: str, heavy: tuple[str, ...]) -> str:
+    """``main(argv)`` in a fresh interpreter: ``"<exit code> <heavy modules loaded> <whether
+    its stream said said>"``."""
     probe = (
         "import sys, contextlib, io\n"
         "from search._cli import main\n"
-        "out = io.StringIO()\n"
-        "with contextlib.redirect_stdout(out):\n"
-        f"    code = main(['status', '--run', {str(tmp_path)!r}, *{extra!r}])\n"
-        "heavy = [m for m in ('torch', 'ray', 'sklearn', 'matplotlib') if m in sys.modules]\n"
-        f"print(code, heavy, {said!r} in out.getvalue())\n"
+        "text = io.StringIO()\n"
+        f"with contextlib.redirect_{stream}(text):\n"
+        f"    code = main({argv!r})\n"
+        f"loaded = [m for m in {heavy!r} if m in sys.modules]\n"
+        f"print(code, loaded, {said!r} in text.getvalue())\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, check=True)  # fmt: skip
-    assert done.stdout.split("\n")[-2] == "0 [] True", done.stdout[-500:]
+    return done.stdout.split("\n")[-2]
 
 
 @pytest.mark.parametrize(
@@ -401,18 +409,8 @@ def test_status_loads_no_torch_or_ray(tmp_path: Path, extra: list[str], said: st
 def test_a_mistyped_preset_or_missing_config_is_answered_before_torch(argv, said) -> None:
     """`search launch --preset digit-quick` took 10 s: torch loaded (in the launch's child)
     before the name was checked; now the command answers before torch or Ray load."""
-    probe = (
-        "import sys, contextlib, io\n"
-        "from search._cli import main\n"
-        "err = io.StringIO()\n"
-        "with contextlib.redirect_stderr(err):\n"
-        f"    code = main({argv!r})\n"
-        "heavy = [m for m in ('torch', 'ray', 'sklearn', 'optuna') if m in sys.modules]\n"
-        f"print(code, heavy, {said!r} in err.getvalue())\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=ROOT, check=True)  # fmt: skip
-    assert done.stdout.split("\n")[-2] == "2 [] True", done.stdout[-500:]
+    heavy = ("torch", "ray", "sklearn", "optuna")
+    assert _answer_alone(argv, "stderr", said, heavy) == "2 [] True"
 
 
 def test_pareto_states_constant_conditions_once(tmp_path: Path, capsys) -> None:
