@@ -371,18 +371,23 @@ def _counts(
 ) -> dict[str, int]:
     """Trials by outcome (:func:`search._trial_list.outcomes`), each counted once."""
     from search._trial_list import outcomes
+
+    return _tally(outcomes(frame, live=live, resumable=resumable))
+
+
+def _tally(found: pd.Series) -> dict[str, int]:
+    """How many trials have each outcome, in the order status prints them."""
     from search.pareto._columns import OUTCOMES
 
-    found = outcomes(frame, live=live, resumable=resumable).value_counts()
-    return {name: int(found.get(name, 0)) for name in OUTCOMES}
+    counted = found.value_counts()
+    return {name: int(counted.get(name, 0)) for name in OUTCOMES}
 
 
-def _numbers(frame: pd.DataFrame, outcome: str) -> list[int]:
-    """The numbers of the trials with ``outcome`` (failed or infeasible: not live-dependent)."""
-    from search._trial_list import outcomes
+def _numbers(frame: pd.DataFrame, found: pd.Series, outcome: str) -> list[int]:
+    """The numbers of the trials whose outcome (``found``, per row) is ``outcome``."""
     from search.pareto._columns import NUMBER
 
-    return [int(n) for n in frame[NUMBER][outcomes(frame) == outcome]]
+    return [int(n) for n in frame[NUMBER][found == outcome]]
 
 
 def _resumable(study: optuna.Study) -> list[int]:
@@ -401,6 +406,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
     import pandas as pd
 
     from search._format import json_number
+    from search._trial_list import outcomes
     from search.pareto._columns import NUMBER
     from search.pareto._frame import objectives_of, trials_frame, usable
     from search.pareto._study_front import front_of, why_empty
@@ -410,12 +416,13 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
     objectives = objectives_of(study)
     attrs = study.user_attrs
     live = holder is not None
+    found = outcomes(frame, live=live, resumable=() if live else _resumable(study))
     record: dict[str, Any] = {
         "search": study.study_name,
         "trials": len(frame),
-        **_counts(frame, live=live, resumable=() if live else _resumable(study)),
-        "failed_trials": _numbers(frame, "failed"),
-        "infeasible_trials": _numbers(frame, "infeasible"),
+        **_tally(found),
+        "failed_trials": _numbers(frame, found, "failed"),
+        "infeasible_trials": _numbers(frame, found, "infeasible"),
         "running_now": holder,
         "objectives": [f"{n} ({d})" for n, d in objectives],
         "constraints": [str(c) for c in attrs.get("constraints") or []],
