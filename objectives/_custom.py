@@ -33,6 +33,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from objectives._scan import SCAN_SAMPLES, evenly, scan_array, scan_dataset
+from objectives._split import stratified_split
 from objectives._streaming import ArrayDataset, StreamedSplit, Subset, _collate
 from objectives.datasets import (
     _DIGITS_TEST_FRACTION,
@@ -42,7 +43,6 @@ from objectives.datasets import (
     Data,
     _check_train_size,
     _check_val_size,
-    _stratified,
     make_split,
     streams,
 )
@@ -151,7 +151,7 @@ class CustomDataset:
         given, splits = self._given
         train, test, val = given["train"], given.get("test"), given.get("val")
         if test is None:
-            kept, held = _stratified(train.y, _DIGITS_TEST_FRACTION, seed=0)
+            kept, held = stratified_split(train.y, _DIGITS_TEST_FRACTION, seed=0)
             train, test = train.take(kept), train.take(held)
         self._check(train, test, val, splits)
         return train, test, val, splits
@@ -288,11 +288,11 @@ class CustomDataset:
         if val is None:
             size = self.val_size if val_size is None else val_size
             _check_val_size(size, len(train.y), classes)
-            kept, held = _stratified(train.y, size, seed=seed)
+            kept, held = stratified_split(train.y, size, seed=seed)
             train, val = train.take(kept), train.take(held)
         if train_size is not None and train_size != len(train.y):
             _check_train_size(train_size, len(train.y), classes)
-            train = train.take(_stratified(train.y, train_size, seed=seed)[1])
+            train = train.take(stratified_split(train.y, train_size, seed=seed)[1])
         scale = splits.pixel_scale or (255.0 if _sample(train).dtype == torch.uint8 else 1.0)
         mean, std, stats = _stats(train, scale, splits)
         streamed = streams(stream, len(train.y) * math.prod(self.in_shape) * 4, stream_above_mb)

@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sklearn
 import torch
 import torch.nn.functional as F
-from sklearn.model_selection import train_test_split
 
+from objectives._digits import digits_source, read_digits
 from objectives._download import (
     DatasetUnavailableError,
     Resource,
@@ -44,6 +43,7 @@ from objectives._download import (
 )
 from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read_idx
 from objectives._root import cache_home, default_root
+from objectives._split import stratified_split
 from objectives._streaming import ArrayDataset, StreamedSplit
 from spaces._checks import check_int, is_int
 from spaces._errors import ConfigError
@@ -421,11 +421,8 @@ def _read_cifar(paths: list[Path]) -> _Arrays:
 @_builtin("digits", in_shape=(1, 8, 8), num_classes=10, val_size=0.2, augment=Augment(),
           resources=(), find=lambda folder: [])  # fmt: skip
 def _read_digits(_: list[Path]) -> _Arrays:
-    from sklearn.datasets import load_digits
-
-    bunch = load_digits()
-    images = bunch.images.astype(np.uint8)[:, None]  # values 0..16
-    return _Arrays(images, bunch.target.astype(np.int64), None, None, scale=16.0)
+    images, labels = read_digits()  # values 0..16
+    return _Arrays(images[:, None], labels, None, None, scale=16.0)
 
 
 
@@ -484,17 +481,17 @@ def load(
         info, root=root, download=download, mirrors=mirrors, progress=progress, verify=verify
     )
     if arrays.x_test is None or arrays.y_test is None:  # digits: a fixed stratified test split
-        train_idx, test_idx = _stratified(arrays.y_train, _DIGITS_TEST_FRACTION, seed=0)
+        train_idx, test_idx = stratified_split(arrays.y_train, _DIGITS_TEST_FRACTION, seed=0)
         x_all, y_all = arrays.x_train, arrays.y_train
         arrays.x_train, arrays.y_train = x_all[train_idx], y_all[train_idx]
         arrays.x_test, arrays.y_test = x_all[test_idx], y_all[test_idx]
         files["test_split"] = f"stratified {_DIGITS_TEST_FRACTION:.0%} (random_state=0)"
     size = info.val_size if val_size is None else val_size
     _check_val_size(size, len(arrays.y_train), info.num_classes)
-    train_idx, val_idx = _stratified(arrays.y_train, size, seed=seed)
+    train_idx, val_idx = stratified_split(arrays.y_train, size, seed=seed)
     if train_size is not None and train_size != len(train_idx):
         _check_train_size(train_size, len(train_idx), info.num_classes)
-        _, kept = _stratified(arrays.y_train[train_idx], train_size, seed=seed)
+        _, kept = stratified_split(arrays.y_train[train_idx], train_size, seed=seed)
         train_idx = train_idx[kept]
     x_train = arrays.x_train[train_idx]
     mean, std = _channel_stats(x_train, arrays.scale)
@@ -595,12 +592,6 @@ def _check_val_size(size: object, n: int, classes: int) -> None:
         )
 
 
-def _stratified(y: np.ndarray, size: int | float, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (keep, held-out) index arrays; the held-out part keeps the class proportions."""
-    keep, held = train_test_split(np.arange(len(y)), test_size=size, stratify=y, random_state=seed)
-    return np.sort(keep), np.sort(held)
-
-
 def _materialise(
     info: DatasetInfo,
     *,
@@ -612,9 +603,7 @@ def _materialise(
 ) -> tuple[_Arrays, dict[str, Any]]:
     """Raw arrays and their provenance: from the decoded cache, local files, or a download."""
     if not info.resources:
-        return info.read([]), {
-            "source": f"sklearn.datasets.load_digits (scikit-learn {sklearn.__version__})"
-        }
+        return info.read([]), {"source": digits_source()}
     base = Path(root).expanduser() if root is not None else default_root()
     target = base / info.name
     found = info.find(target) or info.find(base)

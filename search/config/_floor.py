@@ -86,7 +86,7 @@ def budget_above_warning(config: SearchConfig) -> str | None:
             cfg = config.trial_config(point)
             if cfg.budget is None or cfg.ssn.get("mapping") == "none":
                 continue
-            params = _counts(_model(cfg, info, models), info)["params"]
+            params = _trainable(_model(cfg, info, models))  # no FLOPs: they load torch._dynamo
         except Exception:  # such a trial fails on its own: a check never stops a launch
             continue
         if params >= cfg.budget:
@@ -197,9 +197,13 @@ def _counts(model: nn.Module, info: DatasetInfo) -> dict[str, int]:
 
     example = torch.zeros(1, *info.in_shape, device="meta")
     return {
-        "params": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "params": _trainable(model),
         "flops_infer": int(count_flops(lambda: model.eval()(example))),
     }
+
+
+def _trainable(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def _model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> nn.Module:
