@@ -189,12 +189,26 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _launch(args: argparse.Namespace) -> int:
+    from search._launch_start import announce, start_ray_early
+    from search.run._stages import count_from
+
+    count_from(args.started)  # elapsed times include the imports and Ray's start-up
+    announce(args)
+    early = start_ray_early(args, _DEFAULT_PRESET)
+    try:
+        return _launched(args)
+    finally:
+        if early:
+            from search.run._ray_session import stop_ray
+
+            stop_ray()
+
+
+def _launched(args: argparse.Namespace) -> int:
     from search._format import duration
     from search.config._describe import suspicions
     from search.run import launch
-    from search.run._progress import count_from
 
-    count_from(args.started)  # elapsed times include the imports and Ray's start-up
     config = _config(args)  # every check runs before the storage is opened
     url = masked_url(config.storage_url)
     for warning in suspicions(config, floor=False):  # launch() warns of the budget floor

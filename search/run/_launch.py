@@ -49,10 +49,12 @@ from search.run._ray_session import (
     ray_logs,
     slots,
     start_ray,
+    starting,
     stop_ray,
 )
 from search.run._run_folder import no_room, run_folder
 from search.run._searcher import NpasSearcher
+from search.run._stages import Stage
 from search.run._storage import open_storage
 from search.run._study import enqueue_start, fail_interrupted, open_study, record_cost
 from search.run._trainable import TrialFn, checkpoints
@@ -201,7 +203,8 @@ def _launch_leased(
         config, study, seed=config.seed + len(study.trials), scheduler=config.scheduler.name
     )
     enqueue_start(optimiser.study, config.start)  # the points a user knows, before any proposal
-    started = start_ray(config.address, config.imports)
+    with Stage(starting(config.address), enabled=progress):
+        started = start_ray(config.address, config.imports)
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
     try:
         fences = [f.check for f in (identity, lease) if f is not None]

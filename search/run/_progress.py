@@ -17,24 +17,15 @@ from ray.tune import Callback
 from search._format import duration
 from search.run._counting import counts
 from search.run._records import metrics_of
+from search.run._stages import Stage, command_start
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
 from search.run._trial_attrs import FEASIBLE_KEY, REFUSED_KEY
 
-__all__ = ["Progress", "count_from"]
+__all__ = ["Progress"]
 
 
 #: Trials that must have ended in a launch before its pace is estimated (two intervals).
 _PACED = 3
-#: When the command that launches started (:func:`count_from`), on ``time.monotonic``'s clock.
-_command_start: float | None = None
-
-
-def count_from(moment: float | None) -> None:
-    """Counts the elapsed time of the progress lines from ``moment`` (``time.monotonic()`` at
-    the command's start, so imports and Ray's start-up are included); None: from each
-    :class:`Progress`'s creation."""
-    global _command_start
-    _command_start = moment
 
 
 class Progress(Callback):
@@ -64,7 +55,7 @@ class Progress(Callback):
         total: The search's ``trials``.
         enabled: False prints nothing.
         clock: Seconds, for the elapsed time (``time.monotonic``: then counted from the
-            command's start when :func:`count_from` was told it).
+            command's start when :func:`search.run._stages.count_from` was told it).
         time_limit: The search's time limit in seconds, counted from this launch, if any.
         adjourned: Whether a Ray trial that ended was adjourned (left unfinished with its
             checkpoint when the time ran out): counted apart, not done.
@@ -104,11 +95,26 @@ class Progress(Callback):
                 self.failed += 1
         self._clock = clock
         self._started = clock()
-        if clock is time.monotonic and _command_start is not None:
-            self._started = _command_start
+        if clock is time.monotonic and command_start() is not None:
+            self._started = command_start()
         self._ends: list[float] = []  # when each trial of this launch ended
+        self._first: Stage | None = None  # set up by Ray Tune, after it pickled this
+
+    def setup(self, **info: Any) -> None:
+        # Between Ray Tune's start and a trial's first result, each worker loads torch: on
+        # two cores the longest wait of a quick run, said once it has lasted a second.
+        self._first = Stage("starting the trials (each Ray worker loads torch and the "
+                            "trial's code)", enabled=self.enabled).start()  # fmt: skip
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._first_ended()
+
+    def _first_ended(self) -> None:
+        if self._first is not None:
+            self._first.end()
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._first_ended()
         if self._is_adjourned(trial.trial_id):  # the searcher, told first, left it unfinished
             self.adjourned += 1
         else:
@@ -116,11 +122,13 @@ class Progress(Callback):
         self._print([t for t in trials if t is not trial])
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._first_ended()
         self.failed += 1
         self._ends.append(self._clock())
         self._print([t for t in trials if t is not trial])
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
+        self._first_ended()
         if self.enabled:
             done = self.done
             word = "stopped" if self.total is not None and done < self.total else "finished"

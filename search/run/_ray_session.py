@@ -27,6 +27,7 @@ __all__ = [
     "ray_logs",
     "slots",
     "start_ray",
+    "starting",
     "stop_ray",
     "writers_of",
 ]
@@ -77,6 +78,13 @@ def check_local_resources(cpu: float, gpu: float) -> None:
             f"resources: a trial asks for cpu={cpu:g}, gpu={gpu:g}, but this machine has "
             f"{cpus} CPU and {gpus} GPU; allowed: at most those (or --address a cluster)"
         )
+
+
+def starting(address: str | None) -> str:
+    """What starting Ray at ``address`` is, for the line a slow start prints."""
+    if address in (None, "local"):
+        return f"starting a local Ray ({os.cpu_count()} CPUs)"
+    return f"joining the Ray cluster at {address}"
 
 
 def start_ray(address: str | None, imports: Sequence[str] = ()) -> bool:

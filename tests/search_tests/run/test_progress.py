@@ -132,7 +132,7 @@ def test_time_left_never_passes_the_time_limit():
 def test_elapsed_counts_from_the_commands_start():
     import time
 
-    from search.run._progress import count_from
+    from search.run._stages import count_from
 
     count_from(time.monotonic() - 125.0)  # the command started before Ray did
     try:

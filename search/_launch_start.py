@@ -1,0 +1,66 @@
+"""What ``search launch`` does before its config is built, so that it starts sooner and says
+so: its first line at once, and the local Ray the search will run on started while torch and
+the config's modules load in a thread. One after the other they took 4 s each on two cores;
+Ray's start is mostly waiting for its own processes, which run on the other core meanwhile.
+
+Ray is started early only for a packaged preset (the default quick run included) with no
+``--address`` or ``--import``: a preset is checked by the tests and asks for a local Ray without
+user code. A config file of the user's may hold a mistake, which is said without starting Ray
+(started first, it cost the answer 4-6 s more); it, a cluster and user code start or join Ray as
+before, after the checks. A Ray started here is the caller's to stop, on every way out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from typing import Any
+
+__all__ = ["announce", "start_ray_early"]
+
+
+def announce(args: argparse.Namespace) -> None:
+    """The launch's first line, within a fraction of a second of the command."""
+    if not args.quiet:
+        print("[npas] loading torch, Optuna and Ray Tune …", file=sys.stderr, flush=True)
+
+
+def start_ray_early(args: argparse.Namespace, default_preset: str) -> bool:
+    """Starts the launch's local Ray now, the heavy modules loading meanwhile; True when it
+    did (the caller stops it: ``search.run._ray_session.stop_ray``)."""
+    if args.config or args.address is not None or args.imports:
+        return False
+    raw = _preset(args.preset or default_preset)
+    if raw.get("address", "local") != "local" or raw.get("imports"):
+        return False
+    from search.run._ray_session import start_ray, starting
+    from search.run._stages import Stage
+
+    loading = threading.Thread(target=_load_modules, name="npas-imports", daemon=True)
+    loading.start()
+    with Stage(starting(None), enabled=not args.quiet):
+        started = start_ray(None)  # False where this process runs a Ray already
+    loading.join()
+    return started
+
+
+def _preset(name: str) -> dict[str, Any]:
+    """A packaged preset's YAML as read ({} for no such preset: the launch says so)."""
+    import yaml
+
+    from search.config._presets import preset_text
+
+    raw = yaml.safe_load(preset_text(name) or "{}")
+    return raw if isinstance(raw, dict) else {}
+
+
+def _load_modules() -> None:
+    """Imports what the config's checks need (torch, the families, datasets and Optuna), none of
+    which imports Ray: two threads importing one package's modules could wait on each other."""
+    try:
+        import optuna  # noqa: F401
+
+        import search.config._describe
+        import search.config._floor  # noqa: F401
+    except Exception:  # the main thread imports them again, and says why they fail
+        pass
