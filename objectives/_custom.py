@@ -5,8 +5,10 @@ memory map is read only where asked) or any torch ``Dataset`` of ``(x, label)`` 
 then does what it does for its own datasets: carves a stratified validation split from the
 training split when none is given (and a fixed 20 % test split, ``random_state=0``, when there
 is no test split), keeps a ``train_size`` subset, normalises per channel with the training
-split's statistics, and holds the splits on the device or streams them (see
-:func:`objectives.datasets.load`). The provenance in ``Data.provenance`` (and a bundle's
+split's statistics (per channel of an image or a signal, per feature of a table), and holds the
+splits on the device or streams them (see :func:`objectives.datasets.load`). Samples are images
+(C×H×W), signals (C×L) or table rows (F): declared as ``layout``, else read from the rank
+(``objectives._layout``). The provenance in ``Data.provenance`` (and a bundle's
 ``metrics.json``) is the user's name and the source they give.
 
 Declared datasets (``dataset: {name: ..., image_folder: DIR}``, ``npz: FILE``, ``npy: [X, Y]``)
@@ -32,6 +34,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from objectives._layout import arrange, check_layout, sample_layout
 from objectives._scan import SCAN_SAMPLES, evenly, scan_array, scan_dataset
 from objectives._split import stratified_split
 from objectives._streaming import ArrayDataset, StreamedSplit, Subset, _collate
@@ -41,6 +44,7 @@ from objectives.datasets import (
     STREAM_ABOVE_MB,
     Augment,
     Data,
+    Split,
     _check_train_size,
     _check_val_size,
     make_split,
@@ -69,13 +73,16 @@ class Splits:
     """What a dataset function returns.
 
     Attributes:
-        train: ``(x, y)`` (x: N×C×H×W or N×H×W, y: integer labels) or a torch ``Dataset``
-            yielding ``(x, label)`` (a ``targets`` attribute spares reading every sample).
+        train: ``(x, y)`` (x: N×C×H×W or N×H×W images, N×C×L signals, N×F rows: see the
+            dataset's ``layout``; y: integer labels) or a torch ``Dataset`` yielding
+            ``(x, label)`` with x C×H×W, C×L or F (a ``targets`` attribute spares reading
+            every sample).
         test: Same kinds; reported, never optimised on. None: a fixed stratified 20 %.
         val: Same kinds; None: carved (stratified, seeded) from ``train``.
         num_classes: None: the largest label + 1, where every label up to it occurs (else
             refused: a stray label of 10**9 would make a billion classes).
-        mean, std: Per-channel statistics of the scaled training pixels; None: measured.
+        mean, std: Statistics of the scaled training samples, one per channel (one per
+            feature of a table); None: measured.
         pixel_scale: Raw values are divided by this first; None: 255 for uint8, else 1.
     """
 
@@ -109,6 +116,8 @@ class CustomDataset:
         source: Where the data come from, as the user states it (recorded as provenance).
         augment: Default augmentation.
         val_size: Validation fraction or count carved from ``train`` when there is no ``val``.
+        layout: ``image``, ``signal`` or ``table`` (:data:`objectives._layout.LAYOUTS`);
+            None: an array's rank decides (rank 3: N×H×W images), a Dataset's sample rank.
         declared: The config declaration it was built from (None: registered in code).
     """
 
@@ -120,6 +129,7 @@ class CustomDataset:
         source: str,
         augment: Augment | None = None,
         val_size: int | float = 0.1,
+        layout: str | None = None,
         declared: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(source, str) or not source.strip():
@@ -130,6 +140,7 @@ class CustomDataset:
         self.name, self.make, self.source = name, make, source
         self.augment = augment or Augment()
         self.val_size, self.declared = val_size, declared
+        self.layout = check_layout(layout, f"dataset {name!r}, layout")
 
     @functools.cached_property
     def _given(self) -> tuple[dict[str, _Part], Splits]:
@@ -159,6 +170,11 @@ class CustomDataset:
     @property
     def in_shape(self) -> tuple[int, ...]:
         return tuple(int(n) for n in _sample(self._parts[0]).shape)
+
+    @property
+    def sample_layout(self) -> str:
+        """``image``, ``signal`` or ``table``: as declared, else what the samples' rank gave."""
+        return sample_layout(self.in_shape, self.layout, f"dataset {self.name!r}")
 
     @property
     def num_classes(self) -> int:
@@ -208,13 +224,7 @@ class CustomDataset:
                 "a torch Dataset of (x, label)"
             )
         x, y = (v.numpy() if isinstance(v, torch.Tensor) else v for v in value)
-        x = np.asarray(x) if not isinstance(x, np.ndarray) else x
-        if x.ndim == 3:
-            x = x[:, None]  # N×H×W: one channel
-        if x.ndim != 4:
-            raise ConfigError(
-                f"{where}: x has shape {tuple(x.shape)}; allowed: N×C×H×W or N×H×W images"
-            )
+        x = arrange(np.asarray(x) if not isinstance(x, np.ndarray) else x, self.layout, where)
         labels = _labels(y, where)
         if len(labels) != len(x):
             raise ConfigError(f"{where}: {len(x)} samples but {len(labels)} labels")
@@ -249,9 +259,11 @@ class CustomDataset:
 
     def _check(self, train: _Part, test: _Part, val: _Part | None, splits: Splits) -> None:
         shape = tuple(_sample(train).shape)
-        if len(shape) != 3:
+        layout = sample_layout(shape, self.layout, f"dataset {self.name!r}, split 'train'")
+        if layout != "image" and self.augment.enabled:
             raise ConfigError(
-                f"dataset {self.name!r}, split 'train': a sample has shape {shape}; allowed: C×H×W"
+                f"dataset {self.name!r}: augment {self.augment} on {layout} samples of shape "
+                f"{shape}; allowed: no augment (pad and flip crop and mirror images)"
             )
         for split, part in (("test", test), ("val", val)):
             if part is not None and tuple(_sample(part).shape) != shape:
@@ -267,7 +279,7 @@ class CustomDataset:
             ):
                 raise ConfigError(
                     f"dataset {self.name!r}: {key} {list(given)!r}; allowed: {shape[0]} "
-                    "finite numbers, one per channel"
+                    f"finite numbers, one per {'feature' if layout == 'table' else 'channel'}"
                 )
 
     def load(
@@ -302,7 +314,7 @@ class CustomDataset:
                 return StreamedSplit(part.dataset, torch.from_numpy(part.y), workers=workers,
                                      multiply=1.0 / (scale * std), subtract=mean / std,
                                      device=device)  # fmt: skip
-            return make_split(_raw(part, workers), part.y, scale, mean, std, device, False, 0)
+            return _held(_raw(part, workers), part.y, scale, mean, std, device)
 
         train_split, val_split, test_split = split(train), split(val), split(test)
         provenance = {
@@ -314,6 +326,7 @@ class CustomDataset:
             "seed": seed,
             "stats": stats,
             "pixel_scale": scale,
+            "layout": self.sample_layout,
             "streamed": streamed,
             **({"declared": dict(self.declared)} if self.declared else {}),
         }
@@ -368,9 +381,26 @@ def _raw(part: _Part, workers: int) -> np.ndarray:
     return torch.cat([xb for xb, _ in _batches(part, workers)]).numpy()
 
 
+def _held(
+    x: np.ndarray,
+    y: np.ndarray,
+    scale: float,
+    mean: torch.Tensor,
+    std: torch.Tensor,
+    device: torch.device | str,
+) -> Split:
+    """:func:`~objectives.datasets.make_split` in memory, for samples of any layout: it
+    normalises N×C×H×W, so each sample is viewed as C×1×(the rest) (a table row as F×1×1)
+    and shaped back; the values are the streamed path's."""
+    n = len(x)
+    split = make_split(x.reshape(n, x.shape[1], 1, -1), y, scale, mean, std, device, False, 0)
+    return Split(split.x.reshape(x.shape), split.y)
+
+
 def _stats(part: _Part, scale: float, splits: Splits) -> tuple[torch.Tensor, torch.Tensor, str]:
-    """Per-channel mean and std of the scaled training pixels, as given or measured on up to
-    :data:`STATS_SAMPLES` evenly spaced samples (the note says which)."""
+    """Mean and std of the scaled training samples per channel (axis 1: an image's or a
+    signal's channel, a table's feature), as given or measured on up to :data:`STATS_SAMPLES`
+    evenly spaced samples (the note says which)."""
     if splits.mean is not None and splits.std is not None:
         return (torch.tensor(splits.mean, dtype=torch.float32),
                 torch.tensor(splits.std, dtype=torch.float32), "given")  # fmt: skip
@@ -380,9 +410,10 @@ def _stats(part: _Part, scale: float, splits: Splits) -> tuple[torch.Tensor, tor
     count = 0
     for xb, _ in _batches(part, 0, picked):
         x = xb.double() / scale
-        total = total + x.sum(dim=(0, 2, 3))
-        total_sq = total_sq + (x * x).sum(dim=(0, 2, 3))
-        count += x.shape[0] * x.shape[2] * x.shape[3]
+        axes = (0, *range(2, x.ndim))
+        total = total + x.sum(dim=axes)
+        total_sq = total_sq + (x * x).sum(dim=axes)
+        count += x.numel() // x.shape[1]
     mean = total / count
     std = ((total_sq / count - mean * mean).clamp_min(0) * count / max(count - 1, 1)).sqrt()
     mean = torch.tensor(splits.mean) if splits.mean is not None else mean
@@ -397,6 +428,7 @@ def register_dataset(
     source: str,
     augment: Augment | None = None,
     val_size: int | float = 0.1,
+    layout: str | None = None,
 ) -> Callable[[Callable[[], Splits]], Callable[[], Splits]]:
     """Registers a dataset function under ``name`` (a duplicate name raises).
 
@@ -407,6 +439,9 @@ def register_dataset(
         augment: Default augmentation (:class:`objectives.datasets.Augment`); none by default.
         val_size: Validation fraction or count carved from ``train`` when the function gives
             no ``val``.
+        layout: ``"image"`` (N×C×H×W, or N×H×W), ``"signal"`` (N×C×L, or N×L) or ``"table"``
+            (N×F); None: the rank decides (4 image, 3 image N×H×W, 2 table; a Dataset's
+            sample: 3 image, 2 signal, 1 table). Arrays that do not match are refused.
 
     Example:
         >>> @register_dataset("my-digits", source="sklearn load_digits")  # doctest: +SKIP
@@ -416,7 +451,8 @@ def register_dataset(
     """
 
     def decorator(fn: Callable[[], Splits]) -> Callable[[], Splits]:
-        entry = CustomDataset(name, fn, source=source, augment=augment, val_size=val_size)
+        entry = CustomDataset(name, fn, source=source, augment=augment, val_size=val_size,
+                              layout=layout)  # fmt: skip
         DATASETS.add(name, entry)
         return fn
 
@@ -455,12 +491,15 @@ _OPTIONS: dict[str, tuple[str, str, str]] = {
     "name": ("str", "required", "the dataset's name, as results and bundles record it"),
     "source": ("str", "the kind and its path", "where the data come from (a URL, a path, a "
                "citation): the provenance recorded with every result and bundle"),
+    "layout": ("str", "from the rank", "image (N×C×H×W, or N×H×W), signal (N×C×L, or N×L) or "
+               "table (N×F): how x is laid out; without it rank 4 and 3 are images (N×H×W: "
+               "one channel added) and rank 2 a table (npz, npy)"),
     "size": ("list[int]", "the first image's", "[H, W] every image is resized to "
              "(image_folder)"),
     "channels": ("int", "the first image's", "1 or 3: every image is converted to it "
                  "(image_folder)"),
-    "mean": ("list[float]", "measured", "per channel, for normalisation; else measured on up to "
-             "10,000 training samples"),
+    "mean": ("list[float]", "measured", "per channel (per feature of a table), for "
+             "normalisation; else measured on up to 10,000 training samples"),
     "std": ("list[float]", "measured", "per channel, as mean"),
     "num_classes": ("int", "the largest label + 1", "classes (>= 2); labels must lie in "
                     "0..num_classes-1"),
@@ -496,6 +535,9 @@ def declare(
             f"exactly one of {_kinds_text()} (options {list(_OPTIONS)[1:]})"
         )
     kind = kinds[0]
+    layout = check_layout(spec.get("layout"), f"{path}.layout")
+    if kind == "image_folder" and layout not in (None, "image"):
+        raise ConfigError(f"{path}.layout: {layout!r} with image_folder; allowed: image")
     if "num_classes" in spec and not is_int(spec["num_classes"], 2):
         raise ConfigError(f"{path}.num_classes: got {spec['num_classes']!r}; allowed: an int >= 2")
     skip = spec.get("skip_unreadable", False)
@@ -529,7 +571,7 @@ def declare(
         )
     augment = Augment(**record["augment"]) if record.get("augment") else None
     make = functools.partial(DECLARED_KINDS.get(kind).read, record, path)
-    entry = CustomDataset(name, make, source=record["source"], augment=augment,
+    entry = CustomDataset(name, make, source=record["source"], augment=augment, layout=layout,
                           val_size=record.get("val_size", 0.1), declared=record)  # fmt: skip
     DATASETS.add(name, entry)
     return record

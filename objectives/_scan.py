@@ -72,7 +72,7 @@ def _numeric(dtype: Any, where: str) -> None:
 
 
 def scan_array(x: np.ndarray, y: np.ndarray, where: str) -> dict[str, Any]:
-    """Checks an array split (N×C×H×W) and returns its fingerprint.
+    """Checks an array split (N × one sample's shape) and returns its fingerprint.
 
     Raises:
         ConfigError: a non-numeric dtype, an empty sample, or a value that is not finite

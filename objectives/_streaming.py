@@ -73,9 +73,11 @@ class StreamedSplit:
     """One split read through a ``DataLoader``.
 
     Args:
-        dataset: Yields ``(x, label)`` with ``x`` a raw (C, H, W) tensor or array.
+        dataset: Yields ``(x, label)`` with ``x`` a raw (C, H, W), (C, L) or (F,) tensor or
+            array.
         y: Every label, in the dataset's order.
-        multiply, subtract: Per-channel float32 constants: ``x * multiply - subtract``.
+        multiply, subtract: Float32 constants per channel (axis 1 of a batch; a table's
+            features): ``x * multiply - subtract``.
         workers: DataLoader worker processes (0: read in this process).
         device: Where batches go.
     """
@@ -93,8 +95,7 @@ class StreamedSplit:
         self.dataset, self.workers = dataset, workers
         self._device = torch.device(device)
         self.y = y.to(self._device)
-        self.multiply = multiply.to(self._device)[:, None, None]
-        self.subtract = subtract.to(self._device)[:, None, None]
+        self.multiply, self.subtract = multiply.to(self._device), subtract.to(self._device)
 
     def __len__(self) -> int:
         return len(self.y)
@@ -105,8 +106,8 @@ class StreamedSplit:
 
     def to(self, device: torch.device | str) -> StreamedSplit:
         return StreamedSplit(
-            self.dataset, self.y, multiply=self.multiply[:, 0, 0], workers=self.workers,
-            subtract=self.subtract[:, 0, 0], device=device,
+            self.dataset, self.y, multiply=self.multiply, workers=self.workers,
+            subtract=self.subtract, device=device,
         )  # fmt: skip
 
     def example(self, n: int = 1) -> torch.Tensor:
@@ -115,8 +116,9 @@ class StreamedSplit:
         return self._normalised(next(iter(loader))[0])
 
     def _normalised(self, xb: torch.Tensor) -> torch.Tensor:
-        xb = xb.to(self._device, non_blocking=True).float().mul_(self.multiply)
-        return xb.sub_(self.subtract)
+        per_channel = (-1,) + (1,) * (xb.ndim - 2)  # broadcast along axis 1 of any rank
+        xb = xb.to(self._device, non_blocking=True).float().mul_(self.multiply.view(per_channel))
+        return xb.sub_(self.subtract.view(per_channel))
 
     def batches(
         self,

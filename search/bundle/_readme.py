@@ -99,8 +99,9 @@ def _inputs_readme(saved: Mapping[str, Any], record: Mapping[str, Any]) -> str:
     dataset = saved["trial_config"]["dataset"]
     scaled = _scaling(record["data"]["preprocessing"]["pixel_scale"])
     norm = saved["normalisation"]
+    per = "feature" if len(saved["in_shape"]) == 1 else "channel"
     stats = (
-        f"then per channel `(x - mean) / std` with mean {[round(m, 6) for m in norm['mean']]} "
+        f"then per {per} `(x - mean) / std` with mean {[round(m, 6) for m in norm['mean']]} "
         f"and std {[round(s, 6) for s in norm['std']]}"
     )
     if isinstance(dataset, Mapping):
@@ -135,6 +136,16 @@ def _checkpoint_readme(source: Mapping[str, Any] | None) -> str:
     )
 
 
+#: Rank of one sample → how the snippet broadcasts the per-channel constants, and what ``raw``
+#: holds (an image's channel is axis 1 of N×C×H×W, a signal's of N×C×L, a table's features
+#: are the columns of N×F).
+_RAW = {
+    3: ("[:, None, None]", "N×C×H×W pixel values as published"),
+    2: ("[:, None]", "N×C×L signals, values as given"),
+    1: ("", "N×F rows of features, values as given (one constant per feature)"),
+}
+
+
 def _portable_readme(record: Mapping[str, Any]) -> str:
     """The README's section on running the bundle with onnxruntime or torch alone."""
     onnx, data = record["onnx"], record["data"]
@@ -155,6 +166,7 @@ def _portable_readme(record: Mapping[str, Any]) -> str:
 This bundle has no `{ONNX_FILE}` or `{PROGRAM_FILE}`: {onnx["error"]}. `model.pt` loads
 as above. {common}"""
     inp, out = onnx["input"], onnx["output"]
+    axes, raw = _RAW[len(inp["shape"]) - 1]
     shape_in, shape_out = (", ".join(map(str, v["shape"])) for v in (inp, out))
     return f"""## Run it without npas
 
@@ -167,8 +179,8 @@ in the last bit:
 ```python
 import json, numpy as np, onnxruntime as ort
 pre = json.load(open("metrics.json"))["data"]["preprocessing"]
-scale, shift = (np.asarray(pre[k], np.float32)[:, None, None] for k in ("multiply", "subtract"))
-x = raw.astype(np.float32) * scale - shift  # raw: N×C×H×W pixel values as published
+scale, shift = (np.asarray(pre[k], np.float32){axes} for k in ("multiply", "subtract"))
+x = raw.astype(np.float32) * scale - shift  # raw: {raw}
 logits = ort.InferenceSession("{ONNX_FILE}").run(None, {{"{inp["name"]}": x}})[0]
 ```
 

@@ -2,9 +2,11 @@
 
 The config's own checks already imported the user's modules (a module that does not import, or
 registers a name twice, stops there). What is left needs data or a model: the user's dataset,
-read once (labels, shapes, finite values, every image decodable; ``objectives._scan``), and
-every user indicator the search measures, computed once on one model of the space. Each failure
-is one line, before a study is created and before Ray starts.
+read once (labels, shapes, finite values, every image decodable; ``objectives._scan``); for
+signals and tables, every family of the space built on their sample shape (an image family
+would fail every trial it drew); and every user indicator the search measures, computed once on
+one model of the space. Each failure is one line, before a study is created and before Ray
+starts.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import torch
 from objectives._indicators import INDICATORS, USER_INDICATORS
 from objectives._measure import measure
 from objectives.datasets import DATASETS, DatasetInfo
+from search.config._floor import _corners
 from spaces._build import build_model
 from spaces._errors import ConfigError, NpasError
 
@@ -33,11 +36,14 @@ def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
 
     Raises:
         ConfigError: a dataset that cannot be read, or whose splits have bad shapes, labels
-            or values, or a user indicator that fails or returns anything but a real number
+            or values, a family that builds no model of its signals or table rows, or a user
+            indicator that fails or returns anything but a real number
             on a model of the space.
     """
     info = DATASETS.get(config.dataset)
     fingerprint = None if isinstance(info, DatasetInfo) else info.check()
+    if fingerprint is not None and info.sample_layout != "image":
+        _check_families(config, info)
     wanted = INDICATORS.names() if config.indicators is None else list(config.indicators)
     wanted += [*config.objective_names, *(c.indicator for c in config.constraints)]
     names = [n for n in dict.fromkeys(wanted) if n in USER_INDICATORS]
@@ -57,3 +63,30 @@ def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
                 f"{type(err).__name__}: {err}"
             ) from None
     return fingerprint
+
+
+def _check_families(config: SearchConfig, info: Any) -> None:
+    """Refuses a family of the space that builds no model of the dataset's signals or table
+    rows at any corner of the space (each built on the meta device; an image family raises on
+    a (C, L) or (F,) sample), rather than every trial that draws it failing."""
+    refused: dict[str, str | None] = {}
+    for end in ("low", "high"):
+        for point in _corners(config.space, lambda _, end=end: end):
+            try:
+                cfg = config.trial_config(point)
+            except ConfigError:  # such a trial fails on its own, with its message
+                continue
+            if refused.get(cfg.family, "") is None:
+                continue  # one model of the family built: it takes this shape
+            try:
+                with torch.random.fork_rng(devices=[]), torch.device("meta"):
+                    build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
+                refused[cfg.family] = None
+            except ConfigError as err:
+                refused.setdefault(cfg.family, str(err))
+    for family, why in refused.items():
+        if why is not None:
+            raise ConfigError(
+                f"family {family!r} builds no model of dataset {info.name!r}, "
+                f"{info.sample_layout} samples of shape {info.in_shape}: {why}"
+            )

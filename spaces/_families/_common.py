@@ -34,7 +34,8 @@ def image_shape(in_shape: Sequence[int]) -> tuple[int, int, int]:
     if len(in_shape) != 3:
         raise ConfigError(
             f"in_shape must be (channels, height, width) for a convolutional family, "
-            f"got {tuple(in_shape)!r}"
+            f"got {tuple(in_shape)!r}; allowed for a signal (C, L) or a table row (F,): "
+            "mlp, or a family of your own"
         )
     c, h, w = in_shape
     return c, h, w

@@ -122,7 +122,7 @@ def test_streaming_starts_beyond_the_size_set():
     ("splits", "message"),
     [
         (lambda: "not splits", "returned str; allowed: objectives.Splits"),
-        (lambda: objectives.Splits(train=(np.zeros((4, 2)), [0, 1, 0, 1])), "shape (4, 2)"),
+        (lambda: objectives.Splits(train=(np.zeros(4), [0, 1, 0, 1])), "x has shape (4,)"),
         (
             lambda: objectives.Splits(train=(np.zeros((4, 1, 2, 2)), [0.0, 1.0, 0.0, 1.0])),
             "labels of dtype float64",
