@@ -24,6 +24,8 @@ EXTRAS: dict[str, str] = {
     "onnxruntime": "onnx",  # runs a bundle's model.onnx (its README's code); npas never imports it
     "optuna_dashboard": "dashboard",
     "psycopg": "postgres",  # the driver SQLAlchemy reads postgresql://user@host/db with
+    "tensorboardX": "loggers",  # loggers: [tensorboard] (Ray Tune's TBXLoggerCallback)
+    "mlflow": "loggers",  # loggers: [mlflow] (Ray Tune's MLflowLoggerCallback)
 }
 
 

@@ -82,7 +82,8 @@ def _size_of(space: Space) -> str:
 
 def describe(config: SearchConfig, *, cost: bool = True) -> list[str]:
     """The lines of ``search check``: dataset, space, fixed values, objectives, constraints,
-    optimiser, budgets, scheduler and what one trial costs (``cost``: build the models)."""
+    optimiser, budgets, scheduler, loggers and what one trial costs (``cost``: build the
+    models)."""
     lines = [f"Search {config.name!r} on {config.dataset} (seed {config.seed})"]
     lines.append(f"Space: {len(config.space)} dimension(s), {_size_of(config.space)}")
     rows = []
@@ -109,6 +110,8 @@ def describe(config: SearchConfig, *, cost: bool = True) -> list[str]:
     lines.append(f"Algorithm: {config.algorithm.name}{options}")
     lines.append("Limits: " + _limits(config))
     lines.append("Scheduler: " + _scheduler(config))
+    if config.loggers:
+        lines.append("Logged to: " + ", ".join(config.loggers))
     share = ", ".join(f"{k} {format_value(v)}" for k, v in config.resources.ray().items())
     lines.append(f"Each trial asks for: {share}")
     if cost:

@@ -246,6 +246,26 @@ class LimitsConfig:
         return parse_section(cls, data, path)
 
 
+def _logger_names() -> list[str]:
+    from search.run._loggers import LOGGERS
+
+    return LOGGERS.names()
+
+
+def _loggers(value: Any, path: str) -> tuple[str, ...]:
+    """Logger names, each once in the order given; one name alone or null are allowed too."""
+    if value is None:
+        return ()
+    known = _logger_names()
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list | tuple):
+        raise checks.bad(path, value, f"a list of {known}")
+    return tuple(dict.fromkeys(checks.name(v, f"{path}[{i}]", known) for i, v in enumerate(names)))
+
+
+checks.described(_loggers, _logger_names)
+
+
 def _algorithm_names() -> list[str]:
     from search.optimisers import OPTIMISERS
 
@@ -395,6 +415,15 @@ class SearchConfig(DataAndMetrics):
         factory=LimitsConfig,
         help="the search's own limits: time, energy, CO2, per trial",
     )
+    loggers: tuple[str, ...] = config_key(
+        (),
+        check=_loggers,
+        help="log every trial to these tools as it trains: its hyper-parameters, and per "
+        "epoch its objectives and learning curve, then its metrics (tensorboard: "
+        "<out>/<name>/tensorboard; mlflow: sqlite:///<out>/<name>/mlflow.db); may change "
+        "between launches",
+        dump=list,
+    )
 
     # -- views ----------------------------------------------------------------------------
 
@@ -519,9 +548,9 @@ class SearchConfig(DataAndMetrics):
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
         out = dump_keys(self)
         out["dataset"] = copy.deepcopy(self.data_source) or self.dataset
-        # imports, loading and start only when set: a search stored before they existed
-        # resumes (a relaunch compares its stored config with this one)
-        for name in ("imports", "loading", "start"):
+        # imports, loading, start and loggers only when set: a search stored before they
+        # existed resumes (a relaunch compares its stored config with this one)
+        for name in ("imports", "loading", "start", "loggers"):
             if out[name] == dumped_default(SearchConfig, name):
                 del out[name]
         return {"name": out.pop("name"), **out}

@@ -35,9 +35,10 @@ __all__ = [
     "set_metric_names",
 ]
 
-#: Config keys that may change between launches of one search (how much and where it runs).
+#: Config keys that may change between launches of one search (how much and where it runs, and
+#: what it logs to).
 _MAY_CHANGE = frozenset(
-    {"trials", "storage", "address", "out", "name", "resources", "limits", "start"}
+    {"trials", "storage", "address", "out", "name", "resources", "limits", "start", "loggers"}
 )
 
 

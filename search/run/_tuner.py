@@ -18,6 +18,7 @@ from search.run._checkpoints import CheckpointJanitor
 from search.run._curves import rung_history
 from search.run._interrupts import sigint_kept
 from search.run._limits import TrialLimits
+from search.run._loggers import logger_callbacks
 from search.run._moasha import PromotionMOASHA
 from search.run._ray_session import slots as cluster_slots
 from search.run._searcher import DECISIONS_KEY, NpasSearcher
@@ -95,6 +96,7 @@ def run_tuner(
             callbacks=[
                 view,
                 CheckpointJanitor(on_folder=searcher.on_folder, keep=_kept(searcher.limits)),
+                *logger_callbacks(config, out),
             ],
             stop=CombinedStopper(*stoppers),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=config.scheduler.keep_checkpoints),
