@@ -1,0 +1,48 @@
+"""The quick-run benchmark's readings on a run whose times are known: each mark is the first
+line of its kind (the last line for the last), the prompt is the exit, and ``--table-only``
+rewrites the page from the JSON with the medians computed by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("quick_run", BENCH / "quick_run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["quick_run"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(shift: float) -> dict:
+    lines = [(0.2 + shift, "[npas] loading torch, Optuna and Ray Tune …"),
+             (7.0 + shift, "Launching 'digits-quick': 16 trial(s), storage …"),
+             (15.0 + shift, "[npas] 1/16 done (1 feasible, …)"),
+             (16.0 + shift, "[npas] 11/16 done (…)"),  # not the first trial's line
+             (24.0 + shift, "  search dashboard")]  # fmt: skip
+    return {"load": 0.5, "lines": lines, "exit": 26.0 + shift, "code": 0}
+
+
+def test_each_mark_is_read_where_it_is_and_the_table_holds_the_medians(tmp_path: Path) -> None:
+    quick = _module()
+    assert quick.marks(_run(0.0)) == {"first line": 0.2, "'Launching'": 7.0,
+                                      "first trial done": 15.0, "last line": 24.0,
+                                      "prompt": 26.0}  # fmt: skip
+    typos = {t: {"seconds": [0.1, 0.3, 0.2], "said": "search launch: error: x"}
+             for t in quick.TYPOS}  # fmt: skip
+    data = {"quick": {"this tree": [_run(0.0), _run(2.0), _run(1.0)]},
+            "typos": {"this tree": typos},
+            "conditions": {"cpus": 2, "cpu": "test", "python": "3.11", "torch": "2",
+                           "ray": "2", "when": "now"}}  # fmt: skip
+    (tmp_path / "q.json").write_text(json.dumps(data))
+    assert quick.main(["--table-only", "--results", str(tmp_path / "q.md")]) == 0
+    page = (tmp_path / "q.md").read_text()
+    assert "| this tree | 1.2 (0.2–2.2) | 8.0 (7.0–9.0) | 16.0 (15.0–17.0) | 25.0 (24.0–26.0) " \
+           "| 27.0 (26.0–28.0) |" in page  # fmt: skip
+    assert "| misspelt preset | 0.20 |" in page
