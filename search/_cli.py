@@ -339,6 +339,10 @@ def _data_line(fingerprint: dict[str, Any]) -> str:
     shape = "×".join(str(n) for n in splits["train"]["shape"])
     skipped = fingerprint.get("skipped")
     note = f"; {skipped} unreadable image(s) skipped" if skipped else ""
+    sample = splits["train"]["shape"]
+    if len(sample) == 3 and sample[1] == 1:  # an (N, C, L) array read as images, unless told
+        note += ("; read as images 1 pixel tall: 1-D signals take `layout: signal` in the "
+                 "dataset declaration")  # fmt: skip
     return (
         f"Data {fingerprint['dataset']!r}: {counts} sample(s) of {shape} "
         f"{splits['train']['dtype']}, {fingerprint['classes']} classes; read and checked "
