@@ -79,6 +79,8 @@ def _args(**given: object) -> argparse.Namespace:
         ({"address": "local"}, False),  # named on the command line: started as before
         ({"imports": ["plugin.py"]}, False),  # user code travels in a runtime_env
         ({"config": "s.yaml"}, False),  # the user's file may hold a mistake: checked first
+        ({"out": "a-file"}, False),  # an option may name something wrong: checked first
+        ({"trials": 0}, False),
     ],
 )
 def test_ray_starts_early_only_for_a_preset_on_a_local_ray_without_user_code(
