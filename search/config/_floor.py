@@ -37,7 +37,14 @@ from spaces.ssn import check_budget, minimum_budget
 if TYPE_CHECKING:
     from search.config._search import SearchConfig
 
-__all__ = ["TrialCost", "budget_above_warning", "budget_warning", "start_warnings", "trial_cost"]
+__all__ = [
+    "TrialCost",
+    "budget_above_warning",
+    "budget_warning",
+    "corners",
+    "start_warnings",
+    "trial_cost",
+]
 
 #: Which end of each numeric dimension a corner takes.
 End = Literal["low", "high"]
@@ -50,7 +57,7 @@ def budget_warning(config: SearchConfig) -> str | None:
     models: dict[str, nn.Module] = {}
     smallest: tuple[int, str] | None = None
     top = 0
-    for point in _corners(config.space, lambda name: "high" if name == "budget" else "low"):
+    for point in corners(config.space, lambda name: "high" if name == "budget" else "low"):
         try:
             cfg = config.trial_config(point)
             if cfg.budget is None:  # the plain model: no budget to miss
@@ -81,7 +88,7 @@ def budget_above_warning(config: SearchConfig) -> str | None:
     models: dict[str, nn.Module] = {}
     largest: tuple[int, str] | None = None
     low = None
-    for point in _corners(config.space, lambda name: "low" if name == "budget" else "high"):
+    for point in corners(config.space, lambda name: "low" if name == "budget" else "high"):
         try:
             cfg = config.trial_config(point)
             if cfg.budget is None or cfg.ssn.get("mapping") == "none":
@@ -134,7 +141,7 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
     budgets: list[int] = []
     failed = 0
     for end in ("low", "high"):
-        for point in _corners(config.space, lambda _, end=end: end):
+        for point in corners(config.space, lambda _, end=end: end):
             try:
                 cfg = config.trial_config(point)
                 counted = _counts(_model(cfg, info, models), info)
@@ -252,7 +259,7 @@ def _describe(cfg: TrialConfig) -> str:
     )
 
 
-def _corners(space: Space, end: Callable[[str], End]) -> Iterator[dict[str, Any]]:
+def corners(space: Space, end: Callable[[str], End]) -> Iterator[dict[str, Any]]:
     """The points of ``space`` the check builds (see the module's docstring), active
     dimensions only, in declaration order; ``end(name)``: which end of each number."""
     names = space.names
