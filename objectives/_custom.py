@@ -44,7 +44,6 @@ from objectives.datasets import (
     STREAM_ABOVE_MB,
     Augment,
     Data,
-    Split,
     _check_train_size,
     _check_val_size,
     make_split,
@@ -314,7 +313,7 @@ class CustomDataset:
                 return StreamedSplit(part.dataset, torch.from_numpy(part.y), workers=workers,
                                      multiply=1.0 / (scale * std), subtract=mean / std,
                                      device=device)  # fmt: skip
-            return _held(_raw(part, workers), part.y, scale, mean, std, device)
+            return make_split(_raw(part, workers), part.y, scale, mean, std, device, False, 0)
 
         train_split, val_split, test_split = split(train), split(val), split(test)
         provenance = {
@@ -379,22 +378,6 @@ def _batches(part: _Part, workers: int, indices: np.ndarray | None = None) -> An
 def _raw(part: _Part, workers: int) -> np.ndarray:
     """Every raw sample of a part as one array (the in-memory path)."""
     return torch.cat([xb for xb, _ in _batches(part, workers)]).numpy()
-
-
-def _held(
-    x: np.ndarray,
-    y: np.ndarray,
-    scale: float,
-    mean: torch.Tensor,
-    std: torch.Tensor,
-    device: torch.device | str,
-) -> Split:
-    """:func:`~objectives.datasets.make_split` in memory, for samples of any layout: it
-    normalises N×C×H×W, so each sample is viewed as C×1×(the rest) (a table row as F×1×1)
-    and shaped back; the values are the streamed path's."""
-    n = len(x)
-    split = make_split(x.reshape(n, x.shape[1], 1, -1), y, scale, mean, std, device, False, 0)
-    return Split(split.x.reshape(x.shape), split.y)
 
 
 def _stats(part: _Part, scale: float, splits: Splits) -> tuple[torch.Tensor, torch.Tensor, str]:

@@ -425,8 +425,6 @@ def _read_digits(_: list[Path]) -> _Arrays:
     return _Arrays(images[:, None], labels, None, None, scale=16.0)
 
 
-
-
 def load(
     name: str,
     *,
@@ -540,16 +538,18 @@ def make_split(
     streamed: bool,
     workers: int,
 ) -> Split | StreamedSplit:
-    """Raw samples (N, C, H, W) as a normalised split: ``x * multiply - subtract`` per channel
-    in float32, with ``multiply = 1 / (scale * std)`` and ``subtract = mean / std``; held on
-    the device, or streamed (the same constants, applied per batch)."""
+    """Raw samples (N, C, ...: images, signals, or a table's N×F, a feature per channel) as a
+    normalised split: ``x * multiply - subtract`` per channel in float32, with ``multiply =
+    1 / (scale * std)`` and ``subtract = mean / std``; held on the device, or streamed (the
+    same constants, applied per batch)."""
     multiply, subtract = 1.0 / (scale * std), mean / std
     labels = torch.from_numpy(np.asarray(y, dtype=np.int64))
     if streamed:
         return StreamedSplit(ArrayDataset(x, labels.numpy()), labels, multiply=multiply,
                              subtract=subtract, workers=workers, device=device)  # fmt: skip
     xt = torch.from_numpy(np.ascontiguousarray(x)).to(device).float()
-    xt.mul_(multiply.to(device)[:, None, None]).sub_(subtract.to(device)[:, None, None])
+    per_channel = (-1,) + (1,) * (x.ndim - 2)  # broadcast over the axes after the channel
+    xt.mul_(multiply.to(device).view(per_channel)).sub_(subtract.to(device).view(per_channel))
     return Split(xt, labels.to(device))
 
 
