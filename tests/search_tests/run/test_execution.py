@@ -422,12 +422,13 @@ def test_a_relative_data_root_means_where_the_search_was_launched(tmp_path, monk
     assert trial.user_attrs["trial_config"]["data_root"] == str(MNIST.parent.resolve())
 
 
-def test_real_run_trial_on_digits(tmp_path):
-    config = make_config(
-        tmp_path,
+def digits_config(out: Path, *, epochs: int, **changes: Any):
+    """Two real trials of small Shapeshifted MLPs on digits, trained ``epochs`` epochs."""
+    return make_config(
+        out,
         optimiser="random",
         trials=2,
-        train={**load_preset("digits-quick").train, "epochs": 1},
+        train={**load_preset("digits-quick").train, "epochs": epochs},
         space={
             "family": {"choices": ["mlp"]},
             "mlp.depth": {"low": 1, "high": 1},
@@ -437,7 +438,12 @@ def test_real_run_trial_on_digits(tmp_path):
         },
         fixed={"ssn.mapping": "single"},
         indicators=["params", "flops_infer"],
+        **changes,
     )
+
+
+def test_real_run_trial_on_digits(tmp_path):
+    config = digits_config(tmp_path, epochs=1)
     study = launch(config, progress=False)
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
     # The conditions, the same for both trials, are recorded once, on the study.

@@ -15,7 +15,6 @@ from ray.tune.logger import LoggerCallback
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams import plugin_data_pb2
 
-from search.config import load_preset
 from search.run._launch import launch
 from search.run._loggers import (
     Readable,
@@ -26,7 +25,7 @@ from search.run._loggers import (
 )
 from search.run._records import metrics_of
 from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
-from tests.search_tests.run.test_execution import make_config
+from tests.search_tests.run.test_execution import digits_config
 
 OBJECTIVES = ["accuracy", "params"]
 
@@ -82,22 +81,7 @@ def test_a_failing_logger_warns_once_and_the_search_goes_on(capsys):
 
 @pytest.mark.usefixtures("local_ray")
 def test_a_search_logs_every_trial_to_tensorboard_and_mlflow(tmp_path):
-    config = make_config(
-        tmp_path,
-        optimiser="random",
-        trials=2,
-        train={**load_preset("digits-quick").train, "epochs": 2},
-        space={
-            "family": {"choices": ["mlp"]},
-            "mlp.depth": {"low": 1, "high": 1},
-            "mlp.width": {"low": 16, "high": 32},
-            "budget": {"low": 600, "high": 1500},
-            "train.lr": {"low": 0.05, "high": 0.2, "log": True},
-        },
-        fixed={"ssn.mapping": "single"},
-        indicators=["params", "flops_infer"],
-        loggers=["tensorboard", "mlflow"],
-    )
+    config = digits_config(tmp_path, epochs=2, loggers=["tensorboard", "mlflow"])
     study = launch(config, progress=False)
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
     client = MlflowClient(tracking_uri=mlflow_uri(tmp_path, config.name))
