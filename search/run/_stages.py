@@ -37,9 +37,11 @@ def since_command() -> float:
 
 
 class Stage:
-    """``[npas] 1.3 s: starting a local Ray (2 CPUs) …`` on stderr, printed once the stage has
-    lasted :data:`SLOW_S`, unless it ended first or ``enabled`` is false. A context manager;
-    :meth:`end` may also end it from another thread (a Ray Tune callback)."""
+    """``[npas] 1.3 s: starting a local Ray (2 CPUs) …`` on stderr (the time since the command,
+    left out where no command said when it started: ``launch()`` called from Python), printed
+    once the stage has lasted :data:`SLOW_S`, unless it ended first or ``enabled`` is false.
+    A context manager; :meth:`end` may also end it from another thread (a Ray Tune
+    callback)."""
 
     def __init__(self, what: str, *, enabled: bool = True) -> None:
         self.what = what
@@ -58,7 +60,8 @@ class Stage:
         self._timer.cancel()
 
     def _say(self) -> None:
-        print(f"[npas] {since_command():.1f} s: {self.what} …", file=sys.stderr, flush=True)
+        when = "" if command_start() is None else f"{since_command():.1f} s: "
+        print(f"[npas] {when}{self.what} …", file=sys.stderr, flush=True)
 
     def __enter__(self) -> Stage:
         return self.start()

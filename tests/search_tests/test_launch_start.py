@@ -96,3 +96,11 @@ def test_ray_starts_early_only_for_a_preset_on_a_local_ray_without_user_code(
     monkeypatch.setattr(_launch_start, "_load_modules", lambda: None)
     assert _launch_start.start_ray_early(_args(**given), "digits-quick") is early
     assert started == ([None] if early else [])
+
+
+def test_without_a_command_a_slow_stage_says_no_time_since_it(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(_stages, "SLOW_S", 0.05)
+    monkeypatch.setattr(_stages, "_command_start", None)  # launch() called from Python
+    with Stage("starting something slow"):
+        time.sleep(0.3)
+    assert capsys.readouterr().err == "[npas] starting something slow …\n"
