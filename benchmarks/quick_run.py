@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "quick_run.md"
 #: The lines a run is timed at: the first, Ray's start (said when slow), the launch line,
@@ -130,6 +132,17 @@ def table(data: dict[str, Any]) -> str:
         found = [marks(r) for r in data["quick"][arm]]
         cells = [_cell([f[name] for f in found]) for name in [*MARKS, "prompt"]]
         lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+    lines += ["", "## The prompt: each run, and this tree against each revision", "",
+              "Seconds to the prompt of every run; the gap is this tree's median minus the "
+              "revision's, with a 95 % bootstrap interval (10,000 resamples of each arm's runs).",
+              "", "| arm | each run (s) | gap to this tree's median [95 % CI] |",
+              "|---|---|---|"]  # fmt: skip
+    ours = [r["exit"] for r in data["quick"][arms[0]]]
+    for arm in arms:
+        runs = [r["exit"] for r in data["quick"][arm]]
+        each = ", ".join(f"{t:.1f}" for t in runs)
+        gap = "–" if arm == arms[0] else _gap_cell(*median_gap(ours, runs))
+        lines.append(f"| {arm} | {each} | {gap} |")
     lines += ["", "## Typos: seconds until the error (median of 3)", "",
               "| mistake | " + " | ".join(arms) + " | what the current arm says |",
               "|---|" + "---:|" * len(arms) + "---|"]  # fmt: skip
@@ -142,6 +155,23 @@ def table(data: dict[str, Any]) -> str:
     lines += [f"{t:6.2f}  {line[:110]}" for t, line in data["quick"][arms[0]][-1]["lines"]]
     lines += ["```", ""]
     return "\n".join(lines)
+
+
+def median_gap(ours: Sequence[float], theirs: Sequence[float], draws: int = 10_000,
+               seed: int = 0) -> tuple[float, float, float]:  # fmt: skip
+    """Our median minus theirs, and the 2.5th and 97.5th percentiles of that gap over
+    bootstrap resamples of each side's runs."""
+    rng = np.random.default_rng(seed)
+    a, b = np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float)
+    resampled = (np.median(rng.choice(a, (draws, len(a))), axis=1)
+                 - np.median(rng.choice(b, (draws, len(b))), axis=1))  # fmt: skip
+    low, high = np.percentile(resampled, [2.5, 97.5])
+    return float(np.median(a) - np.median(b)), float(low), float(high)
+
+
+def _gap_cell(gap: float, low: float, high: float) -> str:
+    verdict = "within noise" if low <= 0 <= high else ("faster" if high < 0 else "slower")
+    return f"{gap:+.1f} s [{low:+.1f}, {high:+.1f}]: {verdict}"
 
 
 def _typo_cell(found: dict[str, Any]) -> str:

@@ -7,9 +7,10 @@ Ray is started early only for ``search launch [--preset NAME]`` as it is, with n
 that names a file, a folder, a cluster or a number (``--out``, ``--storage``, ``--address``,
 ``--import``, ``--trials``, ...): a preset is checked by the tests and asks for a local Ray
 without user code, so nothing the user typed can be refused after Ray started (bad input is
-refused before anything starts; a typo in a config file of the user's, checked after Ray's
-start, cost 10.3 s instead of 6.7). Every other launch starts or joins Ray as before, after
-its checks. A Ray started here is the caller's to stop, on every way out."""
+refused before anything starts; checked after Ray's start, a typo in a config file of the
+user's took 10.3 s to be said, 8.0 s before Ray started early). Every other launch starts or
+joins Ray as before, after its checks. A Ray started here is the caller's to stop, on every
+way out."""
 
 from __future__ import annotations
 

@@ -46,3 +46,18 @@ def test_each_mark_is_read_where_it_is_and_the_table_holds_the_medians(tmp_path:
     assert "| this tree | 1.2 (0.2–2.2) | 8.0 (7.0–9.0) | 16.0 (15.0–17.0) | 25.0 (24.0–26.0) " \
            "| 27.0 (26.0–28.0) |" in page  # fmt: skip
     assert "| misspelt preset | 0.20 |" in page
+    assert "| this tree | 26.0, 28.0, 27.0 | – |" in page  # each run's prompt
+
+
+def test_the_gap_of_medians_and_its_interval_are_the_known_ones() -> None:
+    quick = _module()
+    theirs = [20.0, 24.0, 22.0, 30.0, 21.0]
+    # runs that never vary, 2 s apart: every resample's gap is exactly -2
+    assert quick.median_gap([20.0] * 5, [22.0] * 4) == (-2.0, -2.0, -2.0)
+    # spread runs: the gap of medians is 22 - 24 = -2, the interval around it
+    gap, low, high = quick.median_gap([t - 2.0 for t in theirs], theirs)
+    assert gap == -2.0 and low < -2.0 < high
+    gap, low, high = quick.median_gap(theirs, theirs)  # the same runs: no gap, within noise
+    assert gap == 0.0 and low < 0.0 < high
+    assert quick._gap_cell(gap, low, high).endswith("within noise")
+    assert quick._gap_cell(-2.0, -3.0, -1.0) == "-2.0 s [-3.0, -1.0]: faster"
