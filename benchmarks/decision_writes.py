@@ -29,9 +29,9 @@ import sqlalchemy
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ for the server helper
 
 from objectives._conditions import cpu_model_name
-from search.run._searcher import DECISIONS_KEY
-from search.run._storage import open_storage
-from search.run._writer import StudyWriter
+from search.record._schema import TrialAttr
+from search.record._storage import open_storage
+from search.record._writer import StudyWriter
 from tests.search_tests.conftest import throwaway_postgres
 
 RESULTS = Path(__file__).parent / "results" / "decision_writes.md"
@@ -54,9 +54,9 @@ def time_writes(url: str, trials: int, rungs: int) -> list[float]:
                     "arrival": number, "top": number // 3, "at_chance": False}
                    for r in range(rung + 1)]  # fmt: skip
             start = time.perf_counter()
-            writer.user_attr(number, DECISIONS_KEY, log)
+            writer.user_attr(number, TrialAttr.DECISIONS, log)
             seconds.append(time.perf_counter() - start)
-    assert study.trials[-1].user_attrs[DECISIONS_KEY] == log  # read back through Optuna
+    assert study.trials[-1].user_attrs[TrialAttr.DECISIONS] == log  # read back through Optuna
     return seconds
 
 

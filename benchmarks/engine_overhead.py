@@ -44,8 +44,8 @@ from ray.tune.search.optuna import OptunaSearch
 
 from objectives._conditions import cpu_model_name
 from search.config import TrialConfig, load_config, load_preset
+from search.record._storage import open_storage
 from search.run._launch import launch
-from search.run._storage import open_storage
 
 OBJECTIVES = [["accuracy", "maximize"], ["params", "minimize"]]
 POPULATION = 8
@@ -210,7 +210,7 @@ top of plain Ray Tune: it opens (creates) the SQLite storage and checks the stud
 config; its optimiser runs on an in-memory copy of the study, as plain Ray Tune's does; each
 trial is written to the storage in one transaction when it starts (parameters, trial config,
 state RUNNING) and one when it ends (values, metrics, artifact, feasibility, constraints,
-state), with SQLAlchemy Core on Optuna's tables (`search.run._writer`, about 1 ms per trial on
+state), with SQLAlchemy Core on Optuna's tables (`search.record._writer`, about 1 ms per trial on
 this machine when idle); the progress view is counted but silenced. The plain run on the
 SQLite storage shows what Optuna's own RDB storage costs instead (its reads and
 statement-per-attribute writes in Ray Tune's driver loop). Start-up is included, so the ratio

@@ -35,7 +35,7 @@ import optuna
 import torch
 import yaml
 
-from search.run._records import conditions_of, metrics_of
+from search.record._records import conditions_of, metrics_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -271,7 +271,7 @@ def check_training(device: str) -> list[str]:
 def check_promotion(out: Path, gpu: float, device: str) -> list[str]:
     """A promotion-type MOASHA search on the GPU; the front's checkpoint exported and
     retrained on the GPU, then evaluated on the CPU."""
-    from search.run._trial_attrs import DECISIONS_KEY
+    from search.record._schema import TrialAttr
 
     config = yaml.safe_load((ROOT / "search/config/presets/digits-quick.yaml").read_text())
     config.update(name="gpu-promotion", trials=12, resources={"cpu": 2, "gpu": gpu},
@@ -289,7 +289,7 @@ def check_promotion(out: Path, gpu: float, device: str) -> list[str]:
     states = {s.name: sum(t.state == s for t in trials) for s in optuna.trial.TrialState}
     outcomes: dict[str, int] = {}
     for trial in trials:
-        for decision in trial.user_attrs.get(DECISIONS_KEY, []):
+        for decision in trial.user_attrs.get(TrialAttr.DECISIONS, []):
             outcomes[decision["outcome"]] = outcomes.get(decision["outcome"], 0) + 1
     bundle = out / "promo-bundle"
     exported = _cli("export", "--storage", storage, "--out", str(bundle), "--from-checkpoint")

@@ -48,8 +48,8 @@ from search.config import load_config
 from search.lab import CurveTable, ReplaySpec
 from search.lab._compare import hv_at, hv_curve
 from search.lab._replay import NearestRow, replay, replay_config
+from search.record._curves import epoch_values
 from search.run import launch
-from search.run._curves import epoch_values
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results" / "lab_validation.md"

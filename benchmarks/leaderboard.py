@@ -541,16 +541,16 @@ def keep_study(source: Path, dest: Path) -> None:
 def started(study: Any) -> list[str]:
     """How each start point fared: its trial, its deepest epoch and the validation accuracy
     there, and where that stands among the trials that reached the same epoch."""
-    from search.run._records import metrics_of
-    from search.run._trial_attrs import REFUSED_KEY, START_KEY
+    from search.record._records import metrics_of
+    from search.record._schema import Metric, TrialAttr
 
     trials = study.get_trials(deepcopy=False)
     lines = []
-    for t in sorted((t for t in trials if START_KEY in t.user_attrs),
-                    key=lambda t: t.user_attrs[START_KEY]):  # fmt: skip
+    for t in sorted((t for t in trials if TrialAttr.START in t.user_attrs),
+                    key=lambda t: t.user_attrs[TrialAttr.START]):  # fmt: skip
         if not t.intermediate_values:
-            why = metrics_of(t).get(REFUSED_KEY) or t.user_attrs.get("error")
-            lines.append(f"- start point {t.user_attrs[START_KEY]} (trial {t.number}): "
+            why = metrics_of(t).get(Metric.REFUSED) or t.user_attrs.get("error")
+            lines.append(f"- start point {t.user_attrs[TrialAttr.START]} (trial {t.number}): "
                          f"{t.state.name}, no epoch reported"
                          + (f": {why}" if why else ""))  # fmt: skip
             continue
@@ -560,7 +560,7 @@ def started(study: Any) -> list[str]:
         acc = t.intermediate_values[epoch]
         kind = "plain" if t.params.get("ssn.mapping") == "none" else \
             f"Shapeshifted into {t.params.get('budget')}"  # fmt: skip
-        lines.append(f"- start point {t.user_attrs[START_KEY]} (trial {t.number}, {kind}): "
+        lines.append(f"- start point {t.user_attrs[TrialAttr.START]} (trial {t.number}, {kind}): "
                      f"{100 * acc:.2f} % at epoch {epoch}, rank {there.index(acc) + 1} of "
                      f"{len(there)} trials there")  # fmt: skip
     return ["How the start points fared (validation accuracy at each one's deepest epoch):",

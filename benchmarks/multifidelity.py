@@ -50,9 +50,9 @@ from optuna.trial import TrialState
 from objectives._conditions import cpu_model_name
 from search.config import load_config
 from search.pareto import hypervolume
+from search.record._checkpoint_files import folder_size
+from search.record._schema import TrialAttr
 from search.run import launch
-from search.run._checkpoint_files import folder_size
-from search.run._searcher import DECISIONS_KEY
 
 RESULTS = Path(__file__).parent / "results" / "multifidelity.md"
 OBJECTIVES = [["accuracy", "maximize"], ["params", "minimize"]]
@@ -198,7 +198,7 @@ def events(study: optuna.Study) -> dict[str, int]:
     """How many rung decisions of each outcome the study's trials stored (``npas:decisions``)."""
     found: dict[str, int] = {}
     for trial in study.get_trials(deepcopy=False):
-        for decision in trial.user_attrs.get(DECISIONS_KEY, []):
+        for decision in trial.user_attrs.get(TrialAttr.DECISIONS, []):
             found[decision["outcome"]] = found.get(decision["outcome"], 0) + 1
     return found
 

@@ -138,7 +138,7 @@ def _make_scheduler(book: dict[str, Marks], pause_at: int) -> Any:
 def _make_callback(book: dict[str, Marks]) -> Any:
     from ray import tune
 
-    from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
+    from search.record._schema import RayKey
 
     class Clock(tune.Callback):
         """Records when the driver hears of each trial's start, save and results."""
@@ -155,14 +155,14 @@ def _make_callback(book: dict[str, Marks]) -> Any:
             now = time.perf_counter()
             marks = _marks(book, trial.trial_id)
             marks.number = int(trial.config["number"])
-            if CURVE_KEY in result:
-                point = json.loads(result[CURVE_KEY])
+            if RayKey.CURVE in result:
+                point = json.loads(result[RayKey.CURVE])
                 marks.results.append(
                     (now, int(point["epoch"]), float(point["train_time_s"]), int(result["pid"]))
                 )
-            elif METRICS_KEY in result or ERROR_KEY in result:
+            elif RayKey.METRICS in result or RayKey.ERROR in result:
                 marks.final, marks.final_pid = now, int(result["pid"])
-                marks.error = result.get(ERROR_KEY)
+                marks.error = result.get(RayKey.ERROR)
 
     return Clock()
 

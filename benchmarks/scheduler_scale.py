@@ -13,7 +13,7 @@ alone, median of repeats: ``rank_order`` before and after, and ``top_k`` for the
 
 "before" is the ranking as of commit 4969fbd (pymoo's ``NonDominatedSorting``, then pymoo's
 crowding one front at a time in Python), swapped into the scheduler; "after" is
-``search.run._ranking.rank_order``. Both give the same order on these data (checked).
+``search.schedulers._ranking.rank_order``. Both give the same order on these data (checked).
 
 Synthetic trials (seeded): a size s ~ U(0, 1) drives accuracy (maximised, 4 decimals, as on
 a 10^4-image test set), parameters (minimised, integers 10^3 to 10^6) and latency (minimised,
@@ -45,10 +45,10 @@ import pymoo
 from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
-import search.run._moasha as moasha_module
+import search.schedulers._moasha as moasha_module
 from objectives._conditions import cpu_model_name
-from search.run._moasha import MOASHA
-from search.run._ranking import rank_order, top_k
+from search.schedulers._moasha import MOASHA
+from search.schedulers._ranking import rank_order, top_k
 
 RESULTS = Path(__file__).parent / "results" / "scheduler_scale.md"
 OBJECTIVES = [

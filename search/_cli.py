@@ -29,7 +29,7 @@ from search.errors import (
     StorageWriteError,
     UnknownNameError,
 )
-from search.pareto._columns import TRIAL_STATES
+from search.record._schema import OUTCOMES, TRIAL_STATES, Column, StudyAttr, TrialAttr
 from spaces._suggest import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
@@ -64,7 +64,7 @@ def _storage_url(args: argparse.Namespace) -> str:
 
 def _open(url: str) -> optuna.storages.RDBStorage:
     """The storage for reading (nothing is created in it: see ``read_storage``)."""
-    from search.run._storage import read_storage
+    from search.record._storage import read_storage
 
     return read_storage(url)
 
@@ -245,9 +245,9 @@ def _done_before(config: Any) -> int:
     import optuna
 
     from search.errors import SearchLocked
-    from search.run import trials_counted
-    from search.run._lease import lease_holder
-    from search.run._study import check_same_search
+    from search.record import trials_counted
+    from search.record._lease import lease_holder
+    from search.record._study import check_same_search
 
     try:
         storage = _open(config.storage_url)
@@ -272,7 +272,7 @@ def _all_failed(study: optuna.Study) -> str | None:
 
     from optuna.trial import TrialState
 
-    from search.run._counting import counts
+    from search.record._counting import counts
 
     ended = [t for t in study.get_trials(deepcopy=False) if counts(t)]
     if not ended or any(t.state != TrialState.FAIL for t in ended):
@@ -312,7 +312,7 @@ def _stored_data(config: Any, fingerprint: dict[str, Any] | None, changed: bool)
     """``launch``'s check of the data against those the stored search recorded, read-only."""
     import optuna
 
-    from search.run._data_record import refusal
+    from search.record._data_record import refusal
 
     if fingerprint is None:  # a built-in dataset: its files' checksums are verified
         return
@@ -395,7 +395,6 @@ def _counts(
 
 def _tally(found: pd.Series) -> dict[str, int]:
     """How many trials have each outcome, in the order status prints them."""
-    from search.pareto._columns import OUTCOMES
 
     counted = found.value_counts()
     return {name: int(counted.get(name, 0)) for name in OUTCOMES}
@@ -403,16 +402,15 @@ def _tally(found: pd.Series) -> dict[str, int]:
 
 def _numbers(frame: pd.DataFrame, found: pd.Series, outcome: str) -> list[int]:
     """The numbers of the trials whose outcome (``found``, per row) is ``outcome``."""
-    from search.pareto._columns import NUMBER
 
-    return [int(n) for n in frame[NUMBER][found == outcome]]
+    return [int(n) for n in frame[Column.NUMBER][found == outcome]]
 
 
 def _resumable(study: optuna.Study) -> list[int]:
     """The RUNNING trials a relaunch would go on with (each has a checkpoint on this machine)."""
     from optuna.trial import TrialState
 
-    from search.run._checkpoint_files import resumable
+    from search.record._checkpoint_files import resumable
 
     running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     return [t.number for t in running if resumable(t)]
@@ -425,10 +423,8 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
 
     from search._format import json_number
     from search._trial_list import outcomes
-    from search.pareto._columns import NUMBER
     from search.pareto._frame import objectives_of, trials_frame, usable
     from search.pareto._study_front import front_of, why_empty
-    from search.run._study import COST_ATTRS
 
     frame = trials_frame(study)
     objectives = objectives_of(study)
@@ -444,7 +440,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         "running_now": holder,
         "objectives": [f"{n} ({d})" for n, d in objectives],
         "constraints": [str(c) for c in attrs.get("constraints") or []],
-        **{k: json_number(attrs.get(k)) for k in COST_ATTRS},
+        **{k: json_number(attrs.get(k)) for k in StudyAttr.COST},
         "energy_source": attrs.get("search_energy_source"),
         "front": [],
         "best": {},
@@ -462,8 +458,8 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         rows = frame[usable(frame, [name])]
         values = pd.to_numeric(rows[name], errors="coerce")
         pick = values.idxmax() if direction == "maximize" else values.idxmin()
-        number = int(rows.loc[pick, NUMBER])
-        record["best"][name] = {"value": json_number(values[pick]), NUMBER: number}
+        number = int(rows.loc[pick, Column.NUMBER])
+        record["best"][name] = {"value": json_number(values[pick]), Column.NUMBER: number}
     return record
 
 
@@ -471,7 +467,6 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
     """One search's status as the lines ``search status`` prints."""
     from search._format import duration, format_value
     from search._trial_list import OUTCOMES
-    from search.pareto._columns import NUMBER
 
     shown = [k for k in OUTCOMES if record[k] or k not in _ONLY_WHEN_ANY]
     counts = ", ".join(f"{record[k]} {k.replace('_', ' ')}" for k in shown)
@@ -497,7 +492,7 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
         return lines
     lines.append(f"  front: {len(record['front'])} trial(s) {record['front']}")
     best = [
-        f"{name} {format_value(b['value'])} (trial {b[NUMBER]})"
+        f"{name} {format_value(b['value'])} (trial {b[Column.NUMBER]})"
         for name, b in record["best"].items()
     ]
     lines.append("  best: " + ", ".join(best))
@@ -511,7 +506,7 @@ def _csv(records: Sequence[dict[str, Any]]) -> str:
     import pandas as pd
 
     from search._format import json_number
-    from search.run._records import plain
+    from search.record._records import plain
 
     def flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         cells: dict[str, Any] = {}
@@ -531,8 +526,8 @@ def _status(args: argparse.Namespace) -> int:
 
     import optuna
 
-    from search.run._checkpoint_files import folder_size
-    from search.run._lease import lease_holder
+    from search.record._checkpoint_files import folder_size
+    from search.record._lease import lease_holder
 
     _quiet_optuna()
     url = _storage_url(args)
@@ -569,11 +564,9 @@ def _trial_status(
     import json
 
     from search.config._checks import unknown
-    from search.pareto._columns import EPOCHS, NUMBER, STATE
     from search.pareto._frame import frame_of
-    from search.run._checkpoint_files import latest_checkpoint, resumable
-    from search.run._records import constraints_of, read_trial
-    from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
+    from search.record._checkpoint_files import latest_checkpoint, resumable
+    from search.record._records import constraints_of, read_trial
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
@@ -590,13 +583,13 @@ def _trial_status(
     )
     record = {
         "search": study.study_name,
-        NUMBER: read.number,
-        STATE: read.state,
+        Column.NUMBER: read.number,
+        Column.STATE: read.state,
         "outcome": next(k for k, n in counted.items() if n),
-        EPOCHS: read.epochs or 0,
-        "stopped": trial.user_attrs.get(STOPPED_KEY) or read.error or read.why_infeasible,
+        Column.EPOCHS: read.epochs or 0,
+        "stopped": trial.user_attrs.get(TrialAttr.STOPPED) or read.error or read.why_infeasible,
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
-        "decisions": trial.user_attrs.get(DECISIONS_KEY, []),
+        "decisions": trial.user_attrs.get(TrialAttr.DECISIONS, []),
     }
     if args.format == "json":
         print(json.dumps(record, indent=2, default=str))
@@ -604,13 +597,14 @@ def _trial_status(
     if args.format == "csv":  # one row per decision
         import pandas as pd
 
-        from search.run._records import plain
+        from search.record._records import plain
 
         sys.stdout.write(pd.DataFrame(record["decisions"]).map(plain).to_csv(index=False))
         return 0
     outcome = record["outcome"].replace("_", " ")
-    print(f"Search {record['search']!r}, trial {record[NUMBER]}: {record[STATE]} ({outcome}) "
-          f"after {record[EPOCHS]} epoch(s)")  # fmt: skip
+    number, state = record[Column.NUMBER], record[Column.STATE]
+    print(f"Search {record['search']!r}, trial {number}: {state} ({outcome}) "
+          f"after {record[Column.EPOCHS]} epoch(s)")  # fmt: skip
     if record["outcome"] in _NOTES:
         print(f"  {_NOTES[record['outcome']][1:-1]}")
     if record["stopped"]:
@@ -632,7 +626,7 @@ def _trials(args: argparse.Namespace) -> int:
     from search._format import format_value
     from search._trial_list import trial_list
     from search.pareto._frame import objectives_of
-    from search.run._lease import lease_holder
+    from search.record._lease import lease_holder
 
     study = _study(args)
     live = lease_holder(_open(_storage_url(args)).engine, study.study_name) is not None
@@ -708,7 +702,7 @@ def _pareto(args: argparse.Namespace) -> int:
     """The front table; csv and json keep every column on every row (for programs), the table
     states the conditions equal on every row once above it."""
     from search._format import format_value
-    from search.pareto._frame import PARAMS_PREFIX, condition_columns
+    from search.pareto._frame import condition_columns
     from search.pareto._study_front import constant_conditions, front_table
 
     study = _study(args)
@@ -719,7 +713,7 @@ def _pareto(args: argparse.Namespace) -> int:
     names = [
         str(c)
         for c in table.columns[1:]
-        if c not in conditions and not str(c).startswith(PARAMS_PREFIX)
+        if c not in conditions and not str(c).startswith(Column.PARAMS_PREFIX)
     ]
     title = f"Front of {study.study_name!r}: {len(table)} trial(s) ({', '.join(names)})"
     print(textwrap.fill(title, width=_WIDTH, subsequent_indent="  "))
@@ -1156,7 +1150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmd = add("trials", _trials, "Every trial of a search: outcome, hyper-parameters, why.")
     _study_options(cmd)
-    cmd.add_argument("--state", choices=TRIAL_STATES, metavar="STATE",
+    cmd.add_argument("--state", choices=TRIAL_STATES, metavar="Column.STATE",
                      help=f"only these: {', '.join(TRIAL_STATES)}")  # fmt: skip
     cmd.add_argument("--format", choices=_FORMATS, default="table", help="output format")
 

@@ -9,7 +9,7 @@ search then stops before anything is started or written, instead of failing half
 
 Optuna: a study's storage (``Study._storage``: a sampler is handed the study only, and writes
 a trial's system attributes through its storage, as Optuna's own samplers do); Optuna's RDB
-schema (``optuna.storages._rdb.models``: the writer of ``search.run._writer`` commits a trial
+schema (``optuna.storages._rdb.models``: the writer of ``search.record._writer`` commits a trial
 in one transaction, which ``RDBStorage``'s one-session-per-call API cannot).
 Ray: the address ``ray start`` left (``ray._private.services.find_bootstrap_address``: Ray's
 public ``auto`` also joins any Ray it finds, another program's private one included); the

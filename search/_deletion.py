@@ -12,9 +12,9 @@ import optuna
 from search._urls import masked_url
 from search.config._checks import unknown
 from search.errors import SearchLocked
-from search.run._checkpoint_files import folder_size
-from search.run._lease import lease_holder
-from search.run._storage import read_storage
+from search.record._checkpoint_files import folder_size
+from search.record._lease import lease_holder
+from search.record._storage import read_storage
 
 __all__ = ["delete_search"]
 

@@ -10,8 +10,8 @@ import signal
 import socket
 
 from search.config._checks import unknown
-from search.run._lease import lease_owner
-from search.run._storage import read_storage
+from search.record._lease import lease_owner
+from search.record._storage import read_storage
 from spaces._errors import ConfigError
 
 __all__ = ["stop_search"]

@@ -32,7 +32,7 @@ from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, evaluate, fit
 from search.config import Constraint, TrialConfig
 from search.errors import ExportError
-from search.run._trial_attrs import FEASIBLE_KEY, REFUSED_KEY
+from search.record._schema import Metric
 from spaces._build import build_model
 from spaces._errors import BudgetError, ConfigError
 from spaces.ssn import shapeshift
@@ -498,12 +498,12 @@ def _finish(
     """Adds feasibility and the constraint violations that can be evaluated."""
     feasible = reason is None
     if not feasible:  # not trained: no accuracy is made up
-        metrics[REFUSED_KEY] = reason
+        metrics[Metric.REFUSED] = reason
     for i, c in enumerate(constraints):
         if c.indicator in metrics:
             metrics[f"constraint_{i}"] = c.violation(metrics)
             feasible = feasible and metrics[f"constraint_{i}"] <= 0
-    metrics[FEASIBLE_KEY] = 1.0 if feasible else 0.0
+    metrics[Metric.FEASIBLE] = 1.0 if feasible else 0.0
     metrics["trial_time_s"] = time.perf_counter() - start
     return {k: _python_scalar(v) for k, v in metrics.items()}
 

@@ -29,8 +29,8 @@ from search.errors import ExportError
 from search.pareto._frame import objectives_of, trials_frame
 from search.pareto._selectors import Selection, parse_spec, select, why_none
 from search.pareto._study_front import front_of
-from search.run._checkpoint_files import latest_checkpoint
-from search.run._records import TrialRecord, conditions_of, constraints_of, read_trial
+from search.record._checkpoint_files import latest_checkpoint
+from search.record._records import TrialRecord, conditions_of, constraints_of, read_trial
 from search.trial import STATE_NAME, model_of, read_state, read_weights
 
 __all__ = ["Exported", "export_bundle"]

@@ -136,7 +136,9 @@ def _scheduler(config: SearchConfig) -> str:
     s = config.scheduler
     if s.name == "fifo":
         return f"fifo: every trial trains to its end (at most {config.max_epochs} epoch(s))"
-    from search.run._moasha import _milestones  # Ray Tune's scheduler module: nothing starts
+    from search.schedulers._moasha import (
+        _milestones,  # Ray Tune's scheduler module: nothing starts
+    )
 
     rungs = _milestones(s.grace_epochs, s.reduction_factor, config.max_epochs)
     return (
@@ -152,7 +154,9 @@ def _promotion_warning(config: SearchConfig) -> str | None:
     s = config.scheduler
     if s.name != "moasha" or s.type != "promotion" or s.early_promotion:
         return None
-    from search.run._moasha import _milestones  # Ray Tune's scheduler module: nothing starts
+    from search.schedulers._moasha import (
+        _milestones,  # Ray Tune's scheduler module: nothing starts
+    )
 
     needed = 1
     for _ in _milestones(s.grace_epochs, s.reduction_factor, config.max_epochs):

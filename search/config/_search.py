@@ -110,19 +110,19 @@ class ResourceConfig:
 
 
 def _scheduler_names() -> list[str]:
-    from search.run._schedulers import SCHEDULERS
+    from search.schedulers._named import SCHEDULERS
 
     return SCHEDULERS.names()
 
 
 def _scheduler_types() -> tuple[str, ...]:
-    from search.run._schedulers import SCHEDULER_TYPES
+    from search.schedulers._named import SCHEDULER_TYPES
 
     return SCHEDULER_TYPES
 
 
 def _front_orders() -> tuple[str, ...]:
-    from search.run._ranking import WITHIN_FRONT
+    from search.schedulers._ranking import WITHIN_FRONT
 
     return WITHIN_FRONT
 
@@ -130,7 +130,7 @@ def _front_orders() -> tuple[str, ...]:
 @dataclass(frozen=True)
 class SchedulerConfig:
     """Multi-fidelity: the Ray Tune scheduler that decides after each epoch whether a trial
-    goes on (``search.run._schedulers``); ``fifo`` trains every trial to its end."""
+    goes on (``search.schedulers._named``); ``fifo`` trains every trial to its end."""
 
     name: str = config_key(
         "fifo",

@@ -47,11 +47,11 @@ from search.config import load_config
 from search.config._search import SchedulerConfig
 from search.config._start import complete
 from search.lab._table import CurveRow, CurveTable
+from search.record._schema import RayKey
 from search.run._bound import bound_optimiser, constraint_keys
-from search.run._moasha import MOASHA, PromotionMOASHA
-from search.run._schedulers import SCHEDULERS
 from search.run._searcher import NpasSearcher
-from search.run._trainable import CHANCE_KEY, CURVE_KEY, EPOCH_KEY, METRICS_KEY, VIOLATION_KEY
+from search.schedulers._moasha import MOASHA, PromotionMOASHA
+from search.schedulers._named import SCHEDULERS
 from spaces._dsl import Categorical, Fixed, Space
 from spaces._errors import ConfigError
 
@@ -73,7 +73,7 @@ class ReplaySpec:
         workers: Trials trained at once.
         grace_epochs: The first rung.
         reduction_factor: η.
-        within_front: MOASHA's order inside a front (``search.run._ranking.WITHIN_FRONT``).
+        within_front: MOASHA's order inside a front (``search.schedulers._ranking.WITHIN_FRONT``).
         early_promotion: Promotion type only: promote the top ``ceil(n / η)`` of a rung.
         chance_from: The first epoch at which a trial at chance is stopped (None: the first
             rung).
@@ -378,7 +378,7 @@ def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
     if spec.scheduler == "asha":
         name, direction = config.objectives[0]
         return ASHAScheduler(
-            time_attr=EPOCH_KEY, metric=name, mode=direction[:3], max_t=epochs,
+            time_attr=RayKey.EPOCH, metric=name, mode=direction[:3], max_t=epochs,
             grace_period=spec.grace_epochs, reduction_factor=spec.reduction_factor,
         )  # fmt: skip
     if spec.scheduler not in ("fifo", "moasha"):
@@ -399,17 +399,17 @@ def _epoch_result(row: CurveRow, epoch: int, names: list[str]) -> dict[str, Any]
              "train_time_s": sum(row.seconds[:epoch])}  # fmt: skip
     return {
         **values,
-        EPOCH_KEY: epoch,
-        VIOLATION_KEY: row.violation,
-        CHANCE_KEY: float(at_chance),
-        CURVE_KEY: json.dumps(point),
+        RayKey.EPOCH: epoch,
+        RayKey.VIOLATION: row.violation,
+        RayKey.AT_CHANCE: float(at_chance),
+        RayKey.CURVE: json.dumps(point),
     }
 
 
 def _final_result(row: CurveRow, names: list[str]) -> dict[str, Any]:
     """What the trial reports when it ends (as ``search.run._trainable.report_of``)."""
     metrics = {**row.metrics, **dict(zip(names, row.values[-1], strict=True))}
-    return {**{n: metrics[n] for n in names}, METRICS_KEY: json.dumps(metrics)}
+    return {**{n: metrics[n] for n in names}, RayKey.METRICS: json.dumps(metrics)}
 
 
 def replay(

@@ -23,8 +23,8 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from search.run._curves import epoch_values, final_violation
-from search.run._records import metrics_of
+from search.record._curves import epoch_values, final_violation
+from search.record._records import metrics_of
 from spaces._errors import ConfigError
 
 __all__ = ["FORMAT", "CurveRow", "CurveTable"]

@@ -80,7 +80,7 @@ class Optimiser(ABC):
     #: Proposes whole generations and learns from a generation once it is told in full.
     generational: ClassVar[bool] = False
     #: Its sampler models the trials a stopping scheduler cut short when shown each trial at
-    #: the highest epoch enough trials reached (``search.run._rungview``: BOHB's answer); an
+    #: the highest epoch enough trials reached (``search.schedulers._rungview``: BOHB's answer); an
     #: option may turn it off for one instance.
     models_rungs: bool = False
     #: Option names the constructor accepts (others raise ConfigError).

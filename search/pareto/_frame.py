@@ -1,10 +1,10 @@
 """The study as a table: one row per trial, each row one :class:`TrialRecord`.
 
 Every later step (fronts, knees, the report, export, the progress view) reads this one frame,
-and every row is read from the storage by :func:`search.run._records.read_trial`, so what a
+and every row is read from the storage by :func:`search.record._records.read_trial`, so what a
 trial recorded is interpreted in one place: its state, whether it met the constraints and why
 not, every metric ``run_trial`` returned, its conditions and the sampled parameters. The
-column names are :mod:`search.pareto._columns`'.
+column names are :class:`search.record._schema.Column`'s.
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ import optuna
 import pandas as pd
 
 from search._format import format_value
-from search.pareto._columns import FIXED_COLUMNS, PARAMS_PREFIX
-from search.run._records import CONDITION_PREFIX, TrialRecord, read_study
+from search.record._records import TrialRecord, read_study
+from search.record._schema import Column, Metric
 
 __all__ = [
-    "FIXED_COLUMNS",
-    "PARAMS_PREFIX",
     "condition_columns",
     "cost_indicators",
     "direction_of",
@@ -49,17 +47,17 @@ def row_of(record: TrialRecord) -> dict[str, Any]:
         "error": record.error,
     }
     for key, value in {**record.metrics, **record.conditions}.items():
-        if key not in FIXED_COLUMNS:
+        if key not in Column.FIXED:
             row[key] = value
     for name, value in record.params.items():
-        row[PARAMS_PREFIX + name] = value
+        row[Column.PARAMS_PREFIX + name] = value
     return row
 
 
 def frame_of(records: Sequence[TrialRecord]) -> pd.DataFrame:
     """The frame of some trial records (see :func:`trials_frame`)."""
     rows = [row_of(r) for r in records]
-    frame = pd.DataFrame(rows, columns=list(FIXED_COLUMNS)) if not rows else pd.DataFrame(rows)
+    frame = pd.DataFrame(rows, columns=list(Column.FIXED)) if not rows else pd.DataFrame(rows)
     if rows:
         frame = frame.sort_values("number", kind="stable").reset_index(drop=True)
     frame["feasible"] = frame["feasible"].astype(bool)
@@ -70,7 +68,7 @@ def frame_of(records: Sequence[TrialRecord]) -> pd.DataFrame:
 def trials_frame(study: optuna.Study) -> pd.DataFrame:
     """One row per trial of ``study``, in trial-number order.
 
-    Columns (:mod:`search.pareto._columns`): ``number``, ``state`` (Optuna state name),
+    Columns (:class:`search.record._schema.Column`): ``number``, ``state`` (Optuna state name),
     ``feasible`` (True only when the trial completed and met every constraint),
     ``why_infeasible`` (the constraints a completed or refused trial missed and by how much),
     ``epochs``, ``datetime_complete``, ``error`` (the failure message or None), then every
@@ -111,7 +109,7 @@ def _numeric(column: pd.Series) -> pd.Series:
 def condition_columns(frame: pd.DataFrame) -> list[str]:
     """Columns that say how the trials were measured, not what: ``energy_source`` (where the
     energy figures come from), then the ``cond_*`` conditions, sorted."""
-    conditions = sorted(c for c in frame.columns if str(c).startswith(CONDITION_PREFIX))
+    conditions = sorted(c for c in frame.columns if str(c).startswith(Metric.CONDITION_PREFIX))
     return [c for c in ("energy_source",) if c in frame.columns] + conditions
 
 

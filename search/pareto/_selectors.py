@@ -27,10 +27,10 @@ from pymoo.mcdm.pseudo_weights import PseudoWeights
 
 from search._directions import minimisation_sign
 from search._format import format_value
-from search.pareto._frame import FIXED_COLUMNS, PARAMS_PREFIX, direction_of, usable, values
+from search.pareto._frame import direction_of, usable, values
 from search.pareto._front import non_dominated, normalise
 from search.pareto._study_front import Objectives, resolve_objectives
-from search.run._records import CONDITION_PREFIX
+from search.record._schema import Column, Metric
 from spaces._errors import ConfigError
 from spaces._registry import Registry
 from spaces._suggest import did_you_mean
@@ -300,8 +300,8 @@ def recorded_metrics(frame: pd.DataFrame) -> list[str]:
     return sorted(
         str(c)
         for c in frame.columns
-        if c not in FIXED_COLUMNS
-        and not str(c).startswith((PARAMS_PREFIX, CONDITION_PREFIX))
+        if c not in Column.FIXED
+        and not str(c).startswith((Column.PARAMS_PREFIX, Metric.CONDITION_PREFIX))
         and pd.to_numeric(frame[c], errors="coerce").notna().any()
     )
 

@@ -12,7 +12,6 @@ import optuna
 import pandas as pd
 
 from search.pareto._frame import (
-    PARAMS_PREFIX,
     condition_columns,
     cost_indicators,
     direction_of,
@@ -22,6 +21,7 @@ from search.pareto._frame import (
     values,
 )
 from search.pareto._front import HVResult, hypervolume_history, non_dominated
+from search.record._schema import Column
 from spaces._errors import ConfigError
 
 __all__ = [
@@ -53,7 +53,9 @@ def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tup
         if name not in frame.columns:
             if not (frame["state"] == "COMPLETE").any():
                 raise ConfigError(f"{why_empty(frame, [name])}: nothing to compare yet")
-            recorded = sorted(c for c in frame.columns if not str(c).startswith(PARAMS_PREFIX))
+            recorded = sorted(
+                c for c in frame.columns if not str(c).startswith(Column.PARAMS_PREFIX)
+            )
             raise ConfigError(f"objective {name!r} is not recorded; recorded: {recorded}")
         pairs.append((name, direction or direction_of(name)))
     return tuple(pairs)
@@ -130,7 +132,7 @@ def front_rows(frame: pd.DataFrame, front: Front, indicators: Sequence[str]) -> 
     names = [n for n, _ in front.objectives]
     extra = [c for c in ("accuracy", "test_accuracy") if c in frame.columns and c not in names]
     shown = [i for i in indicators if i not in names]
-    params = sorted(c for c in frame.columns if str(c).startswith(PARAMS_PREFIX))
+    params = sorted(c for c in frame.columns if str(c).startswith(Column.PARAMS_PREFIX))
     columns = ["number", *names, *extra, *shown, *condition_columns(frame), *params]
     table = frame.loc[front.mask, columns].reset_index(drop=True)
     table.attrs["message"] = front.message

@@ -17,7 +17,8 @@ import plotly.graph_objects as go
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 from plotly.subplots import make_subplots
 
-from search.pareto._frame import PARAMS_PREFIX, usable
+from search.pareto._frame import usable
+from search.record._schema import Column
 from search.report._scatter import PALETTE, Marks, Scatter, scatter
 from search.report._style import FEASIBLE, FRONT, INFEASIBLE, LIMIT, log_scale
 
@@ -199,7 +200,7 @@ def parallel_coordinates(
     rows = frame[usable(frame, list(names))]
     rows = rows.assign(_front=on_front[rows.index]).sort_values("_front", kind="stable")
     dims = [_axis(n, rows[n], None) for n in names]
-    dims += [_axis(p, rows[PARAMS_PREFIX + p], d) for p, d in space.items()]
+    dims += [_axis(p, rows[Column.PARAMS_PREFIX + p], d) for p, d in space.items()]
     line = {
         "color": rows["_front"].astype(float),
         "colorscale": [[0.0, "#9ecae1"], [1.0, FRONT]],

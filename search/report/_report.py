@@ -27,7 +27,6 @@ from objectives._indicators import INDICATORS
 from search.config import Constraint
 from search.pareto._disagreement import disagreement
 from search.pareto._frame import (
-    PARAMS_PREFIX,
     cost_indicators,
     direction_of,
     format_value,
@@ -45,6 +44,8 @@ from search.pareto._study_front import (
     hypervolume_by_trial,
     why_empty,
 )
+from search.record._records import StudyRecords, TrialRecord, constraints_of, read_study
+from search.record._schema import Column, TrialAttr
 from search.report import _interactive, _plots
 from search.report._importance import param_importances, shared_space
 from search.report._render import Plot, Section, render_html, render_markdown
@@ -58,8 +59,6 @@ from search.report._scatter import (
     scatter,
     staircase,
 )
-from search.run._records import StudyRecords, TrialRecord, constraints_of, read_study
-from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 from spaces._errors import ConfigError
 
 __all__ = ["write_report"]
@@ -121,8 +120,8 @@ def _selection(
 def _marks(study: optuna.Study, frame: pd.DataFrame, knee: int | None) -> Marks:
     """Each trial's family (its sampled ``family``, else the config's fixed one) and the
     study's constraints (one that no longer parses is left out of the plots)."""
-    if PARAMS_PREFIX + "family" in frame:
-        family = frame[PARAMS_PREFIX + "family"].fillna("?").astype(str)
+    if Column.PARAMS_PREFIX + "family" in frame:
+        family = frame[Column.PARAMS_PREFIX + "family"].fillna("?").astype(str)
     else:
         fixed = (study.user_attrs.get("config") or {}).get("fixed") or {}
         family = pd.Series(str(fixed.get("family", "?")), index=frame.index)
@@ -375,7 +374,7 @@ def _curves_section(
 
 def _decisions_of(trial: optuna.trial.FrozenTrial) -> list[dict]:
     """The trial's stored rung decisions (``npas:decisions``; anything else there skipped)."""
-    stored = trial.user_attrs.get(DECISIONS_KEY)
+    stored = trial.user_attrs.get(TrialAttr.DECISIONS)
     return [d for d in stored if isinstance(d, dict)] if isinstance(stored, list) else []
 
 
@@ -456,7 +455,9 @@ def _decisions_section(study: optuna.Study, front: Front, frame: pd.DataFrame) -
             "state": [t.state.name for t in shown],
             "epochs": [epochs.get(t.number) for t in shown],
             "decisions": [_trail(_decisions_of(t)) for t in shown],
-            "stopped": [t.user_attrs.get(STOPPED_KEY) or t.user_attrs.get("error") for t in shown],
+            "stopped": [
+                t.user_attrs.get(TrialAttr.STOPPED) or t.user_attrs.get("error") for t in shown
+            ],
         }
     )
     if table["stopped"].isna().all():

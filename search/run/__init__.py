@@ -1,5 +1,6 @@
 """Running a search on Ray Tune: launch, the searcher over any optimiser, the trainable on the
-workers, the progress view, and the Optuna storage every trial is written to.
+workers, the progress view, limits, loggers and checkpoints. What it writes is the study
+record (``search.record``); the schedulers it runs under are ``search.schedulers``.
 
 Lazy (PEP 562): a Ray worker imports ``search.run._trainable``, which must stay light.
 """
@@ -10,7 +11,6 @@ from spaces._lazy import lazy_getattr
 
 _EXPORTS = {
     "launch": "search.run._launch",
-    "trials_counted": "search.run._counting",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import optuna
 
-from search.run._rungview import RungView
-from search.run._trial_attrs import FEASIBLE_KEY
-from search.run._writer import in_memory_copy
+from search.record._schema import Metric
+from search.record._writer import in_memory_copy
+from search.schedulers._rungview import RungView
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
@@ -20,7 +20,7 @@ __all__ = ["bound_optimiser", "constraint_keys"]
 
 def constraint_keys(config: SearchConfig) -> list[str]:
     """The constraint keys recorded on each trial: the expressions, then ``feasible``."""
-    return [*config.constraint_texts, FEASIBLE_KEY]
+    return [*config.constraint_texts, Metric.FEASIBLE]
 
 
 def bound_optimiser(

@@ -13,16 +13,10 @@ from typing import Any
 
 from ray.tune import Callback
 
-from search.run._checkpoint_files import (
-    RAY_TRIAL_KEY,
-    checkpoint_folders,
-    folder_size,
-    latest_checkpoint,
-)
-from search.run._trainable import METRICS_KEY
+from search.record._checkpoint_files import checkpoint_folders, folder_size, latest_checkpoint
+from search.record._schema import RayKey
 
 __all__ = [
-    "RAY_TRIAL_KEY",
     "CheckpointJanitor",
     "checkpoint_folders",
     "folder_size",
@@ -50,7 +44,7 @@ class CheckpointJanitor(Callback):
             self.on_folder(trial.trial_id, trial.path)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        if METRICS_KEY not in (trial.last_result or {}):
+        if RayKey.METRICS not in (trial.last_result or {}):
             self._delete(trial)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:

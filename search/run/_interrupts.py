@@ -14,9 +14,9 @@ import optuna
 from optuna.trial import TrialState
 
 from search.errors import SearchInterrupted
-from search.run._checkpoint_files import resumable
-from search.run._counting import trials_counted
-from search.run._study import fail_interrupted
+from search.record._checkpoint_files import resumable
+from search.record._counting import trials_counted
+from search.record._study import fail_interrupted
 
 if TYPE_CHECKING:
     from search.config import SearchConfig

@@ -6,7 +6,7 @@ Flow: open (or resume) the study → build the optimiser → our Ray searcher ov
 or the exception's message: a crashing trial is recorded as FAIL and the search goes on.
 
 The optimiser works on an in-memory copy of the study, and each trial is written to the storage
-in one transaction when it starts and one when it ends (``search.run._writer``); the trainable
+in one transaction when it starts and one when it ends (``search.record._writer``); the trainable
 lives in ``search.run._trainable``, which imports no more than the standard library on the
 workers. This module holds the steps of one launch in order; the Ray it runs on is
 ``search.run._ray_session``'s, the Ray Tune run ``search.run._tuner``'s, and a stop (Ctrl-C,
@@ -32,15 +32,18 @@ from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
 from search.errors import RunFolderFull, StorageLost, StorageWriteError
+from search.record._checkpoint_files import checkpoint_problem, resumable
+from search.record._counting import trials_counted
+from search.record._data_record import DataCheck
+from search.record._identity import StorageIdentity, lost_report
+from search.record._lease import Lease
+from search.record._storage import open_storage
+from search.record._study import enqueue_start, fail_interrupted, open_study, record_cost
+from search.record._writer import StudyWriter
 from search.run._bound import bound_optimiser, constraint_keys
-from search.run._checkpoint_files import checkpoint_problem, resumable
 from search.run._cost import SearchCost
-from search.run._counting import trials_counted
-from search.run._data_record import DataCheck
 from search.run._deaths import WorkerDeaths
-from search.run._identity import StorageIdentity, lost_report
 from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
-from search.run._lease import Lease
 from search.run._limits import TrialLimits
 from search.run._ray_session import (
     auto_address,
@@ -55,11 +58,8 @@ from search.run._ray_session import (
 from search.run._run_folder import no_room, run_folder
 from search.run._searcher import NpasSearcher
 from search.run._stages import Stage
-from search.run._storage import open_storage
-from search.run._study import enqueue_start, fail_interrupted, open_study, record_cost
 from search.run._trainable import TrialFn, checkpoints
 from search.run._tuner import run_tuner
-from search.run._writer import StudyWriter
 
 if TYPE_CHECKING:
     from search.config import SearchConfig

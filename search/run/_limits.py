@@ -23,8 +23,8 @@ from typing import Any
 from ray.tune.stopper import Stopper
 
 from search.config._search import LimitsConfig
+from search.record._schema import RayKey
 from search.run._cost import SearchCost
-from search.run._trainable import CURVE_KEY
 
 __all__ = ["OUT_OF_TIME", "TrialLimits"]
 
@@ -60,7 +60,7 @@ class TrialLimits(Stopper):
         return self.limits.time is not None and self.cost.elapsed_s >= self.limits.time
 
     def __call__(self, trial_id: str, result: dict[str, Any]) -> bool:
-        if CURVE_KEY not in result:  # a final result: the trial ends anyway
+        if RayKey.CURVE not in result:  # a final result: the trial ends anyway
             return False
         trained = _trained_s(result)
         if trial_id in self._trained:
@@ -89,7 +89,7 @@ class TrialLimits(Stopper):
 def _trained_s(result: dict[str, Any]) -> float:
     """The trial's training seconds so far, across its pauses (0 when it did not say)."""
     try:
-        seconds = float(json.loads(result[CURVE_KEY]).get("elapsed_s", 0.0))
+        seconds = float(json.loads(result[RayKey.CURVE]).get("elapsed_s", 0.0))
     except (TypeError, ValueError):
         return 0.0
     return seconds if math.isfinite(seconds) else 0.0

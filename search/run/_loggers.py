@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from search._imports import require
-from search.run._trainable import CURVE_KEY, METRICS_KEY, is_number
+from search.record._schema import RayKey
+from search.run._trainable import is_number
 from spaces._registry import Registry
 
 if TYPE_CHECKING:
@@ -125,11 +126,11 @@ def logged_result(result: Mapping[str, Any], objectives: Sequence[str]) -> dict[
     (the test accuracy, the cost panel, energy, ...), at the step of its last epoch (0 when
     it trained none). A failed trial's last result has none: it is {}.
     """
-    if CURVE_KEY in result:
-        point = json.loads(result[CURVE_KEY])
+    if RayKey.CURVE in result:
+        point = json.loads(result[RayKey.CURVE])
         step = point["epoch"]
-    elif METRICS_KEY in result:
-        point = json.loads(result[METRICS_KEY])
+    elif RayKey.METRICS in result:
+        point = json.loads(result[RayKey.METRICS])
         step = point.get("epochs") or 0
     else:
         return {}

@@ -2,7 +2,7 @@
 
 Each trial: params = the sampled point, values = the objective values, user attrs
 ``trial_config`` (set when the trial starts), the ``run_trial`` dict as ``metric_<name>``
-attributes (``search.run._records``: read them with ``metrics_of``), ``constraints``
+attributes (``search.record._records``: read them with ``metrics_of``), ``constraints``
 (violation per constraint, ≤ 0 met), ``feasible``, ``artifact`` and, for a FAIL, ``error``. The
 constraint values are also the system attribute ``constraints``, one list in the search's order
 (expressions, then ``feasible``): where Optuna's samplers and ``study.best_trials`` read them
@@ -23,10 +23,9 @@ import optuna
 from optuna.trial import TrialState
 
 from search._compat import storage_of, trial_id_of
-from search.run._records import record_metrics
-from search.run._trainable import CURVE_KEY, EPOCH_KEY, ERROR_KEY, METRICS_KEY
+from search.record._records import record_metrics
+from search.record._schema import Metric, RayKey, TrialAttr
 from search.run._trainable import is_number as _is_number
-from search.run._trial_attrs import CONSTRAINTS_ATTR, FEASIBLE_KEY, REFUSED_KEY
 
 __all__ = ["Outcome", "outcome_of", "record"]
 
@@ -64,23 +63,23 @@ def outcome_of(
     samplers and optuna-dashboard treat it as not evaluated, and no value is made up.
     """
     result = result or {}
-    if ERROR_KEY in result:
-        return Outcome(TrialState.FAIL, error=str(result[ERROR_KEY]))
-    if METRICS_KEY not in result and CURVE_KEY in result and not ray_error:
-        point = json.loads(result[CURVE_KEY])
-        return Outcome(TrialState.PRUNED, metrics=point, pruned_at=int(result[EPOCH_KEY]))
-    if METRICS_KEY not in result and cause is not None:
+    if RayKey.ERROR in result:
+        return Outcome(TrialState.FAIL, error=str(result[RayKey.ERROR]))
+    if RayKey.METRICS not in result and RayKey.CURVE in result and not ray_error:
+        point = json.loads(result[RayKey.CURVE])
+        return Outcome(TrialState.PRUNED, metrics=point, pruned_at=int(result[RayKey.EPOCH]))
+    if RayKey.METRICS not in result and cause is not None:
         return Outcome(TrialState.FAIL, error=cause)
-    if METRICS_KEY not in result:
+    if RayKey.METRICS not in result:
         reason = "Ray Tune reported an error for this trial" if ray_error else "no result"
         return Outcome(
             TrialState.FAIL,
             error=f"{reason} (the trial process died; see the Ray logs under {logs})",
         )
-    metrics = json.loads(result[METRICS_KEY])
-    feasible = bool(metrics.get(FEASIBLE_KEY, 1.0))
+    metrics = json.loads(result[RayKey.METRICS])
+    feasible = bool(metrics.get(Metric.FEASIBLE, 1.0))
     violations = _violations(metrics, constraints, feasible)
-    if REFUSED_KEY in metrics:  # refused before training: measured costs, no made-up values
+    if Metric.REFUSED in metrics:  # refused before training: measured costs, no made-up values
         return Outcome(TrialState.PRUNED, None, metrics, None, False, violations, pruned_at=0)
     values = []
     for name, direction in objectives:
@@ -108,7 +107,7 @@ def _violations(
         value = metrics.get(f"constraint_{i}", 0.0)
         value = float(value) if _is_number(value) else math.nan
         out[expression] = value if math.isfinite(value) else (0.0 if feasible else 1.0)
-    out[FEASIBLE_KEY] = 0.0 if feasible else 1.0
+    out[Metric.FEASIBLE] = 0.0 if feasible else 1.0
     return out
 
 
@@ -122,18 +121,20 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
         trial.set_user_attr("artifact", outcome.metrics.get("artifact"))
     if outcome.state == TrialState.FAIL:
         trial.set_user_attr("error", outcome.error)
-        trial.set_user_attr(FEASIBLE_KEY, False)
+        trial.set_user_attr(Metric.FEASIBLE, False)
         return
     if outcome.state == TrialState.PRUNED:
         trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
-        if outcome.metrics is not None and REFUSED_KEY in outcome.metrics:
-            trial.set_user_attr(FEASIBLE_KEY, False)
-            trial.set_user_attr(CONSTRAINTS_ATTR, list(outcome.violations.values()))
+        if outcome.metrics is not None and Metric.REFUSED in outcome.metrics:
+            trial.set_user_attr(Metric.FEASIBLE, False)
+            trial.set_user_attr(TrialAttr.CONSTRAINTS, list(outcome.violations.values()))
         return
-    trial.set_user_attr(FEASIBLE_KEY, outcome.feasible)
-    trial.set_user_attr(CONSTRAINTS_ATTR, list(outcome.violations.values()))
+    trial.set_user_attr(Metric.FEASIBLE, outcome.feasible)
+    trial.set_user_attr(TrialAttr.CONSTRAINTS, list(outcome.violations.values()))
     # One list in the search's constraint order: what Optuna's samplers read (as "0", "1", ...)
     # and, unlike the per-key form of Trial.set_constraint, what optuna-dashboard shows.
     storage_of(trial.study).set_trial_system_attr(
-        trial_id_of(trial.study, trial.number), CONSTRAINTS_ATTR, list(outcome.violations.values())
+        trial_id_of(trial.study, trial.number),
+        TrialAttr.CONSTRAINTS,
+        list(outcome.violations.values()),
     )

@@ -15,11 +15,10 @@ from optuna.trial import TrialState
 from ray.tune import Callback
 
 from search._format import duration
-from search.run._counting import counts
-from search.run._records import metrics_of
+from search.record._counting import counts
+from search.record._records import metrics_of
+from search.record._schema import Metric, RayKey
 from search.run._stages import Stage, command_start
-from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
-from search.run._trial_attrs import FEASIBLE_KEY, REFUSED_KEY
 
 __all__ = ["Progress"]
 
@@ -86,9 +85,9 @@ class Progress(Callback):
         for trial in prior.get_trials(deepcopy=False) if prior is not None else ():
             if trial.state == TrialState.COMPLETE:
                 self.values.append(list(trial.values))
-                self.feasible.append(bool(trial.user_attrs.get(FEASIBLE_KEY, True)))
+                self.feasible.append(bool(trial.user_attrs.get(Metric.FEASIBLE, True)))
             elif trial.state == TrialState.PRUNED:
-                refused = REFUSED_KEY in metrics_of(trial)
+                refused = Metric.REFUSED in metrics_of(trial)
                 self.refused += refused
                 self.pruned += not refused
             elif counts(trial):  # failed on its own (interrupted ones are re-run)
@@ -141,17 +140,17 @@ class Progress(Callback):
 
     def _add(self, result: Mapping[str, Any]) -> None:
         self._ends.append(self._clock())
-        if ERROR_KEY not in result and METRICS_KEY not in result and CURVE_KEY in result:
+        if RayKey.ERROR not in result and RayKey.METRICS not in result and RayKey.CURVE in result:
             self.pruned += 1
             return
-        if METRICS_KEY in result and REFUSED_KEY in json.loads(result[METRICS_KEY]):
+        if RayKey.METRICS in result and Metric.REFUSED in json.loads(result[RayKey.METRICS]):
             self.refused += 1
             return
-        if ERROR_KEY in result or METRICS_KEY not in result:
+        if RayKey.ERROR in result or RayKey.METRICS not in result:
             self.failed += 1
             return
         values = [float(result.get(n, math.nan)) for n, _ in self.objectives]
-        feasible = bool(json.loads(result[METRICS_KEY]).get(FEASIBLE_KEY, 1.0))
+        feasible = bool(json.loads(result[RayKey.METRICS]).get(Metric.FEASIBLE, 1.0))
         self.values.append(values)
         self.feasible.append(feasible and bool(np.all(np.isfinite(values))))
 

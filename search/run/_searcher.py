@@ -2,8 +2,8 @@
 samplers and pymoo algorithms alike) asked and told through its own interface, every trial
 recorded in the search's Optuna study.
 
-It works on the in-memory copy of the study (``search.run._writer``) that the optimiser is
-bound to, and hands each trial to the :class:`~search.run._writer.StudyWriter` when it starts
+It works on the in-memory copy of the study (``search.record._writer``) that the optimiser is
+bound to, and hands each trial to the :class:`~search.record._writer.StudyWriter` when it starts
 and when it ends. ``suggest`` returns None while the optimiser has nothing to propose (a
 pymoo algorithm until its first generation is told; Ray Tune asks again later). Nothing is
 saved with Ray: the study is the state, and a relaunch resumes from it.
@@ -25,17 +25,16 @@ from search._compat import trial_id_of
 from search.config import Objective, TrialConfig
 from search.errors import StorageWriteError
 from search.optimisers import Optimiser
-from search.run._checkpoints import RAY_TRIAL_KEY, latest_checkpoint
+from search.record._counting import DISK_FULL, disk_full
+from search.record._schema import RayKey, TrialAttr
+from search.record._writer import StudyWriter
+from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
-from search.run._counting import DISK_FULL, disk_full
 from search.run._deaths import WorkerDeaths
 from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._outcome import outcome_of, record
-from search.run._trainable import CURVE_KEY, RESUME_KEY, VIOLATION_KEY
-from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY  # one place, Ray-free
-from search.run._writer import StudyWriter
 
-__all__ = ["DECISIONS_KEY", "STOPPED_KEY", "Gate", "NpasSearcher", "TrialConfigFn"]
+__all__ = [ "Gate", "NpasSearcher", "TrialConfigFn"]
 
 #: ``(point, trial number) -> trial config`` (adds the artifact folder of that trial).
 TrialConfigFn = Callable[[dict[str, Any], int], TrialConfig]
@@ -73,7 +72,7 @@ class NpasSearcher(Searcher):
         gate: Asked before each proposal whether a trial may start (None: always; Ray Tune's
             ``max_concurrent_trials`` limits them); told when the searcher stops.
         limits: The time limits stopping trials in flight (None: none); a trial a trial
-            timeout stopped is recorded PRUNED with the reason under :data:`STOPPED_KEY`,
+            timeout stopped is recorded PRUNED with the reason under :data:`TrialAttr.STOPPED`,
             and one left unfinished once the search's time is spent stays RUNNING with its
             checkpoint (adjourned: a relaunch continues it).
         resumes: Trials the storage holds RUNNING that a killed search left with a
@@ -163,16 +162,16 @@ class NpasSearcher(Searcher):
         self._curves[trial_id] = list(frozen.user_attrs.get("curve", []))
         self.resumed.append(number)
         trial_config = TrialConfig.from_dict(frozen.user_attrs["trial_config"])
-        return {"number": number, "trial_config": trial_config, RESUME_KEY: str(folder)}
+        return {"number": number, "trial_config": trial_config, RayKey.RESUME: str(folder)}
 
     def on_folder(self, trial_id: str, folder: str) -> None:
         """Ray Tune's folder of a trial that started: recorded once (its checkpoints)."""
         trial = self._live.get(trial_id)
-        if trial is None or trial.user_attrs.get(RAY_TRIAL_KEY) == folder:
+        if trial is None or trial.user_attrs.get(TrialAttr.RAY_TRIAL) == folder:
             return
-        trial.set_user_attr(RAY_TRIAL_KEY, folder)
+        trial.set_user_attr(TrialAttr.RAY_TRIAL, folder)
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
-            self.writer.user_attr(trial.number, RAY_TRIAL_KEY, folder)
+            self.writer.user_attr(trial.number, TrialAttr.RAY_TRIAL, folder)
 
     def _finished(self) -> str:
         if self.gate is not None:  # told when the search's time ended it: paused trials adjourn
@@ -182,27 +181,27 @@ class NpasSearcher(Searcher):
 
     def on_decision(self, decision: dict[str, Any]) -> None:
         """A scheduler's decision on a trial at a rung, kept in its user attribute
-        :data:`DECISIONS_KEY` and written to the storage at once."""
+        :data:`TrialAttr.DECISIONS` and written to the storage at once."""
         trial = self._live.get(decision["trial_id"])
         if trial is None:
             return
         kept = {k: decision[k] for k in _DECISION_FIELDS if k in decision}
-        log = trial.user_attrs.get(DECISIONS_KEY, [])
+        log = trial.user_attrs.get(TrialAttr.DECISIONS, [])
         if log and _same_decision(log[-1], kept):  # decided again (a relaunch): logged once
             return
         log = [*log, kept]
-        trial.set_user_attr(DECISIONS_KEY, log)
+        trial.set_user_attr(TrialAttr.DECISIONS, log)
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
-            self.writer.user_attr(trial.number, DECISIONS_KEY, log)
+            self.writer.user_attr(trial.number, TrialAttr.DECISIONS, log)
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         """An epoch's report: one learning-curve point, written to the storage at once (the
         first objective's value as Optuna's intermediate value at step = epoch)."""
         trial = self._live.get(trial_id)
-        if trial is None or CURVE_KEY not in result:
+        if trial is None or RayKey.CURVE not in result:
             return
-        point = json.loads(result[CURVE_KEY])
-        point["violation"] = float(result.get(VIOLATION_KEY, 0.0))  # of what it knew then
+        point = json.loads(result[RayKey.CURVE])
+        point["violation"] = float(result.get(RayKey.VIOLATION, 0.0))  # of what it knew then
         curve = self._curves.setdefault(trial_id, [])
         if curve and point["epoch"] <= curve[-1]["epoch"]:
             # seen already: a resumed trial reporting its checkpoint's epoch again (its last
@@ -216,7 +215,7 @@ class NpasSearcher(Searcher):
         value = result.get(self.objectives[0].name, math.nan)
         step = int(point["epoch"])
         # To the storage only: the optimiser's in-memory study keeps no curves (see
-        # search.run._writer._without_curve).
+        # search.record._writer._without_curve).
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
             self.writer.intermediate(trial.number, step, value, [_curve_point(p) for p in curve])
 
@@ -250,7 +249,7 @@ class NpasSearcher(Searcher):
             trial.set_user_attr("curve", [_curve_point(p) for p in curve])
         why = None if self.limits is None else self.limits.why.get(trial_id)
         if outcome.state == TrialState.PRUNED and why is not None:
-            trial.set_user_attr(STOPPED_KEY, why)
+            trial.set_user_attr(TrialAttr.STOPPED, why)
         record(trial, outcome)  # constraints before the tell: samplers read them there
         if self.cost is not None:
             self.cost.add(outcome.metrics)

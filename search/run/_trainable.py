@@ -30,14 +30,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from search.record._schema import RayKey
+
 __all__ = [
-    "CHANCE_KEY",
-    "CURVE_KEY",
-    "EPOCH_KEY",
-    "ERROR_KEY",
-    "METRICS_KEY",
-    "RESUME_KEY",
-    "VIOLATION_KEY",
     "TrialFn",
     "checkpoints",
     "epoch_report",
@@ -46,20 +41,6 @@ __all__ = [
     "trainable",
 ]
 
-METRICS_KEY = "npas_metrics"
-ERROR_KEY = "npas_error"
-CURVE_KEY = "npas_curve"
-#: Ray Tune's time attribute of an epoch report (what a scheduler's rungs count).
-EPOCH_KEY = "epoch"
-#: Total violation of the constraints that can be evaluated at an epoch (<= 0: met).
-VIOLATION_KEY = "npas_violation"
-#: 1.0 when the epoch's model is no better than a constant guess at no cost (``at_chance``).
-CHANCE_KEY = "npas_at_chance"
-#: Key of a trial's Ray config naming the checkpoint folder it resumes from (a relaunched
-#: search's interrupted trial; a trial Ray Tune itself restores has ``tune.get_checkpoint``).
-RESUME_KEY = "resume"
-#: The file of a checkpoint holding the learning-curve point of its epoch (as JSON).
-POINT_FILE = "npas_point.json"
 
 #: The trial function: a ``search.config.TrialConfig`` and an ``on_epoch`` callback (see
 #: :func:`search.trial.run_trial`) in, a flat dict of metrics out.
@@ -88,7 +69,7 @@ def trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str
             return
         with tempfile.TemporaryDirectory(prefix="npas-checkpoint-") as folder:
             writers.pop()(folder)
-            (Path(folder) / POINT_FILE).write_text(report[CURVE_KEY])
+            (Path(folder) / RayKey.POINT_FILE).write_text(report[RayKey.CURVE])
             tune.report(report, checkpoint=tune.Checkpoint.from_directory(folder))
 
     try:
@@ -125,7 +106,7 @@ def _report_again(folder: str, objectives: Sequence[str], constraints: Sequence[
     before the point was kept) is resumed without the report."""
     from ray import tune
 
-    path = Path(folder) / POINT_FILE
+    path = Path(folder) / RayKey.POINT_FILE
     if path.exists():
         report = epoch_report(json.loads(path.read_text()), objectives, constraints)
         tune.report(report, checkpoint=tune.Checkpoint.from_directory(folder))
@@ -134,12 +115,12 @@ def _report_again(folder: str, objectives: Sequence[str], constraints: Sequence[
 @contextlib.contextmanager
 def _resume_folder(config: Mapping[str, Any]) -> Iterator[str | None]:
     """The checkpoint folder a trial resumes from: Ray Tune's (a trial it paused or
-    restored), else the one its config names (:data:`RESUME_KEY`), else None."""
+    restored), else the one its config names (:data:`RayKey.RESUME`), else None."""
     from ray import tune
 
     checkpoint = tune.get_checkpoint()
-    if checkpoint is None and config.get(RESUME_KEY):
-        checkpoint = tune.Checkpoint.from_directory(config[RESUME_KEY])
+    if checkpoint is None and config.get(RayKey.RESUME):
+        checkpoint = tune.Checkpoint.from_directory(config[RayKey.RESUME])
     if checkpoint is None:
         yield None
         return
@@ -158,10 +139,10 @@ def epoch_report(
         value = point.get(name)
         out[name] = float(value) if is_number(value) else math.nan
     known = [c for c in constraints if c.indicator in point]
-    out[EPOCH_KEY] = int(point["epoch"])
-    out[VIOLATION_KEY] = sum(max(0.0, c.violation(point)) for c in known)
-    out[CHANCE_KEY] = float(bool(point.get("at_chance")))
-    out[CURVE_KEY] = json.dumps(dict(point), default=_jsonable)
+    out[RayKey.EPOCH] = int(point["epoch"])
+    out[RayKey.VIOLATION] = sum(max(0.0, c.violation(point)) for c in known)
+    out[RayKey.AT_CHANCE] = float(bool(point.get("at_chance")))
+    out[RayKey.CURVE] = json.dumps(dict(point), default=_jsonable)
     return out
 
 
@@ -170,13 +151,13 @@ def report_of(
 ) -> dict[str, Any]:
     """What a trial reports to Ray Tune: objective values, then metrics as JSON or the error."""
     if error is not None:
-        return {**dict.fromkeys(objectives, math.nan), ERROR_KEY: error}
+        return {**dict.fromkeys(objectives, math.nan), RayKey.ERROR: error}
     assert metrics is not None
     out: dict[str, Any] = {}
     for name in objectives:
         value = metrics.get(name)
         out[name] = float(value) if is_number(value) else math.nan
-    out[METRICS_KEY] = json.dumps(dict(metrics), default=_jsonable)
+    out[RayKey.METRICS] = json.dumps(dict(metrics), default=_jsonable)
     return out
 
 

@@ -14,16 +14,17 @@ import optuna
 from ray.tune.stopper import CombinedStopper, Stopper
 
 from search.errors import StorageLost
+from search.record._curves import rung_history
+from search.record._schema import TrialAttr
+from search.record._writer import StudyWriter
 from search.run._checkpoints import CheckpointJanitor
-from search.run._curves import rung_history
 from search.run._interrupts import sigint_kept
 from search.run._limits import TrialLimits
 from search.run._loggers import logger_callbacks
-from search.run._moasha import PromotionMOASHA
 from search.run._ray_session import slots as cluster_slots
-from search.run._searcher import DECISIONS_KEY, NpasSearcher
+from search.run._searcher import NpasSearcher
 from search.run._trainable import TrialFn, checkpoints, trainable
-from search.run._writer import StudyWriter
+from search.schedulers._moasha import PromotionMOASHA
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
@@ -51,7 +52,7 @@ def run_tuner(
     from ray import tune
 
     from search.run._progress import Progress
-    from search.run._schedulers import SCHEDULERS
+    from search.schedulers._named import SCHEDULERS
 
     share = config.resources.ray()
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
@@ -138,7 +139,7 @@ def _promotions(scheduler: Any, trial: optuna.trial.FrozenTrial) -> dict[str, li
     decisions (a relaunch keeps them), as ``add_history``'s keyword."""
     if not isinstance(scheduler, PromotionMOASHA):
         return {}
-    log = trial.user_attrs.get(DECISIONS_KEY, [])
+    log = trial.user_attrs.get(TrialAttr.DECISIONS, [])
     return {"promoted": [d["rung"] for d in log if d["outcome"] in ("promote", "continue")]}
 
 

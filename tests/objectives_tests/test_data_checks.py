@@ -17,7 +17,7 @@ import objectives
 import objectives._scan as scan
 from objectives._custom import declare
 from objectives.datasets import DATASETS, load
-from search.run._data_record import differences
+from search.record._data_record import differences
 from spaces._errors import ConfigError
 from tests.search_tests.userplugin import write_images
 

@@ -1,8 +1,8 @@
 """Studies written the way ``search launch`` records them, built from rows of metrics.
 
 One helper for every test that needs a study without running a search, so the storage
-conventions (search.run._study, search.run._outcome) are spelled once: study user attr
-``objectives``; per COMPLETE trial its metrics as ``search.run._records`` stores them
+conventions (search.record._study, search.run._outcome) are spelled once: study user attr
+``objectives``; per COMPLETE trial its metrics as ``search.record._records`` stores them
 (``legacy=True``: the one nested ``metrics`` attribute of studies recorded before),
 ``feasible`` and ``constraints``; per FAIL the ``error``.
 """
@@ -19,7 +19,7 @@ from optuna.distributions import IntDistribution
 from optuna.trial import TrialState, create_trial
 
 from search.pareto._frame import trials_frame
-from search.run._records import conditions_of, metric_attrs
+from search.record._records import conditions_of, metric_attrs
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -108,8 +108,8 @@ def stored_study(
     url: str, name: str, rows: Sequence[Mapping[str, Any]], objectives: Objectives = ACC_PARAMS
 ) -> optuna.Study:
     """:func:`npas_study` in the storage at ``url``, opened as ``search launch`` opens one."""
-    from search.run._storage import open_storage
-    from search.run._study import open_study
+    from search.record._storage import open_storage
+    from search.record._study import open_study
 
     study = open_study(
         name=name,

@@ -23,10 +23,11 @@ from objectives.datasets import DATASETS
 from search._cli import main
 from search.config import load_config
 from search.errors import ConfigError
+from search.record._counting import INTERRUPTED
+from search.record._data_record import DataCheck
+from search.record._schema import StudyAttr
+from search.record._study import open_study
 from search.run import launch
-from search.run._counting import INTERRUPTED
-from search.run._data_record import DATA_ATTR, DataCheck
-from search.run._study import open_study
 from tests.search_tests.userplugin import write_images
 
 _names = itertools.count()
@@ -163,7 +164,7 @@ def test_a_relaunch_on_changed_data_is_refused_unless_the_user_says_so(
     forget(name)
     config = _config(tmp_path, _npz()(tmp_path), name)
     launch(load_config(config), trials=0)  # records the search and its data; no Ray, no trial
-    [first] = _attrs(tmp_path)[DATA_ATTR]
+    [first] = _attrs(tmp_path)[StudyAttr.DATA]
     assert (first["event"], first["first_trial"]) == ("first launch", 0)
     assert first["fingerprint"]["splits"]["train"]["samples"] == 1400
     assert main(["check", str(config)]) == 0, "the same data: nothing to say"
@@ -175,21 +176,21 @@ def test_a_relaunch_on_changed_data_is_refused_unless_the_user_says_so(
         err = _refused(argv, capsys)
         assert f"search 'search' ran on other data: dataset '{name}' differs" in err
         assert fragment in err and "relaunch with --data-changed" in err
-    assert _attrs(tmp_path)[DATA_ATTR] == [first], "nothing recorded by a refused launch"
+    assert _attrs(tmp_path)[StudyAttr.DATA] == [first], "nothing recorded by a refused launch"
 
     assert main(["check", str(config), "--data-changed"]) == 0
     launch(load_config(config), trials=0, data_changed=True)
-    entries = _attrs(tmp_path)[DATA_ATTR]
+    entries = _attrs(tmp_path)[StudyAttr.DATA]
     assert [e["event"] for e in entries] == ["first launch", "--data-changed"]
     launch(load_config(config), trials=0)  # the new data again: nothing more to record
-    assert _attrs(tmp_path)[DATA_ATTR] == entries
+    assert _attrs(tmp_path)[StudyAttr.DATA] == entries
 
     table = pd.json_normalize(entries)  # as a user reads the record
     assert list(table["event"]) == ["first launch", "--data-changed"]
     assert table["fingerprint.splits.train.labels_sha256"].str.len().tolist() == [64, 64]
     storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'run' / 'npas.db'}")
     [summary] = optuna.get_all_study_summaries(storage)
-    assert summary.user_attrs[DATA_ATTR] == entries
+    assert summary.user_attrs[StudyAttr.DATA] == entries
 
 
 def _print(labels: str) -> dict:
@@ -217,7 +218,7 @@ def test_after_a_data_change_no_unfinished_trial_goes_on_from_its_checkpoint(tmp
     [trial] = study.trials
     assert trial.state == optuna.trial.TrialState.FAIL
     assert trial.user_attrs["error"] == INTERRUPTED
-    assert [e["first_trial"] for e in study.user_attrs[DATA_ATTR]] == [0, 1]
+    assert [e["first_trial"] for e in study.user_attrs[StudyAttr.DATA]] == [0, 1]
 
 
 @pytest.mark.slow  # two real launches (Ray, one digits trial of one epoch each)
@@ -234,7 +235,7 @@ def test_a_search_goes_on_with_changed_data_when_told(tmp_path, capsys, forget, 
     storage = f"sqlite:///{tmp_path / 'run' / 'npas.db'}"
     study = optuna.load_study(study_name="search", storage=storage)
     assert [t.state.name for t in study.trials] == ["COMPLETE", "COMPLETE"]
-    entries = study.user_attrs[DATA_ATTR]
+    entries = study.user_attrs[StudyAttr.DATA]
     assert [(e["event"], e["first_trial"]) for e in entries] == [
         ("first launch", 0),
         ("--data-changed", 1),

@@ -30,7 +30,7 @@ from search.bundle import load_bundle
 from search.errors import SearchInterrupted
 from search.pareto import front_of
 from search.pareto._frame import objectives_of, trials_frame
-from search.run._records import metrics_of
+from search.record._records import metrics_of
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -801,15 +801,15 @@ def test_status_counts_each_trial_once(rows: list, live: bool) -> None:
     the trials; with no live launch a RUNNING trial is adjourned when it has a checkpoint, else
     interrupted, and none is running."""
     from search._cli import _counts
-    from search.run._counting import INTERRUPTED
-    from search.run._trial_attrs import REFUSED_KEY
+    from search.record._counting import INTERRUPTED
+    from search.record._schema import Metric
 
     frame = pd.DataFrame(
         {
             "number": range(len(rows)),
             "state": [r[0] for r in rows],
             "feasible": [r[0] == "COMPLETE" and r[1] for r in rows],
-            REFUSED_KEY: [1.0 if r[0] == "PRUNED" and r[2] else None for r in rows],
+            Metric.REFUSED: [1.0 if r[0] == "PRUNED" and r[2] else None for r in rows],
             "error": [INTERRUPTED if r[0] == "FAIL" and r[3] else "boom" for r in rows],
         }
     )

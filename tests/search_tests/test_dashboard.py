@@ -293,9 +293,9 @@ CONSTRAINED_ROWS = [
 @pytest.fixture(scope="module")
 def constrained(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A storage holding :data:`CONSTRAINED_ROWS`, written through npas's own writer."""
+    from search.record._storage import open_storage
+    from search.record._study import open_study
     from search.run._outcome import outcome_of, record
-    from search.run._storage import open_storage
-    from search.run._study import open_study
     from search.run._trainable import report_of
 
     url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'npas.db'}"

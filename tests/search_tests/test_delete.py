@@ -11,8 +11,8 @@ import optuna
 import pytest
 
 from search._cli import main
-from search.run._lease import Lease
-from search.run._storage import open_storage
+from search.record._lease import Lease
+from search.record._storage import open_storage
 from tests.search_tests.studies import ROWS, stored_study
 
 ROOT = Path(__file__).resolve().parents[2]

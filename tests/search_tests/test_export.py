@@ -2,7 +2,7 @@
 ``spaces.build_model``, a model whose test accuracy is the one the search recorded; its files
 say which trial and why; ``train_bundle`` retrains it with the same parameter-store mapping.
 
-The study is written the way ``search launch`` writes it (search.run._study: open_study;
+The study is written the way ``search launch`` writes it (search.record._study: open_study;
 report_of → outcome_of → record → tell, one artifact folder per trial) but without Ray, with
 search.trial.run_trial called directly: the Ray path is covered once in test_cli.
 """
@@ -27,10 +27,10 @@ from search.bundle import export_bundle, load_bundle, read_bundle, train_bundle
 from search.config import SearchConfig, check_trial_config
 from search.errors import ExportError
 from search.pareto import front_table
+from search.record._records import conditions_of, constraints_of, metrics_of, read_trial
+from search.record._storage import open_storage
+from search.record._study import open_study
 from search.run._outcome import outcome_of, record
-from search.run._records import conditions_of, constraints_of, metrics_of, read_trial
-from search.run._storage import open_storage
-from search.run._study import open_study
 from search.run._trainable import report_of
 from search.trial import run_trial
 from spaces import ConfigError

@@ -19,7 +19,7 @@ from search._cli import main
 from search._imports import EXTRAS, install_command, require
 from search.bundle._portable import write_onnx
 from search.errors import MissingExtraError, NpasError
-from search.run._storage import open_storage
+from search.record._storage import open_storage
 from tests.search_tests.studies import ACC_PARAMS, stored_study
 
 ROOT = Path(__file__).resolve().parents[2]

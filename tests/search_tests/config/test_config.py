@@ -449,7 +449,7 @@ def test_the_floor_check_builds_no_weights(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_chance_from_reaches_both_moasha_types_and_a_bad_value_is_refused() -> None:
-    from search.run._schedulers import SCHEDULERS
+    from search.schedulers._named import SCHEDULERS
 
     def config(scheduler: Any) -> SearchConfig:
         return load_config({"dataset": "digits", "space": {"family": ["mlp"]},

@@ -12,7 +12,7 @@ import pytest
 
 from search.config import ConfigKey, SearchConfig, load_config, reference
 from search.config._keys import RENAMED_KEYS
-from search.run._study import _comparable
+from search.record._study import _comparable
 from spaces import ConfigError
 
 BASE: dict[str, Any] = {

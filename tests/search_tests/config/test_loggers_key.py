@@ -12,8 +12,8 @@ import pytest
 from search.config import load_config, reference
 from search.config._describe import describe
 from search.errors import MissingExtraError
+from search.record._study import _comparable
 from search.run._loggers import logger_callbacks
-from search.run._study import _comparable
 from spaces import ConfigError
 from tests.search_tests.config.test_keys import BASE
 from tests.search_tests.test_imports import block

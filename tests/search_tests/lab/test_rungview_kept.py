@@ -13,7 +13,7 @@ import pytest
 from search._compat import storage_of
 from search.lab import CurveTable, ReplaySpec
 from search.lab._replay import replay
-from search.run._rungview import RungView
+from search.schedulers._rungview import RungView
 
 MNIST = Path(__file__).resolve().parents[3] / "benchmarks/results/curves/mnist-r27.json.gz"
 

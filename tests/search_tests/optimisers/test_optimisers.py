@@ -11,7 +11,7 @@ import pytest
 from optuna.trial import TrialState
 
 from search.optimisers import OPTIMISERS, point_of
-from search.run._trial_attrs import FEASIBLE_KEY
+from search.record._schema import Metric
 from spaces import Categorical, ConfigError, Fixed, Float, Int, Space, UnknownNameError
 
 SPACE = Space(
@@ -24,7 +24,7 @@ SPACE = Space(
     }
 )
 DIRECTIONS = ["maximize", "minimize"]
-KEYS = ["params <= 40", FEASIBLE_KEY]
+KEYS = ["params <= 40", Metric.FEASIBLE]
 # Small populations and start-up phases, so a few trials reach the model-based phase.
 OPTIONS = {
     "nsga2": {"population_size": 4},
@@ -78,7 +78,7 @@ def run(opt, n: int, *, batch: int = 2) -> None:
                 continue
             values, violation = result
             trial.set_constraint(KEYS[0], violation)
-            trial.set_constraint(FEASIBLE_KEY, float(violation > 0))
+            trial.set_constraint(Metric.FEASIBLE, float(violation > 0))
             opt.tell(trial.number, values, TrialState.COMPLETE)
             continue
         assert SPACE.validate(proposal.point) == proposal.point
@@ -125,7 +125,7 @@ def _ask_all(opt, most: int = 100) -> list:
 def _tell(opt, proposal) -> None:
     values, violation = evaluate(proposal.point) or ([0.0, 0.0], 0.0)
     proposal.trial.set_constraint(KEYS[0], violation)
-    proposal.trial.set_constraint(FEASIBLE_KEY, float(violation > 0))
+    proposal.trial.set_constraint(Metric.FEASIBLE, float(violation > 0))
     opt.tell(proposal.trial.number, values, TrialState.COMPLETE)
 
 

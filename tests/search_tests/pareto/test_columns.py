@@ -1,4 +1,4 @@
-"""search.pareto._columns: one name per column wherever a table of trials goes (the frame,
+"""search.record._schema.Column: one name per column wherever a table of trials goes (the frame,
 the front that ``search pareto`` prints, their CSV and JSON, ``trials.csv``), and every cell a
 value: a list or dict is JSON text, never a Python repr."""
 
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.pareto import front_table, trials_frame
-from search.pareto._columns import FIXED_COLUMNS, PARAMS_PREFIX
-from search.run._records import plain
+from search.record._records import plain
+from search.record._schema import Column
 from tests.search_tests.studies import ROWS, npas_study
 
 #: A condition that is a list and a metric that is a dict: the cells a repr would spoil.
@@ -32,13 +32,13 @@ def test_the_frame_the_front_and_their_csv_and_json_name_columns_alike() -> None
     study = npas_study(SHAPED)
     frame = trials_frame(study)
     front = front_table(study)
-    assert list(frame.columns[: len(FIXED_COLUMNS)]) == list(FIXED_COLUMNS)
+    assert list(frame.columns[: len(Column.FIXED)]) == list(Column.FIXED)
     assert set(front.columns) <= set(frame.columns), "the front is a selection of the frame"
     for table in (frame, front):
         for kind, names in _outputs(table).items():
             assert names == list(table.columns), kind
             assert not [n for n in names if " " in n or n != n.strip()], kind
-    assert [c for c in front.columns if c.startswith(PARAMS_PREFIX)] == ["params_width"]
+    assert [c for c in front.columns if c.startswith(Column.PARAMS_PREFIX)] == ["params_width"]
 
 
 def test_a_list_or_dict_cell_is_json_text_in_every_output() -> None:

@@ -22,6 +22,7 @@ from optuna.trial import TrialState, create_trial
 
 from search.config import Constraint
 from search.pareto._frame import objectives_of, trials_frame
+from search.record._schema import TrialAttr
 from search.report._importance import MIN_TRIALS, param_importances
 from search.report._interactive import trade_off
 from search.report._plots import accuracy_vs
@@ -35,7 +36,6 @@ from search.report._scatter import (
     scatter,
     staircase,
 )
-from search.run._trial_attrs import DECISIONS_KEY, STOPPED_KEY
 from tests.search_tests.studies import npas_study
 
 pytestmark = pytest.mark.slow  # reports of real studies: seconds of plotting each
@@ -167,7 +167,7 @@ def _fill(
 
 
 def _study(tmp: Path, name: str, n: int, **kw) -> optuna.Study:
-    """A study in real SQLite storage, written as search.run._storage records, then reloaded."""
+    """A study in real SQLite storage, written as search.record._storage records, then reloaded."""
     url = f"sqlite:///{tmp / 'npas.db'}"
     study = optuna.create_study(
         storage=url, study_name=name, directions=[d for _, d in OBJECTIVES]
@@ -189,21 +189,23 @@ def _decision(rung: int, outcome: str, rank: int, n: int, top: int, **kw) -> dic
 #: Rung decisions of a promotion-type MOASHA on four of the fixture's trials (0 and 1
 #: complete, 6 and 13 stopped after 2 epochs), and why a time limit stopped trial 13.
 DECISIONS = {
-    0: {DECISIONS_KEY: [_decision(1, "continue", 0, 1, 1), _decision(2, "continue", 0, 1, 1)]},
-    1: {DECISIONS_KEY: [_decision(1, "continue", 0, 2, 1, at_chance=True)]},
+    0: {
+        TrialAttr.DECISIONS: [_decision(1, "continue", 0, 1, 1), _decision(2, "continue", 0, 1, 1)]
+    },
+    1: {TrialAttr.DECISIONS: [_decision(1, "continue", 0, 2, 1, at_chance=True)]},
     6: {
-        DECISIONS_KEY: [
+        TrialAttr.DECISIONS: [
             _decision(1, "pause", 1, 4, 2),
             _decision(1, "promote", 1, 6, 3),
             _decision(2, "stop", 3, 4, 2),
         ]
     },
     13: {
-        DECISIONS_KEY: [
+        TrialAttr.DECISIONS: [
             _decision(1, "pause", 2, 5, 2),
             _decision(1, "stop", 2, 5, 2, why="the search ended before it could be promoted"),
         ],
-        STOPPED_KEY: "trial timeout: 0.75 s of training > 0.5 s",
+        TrialAttr.STOPPED: "trial timeout: 0.75 s of training > 0.5 s",
     },
 }
 
@@ -336,7 +338,7 @@ def test_decision_table_keeps_the_front_and_the_40_most_recent_trials():
     log = [_decision(1, "pause", 0, 2, 1), _decision(1, "promote", 0, 3, 1)]
     rows = [{"accuracy": 0.5 + 0.001 * i, "params": 1000.0 - i} for i in range(60)]
     rows[3] = {"accuracy": 0.99, "params": 1.0}  # dominates every other trial
-    study = npas_study(rows, attrs={DECISIONS_KEY: log})
+    study = npas_study(rows, attrs={TrialAttr.DECISIONS: log})
     frame = trials_frame(study)
     front = _front(frame, objectives_of(study))
     assert front.numbers == [3]

@@ -24,8 +24,9 @@ import sqlalchemy
 from optuna.trial import TrialState
 
 from search.config import TrialConfig
-from search.run import launch, trials_counted
-from search.run._records import metrics_of
+from search.record import trials_counted
+from search.record._records import metrics_of
+from search.run import launch
 from tests.search_tests.run.test_execution import make_config, slow_trial
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray

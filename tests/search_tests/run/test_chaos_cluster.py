@@ -21,7 +21,7 @@ import pytest
 import sqlalchemy
 from optuna.trial import TrialState
 
-from search.run import trials_counted
+from search.record import trials_counted
 from tests.search_tests.disks import tmpfs
 from tests.search_tests.run.test_chaos import TRIALS, _check_integrity, _running_pids
 from tests.search_tests.run.test_ray_cluster import cluster  # noqa: F401  (the fixture)

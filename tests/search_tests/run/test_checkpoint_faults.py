@@ -20,11 +20,11 @@ import ray
 from optuna.trial import TrialState
 
 from search.config import TrialConfig
-from search.run import launch, trials_counted
-from search.run._checkpoint_files import latest_checkpoint
-from search.run._counting import INTERRUPTED, counts
-from search.run._searcher import DECISIONS_KEY
-from search.run._trainable import POINT_FILE
+from search.record import trials_counted
+from search.record._checkpoint_files import latest_checkpoint
+from search.record._counting import INTERRUPTED, counts
+from search.record._schema import RayKey, TrialAttr
+from search.run import launch
 from tests.search_tests.run import test_promotion
 from tests.search_tests.run.test_execution import make_config
 
@@ -149,7 +149,7 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
     running = {t.number: len(t.intermediate_values) for t in before.trials
                if t.state == TrialState.RUNNING and t.intermediate_values}  # fmt: skip
     assert running, "the driver was killed with no trial in the middle of its schedule"
-    decided = {t.number: t.user_attrs.get(DECISIONS_KEY, []) for t in before.trials}
+    decided = {t.number: t.user_attrs.get(TrialAttr.DECISIONS, []) for t in before.trials}
     # a trial killed in its first epoch had no checkpoint: interrupted, and run again anew
     unsaved = {t.number for t in before.trials if t.state == TrialState.RUNNING} - set(running)
 
@@ -169,11 +169,11 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
             assert recorded + 1 <= min(after[number]) <= recorded + 2, (number, recorded, after)
         curve = [p["epoch"] for p in trial.user_attrs["curve"]]
         assert curve == list(range(1, len(curve) + 1)) and len(curve) >= recorded
-        log = trial.user_attrs.get(DECISIONS_KEY, [])
+        log = trial.user_attrs.get(TrialAttr.DECISIONS, [])
         assert log[: len(decided[number])] == decided[number]  # the decisions go on
 
 
-@pytest.mark.parametrize("damaged", [POINT_FILE, "state.json"])
+@pytest.mark.parametrize("damaged", [RayKey.POINT_FILE, "state.json"])
 def test_a_checkpoint_cut_short_is_run_again_as_a_missing_one_not_counted(
     tmp_path, capsys, damaged
 ):

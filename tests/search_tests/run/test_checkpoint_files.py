@@ -1,4 +1,4 @@
-"""search.run._checkpoint_files.unreadable: a checkpoint folder whose files are cut short,
+"""search.record._checkpoint_files.unreadable: a checkpoint folder whose files are cut short,
 empty or missing is named with the file and the reason (a relaunch then treats it as no
 checkpoint); a whole one, as a real trial writes it, reads."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from search.run._checkpoint_files import unreadable
-from search.run._trainable import POINT_FILE
+from search.record._checkpoint_files import unreadable
+from search.record._schema import RayKey
 from search.trial import STATE_NAME
 
 
@@ -21,7 +21,7 @@ def _checkpoint(folder: Path) -> Path:
     folder.mkdir()
     state = {"format": "npas-trial-state/1", "epoch": 2, "fit": {"w": torch.arange(500.0)}}
     torch.save(state, folder / STATE_NAME)
-    (folder / POINT_FILE).write_text(json.dumps({"epoch": 2, "accuracy": 0.5}))
+    (folder / RayKey.POINT_FILE).write_text(json.dumps({"epoch": 2, "accuracy": 0.5}))
     return folder
 
 
@@ -32,7 +32,7 @@ def test_a_whole_checkpoint_reads(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "keep", "reason"),
     [
-        (POINT_FILE, 13, "cut short or damaged (JSONDecodeError"),
+        (RayKey.POINT_FILE, 13, "cut short or damaged (JSONDecodeError"),
         (STATE_NAME, 300, "cut short or damaged (BadZipFile"),
         (STATE_NAME, 0, "the file is empty"),
     ],

@@ -10,7 +10,7 @@ import optuna
 import pytest
 import yaml
 
-from search.run._study import open_study
+from search.record._study import open_study
 from spaces._errors import ConfigError
 
 SPACE = {"family": ["conv1d"], "conv1d.width": {"low": 8, "high": 24, "log": True},
@@ -42,7 +42,7 @@ def test_a_relaunch_with_another_config_says_so_before_anything_else(tmp_path) -
     """Refused before "Launching …" or "no trial to run" is printed, naming the key (a changed
     objective once printed "no trial to run; give --trials above 8" first)."""
     from search.config import load_config
-    from search.run._storage import open_storage
+    from search.record._storage import open_storage
     from tests.search_tests.test_cli import CONFIG, NAME
 
     config = load_config({**CONFIG, "out": str(tmp_path)})

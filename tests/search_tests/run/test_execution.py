@@ -32,9 +32,9 @@ from search.config import TrialConfig, load_config, load_preset
 from search.errors import StorageWriteError
 from search.pareto import non_dominated
 from search.pareto._frame import trials_frame
-from search.run._counting import trials_counted
+from search.record._counting import trials_counted
+from search.record._records import conditions_of, metrics_of
 from search.run._launch import launch
-from search.run._records import conditions_of, metrics_of
 from spaces import ConfigError
 from tests.objectives_tests.test_datasets import MNIST, needs_mnist
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from optuna.trial import TrialState
 
-from search.run._counting import DISK_FULL, trials_counted
+from search.record._counting import DISK_FULL, trials_counted
 from tests.search_tests.disks import tmpfs
 from tests.search_tests.run.test_execution import LONG
 

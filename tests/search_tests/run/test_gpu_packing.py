@@ -14,8 +14,8 @@ import torch
 from optuna.trial import TrialState
 
 from search.config import TrialConfig
+from search.record._records import conditions_of, metrics_of
 from search.run import launch
-from search.run._records import conditions_of, metrics_of
 from search.trial import run_trial
 from tests.search_tests.run.test_multifidelity import _config, curve_trial
 

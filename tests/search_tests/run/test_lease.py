@@ -26,9 +26,10 @@ from ray import tune
 
 from search._cli import main
 from search.errors import SearchLocked
-from search.run import launch, trials_counted
-from search.run._lease import Lease, lease_holder
-from search.run._storage import open_storage
+from search.record import trials_counted
+from search.record._lease import Lease, lease_holder
+from search.record._storage import open_storage
+from search.run import launch
 from tests.search_tests.run.test_execution import fake_trial, make_config, slow_trial
 from tests.search_tests.studies import stored_study
 
@@ -52,8 +53,8 @@ ACQUIRE = """
 import sys
 sys.path.insert(0, {root!r})
 from search.errors import SearchLocked
-from search.run._lease import Lease
-from search.run._storage import open_storage
+from search.record._lease import Lease
+from search.record._storage import open_storage
 print("ready", flush=True)
 sys.stdin.readline()
 try:

@@ -15,6 +15,8 @@ from ray.tune.logger import LoggerCallback
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.plugins.hparams import plugin_data_pb2
 
+from search.record._records import metrics_of
+from search.record._schema import RayKey
 from search.run._launch import launch
 from search.run._loggers import (
     Readable,
@@ -23,8 +25,6 @@ from search.run._loggers import (
     mlflow_uri,
     tensorboard_folder,
 )
-from search.run._records import metrics_of
-from search.run._trainable import CURVE_KEY, ERROR_KEY, METRICS_KEY
 from tests.search_tests.run.test_execution import digits_config
 
 OBJECTIVES = ["accuracy", "params"]
@@ -32,18 +32,22 @@ OBJECTIVES = ["accuracy", "params"]
 
 def test_a_result_is_logged_as_finite_numbers_by_name_stepped_by_epoch():
     point = {"epoch": 2, "accuracy": 0.5, "val_loss": math.nan, "at_chance": False, "x": "cpu"}
-    epoch = {"accuracy": 0.5, "params": 900.0, CURVE_KEY: json.dumps(point), "config": {}}
+    epoch = {"accuracy": 0.5, "params": 900.0, RayKey.CURVE: json.dumps(point), "config": {}}
     assert logged_result(epoch, OBJECTIVES) == {
         "epoch": 2.0, "accuracy": 0.5, "params": 900.0, "training_iteration": 2,
     }  # fmt: skip
     metrics = {"accuracy": 0.6, "params": 900, "epochs": 3, "energy_source": "none"}
-    end = {"accuracy": 0.6, "params": 900.0, METRICS_KEY: json.dumps(metrics)}
+    end = {"accuracy": 0.6, "params": 900.0, RayKey.METRICS: json.dumps(metrics)}
     assert logged_result(end, OBJECTIVES) == {
         "accuracy": 0.6, "params": 900.0, "epochs": 3.0, "training_iteration": 3,
     }  # fmt: skip
-    untrained = {"accuracy": math.nan, "params": 900.0, METRICS_KEY: json.dumps({"params": 900})}
+    untrained = {
+        "accuracy": math.nan,
+        "params": 900.0,
+        RayKey.METRICS: json.dumps({"params": 900}),
+    }
     assert logged_result(untrained, OBJECTIVES) == {"params": 900.0, "training_iteration": 0}
-    assert logged_result({"accuracy": math.nan, ERROR_KEY: "ValueError: x"}, OBJECTIVES) == {}
+    assert logged_result({"accuracy": math.nan, RayKey.ERROR: "ValueError: x"}, OBJECTIVES) == {}
 
 
 def test_a_trial_is_shown_by_its_number_and_its_hyper_parameters_by_dimension_name():

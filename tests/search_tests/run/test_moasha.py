@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from ray import tune
 from ray.tune.schedulers import TrialScheduler
 
-from search.run._moasha import DIRECTIONS, MOASHA
-from search.run._ranking import rank_order
+from search.schedulers._moasha import DIRECTIONS, MOASHA
+from search.schedulers._ranking import rank_order
 from spaces._errors import ConfigError
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
@@ -233,7 +233,7 @@ def test_a_trial_at_chance_before_chance_from_goes_on_ranked_last_then_is_stoppe
 
 
 def test_promotion_lets_a_trial_at_chance_before_chance_from_go_on() -> None:
-    from search.run._moasha import PromotionMOASHA
+    from search.schedulers._moasha import PromotionMOASHA
 
     sched = PromotionMOASHA(ACC_COST, reduction_factor=3, max_epochs=9, chance_from=3)
     sched.limit(slots=2, total=None)

@@ -23,11 +23,12 @@ from search._dashboard import start_dashboard, stop_dashboard
 from search.config import TrialConfig, load_config
 from search.errors import ConfigError
 from search.optimisers import OPTIMISERS
+from search.record import trials_counted
+from search.record._counting import counts
+from search.record._curves import rung_history
+from search.record._records import metrics_of
 from search.report import write_report
-from search.run import launch, trials_counted
-from search.run._counting import counts
-from search.run._curves import rung_history
-from search.run._records import metrics_of
+from search.run import launch
 from tests.search_tests.run.test_execution import make_config
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray

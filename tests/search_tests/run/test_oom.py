@@ -29,7 +29,7 @@ import ray.cloudpickle
 from optuna.trial import TrialState
 
 from search.config import TrialConfig
-from search.run import trials_counted
+from search.record import trials_counted
 from tests.search_tests.run.test_execution import fake_trial
 
 pytestmark = [

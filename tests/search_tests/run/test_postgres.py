@@ -1,7 +1,7 @@
 """A search recorded in a real PostgreSQL server (``postgres_url``: a throwaway server on
 loopback, see conftest.py).
 
-The trials written by ``search.run._writer`` read back field by field through a fresh
+The trials written by ``search.record._writer`` read back field by field through a fresh
 ``RDBStorage``, as on SQLite, and a whole ``launch`` on Ray, resumed once; ``search pareto``
 then reads it. The chaos and lease tests run on PostgreSQL too (``storage_url``).
 """
@@ -20,7 +20,7 @@ import ray.cloudpickle
 from optuna.trial import TrialState
 
 from search._cli import main
-from search.run._counting import trials_counted
+from search.record._counting import trials_counted
 from search.run._launch import launch
 from tests.search_tests.run import test_execution, test_writer
 from tests.search_tests.run.test_writer import not_utc  # noqa: F401 - autouse: a non-UTC zone
@@ -95,7 +95,7 @@ def test_a_missing_database_driver_names_the_extra_that_installs_it(postgres_url
     probe = (
         "import sys\n"
         "sys.modules['psycopg'] = None  # as on an install without the postgres extra\n"
-        "from search.run._storage import open_storage\n"
+        "from search.record._storage import open_storage\n"
         "from search.errors import MissingExtraError\n"
         "try:\n"
         f"    open_storage({postgres_url!r})\n"

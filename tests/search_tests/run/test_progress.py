@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.pareto import format_value, non_dominated
+from search.record._schema import RayKey
 from search.run._progress import Progress
-from search.run._trainable import CURVE_KEY, report_of
+from search.run._trainable import report_of
 from tests.search_tests.studies import npas_study
 
 OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
@@ -147,7 +148,7 @@ def test_an_adjourned_trial_is_counted_apart_not_done():
     """A trial the time limit left unfinished (the searcher adjourned it) is not a trial
     stopped early: the line counts it as adjourned (it once said "8 stopped early")."""
     view = Progress(OBJECTIVES, total=4, enabled=False, adjourned=lambda trial_id: trial_id == "b")
-    curve = {CURVE_KEY: "{}", "accuracy": 0.5, "params": 10.0}  # an epoch's report
+    curve = {RayKey.CURVE: "{}", "accuracy": 0.5, "params": 10.0}  # an epoch's report
     for trial_id in ("a", "b"):
         view.on_trial_complete(0, [], SimpleNamespace(trial_id=trial_id, last_result=curve))
     assert view.line().startswith(

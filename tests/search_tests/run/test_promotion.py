@@ -23,11 +23,11 @@ from ray.tune.schedulers import TrialScheduler
 from search.bundle import export_bundle, train_bundle
 from search.config import TrialConfig
 from search.errors import ExportError
+from search.record._checkpoint_files import checkpoint_folders
+from search.record._schema import TrialAttr
 from search.run import launch
-from search.run._checkpoint_files import RAY_TRIAL_KEY, checkpoint_folders
 from search.run._limits import OUT_OF_TIME
-from search.run._moasha import STUCK_S, PromotionMOASHA
-from search.run._searcher import DECISIONS_KEY
+from search.schedulers._moasha import STUCK_S, PromotionMOASHA
 from search.trial import STATE_NAME, run_trial
 from tests.search_tests.run.test_execution import make_config
 
@@ -282,7 +282,7 @@ def test_a_promotion_search_resumes_paused_trials_from_their_checkpoints(tmp_pat
         assert sorted(epochs) == list(range(1, len(epochs) + 1)), (number, epochs)
     resumed = 0
     for trial in trials:
-        decisions = trial.user_attrs[DECISIONS_KEY]  # read back through Optuna's API
+        decisions = trial.user_attrs[TrialAttr.DECISIONS]  # read back through Optuna's API
         outcomes = [d["outcome"] for d in decisions]
         assert set(outcomes) <= {"pause", "promote", "stop"}
         resumed += sum(1 for pair in itertools.pairwise(outcomes) if pair == ("pause", "promote"))
@@ -309,8 +309,10 @@ def test_a_real_trial_paused_and_resumed_under_ray_learns_as_if_never_paused(tmp
                                     "reduction_factor": 2})  # fmt: skip
     study = launch(config, progress=False)
     assert "TUNE_MAX_PENDING_TRIALS_PG" not in os.environ  # set for the search alone
-    resumed = [t for t in study.trials
-               if [d["outcome"] for d in t.user_attrs[DECISIONS_KEY]][:2] == ["pause", "promote"]]
+    def outcomes(trial: optuna.trial.FrozenTrial) -> list[str]:
+        return [d["outcome"] for d in trial.user_attrs[TrialAttr.DECISIONS]]
+
+    resumed = [t for t in study.trials if outcomes(t)[:2] == ["pause", "promote"]]
     assert resumed
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as a trial's worker of one CPU has: float sums depend on it
@@ -374,7 +376,7 @@ def test_export_and_train_start_from_a_trials_final_checkpoint(tmp_path, local_r
     assert json.loads(scratch.path.read_text())["from_checkpoint"] is None
     with pytest.raises(ExportError, match="--from-checkpoint"):
         train_bundle(cold.folder, epochs=1, out=tmp_path / "none", from_checkpoint=True)
-    for folder in checkpoint_folders(other.user_attrs[RAY_TRIAL_KEY]):
+    for folder in checkpoint_folders(other.user_attrs[TrialAttr.RAY_TRIAL]):
         shutil.rmtree(folder)
     with pytest.raises(ExportError, match=f"trial {other.number} has no checkpoint"):
         export_bundle(study, tmp_path / "gone", select=f"trial:{other.number}",

@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from moocore import pareto_rank
 
-from search.run._moasha import MOASHA
-from search.run._ranking import _contribution, _groups, rank_order, top_k
+from search.schedulers._moasha import MOASHA
+from search.schedulers._ranking import _contribution, _groups, rank_order, top_k
 
 # Few distinct values, so that duplicates and equal crowding distances are common; ranges of
 # 3, 5 and 7 make exact ties that floating point can miss (1/5 + 2/5 != 3/5 in doubles).

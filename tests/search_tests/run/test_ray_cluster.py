@@ -26,8 +26,8 @@ import ray.cloudpickle
 from optuna.trial import TrialState
 
 from search.config import TrialConfig, load_config, load_preset
-from search.run._records import metrics_of
-from search.run._searcher import DECISIONS_KEY
+from search.record._records import metrics_of
+from search.record._schema import TrialAttr
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -251,7 +251,9 @@ def test_promotion_moasha_pauses_and_resumes_trials_across_the_cluster(cluster, 
         by_trial.setdefault(row["trial"], []).append(row["epoch"])
     for number, epochs in by_trial.items():  # resumed from its checkpoint, never from 1
         assert sorted(epochs) == list(range(1, len(epochs) + 1)), (number, epochs)
-    outcomes = {t.number: [d["outcome"] for d in t.user_attrs[DECISIONS_KEY]] for t in trials}
+    outcomes = {
+        t.number: [d["outcome"] for d in t.user_attrs[TrialAttr.DECISIONS]] for t in trials
+    }
     assert any(("pause", "promote") in itertools.pairwise(o) for o in outcomes.values())
     for trial in trials:
         if trial.state == TrialState.COMPLETE:

@@ -1,4 +1,4 @@
-"""search.run._records: a trial's metrics are one user attribute each and its measurement
+"""search.record._records: a trial's metrics are one user attribute each and its measurement
 conditions are recorded once on the study, so Optuna's own tools read them (a numeric
 ``trials_dataframe()`` column per indicator); they read back as the trial reported them, and a
 study written the old way (one nested ``metrics`` attribute) reads the same."""
@@ -12,12 +12,12 @@ import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from search.pareto._columns import FIXED_COLUMNS
 from search.pareto._frame import trials_frame
+from search.record._records import conditions_of, metrics_of, read_study
+from search.record._schema import Column
+from search.record._storage import open_storage
+from search.record._study import open_study
 from search.run._outcome import outcome_of, record
-from search.run._records import conditions_of, metrics_of, read_study
-from search.run._storage import open_storage
-from search.run._study import open_study
 from search.run._trainable import report_of
 from tests.search_tests.studies import ROWS, npas_study
 
@@ -111,7 +111,7 @@ def test_the_csv_has_the_frames_column_names_and_plain_cells(tmp_path) -> None:
     frame.to_csv(path, index=False)
     read = pd.read_csv(path)
     assert list(read.columns) == list(frame.columns)
-    assert list(read.columns[: len(FIXED_COLUMNS)]) == list(FIXED_COLUMNS)
+    assert list(read.columns[: len(Column.FIXED)]) == list(Column.FIXED)
     assert [c for c in read.columns if c.startswith("params_")] == ["params_budget"]
     assert {"params", "accuracy", "cond_device", "cond_sample_shape"} <= set(read.columns)
     assert not any(" " in c for c in read.columns)

@@ -17,7 +17,7 @@ from search.config import load_config
 from search.errors import ConfigError
 from search.optimisers import OPTIMISERS
 from search.run import launch
-from search.run._rungview import EPOCH_ATTR, RungView, view_epoch
+from search.schedulers._rungview import EPOCH_ATTR, RungView, view_epoch
 from spaces import Float, Space
 from tests.search_tests.run.test_multifidelity import _config, curve_trial
 

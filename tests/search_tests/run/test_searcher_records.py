@@ -10,10 +10,9 @@ from typing import Any
 
 import optuna
 
+from search.record._schema import RayKey, TrialAttr
 from search.run._bound import bound_optimiser, constraint_keys
 from search.run._searcher import NpasSearcher
-from search.run._trainable import CURVE_KEY
-from search.run._trial_attrs import DECISIONS_KEY
 from tests.search_tests.run.test_execution import make_config
 
 
@@ -48,7 +47,7 @@ def _searcher(tmp_path: Path, writer: _Steps) -> NpasSearcher:
 
 def _result(epoch: int, accuracy: float) -> dict[str, Any]:
     point = {"epoch": epoch, "accuracy": accuracy, "params": 500.0}
-    return {CURVE_KEY: json.dumps(point), "accuracy": accuracy, "params": 500.0}
+    return {RayKey.CURVE: json.dumps(point), "accuracy": accuracy, "params": 500.0}
 
 
 def test_a_trial_restarted_from_its_first_epoch_writes_no_epoch_twice(tmp_path: Path) -> None:
@@ -74,5 +73,5 @@ def test_a_decision_made_again_is_logged_once(tmp_path: Path) -> None:
     searcher.suggest("t0")
     for rung, outcome in ((1, "pause"), (1, "pause"), (1, "promote"), (3, "pause"), (3, "pause")):
         searcher.on_decision({"trial_id": "t0", "rung": rung, "outcome": outcome, "rank": 0})
-    log = searcher._live["t0"].user_attrs[DECISIONS_KEY]
+    log = searcher._live["t0"].user_attrs[TrialAttr.DECISIONS]
     assert [(d["rung"], d["outcome"]) for d in log] == [(1, "pause"), (1, "promote"), (3, "pause")]

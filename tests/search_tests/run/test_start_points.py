@@ -9,8 +9,8 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
+from search.record._schema import TrialAttr
 from search.run._launch import launch
-from search.run._trial_attrs import START_KEY
 from tests.search_tests.run.test_execution import fake_trial, make_config
 
 MLP = {"family": "mlp", "mlp.depth": 2, "mlp.width": 40, "budget": 1500,
@@ -23,8 +23,8 @@ def _started(study: optuna.Study) -> dict[int, list[int]]:
     """start index → the numbers of the trials that trained it."""
     out: dict[int, list[int]] = {}
     for t in study.get_trials(deepcopy=False):
-        if START_KEY in t.user_attrs:
-            out.setdefault(t.user_attrs[START_KEY], []).append(t.number)
+        if TrialAttr.START in t.user_attrs:
+            out.setdefault(t.user_attrs[TrialAttr.START], []).append(t.number)
     return out
 
 
@@ -40,7 +40,7 @@ def test_start_points_train_first_then_only_new_or_failed_ones(tmp_path: Path, o
     assert _holds(trials[0], MLP) and trials[0].state == TrialState.COMPLETE
     assert _holds(trials[1], CONVNET) and trials[1].state == TrialState.FAIL
     assert _started(study) == {0: [0], 1: [1]}
-    proposed = [t for t in trials[2:] if START_KEY not in t.user_attrs]
+    proposed = [t for t in trials[2:] if TrialAttr.START not in t.user_attrs]
     assert len(proposed) >= 2  # the algorithm proposed the rest
 
     # relaunched with one more point: it and the failed convnet are queued, MLP is not

@@ -5,7 +5,7 @@ from __future__ import annotations
 import optuna
 from optuna.trial import TrialState
 
-from search.run._counting import counts
+from search.record._counting import counts
 from search.run._outcome import outcome_of
 from search.run._trainable import epoch_report, report_of
 
@@ -60,7 +60,7 @@ def test_a_budget_refuses_the_trial_that_would_pass_it() -> None:
 
 
 def test_an_epoch_at_chance_is_reported_stored_and_read_back_for_a_resume() -> None:
-    from search.run._curves import rung_history
+    from search.record._curves import rung_history
 
     point = {"epoch": 1, "accuracy": 0.11, "params": 300, "at_chance": True}
     report = epoch_report(point, NAMES)

@@ -25,11 +25,11 @@ import sqlalchemy
 import yaml
 
 from search.errors import StorageLost
-from search.run._identity import StorageIdentity
+from search.record._identity import StorageIdentity
+from search.record._storage import open_storage
+from search.record._study import open_study
+from search.record._writer import StudyWriter, in_memory_copy
 from search.run._ray_session import writers_of
-from search.run._storage import open_storage
-from search.run._study import open_study
-from search.run._writer import StudyWriter, in_memory_copy
 from tests.search_tests.run.test_execution import LONG
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -17,12 +17,12 @@ from optuna.trial import TrialState
 
 from search._cli import main
 from search.config._search import LimitsConfig
-from search.run import launch, trials_counted
+from search.record import trials_counted
+from search.record._schema import RayKey, TrialAttr
+from search.record._study import INTERRUPTED
+from search.run import launch
 from search.run._checkpoints import latest_checkpoint
 from search.run._limits import GRACE_S, OUT_OF_TIME, TrialLimits
-from search.run._searcher import STOPPED_KEY
-from search.run._study import INTERRUPTED
-from search.run._trainable import CURVE_KEY
 from tests.search_tests.run.test_checkpoint_faults import (
     _check_each_epoch_ran_once_but_the_one_in_flight,
     _epochs_by_trial,
@@ -33,7 +33,7 @@ from tests.search_tests.run.test_checkpoint_faults import (
 
 
 def _epoch(seconds: float) -> dict:
-    return {CURVE_KEY: json.dumps({"epoch": 1, "elapsed_s": seconds})}
+    return {RayKey.CURVE: json.dumps({"epoch": 1, "elapsed_s": seconds})}
 
 
 def test_the_limits_stop_at_an_epoch_and_say_why() -> None:
@@ -112,7 +112,7 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
     study = launch(cfg, trial_fn=slow_trial, progress=False)
     for trial in study.trials:
         assert trial.state == TrialState.PRUNED, trial.user_attrs.get("error")
-        assert trial.user_attrs[STOPPED_KEY].startswith("trial timeout: 0.75 s of training")
+        assert trial.user_attrs[TrialAttr.STOPPED].startswith("trial timeout: 0.75 s of training")
         assert [p["epoch"] for p in trial.user_attrs["curve"]] == [1, 2, 3]
         assert latest_checkpoint(trial) is not None  # kept: it may be exported from there
     main(["status", "--run", str(tmp_path), "--trial", "1"])

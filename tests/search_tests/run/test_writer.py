@@ -1,4 +1,4 @@
-"""search.run._writer: trials written in one transaction read back through Optuna as they were.
+"""search.record._writer: trials written in one transaction read back through Optuna as they were.
 
 The writer bypasses ``RDBStorage``'s statement-per-attribute API and writes Optuna's tables
 itself, so these tests read every trial back through a fresh ``RDBStorage`` and compare it,
@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from optuna.trial import FrozenTrial, TrialState
 
 from search.errors import StorageWriteError
-from search.run._records import conditions_of, metrics_of, record_metrics
-from search.run._storage import open_storage
-from search.run._study import open_study
-from search.run._writer import StudyWriter, in_memory_copy
+from search.record._records import conditions_of, metrics_of, record_metrics
+from search.record._storage import open_storage
+from search.record._study import open_study
+from search.record._writer import StudyWriter, in_memory_copy
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -42,8 +42,8 @@ import numpy as np
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from search._directions import DIRECTIONS, minimisation_signs
-from search.run._ranking import WITHIN_FRONT, rank_order, top_k
-from search.run._trainable import CHANCE_KEY, VIOLATION_KEY
+from search.record._schema import RayKey
+from search.schedulers._ranking import WITHIN_FRONT, rank_order, top_k
 from spaces._checks import is_int
 from spaces._errors import ConfigError
 
@@ -154,8 +154,8 @@ class MOASHA(FIFOScheduler):
         grace_epochs: int = 1,
         reduction_factor: float = 3,
         max_epochs: int,
-        violation_attr: str = VIOLATION_KEY,
-        chance_attr: str = CHANCE_KEY,
+        violation_attr: str = RayKey.VIOLATION,
+        chance_attr: str = RayKey.AT_CHANCE,
         within_front: str = "crowding",
         chance_from: int | None = None,
     ) -> None:

@@ -32,8 +32,8 @@ from optuna.trial import FrozenTrial
 from search._compat import optuna_schema
 from search._urls import masked_url
 from search.errors import StorageLost, StorageWriteError
-from search.run._lease import first_line
-from search.run._study import set_metric_names
+from search.record._lease import first_line
+from search.record._study import set_metric_names
 
 __all__ = ["StorageWriteError", "StudyWriter", "in_memory_copy"]
 

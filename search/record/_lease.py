@@ -32,7 +32,7 @@ from collections.abc import Callable
 import sqlalchemy
 
 from search.errors import SearchLocked, StorageWriteError
-from search.run._storage import created_meanwhile
+from search.record._storage import created_meanwhile
 
 __all__ = ["Lease", "lease_holder", "lease_owner"]
 

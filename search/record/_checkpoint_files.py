@@ -9,10 +9,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from search.run._trainable import POINT_FILE
+from search.record._schema import RayKey, TrialAttr
 
 __all__ = [
-    "RAY_TRIAL_KEY",
     "checkpoint_folders",
     "checkpoint_problem",
     "folder_size",
@@ -21,8 +20,6 @@ __all__ = [
     "unreadable",
 ]
 
-#: A trial's user attribute: its Ray Tune trial folder, where its checkpoints are.
-RAY_TRIAL_KEY = "npas:ray_trial"
 #: How a zip archive begins (a local file header).
 _ZIP = b"PK\x03\x04"
 
@@ -34,9 +31,9 @@ def checkpoint_folders(trial_folder: str | Path) -> list[Path]:
 
 
 def latest_checkpoint(trial: Any) -> Path | None:
-    """The latest checkpoint folder of a study's trial (its :data:`RAY_TRIAL_KEY`), or None
+    """The latest checkpoint folder of a study's trial (its :data:`TrialAttr.RAY_TRIAL`), or None
     when it has none (never checkpointed, deleted, or on another machine's disk)."""
-    folder = trial.user_attrs.get(RAY_TRIAL_KEY)
+    folder = trial.user_attrs.get(TrialAttr.RAY_TRIAL)
     found = checkpoint_folders(folder) if folder else []
     return found[-1] if found else None
 
@@ -70,8 +67,8 @@ def unreadable(folder: str | Path) -> str | None:
         why = _damaged(path)
         if why is not None:
             return f"{path}: {why}"
-    if [p.name for p in files] == [POINT_FILE]:
-        return f"{folder} holds the learning-curve point ({POINT_FILE}) but no trial state"
+    if [p.name for p in files] == [RayKey.POINT_FILE]:
+        return f"{folder} holds the learning-curve point ({RayKey.POINT_FILE}) but no trial state"
     return None
 
 

@@ -6,7 +6,7 @@ checkpoint of the old data fails on new shapes with torch's ``size mismatch``). 
 other data is refused unless the user says ``--data-changed``; then the change is recorded and
 the unfinished trials start again rather than go on from checkpoints of the old data.
 
-The study user attribute :data:`DATA_ATTR` is a list, oldest first, of ``{"fingerprint": ...,
+The study user attribute :data:`StudyAttr.DATA` is a list, oldest first, of ``{"fingerprint": ...,
 "since": <UTC time>, "first_trial": <number>, "event": ...}`` (the fingerprint is
 :meth:`objectives._custom.CustomDataset.check`'s); the last entry is the data the search runs
 on now. Plain JSON: Optuna's API returns it as stored, ``pandas.json_normalize`` tabulates it.
@@ -22,11 +22,10 @@ from typing import Any, NamedTuple
 import optuna
 
 from search.errors import ConfigError
+from search.record._schema import StudyAttr
 
-__all__ = ["DATA_ATTR", "DataCheck", "differences", "record_data", "refusal"]
+__all__ = [ "DataCheck", "differences", "record_data", "refusal"]
 
-#: The study user attribute holding the data's fingerprints.
-DATA_ATTR = "data_fingerprints"
 
 
 class DataCheck(NamedTuple):
@@ -63,7 +62,7 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 
 
 def _stored(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
-    entries = attrs.get(DATA_ATTR) or []
+    entries = attrs.get(StudyAttr.DATA) or []
     return entries[-1]["fingerprint"] if entries else None
 
 
@@ -96,7 +95,7 @@ def record_data(study: optuna.Study, check: DataCheck) -> bool:
     if check.fingerprint is None:
         return False
     attrs = study.user_attrs
-    entries = list(attrs.get(DATA_ATTR) or [])
+    entries = list(attrs.get(StudyAttr.DATA) or [])
     message = refusal(study.study_name, attrs, check.fingerprint)
     if entries and message is None:
         return False
@@ -112,5 +111,5 @@ def record_data(study: optuna.Study, check: DataCheck) -> bool:
         "first_trial": trials,
         "event": event,
     })  # fmt: skip
-    study.set_user_attr(DATA_ATTR, entries)
+    study.set_user_attr(StudyAttr.DATA, entries)
     return message is not None

@@ -8,7 +8,7 @@ file's identity (device and inode) when it opens the storage, checks it before e
 (:meth:`StorageIdentity.check`, one ``stat``, and whether the file, its WAL and its index can
 still be written), and opens every later connection with SQLite's ``mode=rw``, which fails
 instead of creating a file. Whatever the database, each write also checks in its own
-transaction that the study's id still names the search (``search.run._writer``): a PostgreSQL
+transaction that the study's id still names the search (``search.record._writer``): a PostgreSQL
 database dropped and restored, or another file, holds another study there or none.
 """
 

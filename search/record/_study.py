@@ -3,8 +3,8 @@ study-wide records (metric names, what every launch spent).
 
 Conventions: one study per search name; directions and metric names from the objectives; study
 user attrs ``config``, ``objectives``, ``constraints``, ``optimiser``, ``npas_version``, the
-search's cost (:data:`COST_ATTRS`), the trials' measurement conditions ``cond_*`` and the data's
-fingerprints (``data_fingerprints``, :mod:`search.run._data_record`). What each trial holds is
+search's cost (``StudyAttr.COST``), the trials' measurement conditions ``cond_*`` and the data's
+fingerprints (``data_fingerprints``, :mod:`search.record._data_record`). What each trial holds is
 said in :mod:`search.run._outcome`.
 """
 
@@ -22,12 +22,11 @@ from optuna.trial import FrozenTrial, TrialState
 from search._compat import storage_of, trial_id_of
 from search.config._keys import RENAMED_KEYS
 from search.errors import ConfigError
-from search.run._counting import INTERRUPTED
-from search.run._data_record import DataCheck, record_data
-from search.run._trial_attrs import START_KEY
+from search.record._counting import INTERRUPTED
+from search.record._data_record import DataCheck, record_data
+from search.record._schema import StudyAttr, TrialAttr
 
 __all__ = [
-    "COST_ATTRS",
     "enqueue_start",
     "fail_interrupted",
     "open_study",
@@ -81,7 +80,7 @@ def open_study(
         constraints: The constraint expressions.
         optimiser: The optimiser's registry name.
         resumable: Which RUNNING trials of a loaded study stay RUNNING (to be resumed).
-        data: The data's fingerprint, recorded (:func:`search.run._data_record.record_data`);
+        data: The data's fingerprint, recorded (:func:`search.record._data_record.record_data`);
             when the data changed, no RUNNING trial is resumed from its checkpoint.
 
     Raises:
@@ -118,7 +117,7 @@ def enqueue_start(study: optuna.Study, points: Sequence[Mapping[str, Any]]) -> i
     """Queues the start points that no trial of ``study`` has trained or is training, and
     returns how many: Optuna's ``ask`` hands queued points out first, whatever the algorithm.
     A relaunch queues only the points added since, and again those whose trial failed (an
-    interrupted one among them); each queued trial carries its index (``START_KEY``)."""
+    interrupted one among them); each queued trial carries its index (``TrialAttr.START``)."""
     taken = [
         t.system_attrs.get("fixed_params")
         for t in study.get_trials(deepcopy=False)
@@ -127,7 +126,7 @@ def enqueue_start(study: optuna.Study, points: Sequence[Mapping[str, Any]]) -> i
     queued = 0
     for i, point in enumerate(points):
         if dict(point) not in taken:
-            study.enqueue_trial(dict(point), user_attrs={START_KEY: i})
+            study.enqueue_trial(dict(point), user_attrs={TrialAttr.START: i})
             queued += 1
     return queued
 
@@ -209,8 +208,6 @@ def fail_interrupted(
     return numbers
 
 
-#: Study user attributes that add up what every launch of a search spent.
-COST_ATTRS = ("search_time_s", "search_energy_j", "search_co2_g")
 
 
 def record_cost(study: optuna.Study, cost: Any) -> None:
@@ -218,7 +215,7 @@ def record_cost(study: optuna.Study, cost: Any) -> None:
     with where the energy figures come from."""
     stored = study.user_attrs
     spent = (cost.elapsed_s, cost.energy_j, cost.co2_g)
-    for key, value in zip(COST_ATTRS, spent, strict=True):
+    for key, value in zip(StudyAttr.COST, spent, strict=True):
         study.set_user_attr(key, float(stored.get(key, 0.0)) + float(value))
     sources = sorted(set(stored.get("search_energy_source", [])) | cost.sources)
     study.set_user_attr("search_energy_source", sources or ["estimate"])

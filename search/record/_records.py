@@ -35,14 +35,9 @@ from typing import Any
 
 import optuna
 
-from search.run._trial_attrs import CONSTRAINTS_ATTR, FEASIBLE_KEY, REFUSED_KEY
+from search.record._schema import Metric, TrialAttr
 
 __all__ = [
-    "CONDITION_PREFIX",
-    "CURVE_ATTR",
-    "FEASIBLE_KEY",
-    "METRIC_PREFIX",
-    "REFUSED_KEY",
     "StudyRecords",
     "TrialRecord",
     "conditions_of",
@@ -54,15 +49,6 @@ __all__ = [
     "read_trial",
     "record_metrics",
 ]
-
-#: Prefix of a trial user attribute holding one metric.
-METRIC_PREFIX = "metric_"
-#: Prefix of a measurement condition (a metric, or a study user attribute).
-CONDITION_PREFIX = "cond_"
-#: The one nested user attribute of a trial recorded before :data:`METRIC_PREFIX`.
-_LEGACY = "metrics"
-#: A trial's user attribute: its learning curve, one dict per epoch.
-CURVE_ATTR = "curve"
 
 
 def plain(value: Any) -> Any:
@@ -87,10 +73,10 @@ def metric_attrs(
     trial: dict[str, Any] = {}
     new: dict[str, Any] = {}
     for key, value in metrics.items():
-        if key.startswith(CONDITION_PREFIX) and key not in shared:
+        if key.startswith(Metric.CONDITION_PREFIX) and key not in shared:
             new[key] = value
-        elif not key.startswith(CONDITION_PREFIX) or shared[key] != value:
-            trial[METRIC_PREFIX + key] = plain(value)
+        elif not key.startswith(Metric.CONDITION_PREFIX) or shared[key] != value:
+            trial[TrialAttr.METRIC_PREFIX + key] = plain(value)
     return trial, new
 
 
@@ -105,7 +91,7 @@ def record_metrics(trial: optuna.trial.Trial, metrics: Mapping[str, Any]) -> Non
 
 def conditions_of(study: optuna.Study) -> dict[str, Any]:
     """The measurement conditions recorded once for the whole study (one storage query)."""
-    return {k: v for k, v in study.user_attrs.items() if k.startswith(CONDITION_PREFIX)}
+    return {k: v for k, v in study.user_attrs.items() if k.startswith(Metric.CONDITION_PREFIX)}
 
 
 def metrics_of(
@@ -123,9 +109,11 @@ def metrics_of(
         none (a failed or running trial).
     """
     attrs = trial.user_attrs
-    found = dict(attrs.get(_LEGACY) or {})
+    found = dict(attrs.get(TrialAttr.LEGACY_METRICS) or {})
     found.update(
-        (k[len(METRIC_PREFIX) :], v) for k, v in attrs.items() if k.startswith(METRIC_PREFIX)
+        (k[len(TrialAttr.METRIC_PREFIX) :], v)
+        for k, v in attrs.items()
+        if k.startswith(TrialAttr.METRIC_PREFIX)
     )
     if found:
         for key, value in (conditions or {}).items():
@@ -185,7 +173,7 @@ class TrialRecord:
     @property
     def refused(self) -> bool:
         """Stopped before training because a cheap indicator broke a constraint."""
-        return REFUSED_KEY in self.metrics
+        return Metric.REFUSED in self.metrics
 
 
 @dataclass(frozen=True)
@@ -199,7 +187,7 @@ class StudyRecords:
 
 def constraints_of(study: optuna.Study) -> tuple[str, ...]:
     """The search's constraint expressions, in its order (``params <= 5000``, ...)."""
-    return tuple(str(c) for c in study.user_attrs.get(CONSTRAINTS_ATTR) or [])
+    return tuple(str(c) for c in study.user_attrs.get(TrialAttr.CONSTRAINTS) or [])
 
 
 def read_study(study: optuna.Study) -> StudyRecords:
@@ -228,13 +216,13 @@ def read_trial(
         constraints: :func:`constraints_of` its study (names its violations).
     """
     found = metrics_of(trial, conditions)
-    metrics = {k: plain(v) for k, v in found.items() if not k.startswith(CONDITION_PREFIX)}
-    own = {k: plain(v) for k, v in found.items() if k.startswith(CONDITION_PREFIX)}
+    metrics = {k: plain(v) for k, v in found.items() if not k.startswith(Metric.CONDITION_PREFIX)}
+    own = {k: plain(v) for k, v in found.items() if k.startswith(Metric.CONDITION_PREFIX)}
     complete = trial.state == optuna.trial.TrialState.COMPLETE
     violations = _violations(trial, metrics, constraints)
     feasible = complete and _feasible(trial, metrics, violations)
     error = trial.user_attrs.get("error") or trial.system_attrs.get("fail_reason")
-    curve = tuple(p for p in trial.user_attrs.get(CURVE_ATTR) or [] if isinstance(p, dict))
+    curve = tuple(p for p in trial.user_attrs.get(TrialAttr.CURVE) or [] if isinstance(p, dict))
     return TrialRecord(
         number=trial.number,
         state=trial.state.name,
@@ -258,7 +246,7 @@ def _violations(
 ) -> dict[str, float]:
     """Violation per constraint: the trial's stored list (the search's order, then
     ``feasible``), else the ``constraint_<i>`` metrics ``run_trial`` reported."""
-    stored = trial.user_attrs.get(CONSTRAINTS_ATTR) or []
+    stored = trial.user_attrs.get(TrialAttr.CONSTRAINTS) or []
     out: dict[str, float] = {}
     for i, text in enumerate(constraints):
         value = stored[i] if len(stored) > len(constraints) else metrics.get(f"constraint_{i}")
@@ -271,18 +259,18 @@ def _feasible(
     trial: optuna.trial.FrozenTrial, metrics: Mapping[str, Any], violations: Mapping[str, float]
 ) -> bool:
     """The trial's verdict (user attr), else the flag it reported, else its violations."""
-    if FEASIBLE_KEY in trial.user_attrs:
-        return bool(trial.user_attrs[FEASIBLE_KEY])
-    if FEASIBLE_KEY in metrics:
-        return bool(metrics[FEASIBLE_KEY])
+    if Metric.FEASIBLE in trial.user_attrs:
+        return bool(trial.user_attrs[Metric.FEASIBLE])
+    if Metric.FEASIBLE in metrics:
+        return bool(metrics[Metric.FEASIBLE])
     return all(v <= 0 for v in violations.values())
 
 
 def _why_infeasible(
     complete: bool, feasible: bool, metrics: Mapping[str, Any], violations: Mapping[str, float]
 ) -> str | None:
-    if REFUSED_KEY in metrics:
-        return str(metrics[REFUSED_KEY])
+    if Metric.REFUSED in metrics:
+        return str(metrics[Metric.REFUSED])
     if not complete or feasible:
         return None
     missed = [f"{text} (by {v:.4g})" for text, v in violations.items() if v > 0]

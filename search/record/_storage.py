@@ -1,6 +1,6 @@
 """Opening the Optuna storage every search is recorded in: to write (a launch) or to read.
 
-What a search stores there is said in :mod:`search.run._study` (the study) and
+What a search stores there is said in :mod:`search.record._study` (the study) and
 :mod:`search.run._outcome` (each trial).
 """
 

@@ -31,9 +31,9 @@ from optuna.search_space import intersection_search_space
 from optuna.trial import FrozenTrial, TrialState
 
 from search._compat import storage_of, trial_id_of
-from search.run._curves import EpochPoint, epoch_values
-from search.run._study import set_metric_names
-from search.run._trial_attrs import CONSTRAINTS_ATTR
+from search.record._curves import EpochPoint, epoch_values
+from search.record._schema import TrialAttr
+from search.record._study import set_metric_names
 
 __all__ = ["EPOCH_ATTR", "RungView", "view_epoch"]
 
@@ -228,7 +228,7 @@ def _at(trial: FrozenTrial, points: dict[int, EpochPoint], epoch: int) -> Frozen
         state=TrialState.COMPLETE,
         values=values,
         intermediate_values={},
-        system_attrs={**trial.system_attrs, CONSTRAINTS_ATTR: [violation]},
+        system_attrs={**trial.system_attrs, TrialAttr.CONSTRAINTS: [violation]},
     )
 
 

@@ -31,7 +31,7 @@ def _fifo(config: SearchConfig) -> Any:
 @SCHEDULERS.register("moasha")
 def _moasha(config: SearchConfig) -> Any:
     """Multi-objective asynchronous successive halving over all the search's objectives."""
-    from search.run._moasha import MOASHA, PromotionMOASHA
+    from search.schedulers._moasha import MOASHA, PromotionMOASHA
 
     s = config.scheduler
     common = {"grace_epochs": s.grace_epochs, "reduction_factor": s.reduction_factor,

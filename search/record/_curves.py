@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import optuna
 
-from search.run._records import metrics_of
+from search.record._records import metrics_of
 
 __all__ = ["EpochPoint", "epoch_values", "final_violation", "rung_history"]
 
