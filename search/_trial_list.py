@@ -78,16 +78,17 @@ def trial_list(
     trials = study.get_trials(deepcopy=False)
     stopped = {t.number: t.user_attrs.get(TrialAttr.STOPPED) for t in trials}
     listed = pd.DataFrame({Column.NUMBER: frame[Column.NUMBER], Column.STATE: frame[Column.STATE],
-                           "outcome": outcomes(frame, live=live, resumable=resumable),
-                           "epochs": frame["epochs"]})  # fmt: skip
+                           Column.OUTCOME: outcomes(frame, live=live, resumable=resumable),
+                           Column.EPOCHS: frame[Column.EPOCHS]})  # fmt: skip
     for column in frame.columns:
         if str(column).startswith(Column.PARAMS_PREFIX):
             listed[str(column).removeprefix(Column.PARAMS_PREFIX)] = frame[column]
     for name in objectives:
         listed[name] = frame[name] if name in frame.columns else np.nan
     why = [r.error or r.why_infeasible or stopped.get(r.number) for r in records]
-    outcome = listed["outcome"]
-    listed["why"] = [None if o == "feasible" else w for o, w in zip(outcome, why, strict=True)]
+    outcome = listed[Column.OUTCOME]
+    feasible = outcome == "feasible"
+    listed[Column.WHY] = [None if f else w for f, w in zip(feasible, why, strict=True)]
     if state is not None:
         kept = outcome == state if state in OUTCOMES else listed[Column.STATE] == state.upper()
         listed = listed[kept]

@@ -159,15 +159,6 @@ class _Point:
         return dict(self.point)
 
 
-class _NoStorage:
-    """The searcher's writer in a replay: nothing is stored, nothing fails."""
-
-    error = None
-
-    def __getattr__(self, name: str) -> Callable[..., None]:
-        return lambda *args, **kwargs: None
-
-
 @dataclass(eq=False)
 class _Trial:
     """What the scheduler sees of a trial (Ray Tune's ``Trial``: id, config, status)."""
@@ -195,7 +186,6 @@ class _Driver:
             objectives=config.objectives,
             constraints=constraint_keys(config),
             trial_config=lambda point, number: _Point(point),  # type: ignore[arg-type,return-value]
-            writer=_NoStorage(),  # type: ignore[arg-type]
         )
         self.scheduler = _scheduler(config, spec, table.epochs)
         if isinstance(self.scheduler, MOASHA):
@@ -296,8 +286,8 @@ class _Driver:
         if config == Searcher.FINISHED:
             self.exhausted = True
         elif config is not None:
-            point = config["trial_config"].point
-            trial = _Trial(trial_id, {"number": config["number"]}, self.nearest(point))
+            point = config[RayKey.TRIAL_CONFIG].point
+            trial = _Trial(trial_id, {RayKey.NUMBER: config[RayKey.NUMBER]}, self.nearest(point))
             self.trials[trial_id] = trial
             self.timed(self.scheduler.on_trial_add, self, trial)
 

@@ -25,6 +25,7 @@ from optuna.trial import TrialState
 
 from search.record._curves import epoch_values, final_violation
 from search.record._records import metrics_of
+from search.record._schema import Metric, StudyAttr, TrialAttr
 from spaces._errors import ConfigError
 
 __all__ = ["FORMAT", "CurveRow", "CurveTable"]
@@ -102,8 +103,8 @@ class CurveTable:
             ConfigError: the study is not an npas search, or none of its trials trained the
                 full schedule (nothing to replay).
         """
-        config = study.user_attrs.get("config")
-        stored = study.user_attrs.get("objectives")
+        config = study.user_attrs.get(StudyAttr.CONFIG)
+        stored = study.user_attrs.get(StudyAttr.OBJECTIVES)
         if not isinstance(config, dict) or not stored:
             raise ConfigError(
                 f"study {study.study_name!r} is not an npas search (no stored config and "
@@ -209,7 +210,7 @@ class CurveTable:
 
 
 def _longest(study: optuna.Study) -> int:
-    return max((len(t.user_attrs.get("curve") or []) for t in study.trials), default=0)
+    return max((len(t.user_attrs.get(TrialAttr.CURVE) or []) for t in study.trials), default=0)
 
 
 def _rows(study: optuna.Study, objectives: Sequence[tuple[str, str]], epochs: int) -> list:
@@ -220,7 +221,7 @@ def _rows(study: optuna.Study, objectives: Sequence[tuple[str, str]], epochs: in
         if sorted(points) != list(range(1, epochs + 1)):
             continue  # not the full schedule, or a curve with gaps
         curve = {int(p["epoch"]): float(p.get("train_time_s", math.nan)) for p in
-                 trial.user_attrs["curve"]}  # fmt: skip
+                 trial.user_attrs[TrialAttr.CURVE]}  # fmt: skip
         cumulative = [curve[e] for e in range(1, epochs + 1)]
         if not all(math.isfinite(s) for s in cumulative):
             continue
@@ -228,7 +229,7 @@ def _rows(study: optuna.Study, objectives: Sequence[tuple[str, str]], epochs: in
         duration = (trial.datetime_complete - trial.datetime_start).total_seconds()
         metrics = metrics_of(trial)
         kept = {k: v for k, v in metrics.items() if k in names or k.startswith("constraint_")}
-        kept["feasible"] = bool(trial.user_attrs.get("feasible", True))
+        kept[Metric.FEASIBLE] = bool(trial.user_attrs.get(TrialAttr.FEASIBLE, True))
         rows.append(
             CurveRow(
                 number=trial.number,

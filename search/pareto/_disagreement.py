@@ -17,6 +17,7 @@ import pandas as pd
 from search._directions import minimisation_sign
 from search.pareto._frame import cost_indicators, direction_of, usable, values
 from search.pareto._front import non_dominated
+from search.record._schema import Column
 
 __all__ = ["Disagreement", "disagreement", "jaccard"]
 
@@ -55,7 +56,7 @@ def _front(frame: pd.DataFrame, performance: str, indicator: str) -> list[int]:
     sub = frame[ok]
     dirs = [direction_of(performance), direction_of(indicator)]
     mask = non_dominated(values(sub, [performance, indicator]), dirs)
-    return sorted(int(n) for n in sub.loc[mask, "number"])
+    return sorted(int(n) for n in sub.loc[mask, Column.NUMBER])
 
 
 def disagreement(

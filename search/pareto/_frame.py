@@ -18,7 +18,7 @@ import pandas as pd
 
 from search._format import format_value
 from search.record._records import TrialRecord, read_study
-from search.record._schema import Column, Metric
+from search.record._schema import Column, Metric, StudyAttr
 
 __all__ = [
     "condition_columns",
@@ -38,13 +38,13 @@ def row_of(record: TrialRecord) -> dict[str, Any]:
     """A record as one row of the frame: the fixed columns, its metrics, its conditions, then
     ``params_<name>`` per sampled parameter."""
     row: dict[str, Any] = {
-        "number": record.number,
-        "state": record.state,
-        "feasible": record.feasible,
-        "why_infeasible": record.why_infeasible,
-        "epochs": record.epochs,
-        "datetime_complete": record.datetime_complete,
-        "error": record.error,
+        Column.NUMBER: record.number,
+        Column.STATE: record.state,
+        Column.FEASIBLE: record.feasible,
+        Column.WHY_INFEASIBLE: record.why_infeasible,
+        Column.EPOCHS: record.epochs,
+        Column.DATETIME_COMPLETE: record.datetime_complete,
+        Column.ERROR: record.error,
     }
     for key, value in {**record.metrics, **record.conditions}.items():
         if key not in Column.FIXED:
@@ -59,9 +59,10 @@ def frame_of(records: Sequence[TrialRecord]) -> pd.DataFrame:
     rows = [row_of(r) for r in records]
     frame = pd.DataFrame(rows, columns=list(Column.FIXED)) if not rows else pd.DataFrame(rows)
     if rows:
-        frame = frame.sort_values("number", kind="stable").reset_index(drop=True)
-    frame["feasible"] = frame["feasible"].astype(bool)
-    frame["epochs"] = frame["epochs"].astype("Int64")  # a count: 4, not 4.0; missing stays NA
+        frame = frame.sort_values(Column.NUMBER, kind="stable").reset_index(drop=True)
+    frame[Column.FEASIBLE] = frame[Column.FEASIBLE].astype(bool)
+    # a count: 4, not 4.0; missing stays NA
+    frame[Column.EPOCHS] = frame[Column.EPOCHS].astype("Int64")
     return frame
 
 
@@ -80,7 +81,7 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
 
 def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:
     """The study's objectives as ``(name, direction)``, from its user attr or metric names."""
-    stored = study.user_attrs.get("objectives")
+    stored = study.user_attrs.get(StudyAttr.OBJECTIVES)
     if stored:
         return [(str(name), str(direction)) for name, direction in stored]
     names = study.metric_names or [f"values_{i}" for i in range(len(study.directions))]
@@ -126,9 +127,9 @@ def cost_indicators(frame: pd.DataFrame) -> list[str]:
 
 def usable(frame: pd.DataFrame, columns: list[str], *, feasible_only: bool = True) -> pd.Series:
     """Rows that can be compared on ``columns``: completed, feasible, finite in each column."""
-    ok = frame["state"] == "COMPLETE"
+    ok = frame[Column.STATE] == "COMPLETE"
     if feasible_only:
-        ok &= frame["feasible"].astype(bool)
+        ok &= frame[Column.FEASIBLE].astype(bool)
     for column in columns:
         if column not in frame.columns:
             return pd.Series(False, index=frame.index)

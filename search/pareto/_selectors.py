@@ -91,19 +91,20 @@ class Candidates:
     @cached_property
     def front(self) -> np.ndarray:
         """Feasible non-dominated candidates on the objectives."""
-        feasible = self.frame["feasible"].to_numpy(dtype=bool)
+        feasible = self.frame[Column.FEASIBLE].to_numpy(dtype=bool)
         return non_dominated(values(self.frame, self.names), self.directions, feasible)
 
     def pick(self, position: int, selector: str, reason: str, **scores: float) -> Selection:
         """The Selection of the candidate at ``position`` (0-based row position)."""
         row = self.frame.iloc[position]
-        return Selection(int(row["number"]), self.frame.index[position], selector, reason, scores)
+        number = int(row[Column.NUMBER])
+        return Selection(number, self.frame.index[position], selector, reason, scores)
 
     def describe(self, position: int, columns: Sequence[str] | None = None) -> str:
         """``trial 7 (accuracy=0.91, params=3012)`` for reasons."""
         row = self.frame.iloc[position]
         shown = ", ".join(f"{c}={format_value(row[c], digits=4)}" for c in (columns or self.names))
-        return f"trial {int(row['number'])} ({shown})"
+        return f"trial {int(row[Column.NUMBER])} ({shown})"
 
 
 class Selector(ABC):
@@ -201,7 +202,7 @@ class TradeoffSelector(Selector):
             )
             return cand.pick(best, self.name, reason, distance_to_ideal=float(dist.min()))
         chosen = found[_closest_to_ideal(F[found])]
-        numbers = [int(cand.frame.iloc[positions[i]]["number"]) for i in found]
+        numbers = [int(cand.frame.iloc[positions[i]][Column.NUMBER]) for i in found]
         reason = f"high trade-off point of the feasible front: {cand.describe(positions[chosen])}"
         if len(found) > 1:
             reason += f" (closest to the ideal point of the trade-off trials {numbers})"
@@ -415,7 +416,7 @@ class PeprSelector(Selector):
         else:
             score = pepr_weighted(p, costs, weights, normalize=normalize, alpha=alpha)
         combined = sum(w * normalize_cost(costs[n], normalize) for n, w in weights.items())
-        best = _first_best([-score, -p, np.asarray(combined), sub.frame["number"].to_numpy()])
+        best = _first_best([-score, -p, np.asarray(combined), sub.frame[Column.NUMBER].to_numpy()])
         label = "+".join(f"{w:g}*{n}" if len(weights) > 1 else n for n, w in weights.items())
         reason = (
             f"highest PePR_{label} (α={alpha:g}, {normalize} normalisation over the "
@@ -545,17 +546,17 @@ class TrialSelector(Selector):
     def parse(self, spec: str, body: str) -> dict[str, Any]:
         if not body.strip().isdigit():
             raise _bad(spec, f"trial number must be a non-negative integer, got {body!r}")
-        return {"number": int(body)}
+        return {Column.NUMBER: int(body)}
 
     def _do(self, cand: Candidates, *, number: int) -> Selection:
-        hits = np.flatnonzero(cand.frame["number"].to_numpy() == number)
+        hits = np.flatnonzero(cand.frame[Column.NUMBER].to_numpy() == number)
         if not hits.size:
             raise ConfigError(
                 f"trial {number} is not a completed trial with finite objectives; "
-                f"completed: {sorted(int(n) for n in cand.frame['number'])}"
+                f"completed: {sorted(int(n) for n in cand.frame[Column.NUMBER])}"
             )
         pos = int(hits[0])
-        status = "feasible" if bool(cand.frame.iloc[pos]["feasible"]) else "INFEASIBLE"
+        status = Column.FEASIBLE if bool(cand.frame.iloc[pos][Column.FEASIBLE]) else "INFEASIBLE"
         on_front = " on the front" if cand.front[pos] and status == "feasible" else ""
         reason = f"requested by number: {cand.describe(pos)}, {status}{on_front}"
         return cand.pick(pos, self.name, reason)

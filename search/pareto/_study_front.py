@@ -51,7 +51,7 @@ def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tup
     for item in objectives:
         name, direction = (item, None) if isinstance(item, str) else tuple(item)
         if name not in frame.columns:
-            if not (frame["state"] == "COMPLETE").any():
+            if not (frame[Column.STATE] == "COMPLETE").any():
                 raise ConfigError(f"{why_empty(frame, [name])}: nothing to compare yet")
             recorded = sorted(
                 c for c in frame.columns if not str(c).startswith(Column.PARAMS_PREFIX)
@@ -80,10 +80,10 @@ class Front:
 
 def why_empty(frame: pd.DataFrame, names: list[str]) -> str:
     """Why no trial of ``frame`` can be compared on ``names``, in words."""
-    complete = frame["state"] == "COMPLETE"
+    complete = frame[Column.STATE] == "COMPLETE"
     if not complete.any():
         return f"no completed trial among {len(frame)} trial(s)"
-    if not (complete & frame["feasible"]).any():
+    if not (complete & frame[Column.FEASIBLE]).any():
         return f"no feasible trial: all {int(complete.sum())} completed trial(s) are infeasible"
     return f"no feasible trial has finite values for {names}"
 
@@ -95,7 +95,7 @@ def front_of(frame: pd.DataFrame, objectives: Objectives) -> Front:
     ok = usable(frame, names).to_numpy()
     mask = non_dominated(values(frame, names), [d for _, d in pairs], ok)
     series = pd.Series(mask, index=frame.index)
-    numbers = sorted(int(n) for n in frame.loc[series, "number"])
+    numbers = sorted(int(n) for n in frame.loc[series, Column.NUMBER])
     return Front(pairs, series, numbers, None if numbers else why_empty(frame, names))
 
 
@@ -114,13 +114,14 @@ def hypervolume_by_trial(
     """
     pairs = resolve_objectives(frame, objectives)
     names = [n for n, _ in pairs]
-    done = frame[frame["state"] == "COMPLETE"]
-    done = done.sort_values(["datetime_complete", "number"], kind="stable", na_position="last")
+    done = frame[frame[Column.STATE] == "COMPLETE"]
+    order = [Column.DATETIME_COMPLETE, Column.NUMBER]
+    done = done.sort_values(order, kind="stable", na_position="last")
     ok = usable(done, names).to_numpy()
     history, final = hypervolume_history(
         values(done, names), [d for _, d in pairs], feasible=ok, bounds=bounds, ref=ref
     )
-    table = done[["number", "datetime_complete"]].reset_index(drop=True)
+    table = done[[Column.NUMBER, Column.DATETIME_COMPLETE]].reset_index(drop=True)
     table["hypervolume"] = history
     return table, final
 
@@ -133,7 +134,7 @@ def front_rows(frame: pd.DataFrame, front: Front, indicators: Sequence[str]) -> 
     extra = [c for c in ("accuracy", "test_accuracy") if c in frame.columns and c not in names]
     shown = [i for i in indicators if i not in names]
     params = sorted(c for c in frame.columns if str(c).startswith(Column.PARAMS_PREFIX))
-    columns = ["number", *names, *extra, *shown, *condition_columns(frame), *params]
+    columns = [Column.NUMBER, *names, *extra, *shown, *condition_columns(frame), *params]
     table = frame.loc[front.mask, columns].reset_index(drop=True)
     table.attrs["message"] = front.message
     return table

@@ -10,6 +10,8 @@ from __future__ import annotations
 import optuna
 from optuna.trial import TrialState
 
+from search.record._schema import TrialAttr
+
 __all__ = ["DISK_FULL", "INTERRUPTED", "counts", "disk_full", "trials_counted"]
 
 #: The error recorded on the trials a killed search left RUNNING.
@@ -34,7 +36,7 @@ def counts(trial: optuna.trial.FrozenTrial) -> bool:
     """
     if trial.state in (TrialState.COMPLETE, TrialState.PRUNED):
         return True
-    error = str(trial.user_attrs.get("error") or "")
+    error = str(trial.user_attrs.get(TrialAttr.ERROR) or "")
     return (
         trial.state == TrialState.FAIL and error != INTERRUPTED and not error.startswith(DISK_FULL)
     )

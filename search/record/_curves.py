@@ -10,6 +10,7 @@ from typing import NamedTuple
 import optuna
 
 from search.record._records import metrics_of
+from search.record._schema import TrialAttr
 
 __all__ = ["EpochPoint", "epoch_values", "final_violation", "rung_history"]
 
@@ -45,7 +46,7 @@ def epoch_values(
     where it has one: accuracy, loss; else the trial's recorded metric: the cost indicators,
     the same at every epoch), the violation the epoch reported (else the trial's final one)
     and whether it was no better than chance. Empty when the trial recorded no curve."""
-    curve = trial.user_attrs.get("curve") or []
+    curve = trial.user_attrs.get(TrialAttr.CURVE) or []
     if not curve:
         return {}
     metrics = metrics_of(trial)
@@ -62,4 +63,4 @@ def epoch_values(
 
 def final_violation(trial: optuna.trial.FrozenTrial) -> float:
     """The total violation of a trial's recorded constraints (0: met or none recorded)."""
-    return sum(max(0.0, v) for v in (trial.user_attrs.get("constraints") or []))
+    return sum(max(0.0, v) for v in (trial.user_attrs.get(TrialAttr.CONSTRAINTS) or []))

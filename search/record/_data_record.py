@@ -24,7 +24,7 @@ import optuna
 from search.errors import ConfigError
 from search.record._schema import StudyAttr
 
-__all__ = [ "DataCheck", "differences", "record_data", "refusal"]
+__all__ = ["DataCheck", "differences", "record_data", "refusal"]
 
 
 

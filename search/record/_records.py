@@ -35,7 +35,7 @@ from typing import Any
 
 import optuna
 
-from search.record._schema import Metric, TrialAttr
+from search.record._schema import Metric, OptunaAttr, TrialAttr
 
 __all__ = [
     "StudyRecords",
@@ -221,7 +221,7 @@ def read_trial(
     complete = trial.state == optuna.trial.TrialState.COMPLETE
     violations = _violations(trial, metrics, constraints)
     feasible = complete and _feasible(trial, metrics, violations)
-    error = trial.user_attrs.get("error") or trial.system_attrs.get("fail_reason")
+    error = trial.user_attrs.get(TrialAttr.ERROR) or trial.system_attrs.get(OptunaAttr.FAIL_REASON)
     curve = tuple(p for p in trial.user_attrs.get(TrialAttr.CURVE) or [] if isinstance(p, dict))
     return TrialRecord(
         number=trial.number,
@@ -236,7 +236,7 @@ def read_trial(
         epochs=_epochs(curve, metrics),
         curve=curve,
         error=None if error is None else str(error),
-        artifact=trial.user_attrs.get("artifact") or found.get("artifact"),
+        artifact=trial.user_attrs.get(TrialAttr.ARTIFACT) or found.get(Metric.ARTIFACT),
         datetime_complete=trial.datetime_complete,
     )
 

@@ -124,6 +124,10 @@ class RayKey:
     #: Key of a trial's Ray config naming the checkpoint folder it resumes from (a relaunched
     #: search's interrupted trial; a trial Ray Tune restores itself has ``tune.get_checkpoint``).
     RESUME: Final = "resume"
+    #: Key of a trial's Ray config: its Optuna trial number.
+    NUMBER: Final = "number"
+    #: Key of a trial's Ray config: its :class:`search.config.TrialConfig`.
+    TRIAL_CONFIG: Final = "trial_config"
     #: The file of a checkpoint holding the learning-curve point of its epoch (as JSON).
     POINT_FILE: Final = "npas_point.json"
 

@@ -24,7 +24,7 @@ from search.config._keys import RENAMED_KEYS
 from search.errors import ConfigError
 from search.record._counting import INTERRUPTED
 from search.record._data_record import DataCheck, record_data
-from search.record._schema import StudyAttr, TrialAttr
+from search.record._schema import OptunaAttr, StudyAttr, TrialAttr
 
 __all__ = [
     "enqueue_start",
@@ -99,11 +99,11 @@ def open_study(
     stored = study.user_attrs
     if "objectives" not in stored:  # a new study
         set_metric_names(study, [n for n, _ in objectives])
-        study.set_user_attr("config", plain)
-        study.set_user_attr("objectives", [[n, d] for n, d in objectives])
-        study.set_user_attr("constraints", list(constraints))
-        study.set_user_attr("optimiser", optimiser)
-        study.set_user_attr("npas_version", _npas_version())
+        study.set_user_attr(StudyAttr.CONFIG, plain)
+        study.set_user_attr(StudyAttr.OBJECTIVES, [[n, d] for n, d in objectives])
+        study.set_user_attr(StudyAttr.CONSTRAINTS, list(constraints))
+        study.set_user_attr(StudyAttr.OPTIMISER, optimiser)
+        study.set_user_attr(StudyAttr.VERSION, _npas_version())
         if data is not None:
             record_data(study, data)
         return study
@@ -119,7 +119,7 @@ def enqueue_start(study: optuna.Study, points: Sequence[Mapping[str, Any]]) -> i
     A relaunch queues only the points added since, and again those whose trial failed (an
     interrupted one among them); each queued trial carries its index (``TrialAttr.START``)."""
     taken = [
-        t.system_attrs.get("fixed_params")
+        t.system_attrs.get(OptunaAttr.FIXED_PARAMS)
         for t in study.get_trials(deepcopy=False)
         if t.state != TrialState.FAIL
     ]
@@ -201,7 +201,7 @@ def fail_interrupted(
             continue
         # Optuna has no public by-number setter of user attrs; the storage's API is public.
         storage_of(study).set_trial_user_attr(
-            trial_id_of(study, trial.number), "error", INTERRUPTED
+            trial_id_of(study, trial.number), TrialAttr.ERROR, INTERRUPTED
         )
         study.tell(trial.number, state=TrialState.FAIL)
         numbers.append(trial.number)
@@ -217,5 +217,5 @@ def record_cost(study: optuna.Study, cost: Any) -> None:
     spent = (cost.elapsed_s, cost.energy_j, cost.co2_g)
     for key, value in zip(StudyAttr.COST, spent, strict=True):
         study.set_user_attr(key, float(stored.get(key, 0.0)) + float(value))
-    sources = sorted(set(stored.get("search_energy_source", [])) | cost.sources)
-    study.set_user_attr("search_energy_source", sources or ["estimate"])
+    sources = sorted(set(stored.get(StudyAttr.ENERGY_SOURCE, [])) | cost.sources)
+    study.set_user_attr(StudyAttr.ENERGY_SOURCE, sources or ["estimate"])

@@ -45,7 +45,7 @@ from search.pareto._study_front import (
     why_empty,
 )
 from search.record._records import StudyRecords, TrialRecord, constraints_of, read_study
-from search.record._schema import Column, TrialAttr
+from search.record._schema import Column, StudyAttr, TrialAttr
 from search.report import _interactive, _plots
 from search.report._importance import param_importances, shared_space
 from search.report._render import Plot, Section, render_html, render_markdown
@@ -85,9 +85,13 @@ def _summary(
     chosen: Selection | None,
     note: str | None,
 ) -> Section:
-    states = frame["state"].value_counts().to_dict() if len(frame) else {}
+    states = frame[Column.STATE].value_counts().to_dict() if len(frame) else {}
     complete = int(states.get("COMPLETE", 0))
-    feasible = int((frame["feasible"] & (frame["state"] == "COMPLETE")).sum()) if len(frame) else 0
+    feasible = (
+        int((frame[Column.FEASIBLE] & (frame[Column.STATE] == "COMPLETE")).sum())
+        if len(frame)
+        else 0
+    )
     lines = [
         f"Study **{study.study_name}**: {len(frame)} trial(s) — "
         + (", ".join(f"{k.lower()} {v}" for k, v in sorted(states.items())) or "none")
@@ -123,7 +127,7 @@ def _marks(study: optuna.Study, frame: pd.DataFrame, knee: int | None) -> Marks:
     if Column.PARAMS_PREFIX + "family" in frame:
         family = frame[Column.PARAMS_PREFIX + "family"].fillna("?").astype(str)
     else:
-        fixed = (study.user_attrs.get("config") or {}).get("fixed") or {}
+        fixed = (study.user_attrs.get(StudyAttr.CONFIG) or {}).get("fixed") or {}
         family = pd.Series(str(fixed.get("family", "?")), index=frame.index)
     constraints = []
     for text in constraints_of(study):
@@ -164,7 +168,7 @@ def _indicator_sections(
         unit = INDICATORS.get(name).unit if name in INDICATORS else ""
         direction = direction_of(name)
         front = fronts.get(name, [])
-        on_front = (frame["state"] == "COMPLETE") & frame["number"].isin(front)
+        on_front = (frame[Column.STATE] == "COMPLETE") & frame[Column.NUMBER].isin(front)
         panel = scatter(frame, name, _PERFORMANCE, marks, on_front=on_front)
         stair = staircase(panel, on_front, frame)
         fig = _plots.accuracy_vs(panel, stair, unit=unit, direction=direction)
@@ -231,7 +235,7 @@ def _front(frame: pd.DataFrame, objectives: list[tuple[str, str]]) -> Front:
 def _feasible_trials(
     study: optuna.Study, frame: pd.DataFrame, names: list[str]
 ) -> list[optuna.trial.FrozenTrial]:
-    numbers = set(frame.loc[usable(frame, names), "number"])
+    numbers = set(frame.loc[usable(frame, names), Column.NUMBER])
     return [t for t in study.get_trials(deepcopy=False) if t.number in numbers]
 
 
@@ -278,7 +282,7 @@ def _generalisation_section(frame: pd.DataFrame, front: Front, marks: Marks) -> 
     if rows.empty:
         return Section(title, [f"No front trial has both {_PERFORMANCE} and {test}."])
     gap = rows[_PERFORMANCE].astype(float) - rows[test].astype(float)
-    worst = rows.loc[gap.idxmax(), "number"]
+    worst = rows.loc[gap.idxmax(), Column.NUMBER]
     text = [
         f"The search saw only the validation split; the test split was held out. Over the "
         f"{len(rows)} front trial(s), validation − test accuracy: mean "
@@ -294,7 +298,7 @@ def _hypervolume_section(
 ) -> Section:
     title = "Hypervolume history"
     names = [n for n, _ in objectives]
-    if not (frame["state"] == "COMPLETE").any() or any(n not in frame.columns for n in names):
+    if not (frame[Column.STATE] == "COMPLETE").any() or any(n not in frame.columns for n in names):
         return Section(title, [f"No hypervolume: {why_empty(frame, names)}."])
     history, final = hypervolume_by_trial(frame, objectives)
     text = [
@@ -340,7 +344,7 @@ def _front_section(
         return Section(title, [f"The front is empty: {front.message}."])
     names = [n for n, _ in front.objectives]
     table = front_rows(frame, front, indicators)
-    table.insert(1, "selected", table["number"] == (chosen.number if chosen else -1))
+    table.insert(1, "selected", table[Column.NUMBER] == (chosen.number if chosen else -1))
     text = [
         f"{len(table)} trial(s) on the feasible front of {', '.join(names)}; every indicator "
         "and the conditions it was measured under (cond_* columns)."
@@ -366,7 +370,7 @@ def _curves_section(
         "scheduler (grey, never on a front: their accuracy is not a full schedule's)."
     ]
     fig = _plots.learning_curves(curves, metric=_PERFORMANCE)
-    family = dict(zip(frame["number"], marks.family, strict=True))
+    family = dict(zip(frame[Column.NUMBER], marks.family, strict=True))
     interactive = _interactive.learning_curves(curves, metric=_PERFORMANCE, family=family)
     png = _save(fig, out, "learning_curves.png", paths)
     return Section(title, text, plots=[Plot(title, png=png, interactive=interactive)])
@@ -413,10 +417,10 @@ def _decisions_section(study: optuna.Study, front: Front, frame: pd.DataFrame) -
     decided = [t for t in study.get_trials(deepcopy=False) if _decisions_of(t)]
     if not decided:
         return None
-    epochs = dict(zip(frame["number"], frame["epochs"], strict=True))
+    epochs = dict(zip(frame[Column.NUMBER], frame[Column.EPOCHS], strict=True))
     title = "Scheduler decisions"
     rows = [
-        {"trial": t.number, "rung": d.get("rung"), "outcome": d.get("outcome")}
+        {"trial": t.number, "rung": d.get("rung"), Column.OUTCOME: d.get(Column.OUTCOME)}
         for t in decided
         for d in _decisions_of(t)
     ]
@@ -451,12 +455,13 @@ def _decisions_section(study: optuna.Study, front: Front, frame: pd.DataFrame) -
         )
     table = pd.DataFrame(
         {
-            "number": [t.number for t in shown],
-            "state": [t.state.name for t in shown],
-            "epochs": [epochs.get(t.number) for t in shown],
+            Column.NUMBER: [t.number for t in shown],
+            Column.STATE: [t.state.name for t in shown],
+            Column.EPOCHS: [epochs.get(t.number) for t in shown],
             "decisions": [_trail(_decisions_of(t)) for t in shown],
             "stopped": [
-                t.user_attrs.get(TrialAttr.STOPPED) or t.user_attrs.get("error") for t in shown
+                t.user_attrs.get(TrialAttr.STOPPED) or t.user_attrs.get(TrialAttr.ERROR)
+                for t in shown
             ],
         }
     )
@@ -479,8 +484,8 @@ def _violation_rows(trial: TrialRecord) -> list[dict[str, Any]]:
     if not rows:
         rows.append({"constraint": trial.why_infeasible, "value": None, "limit": None,
                      "violation": None})  # fmt: skip
-    return [{"number": trial.number, "state": trial.state, "trained": not trial.refused, **r}
-            for r in rows]  # fmt: skip
+    row = {Column.NUMBER: trial.number, Column.STATE: trial.state, "trained": not trial.refused}
+    return [{**row, **r} for r in rows]
 
 
 def _infeasible_section(records: StudyRecords) -> Section | None:
@@ -507,8 +512,8 @@ def _infeasible_section(records: StudyRecords) -> Section | None:
                        pd.DataFrame(rows)))  # fmt: skip
     if failed:
         text.append(f"{len(failed)} failed trial(s), with their errors.")
-        table = pd.DataFrame([{"number": t.number, "state": t.state, "error": t.error}
-                              for t in failed])  # fmt: skip
+        table = pd.DataFrame([{Column.NUMBER: t.number, Column.STATE: t.state,
+                               Column.ERROR: t.error} for t in failed])  # fmt: skip
         tables.append(("Failed trials", table))
     return Section("Infeasible and failed trials", text, tables=tables)
 
@@ -589,6 +594,6 @@ def write_report(
 
 
 def _constant(frame: pd.DataFrame, name: str) -> bool:
-    column = pd.to_numeric(frame.loc[frame["state"] == "COMPLETE", name], errors="coerce")
+    column = pd.to_numeric(frame.loc[frame[Column.STATE] == "COMPLETE", name], errors="coerce")
     finite = column[np.isfinite(column)]
     return finite.nunique() < 2 and len(finite) > 1

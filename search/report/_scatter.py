@@ -16,6 +16,7 @@ from plotly.colors import qualitative
 
 from search.config import Constraint
 from search.pareto._frame import format_value, usable, values
+from search.record._schema import Column, Metric
 from search.report._style import FRONT, INFEASIBLE, KNEE, feasible_floor, log_scale
 
 __all__ = ["PALETTE", "Group", "Limit", "Marks", "Scatter", "scatter", "staircase"]
@@ -112,13 +113,15 @@ class Scatter:
 def _hover(frame: pd.DataFrame, family: pd.Series, x: str, y: str) -> tuple[str, ...]:
     text = []
     for index, row in frame.iterrows():
-        state = "" if row["feasible"] else "infeasible"
-        if row["state"] == "PRUNED":
+        state = "" if row[Column.FEASIBLE] else "infeasible"
+        if row[Column.STATE] == "PRUNED":
             state = "stopped early"
-        reason = row.get("why_infeasible")
+        reason = row.get(Column.WHY_INFEASIBLE)
         if isinstance(reason, str):
             state = f"infeasible: {reason}"
-        head = f"trial {int(row['number'])} · {family[index]}" + (f" · {state}" if state else "")
+        head = f"trial {int(row[Column.NUMBER])} · {family[index]}" + (
+            f" · {state}" if state else ""
+        )
         text.append(f"{head}<br>{x} = {format_value(row[x])}<br>{y} = {format_value(row[y])}")
     return tuple(text)
 
@@ -131,11 +134,11 @@ def scatter(
     (when ``on_front`` is given), the selected trial starred, the constraint limits."""
     pts = values(frame, [x, y])
     finite = np.isfinite(pts).all(axis=1)
-    done = (frame["state"] == "COMPLETE").to_numpy()
-    feasible = done & frame["feasible"].to_numpy(dtype=bool)
+    done = (frame[Column.STATE] == "COMPLETE").to_numpy()
+    feasible = done & frame[Column.FEASIBLE].to_numpy(dtype=bool)
     refused = (
-        frame["infeasible_reason"].notna().to_numpy()
-        if "infeasible_reason" in frame
+        frame[Metric.REFUSED].notna().to_numpy()
+        if Metric.REFUSED in frame
         else np.zeros(len(frame), dtype=bool)
     )
     family = marks.family[frame.index].to_numpy()
@@ -143,11 +146,16 @@ def scatter(
     kinds += [
         (INFEASIBLE_LABEL, done & ~feasible & ~refused, "cross", INFEASIBLE),
         (REFUSED_LABEL, refused, "cross", "#c8c8c8"),
-        (STOPPED_LABEL, (frame["state"] == "PRUNED").to_numpy() & ~refused, "tri", INFEASIBLE),
+        (
+            STOPPED_LABEL,
+            (frame[Column.STATE] == "PRUNED").to_numpy() & ~refused,
+            "tri",
+            INFEASIBLE,
+        ),
     ]
     if on_front is not None:
         kinds.append((FRONT_LABEL, on_front.to_numpy(dtype=bool), "ring", FRONT))
-    knee = feasible & frame["number"].eq(marks.knee).to_numpy()
+    knee = feasible & frame[Column.NUMBER].eq(marks.knee).to_numpy()
     kinds.append((f"selected (trial {marks.knee})", knee, "star", KNEE))
     groups = tuple(
         Group(label, rows & finite, marker, colour)
@@ -180,8 +188,8 @@ def scatter(
 def staircase(panel: Scatter, front: Sequence[int] | pd.Series, frame: pd.DataFrame) -> np.ndarray:
     """The front's points of a 2-D panel sorted along x: the attainment staircase (dominated
     trials lie below it and on its costly side)."""
-    mask = front if isinstance(front, pd.Series) else frame["number"].isin(front)
-    rows = (frame["state"] == "COMPLETE").to_numpy() & mask.to_numpy(dtype=bool)
+    mask = front if isinstance(front, pd.Series) else frame[Column.NUMBER].isin(front)
+    rows = (frame[Column.STATE] == "COMPLETE").to_numpy() & mask.to_numpy(dtype=bool)
     fp = panel.points[rows]
     fp = fp[np.isfinite(fp).all(axis=1)]
     return fp[np.argsort(fp[:, 0], kind="stable")]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -31,18 +30,19 @@ from search._urls import masked_url
 from search.config import TrialConfig
 from search.config._floor import budget_warning
 from search.config._user_checks import check_user_code
-from search.errors import RunFolderFull, StorageLost, StorageWriteError
+from search.errors import StorageLost, StorageWriteError
 from search.record._checkpoint_files import checkpoint_problem, resumable
 from search.record._counting import trials_counted
 from search.record._data_record import DataCheck
 from search.record._identity import StorageIdentity, lost_report
 from search.record._lease import Lease
 from search.record._storage import open_storage
-from search.record._study import enqueue_start, fail_interrupted, open_study, record_cost
+from search.record._study import enqueue_start, open_study, record_cost
 from search.record._writer import StudyWriter
 from search.run._bound import bound_optimiser, constraint_keys
 from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths
+from search.run._ending import Ending, conclude
 from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
 from search.run._limits import TrialLimits
 from search.run._ray_session import (
@@ -55,6 +55,7 @@ from search.run._ray_session import (
     starting,
     stop_ray,
 )
+from search.run._recorder import StudyRecorder
 from search.run._run_folder import no_room, run_folder
 from search.run._searcher import NpasSearcher
 from search.run._stages import Stage
@@ -211,12 +212,13 @@ def _launch_leased(
         writer = StudyWriter(rdb, config.name, fences=fences)
         cost = SearchCost(config.limits)
         deaths = WorkerDeaths(ray_logs())
+        recorder = StudyRecorder(writer)
         searcher = NpasSearcher(
             optimiser,
             objectives=config.objectives,
             constraints=keys,
             trial_config=_TrialConfigOf(config, out / config.name / "trials"),
-            writer=writer,
+            recorder=recorder,
             cost=cost,
             logs=str(out / "ray" / config.name),
             deaths=deaths,
@@ -231,6 +233,7 @@ def _launch_leased(
             last.daemon = True
             last.start()
             try:
+                recorder.flush()  # what the searcher recorded before the stop
                 print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
                       flush=True)  # fmt: skip
             finally:
@@ -238,7 +241,8 @@ def _launch_leased(
 
         try:
             with sigterm_as_sigint(received, stuck), deaths:
-                ran = run_tuner(config, searcher, study, out, remaining, trial_fn, progress)
+                ran = run_tuner(config, searcher, recorder, study, out, remaining, trial_fn,
+                                progress)  # fmt: skip
         except Exception:
             if "signum" in received:  # what Ray raised on its way down after a stop (its GCS
                 ran = 0  # killed with the process group) is the stop's: it ends as stopped
@@ -249,6 +253,7 @@ def _launch_leased(
             else:
                 raise
         finally:
+            recorder.flush()  # what the searcher recorded as Ray Tune stopped
             with contextlib.suppress(StorageWriteError):  # kept in writer.error
                 writer.confirm()  # nothing below writes to a storage that is not the search's
             if writer.error is None:
@@ -259,31 +264,9 @@ def _launch_leased(
                               trials_folder=out / config.name / "trials") from None  # fmt: skip
         if writer.error is not None:
             raise writer.error
-        if searcher.full or received.get("full"):
-            lost = "Ray Tune could not write its files"
-            if searcher.full:
-                lost = f"trial(s) {sorted(searcher.full)} could not save their results (uncounted)"
-            raise RunFolderFull(
-                f"the run folder {out} is full (no space left on device): {lost}; the search "
-                f"stopped starting trials; the {trials_counted(study)} trial(s) recorded are "
-                "kept in the storage: free space and relaunch the same command to go on"
-            )
-        # Trials an earlier launch adjourned that this one's time or budget did not reach
-        # stay adjourned: nobody cut them short.
-        adjourned = sorted({*searcher.adjourned, *(set(resumes) - set(searcher.resumed))})
-        if adjourned and progress:
-            print(f"[npas] {len(adjourned)} trial(s) {adjourned} adjourned: unfinished, kept "
-                  "with their checkpoints; relaunch the same command (with more time) to go on "
-                  "with them", file=sys.stderr)  # fmt: skip
-        if searcher.limits.ended and "signum" not in received:  # the time limit ended it
-            _time_up(study, progress)
-        else:
-            cut = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-                   if t.number not in adjourned]  # fmt: skip
-            if cut or (searcher.stopped is None and ran < remaining):  # a stop signal ended it
-                raise interrupted(study, config, received.get("signum", signal.SIGINT))
-        if searcher.stopped is not None and progress:
-            print(f"[npas] no further trial started: {searcher.stopped}", file=sys.stderr)
+        ending = Ending.of(searcher, ran=ran, remaining=remaining, resumes=resumes,
+                           disk_full=bool(received.get("full")), signum=received.get("signum"))
+        conclude(ending, study, config, out, progress)
     finally:
         if started:
             stop_ray()
@@ -302,16 +285,6 @@ def _resumable_or_said(trial: optuna.trial.FrozenTrial) -> bool:
               "it is recorded as interrupted (not counted) and another trial runs in its "
               "place, as for a trial without one", file=sys.stderr, flush=True)  # fmt: skip
     return resumable(trial)
-
-
-def _time_up(study: optuna.Study, progress: bool) -> None:
-    """The trials the spent time ended before their first epoch (no checkpoint to go on from)
-    are recorded as interrupted, so that a relaunch runs them again: nobody stopped the search."""
-    cut = fail_interrupted(study, resumable)
-    if cut and progress:
-        print(f"[npas] time is up: {len(cut)} trial(s) {cut} had reported no epoch; they are "
-              "recorded as interrupted and run again when you relaunch the same command",
-              file=sys.stderr)  # fmt: skip
 
 
 class _TrialConfigOf:

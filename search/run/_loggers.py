@@ -101,8 +101,8 @@ def hyper_parameters(ray_config: Mapping[str, Any]) -> dict[str, Any]:
     ``family``, ``budget``, ``<family>.<hyper>`` (``<family>.<hyper>.<i>`` per list element),
     ``ssn.<option>``, ``train.<option>``, and the study's trial ``number``. Unset (None) values
     are left out; what is not a string, number or bool is given as text."""
-    cfg = ray_config["trial_config"]
-    named: dict[str, Any] = {"number": ray_config.get("number"), "family": cfg.family,
+    cfg = ray_config[RayKey.TRIAL_CONFIG]
+    named: dict[str, Any] = {"number": ray_config.get(RayKey.NUMBER), "family": cfg.family,
                              "budget": cfg.budget}  # fmt: skip
     for key, value in cfg.hyper.items():
         items = enumerate(value) if isinstance(value, list | tuple) else [(None, value)]

@@ -118,13 +118,13 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
     """
     if outcome.metrics is not None:
         record_metrics(trial, outcome.metrics)
-        trial.set_user_attr("artifact", outcome.metrics.get("artifact"))
+        trial.set_user_attr(TrialAttr.ARTIFACT, outcome.metrics.get("artifact"))
     if outcome.state == TrialState.FAIL:
-        trial.set_user_attr("error", outcome.error)
+        trial.set_user_attr(TrialAttr.ERROR, outcome.error)
         trial.set_user_attr(Metric.FEASIBLE, False)
         return
     if outcome.state == TrialState.PRUNED:
-        trial.set_user_attr("pruned_at_epoch", outcome.pruned_at)
+        trial.set_user_attr(TrialAttr.PRUNED_AT, outcome.pruned_at)
         if outcome.metrics is not None and Metric.REFUSED in outcome.metrics:
             trial.set_user_attr(Metric.FEASIBLE, False)
             trial.set_user_attr(TrialAttr.CONSTRAINTS, list(outcome.violations.values()))

@@ -2,16 +2,17 @@
 samplers and pymoo algorithms alike) asked and told through its own interface, every trial
 recorded in the search's Optuna study.
 
-It works on the in-memory copy of the study (``search.record._writer``) that the optimiser is
-bound to, and hands each trial to the :class:`~search.record._writer.StudyWriter` when it starts
-and when it ends. ``suggest`` returns None while the optimiser has nothing to propose (a
-pymoo algorithm until its first generation is told; Ray Tune asks again later). Nothing is
-saved with Ray: the study is the state, and a relaunch resumes from it.
+It suggests and observes only: it works on the in-memory copy of the study
+(``search.record._writer``) that the optimiser is bound to, and hands what it records there to
+a :class:`Recorder` (the :class:`~search.run._recorder.StudyRecorder` callback of a launch,
+which writes the storage; none in a replay, ``search.lab``). ``suggest`` returns None while
+the optimiser has nothing to propose (a pymoo algorithm until its first generation is told;
+Ray Tune asks again later). Nothing is saved with Ray: the study is the state, and a relaunch
+resumes from it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -23,18 +24,16 @@ from ray.tune.search import Searcher
 
 from search._compat import trial_id_of
 from search.config import Objective, TrialConfig
-from search.errors import StorageWriteError
 from search.optimisers import Optimiser
 from search.record._counting import DISK_FULL, disk_full
 from search.record._schema import RayKey, TrialAttr
-from search.record._writer import StudyWriter
 from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._outcome import outcome_of, record
 
-__all__ = [ "Gate", "NpasSearcher", "TrialConfigFn"]
+__all__ = ["Gate", "NpasSearcher", "Recorder", "TrialConfigFn"]
 
 #: ``(point, trial number) -> trial config`` (adds the artifact folder of that trial).
 TrialConfigFn = Callable[[dict[str, Any], int], TrialConfig]
@@ -51,6 +50,19 @@ class Gate(Protocol):
     def close(self, why: str | None = None) -> None: ...
 
 
+class Recorder(Protocol):
+    """Where the searcher's records go (:class:`search.run._recorder.StudyRecorder`)."""
+
+    @property
+    def failed(self) -> bool: ...
+
+    def admit(self, trial: optuna.trial.FrozenTrial) -> bool: ...
+
+    def adopt(self, number: int) -> bool: ...
+
+    def queue(self, write: Callable[[Any], None]) -> None: ...
+
+
 def _frozen(trial: optuna.trial.Trial) -> optuna.trial.FrozenTrial:
     """The trial as its (in-memory) study holds it now: trials are held in number order."""
     return trial.study.get_trials(deepcopy=False)[trial.number]
@@ -64,7 +76,8 @@ class NpasSearcher(Searcher):
         objectives: The search's objectives.
         constraints: Constraint keys recorded on each trial (expressions, then ``feasible``).
         trial_config: Builds the trial config of a point.
-        writer: Records each trial in the search's storage.
+        recorder: Writes what the searcher records to the search's storage (None: nothing
+            is written, as in a replay).
         cost: The launch's cost; no trial starts once its budget is exhausted.
         logs: Where Ray keeps the trials' logs (named in the error of a trial that died).
         deaths: Says why Ray killed the worker of the trial Ray Tune fails now (a memory-monitor
@@ -87,7 +100,7 @@ class NpasSearcher(Searcher):
         objectives: Sequence[Objective],
         constraints: Sequence[str],
         trial_config: TrialConfigFn,
-        writer: StudyWriter,
+        recorder: Recorder | None = None,
         cost: SearchCost | None = None,
         logs: str = "the Ray folder of the run",
         deaths: WorkerDeaths | None = None,
@@ -100,7 +113,7 @@ class NpasSearcher(Searcher):
         self.objectives = list(objectives)
         self.constraints = list(constraints)
         self._make = trial_config
-        self.writer = writer
+        self.recorder = recorder
         self._live: dict[str, optuna.trial.Trial] = {}
         self._curves: dict[str, list[dict[str, Any]]] = {}
         self.cost = cost
@@ -124,9 +137,9 @@ class NpasSearcher(Searcher):
         """The Ray config of a new trial, recorded with its trial config right away.
 
         A trial that cannot be recorded is not run: the search stops (``FINISHED``) and
-        ``launch`` raises the writer's error once the running trials are done.
+        ``launch`` raises the recorder's error once the running trials are done.
         """
-        if self.writer.error is not None:
+        if self.recorder is not None and self.recorder.failed:
             return self._finished()
         if self.cost is not None and self.stopped is None:
             self.stopped = self.cost.exhausted()
@@ -141,28 +154,25 @@ class NpasSearcher(Searcher):
             return None
         trial = proposal.trial
         trial_config = self._make(proposal.point, trial.number)
-        trial.set_user_attr("trial_config", trial_config.to_dict())
-        try:
-            self.writer.started(_frozen(trial))
-        except StorageWriteError:
+        trial.set_user_attr(TrialAttr.CONFIG, trial_config.to_dict())
+        if self.recorder is not None and not self.recorder.admit(_frozen(trial)):
             return self._finished()
         self._live[trial_id] = trial
-        return {"number": trial.number, "trial_config": trial_config}
+        return {RayKey.NUMBER: trial.number, RayKey.TRIAL_CONFIG: trial_config}
 
     def _resume(self, trial_id: str, number: int) -> dict | str:
         """The Ray config that resumes trial ``number`` from its latest checkpoint."""
         study = self.optimiser.study
         frozen = study.trials[number]
         folder = latest_checkpoint(frozen)
-        try:
-            self.writer.adopt(number)
-        except StorageWriteError:
+        if self.recorder is not None and not self.recorder.adopt(number):
             return self._finished()
         self._live[trial_id] = optuna.trial.Trial(study, trial_id_of(study, number))
-        self._curves[trial_id] = list(frozen.user_attrs.get("curve", []))
+        self._curves[trial_id] = list(frozen.user_attrs.get(TrialAttr.CURVE, []))
         self.resumed.append(number)
-        trial_config = TrialConfig.from_dict(frozen.user_attrs["trial_config"])
-        return {"number": number, "trial_config": trial_config, RayKey.RESUME: str(folder)}
+        trial_config = TrialConfig.from_dict(frozen.user_attrs[TrialAttr.CONFIG])
+        resume = str(folder)
+        return {RayKey.NUMBER: number, RayKey.TRIAL_CONFIG: trial_config, RayKey.RESUME: resume}
 
     def on_folder(self, trial_id: str, folder: str) -> None:
         """Ray Tune's folder of a trial that started: recorded once (its checkpoints)."""
@@ -170,8 +180,7 @@ class NpasSearcher(Searcher):
         if trial is None or trial.user_attrs.get(TrialAttr.RAY_TRIAL) == folder:
             return
         trial.set_user_attr(TrialAttr.RAY_TRIAL, folder)
-        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
-            self.writer.user_attr(trial.number, TrialAttr.RAY_TRIAL, folder)
+        self._queue(lambda writer: writer.user_attr(trial.number, TrialAttr.RAY_TRIAL, folder))
 
     def _finished(self) -> str:
         if self.gate is not None:  # told when the search's time ended it: paused trials adjourn
@@ -191,8 +200,7 @@ class NpasSearcher(Searcher):
             return
         log = [*log, kept]
         trial.set_user_attr(TrialAttr.DECISIONS, log)
-        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
-            self.writer.user_attr(trial.number, TrialAttr.DECISIONS, log)
+        self._queue(lambda writer: writer.user_attr(trial.number, TrialAttr.DECISIONS, log))
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         """An epoch's report: one learning-curve point, written to the storage at once (the
@@ -216,8 +224,8 @@ class NpasSearcher(Searcher):
         step = int(point["epoch"])
         # To the storage only: the optimiser's in-memory study keeps no curves (see
         # search.record._writer._without_curve).
-        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
-            self.writer.intermediate(trial.number, step, value, [_curve_point(p) for p in curve])
+        points = [_curve_point(p) for p in curve]
+        self._queue(lambda writer: writer.intermediate(trial.number, step, value, points))
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -246,7 +254,7 @@ class NpasSearcher(Searcher):
             self.full.append(trial.number)
             self.stopped = self.stopped or f"{DISK_FULL} (no space left on device)"
         if curve:
-            trial.set_user_attr("curve", [_curve_point(p) for p in curve])
+            trial.set_user_attr(TrialAttr.CURVE, [_curve_point(p) for p in curve])
         why = None if self.limits is None else self.limits.why.get(trial_id)
         if outcome.state == TrialState.PRUNED and why is not None:
             trial.set_user_attr(TrialAttr.STOPPED, why)
@@ -257,8 +265,13 @@ class NpasSearcher(Searcher):
             trial.study.tell(trial.number, outcome.values, state=outcome.state)
         else:
             self.optimiser.tell(trial.number, outcome.values, outcome.state)
-        with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
-            self.writer.finished(_frozen(trial), study_attrs=trial.study.user_attrs)
+        frozen, attrs = _frozen(trial), trial.study.user_attrs
+        self._queue(lambda writer: writer.finished(frozen, study_attrs=attrs))
+
+    def _queue(self, write: Callable[[Any], None]) -> None:
+        """Hands one write of the study to the recorder (written at Ray Tune's next callback)."""
+        if self.recorder is not None:
+            self.recorder.queue(write)
 
     def _adjourn(self, trial_id: str, trial: optuna.trial.Trial) -> bool:
         """Leaves a trial that the search's time stopped unfinished RUNNING, when it has a

@@ -58,7 +58,7 @@ def trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str
     import ray
     from ray import tune
 
-    cfg = config["trial_config"]
+    cfg = config[RayKey.TRIAL_CONFIG]
     constraints = getattr(cfg, "constraints", ())
     writers: list[Callable[[str], None]] = []  # the state of the epoch about to be reported
 

@@ -22,6 +22,7 @@ from search.run._interrupts import sigint_kept
 from search.run._limits import TrialLimits
 from search.run._loggers import logger_callbacks
 from search.run._ray_session import slots as cluster_slots
+from search.run._recorder import StudyRecorder
 from search.run._searcher import NpasSearcher
 from search.run._trainable import TrialFn, checkpoints, trainable
 from search.schedulers._moasha import PromotionMOASHA
@@ -38,13 +39,15 @@ RETRIES = 2
 def run_tuner(
     config: SearchConfig,
     searcher: NpasSearcher,
+    recorder: StudyRecorder,
     study: optuna.Study,
     out: Path,
     remaining: int,
     trial_fn: TrialFn,
     progress: bool,
 ) -> int:
-    """Runs ``remaining`` trials on Ray Tune, each with its CPU/GPU share.
+    """Runs ``remaining`` trials on Ray Tune, each with its CPU/GPU share: ``searcher``
+    proposes them, ``recorder`` writes what it records to the storage.
 
     Returns:
         How many trials Ray Tune ran: fewer than ``remaining`` when it was stopped (Ctrl-C).
@@ -76,7 +79,7 @@ def run_tuner(
                                   **_promotions(scheduler, trials[number]))  # fmt: skip
         scheduler.on_decision = searcher.on_decision
     slots = min(remaining, cluster_slots(share))
-    lost = _StorageLostStopper(searcher.writer)
+    lost = _StorageLostStopper(recorder.writer)
     stoppers = [s for s in (searcher.limits, lost) if s is not None]
     if hasattr(scheduler, "may_start"):  # paused trials hold no slot: the scheduler says when
         scheduler.limit(slots=slots, total=remaining)
@@ -95,6 +98,7 @@ def run_tuner(
             name=config.name,
             verbose=0,
             callbacks=[
+                recorder,  # first: the other callbacks read a trial as it is stored
                 view,
                 CheckpointJanitor(on_folder=searcher.on_folder, keep=_kept(searcher.limits)),
                 *logger_callbacks(config, out),

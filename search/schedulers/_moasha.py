@@ -63,7 +63,7 @@ def _key(trial: Trial) -> Any:
     """A trial's key at the rungs: its study trial number (the same in every launch, so a
     trial a relaunch resumed is not entered twice), else Ray's trial id."""
     config = getattr(trial, "config", None) or {}
-    return config.get("number", trial.trial_id)
+    return config.get(RayKey.NUMBER, trial.trial_id)
 
 
 def _milestones(grace: int, rf: float, max_epochs: int) -> tuple[int, ...]:
@@ -279,7 +279,7 @@ class MOASHA(FIFOScheduler):
         config = getattr(trial, "config", None) or {}
         decision = {
             "trial_id": trial.trial_id,
-            "trial": config.get("number"),
+            "trial": config.get(RayKey.NUMBER),
             "rung": rung,
             "outcome": outcome,
             "rank": rank,

@@ -1,0 +1,50 @@
+"""The packages of ``search`` import in one direction (docs/development.md draws it): the
+record is read by everyone and reads none of them; the schedulers read the record only; Ray
+execution reads both and is read by the command line and the lab alone."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: package -> the packages of ``search`` it must never import (at any depth of a module).
+FORBIDDEN = {
+    "record": ("run", "schedulers", "lab", "pareto", "report", "bundle", "cli", "_cli", "trial"),
+    "schedulers": ("run", "lab", "pareto", "report", "bundle", "cli", "_cli", "trial"),
+    "pareto": ("run", "schedulers", "lab", "report", "bundle", "cli", "_cli"),
+    "report": ("run", "lab", "bundle", "cli", "_cli"),
+    "bundle": ("run", "schedulers", "lab", "report", "cli", "_cli"),
+    "run": ("lab", "report", "bundle", "cli", "_cli"),
+    "lab": ("report", "bundle", "cli", "_cli"),
+    "optimisers": ("run", "record", "schedulers", "lab", "pareto", "report", "bundle", "cli"),
+}
+
+
+def _imported(path: Path) -> set[str]:
+    """The subpackages of ``search`` a module imports (``search.run._launch`` -> ``run``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        found |= {n.split(".")[1] for n in names if n.startswith("search.") and "." in n}
+    return found
+
+
+def test_the_check_sees_an_import_at_any_depth(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from search.run._launch import launch\nimport search.lab\n")
+    assert _imported(module) == {"run", "lab"}
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_a_package_imports_in_one_direction(package: str) -> None:
+    wrong = {
+        f"{path.relative_to(ROOT)} imports search.{name}"
+        for path in (ROOT / "search" / package).rglob("*.py")
+        for name in _imported(path) & set(FORBIDDEN[package])
+    }
+    assert sorted(wrong) == []
