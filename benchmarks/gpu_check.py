@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     """``search ...`` in a child, as a user types it; its output echoed."""
-    done = subprocess.run([sys.executable, "-m", "search._cli", *args], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "search", *args], cwd=ROOT,
                           capture_output=True, text=True)  # fmt: skip
     print("$ search", " ".join(args), "→", done.returncode, flush=True)
     print(done.stdout[-3000:], done.stderr[-3000:], sep="\n", flush=True)

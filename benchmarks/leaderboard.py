@@ -91,7 +91,7 @@ def _cli(log: Path, *args: str) -> int:
     with log.open("a", encoding="utf-8") as sink:
         sink.write(f"\n$ search {' '.join(args)}\n")
         sink.flush()
-        done = subprocess.run([sys.executable, "-m", "search._cli", *args], cwd=ROOT,
+        done = subprocess.run([sys.executable, "-m", "search", *args], cwd=ROOT,
                               stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
     print(f"$ search {' '.join(args)} → {done.returncode}", flush=True)
     return done.returncode

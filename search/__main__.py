@@ -2,6 +2,6 @@
 
 import sys
 
-from search._cli import main
+from search.cli import main
 
 sys.exit(main())

@@ -20,7 +20,7 @@ import pytest
 from sklearn.datasets import load_digits
 
 from objectives.datasets import DATASETS
-from search._cli import main
+from search.cli import main
 from search.config import load_config
 from search.errors import ConfigError
 from search.record._counting import INTERRUPTED

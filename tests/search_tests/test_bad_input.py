@@ -14,7 +14,7 @@ import pytest
 import torch
 import yaml
 
-from search._cli import main
+from search.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,7 +68,7 @@ AUTO = """
 import sys
 import ray._private.services
 ray._private.services._find_address_from_flag = lambda flag: set()
-from search._cli import main
+from search.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

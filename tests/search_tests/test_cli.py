@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 
 from objectives.datasets import load
 from objectives.train import evaluate
-from search._cli import _config, build_parser, main
 from search.bundle import load_bundle
+from search.cli import build_parser, main
+from search.cli._launch import _config
 from search.errors import SearchInterrupted
 from search.pareto import front_of
 from search.pareto._frame import objectives_of, trials_frame
@@ -346,7 +347,7 @@ def test_registries(capsys: pytest.CaptureFixture) -> None:
 def test_help_version_and_presets_load_no_torch_optuna_or_ray() -> None:
     probe = (
         "import sys, contextlib, io\n"
-        "from search._cli import main\n"
+        "from search.cli import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         "    codes = [main(['--help']), main(['launch', '--help']), main(['--version']),\n"
@@ -385,7 +386,7 @@ def _answer_alone(argv: list[str], stream: str, said: str, heavy: tuple[str, ...
     its stream said said>"``."""
     probe = (
         "import sys, contextlib, io\n"
-        "from search._cli import main\n"
+        "from search.cli import main\n"
         "text = io.StringIO()\n"
         f"with contextlib.redirect_{stream}(text):\n"
         f"    code = main({argv!r})\n"
@@ -733,7 +734,7 @@ def test_check_of_every_preset_starts_no_ray(tmp_path: Path) -> None:
 
     probe = (
         "import sys, contextlib, io\n"
-        "from search._cli import main\n"
+        "from search.cli import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         f"    codes = [main(['check', '--preset', n]) for n in {list_presets()!r}]\n"
@@ -778,7 +779,7 @@ def test_read_only_commands_load_no_torch(tmp_path: Path, command: list[str]) ->
         command = [str(tmp_path) if c == "{run}" else c for c in command]
     probe = (
         "import sys, contextlib, io\n"
-        "from search._cli import main\n"
+        "from search.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    code = main({command!r})\n"
         "print(code, 'torch' in sys.modules, 'ray' in sys.modules)\n"
@@ -800,7 +801,7 @@ def test_status_counts_each_trial_once(rows: list, live: bool) -> None:
     """(state, feasible, refused, interrupted, has a checkpoint) per trial: the counts add up to
     the trials; with no live launch a RUNNING trial is adjourned when it has a checkpoint, else
     interrupted, and none is running."""
-    from search._cli import _counts
+    from search.cli._status import _counts
     from search.record._counting import INTERRUPTED
     from search.record._schema import Metric
 

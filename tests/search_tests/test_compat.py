@@ -22,7 +22,7 @@ from ray.air.execution._internal.actor_manager import RayActorManager
 from ray.tune.experiment.trial import Trial
 
 from search import _compat
-from search._cli import main
+from search.cli import main
 from search.errors import NpasError, UnsupportedDependency
 from tests.search_tests.run.test_execution import make_config
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import optuna
 import pytest
 
-from search._cli import main
 from search._dashboard import start_dashboard, stop_dashboard
+from search.cli import main
 from search.errors import DashboardError
 from spaces import ConfigError
 from tests.search_tests.studies import stored_study

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from search._cli import _data_line
+from search.cli._launch import _data_line
 
 
 def _fingerprint(shape: list[int]) -> dict:

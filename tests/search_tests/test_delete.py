@@ -10,7 +10,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from search._cli import main
+from search.cli import main
 from search.record._lease import Lease
 from search.record._storage import open_storage
 from tests.search_tests.studies import ROWS, stored_study

@@ -22,8 +22,8 @@ from optuna.trial import TrialState
 
 from objectives.datasets import load
 from objectives.train import evaluate
-from search._cli import main
 from search.bundle import export_bundle, load_bundle, read_bundle, train_bundle
+from search.cli import main
 from search.config import SearchConfig, check_trial_config
 from search.errors import ExportError
 from search.pareto import front_table

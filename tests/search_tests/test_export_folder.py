@@ -2,7 +2,7 @@
 ``--replace``, through a symlink neither; ``--replace`` replaces an npas bundle whole; a bad
 ``--out`` is refused with one line before any work; a failed export leaves ``--out`` as it was.
 
-Every export runs the real ``search export`` (``search._cli.main``) on a SQLite study holding
+Every export runs the real ``search export`` (``search.cli.main``) on a SQLite study holding
 one trained and saved trial (tests.search_tests.studies.npas_study), on real files and real
 symlinks in ``tmp_path``.
 """
@@ -20,8 +20,8 @@ import pytest
 import torch
 
 import search.bundle._write as write
-from search._cli import main
 from search.bundle import load_bundle
+from search.cli import main
 from search.trial import run_trial
 from tests.search_tests.studies import npas_study
 

@@ -15,9 +15,9 @@ import tomllib
 import torch
 from torch import nn
 
-from search._cli import main
 from search._imports import EXTRAS, install_command, require
 from search.bundle._portable import write_onnx
+from search.cli import main
 from search.errors import MissingExtraError, NpasError
 from search.record._storage import open_storage
 from tests.search_tests.studies import ACC_PARAMS, stored_study
@@ -69,7 +69,7 @@ def test_the_core_imports_no_extra() -> None:
         "import sys\n"
         f"for m in {sorted(EXTRAS)!r}: sys.modules[m] = None\n"
         "import objectives, spaces, search.trial, search.run, search.pareto, search.bundle\n"
-        "from search._cli import main\n"
+        "from search.cli import main\n"
         "assert main(['presets']) == 0\n"
         "from search.errors import MissingExtraError\n"
         "try:\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from search._cli import main
+from search.cli import main
 from tests.search_tests.studies import stored_study
 
 ROWS = [

@@ -15,9 +15,9 @@ from pathlib import Path
 import optuna
 import pytest
 
-from search._cli import _user_code
 from search._supervisor import child_command
 from search._usercode import import_modules
+from search.cli._common import _user_code
 from search.trial import run_trial
 from tests.search_tests.userplugin import write_images, write_plugin
 

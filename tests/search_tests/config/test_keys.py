@@ -83,7 +83,7 @@ def test_a_search_stored_under_the_old_names_compares_equal_after_the_rename() -
 
 
 def test_the_old_time_budget_flag_still_sets_the_time_limit(tmp_path, capsys) -> None:
-    from search._cli import main
+    from search.cli import main
 
     assert main(["launch", "--time-budget", "soon", "--out", str(tmp_path)]) == 2
     assert "limits.time" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from search._cli import main
+from search.cli import main
 
 
 def test_the_what_if_table_of_the_quick_run(quick_run, tmp_path, capsys):

@@ -24,7 +24,7 @@ import sqlalchemy
 from optuna.trial import TrialState
 from ray import tune
 
-from search._cli import main
+from search.cli import main
 from search.errors import SearchLocked
 from search.record import trials_counted
 from search.record._lease import Lease, lease_holder

@@ -18,8 +18,8 @@ import pytest
 import ray
 from optuna.trial import TrialState
 
-from search._cli import main
 from search._dashboard import start_dashboard, stop_dashboard
+from search.cli import main
 from search.config import TrialConfig, load_config
 from search.errors import ConfigError
 from search.optimisers import OPTIMISERS

@@ -19,7 +19,7 @@ import ray
 import ray.cloudpickle
 from optuna.trial import TrialState
 
-from search._cli import main
+from search.cli import main
 from search.record._counting import trials_counted
 from search.run._launch import launch
 from tests.search_tests.run import test_execution, test_writer

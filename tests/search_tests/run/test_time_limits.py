@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from optuna.trial import TrialState
 
-from search._cli import main
+from search.cli import main
 from search.config._search import LimitsConfig
 from search.record import trials_counted
 from search.record._schema import RayKey, TrialAttr

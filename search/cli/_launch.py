@@ -1,0 +1,228 @@
+"""``search launch`` and ``search check``: the config with the command line's overrides, the
+checks a launch makes before it starts, and what it prints at the end."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from search._urls import masked_url
+from search.cli._common import _DEFAULT_OUT, _DEFAULT_PRESET, _names, _open, _quiet_optuna
+from search.cli._status import _status_lines, _status_record
+from search.errors import ConfigError
+
+if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
+    import optuna
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The search config with the command line's overrides applied and validated."""
+    from search._usercode import import_modules, normalise_imports
+    from search.config import load_config, load_preset
+    from search.config._source import check_source
+
+    check_source(args.config, args.preset)
+
+    extra = normalise_imports(args.imports, path="--import")
+    import_modules(extra, path="--import")  # before the config names what they register
+    if args.config:
+        config = load_config(args.config)
+    else:
+        config = load_preset(args.preset or _DEFAULT_PRESET)
+    try:
+        return config.with_overrides(
+            **{
+                k: getattr(args, k)
+                for k in ("trials", "name", "storage", "address", "out", "time_limit")
+            },
+            imports=[*config.imports, *extra] if extra else None,
+        )
+    except ConfigError as err:
+        raise ConfigError(f"command-line override: {err}") from None
+
+
+def _launch(args: argparse.Namespace) -> int:
+    from search._launch_start import announce, start_ray_early
+    from search.run._stages import count_from
+
+    count_from(args.started)  # elapsed times include the imports and Ray's start-up
+    announce(args)
+    early = start_ray_early(args, _DEFAULT_PRESET)
+    try:
+        return _launched(args)
+    finally:
+        if early:
+            from search.run._ray_session import stop_ray
+
+            stop_ray()
+
+
+def _launched(args: argparse.Namespace) -> int:
+    from search._format import duration
+    from search.config._describe import suspicions
+    from search.run import launch
+
+    config = _config(args)  # every check runs before the storage is opened
+    url = masked_url(config.storage_url)
+    for warning in suspicions(config, floor=False):  # launch() warns of the budget floor
+        print(f"search launch: warning: {warning}", file=sys.stderr)
+    done = _done_before(config)
+    if done >= config.trials:
+        print(f"{config.name!r} already has {done} trial(s) done, and --trials (or the config's "
+              f"trials) asks for {config.trials} in all: no trial to run; give --trials above "
+              f"{done} to go on", flush=True)  # fmt: skip
+    elif not args.quiet:
+        more = f" ({done} done, {config.trials - done} to run)" if done else ""
+        print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}; "
+              f"`search dashboard{_where(config)}` in another shell watches it live",
+              flush=True)  # fmt: skip
+    study = launch(config, progress=not args.quiet, data_changed=args.data_changed)
+    lines = _status_lines(_status_record(study, None))
+    print("\n".join([lines[0], *(line for line in lines[1:] if "search trials" in line)]))
+    print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
+          "Ray's start-up included)")  # fmt: skip
+    print(f"Storage: {url}")
+    _hints(config.name, Path(config.out), _where(config))
+    failure = _all_failed(study)
+    if failure is not None:
+        print(f"search launch: {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _done_before(config: Any) -> int:
+    """Trials a relaunch finds done (counted towards ``trials``); 0 for a new search. A
+    relaunch with another config, or of a search another launch runs now, is refused here,
+    before anything is said about trials to run (it once said "no trial to run" or
+    "Launching …", then gave the real error)."""
+    import optuna
+
+    from search.errors import SearchLocked
+    from search.record import trials_counted
+    from search.record._lease import lease_holder
+    from search.record._study import check_same_search
+
+    try:
+        storage = _open(config.storage_url)
+    except ConfigError:  # no storage yet: the launch creates it
+        return 0
+    if config.name not in _names(storage):
+        return 0
+    _quiet_optuna()
+    study = optuna.load_study(study_name=config.name, storage=storage)
+    check_same_search(config.name, study.user_attrs, config.to_dict(), config.objectives)
+    holder = lease_holder(storage.engine, config.name)
+    if holder is not None:
+        raise SearchLocked(f"search {config.name!r} is being launched by {holder}: one launch "
+                           "of a search at a time; wait for it to end or stop it")  # fmt: skip
+    return trials_counted(study)
+
+
+def _all_failed(study: optuna.Study) -> str | None:
+    """Why every trial of the search that ended failed (its most common error), or None when
+    one trained or none ended: such a search found nothing, and says so by its exit code."""
+    from collections import Counter
+
+    from optuna.trial import TrialState
+
+    from search.record._counting import counts
+
+    ended = [t for t in study.get_trials(deepcopy=False) if counts(t)]
+    if not ended or any(t.state != TrialState.FAIL for t in ended):
+        return None
+    errors = Counter(
+        (str(t.user_attrs.get("error") or "no error recorded").strip().splitlines() or [""])[-1]
+        for t in ended
+    )
+    error, seen = errors.most_common(1)[0]
+    return (
+        f"every trial failed ({len(ended)}); the most common error ({seen} of {len(ended)}): "
+        f"{error} (search trials --state failed lists them; search status --trial N shows "
+        "one trial's whole error)"
+    )
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``launch``'s checks alone (the config, the user's code, its dataset and indicators),
+    then the resolved search and its warnings; nothing is created, started or trained."""
+    from search.config._describe import describe, suspicions
+    from search.config._user_checks import check_user_code
+
+    config = _config(args)
+    fingerprint = check_user_code(config)
+    _stored_data(config, fingerprint, args.data_changed)
+    print("\n".join(describe(config)))
+    if fingerprint is not None:
+        print(_data_line(fingerprint))
+    for warning in suspicions(config):
+        print(f"search check: warning: {warning}", file=sys.stderr)
+    print(f"{config.name!r}: the config, its imports, dataset and indicators are valid "
+          "(nothing was created, started or trained)")  # fmt: skip
+    return 0
+
+
+def _stored_data(config: Any, fingerprint: dict[str, Any] | None, changed: bool) -> None:
+    """``launch``'s check of the data against those the stored search recorded, read-only."""
+    import optuna
+
+    from search.record._data_record import refusal
+
+    if fingerprint is None:  # a built-in dataset: its files' checksums are verified
+        return
+    try:
+        storage = _open(config.storage_url)
+    except ConfigError:  # no storage yet: nothing recorded
+        return
+    if config.name not in _names(storage):
+        return
+    _quiet_optuna()
+    attrs = optuna.load_study(study_name=config.name, storage=storage).user_attrs
+    message = refusal(config.name, attrs, fingerprint)
+    if message is not None and not changed:
+        raise ConfigError(message)
+    if message is not None:
+        print(f"search check: the data differ from those {config.name!r} recorded; `search "
+              "launch --data-changed` records the change", file=sys.stderr)  # fmt: skip
+
+
+def _data_line(fingerprint: dict[str, Any]) -> str:
+    """The user's dataset as ``search check`` read it."""
+    splits = fingerprint["splits"]
+    counts = ", ".join(f"{s} {v['samples']:,}" for s, v in splits.items())
+    shape = "×".join(str(n) for n in splits["train"]["shape"])
+    skipped = fingerprint.get("skipped")
+    note = f"; {skipped} unreadable image(s) skipped" if skipped else ""
+    sample = splits["train"]["shape"]
+    if len(sample) == 3 and sample[1] == 1:  # an (N, C, L) array read as images, unless told
+        note += ("; read as images 1 pixel tall: 1-D signals take `layout: signal` in the "
+                 "dataset declaration")  # fmt: skip
+    return (
+        f"Data {fingerprint['dataset']!r}: {counts} sample(s) of {shape} "
+        f"{splits['train']['dtype']}, {fingerprint['classes']} classes; read and checked "
+        f"(labels, shapes, values){note}; launch records its fingerprint with the search"
+    )
+
+
+def _where(config: Any) -> str:
+    """How a command names the config's storage: its run folder (nothing, for the default
+    one), or the storage the config gave (a password masked), with a leading space."""
+    if config.storage is not None:
+        return f" --storage {masked_url(config.storage_url)}"
+    return "" if Path(config.out) == Path(_DEFAULT_OUT) else f" --run {config.out}"
+
+
+def _hints(name: str, out: Path, store: str) -> None:
+    """The next commands, the search's storage named as :func:`_where` does (``store``)."""
+    commands = (
+        f"status {store}",
+        f"trials --name {name} {store}",
+        f"pareto --name {name} {store}",
+        f"report --name {name} {store} --out {out / name / 'report'}",
+        f"export --name {name} {store} --select knee --out {out / name / 'bundle'}",
+        f"dashboard {store}",
+    )
+    print("Look at the results:\n" + "\n".join(
+        "  search " + " ".join(c.split()) for c in commands))  # fmt: skip

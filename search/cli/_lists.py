@@ -1,0 +1,98 @@
+"""The commands that list what is registered: ``search families``, ``indicators``, ``presets``
+and ``selectors``."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+import sys
+import textwrap
+
+from search.cli._common import _WIDTH
+
+
+def _families(args: argparse.Namespace) -> int:
+
+    from spaces._build import FAMILIES, hyper_keys
+
+    width = max(len(n) for n in FAMILIES)
+    for name in FAMILIES:
+        hypers = ", ".join(hyper_keys(FAMILIES.get(name))) or "(none free: a fixed variant)"
+        print(textwrap.fill(hypers, width=_WIDTH, initial_indent=f"{name:<{width}}  ",
+                            subsequent_indent=" " * (width + 2)))  # fmt: skip
+    return 0
+
+
+def _indicators(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from objectives._indicators import INDICATORS
+
+    rows = []
+    for name in INDICATORS.names():
+        ind = INDICATORS.get(name)
+        rows.append(
+            {
+                "indicator": name,
+                "unit": ind.unit,
+                "direction": ind.direction,
+                "phase": ind.phase,
+                "analytic": ind.analytic,
+                "description": ind.description,
+            }
+        )
+    with pd.option_context("display.max_colwidth", 80, "display.width", 200):
+        print(pd.DataFrame(rows).to_string(index=False))
+    return 0
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of a file's leading comment (its lines joined: a description that
+    runs over two lines once stopped mid-sentence)."""
+    words = []
+    for line in text.splitlines():
+        if not line.startswith("#") or not line[1:].strip():
+            break
+        words.append(line[1:].strip())
+    joined = " ".join(words)
+    end = re.search(r"\.(\s|$)", joined)
+    return joined[: end.start() + 1] if end else joined
+
+
+def _presets(args: argparse.Namespace) -> int:
+    """The presets as their files say (what `search launch --preset` validates and runs);
+    ``--show NAME``: one preset's YAML, as shipped (a start for a config of one's own)."""
+    import yaml
+
+    from search.config._presets import list_presets, preset_text, unknown_preset
+
+    if args.show is not None:
+        text = preset_text(args.show)
+        if text is None:
+            raise unknown_preset(args.show)
+        sys.stdout.write(text)
+        return 0
+    for name in list_presets():
+        text = preset_text(name) or ""
+        data = yaml.safe_load(text) or {}
+        objectives = ", ".join(str(o[0] if isinstance(o, list) else o)
+                               for o in data.get("objectives", []))  # fmt: skip
+        print(f"{name}: {data.get('dataset')}, {data.get('trials', 16)} trials, "
+              f"{(data.get('algorithm') or {}).get('name', 'tpe')}; {objectives}")  # fmt: skip
+        about = _first_sentence(text).removeprefix(f"{name}: ")
+        if about:
+            print(textwrap.fill(about, width=_WIDTH, initial_indent="    ",
+                                subsequent_indent="    "))  # fmt: skip
+    print("One preset's YAML: search presets --show NAME; check it: search check --preset NAME")
+    return 0
+
+
+def _selectors(args: argparse.Namespace) -> int:
+    from search.pareto import SELECTORS
+
+    for name in SELECTORS.names():
+        selector = SELECTORS.get(name)
+        doc = " ".join(inspect.cleandoc(type(selector).__doc__ or "").split("\n\n")[0].split())
+        print(f"{' | '.join(selector.forms)}\n    {doc}")
+    return 0

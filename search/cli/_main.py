@@ -1,0 +1,97 @@
+"""``main``: runs the ``search`` command line and turns its errors into exit codes (see
+:mod:`search.cli`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import NoReturn
+
+from search.cli._parser import build_parser
+from search.errors import (
+    ConfigError,
+    NpasError,
+    SearchInterrupted,
+    StorageWriteError,
+    UnknownNameError,
+)
+
+__all__ = ["main"]
+
+
+def _message(err: BaseException) -> str:
+    """The error's text as one paragraph (a KeyError's str() would quote it)."""
+    text = str(err.args[0]) if err.args else str(err)
+    return " ".join(text.split())
+
+
+def _supervised_launch(started: float) -> tuple[int | None, float]:
+    """The exit code of the launch run as a supervised child; or None, with the command's
+    start (its parent's), where this process is that child (or supervision is unavailable)
+    and runs the search itself."""
+    from search._supervisor import die_with_parent, supervise, supervised
+
+    parent = supervised()
+    if parent is None:
+        return supervise(sys.argv[1:], started), started
+    die_with_parent(parent[0])
+    return None, parent[1]
+
+
+def _leave_storage_alone(code: int) -> NoReturn:
+    """Ends the program without the interpreter's cleanup, once its storage failed: that
+    cleanup closes the storage's SQLite connections, and SQLite checkpoints its WAL on close,
+    writing the files that just failed (a ``-shm`` made immutable: SIGBUS, exit 135, a fatal
+    dump after the one-line error). Ray was stopped already."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``search`` command line and returns its exit code.
+
+    Args:
+        argv: The arguments after the program name; None: ``sys.argv[1:]``, as the program,
+            whose ``launch`` runs the search in a child process group (``search._supervisor``).
+    """
+    started = time.monotonic()
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help (0) or a bad argument (2, the message is printed)
+        return int(stop.code or 0)
+    if args.command in ("launch", "check"):  # answered before torch and Ray load
+        from search.config._source import check_source
+
+        try:
+            check_source(args.config, args.preset)
+        except ConfigError as err:
+            print(f"search {args.command}: error: {_message(err)}", file=sys.stderr)
+            return 2
+    if args.command == "launch" and argv is None:
+        code, started = _supervised_launch(started)
+        if code is not None:
+            return code
+    args.started = started
+    try:
+        return int(args.run(args))
+    except (ConfigError, UnknownNameError) as err:
+        print(f"search {args.command}: error: {_message(err)}", file=sys.stderr)
+        return 2
+    except SearchInterrupted as err:
+        print(f"search {args.command}: interrupted: {_message(err)}", file=sys.stderr)
+        return 128 + err.signum  # 130 for Ctrl-C, 143 for SIGTERM
+    except NpasError as err:
+        print(f"search {args.command}: {type(err).__name__}: {_message(err)}", file=sys.stderr)
+        if argv is None and isinstance(err, StorageWriteError):
+            _leave_storage_alone(1)
+        return 1
+    except KeyboardInterrupt:
+        print(f"search {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `search ... | head`: the reader left, which is no error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

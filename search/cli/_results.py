@@ -1,0 +1,143 @@
+"""The commands that read a search's results: ``search pareto``, ``report``, ``export``,
+``train`` and ``replay``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from search.cli._common import (
+    _WIDTH,
+    _objectives,
+    _storage_url,
+    _study,
+    _user_code,
+    _wrote_as_data,
+)
+from search.record._schema import Column
+
+
+def _pareto(args: argparse.Namespace) -> int:
+    """The front table; csv and json keep every column on every row (for programs), the table
+    states the conditions equal on every row once above it."""
+    from search._format import format_value
+    from search.pareto._frame import condition_columns
+    from search.pareto._study_front import constant_conditions, front_table
+
+    study = _study(args)
+    table = front_table(study, _objectives(study, args.objectives))
+    if _wrote_as_data(table, args.format):
+        return 0
+    conditions = set(condition_columns(table))
+    names = [
+        str(c)
+        for c in table.columns[1:]
+        if c not in conditions and not str(c).startswith(Column.PARAMS_PREFIX)
+    ]
+    title = f"Front of {study.study_name!r}: {len(table)} trial(s) ({', '.join(names)})"
+    print(textwrap.fill(title, width=_WIDTH, subsequent_indent="  "))
+    if table.empty:
+        print(f"(empty: {table.attrs.get('message')})")
+        return 0
+    constant = constant_conditions(table)
+    if constant:
+        print("Measured under (the same for every trial below):")
+        width = max(len(str(k)) for k in constant)
+        for key, value in constant.items():
+            print(f"  {key:<{width}}  {format_value(value)}")
+    print(table.drop(columns=list(constant)).to_string(index=False, line_width=_WIDTH))
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """The what-if table of ``search replay`` (``search.lab``); progress on stderr."""
+    from search.lab import CurveTable
+    from search.lab._whatif import what_if
+
+    if args.optimiser is not None:
+        from search.optimisers import OPTIMISERS
+
+        OPTIMISERS.get(args.optimiser)  # an unknown name fails before any replay
+    study = _study(args)
+    table = CurveTable.from_study(study)
+    kinds = (args.kind,) if args.kind else ("stopping", "promotion")
+    total = args.seeds * (1 + (len(kinds) if args.scheduler == "moasha" else 1))
+    done = [0]
+
+    def progress(run: Any) -> None:
+        done[0] += 1
+        print(f"\r[npas] replayed {done[0]}/{total}", end="", file=sys.stderr, flush=True)
+
+    result = what_if(table, scheduler=args.scheduler, kinds=kinds, optimiser=args.optimiser,
+                     workers=args.workers, seeds=args.seeds, jobs=args.jobs,
+                     progress=progress)  # fmt: skip
+    print(file=sys.stderr)
+    print(result.json() if args.format == "json" else result.text())
+    if args.plot:
+        print(f"plot: {result.plot(args.plot)}", file=sys.stderr)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from search.pareto import parse_spec
+    from search.report._report import write_report
+
+    parse_spec(args.select)  # a bad spec fails before anything is written
+    study = _study(args)
+    paths = write_report(study, args.out, select=args.select)
+    print(f"Report of {study.study_name!r} in {Path(args.out)}:")
+    for name, path in paths.items():
+        print(f"  {name}: {path}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from search.bundle._folder import bundle_target
+    from search.bundle._write import export_bundle
+    from search.pareto import parse_spec
+
+    parse_spec(args.select)
+    bundle_target(args.out, replace=args.replace)  # before the search's modules are imported
+    study = _study(args)
+    done = export_bundle(
+        study,
+        args.out,
+        select=args.select,
+        objectives=_objectives(study, args.objectives),
+        storage_url=_storage_url(args),
+        from_checkpoint=args.from_checkpoint,
+        replace=args.replace,
+    )
+    recorded = done.recorded_test_accuracy
+    print(f"Exported trial {done.number} of {study.study_name!r} to {done.folder}")
+    print(f"  why: {done.selection.reason}")
+    print(
+        f"  test accuracy: {done.test_accuracy:.4f} (exported model), "
+        f"{'n/a' if recorded is None else f'{recorded:.4f}'} (recorded by the search)"
+    )
+    for name, path in done.paths.items():
+        print(f"  {name}: {path}")
+    warm = " --from-checkpoint" if args.from_checkpoint else ""
+    print(f"Retrain it at a full schedule: search train {done.folder}{warm}")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from search._format import format_value
+    from search.bundle import read_bundle, train_bundle
+    from search.bundle._retrain import check_device
+
+    check_device(args.device)  # a bad flag first, as before a bundle is read
+    recorded = read_bundle(args.bundle)["trial_config"].get("imports") or []
+    _user_code(args, recorded, "the bundle's")
+    done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device,
+                        seed=args.seed, from_checkpoint=args.from_checkpoint)  # fmt: skip
+    start = "from its checkpoint" if args.from_checkpoint else "from scratch"
+    print(f"Retrained {args.bundle} {start} for {done.metrics.get('epochs')} epoch(s): "
+          "search vs train")  # fmt: skip
+    print(done.table.to_string(index=False, float_format=format_value))
+    print(f"Saved: {done.path}")
+    return 0
