@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from search._urls import masked_url
 from search.errors import ConfigError
+from search.record._schema import StudyAttr
 from spaces._suggest import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
@@ -116,7 +117,7 @@ def _study(args: argparse.Namespace) -> optuna.Study:
             f"{masked_url(url)}: {names}"
         )
     study = optuna.load_study(study_name=name, storage=storage)
-    recorded = (study.user_attrs.get("config") or {}).get("imports") or []
+    recorded = (study.user_attrs.get(StudyAttr.CONFIG) or {}).get("imports") or []
     _user_code(args, recorded, "the search's")
     return study
 

@@ -89,9 +89,9 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         "infeasible_trials": _numbers(frame, found, "infeasible"),
         "running_now": holder,
         "objectives": [f"{n} ({d})" for n, d in objectives],
-        "constraints": [str(c) for c in attrs.get("constraints") or []],
+        "constraints": [str(c) for c in attrs.get(StudyAttr.CONSTRAINTS) or []],
         **{k: json_number(attrs.get(k)) for k in StudyAttr.COST},
-        "energy_source": attrs.get("search_energy_source"),
+        "energy_source": attrs.get(StudyAttr.ENERGY_SOURCE),
         "front": [],
         "best": {},
     }
@@ -130,11 +130,11 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
                      + f" (search trials --state {'|'.join(named)} says why)")  # fmt: skip
     lines.append("  objectives: " + ", ".join(record["objectives"]))
     lines.append("  constraints: " + (", ".join(record["constraints"]) or "none"))
-    if record["search_time_s"] is not None:
+    if record[StudyAttr.TIME_S] is not None:
+        energy, co2 = record[StudyAttr.ENERGY_J], record[StudyAttr.CO2_G]
         lines.append(
-            f"  cost of the search: {duration(record['search_time_s'])}, "
-            f"{format_value(record['search_energy_j'], digits=4)} J, "
-            f"{format_value(record['search_co2_g'], digits=4)} g CO2 (energy: "
+            f"  cost of the search: {duration(record[StudyAttr.TIME_S])}, "
+            f"{format_value(energy, digits=4)} J, {format_value(co2, digits=4)} g CO2 (energy: "
             f"{', '.join(record['energy_source'] or ['estimate'])})"
         )
     if "front_empty" in record:
@@ -235,7 +235,7 @@ def _trial_status(
         "search": study.study_name,
         Column.NUMBER: read.number,
         Column.STATE: read.state,
-        "outcome": next(k for k, n in counted.items() if n),
+        Column.OUTCOME: next(k for k, n in counted.items() if n),
         Column.EPOCHS: read.epochs or 0,
         "stopped": trial.user_attrs.get(TrialAttr.STOPPED) or read.error or read.why_infeasible,
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
@@ -289,10 +289,10 @@ def _trials(args: argparse.Namespace) -> int:
     print(f"Search {study.study_name!r}: {len(listed)}{which} trial(s)")
     if listed.empty:
         return 0
-    shown = listed.drop(columns=["state"]).astype(object)
+    shown = listed.drop(columns=[Column.STATE]).astype(object)
     for column in shown.columns[3:-1]:
         shown[column] = [format_value(v) for v in shown[column]]
-    shown["why"] = [_clipped(w) for w in shown["why"]]
+    shown[Column.WHY] = [_clipped(w) for w in shown[Column.WHY]]
     print(shown.fillna("").to_string(index=False))
     return 0
 

@@ -86,7 +86,10 @@ class StudyAttr:
     #: The data each launch ran on, oldest first (``search.record._data_record``).
     DATA: Final = "data_fingerprints"
     #: The totals every launch's trials spent: seconds, joules and grams of CO2.
-    COST: Final = ("search_time_s", "search_energy_j", "search_co2_g")
+    TIME_S: Final = "search_time_s"
+    ENERGY_J: Final = "search_energy_j"
+    CO2_G: Final = "search_co2_g"
+    COST: Final = (TIME_S, ENERGY_J, CO2_G)
     #: Where the energy figures come from (``estimate``, a meter's name, ...).
     ENERGY_SOURCE: Final = "search_energy_source"
 
