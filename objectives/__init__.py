@@ -7,7 +7,36 @@ reading the indicator registry (``search indicators``, ``search pareto``) import
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from spaces._lazy import lazy_getattr
+
+# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
+# keeps the two the same); at run time each name still loads when first used.
+if TYPE_CHECKING:
+    from objectives import datasets as datasets
+    from objectives import pepr as pepr
+    from objectives import train as train
+    from objectives._conditions import MeasureContext as MeasureContext
+    from objectives._conditions import MeasureOptions as MeasureOptions
+    from objectives._custom import Splits as Splits
+    from objectives._custom import register_dataset as register_dataset
+    from objectives._energy import EnergyMeter as EnergyMeter
+    from objectives._energy import co2_grams as co2_grams
+    from objectives._fused import fit_seeds as fit_seeds
+    from objectives._fused import fusable as fusable
+    from objectives._indicators import INDICATORS as INDICATORS
+    from objectives._indicators import Indicator as Indicator
+    from objectives._indicators import list_indicators as list_indicators
+    from objectives._indicators import register_indicator as register_indicator
+    from objectives._measure import measure as measure
+    from objectives.datasets import Data as Data
+    from objectives.datasets import DatasetUnavailableError as DatasetUnavailableError
+    from objectives.datasets import load as load
+    from objectives.train import FitResult as FitResult
+    from objectives.train import NonFiniteLossError as NonFiniteLossError
+    from objectives.train import evaluate as evaluate
+    from objectives.train import fit as fit
 
 _EXPORTS = {
     "MeasureContext": "objectives._conditions",

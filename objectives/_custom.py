@@ -212,6 +212,7 @@ class CustomDataset:
             y = getattr(value, "targets", None)
             if y is None:
                 try:
+                    # torch's Dataset declares no __len__ (a map-style one has it)
                     y = [value[i][1] for i in range(len(value))]  # type: ignore[arg-type]
                 except Exception as err:  # the user's Dataset raises anything
                     raise ConfigError(f"{where}: reading its labels: {type(err).__name__}: "
@@ -370,7 +371,7 @@ def _sample(part: _Part) -> torch.Tensor:
 
 def _batches(part: _Part, workers: int, indices: np.ndarray | None = None) -> Any:
     dataset = part.dataset if indices is None else Subset(part.dataset, indices)
-    order = list(range(len(dataset)))  # type: ignore[arg-type]
+    order = list(range(len(dataset)))  # type: ignore[arg-type]  # Dataset declares no __len__
     chunks = [order[i : i + 512] for i in range(0, len(order), 512)]
     return DataLoader(dataset, batch_sampler=chunks, num_workers=workers, collate_fn=_collate)
 
@@ -389,14 +390,16 @@ def _stats(part: _Part, scale: float, splits: Splits) -> tuple[torch.Tensor, tor
                 torch.tensor(splits.std, dtype=torch.float32), "given")  # fmt: skip
     n = len(part.y)
     picked = np.unique(np.linspace(0, n - 1, min(n, STATS_SAMPLES)).astype(np.int64))
-    total = total_sq = 0.0
+    total: torch.Tensor | None = None
+    total_sq: torch.Tensor | None = None
     count = 0
     for xb, _ in _batches(part, 0, picked):
         x = xb.double() / scale
         axes = (0, *range(2, x.ndim))
-        total = total + x.sum(dim=axes)
-        total_sq = total_sq + (x * x).sum(dim=axes)
+        total = x.sum(dim=axes) if total is None else total + x.sum(dim=axes)
+        total_sq = (x * x).sum(dim=axes) if total_sq is None else total_sq + (x * x).sum(dim=axes)
         count += x.numel() // x.shape[1]
+    assert total is not None and total_sq is not None  # a split has labels, so samples
     mean = total / count
     std = ((total_sq / count - mean * mean).clamp_min(0) * count / max(count - 1, 1)).sqrt()
     mean = torch.tensor(splits.mean) if splits.mean is not None else mean
@@ -733,7 +736,7 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
         if split != "train" and not folder.is_dir():
             return None
         found = (files, targets) if split == "train" else listing(folder)
-        return ImageFolder(*found, size=size, channels=channels,  # type: ignore[arg-type]
+        return ImageFolder(*found, size=size, channels=channels,
                            skipped=skipped.get(split, []))  # fmt: skip
 
     given = {"num_classes": len(classes), **_given_of(record)}

@@ -205,7 +205,9 @@ def probe_activations(ctx: MeasureContext) -> dict[str, Any]:
     def layer_hook(module: nn.Module, args: tuple, out: Any) -> None:
         total[0] += sum(t.numel() for t in _tensors(out))
 
-    def attention_hook(module: nn.Module, args: tuple, kwargs: dict, out: Any) -> None:
+    def attention_hook(
+        module: nn.MultiheadAttention, args: tuple, kwargs: dict, out: Any
+    ) -> None:
         total[0] += _attention_outputs(module, args, kwargs)
 
     handles = []

@@ -42,7 +42,7 @@ from torch import nn
 from torch.func import functional_call, stack_module_state
 
 from objectives._energy import EnergyMeter
-from objectives.datasets import Augment, Data, Split
+from objectives.datasets import Augment, Data, Split, StreamedSplit
 from objectives.train import (
     FitResult,
     NonFiniteLossError,
@@ -72,6 +72,8 @@ class _MaskDropout(nn.Module):
     """Dropout whose mask is a buffer set from outside: under vmap each seed multiplies by its
     own mask, drawn as ATen's CPU dropout draws it (bernoulli(1 - p), divided by 1 - p)."""
 
+    mask: torch.Tensor  # a buffer, set before each step
+
     def __init__(self, p: float) -> None:
         super().__init__()
         self.p = p
@@ -87,7 +89,9 @@ class _Dropouts:
     """The model's dropout layers in call order, and the per-sample shape each one sees."""
 
     def __init__(self, model: nn.Module, example: torch.Tensor) -> None:
-        layers = {m: name for name, m in model.named_modules() if isinstance(m, nn.Dropout)}
+        layers: dict[nn.Module, str] = {
+            m: name for name, m in model.named_modules() if isinstance(m, nn.Dropout)
+        }
         odd = [n for n, m in model.named_modules()
                if isinstance(m, nn.modules.dropout._DropoutNd) and m not in layers]  # fmt: skip
         if odd:
@@ -96,7 +100,7 @@ class _Dropouts:
         probe = copy.deepcopy(model)
         by_probe = dict(zip(probe.modules(), model.modules(), strict=True))
 
-        def record(module: nn.Module, args: tuple[torch.Tensor, ...]) -> None:
+        def record(module: nn.Dropout, args: tuple[torch.Tensor, ...]) -> None:
             name = layers[by_probe[module]]
             calls.append((name, float(module.p), tuple(args[0].shape[1:])))
 
@@ -143,9 +147,11 @@ class _Fused:
         self.dropouts = _Dropouts(models[0], example)
         base = copy.deepcopy(models[0]).to("meta")
         self.dropouts.replace(base)
-        for module in base.modules():
-            if isinstance(module, BatchNorm2d):  # its fast path asks for strides vmap hides
-                module.__class__ = nn.BatchNorm2d  # the same maths, ATen's kernel
+        # BatchNorm2d's fast path asks for strides vmap hides: each becomes the nn.BatchNorm2d
+        # it subclasses (the same maths, ATen's kernel)
+        fast: list[nn.Module] = [m for m in base.modules() if isinstance(m, BatchNorm2d)]
+        for module in fast:
+            module.__class__ = nn.BatchNorm2d
         self.base = base
         params, buffers = stack_module_state(list(models))
         self.params: Tensors = params
@@ -326,9 +332,9 @@ def _fit_fused(
     with EnergyMeter(dev) as meter:
         histories = loop.run(epochs, total, on_epoch)
     fusedm.write_back(models)
-    shared = {"train_time_s": meter.seconds, "energy_j": meter.joules,
-              "energy_source": meter.source, "steps": loop.steps}  # fmt: skip
-    return [FitResult(history=h, epochs=len(h), config={**config, "seed": seed}, **shared)
+    return [FitResult(history=h, epochs=len(h), config={**config, "seed": seed},
+                      train_time_s=meter.seconds, energy_j=meter.joules,
+                      energy_source=meter.source, steps=loop.steps)
             for h, seed in zip(histories, seeds, strict=True)]  # fmt: skip
 
 
@@ -449,7 +455,9 @@ def _clip_per_seed(params: list[torch.Tensor], max_norm: float) -> None:
         g.mul_(coef.view(-1, *[1] * (g.dim() - 1)))
 
 
-def _evaluate(fused: _Fused, splits: list[Split], batch_size: int = 256) -> list[dict[str, float]]:
+def _evaluate(
+    fused: _Fused, splits: Sequence[Split | StreamedSplit], batch_size: int = 256
+) -> list[dict[str, float]]:
     """``objectives.train.evaluate`` of each seed on its own split (one split: shared)."""
     shared = all(s is splits[0] for s in splits)
     k, n = fused.k, len(splits[0])

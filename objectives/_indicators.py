@@ -89,7 +89,14 @@ def _lazy(module: str, function: str) -> LazyProbe:
     return LazyProbe(f"objectives.{module}", function)
 
 
-def _add(name: str, unit: str, phase: str, description: str, probe: Probe, **kw: Any) -> None:
+def _add(
+    name: str,
+    unit: str,
+    phase: Literal["train", "infer"],
+    description: str,
+    probe: Probe,
+    **kw: Any,
+) -> None:
     direction = kw.pop("direction", "minimize")
     INDICATORS.add(name, Indicator(name, unit, direction, phase, description, probe, **kw))
 

@@ -33,7 +33,7 @@ _OF_RANK = {rank: layout for layout, rank in _SAMPLE_RANK.items()}
 def check_layout(layout: object, where: str) -> str | None:
     """``layout`` as given (None: the rank decides), or a refusal naming the known ones."""
     if layout is None or layout in LAYOUTS:
-        return layout  # type: ignore[return-value]
+        return layout
     raise ConfigError(f"{where}: got {layout!r}; allowed: {_allowed()}")
 
 

@@ -66,12 +66,12 @@ def measure(
         36.0
     """
     chosen = _resolve(indicators)
-    options = options_of(MeasureOptions, options, "measure")
+    chosen_options = options_of(MeasureOptions, options, "measure")
     _check_inputs(model, example_input)
     t0 = time.perf_counter()
-    ctx = _context(model, example_input, device, options, chosen)
+    ctx = _context(model, example_input, device, chosen_options, chosen)
     result: dict[str, Any] = {}
-    with threads_fixed(options.threads) as used:
+    with threads_fixed(chosen_options.threads) as used:
         for probe in dict.fromkeys(ind.probe for ind in chosen):
             result.update(probe(ctx))
         result.update(general_conditions(ctx, used))

@@ -560,10 +560,9 @@ def _channel_stats(x: np.ndarray, scale: float) -> tuple[torch.Tensor, torch.Ten
     levels = np.arange(256, dtype=np.float64) / scale
     means, stds = [], []
     for c in range(x.shape[1]):
-        counts = sum(
-            np.bincount(x[i : i + 4096, c].ravel(), minlength=256).astype(np.float64)
-            for i in range(0, len(x), 4096)
-        )
+        counts = np.zeros(256, dtype=np.float64)
+        for i in range(0, len(x), 4096):
+            counts += np.bincount(x[i : i + 4096, c].ravel(), minlength=256)
         mean = counts @ levels / counts.sum()
         var = counts @ (levels - mean) ** 2 / max(counts.sum() - 1, 1)
         means.append(mean)

@@ -236,9 +236,19 @@ def evaluate(
     streamed.
     """
     check_int("batch_size", batch_size)
-    split = x if y is None else Split(x, y)
-    if len(split) == 0 or (y is not None and len(x) != len(y)):
-        raise ConfigError(f"evaluate needs equal, non-zero lengths; got x {len(x)}, y {len(y)}")
+    split: Split | StreamedSplit
+    if y is None:
+        if isinstance(x, torch.Tensor):
+            raise ConfigError("evaluate needs the labels y with a tensor x (or a split as x)")
+        split = x
+    else:
+        if not isinstance(x, torch.Tensor):
+            raise ConfigError("evaluate takes labels y only with a tensor x: a split has its own")
+        split = Split(x, y)
+    if len(split) == 0 or len(x) != len(split):  # a split's length is its labels'
+        raise ConfigError(
+            f"evaluate needs equal, non-zero lengths; got x {len(x)}, y {len(split)}"
+        )
     device = split.device
     use_bf16 = _resolve_bf16(bf16, device)
     loss_sum = torch.zeros((), dtype=torch.float64, device=device)
@@ -440,7 +450,9 @@ def _options_of(config: Mapping[str, Any]) -> dict[str, Any]:
 def _rng_state() -> dict[str, Any]:
     """The global RNGs a training run draws from, as tensors and plain data (so the state
     loads with ``weights_only=True``)."""
-    np_state = np.random.get_state()
+    # legacy=True is the default; numpy's stubs type the call without it as legacy=False
+    np_state = np.random.get_state(legacy=True)
+    assert isinstance(np_state, tuple)  # the global RandomState is an MT19937
     version, internal, gauss = random.getstate()
     return {
         "torch": torch.get_rng_state(),

@@ -285,7 +285,10 @@ def tune_actor_failures(handle: FailureHandler) -> Iterator[None]:
 
         return default_result
 
-    hooks = {(RayActorManager, name): failed for name in _FAILURE_HOOKS}
+    Wrap = Callable[[Callable[..., Any]], Callable[..., Any]]  # a hook around a method
+    hooks: dict[tuple[type, str], Wrap] = {
+        (RayActorManager, name): failed for name in _FAILURE_HOOKS
+    }
     hooks[(Trial, "_get_default_result_or_future")] = none_once_dead
     saved = []
     try:

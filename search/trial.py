@@ -307,6 +307,7 @@ def _shapeshift(
 ) -> nn.Module:
     """``model`` in the trial's budget with its SSN options (searched, or rebuilt as saved:
     ``changes`` give the saved ``stores`` and ``mapping``)."""
+    assert cfg.budget is not None  # a trial without a budget trains the plain model
     return shapeshift(model, cfg.budget, pretrain=pretrain, **cfg.ssn_options(**changes))
 
 
@@ -516,6 +517,7 @@ def _python_scalar(value: Any) -> Any:
 
 
 def _save(net: nn.Module, cfg: TrialConfig) -> str:
+    assert cfg.artifact_dir is not None  # run_trial saves only into a given folder
     folder = Path(cfg.artifact_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ARTIFACT_NAME

@@ -6,7 +6,33 @@ costs no torch import: light tools (the CLI's parser, ``search.errors``) can use
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from spaces._lazy import lazy_getattr
+
+# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
+# keeps the two the same); at run time each name still loads when first used.
+if TYPE_CHECKING:
+    from spaces import ssn as ssn
+    from spaces._build import build_model as build_model
+    from spaces._build import family_variant as family_variant
+    from spaces._build import hyper_keys as hyper_keys
+    from spaces._build import list_families as list_families
+    from spaces._build import register_family as register_family
+    from spaces._dsl import Categorical as Categorical
+    from spaces._dsl import Dimension as Dimension
+    from spaces._dsl import Fixed as Fixed
+    from spaces._dsl import Float as Float
+    from spaces._dsl import Int as Int
+    from spaces._dsl import Space as Space
+    from spaces._errors import BudgetError as BudgetError
+    from spaces._errors import ConfigError as ConfigError
+    from spaces._errors import NpasError as NpasError
+    from spaces._errors import UnknownNameError as UnknownNameError
+    from spaces._families.scs import MaxAbsPool2d as MaxAbsPool2d
+    from spaces._families.scs import SharpCosSim2d as SharpCosSim2d
+    from spaces._hyper import Range as Range
+    from spaces._registry import Registry as Registry
 
 _EXPORTS = {
     "BudgetError": "spaces._errors",

@@ -7,23 +7,38 @@ import math
 import numbers
 from collections.abc import Collection, Mapping
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from spaces._errors import ConfigError
 
-__all__ = ["check_bool", "check_choice", "check_int", "check_positive", "is_int", "options_of"]
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
-T = TypeVar("T")
+__all__ = [
+    "check_bool",
+    "check_choice",
+    "check_int",
+    "check_positive",
+    "is_int",
+    "is_real",
+    "options_of",
+]
+
+D = TypeVar("D", bound="DataclassInstance")
 
 
-def is_int(value: Any, low: int, high: int | None = None) -> bool:
+def is_int(value: Any, low: float, high: float | None = None) -> bool:
     """Whether ``value`` is an int (not a bool) in ``[low, high]``: the one integer test."""
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, numbers.Integral)
-        and value >= low
-        and (high is None or value <= high)
-    )
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return False
+    n = int(value)  # exact for any Integral (a NumPy integer too)
+    return n >= low and (high is None or n <= high)
+
+
+def is_real(value: Any) -> bool:
+    """Whether ``value`` is a real number (not a bool). Returns a plain bool, so ``value`` keeps
+    its type: typeshed's ``numbers.Real`` does not compare with a float."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def check_int(key: str, value: Any, *, low: int = 1) -> int:
@@ -60,10 +75,10 @@ def check_bool(key: str, value: Any) -> bool:
     return value
 
 
-def options_of(cls: type[T], options: Mapping[str, Any], what: str) -> T:
+def options_of(cls: type[D], options: Mapping[str, Any], what: str) -> D:
     """``cls(**options)`` for a dataclass of keyword options (a function's ``**options``); an
     unknown name is refused with the known ones listed."""
-    known = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    known = [f.name for f in fields(cls)]
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ConfigError(f"unknown {what} option {unknown[0]!r}; allowed: {known}")

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Protocol, TypeAlias, Union
 
 import numpy as np
 
-from spaces._checks import check_bool
+from spaces._checks import check_bool, is_int, is_real
 from spaces._errors import ConfigError
 
 Choice: TypeAlias = Union[bool, int, float, str, None]  # noqa: UP007 (runtime isinstance)
@@ -92,7 +92,7 @@ class _Dim:
     kind: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "when", _freeze_when(self.when))  # type: ignore[arg-type]
+        object.__setattr__(self, "when", _freeze_when(self.when))
 
     def check(self, value: Any) -> bool:
         """True when ``value`` is a valid value of this dimension."""
@@ -147,12 +147,7 @@ class Int(_Dim):
         return self.low + (self.high - self.low) // self.step * self.step
 
     def check(self, value: Any) -> bool:
-        return (
-            isinstance(value, numbers.Integral)
-            and not isinstance(value, bool)
-            and self.low <= value <= self.top
-            and (value - self.low) % self.step == 0
-        )
+        return is_int(value, self.low, self.top) and (value - self.low) % self.step == 0
 
     def allowed(self) -> str:
         grid = f" in steps of {self.step}" if self.step != 1 else ""
@@ -191,11 +186,7 @@ class Float(_Dim):
             raise ConfigError(f"log=True needs low > 0, got low={self.low}")
 
     def check(self, value: Any) -> bool:
-        return (
-            isinstance(value, numbers.Real)
-            and not isinstance(value, bool)
-            and self.low <= value <= self.high
-        )
+        return is_real(value) and self.low <= value <= self.high
 
     def allowed(self) -> str:
         return f"a number in [{self.low}, {self.high}]"
@@ -593,7 +584,8 @@ def _bounds(dim: Dimension) -> tuple[float, float]:
 def _encode(dim: Dimension, value: Any) -> float:
     if isinstance(dim, Categorical):
         return float(dim.index(value))
-    return math.log(value) if dim.log else float(value)  # type: ignore[union-attr]
+    assert isinstance(dim, Int | Float)  # a free dimension: a Fixed one is never encoded
+    return math.log(value) if dim.log else float(value)
 
 
 def _decode(dim: Dimension, x: float) -> Any:

@@ -17,7 +17,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from spaces._checks import is_int
 from spaces._errors import ConfigError
@@ -77,7 +77,7 @@ def checked(init: F) -> F:
                 _check(hints[name], bound.arguments[name], name, None, False)
         return init(*args, **kwargs)
 
-    return run  # type: ignore[return-value]
+    return cast(F, run)  # functools.wraps keeps init's signature
 
 
 def _check(hint: Any, value: Any, where: str, declared: Range | None, element: bool) -> None:

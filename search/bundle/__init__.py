@@ -29,7 +29,21 @@ Names load lazily (PEP 562): torch and the datasets load only when a bundle is m
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from spaces._lazy import lazy_getattr
+
+# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
+# keeps the two the same); at run time each name still loads when first used.
+if TYPE_CHECKING:
+    from search.bundle._files import BUNDLE_FORMAT as BUNDLE_FORMAT
+    from search.bundle._files import load_bundle as load_bundle
+    from search.bundle._files import read_bundle as read_bundle
+    from search.bundle._retrain import FULL_SCHEDULE as FULL_SCHEDULE
+    from search.bundle._retrain import Trained as Trained
+    from search.bundle._retrain import train_bundle as train_bundle
+    from search.bundle._write import Exported as Exported
+    from search.bundle._write import export_bundle as export_bundle
 
 _MODULES = {
     "_files": ("BUNDLE_FORMAT", "load_bundle", "read_bundle"),

@@ -124,7 +124,9 @@ def write_onnx(model: nn.Module, example: torch.Tensor, folder: Path) -> dict[st
             )
             assert program is not None  # no file given: the program is returned
             program.save(onnx_path, external_data=False)
-            torch.export.save(program.exported_program, program_path)
+            exported = program.exported_program
+            assert exported is not None  # the dynamo exporter keeps the program it traced
+            torch.export.save(exported, program_path)
         graph = program.model.graph
         record.update(
             file=ONNX_FILE,

@@ -10,7 +10,36 @@ Names load lazily: ``search presets`` and the CLI's parser need no torch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from spaces._lazy import lazy_getattr
+
+# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
+# keeps the two the same); at run time each name still loads when first used.
+if TYPE_CHECKING:
+    from search._urls import default_storage_url as default_storage_url
+    from search._urls import masked_url as masked_url
+    from search.config._keys import ConfigKey as ConfigKey
+    from search.config._keys import reference as reference
+    from search.config._load import load_config as load_config
+    from search.config._load import load_preset as load_preset
+    from search.config._metrics import REPORTED_ONLY as REPORTED_ONLY
+    from search.config._metrics import TRIAL_METRICS as TRIAL_METRICS
+    from search.config._metrics import Constraint as Constraint
+    from search.config._metrics import Objective as Objective
+    from search.config._metrics import metric_direction as metric_direction
+    from search.config._metrics import metric_names as metric_names
+    from search.config._metrics import parse_constraints as parse_constraints
+    from search.config._metrics import parse_objectives as parse_objectives
+    from search.config._presets import list_presets as list_presets
+    from search.config._search import AlgorithmConfig as AlgorithmConfig
+    from search.config._search import LimitsConfig as LimitsConfig
+    from search.config._search import ResourceConfig as ResourceConfig
+    from search.config._search import SearchConfig as SearchConfig
+    from search.config._trial import SSN_OPTIONS as SSN_OPTIONS
+    from search.config._trial import TRAIN_OPTIONS as TRAIN_OPTIONS
+    from search.config._trial import TrialConfig as TrialConfig
+    from search.config._trial import check_trial_config as check_trial_config
 
 _EXPORTS = {
     "list_presets": "search.config._presets",

@@ -178,7 +178,7 @@ described(text, "a non-empty string")
 def val_size(value: Any, path: str) -> int | float:
     if isinstance(value, float) and 0 < value < 1:
         return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
+    if is_int(value, 1):
         return int(value)
     raise bad(path, value, val_size.allowed)  # type: ignore[attr-defined]
 

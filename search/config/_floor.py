@@ -48,6 +48,12 @@ __all__ = [
 
 #: Which end of each numeric dimension a corner takes.
 End = Literal["low", "high"]
+ENDS: tuple[End, End] = ("low", "high")
+
+
+def every(end: End) -> Callable[[str], End]:
+    """:func:`corners`' ``end`` for the corner at ``end`` of every number."""
+    return lambda _: end
 
 
 def budget_warning(config: SearchConfig) -> str | None:
@@ -140,8 +146,8 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
     flops: list[int] = []
     budgets: list[int] = []
     failed = 0
-    for end in ("low", "high"):
-        for point in corners(config.space, lambda _, end=end: end):
+    for end in ENDS:
+        for point in corners(config.space, every(end)):
             try:
                 cfg = config.trial_config(point)
                 counted = _counts(_model(cfg, info, models), info)

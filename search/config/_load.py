@@ -89,7 +89,7 @@ def _load_text(text: str, *, where: str, name: str, base: str | None = None) -> 
     if len(text) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{where}: a config may hold at most {MAX_CONFIG_BYTES:,} characters")
     stream = io.StringIO(text)
-    stream.name = where  # type: ignore[misc]  # YAML's messages then say where
+    stream.name = where  # YAML's messages then say where
     try:
         data = yaml.load(stream, Loader=_Loader)  # a SafeLoader subclass
     except yaml.YAMLError as err:

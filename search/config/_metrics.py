@@ -7,7 +7,6 @@ indicator registry (``objectives``) for every cost indicator; everything else as
 from __future__ import annotations
 
 import math
-import numbers
 import re
 from collections.abc import Iterable, Mapping, Sized
 from typing import Any, NamedTuple
@@ -16,6 +15,7 @@ import yaml
 
 from objectives._indicators import INDICATORS
 from search.config import _checks as checks
+from spaces._checks import is_real
 from spaces._errors import ConfigError
 
 #: Metrics of :func:`search.trial.run_trial` besides the indicators, with their direction.
@@ -182,10 +182,8 @@ class Constraint(str):
 
         A missing, None or non-finite value cannot meet it: ``inf``.
         """
-        value = metrics.get(self.indicator)
-        if not isinstance(value, numbers.Real) or isinstance(value, bool):
-            return math.inf
-        if not math.isfinite(value):
+        value: Any = metrics.get(self.indicator)  # any type: checked here
+        if not is_real(value) or not math.isfinite(value):
             return math.inf
         bound = self.value
         diff = value - bound if self.op in ("<=", "<") else bound - value

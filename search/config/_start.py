@@ -44,7 +44,7 @@ def start_points(
         raise checks.bad("start", data, "a list of points (mappings of dimension names to values)")
     searched = [n for n in space.names if not isinstance(space[n], Fixed)]
     constant = {n: d.value for n in space.names if isinstance(d := space[n], Fixed)}
-    points = []
+    points: list[dict[str, Any]] = []
     for i, entry in enumerate(data):
         where = f"start[{i}]"
         point = flatten(checks.mapping(entry, where))

@@ -18,7 +18,7 @@ import torch
 from objectives._indicators import INDICATORS, USER_INDICATORS
 from objectives._measure import measure
 from objectives.datasets import DATASETS, DatasetInfo
-from search.config._floor import corners
+from search.config._floor import ENDS, corners, every
 from spaces._build import build_model
 from spaces._errors import ConfigError, NpasError
 
@@ -70,8 +70,8 @@ def _check_families(config: SearchConfig, info: Any) -> None:
     rows at any corner of the space (each built on the meta device; an image family raises on
     a (C, L) or (F,) sample), rather than every trial that draws it failing."""
     refused: dict[str, str | None] = {}
-    for end in ("low", "high"):
-        for point in corners(config.space, lambda _, end=end: end):
+    for end in ENDS:
+        for point in corners(config.space, every(end)):
             try:
                 cfg = config.trial_config(point)
             except ConfigError:  # such a trial fails on its own, with its message

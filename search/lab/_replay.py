@@ -36,7 +36,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import optuna
@@ -54,6 +54,9 @@ from search.schedulers._moasha import MOASHA, PromotionMOASHA
 from search.schedulers._named import SCHEDULERS
 from spaces._dsl import Categorical, Fixed, Space
 from spaces._errors import ConfigError
+
+if TYPE_CHECKING:
+    from search.config import TrialConfig
 
 __all__ = ["SCHEDULER_ARMS", "NearestRow", "ReplayResult", "ReplaySpec", "replay"]
 
@@ -185,7 +188,8 @@ class _Driver:
             optimiser,
             objectives=config.objectives,
             constraints=constraint_keys(config),
-            trial_config=lambda point, number: _Point(point),  # type: ignore[arg-type,return-value]
+            # a stand-in: the searcher reads a trial config's to_dict() only
+            trial_config=lambda point, number: cast("TrialConfig", _Point(point)),
         )
         self.scheduler = _scheduler(config, spec, table.epochs)
         if isinstance(self.scheduler, MOASHA):

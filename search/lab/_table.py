@@ -226,7 +226,9 @@ def _rows(study: optuna.Study, objectives: Sequence[tuple[str, str]], epochs: in
         if not all(math.isfinite(s) for s in cumulative):
             continue
         seconds = np.diff([0.0, *cumulative]).clip(min=0.0).tolist()
-        duration = (trial.datetime_complete - trial.datetime_start).total_seconds()
+        start, end = trial.datetime_start, trial.datetime_complete
+        assert start is not None and end is not None  # a complete trial has both
+        duration = (end - start).total_seconds()
         metrics = metrics_of(trial)
         kept = {k: v for k, v in metrics.items() if k in names or k.startswith("constraint_")}
         kept[Metric.FEASIBLE] = bool(trial.user_attrs.get(TrialAttr.FEASIBLE, True))

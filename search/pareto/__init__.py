@@ -22,7 +22,40 @@ indicator registry's imports.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from spaces._lazy import lazy_getattr
+
+# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
+# keeps the two the same); at run time each name still loads when first used.
+if TYPE_CHECKING:
+    from search.pareto._disagreement import Disagreement as Disagreement
+    from search.pareto._disagreement import disagreement as disagreement
+    from search.pareto._disagreement import jaccard as jaccard
+    from search.pareto._frame import direction_of as direction_of
+    from search.pareto._frame import format_value as format_value
+    from search.pareto._frame import objectives_of as objectives_of
+    from search.pareto._frame import trials_frame as trials_frame
+    from search.pareto._front import DEFAULT_REF as DEFAULT_REF
+    from search.pareto._front import HVResult as HVResult
+    from search.pareto._front import hypervolume as hypervolume
+    from search.pareto._front import hypervolume_history as hypervolume_history
+    from search.pareto._front import minimisation_form as minimisation_form
+    from search.pareto._front import non_dominated as non_dominated
+    from search.pareto._front import normalise as normalise
+    from search.pareto._selectors import SELECTORS as SELECTORS
+    from search.pareto._selectors import Candidates as Candidates
+    from search.pareto._selectors import Selection as Selection
+    from search.pareto._selectors import Selector as Selector
+    from search.pareto._selectors import forms as forms
+    from search.pareto._selectors import parse_spec as parse_spec
+    from search.pareto._selectors import select as select
+    from search.pareto._study_front import Front as Front
+    from search.pareto._study_front import Objectives as Objectives
+    from search.pareto._study_front import front_of as front_of
+    from search.pareto._study_front import front_table as front_table
+    from search.pareto._study_front import hypervolume_by_trial as hypervolume_by_trial
+    from search.pareto._study_front import resolve_objectives as resolve_objectives
 
 _EXPORTS = {
     "Disagreement": "search.pareto._disagreement",

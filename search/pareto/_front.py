@@ -92,7 +92,7 @@ def _values(values: ArrayLike) -> NDArray[np.float64]:
 
 def _usable(arr: NDArray[np.float64], feasible: ArrayLike | None) -> NDArray[np.bool_]:
     """Rows that may be on a front: feasible and finite in every objective."""
-    ok = np.isfinite(arr).all(axis=1)
+    ok = np.asarray(np.isfinite(arr).all(axis=1))  # an array: numpy's stubs allow a scalar
     if feasible is not None:
         mask = np.asarray(feasible, dtype=bool).reshape(-1)
         if mask.shape[0] != arr.shape[0]:

@@ -130,11 +130,14 @@ class Selector(ABC):
             return None
         return self._do(Candidates(frame[ok], pairs), **options)
 
+    # Each subclass declares its own keyword options; mypy accepts any override of a method
+    # taking `*args: Any, **options: Any`. Callers pass the options by keyword.
+
     @abstractmethod
-    def _do(self, cand: Candidates, **options: Any) -> Selection | None:
+    def _do(self, cand: Candidates, *args: Any, **options: Any) -> Selection | None:
         """Chooses among ``cand`` (never empty)."""
 
-    def why_none(self, frame: pd.DataFrame, **options: Any) -> str | None:
+    def why_none(self, frame: pd.DataFrame, *args: Any, **options: Any) -> str | None:
         """Why :meth:`do` chose no trial, beyond an empty front (None: nothing more to say)."""
         return None
 

@@ -33,7 +33,7 @@ def _box(x: Tensor, kernel: tuple[int, int], padding: tuple[int, int]) -> Tensor
 
 class _BoxSum(torch.autograd.Function):
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: FunctionCtx, x: Tensor, kernel: tuple[int, int], padding: tuple[int, int]
     ) -> Tensor:
         ctx.kernel, ctx.padding = kernel, padding  # type: ignore[attr-defined]
@@ -41,7 +41,7 @@ class _BoxSum(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: FunctionCtx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
+    def backward(ctx: FunctionCtx, grad: Tensor) -> tuple[Tensor, None, None]:
         (kh, kw), (ph, pw) = ctx.kernel, ctx.padding  # type: ignore[attr-defined]
         full = _box(grad, (kh, kw), (kh - 1, kw - 1))  # the gradient of the padded input
         h, w = full.shape[-2] - 2 * ph, full.shape[-1] - 2 * pw

@@ -19,7 +19,7 @@ class _TrainNorm(torch.autograd.Function):
     """Normalises ``(R, k·C)`` rows by batch statistics; returns y, mean and biased variance."""
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: FunctionCtx,
         rows: Tensor,
         weight: Tensor | None,
@@ -44,7 +44,7 @@ class _TrainNorm(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(  # type: ignore[override]
+    def backward(
         ctx: FunctionCtx, grad: Tensor, _mean: Tensor, _var: Tensor
     ) -> tuple[Tensor | None, ...]:
         centred, invstd, scale = ctx.saved_tensors  # type: ignore[attr-defined]
@@ -85,10 +85,11 @@ class BatchNorm2d(nn.BatchNorm2d):
             return super().forward(x)
         rows, k = channel_rows(x)
         pixels = x.numel() // x.shape[1]
-        if not self.training and self.running_mean is not None:
-            invstd = (self.running_var + self.eps).rsqrt()  # type: ignore[operator]
+        running_mean, running_var = self.running_mean, self.running_var
+        if not self.training and running_mean is not None and running_var is not None:
+            invstd = (running_var + self.eps).rsqrt()
             scale = invstd if self.weight is None else invstd * self.weight
-            shift = -self.running_mean * scale
+            shift = -running_mean * scale
             shift = shift if self.bias is None else shift + self.bias
             return from_rows(torch.addcmul(shift.repeat(k), rows, scale.repeat(k)), x.shape)
         y, mean, var = _TrainNorm.apply(rows, self.weight, self.bias, k, self.eps)
@@ -99,9 +100,14 @@ class BatchNorm2d(nn.BatchNorm2d):
     @torch.no_grad()
     def _track(self, mean: Tensor, var: Tensor, count: int) -> None:
         """Updates the running statistics as ``F.batch_norm`` does (unbiased variance)."""
-        self.num_batches_tracked.add_(1)  # type: ignore[operator]
-        tracked = float(self.num_batches_tracked)  # type: ignore[arg-type]
+        batches, running_mean, running_var = (
+            self.num_batches_tracked, self.running_mean, self.running_var
+        )
+        # Called only with track_running_stats, which registers these buffers.
+        assert batches is not None and running_mean is not None and running_var is not None
+        batches.add_(1)
+        tracked = float(batches)
         factor = 1.0 / tracked if self.momentum is None else self.momentum  # None: cumulative
-        self.running_mean.mul_(1 - factor).add_(mean, alpha=factor)  # type: ignore[union-attr]
+        running_mean.mul_(1 - factor).add_(mean, alpha=factor)
         unbiased = var * (count / (count - 1))
-        self.running_var.mul_(1 - factor).add_(unbiased, alpha=factor)  # type: ignore[union-attr]
+        running_var.mul_(1 - factor).add_(unbiased, alpha=factor)

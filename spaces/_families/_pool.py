@@ -34,7 +34,7 @@ class _MaxAbsPool2(torch.autograd.Function):
     """2×2, stride-2 max-abs pooling (floor mode)."""
 
     @staticmethod
-    def forward(ctx: FunctionCtx, x: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: FunctionCtx, x: Tensor) -> Tensor:
         h, w = x.shape[-2] // 2, x.shape[-1] // 2
         corners = [c.clone() for c in _corners(x, h, w)]  # dense, in x's memory format
         a, b, c, d = corners
@@ -49,7 +49,7 @@ class _MaxAbsPool2(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: FunctionCtx, grad: Tensor) -> Tensor:  # type: ignore[override]
+    def backward(ctx: FunctionCtx, grad: Tensor) -> Tensor:
         *corners, out = ctx.saved_tensors  # type: ignore[attr-defined]
         shape, layout = ctx.shape, ctx.layout  # type: ignore[attr-defined]
         h, w = out.shape[-2:]

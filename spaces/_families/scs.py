@@ -56,6 +56,7 @@ class SharpCosSim2d(nn.Conv2d):
 
     p_scale = 5.0
     q_scale = 0.3
+    _ones: torch.Tensor  # a buffer: the patch-sum kernel of a strided or dilated layer
 
     def __init__(
         self,
@@ -106,15 +107,18 @@ class SharpCosSim2d(nn.Conv2d):
 
     def _patch_squares(self, x: torch.Tensor) -> torch.Tensor:
         """Sum of x² over each patch and group: ``(N, groups, H', W')``."""
+        padding = self.padding
+        assert not isinstance(padding, str)  # __init__ refuses "same" and "valid"
         if self.stride != (1, 1) or self.dilation != (1, 1):
             ones = self._ones.to(x.dtype)
             return F.conv2d(
-                x.square(), ones, None, self.stride, self.padding, self.dilation, self.groups
+                x.square(), ones, None, self.stride, padding, self.dilation, self.groups
             )
         sq = x.square()
         if self.groups < self.in_channels:  # sum each group's channels first
             sq = sq.unflatten(1, (self.groups, -1)).sum(2)
-        return box_sum(sq, self.kernel_size, self.padding)  # type: ignore[arg-type]
+        (kh, kw), (ph, pw) = self.kernel_size, padding
+        return box_sum(sq, (kh, kw), (ph, pw))
 
 
 class _Sharpen(torch.autograd.Function):
@@ -128,7 +132,7 @@ class _Sharpen(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: FunctionCtx, dot: Tensor, norm: Tensor, p: Tensor, eps: float
     ) -> Tensor:
         s = dot / norm
@@ -144,7 +148,7 @@ class _Sharpen(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: FunctionCtx, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+    def backward(ctx: FunctionCtx, grad: Tensor) -> tuple[Tensor | None, ...]:
         s, norm, p, out, log_a, slope = ctx.saved_tensors  # type: ignore[attr-defined]
         need_dot, need_norm, need_p, _ = ctx.needs_input_grad  # type: ignore[attr-defined]
         grad_out = grad * out

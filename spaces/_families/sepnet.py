@@ -42,7 +42,9 @@ class _Blocks:
 
     def tail(self, channels: int) -> list[nn.Module]:
         """[norm] → act → [dropout]; ``layer`` normalises each sample over its whole tensor."""
-        norm = {"batch": [BatchNorm2d(channels)], "layer": [nn.GroupNorm(1, channels)]}
+        norm: dict[str, list[nn.Module]] = {
+            "batch": [BatchNorm2d(channels)], "layer": [nn.GroupNorm(1, channels)]
+        }
         drop = [nn.Dropout(self.dropout)] if self.dropout > 0 else []
         return [*norm.get(self.norm, []), self.act(), *drop]
 

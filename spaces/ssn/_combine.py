@@ -57,7 +57,7 @@ class Combine(torch.autograd.Function):
     """``outputs[j] = sum over windows of coef_j[k0:k1] @ templates`` for every layer ``j``."""
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: torch.autograd.function.FunctionCtx,
         theta: Tensor,
         layout: tuple[tuple[int, tuple[Window, ...]], ...],
@@ -71,16 +71,17 @@ class Combine(torch.autograd.Function):
         # step's work; the layers that use them are autocast as usual.
         with torch.autocast(theta.device.type, enabled=False):
             for (numel, wins), coef in zip(layout, coefs, strict=True):
-                out = None
+                out: Tensor | None = None
                 for w in wins:
                     part = coef[w.k0 : w.k1] @ _gather(theta, w, numel)
                     out = part if out is None else out.add_(part)
+                assert out is not None  # a layer takes at least one template: one window
                 outputs.append(out)
         return tuple(outputs)
 
     @staticmethod
     @once_differentiable
-    def backward(  # type: ignore[override]
+    def backward(
         ctx: torch.autograd.function.FunctionCtx, *grads: Tensor | None
     ) -> tuple[Tensor | None, ...]:
         theta, *coefs = ctx.saved_tensors  # type: ignore[attr-defined]

@@ -145,6 +145,8 @@ class Emb(Generator):
 class Avg(Generator):
     """Candidate averaging: the plain mean of the templates, nothing learned (a baseline)."""
 
+    mean: Tensor  # a buffer
+
     def __init__(self, templates: Sequence[int], *, rng: torch.Generator, **options: Any) -> None:
         super().__init__(templates, rng=rng)
         weights = [torch.full((c,), 1.0 / c) for c in self.templates if c > 1]

@@ -87,7 +87,7 @@ def manual(ctx: MappingContext) -> list[int]:
             f"mapping: store indices {sorted(map(str, bad))} are outside 0..{ctx.stores - 1}"
             f" (stores={ctx.stores}); pass stores=<number of stores>"
         )
-    return [int(s) for s in result]  # type: ignore[arg-type]
+    return [int(s) for s in result if s is not None]  # none is None: refused above
 
 
 def _check_count(ctx: MappingContext, what: str) -> None:

@@ -6,7 +6,7 @@ import copy
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor, nn
@@ -131,6 +131,8 @@ class ShapeshiftNet(nn.Module):
         generations: How many times the weights were generated (for checking the cache).
     """
 
+    scales: Tensor  # a buffer: each generated weight's scale
+
     def __init__(
         self,
         model: nn.Module,
@@ -153,6 +155,7 @@ class ShapeshiftNet(nn.Module):
         like = self.model.get_submodule(specs[0].slots[0].module)._parameters[
             specs[0].slots[0].attr
         ]
+        assert like is not None  # find_layers found a trainable weight there
         self._specs = specs
         generator, upsampler = options.generator, options.upsampler
         gen_cls = GENERATORS.get(generator)
@@ -164,22 +167,24 @@ class ShapeshiftNet(nn.Module):
         self.budget = int(budget)
         self.generator_name, self.upsampler_name = generator, upsampler
         rng = torch.Generator().manual_seed(options.seed)
-        factory = {"device": like.device, "dtype": like.dtype}
+        device, dtype = like.device, like.dtype
         self.stores = nn.ParameterList()
         self.generators = nn.ModuleList()
         self.upsamplers = nn.ModuleList()
         for store in self.plan.stores:
             var = sum(specs[j].default_var * specs[j].numel for j in store.layers)
             std = math.sqrt(var / sum(store.numels))
-            self.stores.append(
-                nn.Parameter(torch.randn(store.size, generator=rng).mul_(std).to(**factory))
-            )
-            self.generators.append(gen_cls(store.templates, rng=rng, **gen_opts).to(**factory))
-            self.upsamplers.append(ups_cls(store.pairs, rng=rng, **ups_opts).to(**factory))
+            theta = torch.randn(store.size, generator=rng).mul_(std)
+            self.stores.append(nn.Parameter(theta.to(device=device, dtype=dtype)))
+            gen = gen_cls(store.templates, rng=rng, **gen_opts)
+            self.generators.append(gen.to(device=device, dtype=dtype))
+            ups = ups_cls(store.pairs, rng=rng, **ups_opts)
+            self.upsamplers.append(ups.to(device=device, dtype=dtype))
             if store.resize:  # see _resized
                 signs = torch.randint(0, 2, (sum(store.numels),), generator=rng).mul_(2).sub_(1)
-                self.register_buffer(f"probe_signs_{len(self.stores) - 1}", signs.to(**factory))
-        self.register_buffer("scales", torch.ones(len(specs), **factory))
+                signs = signs.to(device=device, dtype=dtype)
+                self.register_buffer(f"probe_signs_{len(self.stores) - 1}", signs)
+        self.register_buffer("scales", torch.ones(len(specs), device=device, dtype=dtype))
         self._layouts = [_layout(store) for store in self.plan.stores]
         self.mapping = {s.name: assignment[i] for i, s in enumerate(specs)}
         self.layers = _layer_infos(self.plan.stores, specs)
@@ -210,16 +215,20 @@ class ShapeshiftNet(nn.Module):
     def _generate(self) -> list[Tensor]:
         """Every layer's weight, produced store by store in one pass."""
         self.generations += 1
-        weights: list[Tensor | None] = [None] * len(self._specs)
+        weights: dict[int, Tensor] = {}
         for k, store in enumerate(self.plan.stores):
             make = self._resized if store.resize else self._windows
             for j, w in zip(store.layers, make(k, store), strict=True):
                 weights[j] = w.view(self._specs[j].shape)
-        return weights  # type: ignore[return-value]
+        return [weights[j] for j in range(len(self._specs))]  # every layer is in one store
+
+    def _generator(self, k: int) -> Generator:
+        """Store ``k``'s generator (``nn.ModuleList`` is not generic: it types a Module)."""
+        return cast(Generator, self.generators[k])
 
     def _windows(self, k: int, store: StorePlan) -> list[Tensor]:
         theta = self.stores[k]
-        generator: Generator = self.generators[k]  # type: ignore[assignment]
+        generator = self._generator(k)
         upsampler = self.upsamplers[k]
         coefs = generator.coefficients()
         direct: list[Tensor] = []  # scaled coefficients of the layers served without upsampling
@@ -252,10 +261,11 @@ class ShapeshiftNet(nn.Module):
         coherently (a depth-4 MNIST ConvNet's probe: logits near 20 at init, then NaN); random
         signs keep each weight's size and make the sums add like independent ones."""
         templates = self.stores[k].view(PROBE_TEMPLATES, -1)
-        coefs = self.generators[k].coefficients()  # type: ignore[operator]
-        alphas = torch.stack(
-            [c * self.scales[j] for c, j in zip(coefs, store.layers, strict=True)]
-        )
+        scaled = []
+        for c, j in zip(self._generator(k).coefficients(), store.layers, strict=True):
+            assert c is not None  # a probe's layer has PROBE_TEMPLATES > 1 templates to mix
+            scaled.append(c * self.scales[j])
+        alphas = torch.stack(scaled)
         mixed = alphas @ templates  # resizing is linear: mix first, then resize once per layer
         signs = getattr(self, f"probe_signs_{k}").split(list(store.numels))
         return [
@@ -317,8 +327,8 @@ class ShapeshiftNet(nn.Module):
         """Per layer, the current template coefficients (a single 1.0 for one template)."""
         out: list[Tensor] = [torch.ones(1)] * len(self._specs)
         with torch.no_grad():
-            for store, generator in zip(self.plan.stores, self.generators, strict=True):
-                for j, coef in zip(store.layers, generator.coefficients(), strict=True):  # type: ignore[operator]
+            for k, store in enumerate(self.plan.stores):
+                for j, coef in zip(store.layers, self._generator(k).coefficients(), strict=True):
                     out[j] = torch.ones(1) if coef is None else coef.detach().clone()
         return out
 
@@ -487,7 +497,9 @@ def _assignment(
     def probe() -> ShapeshiftNet:
         if budget is None:
             raise ConfigError(f"mapping {mapping!r} trains a probe network: no minimum budget")
-        kept = {"generator": options.generator, "generator_options": options.generator_options}
+        kept: dict[str, Any] = {
+            "generator": options.generator, "generator_options": options.generator_options
+        }
         probe_options = SSNOptions(
             **(kept if learned else {}), upsampler="inter", templates=PROBE_TEMPLATES,
             seed=options.seed,

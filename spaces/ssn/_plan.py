@@ -199,9 +199,12 @@ class Planner:
             if self.resize:
                 store = resize_store(size, group, numels)
             else:
-                store = window_store(size, group, numels, limit=self.limit, raisable=self.raisable)
-                if store is None:
+                windowed = window_store(
+                    size, group, numels, limit=self.limit, raisable=self.raisable
+                )
+                if windowed is None:
                     return None
+                store = windowed
                 overhead += self.count_upsampler(store.pairs)
             overhead += self.count_generator(store.templates)
             stores.append(store)
@@ -291,6 +294,11 @@ class Planner:
             value = total(t)
             return value is not None and value <= budget
 
+        def fitting_total(t: int) -> int:  # fits(t)
+            value = total(t)
+            assert value is not None
+            return value
+
         def last_fit(low: int, high: int) -> int:  # fits(low); high is beyond the fits sought
             while high - low > 1:
                 mid = (low + high) // 2
@@ -307,7 +315,7 @@ class Planner:
         else:
             probes = sorted({min(end - 1, int(best * 1.01**k)) for k in range(1, 2000)} - {best})
         for probe, upto in zip(probes, [*probes[1:], end], strict=False):  # [] when no probe
-            if fits(probe) and total(probe) > total(best):
+            if fits(probe) and fitting_total(probe) > fitting_total(best):
                 best = last_fit(probe, upto)
         plan = self.plan(best)
         assert plan is not None
