@@ -277,7 +277,7 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
                      "test_correct": round(plain["test_accuracy"] * len(data.test))},
         "onnx": onnx,
         "data": data_record(data),
-        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "versions": versions(),
     }  # fmt: skip
     (folder / "metrics.json").write_text(json.dumps(record, indent=2, default=str), "utf-8")

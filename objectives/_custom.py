@@ -656,8 +656,8 @@ class ImageFolder(Dataset):
         from PIL import Image
 
         try:
-            with Image.open(self.files[i]) as image:
-                image = image.convert("L" if self.channels == 1 else "RGB")
+            with Image.open(self.files[i]) as opened:
+                image: Image.Image = opened.convert("L" if self.channels == 1 else "RGB")
                 if image.size != (self.size[1], self.size[0]):
                     image = image.resize((self.size[1], self.size[0]), Image.Resampling.BILINEAR)
                 array = np.asarray(image, dtype=np.uint8)

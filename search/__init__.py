@@ -11,6 +11,8 @@ load at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from search.errors import (
     BudgetError,
     ConfigError,
@@ -24,6 +26,38 @@ from search.errors import (
     UnknownNameError,
 )
 from spaces._lazy import lazy_getattr
+
+# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
+# keeps the two the same); at run time each name still loads when first used.
+if TYPE_CHECKING:
+    from search import bundle as bundle
+    from search import config as config
+    from search import errors as errors
+    from search import optimisers as optimisers
+    from search import pareto as pareto
+    from search import report as report
+    from search import run as run
+    from search import trial as trial
+    from search._dashboard import start_dashboard as start_dashboard
+    from search._dashboard import stop_dashboard as stop_dashboard
+    from search.bundle import export_bundle as export_bundle
+    from search.bundle import load_bundle as load_bundle
+    from search.bundle import train_bundle as train_bundle
+    from search.config import Constraint as Constraint
+    from search.config import Objective as Objective
+    from search.config import SearchConfig as SearchConfig
+    from search.config import TrialConfig as TrialConfig
+    from search.config import check_trial_config as check_trial_config
+    from search.config import list_presets as list_presets
+    from search.config import load_config as load_config
+    from search.config import load_preset as load_preset
+    from search.optimisers import OPTIMISERS as OPTIMISERS
+    from search.optimisers import Optimiser as Optimiser
+    from search.optimisers import Proposal as Proposal
+    from search.pareto import trials_frame as trials_frame
+    from search.report import write_report as write_report
+    from search.run import launch as launch
+
 
 _EXPORTS = {
     "SearchConfig": "search.config",

@@ -15,11 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("spaces", "objectives", "search")
 
-#: Lazy packages whose TYPE_CHECKING block is still to be written: issue 40 leaves them to the
-#: restructuring of search that is editing them. Strict: a block that lands fails the xfail, and
-#: the package leaves this set.
-PENDING = {"search", "search.record", "search.run", "search.schedulers"}
-
 
 def _lazy_packages() -> list[str]:
     found = []
@@ -82,23 +77,9 @@ def _static_names(package: str, tree: ast.Module) -> set[tuple[str, str]]:
 def test_the_lazy_packages_are_found() -> None:
     found = _lazy_packages()
     assert {"spaces", "objectives", "search.config", "search.pareto"} <= set(found)
-    assert set(found) >= PENDING, "a pending package no longer exports lazily: drop it here"
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(
-                strict=True, reason="issue 40: written once the restructuring of search lands"
-            ),
-        )
-        if p in PENDING
-        else p
-        for p in _lazy_packages()
-    ],
-)
+@pytest.mark.parametrize("package", _lazy_packages())
 def test_type_checking_imports_match_the_lazy_map(package: str) -> None:
     init = ROOT / package.replace(".", "/") / "__init__.py"
     tree = ast.parse(init.read_text(encoding="utf-8"))

@@ -164,7 +164,7 @@ def train_bundle(
         "metrics": result,
         "search_metrics": recorded,
         "comparison": table.to_dict(orient="records"),
-        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "versions": versions(),
     }
     path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")

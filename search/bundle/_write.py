@@ -274,7 +274,7 @@ def _metrics_record(
             "test_loss": float(test["loss"]),
             "note": "the materialised model evaluated on the CPU on the dataset's test split; "
             "test_accuracy under metrics is what the search recorded",
-            "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "versions": versions(),
         },
         **deploy,

@@ -108,8 +108,9 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         rows = frame[usable(frame, [name])]
         values = pd.to_numeric(rows[name], errors="coerce")
         pick = values.idxmax() if direction == "maximize" else values.idxmin()
-        number = int(rows.loc[pick, Column.NUMBER])
-        record["best"][name] = {"value": json_number(values[pick]), Column.NUMBER: number}
+        number = int(rows[Column.NUMBER].to_dict()[pick])
+        value = json_number(values.to_dict()[pick])
+        record["best"][name] = {"value": value, Column.NUMBER: number}
     return record
 
 

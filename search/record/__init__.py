@@ -10,7 +10,19 @@ Read by ``search.run`` (which writes it), ``search.schedulers``, ``search.pareto
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from spaces._lazy import lazy_getattr
+
+# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
+# keeps the two the same); at run time each name still loads when first used.
+if TYPE_CHECKING:
+    from search.record._counting import trials_counted as trials_counted
+    from search.record._records import TrialRecord as TrialRecord
+    from search.record._records import read_study as read_study
+    from search.record._records import read_trial as read_trial
+    from search.record._storage import read_storage as read_storage
+
 
 _EXPORTS = {
     "TrialRecord": "search.record._records",

@@ -283,5 +283,5 @@ def _epochs(curve: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any]) -> i
         return int(max(epochs))
     reported = metrics.get("epochs")
     if isinstance(reported, numbers.Real) and math.isfinite(reported):
-        return int(reported)
+        return int(float(reported))
     return None

@@ -17,6 +17,7 @@ from importlib import metadata
 from typing import Any
 
 import optuna
+from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from search._compat import storage_of, trial_id_of
@@ -93,7 +94,7 @@ def open_study(
         storage=storage,
         sampler=sampler,
         study_name=name,
-        directions=[d for _, d in objectives],
+        directions=[StudyDirection[d.upper()] for _, d in objectives],
         load_if_exists=True,
     )
     stored = study.user_attrs

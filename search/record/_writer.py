@@ -149,13 +149,16 @@ class StudyWriter:
                     "launch of a search at a time)"
                 )
             row = {"number": trial.number, "study_id": self.study_id, "state": trial.state}
-            trial_id = db.execute(
+            key = db.execute(
                 _TRIALS.insert().values(
                     **row,
                     datetime_start=_utc(trial.datetime_start),
                     datetime_complete=_utc(trial.datetime_complete),
                 )
-            ).inserted_primary_key[0]
+            ).inserted_primary_key
+            if key is None:  # a driver that cannot say which row it inserted
+                raise StorageWriteError(f"trial {trial.number}: the storage gave no trial id")
+            trial_id = key[0]
             params = [
                 {
                     "trial_id": trial_id,
@@ -288,7 +291,7 @@ def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:
     """A naive local time as the naive UTC time Optuna's trial table stores."""
     if moment is None:
         return None
-    return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return moment.astimezone(datetime.UTC).replace(tzinfo=None)
 
 
 def _owner(table: sqlalchemy.Table) -> sqlalchemy.Column:

@@ -7,7 +7,7 @@ gated trial records accuracy 0), and would make whatever decides feasibility loo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +16,7 @@ import pandas as pd
 from optuna.distributions import BaseDistribution
 from optuna.importance import FanovaImportanceEvaluator, get_param_importances
 from optuna.search_space import intersection_search_space
+from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
 __all__ = ["MIN_TRIALS", "Importances", "param_importances", "shared_space"]
@@ -50,7 +51,7 @@ def _study_of(trials: Sequence[FrozenTrial], directions: Sequence[str]) -> optun
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
-        study = optuna.create_study(directions=list(directions))
+        study = optuna.create_study(directions=[StudyDirection[d.upper()] for d in directions])
     finally:
         optuna.logging.set_verbosity(verbosity)
     study.add_trials(trials)
@@ -97,7 +98,7 @@ def param_importances(
             study,
             evaluator=FanovaImportanceEvaluator(seed=seed),
             params=list(space),
-            target=lambda t, i=i: t.values[i],
+            target=_value(i),
         )
     notes = [
         f"fANOVA (Optuna's FanovaImportanceEvaluator, seed {seed}) on the {n} feasible "
@@ -112,3 +113,8 @@ def param_importances(
     table = pd.DataFrame(columns).reindex(list(space)).fillna(0.0)
     table = table.sort_values(next(iter(columns)), ascending=False, kind="stable")
     return Importances(table.reset_index(names="parameter"), notes)
+
+
+def _value(i: int) -> Callable[[FrozenTrial], float]:
+    """A trial's ``i``-th objective value (fANOVA's target)."""
+    return lambda trial: trial.values[i]

@@ -10,6 +10,7 @@ its trial, family and, for an infeasible one, the constraint it missed and by ho
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ __all__ = [
 _TEMPLATE = "plotly_white"
 
 #: How each marker of :class:`~search.report._scatter.Group` is drawn by plotly.
-_MARKERS = {
+_MARKERS: dict[str, dict[str, Any]] = {
     "dot": {"symbol": "circle"},
     "cross": {"symbol": "x"},
     "tri": {"symbol": "y-down"},
@@ -56,7 +57,8 @@ def _add_points(
     at = {"row": cell[0], "col": cell[1]} if cell else {}
     legend = set() if legend is None else legend
     for group in panel.groups:
-        style = {"size": 8, "color": group.colour, "line": {"width": 0.5, "color": "white"}}
+        line = {"width": 0.5, "color": "white"}
+        style: dict[str, Any] = {"size": 8, "color": group.colour, "line": line}
         style.update(_MARKERS[group.marker])
         if group.marker == "ring":
             style.update(color="rgba(0,0,0,0)", line={"color": group.colour, "width": 2})
@@ -151,7 +153,8 @@ def objective_matrix(panels: Sequence[tuple[int, int, Scatter]]) -> go.Figure:
         for col in range(row + 1, k):
             fig.update_xaxes(visible=False, row=row + 1, col=col + 1)
             fig.update_yaxes(visible=False, row=row + 1, col=col + 1)
-    names, legend = [], set()
+    names: list[str] = []
+    legend: set[str] = set()
     for row, col, panel in panels:
         cell = (row + 1, col + 1)
         _add_points(fig, panel, cell=cell, legend=legend)

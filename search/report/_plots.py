@@ -8,6 +8,7 @@ draw a :class:`~search.report._scatter.Scatter`, the same panel the HTML draws w
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,7 +43,7 @@ _MARKERS = {
 def _draw(ax: Axes, panel: Scatter) -> None:
     """A panel's points, legend labels (with how many lie below the axis), limits and scales."""
     for group in panel.groups:
-        style = dict(_MARKERS[group.marker])
+        style: dict[str, Any] = dict(_MARKERS[group.marker])
         if group.marker == "ring":
             style.update(facecolors="none", edgecolors=group.colour)
         else:
@@ -89,7 +90,7 @@ def objective_matrix(panels: Sequence[tuple[int, int, Scatter]]) -> Figure:
     for row in range(k):
         for col in range(row + 1, k):
             axes[row][col].set_visible(False)
-    legend: dict[str, object] = {}
+    legend: dict[str, Any] = {}
     for row, col, panel in panels:
         ax = axes[row][col]
         _draw(ax, panel)
@@ -98,7 +99,7 @@ def objective_matrix(panels: Sequence[tuple[int, int, Scatter]]) -> Figure:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             legend.setdefault(label.split(" [")[0], handle)
     if k > 1:
-        fig.legend(legend.values(), legend.keys(), loc="upper right", fontsize=8)
+        fig.legend(list(legend.values()), list(legend.keys()), loc="upper right", fontsize=8)
     else:
         axes[0][0].legend(legend.values(), legend.keys(), fontsize=7)
     return fig

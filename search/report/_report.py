@@ -94,7 +94,7 @@ def _summary(
     )
     lines = [
         f"Study **{study.study_name}**: {len(frame)} trial(s) — "
-        + (", ".join(f"{k.lower()} {v}" for k, v in sorted(states.items())) or "none")
+        + (", ".join(f"{str(k).lower()} {v}" for k, v in sorted(states.items())) or "none")
         + f"; {feasible} of {complete} completed trial(s) feasible.",
         "Objectives: " + ", ".join(f"{n} ({d})" for n, d in objectives) + ".",
     ]
@@ -282,7 +282,7 @@ def _generalisation_section(frame: pd.DataFrame, front: Front, marks: Marks) -> 
     if rows.empty:
         return Section(title, [f"No front trial has both {_PERFORMANCE} and {test}."])
     gap = rows[_PERFORMANCE].astype(float) - rows[test].astype(float)
-    worst = rows.loc[gap.idxmax(), Column.NUMBER]
+    worst = rows[Column.NUMBER].to_dict()[gap.idxmax()]
     text = [
         f"The search saw only the validation split; the test split was held out. Over the "
         f"{len(rows)} front trial(s), validation − test accuracy: mean "

@@ -112,6 +112,7 @@ class Scatter:
 
 def _hover(frame: pd.DataFrame, family: pd.Series, x: str, y: str) -> tuple[str, ...]:
     text = []
+    families = family.to_dict()
     for index, row in frame.iterrows():
         state = "" if row[Column.FEASIBLE] else "infeasible"
         if row[Column.STATE] == "PRUNED":
@@ -119,7 +120,7 @@ def _hover(frame: pd.DataFrame, family: pd.Series, x: str, y: str) -> tuple[str,
         reason = row.get(Column.WHY_INFEASIBLE)
         if isinstance(reason, str):
             state = f"infeasible: {reason}"
-        head = f"trial {int(row[Column.NUMBER])} · {family[index]}" + (
+        head = f"trial {int(row[Column.NUMBER])} · {families[index]}" + (
             f" · {state}" if state else ""
         )
         text.append(f"{head}<br>{x} = {format_value(row[x])}<br>{y} = {format_value(row[y])}")
@@ -155,7 +156,7 @@ def scatter(
     ]
     if on_front is not None:
         kinds.append((FRONT_LABEL, on_front.to_numpy(dtype=bool), "ring", FRONT))
-    knee = feasible & frame[Column.NUMBER].eq(marks.knee).to_numpy()
+    knee = feasible & frame[Column.NUMBER].eq(-1 if marks.knee is None else marks.knee).to_numpy()
     kinds.append((f"selected (trial {marks.knee})", knee, "star", KNEE))
     groups = tuple(
         Group(label, rows & finite, marker, colour)

@@ -108,7 +108,9 @@ def launch(
         trials=trials, name=name, storage=storage, address=address, out=out
     )
     if trial_fn is None:
-        from search.trial import run_trial as trial_fn
+        from search.trial import run_trial
+
+        trial_fn = run_trial
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress view says enough
     try:

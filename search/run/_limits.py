@@ -79,7 +79,7 @@ class TrialLimits(Stopper):
     def stop_all(self) -> bool:
         """Whether to end the whole search: its time is spent (trials adjourn) and no epoch
         was reported for longer than any trial in flight needs to reach its next one."""
-        if not (self.adjourn and self.out_of_time):
+        if not (self.adjourn and self.out_of_time) or self.limits.time is None:
             return False
         silent = self.cost.elapsed_s - max(self._heard_at, float(self.limits.time))
         self.ended = silent > max(GRACE_S, 3 * self.longest_epoch_s)

@@ -38,6 +38,7 @@ class MLflowLogger(Readable, MLflowLoggerCallback):
             objectives, None, "mlflow", tracking_uri=tracking_uri, experiment_name=experiment_name
         )
         self._artifact_location = artifact_location
+        self._experiment_name = experiment_name
 
     def setup(self, *args: Any, **kwargs: Any) -> None:
         self._guarded(self._experiment)
@@ -49,7 +50,7 @@ class MLflowLogger(Readable, MLflowLoggerCallback):
         # a new store's "Creating initial MLflow database tables..." would cut the progress view
         logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
         client = MlflowClient(tracking_uri=self.tracking_uri)
-        if client.get_experiment_by_name(self.experiment_name) is None:
+        if client.get_experiment_by_name(self._experiment_name) is None:
             client.create_experiment(
-                self.experiment_name, artifact_location=self._artifact_location
+                self._experiment_name, artifact_location=self._artifact_location
             )

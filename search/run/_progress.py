@@ -94,18 +94,27 @@ class Progress(Callback):
                 self.failed += 1
         self._clock = clock
         self._started = clock()
-        if clock is time.monotonic and command_start() is not None:
-            self._started = command_start()
+        since = command_start()
+        if clock is time.monotonic and since is not None:
+            self._started = since
         self._ends: list[float] = []  # when each trial of this launch ended
         self._first: Stage | None = None  # set up by Ray Tune, after it pickled this
 
-    def setup(self, **info: Any) -> None:
+    def setup(
+        self,
+        stop: Any = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: Any,
+    ) -> None:
         # Between Ray Tune's start and a trial's first result, each worker loads torch: on
         # two cores the longest wait of a quick run, said once it has lasted a second.
         self._first = Stage("starting the trials (each Ray worker loads torch and the "
                             "trial's code)", enabled=self.enabled).start()  # fmt: skip
 
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_result(
+        self, iteration: int, trials: list, trial: Any, result: dict, **info: Any
+    ) -> None:
         self._first_ended()
 
     def _first_ended(self) -> None:

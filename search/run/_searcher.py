@@ -133,7 +133,8 @@ class NpasSearcher(Searcher):
         #: Numbers of the trials that could not save their results on a full disk.
         self.full: list[int] = []
 
-    def suggest(self, trial_id: str) -> dict | str | None:
+    # Ray's Searcher.suggest may return FINISHED (a str); its annotation leaves that out
+    def suggest(self, trial_id: str) -> dict | str | None:  # type: ignore[override]
         """The Ray config of a new trial, recorded with its trial config right away.
 
         A trial that cannot be recorded is not run: the search stops (``FINISHED``) and

@@ -28,7 +28,7 @@ import math
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsFloat, TypeGuard
 
 from search.record._schema import RayKey
 
@@ -161,7 +161,7 @@ def report_of(
     return out
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[SupportsFloat]:
     """A real number: Python int/float (not bool), or a numpy/torch scalar."""
     return (isinstance(value, int | float) and not isinstance(value, bool)) or hasattr(
         value, "item"

@@ -9,7 +9,18 @@ scheduler is built.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from spaces._lazy import lazy_getattr
+
+# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
+# keeps the two the same); at run time each name still loads when first used.
+if TYPE_CHECKING:
+    from search.schedulers._moasha import MOASHA as MOASHA
+    from search.schedulers._moasha import PromotionMOASHA as PromotionMOASHA
+    from search.schedulers._named import SCHEDULER_TYPES as SCHEDULER_TYPES
+    from search.schedulers._named import SCHEDULERS as SCHEDULERS
+
 
 _EXPORTS = {
     "SCHEDULERS": "search.schedulers._named",

@@ -34,9 +34,10 @@ def _moasha(config: SearchConfig) -> Any:
     from search.schedulers._moasha import MOASHA, PromotionMOASHA
 
     s = config.scheduler
-    common = {"grace_epochs": s.grace_epochs, "reduction_factor": s.reduction_factor,
-              "max_epochs": config.max_epochs, "within_front": s.front_order,
-              "chance_from": s.chance_from}  # fmt: skip
+    common: dict[str, Any] = {
+        "grace_epochs": s.grace_epochs, "reduction_factor": s.reduction_factor,
+        "max_epochs": config.max_epochs, "within_front": s.front_order,
+        "chance_from": s.chance_from}  # fmt: skip
     if s.type == "promotion":
         return PromotionMOASHA(config.objectives, early=s.early_promotion, **common)
     return MOASHA(config.objectives, **common)

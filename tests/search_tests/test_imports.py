@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
 import pytest
-import tomllib
 import torch
 from torch import nn
 

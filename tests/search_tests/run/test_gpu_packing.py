@@ -59,7 +59,7 @@ class Gauge:
 
             try:  # a deadline only for a failure: fewer packed
                 await asyncio.wait_for(self.changed.wait_for(full), timeout=60)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.late += 1
 
     async def leave(self) -> None:

@@ -139,7 +139,7 @@ def _plant(url: str, *, host: str, pid: int, age_s: float) -> sqlalchemy.Engine:
         mine = Lease(engine, "t-random")
         mine.acquire()  # creates the table
         mine.release()
-    beat = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    beat = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     beat -= datetime.timedelta(seconds=age_s)
     with engine.begin() as db:
         db.execute(sqlalchemy.text("DELETE FROM npas_leases"))
