@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import http.server
 import io
-import os
 import pickle
 import shutil
 import socket
@@ -32,23 +31,7 @@ from objectives.datasets import (
 )
 from objectives.datasets import pad_crop as _pad_crop
 from spaces._errors import ConfigError, UnknownNameError
-
-# ../shared sits beside the checkout on our machines and in CI; NPAS_TEST_MNIST points elsewhere.
-_SHARED_MNIST = Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"
-MNIST = Path(os.environ.get("NPAS_TEST_MNIST", str(_SHARED_MNIST)))
-MNIST_FILES = sorted(p.name for p in MNIST.glob("*.gz"))
-
-
-def needs_mnist(test: Callable) -> Callable:
-    """Fails the test loudly (never skips) when the MNIST files it needs are missing: when it
-    runs, not when its module is collected (a module importing this would fail whole)."""
-
-    @functools.wraps(test)
-    def checked(*args: object, **kwargs: object) -> object:
-        assert len(MNIST_FILES) == 4, f"MNIST IDX files not found in {MNIST}; set NPAS_TEST_MNIST"
-        return test(*args, **kwargs)
-
-    return checked
+from tests._support.data import MNIST, MNIST_FILES, needs_mnist
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,6 @@
 """Fixtures of the search tests: a local Ray for a module's searches, a throwaway PostgreSQL
-server, and a fixture that runs a test on SQLite and on PostgreSQL.
+server, a fixture that runs a test on SQLite and on PostgreSQL, and a local time zone that is
+not UTC.
 
 The README promises any SQLAlchemy URL; PostgreSQL is the one besides SQLite that is tested.
 The server is a cluster made here (``initdb`` + ``pg_ctl`` on 127.0.0.1, in a temp folder, as
@@ -18,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,3 +105,13 @@ def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/npas.db"
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def not_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A local time zone 3 hours behind UTC (with daylight saving in its history)."""
+    monkeypatch.setenv("TZ", "America/Sao_Paulo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

@@ -32,30 +32,11 @@ from search.errors import SearchInterrupted
 from search.pareto import front_of
 from search.pareto._frame import objectives_of, trials_frame
 from search.record._records import metrics_of
+from tests._support.configs import CLI_CONFIG, CLI_NAME
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 ROOT = Path(__file__).resolve().parents[2]
-NAME = "cli-search"
-#: Small enough for two trials in seconds; budgets every MLP here can meet (no infeasible luck).
-CONFIG = {
-    "name": NAME,
-    "dataset": "digits",
-    "space": {
-        "family": ["mlp"],
-        "mlp.width": {"low": 16, "high": 32},
-        "budget": {"low": 1500, "high": 2500},
-        "ssn.generator": ["wavg", "emb"],
-    },
-    "train": {"epochs": 2, "batch_size": 64},
-    "objectives": [["accuracy", "maximize"], ["params", "minimize"], ["flops_infer", "minimize"]],
-    "constraints": ["params <= 3000"],
-    "algorithm": "random",
-    "trials": 8,
-    "indicators": ["params", "flops_infer", "activations"],
-    "measure": {"threads": 1},
-    "seed": 0,
-}
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -77,7 +58,7 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """``search launch CONFIG --trials 2 --out DIR --quiet``, the real command, once."""
     folder = tmp_path_factory.mktemp("cli")
     config = folder / "small.yaml"
-    config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    config.write_text(yaml.safe_dump(CLI_CONFIG), encoding="utf-8")
     out = folder / "runs"
     # --address local: a Ray of its own even when another test runs a `ray start` cluster on
     # this machine (ray.init() with no address would join that one).
@@ -91,7 +72,7 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _study(launched: dict) -> optuna.Study:
-    return optuna.load_study(study_name=NAME, storage=launched["url"])
+    return optuna.load_study(study_name=CLI_NAME, storage=launched["url"])
 
 
 @pytest.mark.slow  # reads the search the `launched` fixture runs
@@ -106,7 +87,7 @@ def test_launch_records_and_says_where_to_look(launched: dict) -> None:
         assert f"search {command} " in text
     # named by the run folder, as a user types it: no sqlite:////… URL to copy
     assert f"search status --run {launched['out']}\n" in text and "--storage" not in text
-    assert f"--name {NAME}" in text
+    assert f"--name {CLI_NAME}" in text
 
 
 @pytest.mark.slow  # reads the search the `launched` fixture runs
@@ -115,7 +96,7 @@ def test_status_lists_the_search(launched: dict, capsys: pytest.CaptureFixture) 
     text = capsys.readouterr().out
     front = front_of(trials_frame(_study(launched)), objectives_of(_study(launched)))
     assert (
-        f"Search {NAME!r}: 2 trial(s): 2 feasible, 0 infeasible, 0 stopped early, 0 failed, "
+        f"Search {CLI_NAME!r}: 2 trial(s): 2 feasible, 0 infeasible, 0 stopped early, 0 failed, "
         "0 running\n" in text
     )
     assert "accuracy (maximize), params (minimize), flops_infer (minimize)" in text
@@ -128,7 +109,7 @@ def test_pareto_in_every_format(launched: dict, capsys: pytest.CaptureFixture) -
     url = launched["url"]
     study = _study(launched)
     front = front_of(trials_frame(study), objectives_of(study)).numbers
-    assert main(["pareto", "--name", NAME, "--storage", url, "--format", "json"]) == 0
+    assert main(["pareto", "--name", CLI_NAME, "--storage", url, "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["number"] for r in rows] == front
     assert {"accuracy", "params", "flops_infer", "activations", "test_accuracy"} <= set(rows[0])
@@ -136,9 +117,9 @@ def test_pareto_in_every_format(launched: dict, capsys: pytest.CaptureFixture) -
     single = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert len(single) == 1, "one objective: one best trial (no ties on params here)"
     assert single["params"].iloc[0] == trials_frame(study)["params"].min()
-    assert main(["pareto", "--name", NAME, "--storage", url]) == 0
+    assert main(["pareto", "--name", CLI_NAME, "--storage", url]) == 0
     table = capsys.readouterr().out
-    assert f"Front of {NAME!r}: {len(front)} trial(s)" in table and "flops_infer" in table
+    assert f"Front of {CLI_NAME!r}: {len(front)} trial(s)" in table and "flops_infer" in table
 
 
 @pytest.mark.slow  # reads the search the `launched` fixture runs
@@ -154,8 +135,8 @@ def test_commands_default_to_the_runs_folder(
         source.backup(copy)  # the WAL's pages too
     monkeypatch.chdir(tmp_path)
     assert main(["status"]) == 0
-    assert f"Search {NAME!r}: 2 trial(s)" in capsys.readouterr().out
-    assert main(["pareto", "--name", NAME, "--format", "json"]) == 0
+    assert f"Search {CLI_NAME!r}: 2 trial(s)" in capsys.readouterr().out
+    assert main(["pareto", "--name", CLI_NAME, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)
     assert main(["report", "--out", "report"]) == 0
     assert (tmp_path / "report" / "report.md").is_file()
@@ -174,11 +155,11 @@ def test_report_prints_its_files(launched: dict, tmp_path: Path, capsys) -> None
 def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
     torch.set_num_threads(1)
     bundle = tmp_path / "bundle"
-    args = ["export", "--name", NAME, "--storage", launched["url"], "--out", str(bundle)]
+    args = ["export", "--name", CLI_NAME, "--storage", launched["url"], "--out", str(bundle)]
     assert main([*args, "--select", "best:accuracy"]) == 0
     text = capsys.readouterr().out
     meta = json.loads((bundle / "metrics.json").read_text(encoding="utf-8"))
-    assert f"Exported trial {meta['trial']} of {NAME!r}" in text
+    assert f"Exported trial {meta['trial']} of {CLI_NAME!r}" in text
     recorded = metrics_of(_study(launched).trials[meta["trial"]])["test_accuracy"]
     test = load("digits", seed=0, progress=False).test
     accuracy = evaluate(load_bundle(bundle), test.x, test.y)["accuracy"]
@@ -209,7 +190,7 @@ BAD = {
     # Valid, but not the config the stored search of that name ran: resuming it would mix them.
     "another config, same name": (
         {"train": {"epochs": 3, "batch_size": 64}},
-        [f"search {NAME!r} already exists", "(train.epochs: 2 → 3)", "another --name"],
+        [f"search {CLI_NAME!r} already exists", "(train.epochs: 2 → 3)", "another --name"],
     ),
 }
 
@@ -221,7 +202,7 @@ def test_bad_config_is_exit_2_and_touches_nothing(
 ) -> None:
     change, needles = BAD[case]
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump({**CONFIG, **change}), encoding="utf-8")
+    path.write_text(yaml.safe_dump({**CLI_CONFIG, **change}), encoding="utf-8")
     before = _digest(launched["db"])
     code = main(["launch", str(path), "--storage", launched["url"], "--quiet"])
     err = capsys.readouterr().err
@@ -257,9 +238,8 @@ def test_bad_arguments_are_exit_2(argv: list[str], needles: list[str], capsys) -
 def test_study_errors(launched: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     url = launched["url"]
     assert main(["pareto", "--name", "other", "--storage", url]) == 2
-    assert (
-        f"got 'other'; allowed: one of the studies in {url}: ['{NAME}']" in capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert f"got 'other'; allowed: one of the studies in {url}: ['{CLI_NAME}']" in err
     assert main(["export", "--storage", url, "--out", str(tmp_path), "--select", "nearest"]) == 2
     assert "allowed forms" in capsys.readouterr().err
     assert main(["pareto", "--storage", url, "--objectives", "accuracy,joules"]) == 2
@@ -464,7 +444,7 @@ def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -
 
     assert main(["status", "--run", str(launched["out"]), "--format", "json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)
-    assert record["search"] == NAME and record["feasible"] == 2 and record["interrupted"] == 0
+    assert record["search"] == CLI_NAME and record["feasible"] == 2 and record["interrupted"] == 0
     assert record["adjourned"] == 0 and record["running"] == 0
     best = record["best"]
     assert (
@@ -476,7 +456,7 @@ def test_status_in_json_and_csv(launched: dict, capsys: pytest.CaptureFixture) -
     assert type(best["accuracy"]["value"]) is float or best["accuracy"]["value"] == 1
     assert main(["status", "--run", str(launched["out"]), "--format", "csv"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert table.loc[0, "search"] == NAME and table.loc[0, "trials"] == 2
+    assert table.loc[0, "search"] == CLI_NAME and table.loc[0, "trials"] == 2
     assert json.loads(table.loc[0, "objectives"]) == record["objectives"]
     assert json.loads(table.loc[0, "front"]) == record["front"]
     assert table["best.params.value"].dtype.kind == "i" and "best.params.number" in table
@@ -536,7 +516,7 @@ def test_a_search_out_of_time_is_adjourned_not_running_and_a_relaunch_goes_on(
     with no launch holding the search, ``search status`` counts it adjourned, not running nor
     interrupted, and a relaunch goes on with the same trial from its checkpoint."""
     config = tmp_path / "out-of-time.yaml"
-    data = {**CONFIG, "name": "out-of-time", "trials": 1, "constraints": []}
+    data = {**CLI_CONFIG, "name": "out-of-time", "trials": 1, "constraints": []}
     config.write_text(yaml.safe_dump({**data, "train": {"epochs": 1000, "batch_size": 64}}))
     out = tmp_path / "runs"
     argv = ["launch", str(config), "--out", str(out), "--address", "local", "--quiet",
@@ -588,7 +568,7 @@ class BreaksInTraining(nn.Module):
 @pytest.mark.slow  # `search launch` in a subprocess
 def test_a_launch_whose_every_trial_failed_exits_non_zero_and_says_why(tmp_path: Path) -> None:
     (tmp_path / "breaks.py").write_text(BREAKS_IN_TRAINING, encoding="utf-8")
-    config = {**CONFIG, "name": "all-fail", "imports": ["breaks.py"], "trials": 2,
+    config = {**CLI_CONFIG, "name": "all-fail", "imports": ["breaks.py"], "trials": 2,
               "space": {"family": ["breaks-in-training"],
                         "breaks-in-training.width": {"low": 4, "high": 8}},
               "constraints": []}  # fmt: skip
@@ -619,7 +599,7 @@ def test_relaunch_with_trials_below_those_done_says_so(launched: dict, capsys) -
     before = _digest(launched["db"])
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert f"{NAME!r} already has 2 trial(s) done" in out and "asks for 1 in all" in out, out
+    assert f"{CLI_NAME!r} already has 2 trial(s) done" in out and "asks for 1 in all" in out, out
     assert "give --trials above 2 to go on" in out and "Launching" not in out
     assert len(_study(launched).trials) == 2 and _digest(launched["db"]) == before
 
@@ -629,7 +609,7 @@ def test_relaunch_with_trials_below_those_done_says_so(launched: dict, capsys) -
 #: A discrete space whose size is known by hand: mlp 2 widths x 2 budgets x 2 generators (8),
 #: convnet 3 depths x 2 budgets x 2 generators (12); 20 points.
 CHECKED = {
-    **CONFIG,
+    **CLI_CONFIG,
     "name": "checked",
     "space": {
         "family": ["mlp", "convnet"],
@@ -676,7 +656,7 @@ def test_check_counts_exactly_the_meta_models(tmp_path: Path, capsys) -> None:
     """The cost range is the smallest and largest model the space builds (mlp width 16..32)."""
     from spaces._build import build_model
 
-    config = {**CONFIG, "space": {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}},
+    config = {**CLI_CONFIG, "space": {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}},
               "fixed": {"mlp.depth": 1}}  # fmt: skip
     code, out, err = _check(tmp_path, config, capsys)
     assert code == 0, err
@@ -686,8 +666,8 @@ def test_check_counts_exactly_the_meta_models(tmp_path: Path, capsys) -> None:
 
 
 def test_check_warns_on_what_is_valid_but_wrong(tmp_path: Path, capsys) -> None:
-    config = {**CONFIG, "objectives": [["accuracy", "maximize"], ["params", "maximize"]],
-              "space": {**CONFIG["space"], "budget": {"low": 10, "high": 20}},
+    config = {**CLI_CONFIG, "objectives": [["accuracy", "maximize"], ["params", "maximize"]],
+              "space": {**CLI_CONFIG["space"], "budget": {"low": 10, "high": 20}},
               "constraints": []}  # fmt: skip
     code, _, err = _check(tmp_path, config, capsys)
     assert code == 0
@@ -710,7 +690,7 @@ def test_check_warns_when_promotion_cannot_complete_a_trial(
 ) -> None:
     """9 epochs, rungs at 1 and 3, η = 3: a trial trains all 9 only once 9 trials reached
     the first rung; 5 trials end with every trial paused (issue 41, defect 10)."""
-    config = {**CONFIG, "trials": 5, "train": {**CONFIG.get("train", {}), "epochs": 9},
+    config = {**CLI_CONFIG, "trials": 5, "train": {**CLI_CONFIG.get("train", {}), "epochs": 9},
               "scheduler": scheduler}  # fmt: skip
     code, _, err = _check(tmp_path, config, capsys)
     assert code == 0, err
@@ -719,7 +699,7 @@ def test_check_warns_when_promotion_cannot_complete_a_trial(
 
 
 def test_check_refuses_a_bad_config_with_exit_2(tmp_path: Path, capsys) -> None:
-    code, out, err = _check(tmp_path, {**CONFIG, "trails": 5}, capsys)
+    code, out, err = _check(tmp_path, {**CLI_CONFIG, "trails": 5}, capsys)
     assert code == 2 and out == ""
     assert err.startswith("search check: error: ") and len(err.splitlines()) == 1, err
     assert "unknown key 'trails' (value 5) (did you mean 'trials'?)" in err
@@ -836,7 +816,7 @@ def test_launch_warns_of_an_objective_against_its_meaning(launched: dict, tmp_pa
                                                           capsys) -> None:  # fmt: skip
     """The warning comes before anything runs (here the launch then stops: the stored search
     of that name has another config)."""
-    config = {**CONFIG, "objectives": [["accuracy", "maximize"], ["params", "maximize"]]}
+    config = {**CLI_CONFIG, "objectives": [["accuracy", "maximize"], ["params", "maximize"]]}
     path = tmp_path / "maximise-params.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     argv = ["launch", str(path), "--storage", launched["url"], "--out", str(tmp_path), "--quiet"]
@@ -855,7 +835,7 @@ def test_replay_works_on_a_users_own_search(launched: dict, capsys: pytest.Captu
             "--scheduler", "moasha", "--type", "promotion", "--format", "json"]  # fmt: skip
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["study"] == NAME and out["optimiser"] == "random" and out["workers"] == 2
+    assert out["study"] == CLI_NAME and out["optimiser"] == "random" and out["workers"] == 2
     assert [a["arm"] for a in out["arms"]] == ["fifo", "moasha-promotion"]
     fifo = out["arms"][0]
     # two curves: a seed whose FIFO picked the slower one twice completes nothing in time

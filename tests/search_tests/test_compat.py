@@ -24,7 +24,7 @@ from ray.tune.experiment.trial import Trial
 from search import _compat
 from search.cli import main
 from search.errors import NpasError, UnsupportedDependency
-from tests.search_tests.run.test_execution import make_config
+from tests._support.searches import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPAT = ROOT / "search" / "_compat.py"

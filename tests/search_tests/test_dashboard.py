@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -23,6 +22,7 @@ from search._dashboard import start_dashboard, stop_dashboard
 from search.cli import main
 from search.errors import DashboardError
 from spaces import ConfigError
+from tests._support.waiting import wait_until
 from tests.search_tests.studies import stored_study
 
 pytestmark = pytest.mark.slow  # a real optuna-dashboard process per test (or per module)
@@ -169,10 +169,8 @@ def test_search_dashboard_command_runs_until_ctrl_c_or_sigterm(
         assert studies[0]["study_name"] == "dash-study" and log.is_file()
         proc.send_signal(sig)
         assert proc.wait(timeout=30) == 0
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and _answers(url):
-            time.sleep(0.2)
-        assert not _answers(url), "Ctrl-C or SIGTERM stops the dashboard process too"
+        wait_until(lambda: not _answers(url), 10, interval_s=0.2,
+                   what="the dashboard to stop answering: Ctrl-C or SIGTERM stops its process too")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -20,6 +20,7 @@ from search.bundle._portable import write_onnx
 from search.cli import main
 from search.errors import MissingExtraError, NpasError
 from search.record._storage import open_storage
+from tests._support.modules import block
 from tests.search_tests.studies import ACC_PARAMS, stored_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,13 +31,6 @@ OPTIONAL = PROJECT["optional-dependencies"]
 def _name(requirement: str) -> str:
     """The normalised distribution name of a requirement (``psycopg[binary]>=3.1`` → psycopg)."""
     return re.split(r"[\[<>=!~;\s]", requirement, maxsplit=1)[0].lower().replace("_", "-")
-
-
-def block(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
-    """Makes ``module`` (and its loaded submodules) unimportable until the test ends."""
-    for name in [n for n in sys.modules if n == module or n.startswith(f"{module}.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, module, None)
 
 
 def test_the_extras_table_is_pyprojects_extras() -> None:

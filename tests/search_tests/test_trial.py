@@ -19,7 +19,7 @@ from search.config import load_preset
 from search.trial import PROBE_CLIP, _data, rebuild, run_trial
 from spaces import ConfigError, build_model
 from spaces.ssn import ShapeshiftNet, shapeshift
-from tests.objectives_tests.test_datasets import MNIST  # the shared MNIST files (NPAS_TEST_MNIST)
+from tests._support.data import MNIST  # the shared MNIST files (NPAS_TEST_MNIST)
 
 FAST = {"threads": 1, "warmup": 1, "latency_budget_s": 0.05, "latency_max_repeats": 10}
 BASE: dict[str, Any] = {

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import warnings
-from typing import Any
 
 import pytest
 
@@ -14,14 +13,7 @@ from search.config import ConfigKey, SearchConfig, load_config, reference
 from search.config._keys import RENAMED_KEYS
 from search.record._study import _comparable
 from spaces import ConfigError
-
-BASE: dict[str, Any] = {
-    "name": "keys",
-    "dataset": "digits",
-    "space": {"family": ["mlp"], "mlp.width": {"low": 8, "high": 16}, "budget": [400, 800]},
-    "train": {"epochs": 1},
-    "trials": 2,
-}
+from tests._support.configs import MINIMAL
 
 
 def test_the_reference_lists_every_key_a_config_file_takes() -> None:
@@ -29,7 +21,7 @@ def test_the_reference_lists_every_key_a_config_file_takes() -> None:
     assert all(isinstance(r, ConfigKey) and r.help for r in rows if "." not in r.key)
     keys = [r.key for r in rows]
     assert len(keys) == len(set(keys))
-    written = load_config(BASE).to_dict()
+    written = load_config(MINIMAL).to_dict()
     assert set(written) <= set(keys)  # what a config writes back, the reference names
     top = [f.name for f in dataclasses.fields(SearchConfig) if f.metadata.get("in_yaml", True)]
     assert [k for k in keys if "." not in k] == ["name", *[k for k in top if k != "name"]]
@@ -59,21 +51,21 @@ def test_the_reference_gives_defaults_and_allowed_values_from_the_checks() -> No
 )
 def test_a_renamed_key_still_loads_with_a_warning_naming_the_new_key(old, new, value, read):
     with pytest.warns(FutureWarning, match=f"'{old}' is renamed '{new}'"):
-        config = load_config({**BASE, old: value})
+        config = load_config({**MINIMAL, old: value})
     assert read(config)
     assert old not in config.to_dict() and new in config.to_dict()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the new key alone: no warning
-        assert read(load_config({**BASE, new: value}))
+        assert read(load_config({**MINIMAL, new: value}))
 
 
 def test_a_renamed_key_given_under_both_names_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"optimiser.*old name of algorithm"):
-        load_config({**BASE, "optimiser": "tpe", "algorithm": "random"})
+        load_config({**MINIMAL, "optimiser": "tpe", "algorithm": "random"})
 
 
 def test_a_search_stored_under_the_old_names_compares_equal_after_the_rename() -> None:
-    new = load_config(BASE).to_dict()
+    new = load_config(MINIMAL).to_dict()
     old = copy.deepcopy(new)
     for before, after in RENAMED_KEYS.items():
         old[before] = old.pop(after)

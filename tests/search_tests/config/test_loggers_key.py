@@ -15,8 +15,8 @@ from search.errors import MissingExtraError
 from search.record._study import _comparable
 from search.run._loggers import logger_callbacks
 from spaces import ConfigError
-from tests.search_tests.config.test_keys import BASE
-from tests.search_tests.test_imports import block
+from tests._support.configs import MINIMAL
+from tests._support.modules import block
 
 
 @pytest.mark.parametrize(
@@ -30,7 +30,7 @@ from tests.search_tests.test_imports import block
     ],
 )
 def test_loggers_load_in_the_order_given(value: Any, loaded: tuple[str, ...]) -> None:
-    config = load_config({**BASE, "loggers": value})
+    config = load_config({**MINIMAL, "loggers": value})
     assert config.loggers == loaded
     again = load_config(config.to_dict())
     assert again == config and ("loggers" in config.to_dict()) == bool(loaded)
@@ -50,7 +50,7 @@ def test_loggers_load_in_the_order_given(value: Any, loaded: tuple[str, ...]) ->
 )
 def test_an_unknown_logger_is_refused_naming_the_known_ones(value: Any, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_config({**BASE, "loggers": value})
+        load_config({**MINIMAL, "loggers": value})
 
 
 def test_the_reference_lists_the_loggers_key_and_its_names() -> None:
@@ -61,16 +61,16 @@ def test_the_reference_lists_the_loggers_key_and_its_names() -> None:
 
 def test_search_check_says_where_a_search_logs() -> None:
     assert "Logged to: tensorboard, mlflow" in describe(
-        load_config({**BASE, "loggers": ["tensorboard", "mlflow"]}), cost=False
+        load_config({**MINIMAL, "loggers": ["tensorboard", "mlflow"]}), cost=False
     )
     assert not any(
-        line.startswith("Logged to") for line in describe(load_config(BASE), cost=False)
+        line.startswith("Logged to") for line in describe(load_config(MINIMAL), cost=False)
     )
 
 
 def test_a_relaunch_may_change_the_loggers() -> None:
-    before = load_config(BASE).to_dict()
-    after = load_config({**BASE, "loggers": ["mlflow"]}).to_dict()
+    before = load_config(MINIMAL).to_dict()
+    after = load_config({**MINIMAL, "loggers": ["mlflow"]}).to_dict()
     assert _comparable(before) == _comparable(after)
 
 
@@ -80,7 +80,7 @@ def test_a_relaunch_may_change_the_loggers() -> None:
 def test_a_logger_whose_package_is_missing_names_the_loggers_extra(
     logger: str, module: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    config = load_config({**BASE, "loggers": [logger]})
+    config = load_config({**MINIMAL, "loggers": [logger]})
     block(monkeypatch, module)
     with pytest.raises(
         MissingExtraError,

@@ -22,9 +22,9 @@ import sqlalchemy
 from optuna.trial import TrialState
 
 from search.record import trials_counted
+from tests._support.chaos import TRIALS, check_integrity, running_pids
+from tests._support.waiting import wait_until
 from tests.search_tests.disks import tmpfs
-from tests.search_tests.run.test_chaos import TRIALS, _check_integrity, _running_pids
-from tests.search_tests.run.test_ray_cluster import cluster  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.chaos
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,8 +35,8 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from search.errors import RunFolderFull, SearchInterrupted
 from search.run import launch
-from tests.search_tests.run.test_chaos import TRIALS, pid_trial
-from tests.search_tests.run.test_execution import make_config
+from tests._support.chaos import TRIALS, pid_trial
+from tests._support.searches import make_config
 try:
     launch(make_config(Path({out!r}), optimiser="random", trials=TRIALS, storage={url!r},
                        address={address!r}), trial_fn=pid_trial, progress=False)
@@ -78,7 +78,7 @@ def _fill(folder: Path) -> Path:
 
 
 def test_a_search_through_kills_a_stop_and_a_full_disk_loses_nothing(
-    cluster, postgres_url, disk, tmp_path  # noqa: F811
+    cluster, postgres_url, disk, tmp_path
 ):
     address, env = cluster
     url = postgres_url.replace("npas@", f"npas:{SECRET}@")  # trust: any password is taken
@@ -92,14 +92,12 @@ def test_a_search_through_kills_a_stop_and_a_full_disk_loses_nothing(
     driver = start()
     outputs = []
     try:
-        deadline = time.monotonic() + 150
-        while _ended(postgres_url) < 2 and driver.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.3)
+        started = time.monotonic()  # 150 s for both waits
+        wait_until(lambda: _ended(postgres_url) >= 2 or driver.poll() is not None, 150,
+                   interval_s=0.3, raise_on_timeout=False)  # fmt: skip
         assert driver.poll() is None, driver.communicate()[1][-3000:]
-        victims = []
-        while not victims and time.monotonic() < deadline:
-            victims = _running_pids(disk, set())
-            time.sleep(0.2)
+        victims = wait_until(lambda: running_pids(disk, set()), 150 - (time.monotonic() - started),
+                             interval_s=0.2, raise_on_timeout=False)  # fmt: skip
         with contextlib.suppress(ProcessLookupError):
             os.kill(victims[0], signal.SIGKILL)  # a trial's worker
         os.kill(driver.pid, signal.SIGSTOP)
@@ -132,7 +130,7 @@ def test_a_search_through_kills_a_stop_and_a_full_disk_loses_nothing(
     assert kept == ended, "every trial that completed is kept as it was, once"
     assert trials_counted(study) == TRIALS
     assert not study.get_trials(states=(TrialState.RUNNING,))
-    _check_integrity(postgres_url)
+    check_integrity(postgres_url)
     assert not any(SECRET in text for text in outputs), "no output shows the password"
     leaked = [str(f) for root in (disk, tmp_path) for f in root.rglob("*")
               if f.is_file() and SECRET.encode() in f.read_bytes()]  # fmt: skip

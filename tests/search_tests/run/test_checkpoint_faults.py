@@ -5,89 +5,49 @@ Optuna's own API."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import optuna
 import pytest
 import ray
 from optuna.trial import TrialState
 
-from search.config import TrialConfig
 from search.record import trials_counted
 from search.record._checkpoint_files import latest_checkpoint
 from search.record._counting import INTERRUPTED, counts
 from search.record._schema import RayKey, TrialAttr
 from search.run import launch
-from tests.search_tests.run import test_promotion
-from tests.search_tests.run.test_execution import make_config
+from tests._support.checkpointing import (
+    EPOCHS,
+    TRIALS,
+    check_each_epoch_ran_once_but_the_one_in_flight,
+    checkpointing_config,
+    epoch_log,
+    epochs_by_trial,
+    slow_checkpointing_trial,
+)
+from tests._support.waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
 ROOT = Path(__file__).resolve().parents[3]
 FAIL = TrialState.FAIL
-EPOCHS = test_promotion.EPOCHS
-TRIALS = 8
 DRIVER = """
 import sys
 sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.run.test_checkpoint_faults import config, slow_trial
+from tests._support.checkpointing import checkpointing_config, slow_checkpointing_trial
 
 ray.init(address={address!r}, log_to_driver=False)
-launch(config(Path({out!r}), {scheduler!r}), trial_fn=slow_trial, progress=False)
+launch(checkpointing_config(Path({out!r}), {scheduler!r}), trial_fn=slow_checkpointing_trial,
+       progress=False)
 """
-
-
-def slow_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
-               resume: Any = None) -> dict[str, Any]:  # fmt: skip
-    """The promotion tests' checkpointing trial, with epochs long enough to kill one in."""
-    folder = Path(cfg.artifact_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "pid").write_text(str(os.getpid()))
-    return test_promotion.checkpointing_trial(cfg, on_epoch, on_state, resume, pause=0.25)
-
-
-def config(out: Path, scheduler: str):
-    schedulers = {"fifo": {"name": "fifo"},
-                  "promotion": {"name": "moasha", "type": "promotion", "reduction_factor": 2}}
-    return make_config(out, optimiser="random", trials=TRIALS, constraints=[],
-                       train={"epochs": EPOCHS}, scheduler=schedulers[scheduler])  # fmt: skip
-
-
-def _log(out: Path) -> list[dict]:
-    path = out / "t-random" / "epochs.jsonl"
-    return [json.loads(line) for line in path.open()] if path.exists() else []
-
-
-def _epochs_by_trial(rows: list[dict]) -> dict[int, list[int]]:
-    runs: dict[int, list[int]] = {}
-    for row in rows:
-        runs.setdefault(row["trial"], []).append(row["epoch"])
-    return runs
-
-
-def _check_each_epoch_ran_once_but_the_one_in_flight(runs: dict[int, list[int]]) -> None:
-    for number, epochs in runs.items():
-        assert sorted(set(epochs)) == list(range(1, max(epochs) + 1)), (number, epochs)
-        assert len(epochs) - len(set(epochs)) <= 1, (number, epochs)  # one interval at most
-
-
-def _wait(condition: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _mid_schedule(url: str) -> bool:
@@ -106,8 +66,9 @@ def test_a_killed_worker_resumes_its_trial_from_the_last_checkpoint(tmp_path):
     script = DRIVER.format(root=str(ROOT), address=address, out=str(tmp_path), scheduler="fifo")
     driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     try:
-        _wait(lambda: any(r["epoch"] >= 3 for r in _log(tmp_path)), 120, "a third epoch")
-        victim = next(r for r in reversed(_log(tmp_path)) if r["epoch"] >= 3)
+        wait_until(lambda: any(r["epoch"] >= 3 for r in epoch_log(tmp_path)), 120,
+                   what="a third epoch")
+        victim = next(r for r in reversed(epoch_log(tmp_path)) if r["epoch"] >= 3)
         pid = int((tmp_path / "t-random" / "trials" / str(victim["trial"]) / "pid").read_text())
         os.kill(pid, signal.SIGKILL)
         assert driver.wait(timeout=240) == 0
@@ -117,10 +78,10 @@ def test_a_killed_worker_resumes_its_trial_from_the_last_checkpoint(tmp_path):
             driver.wait()
     study = optuna.load_study(study_name="t-random", storage=f"sqlite:///{tmp_path}/npas.db")
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * TRIALS
-    runs = _epochs_by_trial(_log(tmp_path))
-    _check_each_epoch_ran_once_but_the_one_in_flight(runs)
+    runs = epochs_by_trial(epoch_log(tmp_path))
+    check_each_epoch_ran_once_but_the_one_in_flight(runs)
     assert runs[victim["trial"]].count(1) == 1  # not started again from epoch 1
-    pids = {r["pid"] for r in _log(tmp_path) if r["trial"] == victim["trial"]}
+    pids = {r["pid"] for r in epoch_log(tmp_path) if r["trial"] == victim["trial"]}
     assert len(pids) == 2  # the killed worker and the one that resumed it
     curve = study.trials[victim["trial"]].user_attrs["curve"]
     assert [p["epoch"] for p in curve] == list(range(1, EPOCHS + 1))
@@ -136,15 +97,15 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
     driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     url = f"sqlite:///{tmp_path}/npas.db"
     try:
-        _wait(
-            lambda: sum(r["epoch"] >= 2 for r in _log(tmp_path)) >= 2 and _mid_schedule(url),
+        wait_until(
+            lambda: sum(r["epoch"] >= 2 for r in epoch_log(tmp_path)) >= 2 and _mid_schedule(url),
             120,
-            "two epochs >= 2, and a running trial with an epoch in the storage",
+            what="two epochs >= 2, and a running trial with an epoch in the storage",
         )
     finally:
         driver.kill()
         driver.wait()
-    killed_at = len(_log(tmp_path))
+    killed_at = len(epoch_log(tmp_path))
     before = optuna.load_study(study_name="t-random", storage=url)
     running = {t.number: len(t.intermediate_values) for t in before.trials
                if t.state == TrialState.RUNNING and t.intermediate_values}  # fmt: skip
@@ -153,15 +114,16 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
     # a trial killed in its first epoch had no checkpoint: interrupted, and run again anew
     unsaved = {t.number for t in before.trials if t.state == TrialState.RUNNING} - set(running)
 
-    study = launch(config(tmp_path, "promotion"), trial_fn=slow_trial, progress=False)
+    study = launch(checkpointing_config(tmp_path, "promotion"),
+                   trial_fn=slow_checkpointing_trial, progress=False)  # fmt: skip
     assert trials_counted(study) == TRIALS and not study.get_trials(states=(TrialState.RUNNING,))
     assert [t.number for t in study.trials] == list(range(len(study.trials)))
     failed = {t.number: t.user_attrs.get("error") for t in study.get_trials(states=(FAIL,))}
     assert set(failed) <= unsaved, (failed, unsaved, running)
     assert all(t.state != TrialState.FAIL for t in study.trials if t.number not in unsaved)
-    rows = _log(tmp_path)
-    _check_each_epoch_ran_once_but_the_one_in_flight(_epochs_by_trial(rows))
-    after = _epochs_by_trial(rows[killed_at:])
+    rows = epoch_log(tmp_path)
+    check_each_epoch_ran_once_but_the_one_in_flight(epochs_by_trial(rows))
+    after = epochs_by_trial(rows[killed_at:])
     for number, recorded in running.items():
         trial = study.trials[number]
         if number in after:  # resumed, not restarted: its first epoch follows its checkpoint,
@@ -187,7 +149,8 @@ def test_a_checkpoint_cut_short_is_run_again_as_a_missing_one_not_counted(
     driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     url = f"sqlite:///{tmp_path}/npas.db"
     try:
-        _wait(lambda: _mid_schedule(url), 120, "a running trial with an epoch in the storage")
+        wait_until(lambda: _mid_schedule(url), 120,
+                   what="a running trial with an epoch in the storage")
     finally:
         driver.kill()
         driver.wait()
@@ -202,7 +165,8 @@ def test_a_checkpoint_cut_short_is_run_again_as_a_missing_one_not_counted(
     text = path.read_text()
     path.write_text(text[: min(13, len(text) // 2)])  # cut short, as a crash or full disk does
 
-    study = launch(config(tmp_path, "fifo"), trial_fn=slow_trial, progress=False)
+    study = launch(checkpointing_config(tmp_path, "fifo"), trial_fn=slow_checkpointing_trial,
+                   progress=False)  # fmt: skip
     err = capsys.readouterr().err
     assert f"trial {victim.number}'s checkpoint cannot be read ({path}: cut short" in err, err
     trial = study.trials[victim.number]

@@ -43,16 +43,16 @@ def test_a_relaunch_with_another_config_says_so_before_anything_else(tmp_path) -
     objective once printed "no trial to run; give --trials above 8" first)."""
     from search.config import load_config
     from search.record._storage import open_storage
-    from tests.search_tests.test_cli import CONFIG, NAME
+    from tests._support.configs import CLI_CONFIG, CLI_NAME
 
-    config = load_config({**CONFIG, "out": str(tmp_path)})
-    _ = open_study(name=NAME, storage=open_storage(config.storage_url),
+    config = load_config({**CLI_CONFIG, "out": str(tmp_path)})
+    _ = open_study(name=CLI_NAME, storage=open_storage(config.storage_url),
                    sampler=optuna.samplers.RandomSampler(), config=config.to_dict(),
                    objectives=config.objectives, constraints=config.constraint_texts,
                    optimiser="random")  # fmt: skip
     changed = tmp_path / "changed.yaml"
-    changed.write_text(yaml.safe_dump({**CONFIG, "out": str(tmp_path), "train": {
-        **CONFIG["train"], "epochs": 3}}), encoding="utf-8")  # fmt: skip
+    changed.write_text(yaml.safe_dump({**CLI_CONFIG, "out": str(tmp_path), "train": {
+        **CLI_CONFIG["train"], "epochs": 3}}), encoding="utf-8")  # fmt: skip
     run = subprocess.run([sys.executable, "-m", "search", "launch", str(changed)],
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 2, run.stderr[-2000:]

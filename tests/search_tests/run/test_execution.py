@@ -1,21 +1,20 @@
 """``launch`` on a real local Ray with a real SQLite storage.
 
-The trial functions here are cheap real trainables (where training is not the point); one test
-runs the real ``run_trial`` on digits. One Ray session serves the whole module.
+The trial functions (tests/_support/searches.py, and the storage-breaking ones here) are cheap
+real trainables (where training is not the point); one test runs the real ``run_trial`` on
+digits. One Ray session serves the whole module.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import os
 import re
 import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ import yaml
 from optuna.trial import TrialState
 
 from search._supervisor import SUPERVISED
-from search.config import TrialConfig, load_config, load_preset
+from search.config import TrialConfig, load_preset
 from search.errors import StorageWriteError
 from search.pareto import non_dominated
 from search.pareto._frame import trials_frame
@@ -36,50 +35,15 @@ from search.record._counting import trials_counted
 from search.record._records import conditions_of, metrics_of
 from search.run._launch import launch
 from spaces import ConfigError
-from tests.objectives_tests.test_datasets import MNIST, needs_mnist
+from tests._support.data import MNIST, needs_mnist
+from tests._support.searches import LONG, digits_config, fake_trial, make_config, slow_trial
+from tests._support.waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
 ROOT = Path(__file__).resolve().parents[3]
 # Ship the trial functions by value: a worker importing this module would import torch.
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-POPULATION = {name: {"population_size": 4} for name in ("nsga2", "pymoo-nsga2")}
-
-
-def make_config(out: Path, *, optimiser: str = "nsga2", trials: int = 6, **changes: Any):
-    """digits-quick with two objectives, one constraint and a small population."""
-    data = load_preset("digits-quick").to_dict()
-    data.update(
-        name=f"t-{optimiser}",
-        out=str(out),
-        trials=trials,
-        objectives=[["accuracy", "maximize"], ["params", "minimize"]],
-        constraints=["params <= 2000"],
-        algorithm={"name": optimiser, "options": POPULATION.get(optimiser, {})},
-    )
-    data.update(changes)
-    return load_config(data)
-
-
-def fake_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """A cheap stand-in for run_trial: mlps score, convnets raise (a crashing trial)."""
-    if cfg.family == "convnet":
-        raise ValueError(f"no convnets today (width {cfg.hyper['width']})")
-    params = float(cfg.budget)
-    return {
-        "accuracy": 1.0 - 300.0 / params - abs(math.log10(cfg.train["lr"]) + 1) / 10,
-        "params": params,
-        "flops_infer": 2.0 * params,
-        "feasible": float(params <= 2000),
-        "constraint_0": params - 2000,
-        "pid": os.getpid(),
-    }
-
-
-def slow_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """fake_trial that takes a second, so a search can be killed while trials run."""
-    time.sleep(1.0)
-    return fake_trial(dataclasses.replace(cfg, family="mlp"))
 
 
 def _snapshot(study: optuna.Study) -> dict[int, tuple]:
@@ -159,7 +123,7 @@ import ray
 from pathlib import Path
 from search.errors import SearchInterrupted
 from search.run._launch import launch
-from tests.search_tests.run.test_execution import make_config, slow_trial
+from tests._support.searches import make_config, slow_trial
 
 ray.init(address={address!r}, log_to_driver=False)
 try:
@@ -178,16 +142,18 @@ def _launch_then_signal(tmp_path: Path, optimiser: str, sig: int) -> subprocess.
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stderr=subprocess.PIPE,
                             text=True)  # fmt: skip
     url = f"sqlite:///{tmp_path}/npas.db"
+
+    def three_complete_or_ended() -> bool:
+        if proc.poll() is not None:
+            return True
+        try:
+            study = optuna.load_study(study_name=f"t-{optimiser}", storage=url)
+        except KeyError:  # the study is not created yet
+            return False
+        return len(study.get_trials(states=(TrialState.COMPLETE,))) >= 3
+
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                study = optuna.load_study(study_name=f"t-{optimiser}", storage=url)
-                if len(study.get_trials(states=(TrialState.COMPLETE,))) >= 3:
-                    break
-            except KeyError:  # the study is not created yet
-                pass
-            time.sleep(0.2)
+        wait_until(three_complete_or_ended, 120, interval_s=0.2, raise_on_timeout=False)
         assert proc.poll() is None, "the search ended before it could be stopped"
     finally:
         proc.send_signal(sig)
@@ -208,19 +174,6 @@ def test_ctrl_c_or_sigterm_stops_the_search_and_marks_the_cut_trials(tmp_path, s
     assert 3 <= trials_counted(study) < 12
 
 
-LONG = {
-    "name": "long",
-    "dataset": "digits",
-    "space": {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}},
-    "train": {"epochs": 400, "batch_size": 64},
-    "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
-    "algorithm": "random",
-    "trials": 2,
-    "indicators": ["params"],
-    "measure": {"threads": 1},
-}
-
-
 def _launch_long(tmp_path: Path) -> subprocess.Popen:
     """``search launch`` of LONG as a user runs it, in a session of its own; returned once both
     trials train (the last wave started)."""
@@ -230,15 +183,18 @@ def _launch_long(tmp_path: Path) -> subprocess.Popen:
                "--address", "local", "--quiet"]  # fmt: skip
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
+
+    def both_train_or_ended() -> bool:
+        if proc.poll() is not None:
+            return True
         with contextlib.suppress(sqlite3.Error):
             with sqlite3.connect(f"file:{tmp_path / 'npas.db'}?mode=ro", uri=True) as db:
                 epochs = db.execute("SELECT count(DISTINCT trial_id) FROM "
                                     "trial_intermediate_values").fetchone()[0]  # fmt: skip
-            if epochs == 2:  # both trials train
-                break
-        time.sleep(0.3)
+            return epochs == 2  # both trials train
+        return False
+
+    wait_until(both_train_or_ended, 120, interval_s=0.3, raise_on_timeout=False)
     return proc
 
 
@@ -276,12 +232,9 @@ def test_a_stop_signal_after_the_last_trial_started_ends_the_search_cleanly(tmp_
 
 def _wait_status(procs: list[psutil.Process], stopped: bool) -> None:
     """Until every process is stopped (or none is), 30 s at most."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if all((p.status() == psutil.STATUS_STOPPED) == stopped for p in procs):
-            return
-        time.sleep(0.1)
-    raise AssertionError([(p.name(), p.status()) for p in procs])
+    wait_until(lambda: all((p.status() == psutil.STATUS_STOPPED) == stopped for p in procs), 30,
+               what=lambda: f"every process {'stopped' if stopped else 'running'}: "
+                            f"{[(p.name(), p.status()) for p in procs]}")  # fmt: skip
 
 
 def test_ctrl_z_stops_the_search_and_its_ray_and_fg_continues_them(tmp_path):
@@ -420,26 +373,6 @@ def test_a_relative_data_root_means_where_the_search_was_launched(tmp_path, monk
     (trial,) = launch(config, progress=False).trials
     assert trial.state == TrialState.COMPLETE, trial.user_attrs
     assert trial.user_attrs["trial_config"]["data_root"] == str(MNIST.parent.resolve())
-
-
-def digits_config(out: Path, *, epochs: int, **changes: Any):
-    """Two real trials of small Shapeshifted MLPs on digits, trained ``epochs`` epochs."""
-    return make_config(
-        out,
-        optimiser="random",
-        trials=2,
-        train={**load_preset("digits-quick").train, "epochs": epochs},
-        space={
-            "family": {"choices": ["mlp"]},
-            "mlp.depth": {"low": 1, "high": 1},
-            "mlp.width": {"low": 16, "high": 32},
-            "budget": {"low": 600, "high": 1500},
-            "train.lr": {"low": 0.05, "high": 0.2, "log": True},
-        },
-        fixed={"ssn.mapping": "single"},
-        indicators=["params", "flops_infer"],
-        **changes,
-    )
 
 
 def test_real_run_trial_on_digits(tmp_path):

@@ -18,8 +18,8 @@ import yaml
 from optuna.trial import TrialState
 
 from search.record._counting import DISK_FULL, trials_counted
+from tests._support.searches import LONG
 from tests.search_tests.disks import tmpfs
-from tests.search_tests.run.test_execution import LONG
 
 pytestmark = pytest.mark.slow  # a search on a full tmpfs, in a subprocess
 

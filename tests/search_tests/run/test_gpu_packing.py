@@ -17,7 +17,7 @@ from search.config import TrialConfig
 from search.record._records import conditions_of, metrics_of
 from search.run import launch
 from search.trial import run_trial
-from tests.search_tests.run.test_multifidelity import _config, curve_trial
+from tests._support.curves import curve_config, curve_trial
 
 pytestmark = pytest.mark.slow  # a Ray node and real searches
 
@@ -83,7 +83,7 @@ def packed_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
 def test_four_quarter_gpu_trials_share_one_gpu_at_once(tmp_path):
     gauge = Gauge.options(name=GAUGE, namespace=GAUGE).remote(8)
     study = launch(
-        _config(tmp_path, 8, resources=QUARTER, scheduler={"name": "fifo"}),
+        curve_config(tmp_path, 8, resources=QUARTER, scheduler={"name": "fifo"}),
         trial_fn=packed_trial,
         progress=False,
     )
@@ -96,7 +96,7 @@ def test_four_quarter_gpu_trials_share_one_gpu_at_once(tmp_path):
 
 
 def test_a_moasha_search_on_quarter_gpus_stops_and_promotes(tmp_path):
-    study = launch(_config(tmp_path, 9, resources=QUARTER), trial_fn=curve_trial,
+    study = launch(curve_config(tmp_path, 9, resources=QUARTER), trial_fn=curve_trial,
                    progress=False)  # fmt: skip
     stored = optuna.load_study(
         study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db"

@@ -30,7 +30,8 @@ from search.record import trials_counted
 from search.record._lease import Lease, lease_holder
 from search.record._storage import open_storage
 from search.run import launch
-from tests.search_tests.run.test_execution import fake_trial, make_config, slow_trial
+from tests._support.searches import fake_trial, make_config, slow_trial
+from tests._support.waiting import wait_until
 from tests.search_tests.studies import stored_study
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
@@ -42,7 +43,7 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.run.test_execution import make_config, slow_trial
+from tests._support.searches import make_config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
 launch(make_config(Path({out!r}), optimiser="random", trials={trials}, storage={url!r}),
        trial_fn=slow_trial, progress=False)
@@ -73,16 +74,17 @@ def _start(out: Path, trials: int, url: str) -> subprocess.Popen:
 
 
 def _wait_running(url: str, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
+    def running_or_ended() -> str | None:
+        if proc.poll() is not None:
+            return "ended"
         try:
             study = optuna.load_study(study_name="t-random", storage=url)
-            if study.get_trials(states=(TrialState.RUNNING,)):
-                return
-        except KeyError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("the first launch never ran a trial")
+        except KeyError:  # the study is not created yet
+            return None
+        return "running" if study.get_trials(states=(TrialState.RUNNING,)) else None
+
+    if wait_until(running_or_ended, 120, interval_s=0.2, raise_on_timeout=False) != "running":
+        raise AssertionError("the first launch never ran a trial")
 
 
 def _no_tuning(*args: Any, **kwargs: Any) -> None:
@@ -229,7 +231,7 @@ import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from search.run._launch import launch
-from tests.search_tests.run.test_execution import make_config, slow_trial
+from tests._support.searches import make_config, slow_trial
 
 launch(make_config(Path({out!r}), optimiser="random", trials=16, address="local"),
        trial_fn=slow_trial, progress=False)
@@ -263,17 +265,14 @@ def test_a_launch_stopped_past_its_lease_stops_writing_once_another_took_over(tm
     first = start()
     second = None
     try:
-        deadline = time.monotonic() + 120
-        while _complete(db) < 2 and first.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until(lambda: _complete(db) >= 2 or first.poll() is not None, 120, interval_s=0.2,
+                   raise_on_timeout=False)  # fmt: skip
         assert first.poll() is None, first.stderr.read()[-2000:]
         os.kill(first.pid, signal.SIGSTOP)
         time.sleep(5)  # past the lease's 3 s
         second = start()
-        deadline = time.monotonic() + 120
-        while (_holder_pid(db) != second.pid and second.poll() is None
-               and time.monotonic() < deadline):  # fmt: skip
-            time.sleep(0.2)
+        wait_until(lambda: _holder_pid(db) == second.pid or second.poll() is not None, 120,
+                   interval_s=0.2, raise_on_timeout=False)  # fmt: skip
         gone = "" if second.poll() is None else f" (exit {second.returncode}): " + \
             second.stderr.read()[-2000:]  # fmt: skip
         assert _holder_pid(db) == second.pid, f"the second launch took the search over{gone}"
@@ -304,7 +303,7 @@ import ray
 from pathlib import Path
 from search.errors import SearchInterrupted
 from search.run import launch
-from tests.search_tests.run.test_execution import make_config, slow_trial
+from tests._support.searches import make_config, slow_trial
 ray.init(address={address!r}, log_to_driver=False)
 try:
     launch(make_config(Path({out!r}), optimiser="random", trials=8, storage={url!r}),

@@ -18,7 +18,7 @@ import ray
 
 from search.run._launch import launch
 from search.run._ray_session import start_ray, stop_ray, writers_of
-from tests.search_tests.run.test_execution import make_config, slow_trial
+from tests._support.searches import make_config, slow_trial
 
 pytestmark = pytest.mark.slow  # a real search on a local Ray
 

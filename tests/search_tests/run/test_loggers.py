@@ -25,7 +25,7 @@ from search.run._loggers import (
     mlflow_uri,
     tensorboard_folder,
 )
-from tests.search_tests.run.test_execution import digits_config
+from tests._support.searches import digits_config
 
 OBJECTIVES = ["accuracy", "params"]
 

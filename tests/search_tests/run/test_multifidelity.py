@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import subprocess
 import sys
 import time
@@ -29,11 +28,12 @@ from search.record._curves import rung_history
 from search.record._records import metrics_of
 from search.report import write_report
 from search.run import launch
-from tests.search_tests.run.test_execution import make_config
+from tests._support.curves import EPOCHS, curve_config, curve_trial, slow_curve_trial
+from tests._support.searches import make_config
+from tests._support.waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
 
-EPOCHS = 9
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -42,34 +42,8 @@ def _get(url: str) -> dict:
         return json.loads(reply.read())
 
 
-def curve_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """A learning curve chosen by the point: accuracy climbs to a level set by lr."""
-    level = 1.0 - abs(math.log10(cfg.train["lr"]) + 1) / 4
-    params = float(cfg.budget)
-    for epoch in range(1, EPOCHS + 1):
-        time.sleep(0.02)
-        if on_epoch is not None:
-            on_epoch({"epoch": epoch, "accuracy": level * epoch / EPOCHS, "params": params,
-                      "train_time_s": 0.02 * epoch})  # fmt: skip
-    return {"accuracy": level, "params": params, "feasible": 1.0, "epochs": EPOCHS,
-            "trial_time_s": 0.2, "trial_energy_j": 2.0}  # fmt: skip
-
-
-def _config(out: Path, trials: int, optimiser: str = "random", **changes: Any):
-    scheduler = changes.pop("scheduler", {"name": "moasha", "reduction_factor": 3})
-    return make_config(
-        out,
-        optimiser=optimiser,
-        trials=trials,
-        constraints=[],
-        train={"epochs": EPOCHS},
-        scheduler=scheduler,
-        **changes,
-    )
-
-
 def test_moasha_search_records_curves_pruned_and_complete_trials(tmp_path):
-    study = launch(_config(tmp_path, 12), trial_fn=curve_trial, progress=False)
+    study = launch(curve_config(tmp_path, 12), trial_fn=curve_trial, progress=False)
     stored = optuna.load_study(study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db")
     pruned = stored.get_trials(states=(TrialState.PRUNED,))
     complete = stored.get_trials(states=(TrialState.COMPLETE,))
@@ -106,7 +80,7 @@ def stuck_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
 
 
 def test_trials_at_chance_stop_at_the_first_rung_and_their_curves_say_so(tmp_path):
-    study = launch(_config(tmp_path, 14), trial_fn=stuck_trial, progress=False)
+    study = launch(curve_config(tmp_path, 14), trial_fn=stuck_trial, progress=False)
     stored = optuna.load_study(study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db")
     stuck = [t for t in stored.trials if t.params["budget"] < 1500]
     assert stuck and len(stuck) < len(stored.trials)
@@ -123,8 +97,8 @@ def test_trials_at_chance_stop_at_the_first_rung_and_their_curves_say_so(tmp_pat
 
 
 def test_a_resumed_moasha_search_keeps_its_pruned_trials(tmp_path):
-    launch(_config(tmp_path, 6), trial_fn=curve_trial, progress=False)
-    study = launch(_config(tmp_path, 10), trial_fn=curve_trial, progress=False)
+    launch(curve_config(tmp_path, 6), trial_fn=curve_trial, progress=False)
+    study = launch(curve_config(tmp_path, 10), trial_fn=curve_trial, progress=False)
     assert len(study.trials) == 10 and trials_counted(study) == 10
     assert study.get_trials(states=(TrialState.PRUNED,))
     assert not study.get_trials(states=(TrialState.RUNNING,))
@@ -132,8 +106,8 @@ def test_a_resumed_moasha_search_keeps_its_pruned_trials(tmp_path):
 
 @pytest.mark.parametrize("optimiser", OPTIMISERS.names())
 def test_every_optimiser_searches_and_resumes_under_moasha(tmp_path, optimiser):
-    launch(_config(tmp_path, 6, optimiser), trial_fn=curve_trial, progress=False)
-    study = launch(_config(tmp_path, 9, optimiser), trial_fn=curve_trial, progress=False)
+    launch(curve_config(tmp_path, 6, optimiser), trial_fn=curve_trial, progress=False)
+    study = launch(curve_config(tmp_path, 9, optimiser), trial_fn=curve_trial, progress=False)
     assert trials_counted(study) == 9 and study.get_trials(states=(TrialState.PRUNED,))
     assert not study.get_trials(states=(TrialState.FAIL,))
 
@@ -183,7 +157,7 @@ def test_cli_time_budget_is_parsed_and_bad_ones_exit_2(tmp_path, capsys):
 
 
 def test_the_dashboard_serves_the_learning_curves(tmp_path):
-    launch(_config(tmp_path, 6), trial_fn=curve_trial, progress=False)
+    launch(curve_config(tmp_path, 6), trial_fn=curve_trial, progress=False)
     process, url = start_dashboard(f"sqlite:///{tmp_path}/npas.db")
     try:
         studies = _get(f"{url}/api/studies")["study_summaries"]
@@ -207,22 +181,11 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.run.test_multifidelity import _config, slow_curve_trial
+from tests._support.curves import curve_config, slow_curve_trial
 
 ray.init(address={address!r}, log_to_driver=False)
-launch(_config(Path({out!r}), 12), trial_fn=slow_curve_trial, progress=False)
+launch(curve_config(Path({out!r}), 12), trial_fn=slow_curve_trial, progress=False)
 """
-
-
-def slow_curve_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """curve_trial at 0.15 s an epoch, so a search can be killed while trials train."""
-
-    def slowly(point: dict[str, Any]) -> None:
-        time.sleep(0.15)
-        if on_epoch is not None:
-            on_epoch(point)
-
-    return curve_trial(cfg, slowly)
 
 
 def test_a_killed_moasha_search_resumes_with_its_curves(tmp_path):
@@ -230,14 +193,16 @@ def test_a_killed_moasha_search_resumes_with_its_curves(tmp_path):
     script = KILLED.format(root=str(ROOT), address=address, out=str(tmp_path))
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     url = f"sqlite:///{tmp_path}/npas.db"
+
+    def three_counted_or_ended() -> bool:
+        if proc.poll() is not None:
+            return True
+        with contextlib.suppress(KeyError):  # the study is not created yet
+            return trials_counted(optuna.load_study(study_name="t-random", storage=url)) >= 3
+        return False
+
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            with contextlib.suppress(KeyError):  # the study is not created yet
-                study = optuna.load_study(study_name="t-random", storage=url)
-                if trials_counted(study) >= 3:
-                    break
-            time.sleep(0.2)
+        wait_until(three_counted_or_ended, 120, interval_s=0.2, raise_on_timeout=False)
         assert proc.poll() is None, "the search ended before it could be killed"
     finally:
         proc.kill()
@@ -245,7 +210,7 @@ def test_a_killed_moasha_search_resumes_with_its_curves(tmp_path):
     killed = optuna.load_study(study_name="t-random", storage=url)
     before = {t.number: (t.state, t.intermediate_values) for t in killed.trials if counts(t)}
     assert before
-    study = launch(_config(tmp_path, 12), trial_fn=slow_curve_trial, progress=False)
+    study = launch(curve_config(tmp_path, 12), trial_fn=slow_curve_trial, progress=False)
     after = {t.number: (t.state, t.intermediate_values) for t in study.trials}
     assert {n: after[n] for n in before} == before, "what ended before the kill is kept"
     assert trials_counted(study) == 12 and not study.get_trials(states=(TrialState.RUNNING,))
@@ -253,11 +218,11 @@ def test_a_killed_moasha_search_resumes_with_its_curves(tmp_path):
 
 
 def test_a_memory_request_packs_trials_and_one_beyond_the_cluster_is_refused(tmp_path):
-    config = _config(tmp_path, 3, resources={"cpu": 1, "memory_mb": 64})
+    config = curve_config(tmp_path, 3, resources={"cpu": 1, "memory_mb": 64})
     assert config.resources.ray()["memory"] == 64 * 2**20
     study = launch(config, trial_fn=curve_trial, progress=False)
     assert trials_counted(study) == 3
-    huge = _config(tmp_path / "huge", 3, resources={"cpu": 1, "memory_mb": 10**9})
+    huge = curve_config(tmp_path / "huge", 3, resources={"cpu": 1, "memory_mb": 10**9})
     with pytest.raises(ConfigError, match="memory="):
         launch(huge, trial_fn=curve_trial, progress=False)
 
@@ -267,7 +232,7 @@ def test_front_order_and_early_promotion_reach_the_scheduler_from_the_config(tmp
     ``floor`` it pauses, alone at the rung); ``front_order: hypervolume`` runs the search."""
     scheduler = {"name": "moasha", "type": "promotion", "reduction_factor": 3,
                  "front_order": "hypervolume", "early_promotion": True}  # fmt: skip
-    study = launch(_config(tmp_path, 9, scheduler=scheduler), trial_fn=curve_trial,
+    study = launch(curve_config(tmp_path, 9, scheduler=scheduler), trial_fn=curve_trial,
                    progress=False)  # fmt: skip
     decisions = [d for t in study.trials for d in t.user_attrs.get("npas:decisions", [])]
     first = [d for d in decisions if d["arrival"] == 0 and d["outcome"] != "stop"]

@@ -12,25 +12,22 @@ and every trial is recorded once. The driver, its Ray and the memory holder are 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import optuna
 import pytest
-import ray.cloudpickle
 from optuna.trial import TrialState
 
-from search.config import TrialConfig
 from search.record import trials_counted
-from tests.search_tests.run.test_execution import fake_trial
+from tests._support.oom_trials import GIB, HOGS, MARGIN
+from tests._support.waiting import wait_until
 
 pytestmark = [
     pytest.mark.slow,  # Ray's memory monitor killing real trials
@@ -40,51 +37,16 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[3]
-ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers never import tests
-GIB = 2**30
-#: Where the kill threshold lies above the memory in use when a test starts: room for the search
-#: itself (its driver, Ray's processes and two trial workers); what other programs take
-#: meanwhile counts too, and may get more trials killed (the checks allow it).
-MARGIN = 3 * GIB
-#: What a hog trial allocates, well past the threshold.
-HOG = MARGIN + 2 * GIB
-#: The trial numbers that hog memory.
-HOGS = frozenset({1})
 OOM = "killed by Ray's memory monitor (out of memory): "
 DRIVER = """
 import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from search.run import launch
-from tests.search_tests.run.test_execution import make_config
-from tests.search_tests.run.test_oom import {trial}
+from tests._support.oom_trials import {trial}
+from tests._support.searches import make_config
 launch(make_config(Path({out!r}), optimiser="random", trials={trials}), trial_fn={trial})
 """
-
-
-def _started(cfg: TrialConfig) -> Path:
-    """Marks the trial's folder: its function ran (its actor had started)."""
-    folder = Path(cfg.artifact_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "started").touch()
-    return folder
-
-
-def hog_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """fake_trial (mlp) after a second; the HOGS trials first fill HOG bytes and hold them."""
-    if int(_started(cfg).name) in HOGS:
-        held = bytearray(b"\x01") * HOG  # written, so resident
-        time.sleep(120)  # Ray kills it long before
-        del held
-    time.sleep(1.0)
-    return fake_trial(dataclasses.replace(cfg, family="mlp"))
-
-
-def steady_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """fake_trial (mlp) after two seconds."""
-    _started(cfg)
-    time.sleep(2.0)
-    return fake_trial(dataclasses.replace(cfg, family="mlp"))
 
 
 def _meminfo() -> dict[str, int]:
@@ -233,10 +195,13 @@ def test_workers_killed_while_running_and_while_starting_fail_and_the_search_goe
 
 def _wait(done: Any, proc: subprocess.Popen, tmp_path: Path, timeout: float = 120) -> None:
     """Polls ``done()`` while the driver runs (once it has created its study)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and proc.poll() is None:
-        if _created(tmp_path) and done():
-            return
-        time.sleep(0.2)
+
+    def done_or_ended() -> str | None:
+        if proc.poll() is not None:
+            return "ended"
+        return "done" if _created(tmp_path) and done() else None
+
+    if wait_until(done_or_ended, timeout, interval_s=0.2, raise_on_timeout=False) == "done":
+        return
     _, err = _finish(proc, tmp_path, timeout=0)
     pytest.fail(f"not reached while the search ran (exit {proc.returncode}): {err[-3000:]}")

@@ -22,19 +22,19 @@ from optuna.trial import TrialState
 from search.cli import main
 from search.record._counting import trials_counted
 from search.run._launch import launch
-from tests.search_tests.run import test_execution, test_writer
-from tests.search_tests.run.test_writer import not_utc  # noqa: F401 - autouse: a non-UTC zone
+from tests._support.searches import fake_trial, make_config
+from tests._support.writer import fields, open_writer, stored_trials, write_trials
 
-ray.cloudpickle.register_pickle_by_value(test_execution)  # workers must not import torch
+pytestmark = pytest.mark.usefixtures("not_utc")  # a local time zone that is not UTC
 
 
 def test_written_trials_read_back_as_they_were(postgres_url: str) -> None:
     sampler = optuna.samplers.NSGAIISampler(population_size=4)
-    memory, writer = test_writer._open(postgres_url, sampler)
-    test_writer._run(memory, writer, 7)
-    stored = test_writer._stored(postgres_url)
-    assert [test_writer._fields(t) for t in stored] == [
-        test_writer._fields(t) for t in memory.trials
+    memory, writer = open_writer(postgres_url, sampler)
+    write_trials(memory, writer, 7)
+    stored = stored_trials(postgres_url)
+    assert [fields(t) for t in stored] == [
+        fields(t) for t in memory.trials
     ]
     assert {t.state for t in stored} == {TrialState.COMPLETE, TrialState.FAIL}
 
@@ -43,10 +43,10 @@ def test_written_trials_read_back_as_they_were(postgres_url: str) -> None:
 def test_launch_resume_and_pareto_on_postgres(postgres_url: str, tmp_path: Path, capsys) -> None:
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        config = test_execution.make_config(tmp_path, trials=4, storage=postgres_url)
-        study = launch(config, trial_fn=test_execution.fake_trial, progress=False)
+        config = make_config(tmp_path, trials=4, storage=postgres_url)
+        study = launch(config, trial_fn=fake_trial, progress=False)
         assert len(study.trials) == 4
-        study = launch(config, trials=6, trial_fn=test_execution.fake_trial, progress=False)
+        study = launch(config, trials=6, trial_fn=fake_trial, progress=False)
     finally:
         ray.shutdown()
     assert trials_counted(study) == 6 and [t.number for t in study.trials] == list(range(6))
@@ -70,8 +70,8 @@ def test_a_password_in_the_storage_url_is_never_printed_or_stored(
     secret = typed(postgres_url)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        config = test_execution.make_config(tmp_path, trials=2, storage=secret)
-        study = launch(config, trial_fn=test_execution.fake_trial, progress=False)
+        config = make_config(tmp_path, trials=2, storage=secret)
+        study = launch(config, trial_fn=fake_trial, progress=False)
     finally:
         ray.shutdown()
     assert "CRET" not in json.dumps(study.user_attrs), "the stored config is masked"

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import os
 import shutil
-import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -21,7 +19,6 @@ from optuna.trial import TrialState
 from ray.tune.schedulers import TrialScheduler
 
 from search.bundle import export_bundle, train_bundle
-from search.config import TrialConfig
 from search.errors import ExportError
 from search.record._checkpoint_files import checkpoint_folders
 from search.record._schema import TrialAttr
@@ -29,11 +26,11 @@ from search.run import launch
 from search.run._limits import OUT_OF_TIME
 from search.schedulers._moasha import STUCK_S, PromotionMOASHA
 from search.trial import STATE_NAME, run_trial
-from tests.search_tests.run.test_execution import make_config
+from tests._support.checkpointing import EPOCHS, checkpointing_trial
+from tests._support.searches import make_config
 
 CONTINUE, STOP, PAUSE = TrialScheduler.CONTINUE, TrialScheduler.STOP, TrialScheduler.PAUSE
 ACC_COST = [("acc", "maximize"), ("cost", "minimize")]
-EPOCHS = 9
 
 
 class Controller:
@@ -229,34 +226,6 @@ def test_the_newest_pending_trial_takes_a_free_worker() -> None:
 
 
 # -- real Ray Tune ----------------------------------------------------------------------------
-
-
-def checkpointing_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
-                        resume: Any = None, pause: float = 0.03) -> dict[str, Any]:  # fmt: skip
-    """A learning curve set by lr, its epoch saved in each checkpoint; every epoch it runs is
-    appended to ``epochs.jsonl`` beside the trial's artifact folder, so a test sees which
-    epochs ran and in which process. An epoch takes ``pause`` seconds."""
-    level = 1.0 - abs(math.log10(cfg.train["lr"]) + 1) / 4
-    params = float(cfg.budget)
-    first = 1
-    if resume is not None:
-        first = json.loads((Path(resume) / "state.json").read_text())["epoch"] + 1
-    log = Path(cfg.artifact_dir).parents[1] / "epochs.jsonl"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    number = int(Path(cfg.artifact_dir).name)
-    for epoch in range(first, EPOCHS + 1):
-        time.sleep(pause)
-        with log.open("a") as f:
-            f.write(json.dumps({"trial": number, "epoch": epoch, "pid": os.getpid()}) + "\n")
-
-        def write(folder: Any, epoch: int = epoch) -> None:
-            (Path(folder) / "state.json").write_text(json.dumps({"epoch": epoch}))
-
-        on_state(write)
-        on_epoch({"epoch": epoch, "accuracy": level * epoch / EPOCHS, "params": params,
-                  "train_time_s": 0.03 * epoch, "elapsed_s": pause * epoch})  # fmt: skip
-    return {"accuracy": level, "params": params, "feasible": 1.0, "epochs": EPOCHS,
-            "trial_time_s": 0.3, "trial_energy_j": 2.0}  # fmt: skip
 
 
 def _promotion_config(out: Path, trials: int, **scheduler: Any):

@@ -1,130 +1,50 @@
-"""A search joining a real two-node Ray cluster (two ``ray start`` nodes on this machine).
+"""A search joining a real two-node Ray cluster (two ``ray start`` nodes on this machine: the
+``cluster`` fixture, run/conftest.py).
 
 Each node offers one CPU and trials ask for one, so running two at once puts trials on both;
 each trial reports the id of the node it ran on. The search runs in a driver process of its
-own. The nodes are started with ``--block`` in their own process groups, and torn down by
-signalling exactly those groups (``ray stop`` would stop every Ray on the machine).
+own.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import optuna
 import pytest
-import ray.cloudpickle
 from optuna.trial import TrialState
 
-from search.config import TrialConfig, load_config, load_preset
+from search.config import load_config, load_preset
 from search.record._records import metrics_of
 from search.record._schema import TrialAttr
+from tests._support.cluster_trials import PROMOTION_EPOCHS
 
-ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import it
-RAY = str(Path(sys.executable).with_name("ray"))
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def node_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """A cheap trial that says where it ran (and takes long enough to overlap another)."""
-    import os
-    import time
-
-    import ray
-
-    time.sleep(1.5)
-    return {
-        "accuracy": cfg.train["lr"],
-        "params": float(cfg.budget),
-        "feasible": 1.0,
-        "node_id": ray.get_runtime_context().get_node_id(),
-        "pid": os.getpid(),
-    }
-
-
-PROMOTION_EPOCHS = 4
-
-
-def paused_trial(cfg: TrialConfig, on_epoch: Any = None, on_state: Any = None,
-                 resume: Any = None) -> dict[str, Any]:  # fmt: skip
-    """A checkpointing trial whose curve is set by lr: each epoch it runs is logged with the
-    node it ran on, and its checkpoint holds the epoch it reached."""
-    import json
-    import time
-    from pathlib import Path
-
-    import ray
-
-    node = ray.get_runtime_context().get_node_id()
-    first = 1 if resume is None else json.loads((Path(resume) / "e.json").read_text())["e"] + 1
-    log = Path(cfg.artifact_dir).parents[1] / "epochs.jsonl"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    level = cfg.train["lr"] / 0.2
-    number = int(Path(cfg.artifact_dir).name)
-    for epoch in range(first, PROMOTION_EPOCHS + 1):
-        time.sleep(0.5)  # far shorter than a worker's start-up
-        with log.open("a") as f:
-            f.write(json.dumps({"trial": number, "epoch": epoch, "node": node}) + "\n")
-
-        def write(folder: Any, epoch: int = epoch) -> None:
-            (Path(folder) / "e.json").write_text(json.dumps({"e": epoch}))
-
-        on_state(write)
-        on_epoch({"epoch": epoch, "accuracy": level * epoch / PROMOTION_EPOCHS,
-                  "params": float(cfg.budget), "elapsed_s": 0.5 * epoch})  # fmt: skip
-    return {"accuracy": level, "params": float(cfg.budget), "feasible": 1.0}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        if proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, sig)  # the node's own process group, started below
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _forget(address: str) -> None:
-    """Removes the default-cluster note our head wrote, as ``ray stop`` would (only ours)."""
-    note = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
-    port = address.rsplit(":", 1)[1]
-    if note.is_file() and note.read_text().strip().endswith(f":{port}"):
-        note.unlink()
-
-
 DRIVER = """
-import json, sys, time
+import json, sys
 sys.path.insert(0, {root!r})
 import ray
 from search.config import load_config
 from search.run._launch import launch
-from tests.search_tests.run.test_ray_cluster import {trial}
+from tests._support.cluster_trials import {trial}
+from tests._support.waiting import wait_until
 
 ray.init(address={address!r}, log_to_driver=False)
-deadline = time.monotonic() + 60
-while len(nodes := [n["NodeID"] for n in ray.nodes() if n["Alive"]]) < 2:
-    assert time.monotonic() < deadline, f"the second node did not join: {{nodes}}"
-    time.sleep(0.5)
+
+
+def alive():
+    return [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+
+
+nodes = wait_until(lambda: len(found := alive()) >= 2 and found, 60, interval_s=0.5,
+                   what=lambda: f"the second node to join: {{alive()}}")
 ray.shutdown()
 study = launch(load_config(json.loads({config!r})), address={address!r}, trial_fn={trial},
                progress=False)
@@ -142,40 +62,6 @@ def _drive(address: str, env: dict[str, str], data: dict[str, Any], trial: str) 
                          capture_output=True, text=True, timeout=240)  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.split("NODES", 1)[1])
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    """Two Ray nodes of one CPU each; yields the head's address and the nodes' environment."""
-    # Ray 2.60's token authentication would need the head's token in every driver: a local
-    # test cluster goes without.
-    # The tests' trial functions live in this repository's tests package: the nodes' workers
-    # import it from PYTHONPATH, as a user's cluster imports the user's installed package (the
-    # job's own working folder no longer puts the driver's folder on their sys.path).
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": path}
-    address = f"127.0.0.1:{_free_port()}"
-    common = ["--num-cpus=1", "--block", "--disable-usage-stats", "--node-ip-address=127.0.0.1"]
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    started = []
-    try:
-        head = [RAY, "start", "--head", f"--port={address.split(':')[1]}",
-                "--include-dashboard=false", *common]  # fmt: skip
-        started.append(subprocess.Popen(head, start_new_session=True, env=env, **quiet))
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(address.split(":"), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.5)
-        node = [RAY, "start", f"--address={address}", *common]
-        started.append(subprocess.Popen(node, start_new_session=True, env=env, **quiet))
-        yield address, env
-    finally:
-        for proc in reversed(started):
-            _stop(proc)
-        _forget(address)
 
 
 def _cluster_config(name: str, out: Path, trials: int, **changes: Any) -> dict[str, Any]:

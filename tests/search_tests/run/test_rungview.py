@@ -19,7 +19,7 @@ from search.optimisers import OPTIMISERS
 from search.run import launch
 from search.schedulers._rungview import EPOCH_ATTR, RungView, view_epoch
 from spaces import Float, Space
-from tests.search_tests.run.test_multifidelity import _config, curve_trial
+from tests._support.curves import curve_config, curve_trial
 
 OBJECTIVES = ["accuracy", "params"]
 #: Optuna's NSGA-II/III population size in these tests, and where they keep a trial's
@@ -192,7 +192,7 @@ def test_before_enough_trials_the_sampler_sees_the_study_as_it_is():
 
 
 def test_a_tpe_search_under_moasha_proposes_from_the_view(tmp_path, local_ray):
-    study = launch(_config(tmp_path, 18, "tpe"), trial_fn=curve_trial, progress=False)
+    study = launch(curve_config(tmp_path, 18, "tpe"), trial_fn=curve_trial, progress=False)
     stored = optuna.load_study(
         study_name=study.study_name, storage=f"sqlite:///{tmp_path}/npas.db"
     )
@@ -208,7 +208,7 @@ def test_an_nsga2_search_under_moasha_leaves_its_first_generation(tmp_path, loca
     """With most trials stopped at a rung, fewer than a population complete: NSGA-II as
     Optuna has it would propose every trial at random (generation 0)."""
     population = 14
-    data = _config(tmp_path, 28, "nsga2").to_dict()
+    data = curve_config(tmp_path, 28, "nsga2").to_dict()
     options = {"population_size": population}
     config = load_config({**data, "algorithm": {"name": "nsga2", "options": options}})
     study = launch(config, trial_fn=curve_trial, progress=False)
@@ -217,7 +217,7 @@ def test_an_nsga2_search_under_moasha_leaves_its_first_generation(tmp_path, loca
 
 
 def test_rung_view_false_leaves_tpe_as_optuna_has_it(tmp_path, local_ray):
-    data = _config(tmp_path, 14, "tpe").to_dict()
+    data = curve_config(tmp_path, 14, "tpe").to_dict()
     config = load_config({**data, "algorithm": {"name": "tpe", "options": {"rung_view": False}}})
     study = launch(config, trial_fn=curve_trial, progress=False)
     assert len(study.trials) == 14 and study.get_trials(states=(TrialState.PRUNED,))

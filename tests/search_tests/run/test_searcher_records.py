@@ -14,7 +14,7 @@ from search.record._schema import RayKey, TrialAttr
 from search.run._bound import bound_optimiser, constraint_keys
 from search.run._recorder import StudyRecorder
 from search.run._searcher import NpasSearcher
-from tests.search_tests.run.test_execution import make_config
+from tests._support.searches import make_config
 
 
 class _Steps:

@@ -11,7 +11,7 @@ from optuna.trial import TrialState
 
 from search.record._schema import TrialAttr
 from search.run._launch import launch
-from tests.search_tests.run.test_execution import fake_trial, make_config
+from tests._support.searches import fake_trial, make_config
 
 MLP = {"family": "mlp", "mlp.depth": 2, "mlp.width": 40, "budget": 1500,
        "ssn.mapping": "single", "ssn.generator": "emb", "mlp.train.lr": 0.05}  # fmt: skip

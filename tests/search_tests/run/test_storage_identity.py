@@ -30,7 +30,8 @@ from search.record._storage import open_storage
 from search.record._study import open_study
 from search.record._writer import StudyWriter, in_memory_copy
 from search.run._ray_session import writers_of
-from tests.search_tests.run.test_execution import LONG
+from tests._support.searches import LONG
+from tests._support.waiting import wait_until
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -141,9 +142,8 @@ def _launch(out: Path, ray_tmp: Path) -> subprocess.Popen:
                "--address", "local", "--quiet"]  # fmt: skip
     proc = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "RAY_TMPDIR": str(ray_tmp)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.monotonic() + 180
-    while _recorded(out / "npas.db") < 2 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: _recorded(out / "npas.db") >= 2 or proc.poll() is not None, 180,
+               interval_s=0.2, raise_on_timeout=False)  # fmt: skip
     if proc.poll() is not None or _recorded(out / "npas.db") < 2:
         proc.kill()
         raise AssertionError(f"the search did not get going: {proc.communicate()[1][-3000:]}")

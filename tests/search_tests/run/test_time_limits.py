@@ -23,12 +23,12 @@ from search.record._study import INTERRUPTED
 from search.run import launch
 from search.run._checkpoints import latest_checkpoint
 from search.run._limits import GRACE_S, OUT_OF_TIME, TrialLimits
-from tests.search_tests.run.test_checkpoint_faults import (
-    _check_each_epoch_ran_once_but_the_one_in_flight,
-    _epochs_by_trial,
-    _log,
-    config,
-    slow_trial,
+from tests._support.checkpointing import (
+    check_each_epoch_ran_once_but_the_one_in_flight,
+    checkpointing_config,
+    epoch_log,
+    epochs_by_trial,
+    slow_checkpointing_trial,
 )
 
 
@@ -80,7 +80,7 @@ def test_a_spent_time_ends_the_search_after_a_silence_longer_than_an_epoch() -> 
 def silent_trial(cfg, on_epoch=None, on_state=None, resume=None):
     """A checkpointing trial whose first epoch outlasts the search's time."""
     time.sleep(12)
-    return slow_trial(cfg, on_epoch, on_state, resume)
+    return slow_checkpointing_trial(cfg, on_epoch, on_state, resume)
 
 
 @pytest.mark.usefixtures("local_ray")
@@ -88,7 +88,7 @@ def test_time_up_before_any_epoch_ends_the_search_without_an_error_and_the_trial
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setattr("search.run._limits.GRACE_S", 1.0)  # the silence that ends it
-    cfg = config(tmp_path, "fifo")
+    cfg = checkpointing_config(tmp_path, "fifo")
     short = type(cfg).from_dict({**cfg.to_dict(), "trials": 2, "limits": {"time": 2}})
     first = launch(short, trial_fn=silent_trial, progress=True)  # no stop signal: no error
     err = capsys.readouterr().err
@@ -106,10 +106,10 @@ def test_time_up_before_any_epoch_ends_the_search_without_an_error_and_the_trial
 def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkpoint(
     tmp_path, capsys
 ):
-    cfg = config(tmp_path, "fifo")
+    cfg = checkpointing_config(tmp_path, "fifo")
     cfg = type(cfg).from_dict({**cfg.to_dict(), "trials": 2,
                                "limits": {"trial_timeout": 0.25 * 3}})  # fmt: skip
-    study = launch(cfg, trial_fn=slow_trial, progress=False)
+    study = launch(cfg, trial_fn=slow_checkpointing_trial, progress=False)
     for trial in study.trials:
         assert trial.state == TrialState.PRUNED, trial.user_attrs.get("error")
         assert trial.user_attrs[TrialAttr.STOPPED].startswith("trial timeout: 0.75 s of training")
@@ -128,16 +128,16 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
 def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     tmp_path, capsys
 ):
-    cfg = config(tmp_path, "promotion")
+    cfg = checkpointing_config(tmp_path, "promotion")
     short = type(cfg).from_dict({**cfg.to_dict(), "limits": {"time": 4}})
-    first = launch(short, trial_fn=slow_trial, progress=False)
+    first = launch(short, trial_fn=slow_checkpointing_trial, progress=False)
     running = first.get_trials(states=(TrialState.RUNNING,))
     assert running, [t.state for t in first.trials]
     for trial in running:  # adjourned: a checkpoint, no interruption recorded
         assert latest_checkpoint(trial) is not None and "error" not in trial.user_attrs
     epochs = {t.number: len(t.user_attrs.get("curve", [])) for t in running}
     decided = {t.number: len(t.user_attrs.get("npas:decisions", [])) for t in running}
-    cut = len(_log(tmp_path))
+    cut = len(epoch_log(tmp_path))
     # Nothing runs them now (no launch holds the search): status says adjourned, not running.
     assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
     (status,) = json.loads(capsys.readouterr().out)
@@ -154,20 +154,20 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     # A relaunch whose time is spent before it reaches them leaves them adjourned: nobody
     # stopped it (it once said "stopped by SIGINT", exit 130).
     brief = type(cfg).from_dict({**cfg.to_dict(), "limits": {"time": 0.01}})
-    again = launch(brief, trial_fn=slow_trial, progress=True)
+    again = launch(brief, trial_fn=slow_checkpointing_trial, progress=True)
     still = {t.number for t in again.get_trials(states=(TrialState.RUNNING,))}
     assert still == set(epochs) and not again.get_trials(states=(TrialState.FAIL,))
     assert f"{len(still)} trial(s) {sorted(still)} adjourned" in capsys.readouterr().err
 
-    study = launch(cfg, trial_fn=slow_trial, progress=False)
+    study = launch(cfg, trial_fn=slow_checkpointing_trial, progress=False)
     assert trials_counted(study) == cfg.trials
     bad = study.get_trials(states=(TrialState.RUNNING, TrialState.FAIL))
     assert not bad, [(t.number, t.state.name, t.user_attrs.get("error")) for t in bad]
     assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
     (status,) = json.loads(capsys.readouterr().out)
     assert status["adjourned"] == 0 and status["trials"] == len(study.trials), status
-    _check_each_epoch_ran_once_but_the_one_in_flight(_epochs_by_trial(_log(tmp_path)))
-    after = _epochs_by_trial(_log(tmp_path)[cut:])
+    check_each_epoch_ran_once_but_the_one_in_flight(epochs_by_trial(epoch_log(tmp_path)))
+    after = epochs_by_trial(epoch_log(tmp_path)[cut:])
     for number, done in epochs.items():
         curve = [p["epoch"] for p in study.trials[number].user_attrs["curve"]]
         assert curve == list(range(1, len(curve) + 1)) and len(curve) >= done

@@ -14,13 +14,15 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import optuna
 import pytest
 from optuna.trial import TrialState
 
-from tests.search_tests.run.test_ray_cluster import ROOT, cluster  # noqa: F401 (a fixture)
 from tests.search_tests.userplugin import write_images, write_plugin
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -34,17 +36,16 @@ def marks(tmp_path_factory):
 
 
 WAIT = """
-import sys, time, ray
+import sys, ray
+from tests._support.waiting import wait_until
 ray.init(address=sys.argv[1], log_to_driver=False)
-deadline = time.monotonic() + 60
-while len([n for n in ray.nodes() if n["Alive"]]) < 2:
-    assert time.monotonic() < deadline, "the second node did not join"
-    time.sleep(0.5)
+wait_until(lambda: len([n for n in ray.nodes() if n["Alive"]]) >= 2, 60, interval_s=0.5,
+           what="the second node to join")
 """
 
 
 def test_a_users_plugin_searched_on_two_nodes_then_exported_and_rebuilt(
-    marks, cluster, tmp_path  # noqa: F811 (the fixture imported above)
+    marks, cluster, tmp_path
 ):
     address, env = cluster
     env = {**env, "NPAS_TEST_MARKS": str(marks)}

@@ -11,100 +11,27 @@ from __future__ import annotations
 
 import math
 import sqlite3
-import time
 
 import optuna
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from optuna.trial import FrozenTrial, TrialState
+from optuna.trial import TrialState
 
 from search.errors import StorageWriteError
-from search.record._records import conditions_of, metrics_of, record_metrics
-from search.record._storage import open_storage
-from search.record._study import open_study
-from search.record._writer import StudyWriter, in_memory_copy
+from search.record._records import conditions_of, metrics_of
+from tests._support.writer import fields, open_writer, stored_trials, write_trials
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
-
-OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
-FIELDS = ("number", "state", "params", "distributions", "values", "user_attrs", "system_attrs",
-          "datetime_start", "datetime_complete")  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def not_utc(monkeypatch):
-    """A local time zone 3 hours behind UTC (with daylight saving in its history)."""
-    monkeypatch.setenv("TZ", "America/Sao_Paulo")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-def _fields(trial: FrozenTrial) -> dict:
-    return {name: getattr(trial, name) for name in FIELDS}
-
-
-def _stored(url: str, name: str = "s") -> list[FrozenTrial]:
-    return optuna.load_study(study_name=name, storage=optuna.storages.RDBStorage(url)).trials
-
-
-def _open(url: str, sampler: optuna.samplers.BaseSampler) -> tuple[optuna.Study, StudyWriter]:
-    storage = open_storage(url)
-    study = open_study(
-        name="s",
-        storage=storage,
-        sampler=optuna.samplers.RandomSampler(),
-        config={"name": "s"},
-        objectives=OBJECTIVES,
-        constraints=["params <= 50"],
-        optimiser="nsga2",
-    )
-    return in_memory_copy(study, sampler), StudyWriter(storage, "s")
-
-
-def _run(memory: optuna.Study, writer: StudyWriter, n: int) -> None:
-    """n trials as launch records them, two at a time, every kind of ending."""
-    live: list[optuna.Trial] = []
-    for i in range(len(memory.trials), len(memory.trials) + n):
-        trial = memory.ask()
-        width = trial.suggest_int("width", 4, 64, log=True)
-        trial.suggest_float("lr", 1e-3, 1.0, log=True)
-        trial.suggest_categorical("act", ["relu", "gelu", None])
-        trial.set_user_attr("trial_config", {"width": width, "nested": [1, {"a": None}], "n": i})
-        writer.started(memory._storage.get_trial(trial._trial_id))
-        live.append(trial)
-        if len(live) == 2 or i == n - 1:
-            for done in live[::-1]:  # the later trial ends first
-                _finish(memory, writer, done)
-            live = []
-
-
-def _finish(memory: optuna.Study, writer: StudyWriter, trial: optuna.Trial) -> None:
-    kind = trial.number % 3
-    if kind == 2:
-        trial.set_user_attr("error", "ValueError: boom")
-        memory.tell(trial, state=TrialState.FAIL)
-    else:
-        feasible = kind == 0
-        metrics = {"accuracy": 0.5, "params": 10.0 * trial.number, "cond_device": "cpu",
-                   "cond_measure_s": 0.1 * trial.number}  # fmt: skip
-        record_metrics(trial, metrics)  # new conditions go to the study
-        trial.set_user_attr("feasible", feasible)
-        trial.set_constraint("params <= 50", -1.0 if feasible else 7.5)
-        trial.set_constraint("feasible", 0.0 if feasible else 1.0)
-        values = [0.5 + trial.number / 100, 10.0] if feasible else [-math.inf, math.inf]
-        memory.tell(trial, values)
-    writer.finished(memory._storage.get_trial(trial._trial_id), memory.user_attrs)
+pytestmark = pytest.mark.usefixtures("not_utc")  # a local time zone that is not UTC
 
 
 def test_written_trials_read_back_as_they_were_and_resume(tmp_path):
     url = f"sqlite:///{tmp_path / 's.db'}"
-    memory, writer = _open(url, optuna.samplers.NSGAIISampler(population_size=4, seed=0))
-    _run(memory, writer, 9)
-    stored = _stored(url)
-    assert [_fields(t) for t in stored] == [_fields(t) for t in memory.trials]
+    memory, writer = open_writer(url, optuna.samplers.NSGAIISampler(population_size=4, seed=0))
+    write_trials(memory, writer, 9)
+    stored = stored_trials(url)
+    assert [fields(t) for t in stored] == [fields(t) for t in memory.trials]
     assert {t.state for t in stored} == {TrialState.COMPLETE, TrialState.FAIL}
     assert stored[1].values == [-math.inf, math.inf]  # infeasible: worst possible values
     assert stored[0].constraints == {"params <= 50": -1.0, "feasible": 0.0}
@@ -117,21 +44,21 @@ def test_written_trials_read_back_as_they_were_and_resume(tmp_path):
         assert ("metric_cond_measure_s" in trial.user_attrs) == (own != shared)
 
     # A relaunch: the in-memory copy is rebuilt from the storage and the numbers go on.
-    memory, writer = _open(url, optuna.samplers.NSGAIISampler(population_size=4, seed=1))
-    assert [_fields(t) for t in memory.trials] == [_fields(t) for t in stored]
-    _run(memory, writer, 5)
-    assert [_fields(t) for t in _stored(url)] == [_fields(t) for t in memory.trials]
+    memory, writer = open_writer(url, optuna.samplers.NSGAIISampler(population_size=4, seed=1))
+    assert [fields(t) for t in memory.trials] == [fields(t) for t in stored]
+    write_trials(memory, writer, 5)
+    assert [fields(t) for t in stored_trials(url)] == [fields(t) for t in memory.trials]
     assert len(memory.trials) == 14
 
 
 def test_a_running_trial_is_in_the_storage_as_running(tmp_path):
     url = f"sqlite:///{tmp_path / 's.db'}"
-    memory, writer = _open(url, optuna.samplers.RandomSampler(seed=0))
+    memory, writer = open_writer(url, optuna.samplers.RandomSampler(seed=0))
     trial = memory.ask()
     trial.suggest_int("width", 4, 64, log=True)
     trial.set_user_attr("trial_config", {"width": 1})
     writer.started(memory._storage.get_trial(trial._trial_id))
-    [stored] = _stored(url)
+    [stored] = stored_trials(url)
     assert stored.state == TrialState.RUNNING and stored.datetime_complete is None
     assert stored.user_attrs == {"trial_config": {"width": 1}}
     assert stored.params == trial.params
@@ -139,9 +66,9 @@ def test_a_running_trial_is_in_the_storage_as_running(tmp_path):
 
 def test_a_second_writer_of_the_same_search_is_refused(tmp_path):
     url = f"sqlite:///{tmp_path / 's.db'}"
-    memory, writer = _open(url, optuna.samplers.RandomSampler(seed=0))
-    other, other_writer = _open(url, optuna.samplers.RandomSampler(seed=1))
-    _run(memory, writer, 1)
+    memory, writer = open_writer(url, optuna.samplers.RandomSampler(seed=0))
+    other, other_writer = open_writer(url, optuna.samplers.RandomSampler(seed=1))
+    write_trials(memory, writer, 1)
     trial = other.ask()
     with pytest.raises(StorageWriteError, match="another process is writing it"):
         other_writer.started(other._storage.get_trial(trial._trial_id))
@@ -149,8 +76,8 @@ def test_a_second_writer_of_the_same_search_is_refused(tmp_path):
 
 def test_a_broken_storage_is_a_clear_error_and_keeps_what_was_written(tmp_path):
     path = tmp_path / "s.db"
-    memory, writer = _open(f"sqlite:///{path}", optuna.samplers.RandomSampler(seed=0))
-    _run(memory, writer, 2)
+    memory, writer = open_writer(f"sqlite:///{path}", optuna.samplers.RandomSampler(seed=0))
+    write_trials(memory, writer, 2)
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE trial_values")
     trial = memory.ask()
@@ -187,7 +114,7 @@ objective_values = st.floats(allow_nan=False) | st.sampled_from([math.inf, -math
 )
 def test_any_trial_reads_back_as_it_was_written(tmp_path_factory, user, values, x, k, c):
     url = f"sqlite:///{tmp_path_factory.mktemp('p') / 's.db'}"
-    memory, writer = _open(url, optuna.samplers.RandomSampler(seed=0))
+    memory, writer = open_writer(url, optuna.samplers.RandomSampler(seed=0))
     memory.enqueue_trial({"x": x, "k": k, "c": c})
     trial = memory.ask()
     trial.suggest_float("x", -5, 5)
@@ -199,6 +126,6 @@ def test_any_trial_reads_back_as_it_was_written(tmp_path_factory, user, values, 
         trial.set_user_attr(key, value)
     memory.tell(trial, values)
     writer.finished(memory._storage.get_trial(trial._trial_id))
-    [stored] = _stored(url)
+    [stored] = stored_trials(url)
     assert stored.params == {"x": x, "k": k, "c": c}
-    assert _fields(stored) == _fields(memory.trials[0])
+    assert fields(stored) == fields(memory.trials[0])
