@@ -235,7 +235,6 @@ def _launch_leased(
             last.daemon = True
             last.start()
             try:
-                recorder.flush()  # what the searcher recorded before the stop
                 print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
                       flush=True)  # fmt: skip
             finally:
@@ -255,7 +254,6 @@ def _launch_leased(
             else:
                 raise
         finally:
-            recorder.flush()  # what the searcher recorded as Ray Tune stopped
             with contextlib.suppress(StorageWriteError):  # kept in writer.error
                 writer.confirm()  # nothing below writes to a storage that is not the search's
             if writer.error is None:

@@ -4,8 +4,8 @@ recorded in the search's Optuna study.
 
 It suggests and observes only: it works on the in-memory copy of the study
 (``search.record._writer``) that the optimiser is bound to, and hands what it records there to
-a :class:`Recorder` (the :class:`~search.run._recorder.StudyRecorder` callback of a launch,
-which writes the storage; none in a replay, ``search.lab``). ``suggest`` returns None while
+a :class:`Recorder` (the :class:`~search.run._recorder.StudyRecorder` of a launch, which
+writes the storage; none in a replay, ``search.lab``). ``suggest`` returns None while
 the optimiser has nothing to propose (a pymoo algorithm until its first generation is told;
 Ray Tune asks again later). Nothing is saved with Ray: the study is the state, and a relaunch
 resumes from it.
@@ -60,7 +60,7 @@ class Recorder(Protocol):
 
     def adopt(self, number: int) -> bool: ...
 
-    def queue(self, write: Callable[[Any], None]) -> None: ...
+    def queue(self, write: Callable[[Any], None]) -> bool: ...
 
 
 def _frozen(trial: optuna.trial.Trial) -> optuna.trial.FrozenTrial:
@@ -270,7 +270,7 @@ class NpasSearcher(Searcher):
         self._queue(lambda writer: writer.finished(frozen, study_attrs=attrs))
 
     def _queue(self, write: Callable[[Any], None]) -> None:
-        """Hands one write of the study to the recorder (written at Ray Tune's next callback)."""
+        """Hands one write of the study to the recorder."""
         if self.recorder is not None:
             self.recorder.queue(write)
 

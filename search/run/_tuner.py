@@ -98,7 +98,6 @@ def run_tuner(
             name=config.name,
             verbose=0,
             callbacks=[
-                recorder,  # first: the other callbacks read a trial as it is stored
                 view,
                 CheckpointJanitor(on_folder=searcher.on_folder, keep=_kept(searcher.limits)),
                 *logger_callbacks(config, out),

@@ -34,7 +34,7 @@ class _Steps:
         return lambda *args, **kwargs: None
 
 
-def _searcher(tmp_path: Path, writer: _Steps) -> tuple[NpasSearcher, StudyRecorder]:
+def _searcher(tmp_path: Path, writer: _Steps) -> NpasSearcher:
     config = make_config(tmp_path, optimiser="random")
     study = optuna.create_study(directions=config.directions)
     recorder = StudyRecorder(writer)  # type: ignore[arg-type]
@@ -45,7 +45,7 @@ def _searcher(tmp_path: Path, writer: _Steps) -> tuple[NpasSearcher, StudyRecord
         trial_config=lambda point, number: SimpleNamespace(to_dict=lambda: dict(point)),
         recorder=recorder,
     )
-    return searcher, recorder
+    return searcher
 
 
 def _result(epoch: int, accuracy: float) -> dict[str, Any]:
@@ -58,14 +58,12 @@ def test_a_trial_restarted_from_its_first_epoch_writes_no_epoch_twice(tmp_path: 
     1-3 again after 1-3; the curve keeps the first run's points and no write repeats (the
     storage refused the second step 1: a CI run failed on it)."""
     writer = _Steps()
-    searcher, recorder = _searcher(tmp_path, writer)
+    searcher = _searcher(tmp_path, writer)
     assert isinstance(searcher.suggest("t0"), dict)
     for epoch in (1, 2, 3):
         searcher.on_trial_result("t0", _result(epoch, 0.2 * epoch))
-        recorder.on_trial_result(0, [], None, {})  # Ray Tune's callbacks follow the searcher
     for epoch in (1, 2, 3, 4):  # the restart learns a little differently
         searcher.on_trial_result("t0", _result(epoch, 0.2 * epoch - 0.1))
-        recorder.on_trial_result(0, [], None, {})
     assert writer.steps == [(0, e) for e in (1, 2, 3, 4)]
     kept = [(p["epoch"], round(p["accuracy"], 2)) for p in searcher._curves["t0"]]
     assert kept == [(1, 0.2), (2, 0.4), (3, 0.6), (4, 0.7)]
@@ -74,7 +72,7 @@ def test_a_trial_restarted_from_its_first_epoch_writes_no_epoch_twice(tmp_path: 
 def test_a_decision_made_again_is_logged_once(tmp_path: Path) -> None:
     """A relaunch decides a trial paused at a rung there again: a second ``pause`` at the
     same rung is the same decision (a trial once showed five, and the report counted five)."""
-    searcher, _ = _searcher(tmp_path, _Steps())
+    searcher = _searcher(tmp_path, _Steps())
     searcher.suggest("t0")
     for rung, outcome in ((1, "pause"), (1, "pause"), (1, "promote"), (3, "pause"), (3, "pause")):
         searcher.on_decision({"trial_id": "t0", "rung": rung, "outcome": outcome, "rank": 0})
