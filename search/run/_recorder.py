@@ -48,14 +48,14 @@ class StudyRecorder:
 
     def admit(self, trial: FrozenTrial) -> bool:
         """Writes a new trial as RUNNING before it runs; False if it cannot be recorded."""
-        return self.queue(lambda writer: writer.started(trial))
+        return self.write(lambda writer: writer.started(trial))
 
     def adopt(self, number: int) -> bool:
         """Takes over trial ``number``, which a killed search left RUNNING, to resume it;
         False if the storage refuses."""
-        return self.queue(lambda writer: writer.adopt(number))
+        return self.write(lambda writer: writer.adopt(number))
 
-    def queue(self, write: Write) -> bool:
+    def write(self, write: Write) -> bool:
         """Writes ``write`` now; False if it failed (kept in the writer's ``error``)."""
         with contextlib.suppress(StorageWriteError):  # kept in writer.error, raised by launch
             write(self.writer)

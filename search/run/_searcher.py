@@ -60,7 +60,7 @@ class Recorder(Protocol):
 
     def adopt(self, number: int) -> bool: ...
 
-    def queue(self, write: Callable[[Any], None]) -> bool: ...
+    def write(self, write: Callable[[Any], None]) -> bool: ...
 
 
 def _frozen(trial: optuna.trial.Trial) -> optuna.trial.FrozenTrial:
@@ -181,7 +181,7 @@ class NpasSearcher(Searcher):
         if trial is None or trial.user_attrs.get(TrialAttr.RAY_TRIAL) == folder:
             return
         trial.set_user_attr(TrialAttr.RAY_TRIAL, folder)
-        self._queue(lambda writer: writer.user_attr(trial.number, TrialAttr.RAY_TRIAL, folder))
+        self._write(lambda writer: writer.user_attr(trial.number, TrialAttr.RAY_TRIAL, folder))
 
     def _finished(self) -> str:
         if self.gate is not None:  # told when the search's time ended it: paused trials adjourn
@@ -201,7 +201,7 @@ class NpasSearcher(Searcher):
             return
         log = [*log, kept]
         trial.set_user_attr(TrialAttr.DECISIONS, log)
-        self._queue(lambda writer: writer.user_attr(trial.number, TrialAttr.DECISIONS, log))
+        self._write(lambda writer: writer.user_attr(trial.number, TrialAttr.DECISIONS, log))
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         """An epoch's report: one learning-curve point, written to the storage at once (the
@@ -226,7 +226,7 @@ class NpasSearcher(Searcher):
         # To the storage only: the optimiser's in-memory study keeps no curves (see
         # search.record._writer._without_curve).
         points = [_curve_point(p) for p in curve]
-        self._queue(lambda writer: writer.intermediate(trial.number, step, value, points))
+        self._write(lambda writer: writer.intermediate(trial.number, step, value, points))
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -267,12 +267,12 @@ class NpasSearcher(Searcher):
         else:
             self.optimiser.tell(trial.number, outcome.values, outcome.state)
         frozen, attrs = _frozen(trial), trial.study.user_attrs
-        self._queue(lambda writer: writer.finished(frozen, study_attrs=attrs))
+        self._write(lambda writer: writer.finished(frozen, study_attrs=attrs))
 
-    def _queue(self, write: Callable[[Any], None]) -> None:
+    def _write(self, write: Callable[[Any], None]) -> None:
         """Hands one write of the study to the recorder."""
         if self.recorder is not None:
-            self.recorder.queue(write)
+            self.recorder.write(write)
 
     def _adjourn(self, trial_id: str, trial: optuna.trial.Trial) -> bool:
         """Leaves a trial that the search's time stopped unfinished RUNNING, when it has a
