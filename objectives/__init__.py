@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces._lazy import lazy_getattr
+from spaces import lazy_getattr
 
 # What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
 # keeps the two the same); at run time each name still loads when first used.
@@ -20,16 +20,21 @@ if TYPE_CHECKING:
     from objectives._conditions import MeasureContext as MeasureContext
     from objectives._conditions import MeasureOptions as MeasureOptions
     from objectives._custom import Splits as Splits
+    from objectives._custom import declare as declare
     from objectives._custom import register_dataset as register_dataset
     from objectives._energy import EnergyMeter as EnergyMeter
     from objectives._energy import co2_grams as co2_grams
+    from objectives._flops import count_flops as count_flops
     from objectives._fused import fit_seeds as fit_seeds
     from objectives._fused import fusable as fusable
     from objectives._indicators import INDICATORS as INDICATORS
+    from objectives._indicators import USER_INDICATORS as USER_INDICATORS
     from objectives._indicators import Indicator as Indicator
     from objectives._indicators import list_indicators as list_indicators
+    from objectives._indicators import measuring_data as measuring_data
     from objectives._indicators import register_indicator as register_indicator
     from objectives._measure import measure as measure
+    from objectives._root import pinned_root as pinned_root
     from objectives.datasets import Data as Data
     from objectives.datasets import DatasetUnavailableError as DatasetUnavailableError
     from objectives.datasets import load as load
@@ -62,7 +67,17 @@ _EXPORTS = {
 }
 _MODULES = ("datasets", "pepr", "train")
 
+#: Names npas's other packages import from here: not the user API (not in ``__all__``),
+#: free to change with them.
+_SHARED = {
+    "USER_INDICATORS": "objectives._indicators",
+    "count_flops": "objectives._flops",
+    "declare": "objectives._custom",
+    "measuring_data": "objectives._indicators",
+    "pinned_root": "objectives._root",
+}
+
 __all__ = sorted([*_EXPORTS, *_MODULES])
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, _MODULES)
+__getattr__ = lazy_getattr(__name__, _EXPORTS, _MODULES, shared=_SHARED)

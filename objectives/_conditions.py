@@ -22,8 +22,7 @@ import torch
 from torch import nn
 
 from objectives._energy import DEFAULT_INTENSITY_G_PER_KWH
-from spaces._checks import check_int, check_positive
-from spaces._errors import ConfigError
+from spaces import ConfigError, check_int, check_positive
 
 #: Builds the optimiser of the training-step indicators from the model's parameters.
 OptimizerFactory = Callable[[Iterable[nn.Parameter]], torch.optim.Optimizer]

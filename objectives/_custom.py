@@ -49,9 +49,7 @@ from objectives.datasets import (
     make_split,
     streams,
 )
-from spaces._checks import is_int
-from spaces._errors import ConfigError
-from spaces._registry import Registry
+from spaces import ConfigError, Registry, is_int
 
 __all__ = [
     "DECLARED_KINDS",

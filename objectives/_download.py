@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from tqdm import tqdm
 
-from spaces._errors import NpasError
+from spaces import NpasError
 
 #: Seconds before a silent mirror is given up.
 TIMEOUT_S = 30.0

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 #: Per-core power (W) of the CPU estimate; times ``torch.get_num_threads()``.
 CPU_WATTS_PER_CORE = 12.0

@@ -51,8 +51,7 @@ from objectives.train import (
     checked_recipe,
     fit,
 )
-from spaces._errors import ConfigError
-from spaces._families._norm import BatchNorm2d
+from spaces import BatchNorm2d, ConfigError
 
 __all__ = ["RECIPE", "fit_seeds", "fusable"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spaces._errors import NpasError
+from spaces import NpasError
 
 # IDX type byte → numpy dtype (big-endian, as the format stores it).
 _IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}

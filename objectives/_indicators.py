@@ -24,8 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from spaces._errors import ConfigError
-from spaces._registry import Registry
+from spaces import ConfigError, Registry
 
 if TYPE_CHECKING:
     from objectives._conditions import MeasureContext

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = ["LAYOUTS", "arrange", "check_layout", "sample_layout"]
 

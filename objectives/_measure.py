@@ -17,8 +17,7 @@ from objectives._conditions import (
     threads_fixed,
 )
 from objectives._indicators import INDICATORS, Indicator
-from spaces._checks import options_of
-from spaces._errors import ConfigError
+from spaces import ConfigError, options_of
 
 
 def measure(

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = [
     "HASH_ALL_BELOW",

@@ -45,9 +45,7 @@ from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read
 from objectives._root import cache_home, default_root
 from objectives._split import stratified_split
 from objectives._streaming import ArrayDataset, StreamedSplit
-from spaces._checks import check_int, is_int
-from spaces._errors import ConfigError
-from spaces._registry import Registry
+from spaces import ConfigError, Registry, check_int, is_int
 
 __all__ = [
     "DATASETS",

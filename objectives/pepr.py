@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = ["normalize", "pepr", "pepr_curve", "pepr_curve_max", "pepr_weighted"]
 

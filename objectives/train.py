@@ -37,9 +37,7 @@ from tqdm import tqdm
 
 from objectives._energy import EnergyMeter
 from objectives.datasets import Augment, Data, Split, StreamedSplit
-from spaces._checks import check_int, check_positive
-from spaces._errors import ConfigError, NpasError
-from spaces._registry import Registry
+from spaces import ConfigError, NpasError, Registry, check_int, check_positive
 
 __all__ = [
     "SCHEDULES",

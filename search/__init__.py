@@ -25,7 +25,7 @@ from search.errors import (
     StorageWriteError,
     UnknownNameError,
 )
-from spaces._lazy import lazy_getattr
+from spaces import lazy_getattr
 
 # What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
 # keeps the two the same); at run time each name still loads when first used.

@@ -10,11 +10,9 @@ from pathlib import Path
 import optuna
 
 from search._urls import masked_url
-from search.config._checks import unknown
+from search.config import unknown
 from search.errors import SearchLocked
-from search.record._checkpoint_files import folder_size
-from search.record._lease import lease_holder
-from search.record._storage import read_storage
+from search.record import folder_size, lease_holder, read_storage
 
 __all__ = ["delete_search"]
 

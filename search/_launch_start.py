@@ -39,8 +39,7 @@ def start_ray_early(args: argparse.Namespace, default_preset: str) -> bool:
     raw = _preset(args.preset or default_preset)
     if raw.get("address", "local") != "local" or raw.get("imports"):
         return False
-    from search.run._ray_session import start_ray, starting
-    from search.run._stages import Stage
+    from search.run import Stage, start_ray, starting
 
     loading = threading.Thread(target=_load_modules, name="npas-imports", daemon=True)
     loading.start()
@@ -54,7 +53,7 @@ def _preset(name: str) -> dict[str, Any]:
     """A packaged preset's YAML as read ({} for no such preset: the launch says so)."""
     import yaml
 
-    from search.config._presets import preset_text
+    from search.config import preset_text
 
     raw = yaml.safe_load(preset_text(name) or "{}")
     return raw if isinstance(raw, dict) else {}
@@ -66,7 +65,6 @@ def _load_modules() -> None:
     try:
         import optuna  # noqa: F401
 
-        import search.config._describe
-        import search.config._floor  # noqa: F401
+        from search.config import budget_warning, describe  # noqa: F401
     except Exception:  # the main thread imports them again, and says why they fail
         pass

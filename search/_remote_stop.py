@@ -9,10 +9,9 @@ import os
 import signal
 import socket
 
-from search.config._checks import unknown
-from search.record._lease import lease_owner
-from search.record._storage import read_storage
-from spaces._errors import ConfigError
+from search.config import unknown
+from search.record import lease_owner, read_storage
+from spaces import ConfigError
 
 __all__ = ["stop_search"]
 

@@ -11,10 +11,8 @@ import numpy as np
 import optuna
 import pandas as pd
 
-from search.pareto._frame import frame_of
-from search.record._counting import INTERRUPTED
-from search.record._records import read_study
-from search.record._schema import OUTCOMES, Column, Metric, TrialAttr
+from search.pareto import frame_of
+from search.record import INTERRUPTED, OUTCOMES, Column, Metric, TrialAttr, read_study
 
 __all__ = ["outcomes", "trial_list"]
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = [
     "IMPORT_HINT",

@@ -7,7 +7,7 @@ the search's own. The CLI maps them to exit codes: ``ConfigError``/``UnknownName
 
 from __future__ import annotations
 
-from spaces._errors import BudgetError, ConfigError, NpasError, UnknownNameError
+from spaces import BudgetError, ConfigError, NpasError, UnknownNameError
 
 __all__ = [
     "BudgetError",

@@ -25,16 +25,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from objectives._energy import EnergyMeter
-from objectives._indicators import INDICATORS, measuring_data
-from objectives._measure import measure
+from objectives import INDICATORS, EnergyMeter, measure, measuring_data
 from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, evaluate, fit
 from search.config import Constraint, TrialConfig
 from search.errors import ExportError
-from search.record._schema import Metric
-from spaces._build import build_model
-from spaces._errors import BudgetError, ConfigError
+from search.record import Metric
+from spaces import BudgetError, ConfigError, build_model
 from spaces.ssn import shapeshift
 
 __all__ = [

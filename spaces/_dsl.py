@@ -50,7 +50,7 @@ class _Trial(Protocol):
     def suggest_categorical(self, name: str, choices: Sequence[Any]) -> Any: ...
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
     """Equality that keeps ``True``, ``1`` and ``1.0`` apart, as choices must be."""
     return type(a) is type(b) and a == b
 
@@ -218,19 +218,19 @@ class Categorical(_Dim):
                     f"choices must be None, bool, int, float (not NaN) or str, got {c!r}"
                 )
         for i, c in enumerate(choices):
-            if any(_same(c, d) for d in choices[:i]):
+            if any(same_value(c, d) for d in choices[:i]):
                 raise ConfigError(f"choices must be unique, {c!r} appears twice")
         object.__setattr__(self, "choices", choices)
 
     def index(self, value: Any) -> int:
         """Position of ``value`` in the choices (type-aware: ``True`` is not ``1``)."""
         for i, c in enumerate(self.choices):
-            if _same(c, value):
+            if same_value(c, value):
                 return i
         raise ValueError(value)
 
     def check(self, value: Any) -> bool:
-        return any(_same(c, value) for c in self.choices)
+        return any(same_value(c, value) for c in self.choices)
 
     def allowed(self) -> str:
         return f"one of {list(self.choices)!r}"
@@ -255,7 +255,7 @@ class Fixed(_Dim):
             raise ConfigError(f"value must be None, bool, int, float or str, got {self.value!r}")
 
     def check(self, value: Any) -> bool:
-        return _same(value, self.value)
+        return same_value(value, self.value)
 
     def allowed(self) -> str:
         return f"exactly {self.value!r}"
@@ -381,7 +381,7 @@ class Space:
         return all(
             parent in config
             and self.is_active(parent, config)
-            and any(_same(config[parent], v) for v in values)
+            and any(same_value(config[parent], v) for v in values)
             for parent, values in self._dims[name].when
         )
 
@@ -493,7 +493,7 @@ class Space:
             if not active and name in config:
                 raise ConfigError(
                     f"key {name!r} (value {config[name]!r}) is inactive: it applies only when "
-                    f"{_describe_when(dim)}"
+                    f"{describe_when(dim)}"
                 )
             if active:
                 if not dim.check(config[name]):
@@ -537,7 +537,8 @@ class Space:
         return cls(pairs)
 
 
-def _describe_when(dim: Dimension) -> str:
+def describe_when(dim: Dimension) -> str:
+    """A dimension's conditions as text: `parent in [...]` joined by "and"."""
     return " and ".join(f"{parent} in {list(values)!r}" for parent, values in dim.when)
 
 

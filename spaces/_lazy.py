@@ -9,10 +9,17 @@ from typing import Any
 
 
 def lazy_getattr(
-    package: str, exports: Mapping[str, str], modules: Sequence[str] = ()
+    package: str,
+    exports: Mapping[str, str],
+    modules: Sequence[str] = (),
+    *,
+    shared: Mapping[str, str] | None = None,
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: ``exports`` maps a name to the module that
-    holds it; ``modules`` are subpackages or modules loaded by name."""
+    holds it; ``modules`` are subpackages or modules loaded by name; ``shared`` maps, like
+    ``exports``, the names npas's other packages import from ``package`` (they import a
+    package's names from the package, never from its private modules), outside its user API."""
+    exports = {**exports, **(shared or {})}
 
     def __getattr__(name: str) -> Any:
         if name in modules:

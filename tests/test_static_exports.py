@@ -26,7 +26,7 @@ def _lazy_packages() -> list[str]:
 
 
 def _lazy_call(tree: ast.Module) -> ast.Call:
-    """The module's ``__getattr__ = lazy_getattr(__name__, exports[, modules])``."""
+    """The module's ``__getattr__ = lazy_getattr(__name__, exports[, modules][, shared=])``."""
     for node in tree.body:
         if (
             isinstance(node, ast.Assign)
@@ -48,6 +48,9 @@ def _lazy_names(package: str, tree: ast.Module) -> set[tuple[str, str]]:
     names = {(source, name) for name, source in exports.items()}
     if len(args) > 1:  # the subpackages or modules loaded by name
         names |= {(package, name) for name in getattr(module, args[1])}
+    for keyword in call.keywords:  # shared=: the names npas's other packages import
+        assert keyword.arg == "shared" and isinstance(keyword.value, ast.Name), keyword.arg
+        names |= {(source, name) for name, source in getattr(module, keyword.value.id).items()}
     return names
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces._lazy import lazy_getattr
+from spaces import lazy_getattr
 
 # What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
 # keeps the two the same); at run time each name still loads when first used.
@@ -39,8 +39,10 @@ if TYPE_CHECKING:
     from search.bundle._files import BUNDLE_FORMAT as BUNDLE_FORMAT
     from search.bundle._files import load_bundle as load_bundle
     from search.bundle._files import read_bundle as read_bundle
+    from search.bundle._folder import bundle_target as bundle_target
     from search.bundle._retrain import FULL_SCHEDULE as FULL_SCHEDULE
     from search.bundle._retrain import Trained as Trained
+    from search.bundle._retrain import check_device as check_device
     from search.bundle._retrain import train_bundle as train_bundle
     from search.bundle._write import Exported as Exported
     from search.bundle._write import export_bundle as export_bundle
@@ -52,7 +54,14 @@ _MODULES = {
 }
 _EXPORTS = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
 
+#: Names npas's other packages import from here: not the user API (not in ``__all__``),
+#: free to change with them.
+_SHARED = {
+    "bundle_target": "search.bundle._folder",
+    "check_device": "search.bundle._retrain",
+}
+
 __all__ = sorted(_EXPORTS)
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS)
+__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)

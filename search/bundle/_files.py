@@ -17,7 +17,7 @@ from torch import nn
 from search._usercode import import_modules
 from search.errors import ExportError
 from search.trial import read_weights
-from spaces._build import build_model
+from spaces import build_model
 
 __all__ = ["BUNDLE_FORMAT", "FILES", "load_bundle", "metrics_json", "read_bundle", "versions"]
 

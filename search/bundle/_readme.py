@@ -11,8 +11,7 @@ import optuna
 import yaml
 
 from search.bundle._portable import ONNX_FILE, PROGRAM_FILE
-from search.pareto._frame import format_value
-from search.pareto._selectors import Selection
+from search.pareto import Selection, format_value
 
 __all__ = ["readme"]
 

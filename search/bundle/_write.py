@@ -26,11 +26,16 @@ from search.bundle._portable import ONNX_FILE, PROGRAM_FILE, data_record, write_
 from search.bundle._readme import readme
 from search.config import TrialConfig
 from search.errors import ExportError
-from search.pareto._frame import objectives_of, trials_frame
-from search.pareto._selectors import Selection, parse_spec, select, why_none
-from search.pareto._study_front import front_of
-from search.record._checkpoint_files import latest_checkpoint
-from search.record._records import TrialRecord, conditions_of, constraints_of, read_trial
+from search.pareto import (
+    Selection,
+    front_of,
+    objectives_of,
+    parse_spec,
+    select,
+    trials_frame,
+    why_none,
+)
+from search.record import TrialRecord, conditions_of, constraints_of, latest_checkpoint, read_trial
 from search.trial import STATE_NAME, model_of, read_state, read_weights
 
 __all__ = ["Exported", "export_bundle"]

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from search._urls import masked_url
 from search.errors import ConfigError
-from search.record._schema import StudyAttr
-from spaces._suggest import did_you_mean
+from search.record import StudyAttr
+from spaces import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -43,7 +43,7 @@ def _storage_url(args: argparse.Namespace) -> str:
 
 def _open(url: str) -> optuna.storages.RDBStorage:
     """The storage for reading (nothing is created in it: see ``read_storage``)."""
-    from search.record._storage import read_storage
+    from search.record import read_storage
 
     return read_storage(url)
 
@@ -126,7 +126,7 @@ def _objectives(study: optuna.Study, text: str | None) -> list[tuple[str, str]] 
     """``--objectives a,b`` as (name, direction) pairs (the study's direction where it has one)."""
     if text is None:
         return None
-    from search.pareto._frame import direction_of, objectives_of
+    from search.pareto import direction_of, objectives_of
 
     stored = objectives_of(study)
     names = [n.strip() for n in text.split(",")]

@@ -13,7 +13,7 @@ from search._urls import masked_url
 from search.cli._common import _DEFAULT_OUT, _DEFAULT_PRESET, _names, _open, _quiet_optuna
 from search.cli._status import _status_lines, _status_record
 from search.errors import ConfigError
-from search.record._schema import TrialAttr
+from search.record import TrialAttr
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -22,8 +22,7 @@ if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets s
 def _config(args: argparse.Namespace) -> Any:
     """The search config with the command line's overrides applied and validated."""
     from search._usercode import import_modules, normalise_imports
-    from search.config import load_config, load_preset
-    from search.config._source import check_source
+    from search.config import check_source, load_config, load_preset
 
     check_source(args.config, args.preset)
 
@@ -47,7 +46,7 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _launch(args: argparse.Namespace) -> int:
     from search._launch_start import announce, start_ray_early
-    from search.run._stages import count_from
+    from search.run import count_from
 
     count_from(args.started)  # elapsed times include the imports and Ray's start-up
     announce(args)
@@ -56,14 +55,14 @@ def _launch(args: argparse.Namespace) -> int:
         return _launched(args)
     finally:
         if early:
-            from search.run._ray_session import stop_ray
+            from search.run import stop_ray
 
             stop_ray()
 
 
 def _launched(args: argparse.Namespace) -> int:
     from search._format import duration
-    from search.config._describe import suspicions
+    from search.config import suspicions
     from search.run import launch
 
     config = _config(args)  # every check runs before the storage is opened
@@ -102,9 +101,7 @@ def _done_before(config: Any) -> int:
     import optuna
 
     from search.errors import SearchLocked
-    from search.record import trials_counted
-    from search.record._lease import lease_holder
-    from search.record._study import check_same_search
+    from search.record import check_same_search, lease_holder, trials_counted
 
     try:
         storage = _open(config.storage_url)
@@ -129,7 +126,7 @@ def _all_failed(study: optuna.Study) -> str | None:
 
     from optuna.trial import TrialState
 
-    from search.record._counting import counts
+    from search.record import counts
 
     ended = [t for t in study.get_trials(deepcopy=False) if counts(t)]
     if not ended or any(t.state != TrialState.FAIL for t in ended):
@@ -147,8 +144,7 @@ def _all_failed(study: optuna.Study) -> str | None:
 def _check(args: argparse.Namespace) -> int:
     """``launch``'s checks alone (the config, the user's code, its dataset and indicators),
     then the resolved search and its warnings; nothing is created, started or trained."""
-    from search.config._describe import describe, suspicions
-    from search.config._user_checks import check_user_code
+    from search.config import check_user_code, describe, suspicions
 
     config = _config(args)
     fingerprint = check_user_code(config)
@@ -167,7 +163,7 @@ def _stored_data(config: Any, fingerprint: dict[str, Any] | None, changed: bool)
     """``launch``'s check of the data against those the stored search recorded, read-only."""
     import optuna
 
-    from search.record._data_record import refusal
+    from search.record import refusal
 
     if fingerprint is None:  # a built-in dataset: its files' checksums are verified
         return

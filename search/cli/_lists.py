@@ -14,7 +14,7 @@ from search.cli._common import _WIDTH
 
 def _families(args: argparse.Namespace) -> int:
 
-    from spaces._build import FAMILIES, hyper_keys
+    from spaces import FAMILIES, hyper_keys
 
     width = max(len(n) for n in FAMILIES)
     for name in FAMILIES:
@@ -27,7 +27,7 @@ def _families(args: argparse.Namespace) -> int:
 def _indicators(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from objectives._indicators import INDICATORS
+    from objectives import INDICATORS
 
     rows = []
     for name in INDICATORS.names():
@@ -65,7 +65,7 @@ def _presets(args: argparse.Namespace) -> int:
     ``--show NAME``: one preset's YAML, as shipped (a start for a config of one's own)."""
     import yaml
 
-    from search.config._presets import list_presets, preset_text, unknown_preset
+    from search.config import list_presets, preset_text, unknown_preset
 
     if args.show is not None:
         text = preset_text(args.show)

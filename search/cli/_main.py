@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # --help (0) or a bad argument (2, the message is printed)
         return int(stop.code or 0)
     if args.command in ("launch", "check"):  # answered before torch and Ray load
-        from search.config._source import check_source
+        from search.config import check_source
 
         try:
             check_source(args.config, args.preset)

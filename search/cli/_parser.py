@@ -13,7 +13,7 @@ from search.cli._lists import _families, _indicators, _presets, _selectors
 from search.cli._manage import _dashboard, _delete, _stop
 from search.cli._results import _export, _pareto, _replay, _report, _train
 from search.cli._status import _status, _trials
-from search.record._schema import TRIAL_STATES
+from search.record import TRIAL_STATES
 
 _FORMATS = ("table", "csv", "json")
 

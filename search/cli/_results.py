@@ -17,15 +17,14 @@ from search.cli._common import (
     _user_code,
     _wrote_as_data,
 )
-from search.record._schema import Column
+from search.record import Column
 
 
 def _pareto(args: argparse.Namespace) -> int:
     """The front table; csv and json keep every column on every row (for programs), the table
     states the conditions equal on every row once above it."""
     from search._format import format_value
-    from search.pareto._frame import condition_columns
-    from search.pareto._study_front import constant_conditions, front_table
+    from search.pareto import condition_columns, constant_conditions, front_table
 
     study = _study(args)
     table = front_table(study, _objectives(study, args.objectives))
@@ -54,8 +53,7 @@ def _pareto(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     """The what-if table of ``search replay`` (``search.lab``); progress on stderr."""
-    from search.lab import CurveTable
-    from search.lab._whatif import what_if
+    from search.lab import CurveTable, what_if
 
     if args.optimiser is not None:
         from search.optimisers import OPTIMISERS
@@ -83,7 +81,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from search.pareto import parse_spec
-    from search.report._report import write_report
+    from search.report import write_report
 
     parse_spec(args.select)  # a bad spec fails before anything is written
     study = _study(args)
@@ -95,8 +93,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from search.bundle._folder import bundle_target
-    from search.bundle._write import export_bundle
+    from search.bundle import bundle_target, export_bundle
     from search.pareto import parse_spec
 
     parse_spec(args.select)
@@ -127,8 +124,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from search._format import format_value
-    from search.bundle import read_bundle, train_bundle
-    from search.bundle._retrain import check_device
+    from search.bundle import check_device, read_bundle, train_bundle
 
     check_device(args.device)  # a bad flag first, as before a bundle is read
     recorded = read_bundle(args.bundle)["trial_config"].get("imports") or []

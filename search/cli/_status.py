@@ -18,7 +18,7 @@ from search.cli._common import (
     _wrote_as_data,
 )
 from search.errors import ConfigError
-from search.record._schema import OUTCOMES, Column, StudyAttr, TrialAttr
+from search.record import OUTCOMES, Column, StudyAttr, TrialAttr
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -60,7 +60,7 @@ def _resumable(study: optuna.Study) -> list[int]:
     """The RUNNING trials a relaunch would go on with (each has a checkpoint on this machine)."""
     from optuna.trial import TrialState
 
-    from search.record._checkpoint_files import resumable
+    from search.record import resumable
 
     running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     return [t.number for t in running if resumable(t)]
@@ -73,8 +73,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
 
     from search._format import json_number
     from search._trial_list import outcomes
-    from search.pareto._frame import objectives_of, trials_frame, usable
-    from search.pareto._study_front import front_of, why_empty
+    from search.pareto import front_of, objectives_of, trials_frame, usable, why_empty
 
     frame = trials_frame(study)
     objectives = objectives_of(study)
@@ -157,7 +156,7 @@ def _csv(records: Sequence[dict[str, Any]]) -> str:
     import pandas as pd
 
     from search._format import json_number
-    from search.record._records import plain
+    from search.record import plain
 
     def flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         cells: dict[str, Any] = {}
@@ -177,8 +176,7 @@ def _status(args: argparse.Namespace) -> int:
 
     import optuna
 
-    from search.record._checkpoint_files import folder_size
-    from search.record._lease import lease_holder
+    from search.record import folder_size, lease_holder
 
     _quiet_optuna()
     url = _storage_url(args)
@@ -214,10 +212,9 @@ def _trial_status(
     it; ``holder``: the live launch running a search (by name), if any."""
     import json
 
-    from search.config._checks import unknown
-    from search.pareto._frame import frame_of
-    from search.record._checkpoint_files import latest_checkpoint, resumable
-    from search.record._records import constraints_of, read_trial
+    from search.config import unknown
+    from search.pareto import frame_of
+    from search.record import constraints_of, latest_checkpoint, read_trial, resumable
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
@@ -248,7 +245,7 @@ def _trial_status(
     if args.format == "csv":  # one row per decision
         import pandas as pd
 
-        from search.record._records import plain
+        from search.record import plain
 
         sys.stdout.write(pd.DataFrame(record["decisions"]).map(plain).to_csv(index=False))
         return 0
@@ -276,8 +273,8 @@ def _trials(args: argparse.Namespace) -> int:
     hyper-parameters, objectives and why it ended as it did."""
     from search._format import format_value
     from search._trial_list import trial_list
-    from search.pareto._frame import objectives_of
-    from search.record._lease import lease_holder
+    from search.pareto import objectives_of
+    from search.record import lease_holder
 
     study = _study(args)
     live = lease_holder(_open(_storage_url(args)).engine, study.study_name) is not None

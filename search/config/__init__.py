@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces._lazy import lazy_getattr
+from spaces import lazy_getattr
 
 # What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
 # keeps the two the same); at run time each name still loads when first used.
 if TYPE_CHECKING:
     from search._urls import default_storage_url as default_storage_url
     from search._urls import masked_url as masked_url
+    from search.config._checks import unknown as unknown
+    from search.config._describe import describe as describe
+    from search.config._describe import suspicions as suspicions
+    from search.config._floor import budget_warning as budget_warning
+    from search.config._keys import RENAMED_KEYS as RENAMED_KEYS
     from search.config._keys import ConfigKey as ConfigKey
     from search.config._keys import reference as reference
     from search.config._load import load_config as load_config
@@ -32,14 +37,20 @@ if TYPE_CHECKING:
     from search.config._metrics import parse_constraints as parse_constraints
     from search.config._metrics import parse_objectives as parse_objectives
     from search.config._presets import list_presets as list_presets
+    from search.config._presets import preset_text as preset_text
+    from search.config._presets import unknown_preset as unknown_preset
     from search.config._search import AlgorithmConfig as AlgorithmConfig
     from search.config._search import LimitsConfig as LimitsConfig
     from search.config._search import ResourceConfig as ResourceConfig
+    from search.config._search import SchedulerConfig as SchedulerConfig
     from search.config._search import SearchConfig as SearchConfig
+    from search.config._source import check_source as check_source
+    from search.config._start import complete as complete
     from search.config._trial import SSN_OPTIONS as SSN_OPTIONS
     from search.config._trial import TRAIN_OPTIONS as TRAIN_OPTIONS
     from search.config._trial import TrialConfig as TrialConfig
     from search.config._trial import check_trial_config as check_trial_config
+    from search.config._user_checks import check_user_code as check_user_code
 
 _EXPORTS = {
     "list_presets": "search.config._presets",
@@ -65,6 +76,22 @@ _EXPORTS = {
     "reference": "search.config._keys",
     "TrialConfig": "search.config._trial",
     "check_trial_config": "search.config._trial",
+}
+
+#: Names npas's other packages import from here: not the user API (not in ``__all__``),
+#: free to change with them.
+_SHARED = {
+    "RENAMED_KEYS": "search.config._keys",
+    "SchedulerConfig": "search.config._search",
+    "budget_warning": "search.config._floor",
+    "check_source": "search.config._source",
+    "check_user_code": "search.config._user_checks",
+    "complete": "search.config._start",
+    "describe": "search.config._describe",
+    "preset_text": "search.config._presets",
+    "suspicions": "search.config._describe",
+    "unknown": "search.config._checks",
+    "unknown_preset": "search.config._presets",
 }
 
 __all__ = [
@@ -93,4 +120,4 @@ __all__ = [
     "reference",
 ]
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS)
+__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)

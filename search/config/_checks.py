@@ -12,9 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from spaces._checks import is_int
-from spaces._errors import ConfigError
-from spaces._suggest import did_you_mean
+from spaces import ConfigError, did_you_mean, is_int
 
 #: ``check(value, key_path)``: the value validated (normalised), or a ConfigError.
 Check = Callable[[Any, str], Any]

@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from search._format import duration, format_value
-from spaces._dsl import Categorical, Dimension, Fixed, Float, Int, Space, _describe_when
+from spaces import Categorical, Dimension, Fixed, Float, Int, Space, describe_when
 
 if TYPE_CHECKING:
     from search.config._search import SearchConfig
@@ -90,7 +90,7 @@ def describe(config: SearchConfig, *, cost: bool = True) -> list[str]:
     for name in config.space.names:
         dim = config.space[name]
         kind, values = _range(dim)
-        when = _describe_when(dim)
+        when = describe_when(dim)
         rows.append((name, kind, values + (f"  (when {when})" if when else "")))
     width = [max((len(r[i]) for r in rows), default=0) for i in range(2)]
     lines += [f"  {a:<{width[0]}}  {b:<{width[1]}}  {c}" for a, b, c in rows]
@@ -136,11 +136,9 @@ def _scheduler(config: SearchConfig) -> str:
     s = config.scheduler
     if s.name == "fifo":
         return f"fifo: every trial trains to its end (at most {config.max_epochs} epoch(s))"
-    from search.schedulers._moasha import (
-        _milestones,  # Ray Tune's scheduler module: nothing starts
-    )
+    from search.schedulers import milestones
 
-    rungs = _milestones(s.grace_epochs, s.reduction_factor, config.max_epochs)
+    rungs = milestones(s.grace_epochs, s.reduction_factor, config.max_epochs)
     return (
         f"{s.name} ({s.type}): rungs at epoch(s) {', '.join(map(str, rungs)) or 'none'} of "
         f"{config.max_epochs}; the top 1/{format_value(s.reduction_factor)} of a rung go on"
@@ -154,12 +152,10 @@ def _promotion_warning(config: SearchConfig) -> str | None:
     s = config.scheduler
     if s.name != "moasha" or s.type != "promotion" or s.early_promotion:
         return None
-    from search.schedulers._moasha import (
-        _milestones,  # Ray Tune's scheduler module: nothing starts
-    )
+    from search.schedulers import milestones
 
     needed = 1
-    for _ in _milestones(s.grace_epochs, s.reduction_factor, config.max_epochs):
+    for _ in milestones(s.grace_epochs, s.reduction_factor, config.max_epochs):
         needed = math.ceil(needed * s.reduction_factor - 1e-9)
     if config.trials >= needed:
         return None

@@ -29,9 +29,7 @@ from torch import nn
 
 from objectives.datasets import DATASETS, DatasetInfo
 from search.config._trial import TrialConfig
-from spaces._build import build_model
-from spaces._dsl import Categorical, Dimension, Fixed, Float, Int, Space
-from spaces._errors import BudgetError
+from spaces import BudgetError, Categorical, Dimension, Fixed, Float, Int, Space, build_model
 from spaces.ssn import check_budget, minimum_budget
 
 if TYPE_CHECKING:
@@ -206,7 +204,7 @@ def start_warnings(config: SearchConfig) -> list[str]:
 
 def _counts(model: nn.Module, info: DatasetInfo) -> dict[str, int]:
     """The trainable parameters and forward FLOPs per sample of a model on the meta device."""
-    from objectives._flops import count_flops
+    from objectives import count_flops
 
     example = torch.zeros(1, *info.in_shape, device="meta")
     return {

@@ -16,7 +16,7 @@ import yaml
 from search.config._presets import list_presets, preset_text, unknown_preset
 from search.config._search import SearchConfig
 from search.config._source import MAX_CONFIG_BYTES, config_file
-from spaces._errors import ConfigError, NpasError
+from spaces import ConfigError, NpasError
 
 __all__ = ["list_presets", "load_config", "load_preset"]
 

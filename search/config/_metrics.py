@@ -13,10 +13,9 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from objectives._indicators import INDICATORS
+from objectives import INDICATORS
 from search.config import _checks as checks
-from spaces._checks import is_real
-from spaces._errors import ConfigError
+from spaces import ConfigError, is_real
 
 #: Metrics of :func:`search.trial.run_trial` besides the indicators, with their direction.
 TRIAL_METRICS = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from search.config._checks import unknown
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = ["list_presets", "preset_text", "unknown_preset"]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from objectives._root import pinned_root
+from objectives import pinned_root
 from search._urls import default_storage_url, masked_url
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
@@ -49,10 +49,17 @@ from search.config._trial import (
     _section,
     declared_dataset,
 )
-from spaces._build import FAMILIES, hyper_keys
-from spaces._dsl import Categorical, Fixed, Float, Int, Space
-from spaces._errors import ConfigError
-from spaces._hyper import check_hyper
+from spaces import (
+    FAMILIES,
+    Categorical,
+    ConfigError,
+    Fixed,
+    Float,
+    Int,
+    Space,
+    check_hyper,
+    hyper_keys,
+)
 
 __all__ = [
     "AlgorithmConfig",
@@ -110,19 +117,19 @@ class ResourceConfig:
 
 
 def _scheduler_names() -> list[str]:
-    from search.schedulers._named import SCHEDULERS
+    from search.schedulers import SCHEDULERS
 
     return SCHEDULERS.names()
 
 
 def _scheduler_types() -> tuple[str, ...]:
-    from search.schedulers._named import SCHEDULER_TYPES
+    from search.schedulers import SCHEDULER_TYPES
 
     return SCHEDULER_TYPES
 
 
 def _front_orders() -> tuple[str, ...]:
-    from search.schedulers._ranking import WITHIN_FRONT
+    from search.schedulers import WITHIN_FRONT
 
     return WITHIN_FRONT
 
@@ -247,7 +254,7 @@ class LimitsConfig:
 
 
 def _logger_names() -> list[str]:
-    from search.run._loggers import LOGGERS
+    from search.run import LOGGERS
 
     return LOGGERS.names()
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from search.config._presets import list_presets, preset_text, unknown_preset
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = ["MAX_CONFIG_BYTES", "check_source", "config_file"]
 

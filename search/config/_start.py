@@ -14,9 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from search.config import _checks as checks
-from spaces._dsl import Fixed, Space, _same
-from spaces._errors import ConfigError
-from spaces._suggest import did_you_mean
+from spaces import ConfigError, Fixed, Space, did_you_mean, same_value
 
 __all__ = ["complete", "start_points"]
 
@@ -83,7 +81,7 @@ def _check_value(
                 f"give {parent} in the point too"
             )
         given = known[parent]
-        if not space.is_active(parent, known) or not any(_same(given, v) for v in values):
+        if not space.is_active(parent, known) or not any(same_value(given, v) for v in values):
             raise ConfigError(
                 f"{where}: {name!r} applies only when {parent} is one of {list(values)}, and "
                 f"this point has {parent} = {given!r}"

@@ -18,17 +18,14 @@ from typing import Any
 
 import torch
 
-from objectives._conditions import MeasureOptions
-from objectives._custom import declare
-from objectives._indicators import INDICATORS
+from objectives import INDICATORS, MeasureOptions, declare
 from objectives.datasets import DATASETS, STREAM_ABOVE_MB
 from objectives.train import SCHEDULES, TORCH_OPTIMIZERS, fit
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
 from search.config._keys import ConfigKey, Option, config_key, dump_keys, names, parse_keys
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
-from spaces._build import FAMILIES, hyper_keys
-from spaces._errors import ConfigError
+from spaces import FAMILIES, ConfigError, hyper_keys
 from spaces.ssn import GENERATORS, MAPPINGS, UPSAMPLERS, SSNOptions
 
 __all__ = [

@@ -15,12 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from objectives._indicators import INDICATORS, USER_INDICATORS
-from objectives._measure import measure
+from objectives import INDICATORS, USER_INDICATORS, measure
 from objectives.datasets import DATASETS, DatasetInfo
 from search.config._floor import ENDS, corners, every
-from spaces._build import build_model
-from spaces._errors import ConfigError, NpasError
+from spaces import ConfigError, NpasError, build_model
 
 if TYPE_CHECKING:
     from search.config._search import SearchConfig

@@ -8,6 +8,7 @@ holds the statistics that compare many seeds of such replays.
 from search.lab._compare import Arm, Comparison, Run, hv_at, hv_curve, reach_time
 from search.lab._replay import SCHEDULER_ARMS, NearestRow, ReplayResult, ReplaySpec, replay
 from search.lab._table import CurveRow, CurveTable
+from search.lab._whatif import what_if
 
 __all__ = [
     "SCHEDULER_ARMS",
@@ -23,4 +24,5 @@ __all__ = [
     "hv_curve",
     "reach_time",
     "replay",
+    "what_if",
 ]

@@ -43,17 +43,12 @@ import optuna
 from ray.tune.schedulers import ASHAScheduler, TrialScheduler
 from ray.tune.search import Searcher
 
-from search.config import load_config
-from search.config._search import SchedulerConfig
-from search.config._start import complete
+from search.config import SchedulerConfig, complete, load_config
 from search.lab._table import CurveRow, CurveTable
-from search.record._schema import RayKey
-from search.run._bound import bound_optimiser, constraint_keys
-from search.run._searcher import NpasSearcher
-from search.schedulers._moasha import MOASHA, PromotionMOASHA
-from search.schedulers._named import SCHEDULERS
-from spaces._dsl import Categorical, Fixed, Space
-from spaces._errors import ConfigError
+from search.record import RayKey
+from search.run import NpasSearcher, bound_optimiser, constraint_keys
+from search.schedulers import MOASHA, SCHEDULERS, PromotionMOASHA
+from spaces import Categorical, ConfigError, Fixed, Space
 
 if TYPE_CHECKING:
     from search.config import TrialConfig

@@ -23,10 +23,8 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from search.record._curves import epoch_values, final_violation
-from search.record._records import metrics_of
-from search.record._schema import Metric, StudyAttr, TrialAttr
-from spaces._errors import ConfigError
+from search.record import Metric, StudyAttr, TrialAttr, epoch_values, final_violation, metrics_of
+from spaces import ConfigError
 
 __all__ = ["FORMAT", "CurveRow", "CurveTable"]
 

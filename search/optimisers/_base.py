@@ -26,9 +26,7 @@ import optuna
 from optuna.trial import TrialState
 
 from search._directions import DIRECTIONS
-from spaces._dsl import Space
-from spaces._errors import ConfigError
-from spaces._registry import Registry
+from spaces import ConfigError, Registry, Space
 
 __all__ = ["Optimiser", "Proposal", "constraint_vector", "point_of"]
 

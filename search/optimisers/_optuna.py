@@ -10,7 +10,7 @@ import optuna
 from optuna.trial import TrialState
 
 from search.optimisers._base import OPTIMISERS, Optimiser, Proposal
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = ["OptunaOptimiser"]
 

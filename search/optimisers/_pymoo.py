@@ -15,9 +15,7 @@ from pymoo.core.duplicate import DuplicateElimination
 
 from search._directions import minimisation_signs
 from search.optimisers._base import OPTIMISERS, Optimiser, Proposal, constraint_vector, point_of
-from spaces._checks import is_int
-from spaces._dsl import Categorical, Fixed, Int, Space
-from spaces._errors import ConfigError
+from spaces import Categorical, ConfigError, Fixed, Int, Space, is_int
 
 __all__ = ["PymooOptimiser", "point_params"]
 

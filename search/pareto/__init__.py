@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces._lazy import lazy_getattr
+from spaces import lazy_getattr
 
 # What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
 # keeps the two the same); at run time each name still loads when first used.
@@ -32,10 +32,15 @@ if TYPE_CHECKING:
     from search.pareto._disagreement import Disagreement as Disagreement
     from search.pareto._disagreement import disagreement as disagreement
     from search.pareto._disagreement import jaccard as jaccard
+    from search.pareto._frame import condition_columns as condition_columns
+    from search.pareto._frame import cost_indicators as cost_indicators
     from search.pareto._frame import direction_of as direction_of
     from search.pareto._frame import format_value as format_value
+    from search.pareto._frame import frame_of as frame_of
     from search.pareto._frame import objectives_of as objectives_of
     from search.pareto._frame import trials_frame as trials_frame
+    from search.pareto._frame import usable as usable
+    from search.pareto._frame import values as values
     from search.pareto._front import DEFAULT_REF as DEFAULT_REF
     from search.pareto._front import HVResult as HVResult
     from search.pareto._front import hypervolume as hypervolume
@@ -50,12 +55,16 @@ if TYPE_CHECKING:
     from search.pareto._selectors import forms as forms
     from search.pareto._selectors import parse_spec as parse_spec
     from search.pareto._selectors import select as select
+    from search.pareto._selectors import why_none as why_none
     from search.pareto._study_front import Front as Front
     from search.pareto._study_front import Objectives as Objectives
+    from search.pareto._study_front import constant_conditions as constant_conditions
     from search.pareto._study_front import front_of as front_of
+    from search.pareto._study_front import front_rows as front_rows
     from search.pareto._study_front import front_table as front_table
     from search.pareto._study_front import hypervolume_by_trial as hypervolume_by_trial
     from search.pareto._study_front import resolve_objectives as resolve_objectives
+    from search.pareto._study_front import why_empty as why_empty
 
 _EXPORTS = {
     "Disagreement": "search.pareto._disagreement",
@@ -87,7 +96,21 @@ _EXPORTS = {
     "resolve_objectives": "search.pareto._study_front",
 }
 
+#: Names npas's other packages import from here: not the user API (not in ``__all__``),
+#: free to change with them.
+_SHARED = {
+    "condition_columns": "search.pareto._frame",
+    "constant_conditions": "search.pareto._study_front",
+    "cost_indicators": "search.pareto._frame",
+    "frame_of": "search.pareto._frame",
+    "front_rows": "search.pareto._study_front",
+    "usable": "search.pareto._frame",
+    "values": "search.pareto._frame",
+    "why_empty": "search.pareto._study_front",
+    "why_none": "search.pareto._selectors",
+}
+
 __all__ = sorted(_EXPORTS)
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS)
+__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)

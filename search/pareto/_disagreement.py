@@ -17,7 +17,7 @@ import pandas as pd
 from search._directions import minimisation_sign
 from search.pareto._frame import cost_indicators, direction_of, usable, values
 from search.pareto._front import non_dominated
-from search.record._schema import Column
+from search.record import Column
 
 __all__ = ["Disagreement", "disagreement", "jaccard"]
 

@@ -17,8 +17,7 @@ import optuna
 import pandas as pd
 
 from search._format import format_value
-from search.record._records import TrialRecord, read_study
-from search.record._schema import Column, Metric, StudyAttr
+from search.record import Column, Metric, StudyAttr, TrialRecord, read_study
 
 __all__ = [
     "condition_columns",
@@ -116,7 +115,7 @@ def condition_columns(frame: pd.DataFrame) -> list[str]:
 
 def cost_indicators(frame: pd.DataFrame) -> list[str]:
     """Registered indicators recorded with at least one finite value, in registry order."""
-    from objectives._indicators import INDICATORS
+    from objectives import INDICATORS
 
     found = []
     for name in INDICATORS.names():

@@ -18,7 +18,7 @@ from pymoo.indicators.hv import HV
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
 from search._directions import DIRECTIONS, minimisation_signs
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = [
     "DEFAULT_REF",

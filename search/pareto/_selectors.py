@@ -30,10 +30,8 @@ from search._format import format_value
 from search.pareto._frame import direction_of, usable, values
 from search.pareto._front import non_dominated, normalise
 from search.pareto._study_front import Objectives, resolve_objectives
-from search.record._schema import Column, Metric
-from spaces._errors import ConfigError
-from spaces._registry import Registry
-from spaces._suggest import did_you_mean
+from search.record import Column, Metric
+from spaces import ConfigError, Registry, did_you_mean
 
 __all__ = [
     "SELECTORS",
@@ -333,7 +331,7 @@ _VALIDATION = "accuracy, val_loss"
 def _chosen_on_test(spec: str, names: Sequence[str]) -> None:
     """Refuses a spec that chooses on a test-set metric: the test set is reported, and a trial
     chosen on it would report an optimistic test accuracy."""
-    from search.config._metrics import REPORTED_ONLY  # the indicator registry: torch
+    from search.config import REPORTED_ONLY  # the indicator registry: torch
 
     for name in names:
         if name in REPORTED_ONLY:

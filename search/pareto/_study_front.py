@@ -21,8 +21,8 @@ from search.pareto._frame import (
     values,
 )
 from search.pareto._front import HVResult, hypervolume_history, non_dominated
-from search.record._schema import Column
-from spaces._errors import ConfigError
+from search.record import Column
+from spaces import ConfigError
 
 __all__ = [
     "Front",

@@ -12,16 +12,58 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces._lazy import lazy_getattr
+from spaces import lazy_getattr
 
 # What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
 # keeps the two the same); at run time each name still loads when first used.
 if TYPE_CHECKING:
+    from search.record._checkpoint_files import checkpoint_folders as checkpoint_folders
+    from search.record._checkpoint_files import checkpoint_problem as checkpoint_problem
+    from search.record._checkpoint_files import folder_size as folder_size
+    from search.record._checkpoint_files import latest_checkpoint as latest_checkpoint
+    from search.record._checkpoint_files import resumable as resumable
+    from search.record._counting import DISK_FULL as DISK_FULL
+    from search.record._counting import INTERRUPTED as INTERRUPTED
+    from search.record._counting import counts as counts
+    from search.record._counting import disk_full as disk_full
     from search.record._counting import trials_counted as trials_counted
+    from search.record._curves import EpochPoint as EpochPoint
+    from search.record._curves import epoch_values as epoch_values
+    from search.record._curves import final_violation as final_violation
+    from search.record._curves import rung_history as rung_history
+    from search.record._data_record import DataCheck as DataCheck
+    from search.record._data_record import refusal as refusal
+    from search.record._identity import StorageIdentity as StorageIdentity
+    from search.record._identity import lost_report as lost_report
+    from search.record._lease import Lease as Lease
+    from search.record._lease import lease_holder as lease_holder
+    from search.record._lease import lease_owner as lease_owner
+    from search.record._records import StudyRecords as StudyRecords
     from search.record._records import TrialRecord as TrialRecord
+    from search.record._records import conditions_of as conditions_of
+    from search.record._records import constraints_of as constraints_of
+    from search.record._records import metrics_of as metrics_of
+    from search.record._records import plain as plain
     from search.record._records import read_study as read_study
     from search.record._records import read_trial as read_trial
+    from search.record._records import record_metrics as record_metrics
+    from search.record._schema import OUTCOMES as OUTCOMES
+    from search.record._schema import TRIAL_STATES as TRIAL_STATES
+    from search.record._schema import Column as Column
+    from search.record._schema import Metric as Metric
+    from search.record._schema import RayKey as RayKey
+    from search.record._schema import StudyAttr as StudyAttr
+    from search.record._schema import TrialAttr as TrialAttr
+    from search.record._storage import open_storage as open_storage
     from search.record._storage import read_storage as read_storage
+    from search.record._study import check_same_search as check_same_search
+    from search.record._study import enqueue_start as enqueue_start
+    from search.record._study import fail_interrupted as fail_interrupted
+    from search.record._study import open_study as open_study
+    from search.record._study import record_cost as record_cost
+    from search.record._study import set_metric_names as set_metric_names
+    from search.record._writer import StudyWriter as StudyWriter
+    from search.record._writer import in_memory_copy as in_memory_copy
 
 
 _EXPORTS = {
@@ -32,7 +74,54 @@ _EXPORTS = {
     "trials_counted": "search.record._counting",
 }
 
+#: Names npas's other packages import from here: not the user API (not in ``__all__``),
+#: free to change with them.
+_SHARED = {
+    "Column": "search.record._schema",
+    "DISK_FULL": "search.record._counting",
+    "DataCheck": "search.record._data_record",
+    "EpochPoint": "search.record._curves",
+    "INTERRUPTED": "search.record._counting",
+    "Lease": "search.record._lease",
+    "Metric": "search.record._schema",
+    "OUTCOMES": "search.record._schema",
+    "RayKey": "search.record._schema",
+    "StorageIdentity": "search.record._identity",
+    "StudyAttr": "search.record._schema",
+    "StudyRecords": "search.record._records",
+    "StudyWriter": "search.record._writer",
+    "TRIAL_STATES": "search.record._schema",
+    "TrialAttr": "search.record._schema",
+    "check_same_search": "search.record._study",
+    "checkpoint_folders": "search.record._checkpoint_files",
+    "checkpoint_problem": "search.record._checkpoint_files",
+    "conditions_of": "search.record._records",
+    "constraints_of": "search.record._records",
+    "counts": "search.record._counting",
+    "disk_full": "search.record._counting",
+    "enqueue_start": "search.record._study",
+    "epoch_values": "search.record._curves",
+    "fail_interrupted": "search.record._study",
+    "final_violation": "search.record._curves",
+    "folder_size": "search.record._checkpoint_files",
+    "in_memory_copy": "search.record._writer",
+    "latest_checkpoint": "search.record._checkpoint_files",
+    "lease_holder": "search.record._lease",
+    "lease_owner": "search.record._lease",
+    "lost_report": "search.record._identity",
+    "metrics_of": "search.record._records",
+    "open_storage": "search.record._storage",
+    "open_study": "search.record._study",
+    "plain": "search.record._records",
+    "record_cost": "search.record._study",
+    "record_metrics": "search.record._records",
+    "refusal": "search.record._data_record",
+    "resumable": "search.record._checkpoint_files",
+    "rung_history": "search.record._curves",
+    "set_metric_names": "search.record._study",
+}
+
 __all__ = sorted(_EXPORTS)
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS)
+__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)

@@ -21,7 +21,7 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from search._compat import storage_of, trial_id_of
-from search.config._keys import RENAMED_KEYS
+from search.config import RENAMED_KEYS
 from search.errors import ConfigError
 from search.record._counting import INTERRUPTED
 from search.record._data_record import DataCheck, record_data

@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 from plotly.subplots import make_subplots
 
-from search.pareto._frame import usable
-from search.record._schema import Column
+from search.pareto import usable
+from search.record import Column
 from search.report._scatter import PALETTE, Marks, Scatter, scatter
 from search.report._style import FEASIBLE, FRONT, INFEASIBLE, LIMIT, log_scale
 

@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from objectives.pepr import normalize as normalize_cost
-from search.pareto._frame import usable, values
+from search.pareto import usable, values
 from search.report._scatter import Scatter
 from search.report._style import FEASIBLE, FRONT, INFEASIBLE, KNEE, LIMIT
 

@@ -23,29 +23,35 @@ import optuna
 import pandas as pd
 from matplotlib.figure import Figure
 
-from objectives._indicators import INDICATORS
+from objectives import INDICATORS
 from search.config import Constraint
-from search.pareto._disagreement import disagreement
-from search.pareto._frame import (
+from search.pareto import (
+    Front,
+    Selection,
+    constant_conditions,
     cost_indicators,
     direction_of,
+    disagreement,
     format_value,
     frame_of,
-    objectives_of,
-    usable,
-)
-from search.pareto._selectors import Selection, why_none
-from search.pareto._selectors import select as select_trial
-from search.pareto._study_front import (
-    Front,
-    constant_conditions,
     front_of,
     front_rows,
     hypervolume_by_trial,
+    objectives_of,
+    usable,
     why_empty,
+    why_none,
 )
-from search.record._records import StudyRecords, TrialRecord, constraints_of, read_study
-from search.record._schema import Column, StudyAttr, TrialAttr
+from search.pareto import select as select_trial
+from search.record import (
+    Column,
+    StudyAttr,
+    StudyRecords,
+    TrialAttr,
+    TrialRecord,
+    constraints_of,
+    read_study,
+)
 from search.report import _interactive, _plots
 from search.report._importance import param_importances, shared_space
 from search.report._render import Plot, Section, render_html, render_markdown
@@ -59,7 +65,7 @@ from search.report._scatter import (
     scatter,
     staircase,
 )
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = ["write_report"]
 

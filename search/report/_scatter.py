@@ -15,8 +15,8 @@ import pandas as pd
 from plotly.colors import qualitative
 
 from search.config import Constraint
-from search.pareto._frame import format_value, usable, values
-from search.record._schema import Column, Metric
+from search.pareto import format_value, usable, values
+from search.record import Column, Metric
 from search.report._style import FRONT, INFEASIBLE, KNEE, feasible_floor, log_scale
 
 __all__ = ["PALETTE", "Group", "Limit", "Marks", "Scatter", "scatter", "staircase"]

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 import optuna
 
-from search.record._schema import Metric
-from search.record._writer import in_memory_copy
-from search.schedulers._rungview import RungView
+from search.record import Metric, in_memory_copy
+from search.schedulers import RungView
 
 if TYPE_CHECKING:
     from search.config import SearchConfig

@@ -13,8 +13,7 @@ from typing import Any
 
 from ray.tune import Callback
 
-from search.record._checkpoint_files import checkpoint_folders, folder_size, latest_checkpoint
-from search.record._schema import RayKey
+from search.record import RayKey, checkpoint_folders, folder_size, latest_checkpoint
 
 __all__ = [
     "CheckpointJanitor",

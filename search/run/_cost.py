@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from objectives._energy import co2_grams
-from search.config._search import LimitsConfig
+from objectives import co2_grams
+from search.config import LimitsConfig
 
 __all__ = ["SearchCost"]
 

@@ -14,9 +14,7 @@ import optuna
 from optuna.trial import TrialState
 
 from search.errors import SearchInterrupted
-from search.record._checkpoint_files import resumable
-from search.record._counting import trials_counted
-from search.record._study import fail_interrupted
+from search.record import fail_interrupted, resumable, trials_counted
 
 if TYPE_CHECKING:
     from search.config import SearchConfig

@@ -27,18 +27,22 @@ from optuna.trial import TrialState
 
 from search._compat import check as check_dependencies
 from search._urls import masked_url
-from search.config import TrialConfig
-from search.config._floor import budget_warning
-from search.config._user_checks import check_user_code
+from search.config import TrialConfig, budget_warning, check_user_code
 from search.errors import StorageLost, StorageWriteError
-from search.record._checkpoint_files import checkpoint_problem, resumable
-from search.record._counting import trials_counted
-from search.record._data_record import DataCheck
-from search.record._identity import StorageIdentity, lost_report
-from search.record._lease import Lease
-from search.record._storage import open_storage
-from search.record._study import enqueue_start, open_study, record_cost
-from search.record._writer import StudyWriter
+from search.record import (
+    DataCheck,
+    Lease,
+    StorageIdentity,
+    StudyWriter,
+    checkpoint_problem,
+    enqueue_start,
+    lost_report,
+    open_storage,
+    open_study,
+    record_cost,
+    resumable,
+    trials_counted,
+)
 from search.run._bound import bound_optimiser, constraint_keys
 from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths

@@ -22,8 +22,8 @@ from typing import Any
 
 from ray.tune.stopper import Stopper
 
-from search.config._search import LimitsConfig
-from search.record._schema import RayKey
+from search.config import LimitsConfig
+from search.record import RayKey
 from search.run._cost import SearchCost
 
 __all__ = ["OUT_OF_TIME", "TrialLimits"]

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from search._imports import require
-from search.record._schema import RayKey
+from search.record import RayKey
 from search.run._trainable import is_number
-from spaces._registry import Registry
+from spaces import Registry
 
 if TYPE_CHECKING:
     from ray.tune.logger import LoggerCallback as _Logger

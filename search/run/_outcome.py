@@ -23,8 +23,7 @@ import optuna
 from optuna.trial import TrialState
 
 from search._compat import storage_of, trial_id_of
-from search.record._records import record_metrics
-from search.record._schema import Metric, RayKey, TrialAttr
+from search.record import Metric, RayKey, TrialAttr, record_metrics
 from search.run._trainable import is_number as _is_number
 
 __all__ = ["Outcome", "outcome_of", "record"]

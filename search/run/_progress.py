@@ -15,9 +15,7 @@ from optuna.trial import TrialState
 from ray.tune import Callback
 
 from search._format import duration
-from search.record._counting import counts
-from search.record._records import metrics_of
-from search.record._schema import Metric, RayKey
+from search.record import Metric, RayKey, counts, metrics_of
 from search.run._stages import Stage, command_start
 
 __all__ = ["Progress"]

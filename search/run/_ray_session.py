@@ -18,7 +18,7 @@ from pathlib import Path
 
 from search._compat import bootstrap_address, loopback_node, quiet_token_notice
 from search._usercode import job_env
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = [
     "auto_address",

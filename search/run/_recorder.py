@@ -23,7 +23,7 @@ from collections.abc import Callable
 from optuna.trial import FrozenTrial
 
 from search.errors import StorageWriteError
-from search.record._writer import StudyWriter
+from search.record import StudyWriter
 
 __all__ = ["StudyRecorder", "Write"]
 

@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from spaces._errors import ConfigError
+from spaces import ConfigError
 
 __all__ = ["no_room", "run_folder"]
 

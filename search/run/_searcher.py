@@ -25,8 +25,7 @@ from ray.tune.search import Searcher
 from search._compat import trial_id_of
 from search.config import Objective, TrialConfig
 from search.optimisers import Optimiser
-from search.record._counting import DISK_FULL, disk_full
-from search.record._schema import RayKey, TrialAttr
+from search.record import DISK_FULL, RayKey, TrialAttr, disk_full
 from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths

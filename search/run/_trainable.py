@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, SupportsFloat, TypeGuard
 
-from search.record._schema import RayKey
+from search.record import RayKey
 
 __all__ = [
     "TrialFn",

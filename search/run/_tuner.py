@@ -14,9 +14,7 @@ import optuna
 from ray.tune.stopper import CombinedStopper, Stopper
 
 from search.errors import StorageLost
-from search.record._curves import rung_history
-from search.record._schema import TrialAttr
-from search.record._writer import StudyWriter
+from search.record import StudyWriter, TrialAttr, rung_history
 from search.run._checkpoints import CheckpointJanitor
 from search.run._interrupts import sigint_kept
 from search.run._limits import TrialLimits
@@ -25,7 +23,7 @@ from search.run._ray_session import slots as cluster_slots
 from search.run._recorder import StudyRecorder
 from search.run._searcher import NpasSearcher
 from search.run._trainable import TrialFn, checkpoints, trainable
-from search.schedulers._moasha import PromotionMOASHA
+from search.schedulers import PromotionMOASHA
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
@@ -55,7 +53,7 @@ def run_tuner(
     from ray import tune
 
     from search.run._progress import Progress
-    from search.schedulers._named import SCHEDULERS
+    from search.schedulers import SCHEDULERS
 
     share = config.resources.ray()
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips

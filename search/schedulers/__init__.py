@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces._lazy import lazy_getattr
+from spaces import lazy_getattr
 
 # What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
 # keeps the two the same); at run time each name still loads when first used.
 if TYPE_CHECKING:
     from search.schedulers._moasha import MOASHA as MOASHA
     from search.schedulers._moasha import PromotionMOASHA as PromotionMOASHA
+    from search.schedulers._moasha import milestones as milestones
     from search.schedulers._named import SCHEDULER_TYPES as SCHEDULER_TYPES
     from search.schedulers._named import SCHEDULERS as SCHEDULERS
+    from search.schedulers._ranking import WITHIN_FRONT as WITHIN_FRONT
+    from search.schedulers._rungview import RungView as RungView
 
 
 _EXPORTS = {
@@ -29,7 +32,15 @@ _EXPORTS = {
     "PromotionMOASHA": "search.schedulers._moasha",
 }
 
+#: Names npas's other packages import from here: not the user API (not in ``__all__``),
+#: free to change with them.
+_SHARED = {
+    "RungView": "search.schedulers._rungview",
+    "WITHIN_FRONT": "search.schedulers._ranking",
+    "milestones": "search.schedulers._moasha",
+}
+
 __all__ = sorted(_EXPORTS)
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS)
+__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)

@@ -42,10 +42,9 @@ import numpy as np
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from search._directions import DIRECTIONS, minimisation_signs
-from search.record._schema import RayKey
+from search.record import RayKey
 from search.schedulers._ranking import WITHIN_FRONT, rank_order, top_k
-from spaces._checks import is_int
-from spaces._errors import ConfigError
+from spaces import ConfigError, is_int
 
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
@@ -66,7 +65,7 @@ def _key(trial: Trial) -> Any:
     return config.get(RayKey.NUMBER, trial.trial_id)
 
 
-def _milestones(grace: int, rf: float, max_epochs: int) -> tuple[int, ...]:
+def milestones(grace: int, rf: float, max_epochs: int) -> tuple[int, ...]:
     """grace * rf**k rounded up to whole epochs, strictly below max_epochs, ascending, unique."""
     rungs: list[int] = []
     k = 0
@@ -172,7 +171,7 @@ class MOASHA(FIFOScheduler):
         self._chance_attr = chance_attr
         self._rf = float(reduction_factor)
         self._max_epochs = max_epochs
-        self.rungs: tuple[int, ...] = _milestones(grace_epochs, self._rf, max_epochs)
+        self.rungs: tuple[int, ...] = milestones(grace_epochs, self._rf, max_epochs)
         #: The first epoch at which a trial at chance is stopped (earlier it goes on, ranked
         #: last at the rung); by default the first rung.
         self.chance_from = grace_epochs if chance_from is None else int(chance_from)

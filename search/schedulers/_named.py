@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from spaces._registry import Registry
+from spaces import Registry
 
 if TYPE_CHECKING:
     from search.config import SearchConfig

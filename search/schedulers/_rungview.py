@@ -31,9 +31,7 @@ from optuna.search_space import intersection_search_space
 from optuna.trial import FrozenTrial, TrialState
 
 from search._compat import storage_of, trial_id_of
-from search.record._curves import EpochPoint, epoch_values
-from search.record._schema import TrialAttr
-from search.record._study import set_metric_names
+from search.record import EpochPoint, TrialAttr, epoch_values, set_metric_names
 
 __all__ = ["EPOCH_ATTR", "RungView", "view_epoch"]
 
