@@ -12,7 +12,7 @@ import optuna
 import pandas as pd
 
 from search.pareto import frame_of
-from search.record import INTERRUPTED, OUTCOMES, Column, Metric, TrialAttr, read_study
+from search.record import INTERRUPTED, OUTCOMES, Column, Metric, read_study
 
 __all__ = ["outcomes", "trial_list"]
 
@@ -73,8 +73,6 @@ def trial_list(
     or this Optuna state (:data:`~search.record._schema.TRIAL_STATES`)."""
     records = sorted(read_study(study).trials, key=lambda r: r.number)
     frame = frame_of(records)
-    trials = study.get_trials(deepcopy=False)
-    stopped = {t.number: t.user_attrs.get(TrialAttr.STOPPED) for t in trials}
     listed = pd.DataFrame({Column.NUMBER: frame[Column.NUMBER], Column.STATE: frame[Column.STATE],
                            Column.OUTCOME: outcomes(frame, live=live, resumable=resumable),
                            Column.EPOCHS: frame[Column.EPOCHS]})  # fmt: skip
@@ -83,7 +81,7 @@ def trial_list(
             listed[str(column).removeprefix(Column.PARAMS_PREFIX)] = frame[column]
     for name in objectives:
         listed[name] = frame[name] if name in frame.columns else np.nan
-    why = [r.error or r.why_infeasible or stopped.get(r.number) for r in records]
+    why = [r.error or r.why_infeasible or r.stopped for r in records]
     outcome = listed[Column.OUTCOME]
     feasible = outcome == "feasible"
     listed[Column.WHY] = [None if f else w for f, w in zip(feasible, why, strict=True)]

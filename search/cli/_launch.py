@@ -13,7 +13,6 @@ from search._urls import masked_url
 from search.cli._common import _DEFAULT_OUT, _DEFAULT_PRESET, _names, _open, _quiet_optuna
 from search.cli._status import _status_lines, _status_record
 from search.errors import ConfigError
-from search.record import TrialAttr
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -126,12 +125,12 @@ def _all_failed(study: optuna.Study) -> str | None:
 
     from optuna.trial import TrialState
 
-    from search.record import counts
+    from search.record import counts, read_trial
 
     ended = [t for t in study.get_trials(deepcopy=False) if counts(t)]
     if not ended or any(t.state != TrialState.FAIL for t in ended):
         return None
-    said = [str(t.user_attrs.get(TrialAttr.ERROR) or "no error recorded") for t in ended]
+    said = [read_trial(t).error or "no error recorded" for t in ended]
     errors = Counter((s.strip().splitlines() or [""])[-1] for s in said)
     error, seen = errors.most_common(1)[0]
     return (

@@ -18,7 +18,7 @@ from search.cli._common import (
     _wrote_as_data,
 )
 from search.errors import ConfigError
-from search.record import OUTCOMES, Column, StudyAttr, TrialAttr
+from search.record import OUTCOMES, Column, StudyAttr
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -229,15 +229,15 @@ def _trial_status(
     counted = _counts(
         frame_of([read]), live=live, resumable=[read.number] if resumable(trial) else []
     )
-    record = {
+    record: dict[str, Any] = {
         "search": study.study_name,
         Column.NUMBER: read.number,
         Column.STATE: read.state,
         Column.OUTCOME: next(k for k, n in counted.items() if n),
         Column.EPOCHS: read.epochs or 0,
-        "stopped": trial.user_attrs.get(TrialAttr.STOPPED) or read.error or read.why_infeasible,
+        "stopped": read.stopped or read.error or read.why_infeasible,
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
-        "decisions": trial.user_attrs.get(TrialAttr.DECISIONS, []),
+        "decisions": list(read.decisions),
     }
     if args.format == "json":
         print(json.dumps(record, indent=2, default=str))

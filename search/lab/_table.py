@@ -23,7 +23,14 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from search.record import Metric, StudyAttr, TrialAttr, epoch_values, final_violation, metrics_of
+from search.record import (
+    Metric,
+    StudyAttr,
+    epoch_values,
+    final_violation,
+    metrics_of,
+    read_trial,
+)
 from spaces import ConfigError
 
 __all__ = ["FORMAT", "CurveRow", "CurveTable"]
@@ -208,7 +215,7 @@ class CurveTable:
 
 
 def _longest(study: optuna.Study) -> int:
-    return max((len(t.user_attrs.get(TrialAttr.CURVE) or []) for t in study.trials), default=0)
+    return max((len(read_trial(t).curve) for t in study.get_trials(deepcopy=False)), default=0)
 
 
 def _rows(study: optuna.Study, objectives: Sequence[tuple[str, str]], epochs: int) -> list:
@@ -218,8 +225,8 @@ def _rows(study: optuna.Study, objectives: Sequence[tuple[str, str]], epochs: in
         points = epoch_values(trial, names)
         if sorted(points) != list(range(1, epochs + 1)):
             continue  # not the full schedule, or a curve with gaps
-        curve = {int(p["epoch"]): float(p.get("train_time_s", math.nan)) for p in
-                 trial.user_attrs[TrialAttr.CURVE]}  # fmt: skip
+        record = read_trial(trial)
+        curve = {int(p["epoch"]): float(p.get("train_time_s", math.nan)) for p in record.curve}
         cumulative = [curve[e] for e in range(1, epochs + 1)]
         if not all(math.isfinite(s) for s in cumulative):
             continue
@@ -229,7 +236,7 @@ def _rows(study: optuna.Study, objectives: Sequence[tuple[str, str]], epochs: in
         duration = (end - start).total_seconds()
         metrics = metrics_of(trial)
         kept = {k: v for k, v in metrics.items() if k in names or k.startswith("constraint_")}
-        kept[Metric.FEASIBLE] = bool(trial.user_attrs.get(TrialAttr.FEASIBLE, True))
+        kept[Metric.FEASIBLE] = record.feasible
         rows.append(
             CurveRow(
                 number=trial.number,

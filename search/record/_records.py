@@ -146,6 +146,9 @@ class TrialRecord:
         curve: Its learning curve, one dict per epoch (``epoch``, ``accuracy``, ...); empty
             when it reported none.
         error: Why it failed (None unless it did).
+        stopped: Why the scheduler stopped it before its last epoch (None unless it did).
+        decisions: The scheduler's decisions on it, rung by rung, in order (``rung``,
+            ``outcome``, ``rank``, ``n``, ``top``, ...); empty when none was made.
         artifact: Where its saved model is (None when it saved none).
         datetime_complete: When it ended.
     """
@@ -162,6 +165,8 @@ class TrialRecord:
     epochs: int | None
     curve: tuple[dict[str, Any], ...]
     error: str | None
+    stopped: str | None
+    decisions: tuple[dict[str, Any], ...]
     artifact: str | None
     datetime_complete: datetime | None
 
@@ -223,6 +228,8 @@ def read_trial(
     feasible = complete and _feasible(trial, metrics, violations)
     error = trial.user_attrs.get(TrialAttr.ERROR) or trial.system_attrs.get(OptunaAttr.FAIL_REASON)
     curve = tuple(p for p in trial.user_attrs.get(TrialAttr.CURVE) or [] if isinstance(p, dict))
+    decisions = trial.user_attrs.get(TrialAttr.DECISIONS)
+    stopped = trial.user_attrs.get(TrialAttr.STOPPED)
     return TrialRecord(
         number=trial.number,
         state=trial.state.name,
@@ -236,6 +243,10 @@ def read_trial(
         epochs=_epochs(curve, metrics),
         curve=curve,
         error=None if error is None else str(error),
+        stopped=None if stopped is None else str(stopped),
+        decisions=tuple(d for d in decisions if isinstance(d, dict))
+        if isinstance(decisions, list)
+        else (),
         artifact=trial.user_attrs.get(TrialAttr.ARTIFACT) or found.get(Metric.ARTIFACT),
         datetime_complete=trial.datetime_complete,
     )
@@ -259,8 +270,8 @@ def _feasible(
     trial: optuna.trial.FrozenTrial, metrics: Mapping[str, Any], violations: Mapping[str, float]
 ) -> bool:
     """The trial's verdict (user attr), else the flag it reported, else its violations."""
-    if Metric.FEASIBLE in trial.user_attrs:
-        return bool(trial.user_attrs[Metric.FEASIBLE])
+    if TrialAttr.FEASIBLE in trial.user_attrs:
+        return bool(trial.user_attrs[TrialAttr.FEASIBLE])
     if Metric.FEASIBLE in metrics:
         return bool(metrics[Metric.FEASIBLE])
     return all(v <= 0 for v in violations.values())

@@ -47,7 +47,6 @@ from search.record import (
     Column,
     StudyAttr,
     StudyRecords,
-    TrialAttr,
     TrialRecord,
     constraints_of,
     read_study,
@@ -382,12 +381,6 @@ def _curves_section(
     return Section(title, text, plots=[Plot(title, png=png, interactive=interactive)])
 
 
-def _decisions_of(trial: optuna.trial.FrozenTrial) -> list[dict]:
-    """The trial's stored rung decisions (``npas:decisions``; anything else there skipped)."""
-    stored = trial.user_attrs.get(TrialAttr.DECISIONS)
-    return [d for d in stored if isinstance(d, dict)] if isinstance(stored, list) else []
-
-
 def _ranked(decision: dict) -> str:
     """``rank 2 of 5, top 1`` (and ``at chance`` when the trial was)."""
     said = f"rank {decision.get('rank', '?')} of {decision.get('n', '?')}, "
@@ -395,7 +388,7 @@ def _ranked(decision: dict) -> str:
     return said + (", at chance" if decision.get("at_chance") else "")
 
 
-def _trail(decisions: list[dict]) -> str:
+def _trail(decisions: Sequence[dict[str, Any]]) -> str:
     """A trial's decisions, one group per rung: ``1: pause (rank 2 of 5, top 1) → promote
     (rank 0 of 8, top 2); 3: stop (rank 4 of 6, top 2)``; a later decision at the same rung
     repeats the ranking only where it changed; a decision's ``why`` is always said."""
@@ -417,10 +410,12 @@ def _trail(decisions: list[dict]) -> str:
     return "; ".join(f"{rung}: " + " → ".join(said) for rung, said in groups)
 
 
-def _decisions_section(study: optuna.Study, front: Front, frame: pd.DataFrame) -> Section | None:
+def _decisions_section(
+    records: StudyRecords, front: Front, frame: pd.DataFrame
+) -> Section | None:
     """The multi-fidelity scheduler's rung decisions (``npas:decisions``): counts per rung and
     outcome, and each decided trial's trail (None when no trial has any)."""
-    decided = [t for t in study.get_trials(deepcopy=False) if _decisions_of(t)]
+    decided = [t for t in records.trials if t.decisions]
     if not decided:
         return None
     epochs = dict(zip(frame[Column.NUMBER], frame[Column.EPOCHS], strict=True))
@@ -428,7 +423,7 @@ def _decisions_section(study: optuna.Study, front: Front, frame: pd.DataFrame) -
     rows = [
         {"trial": t.number, "rung": d.get("rung"), Column.OUTCOME: d.get(Column.OUTCOME)}
         for t in decided
-        for d in _decisions_of(t)
+        for d in t.decisions
     ]
     log = pd.DataFrame(rows)
     counts = pd.crosstab(log["rung"], log["outcome"])
@@ -462,13 +457,10 @@ def _decisions_section(study: optuna.Study, front: Front, frame: pd.DataFrame) -
     table = pd.DataFrame(
         {
             Column.NUMBER: [t.number for t in shown],
-            Column.STATE: [t.state.name for t in shown],
+            Column.STATE: [t.state for t in shown],
             Column.EPOCHS: [epochs.get(t.number) for t in shown],
-            "decisions": [_trail(_decisions_of(t)) for t in shown],
-            "stopped": [
-                t.user_attrs.get(TrialAttr.STOPPED) or t.user_attrs.get(TrialAttr.ERROR)
-                for t in shown
-            ],
+            "decisions": [_trail(t.decisions) for t in shown],
+            "stopped": [t.stopped or t.error for t in shown],
         }
     )
     if table["stopped"].isna().all():
@@ -581,7 +573,7 @@ def write_report(
     curves = _curves_section(records, marks, frame, out, paths)
     if curves is not None:
         sections.append(curves)
-    decisions = _decisions_section(study, front, frame)
+    decisions = _decisions_section(records, front, frame)
     if decisions is not None:
         sections.append(decisions)
     sections.append(_disagreement_section(frame, plotted, out, paths))
