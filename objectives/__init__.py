@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from objectives._indicators import list_indicators as list_indicators
     from objectives._indicators import register_indicator as register_indicator
     from objectives._measure import measure as measure
+    from objectives._recipe import Recipe as Recipe
     from objectives.datasets import Data as Data
     from objectives.datasets import DatasetUnavailableError as DatasetUnavailableError
     from objectives.datasets import load as load
@@ -52,6 +53,7 @@ _EXPORTS = {
     "list_indicators": "objectives._indicators",
     "register_indicator": "objectives._indicators",
     "measure": "objectives._measure",
+    "Recipe": "objectives._recipe",
     "Data": "objectives.datasets",
     "DatasetUnavailableError": "objectives.datasets",
     "load": "objectives.datasets",
