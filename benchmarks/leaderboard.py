@@ -215,9 +215,8 @@ def train_seeds(cfgs: list[dict[str, Any]], fused: bool, outs: list[str],
     metrics: list[dict[str, Any]] = [{} for _ in trials]
     nets = [_model(c, d, device, m) for c, d, m in zip(trials, datas, metrics, strict=True)]
     start = time.perf_counter()
-    results = fit_seeds(nets, datas, seeds=[c.seed for c in trials], device=device,
-                        fused=None if fused and len(nets) > 1 else False,
-                        **trials[0].train)  # fmt: skip
+    results = fit_seeds(nets, datas, trials[0].recipe(), seeds=[c.seed for c in trials],
+                        device=device, fused=None if fused and len(nets) > 1 else False)
     wall = time.perf_counter() - start
     done = []
     for cfg, data, net, m, result, out in zip(trials, datas, nets, metrics, results, outs,
