@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from objectives import fit, fit_seeds, load
+from objectives import Recipe, fit, fit_seeds, load
 from objectives._conditions import cpu_model_name
 from objectives.datasets import Data, Split
 from spaces import build_model
@@ -38,6 +38,11 @@ NETS = {
     "sepnet-990": {"stem": 8, "width": 16, "growth": 1.25},
 }
 RECIPE = {"optimizer": "adamw", "lr": 1e-2, "schedule": "cosine", "weight_decay": 1e-4}
+
+
+def recipe(steps: int) -> Recipe:
+    """The benchmark's recipe cut at ``steps`` steps."""
+    return Recipe(epochs=1, max_steps=steps, **RECIPE)
 
 
 def models(hyper: dict, data: Data, k: int) -> list[torch.nn.Module]:
@@ -53,7 +58,7 @@ def sequential(hyper: dict, data: Data, k: int, steps: int) -> float:
     nets = models(hyper, data, k)
     start = time.perf_counter()
     for seed, net in enumerate(nets):
-        fit(net, data, epochs=1, max_steps=steps, seed=seed, progress=False, **RECIPE)
+        fit(net, data, recipe(steps), seed=seed, progress=False)
     return time.perf_counter() - start
 
 
@@ -61,7 +66,7 @@ def fused(hyper: dict, data: Data, k: int, steps: int) -> float:
     """Seconds to train the same k seeds fused."""
     nets = models(hyper, data, k)
     start = time.perf_counter()
-    fit_seeds(nets, data, seeds=list(range(k)), epochs=1, max_steps=steps, fused=True, **RECIPE)
+    fit_seeds(nets, data, recipe(steps), seeds=list(range(k)), fused=True)
     return time.perf_counter() - start
 
 

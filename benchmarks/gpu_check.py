@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +164,7 @@ def check_bundle(out: Path, device: str) -> list[str]:
 def check_epochs() -> list[str]:
     """One epoch of small models on the GPU and on one CPU thread."""
     from objectives.datasets import load
-    from objectives.train import fit
+    from objectives.train import Recipe, fit
     from spaces import build_model
     from spaces.ssn import shapeshift
 
@@ -185,10 +186,10 @@ def check_epochs() -> list[str]:
             data = load("mnist", seed=0, device=device, train_size=10_000)
             torch.manual_seed(0)
             net = make().to(device)
-            fit(net, data, epochs=1)  # warm-up: kernels, allocator
+            fit(net, data, Recipe(epochs=1))  # warm-up: kernels, allocator
             net = make().to(device)
             start = time.perf_counter()
-            fit(net, data, epochs=1)
+            fit(net, data, Recipe(epochs=1))
             if device == "cuda":
                 torch.cuda.synchronize()
             times[device] = time.perf_counter() - start
@@ -207,7 +208,7 @@ def check_training(device: str) -> list[str]:
     """Resume, fused seeds, streaming and sepnet, on the GPU, with digits."""
     from objectives._fused import fit_seeds
     from objectives.datasets import load
-    from objectives.train import fit
+    from objectives.train import Recipe, fit
     from spaces import build_model
 
     lines = ["## 4. Training paths added since the first check (digits, on the GPU)", "",
@@ -219,13 +220,13 @@ def check_training(device: str) -> list[str]:
         return build_model("sepnet", (1, 8, 8), 10, stem=8, stem_pool=False, blocks=1,
                            width=12, reuse=2, dropout=0.1, dropout_every=True).to(device)
 
-    options = {"optimizer": "adamw", "schedule": "cosine", "lr": 0.02, "label_smoothing": 0.1,
-               "batch_size": 64}
+    recipe = Recipe(epochs=6, optimizer="adamw", schedule="cosine", lr=0.02,
+                    label_smoothing=0.1, batch_size=64)
     states: list[dict[str, Any]] = []
     whole = make(0)
-    full = fit(whole, data, epochs=6, seed=3, on_state=states.append, **options)
+    full = fit(whole, data, recipe, seed=3, on_state=states.append)
     resumed = make(99)
-    part = fit(resumed, data, epochs=6, seed=3, resume=states[2], **options)
+    part = fit(resumed, data, recipe, seed=3, resume=states[2])
     curve = [[r["val_accuracy"] for r in run.history] for run in (full, part)]
     lines += [f"| sepnet (reuse 2, dropout everywhere) trains on | "
               f"{next(whole.parameters()).device}, val accuracy {curve[0][-1]:.4f} (6 epochs) |",
@@ -236,20 +237,20 @@ def check_training(device: str) -> list[str]:
     with torch.backends.cudnn.flags(deterministic=True, benchmark=False):
         states.clear()
         whole, resumed = make(0), make(99)
-        fit(whole, data, epochs=6, seed=3, on_state=states.append, bf16=False, **options)
-        fit(resumed, data, epochs=6, seed=3, resume=states[2], bf16=False, **options)
+        fit(whole, data, recipe, seed=3, on_state=states.append, bf16=False)
+        fit(resumed, data, recipe, seed=3, resume=states[2], bf16=False)
     lines.append(f"| the same in float32 with deterministic cuDNN: largest weight difference "
                  f"| {_max_diff(whole, resumed):.3g} |")
 
     seeds = [0, 1, 2, 3]
     for bf16 in (None, False):  # fit's default on the GPU (bf16 autocast), then float32
         start = time.perf_counter()
-        fused = fit_seeds([make(s) for s in seeds], data, seeds=seeds, epochs=3, bf16=bf16,
-                          **options)  # fmt: skip
+        fused = fit_seeds([make(s) for s in seeds], data, replace(recipe, epochs=3), seeds=seeds,
+                          bf16=bf16)  # fmt: skip
         fused_s = time.perf_counter() - start
         start = time.perf_counter()
-        alone = [fit(make(s), data, epochs=3, seed=s, bf16=bf16, channels_last=False, **options)
-                 for s in seeds]  # as the fused run lays its batches out
+        laid_out = replace(recipe, epochs=3, channels_last=False)  # as the fused run lays them
+        alone = [fit(make(s), data, laid_out, seed=s, bf16=bf16) for s in seeds]
         alone_s = time.perf_counter() - start
         gap = max(abs(a.history[-1]["val_accuracy"] - b.history[-1]["val_accuracy"])
                   for a, b in zip(fused, alone, strict=True))  # fmt: skip
@@ -261,7 +262,7 @@ def check_training(device: str) -> list[str]:
     streamed = load("digits", seed=0, device=device, stream=True, workers=2)
     net = make(0)
     start = time.perf_counter()
-    result = fit(net, streamed, epochs=2, seed=0, **options)
+    result = fit(net, streamed, replace(recipe, epochs=2), seed=0)
     lines += [f"| streamed digits (DataLoader, 2 workers, pinned) on the GPU: 2 epochs | "
               f"{time.perf_counter() - start:.1f} s, val accuracy "
               f"{result.history[-1]['val_accuracy']:.4f} |", ""]

@@ -215,9 +215,8 @@ def train_seeds(cfgs: list[dict[str, Any]], fused: bool, outs: list[str],
     metrics: list[dict[str, Any]] = [{} for _ in trials]
     nets = [_model(c, d, device, m) for c, d, m in zip(trials, datas, metrics, strict=True)]
     start = time.perf_counter()
-    results = fit_seeds(nets, datas, seeds=[c.seed for c in trials], device=device,
-                        fused=None if fused and len(nets) > 1 else False,
-                        **trials[0].train)  # fmt: skip
+    results = fit_seeds(nets, datas, trials[0].recipe(), seeds=[c.seed for c in trials],
+                        device=device, fused=None if fused and len(nets) > 1 else False)
     wall = time.perf_counter() - start
     done = []
     for cfg, data, net, m, result, out in zip(trials, datas, nets, metrics, results, outs,
@@ -351,7 +350,7 @@ def _save_state(out: Path, board: Path, state: dict[str, Any]) -> None:
         (folder / "state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=120, help="search budget (default 120)")
     parser.add_argument(
@@ -401,20 +400,20 @@ def main() -> None:
         "--table-only", action="store_true",
         help="with --resume: rewrite the table from the bundles and the study, train nothing",
     )
-    args = parser.parse_args()
-    if args.table_only and not args.resume:
-        parser.error("--table-only needs --resume (it reads a run that exists)")
-    budgets = [int(b) for b in args.anchors.split(",")]
+    return parser
+
+
+def _begin(args: argparse.Namespace, budgets: list[int], board: Path) -> dict[str, Any]:
+    """The run's state, ``--out`` made (emptied, with the anchors' bundles, unless
+    ``--resume``) and a finished search's study back from its copy when ``--out`` lost it."""
     sets_dataset = any(s.startswith("dataset=") for s in args.sets)
     if not os.environ.get("NPAS_DATA") and not sets_dataset:
         sys.exit("leaderboard: set NPAS_DATA to the folder holding mnist/ (../shared/data)")
-    board = args.results / args.name
     if not args.resume:
         shutil.rmtree(args.out, ignore_errors=True)
         for budget in budgets:
             shutil.rmtree(board / f"le{budget}", ignore_errors=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    log = args.out / "log.txt"
     state = _state(args.out, board)
     if not args.table_only:  # the table names every command that trained what it shows
         state.setdefault("commands", []).append(" ".join(shlex.quote(a) for a in sys.argv[1:]))
@@ -422,10 +421,12 @@ def main() -> None:
     copy = board / "study.db"
     if args.resume and state["search_done"] and not db.is_file() and copy.is_file():
         keep_study(copy, db)  # the finished search's study, back from its copy
-    config = search_config(args.preset, args.sets, args.out / "search.yaml")
-    storage = f"sqlite:///{args.out}/run/npas.db"
-    epochs = args.epochs or config.max_epochs
+    return state
 
+
+def _search(args: argparse.Namespace, board: Path, state: dict[str, Any], log: Path) -> None:
+    """The search for the rest of its minutes (none left, or done: nothing), its status
+    logged, its study copied beside the bundles."""
     left = args.minutes * 60 - state["search_s"]
     if not state["search_done"] and left > 0 and not args.table_only:
         start = time.time()
@@ -435,8 +436,13 @@ def main() -> None:
         state["search_done"] = code == 0
         _save_state(args.out, board, state)
     _cli(log, "status", "--run", str(args.out / "run"))
-    keep_study(db, board / "study.db")
+    keep_study(args.out / "run" / "npas.db", board / "study.db")
 
+
+def _winners(args: argparse.Namespace, budgets: list[int], board: Path, storage: str,
+             state: dict[str, Any], log: Path) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Per anchor, the search's most accurate trial within it, exported (``missing`` when
+    there is none)."""
     winners: dict[str, dict[str, Any]] = {}
     for budget in budgets:
         goal, record = ANCHORS.get(budget, (float("nan"), "no record"))
@@ -455,54 +461,89 @@ def main() -> None:
             continue
         win["meta"] = json.loads((bundle / "metrics.json").read_text(encoding="utf-8"))
         win["cfg"] = _bundle_cfg(bundle)
+    return winners
 
+
+def _fusing(args: argparse.Namespace) -> tuple[bool, str]:
+    """Whether a plain arm's seeds train fused, and why."""
     k = args.seeds
     speedup = fused_speedup(k)
     fused = args.fused == "on" or (args.fused == "auto" and speedup is not None and speedup > 1)
     why = (f"--fused {args.fused}" if args.fused != "auto" else
            f"fused_seeds.md: {speedup:.2f}x for {k} seeds" if speedup is not None else
            f"fused_seeds.md has no row for {k} seeds")  # fmt: skip
+    return fused, why
+
+
+#: A retraining to run: (its first seed, the call, (anchor, arm, seeds)).
+Job = tuple[int, tuple[Any, ...], tuple[str, str, list[int]]]
+
+
+def _jobs(args: argparse.Namespace, winners: dict[str, dict[str, Any]], board: Path,
+          epochs: int, fused: bool) -> list[Job]:  # fmt: skip
+    """The retrainings still to run, each (first seed, call, (anchor, arm, seeds)): every
+    winner and its twin, one job of all seeds when fused, else one per seed; with
+    ``--resume`` a seed with a bundle is kept in ``winners`` instead."""
+    queue: list[Job] = []
+    for name, win in winners.items():
+        if win.get("missing"):
+            continue
+        arms = {"winner": _retrain_cfg(win["cfg"], epochs, board / name / "search")}
+        other = twin(arms["winner"], int(win["meta"]["metrics"]["params"]))
+        if other is not None:
+            win["twin"], win["twin_cfg"] = other
+            arms[other[0]] = other[1]
+        for arm, cfg in arms.items():
+            folder = board / name if arm == "winner" else board / name / arm
+            source = {"anchor": name, "arm": arm, "trial": win["meta"].get("trial")}
+            todo = []
+            for seed in range(args.seeds):
+                kept = (
+                    _seed_metrics(folder / f"seed{seed}", source["trial"], cfg)
+                    if args.resume
+                    else None
+                )
+                if kept is not None:
+                    win.setdefault(arm, {})[seed] = kept
+                else:
+                    todo.append(seed)
+            # fused: one job of every seed (the model permitting); else one job per seed
+            groups = [todo] if fused and cfg.get("budget") is None and todo else [
+                [s] for s in todo]  # fmt: skip
+            for group in groups:
+                cfgs = [{**cfg, "seed": s} for s in group]
+                outs = [str(folder / f"seed{s}") for s in group]
+                queue.append((group[0], (train_seeds, cfgs, fused, outs, source),
+                              (name, arm, group)))  # fmt: skip
+    return queue
+
+
+def main() -> None:
+    parser = _parser()
+    args = parser.parse_args()
+    if args.table_only and not args.resume:
+        parser.error("--table-only needs --resume (it reads a run that exists)")
+    budgets = [int(b) for b in args.anchors.split(",")]
+    board = args.results / args.name
+    state = _begin(args, budgets, board)
+    log = args.out / "log.txt"
+    config = search_config(args.preset, args.sets, args.out / "search.yaml")
+    storage = f"sqlite:///{args.out}/run/npas.db"
+    epochs = args.epochs or config.max_epochs
+    _search(args, board, state, log)
+    winners = _winners(args, budgets, board, storage, state, log)
+    fused, why = _fusing(args)
     start = time.time()
+    queue = _jobs(args, winners, board, epochs, fused)  # --resume: the kept seeds too
+    if args.table_only:
+        queue = []
+    how = f"{'yes' if fused else 'no'} ({why})"
+    before = state["retrain_s"]
     jobs: dict[futures.Future, tuple[str, str, list[int]]] = {}
-    queue: list[tuple[int, tuple[Any, ...], tuple[str, str, list[int]]]] = []
     with futures.ProcessPoolExecutor(args.workers, initializer=_worker_init) as pool:
-        for name, win in winners.items():
-            if win.get("missing"):
-                continue
-            arms = {"winner": _retrain_cfg(win["cfg"], epochs, board / name / "search")}
-            other = twin(arms["winner"], int(win["meta"]["metrics"]["params"]))
-            if other is not None:
-                win["twin"], win["twin_cfg"] = other
-                arms[other[0]] = other[1]
-            for arm, cfg in arms.items():
-                folder = board / name if arm == "winner" else board / name / arm
-                source = {"anchor": name, "arm": arm, "trial": win["meta"].get("trial")}
-                todo = []
-                for seed in range(k):
-                    kept = (
-                        _seed_metrics(folder / f"seed{seed}", source["trial"], cfg)
-                        if args.resume
-                        else None
-                    )
-                    if kept is not None:
-                        win.setdefault(arm, {})[seed] = kept
-                    else:
-                        todo.append(seed)
-                # fused: one job of every seed (the model permitting); else one job per seed
-                groups = [todo] if fused and cfg.get("budget") is None and todo else [
-                    [s] for s in todo]  # fmt: skip
-                for group in groups:
-                    cfgs = [{**cfg, "seed": s} for s in group]
-                    outs = [str(folder / f"seed{s}") for s in group]
-                    queue.append((group[0], (train_seeds, cfgs, fused, outs, source),
-                                  (name, arm, group)))  # fmt: skip
-        if args.table_only:
-            queue = []
         # seed by seed across the arms: a run stopped early has every arm's first seeds
         for _, call, what in sorted(queue, key=lambda item: item[0]):
             jobs[pool.submit(*call)] = what
-        how = f"{'yes' if fused else 'no'} ({why})"
-        before = state["retrain_s"]
         for job in futures.as_completed(jobs):
             name, arm, group = jobs[job]
             try:

@@ -27,7 +27,7 @@ from torch import nn
 
 from objectives._conditions import cpu_model_name
 from objectives.datasets import Data, Split, load
-from objectives.train import evaluate, fit
+from objectives.train import Recipe, evaluate, fit
 from spaces import build_model
 from spaces.ssn import shapeshift
 
@@ -147,6 +147,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], Data, float]:
         load("mnist", root=args.data, download=False, val_size=args.val_size), args.train_subset
     )
     full = trainable(convnet(WIDTH, 0))
+    recipe = Recipe(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr)
     rows: list[Row] = []
     start = time.perf_counter()
     for label, budget, make in candidates(full, args.budgets):
@@ -154,15 +155,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], Data, float]:
         for seed in args.seeds:
             model = make(seed)
             row = row or Row(label, budget, trainable(model))
-            result = fit(
-                model,
-                data,
-                epochs=args.epochs,
-                batch_size=args.batch_size,
-                lr=args.lr,
-                seed=seed,
-                progress=False,
-            )
+            result = fit(model, data, recipe, seed=seed, progress=False)
             row.val.append(result.val_accuracy)
             row.test.append(evaluate(model, data.test.x, data.test.y)["accuracy"])
             row.seconds.append(result.train_time_s)

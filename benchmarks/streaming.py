@@ -56,7 +56,7 @@ def child(mode: str, epochs: int, workers: int, npy: str) -> dict:
     load_s = time.perf_counter() - start
     torch.manual_seed(0)
     model = spaces.build_model("convnet", data.in_shape, data.num_classes, depth=2, width=16)
-    fit = objectives.fit(model, data, epochs=epochs, batch_size=128)
+    fit = objectives.fit(model, data, objectives.Recipe(epochs=epochs, batch_size=128))
     ends = [r["elapsed_s"] for r in fit.history]
     test = objectives.evaluate(model, data.test)
     mib = 1024  # ru_maxrss is in KiB on Linux

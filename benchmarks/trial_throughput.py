@@ -1,9 +1,9 @@
 """Trial throughput: seconds per training epoch of the mnist-tiny families on CPU, before/after.
 
-Measures ``objectives.fit(model, data, epochs=1)`` (batch 128, SGD-Nesterov, one-cycle, the
-dataset's default augmentation; validation included, as in a trial) on an MNIST subset, for
-``convnet`` and ``scs`` at about 500 / 1,000 / 3,000 parameters plus each family's ~3,000-
-parameter net Shapeshifted into 500 and 1,000 (``spaces.ssn.shapeshift`` defaults). Achieved
+Measures ``objectives.fit(model, data, Recipe(epochs=1))`` (batch 128, SGD-Nesterov,
+one-cycle, the dataset's default augmentation; validation included, as in a trial) on an MNIST
+subset, for ``convnet`` and ``scs`` at about 500 / 1,000 / 3,000 parameters plus each family's
+~3,000-parameter net Shapeshifted into 500 and 1,000 (``spaces.ssn.shapeshift`` defaults). Achieved
 GFLOP/s = training FLOPs per sample (``objectives.measure(..., ["flops_train"])``) × samples
 trained / epoch seconds, set against what the same thread does on a 1024² float32 matmul and
 on an 8→8-channel 3×3 convolution (batch 128, 28×28, forward + both gradients).
@@ -11,10 +11,10 @@ on an 8→8-channel 3×3 convolution (batch 128, 28×28, forward + both gradient
 Arms run in fresh processes, interleaved per repeat (the order rotates) so that the noise of a
 shared machine hits them alike:
 
-- ``after``: this working tree with ``fit``'s defaults;
+- ``after``: this working tree with the recipe's defaults;
 - ``before``: the ``objectives`` and ``spaces`` packages of ``--baseline`` (a git revision,
   read with ``git archive``), everything else from this tree;
-- ``nchw``: this tree with ``channels_last=False``.
+- ``nchw``: this tree with the recipe's ``channels_last=False``.
 
 Each process loads the data, then per model runs an untimed warm-up (a few steps and one
 validation) and one timed epoch on a freshly seeded copy. Wall time and process CPU time are
@@ -167,18 +167,26 @@ def worker(args: argparse.Namespace) -> None:
 
     import objectives
     import spaces
-    from objectives.train import fit
+    from objectives import train
 
     torch.set_num_threads(args.threads)
     options = {**json.loads(args.fit_options), "batch_size": args.batch}
+
+    def fit(model: Any, data: Any, **more: Any) -> Any:
+        """One epoch of ``fit`` with ``options``; a baseline from before objectives.Recipe
+        takes them as keywords."""
+        if not hasattr(train, "Recipe"):
+            return train.fit(model, data, epochs=1, progress=False, **options, **more)
+        return train.fit(model, data, train.Recipe(epochs=1, **options, **more), progress=False)
+
     data = subset(args.train, args.val)
     out: dict[str, Any] = {"sources": [objectives.__file__, spaces.__file__]}
     for label in args.cases:
         model = build(label)
-        fit(copy.deepcopy(model), data, epochs=1, max_steps=args.warmup, progress=False, **options)
+        fit(copy.deepcopy(model), data, max_steps=args.warmup)
         fresh = copy.deepcopy(model)
         wall, cpu = time.perf_counter(), time.process_time()
-        result = fit(fresh, data, epochs=1, progress=False, **options)
+        result = fit(fresh, data)
         out[label] = {
             "wall_s": time.perf_counter() - wall,
             "cpu_s": time.process_time() - cpu,
@@ -431,8 +439,8 @@ def write(
         f"- CPU: {cpu_model_name()}; torch {torch.__version__}; threads: {args.threads};"
         f" load average {load[0]:.1f} at start, {load[1]:.1f} at end (a shared machine: CPU"
         " time is the steadier measure, wall time shows the contention)",
-        f"- epoch: `objectives.fit(model, data, epochs=1)` defaults (batch {args.batch}, SGD"
-        f"-Nesterov, one-cycle, pad-2 crop) on the first {args.train:,} MNIST training images"
+        f"- epoch: `objectives.fit(model, data, Recipe(epochs=1))` defaults (batch {args.batch},"
+        f" SGD-Nesterov, one-cycle, pad-2 crop) on the first {args.train:,} MNIST training images"
         f" ({steps} steps, {steps * args.batch:,} samples), validation on {args.val:,} images"
         " included; timed around the whole call",
         f"- repeats: {args.repeats} timed epochs per model and arm, each in a fresh process"

@@ -18,10 +18,11 @@ its masks with another kernel); everything else matches there too, within float 
 
 Example:
     >>> from objectives.datasets import load
+    >>> from objectives import Recipe
     >>> from spaces import build_model
     >>> data = load("digits")
     >>> nets = [build_model("sepnet", data.in_shape, 10, stem=4, width=4) for _ in range(3)]
-    >>> results = fit_seeds(nets, data, seeds=[0, 1, 2], epochs=1)  # doctest: +SKIP
+    >>> results = fit_seeds(nets, data, Recipe(epochs=1), seeds=[0, 1, 2])  # doctest: +SKIP
     >>> results[0].config["fused"]  # doctest: +SKIP
     3
 """
@@ -29,12 +30,9 @@ Example:
 from __future__ import annotations
 
 import copy
-import inspect
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -42,27 +40,12 @@ from torch import nn
 from torch.func import functional_call, stack_module_state
 
 from objectives._energy import EnergyMeter
+from objectives._recipe import Recipe
 from objectives.datasets import Augment, Data, Split, StreamedSplit
-from objectives.train import (
-    FitResult,
-    NonFiniteLossError,
-    _autocast,
-    _resolve_bf16,
-    checked_recipe,
-    fit,
-)
+from objectives.train import FitResult, NonFiniteLossError, _autocast, _resolve_bf16, fit
 from spaces import BatchNorm2d, ConfigError
 
-__all__ = ["RECIPE", "fit_seeds", "fusable"]
-
-#: The options of ``fit`` that ``fit_seeds`` takes, with ``fit``'s defaults (read from its
-#: signature: declared once, there).
-RECIPE: dict[str, Any] = {
-    name: param.default
-    for name, param in inspect.signature(fit).parameters.items()
-    if name in ("batch_size", "optimizer", "lr", "momentum", "weight_decay", "schedule",
-                "label_smoothing", "augment", "device", "bf16", "max_steps", "grad_clip")
-}  # fmt: skip
+__all__ = ["fit_seeds", "fusable"]
 
 Tensors = dict[str, torch.Tensor]
 
@@ -206,15 +189,16 @@ def fusable(
 def fit_seeds(
     models: Sequence[nn.Module],
     data: Data | Sequence[Data],
+    recipe: Recipe,
     *,
     seeds: Sequence[int],
-    epochs: int,
     fused: bool | None = None,
+    device: torch.device | str | None = None,
+    bf16: bool | None = None,
     on_epoch: Callable[[int, dict[str, float]], None] | None = None,
-    **options: Any,
 ) -> list[FitResult]:
     """Trains ``models[i]`` in place with seed ``seeds[i]``, as ``fit(models[i], data[i],
-    seed=seeds[i], ...)`` would, all at once when they can be fused.
+    recipe, seed=seeds[i], ...)`` would, all at once when they can be fused.
 
     Each model is initialised by the caller, as for :func:`objectives.train.fit`; all must be
     of one architecture (same parameter names and shapes).
@@ -223,14 +207,15 @@ def fit_seeds(
         models: The k models.
         data: One dataset for all seeds, or one per seed (the search carves each seed's
             validation split with that seed); the splits must have equal lengths.
+        recipe: ``fit``'s training options; ``grad_clip`` clips each seed's own gradient
+            norm, as ``fit`` does. Fused, batches are fed as they are (``channels_last`` is
+            recorded False).
         seeds: One seed per model: its batch order, augmentation and dropout.
-        epochs: Passes over the training split.
         fused: True: fused or raise; False: one after another with ``fit``; None: fused when
             :func:`fusable` says so, else one after another.
+        device: Default: where the data live.
+        bf16: bf16 autocast, as ``fit``'s.
         on_epoch: Called with (i, seed i's history record) after each epoch's validation.
-        **options: ``fit``'s recipe options (:data:`RECIPE`: ``batch_size``, ``optimizer``,
-            ``lr``, ...), with ``fit``'s defaults; ``grad_clip`` clips each seed's own
-            gradient norm, as ``fit`` does.
 
     Returns:
         One :class:`FitResult` per model. Fused, each holds its own history; time and energy
@@ -238,8 +223,8 @@ def fit_seeds(
         (then each result is ``fit``'s own).
 
     Raises:
-        ConfigError: bad options, models of different architectures, ``fused=True`` and the
-            model cannot be fused, or datasets of different lengths.
+        ConfigError: models of different architectures, ``fused=True`` and the model cannot
+            be fused, or datasets of different lengths.
         NonFiniteLossError: a seed's loss became NaN/inf (the fused run stops for all).
     """
     datas = [data] * len(models) if isinstance(data, Data) else list(data)
@@ -248,58 +233,39 @@ def fit_seeds(
             f"fit_seeds needs one seed and one dataset per model (>= 1 model); got "
             f"{len(models)} models, {len(seeds)} seeds, {len(datas)} datasets"
         )
-    unknown = sorted(set(options) - set(RECIPE))
-    if unknown:
-        raise ConfigError(f"fit_seeds: unknown option(s) {unknown}; allowed: {sorted(RECIPE)}")
-    options = {**RECIPE, **options, "epochs": epochs}
-    device = options["device"]
     dev = torch.device(device) if device is not None else datas[0].device
-    batch = options["batch_size"]
-    reason = "fused=False" if fused is False else fusable(
-        models[0], datas[0].to(dev), batch_size=batch, bf16=options["bf16"])
+    reason = (
+        "fused=False"
+        if fused is False
+        else fusable(models[0], datas[0].to(dev), batch_size=recipe.batch_size, bf16=bf16)
+    )
     if reason is not None and fused:
         raise ConfigError(f"fit_seeds(fused=True): this model cannot be fused ({reason})")
     if reason is not None:
         results = []
         for i, (model, d, seed) in enumerate(zip(models, datas, seeds, strict=True)):
             hook = None if on_epoch is None else (lambda r, i=i: on_epoch(i, r))
-            result = fit(model, d, seed=seed, progress=False, on_epoch=hook, **options)
+            result = fit(model, d, recipe, seed=seed, device=device, bf16=bf16, progress=False,
+                         on_epoch=hook)  # fmt: skip
             result.config["fused"] = reason
             results.append(result)
         return results
-    return _fit_fused(list(models), datas, list(seeds), on_epoch=on_epoch, **options)
+    return _fit_fused(list(models), datas, list(seeds), recipe, dev, bf16, on_epoch)
 
 
 def _fit_fused(
     models: list[nn.Module],
     datas: list[Data],
     seeds: list[int],
-    *,
-    epochs: int,
-    batch_size: int,
-    optimizer: str,
-    lr: float | None,
-    momentum: float,
-    weight_decay: float,
-    schedule: str,
-    label_smoothing: float,
-    augment: Augment | bool | None,
-    device: torch.device | str | None,
+    recipe: Recipe,
+    dev: torch.device,
     bf16: bool | None,
-    max_steps: int | None,
-    grad_clip: float | None,
     on_epoch: Callable[[int, dict[str, float]], None] | None,
 ) -> list[FitResult]:
     """:func:`fit_seeds`'s fused path (the checks mirror ``fit``'s)."""
-    make_optimizer, make_schedule, lr = checked_recipe(
-        epochs=epochs, batch_size=batch_size, max_steps=max_steps, momentum=momentum,
-        weight_decay=weight_decay, label_smoothing=label_smoothing, grad_clip=grad_clip,
-        optimizer=optimizer, schedule=schedule, lr=lr,
-    )  # fmt: skip
     shapes = [{n: p.shape for n, p in m.named_parameters()} for m in models]
     if any(s != shapes[0] for s in shapes):
         raise ConfigError("fit_seeds fuses models of one architecture; these differ")
-    dev = torch.device(device) if device is not None else datas[0].device
     use_bf16 = _resolve_bf16(bf16, dev)
     datas = [d if d.device == dev else d.to(dev) for d in datas]
     lengths = {(len(d.train), len(d.val)) for d in datas}
@@ -307,29 +273,20 @@ def _fit_fused(
         raise ConfigError(f"fused seeds need splits of equal lengths, got {sorted(lengths)}")
     for model in models:
         model.to(dev)
-    aug = datas[0].augment if augment is None or augment is True else (augment or None)
-    if aug is not None and not aug.enabled:
-        aug = None
+    aug = recipe.augmentation(datas[0].augment)
     n = len(datas[0].train)
-    per_epoch = n // batch_size if n >= batch_size else 1
-    total = epochs * per_epoch if max_steps is None else min(epochs * per_epoch, max_steps)
-    fusedm = _Fused(models, datas[0].train.example(min(batch_size, n)))
-    opt = make_optimizer(list(fusedm.params.values()), lr=lr, momentum=momentum,
-                         weight_decay=weight_decay)  # fmt: skip
-    sched = make_schedule(opt, total)
+    total = recipe.total_steps(n)
+    fusedm = _Fused(models, datas[0].train.example(min(recipe.batch_size, n)))
+    opt = recipe.optimizer_for(list(fusedm.params.values()))
+    sched = recipe.schedule_for(opt, total)
     config = {
-        "epochs": epochs, "batch_size": batch_size, "optimizer": optimizer.lower(), "lr": lr,
-        "momentum": momentum, "weight_decay": weight_decay, "schedule": schedule.lower(),
-        "label_smoothing": label_smoothing,
-        "augment": asdict(aug) if isinstance(aug, Augment) else None,
-        "device": str(dev), "bf16": use_bf16, "max_steps": max_steps, "channels_last": False,
-        "grad_clip": grad_clip, "dataset": datas[0].name, "torch": torch.__version__,
+        **recipe.recorded(aug), "channels_last": False, "device": str(dev), "bf16": use_bf16,
+        "dataset": datas[0].name, "torch": torch.__version__,
         "threads": torch.get_num_threads(), "fused": len(models),
     }  # fmt: skip
-    loop = _FusedLoop(fusedm, datas, opt, sched, label_smoothing, use_bf16, aug, batch_size,
-                      grad_clip, seeds)  # fmt: skip
+    loop = _FusedLoop(fusedm, datas, opt, sched, recipe, use_bf16, aug, seeds)
     with EnergyMeter(dev) as meter:
-        histories = loop.run(epochs, total, on_epoch)
+        histories = loop.run(recipe.epochs, total, on_epoch)
     fusedm.write_back(models)
     return [FitResult(history=h, epochs=len(h), config={**config, "seed": seed},
                       train_time_s=meter.seconds, energy_j=meter.joules,
@@ -346,16 +303,14 @@ class _FusedLoop:
         datas: list[Data],
         opt: torch.optim.Optimizer,
         sched: torch.optim.lr_scheduler.LRScheduler,
-        label_smoothing: float,
+        recipe: Recipe,
         bf16: bool,
         augment: Augment | None,
-        batch_size: int,
-        grad_clip: float | None,
         seeds: list[int],
     ) -> None:
         self.fused, self.datas, self.opt, self.sched = fused, datas, opt, sched
-        self.label_smoothing, self.bf16, self.augment = label_smoothing, bf16, augment
-        self.batch_size, self.grad_clip = batch_size, grad_clip
+        self.label_smoothing, self.bf16, self.augment = recipe.label_smoothing, bf16, augment
+        self.batch_size, self.grad_clip = recipe.batch_size, recipe.grad_clip
         dev = datas[0].device
         # fit seeds torch's global RNG (dropout) and a batch-order generator with the seed.
         self.orders = [torch.Generator(device=dev).manual_seed(s) for s in seeds]

@@ -2,16 +2,17 @@
 
 The data stay on the device and are batched by ``torch.randperm`` indexing
 (:func:`objectives.datasets.iterate`); image batches reach the model in channels-last memory
-format unless ``channels_last=False``. Wall time and energy cover the whole loop, per-epoch
-validation included, with CUDA synchronised at both ends. A non-finite loss stops the run with
-:class:`NonFiniteLossError`, which the search records as a failed trial with its message.
+format unless the :class:`Recipe` says otherwise. Wall time and energy cover the whole loop,
+per-epoch validation included, with CUDA synchronised at both ends. A non-finite loss stops
+the run with :class:`NonFiniteLossError`, which the search records as a failed trial with its
+message.
 
 Example:
     >>> import torch.nn as nn
     >>> from objectives.datasets import load
     >>> data = load("digits")
     >>> model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
-    >>> result = fit(model, data, epochs=1)
+    >>> result = fit(model, data, Recipe(epochs=1))
     >>> sorted(result.history[0])
     ['elapsed_s', 'epoch', 'lr', 'train_accuracy', 'train_loss', 'val_accuracy', 'val_loss']
 """
@@ -24,7 +25,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -36,15 +37,18 @@ from torch.optim.lr_scheduler import LRScheduler
 from tqdm import tqdm
 
 from objectives._energy import EnergyMeter
+from objectives._recipe import DEFAULT_LR, SCHEDULES, TORCH_OPTIMIZERS, Recipe
 from objectives.datasets import Augment, Data, Split, StreamedSplit
-from spaces import ConfigError, NpasError, Registry, check_int, check_positive
+from spaces import ConfigError, NpasError, check_int
 
 __all__ = [
+    "DEFAULT_LR",
     "SCHEDULES",
     "STATE_FORMAT",
     "TORCH_OPTIMIZERS",
     "FitResult",
     "NonFiniteLossError",
+    "Recipe",
     "evaluate",
     "fit",
 ]
@@ -75,56 +79,6 @@ class NonFiniteLossError(NpasError):
 
 def _nonfinite(epoch: int, step: int, value: float) -> NonFiniteLossError:
     return NonFiniteLossError(epoch=epoch, step=step, value=value)
-
-
-#: name → (params, lr, momentum, weight_decay) → a torch optimiser (``train.optimizer``; the
-#: search algorithms are ``search.optimisers.OPTIMISERS``).
-TORCH_OPTIMIZERS: Registry[Callable[..., Optimizer]] = Registry("optimizer")
-#: name → (optimiser, total_steps) → scheduler stepped after every optimiser step.
-SCHEDULES: Registry[Callable[[Optimizer, int], LRScheduler]] = Registry("schedule")
-#: Learning rate used when ``lr=None``; peak rate of the one-cycle schedule.
-DEFAULT_LR = {"sgd": 0.1, "adamw": 1e-3}
-
-
-@TORCH_OPTIMIZERS.register("sgd")
-def _sgd(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Optimizer:
-    return torch.optim.SGD(
-        params, lr=lr, momentum=momentum, nesterov=momentum > 0, weight_decay=weight_decay
-    )
-
-
-@TORCH_OPTIMIZERS.register("adamw")
-def _adamw(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Optimizer:
-    return torch.optim.AdamW(params, lr=lr, betas=(momentum, 0.999), weight_decay=weight_decay)
-
-
-@SCHEDULES.register("onecycle")
-def _onecycle(opt: Optimizer, total_steps: int) -> LRScheduler:
-    # Warm up over the first 25%, then anneal (cosine) to lr/1e4; momentum is not cycled so the
-    # momentum argument keeps its meaning. OneCycleLR divides by pct_start * total_steps - 1,
-    # zero for a 4-step run: 30% there (the warm-up is the first step either way).
-    peak = [g["lr"] for g in opt.param_groups]
-    pct_start = 0.3 if total_steps == 4 else 0.25
-    return torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=peak, total_steps=total_steps, pct_start=pct_start, cycle_momentum=False
-    )
-
-
-@SCHEDULES.register("cosine")
-def _cosine(opt: Optimizer, total_steps: int) -> LRScheduler:
-    return torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total_steps)
-
-
-@SCHEDULES.register("step")
-def _step(opt: Optimizer, total_steps: int) -> LRScheduler:
-    # The classic ResNet recipe: divide by 10 at 50% and 75% of training.
-    milestones = [total_steps // 2, (3 * total_steps) // 4]
-    return torch.optim.lr_scheduler.MultiStepLR(opt, milestones=milestones, gamma=0.1)
-
-
-@SCHEDULES.register("constant")
-def _constant(opt: Optimizer, total_steps: int) -> LRScheduler:
-    return torch.optim.lr_scheduler.LambdaLR(opt, lambda _: 1.0)
 
 
 @dataclass
@@ -158,13 +112,6 @@ class FitResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _check_float(name: str, value: float, low: float, high: float, *, closed: bool) -> None:
-    inside = low <= value <= high if closed else low <= value < high
-    if not isinstance(value, int | float) or isinstance(value, bool) or not inside:
-        bracket = "]" if closed else ")"
-        raise ConfigError(f"{name} must be in [{low}, {high}{bracket}, got {value!r}")
 
 
 def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager[Any]:
@@ -261,92 +208,32 @@ def evaluate(
     return {"accuracy": correct.item() / len(split), "loss": loss_sum.item() / len(split)}
 
 
-def checked_recipe(
-    *,
-    epochs: int,
-    batch_size: int,
-    max_steps: int | None,
-    momentum: float,
-    weight_decay: float,
-    label_smoothing: float,
-    grad_clip: float | None,
-    optimizer: str,
-    schedule: str,
-    lr: float | None,
-) -> tuple[Callable[..., torch.optim.Optimizer], Callable[..., Any], float]:
-    """A training recipe's options checked (``fit`` and the fused ``fit_seeds`` take the same):
-    the optimizer's and the schedule's factories and the learning rate (its default when None).
-    """
-    check_int("epochs", epochs)
-    check_int("batch_size", batch_size)
-    if max_steps is not None:
-        check_int("max_steps", max_steps)
-    _check_float("momentum", momentum, 0.0, 1.0, closed=False)
-    _check_float("weight_decay", weight_decay, 0.0, math.inf, closed=True)
-    _check_float("label_smoothing", label_smoothing, 0.0, 1.0, closed=False)
-    if grad_clip is not None:
-        check_positive("grad_clip", grad_clip)
-    make_optimizer = TORCH_OPTIMIZERS.get(optimizer)
-    make_schedule = SCHEDULES.get(schedule)
-    lr = DEFAULT_LR[optimizer.lower()] if lr is None else lr
-    check_positive("lr", lr)
-    return make_optimizer, make_schedule, lr
-
-
 def fit(
     model: nn.Module,
     data: Data,
+    recipe: Recipe,
     *,
-    epochs: int,
-    batch_size: int = 128,
-    optimizer: str = "sgd",
-    lr: float | None = None,
-    momentum: float = 0.9,
-    weight_decay: float = 5e-4,
-    schedule: str = "onecycle",
-    label_smoothing: float = 0.0,
-    augment: Augment | bool | None = None,
     seed: int = 0,
     device: torch.device | str | None = None,
     bf16: bool | None = None,
     progress: bool | None = None,
-    max_steps: int | None = None,
-    channels_last: bool = True,
-    grad_clip: float | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
     on_state: Callable[[dict[str, Any]], None] | None = None,
     resume: Mapping[str, Any] | None = None,
 ) -> FitResult:
-    """Trains ``model`` in place on ``data.train`` and validates after each epoch.
+    """Trains ``model`` in place on ``data.train`` with ``recipe`` and validates after each
+    epoch.
 
     Args:
         model: Any module mapping (N, C, H, W) inputs to (N, num_classes) logits.
         data: From :func:`objectives.datasets.load`; moved to ``device`` if elsewhere.
-        epochs: Passes over the training split (>= 1).
-        batch_size: Samples per step; a final partial batch is dropped when the split holds
-            at least one full batch (so batch norm never sees a batch of one).
-        optimizer: A name in :data:`TORCH_OPTIMIZERS` ("sgd" is Nesterov SGD, "adamw").
-        lr: Learning rate (peak rate for one-cycle); default :data:`DEFAULT_LR`.
-        momentum: SGD momentum, or AdamW's beta1.
-        weight_decay: Applied to all parameters (coupled for SGD, decoupled for AdamW).
-        schedule: A name in :data:`SCHEDULES`, stepped after every optimiser step.
-        label_smoothing: Cross-entropy label smoothing in [0, 1).
-        augment: None or True: the dataset's default; False: none; or an :class:`Augment`.
+        recipe: The training options (:class:`Recipe`: epochs, batch size, optimizer, learning
+            rate and schedule, augmentation, ...), checked when it was made.
         seed: Seeds the batch order, the augmentation and dropout (the caller's global RNG
             state is restored afterwards). Model initialisation is the caller's business.
         device: Default: where ``data`` lives.
         bf16: bf16 autocast; default on CUDA, refused on CPU.
         progress: tqdm bar over epochs; default when stderr is a terminal.
-        max_steps: Stop after this many optimiser steps (the schedule is fitted to them).
-        channels_last: Feed 4-D batches to the model in channels-last memory format (same
-            values, NHWC strides), for training and validation. It changes float rounding,
-            not what is computed. On one CPU thread it trains ConvNets of 8+ channels faster
-            and nets of 3-6 channels or SCS nets slower than False does
-            (benchmarks/results/trial_throughput.md); MNIST training used it before the
-            option existed. PyTorch advises it for mixed precision on CUDA.
-        grad_clip: Clip the gradients' global norm to this before each step (None: never).
-            What keeps a network whose weights share few parameters (the ``auto`` mapping's
-            probe) from diverging at a learning rate its plain form trains well with.
         on_epoch: Called after each epoch's validation with a copy of its history record, so
             a search can report learning curves (e.g. Ray Tune's ``tune.report``) as they
             come. To stop early, raise from it: the exception propagates out of ``fit``
@@ -355,71 +242,44 @@ def fit(
             the run after that epoch (:func:`training_state`): weights, optimiser and
             schedule state, step, history, the batch-order generator and the global RNGs.
             Tensors are copies on the CPU; ``torch.save`` it for a checkpoint.
-        resume: A state ``on_state`` received, from a run with the same options and data:
-            training continues after its epoch and ends with the weights, history and
-            RNG states an uninterrupted run has (bit-identical on the CPU). Time and energy
-            add to the saved run's.
+        resume: A state ``on_state`` received, from a run with the same recipe, seed, bf16
+            and data: training continues after its epoch and ends with the weights, history
+            and RNG states an uninterrupted run has (bit-identical on the CPU). Time and
+            energy add to the saved run's.
 
     Raises:
         NonFiniteLossError: The loss became NaN/inf; carries epoch, step and value.
-        UnknownNameError: Unknown optimizer or schedule; lists the valid names.
-        ConfigError: An option out of range; names it and its value; or a ``resume`` state
-            of another format or of a run with other options.
+        ConfigError: bf16 on a CPU; or a ``resume`` state of another format or of a run with
+            other options.
         Exception: Whatever ``on_epoch`` raises, unchanged.
     """
-    make_optimizer, make_schedule, lr = checked_recipe(
-        epochs=epochs, batch_size=batch_size, max_steps=max_steps, momentum=momentum,
-        weight_decay=weight_decay, label_smoothing=label_smoothing, grad_clip=grad_clip,
-        optimizer=optimizer, schedule=schedule, lr=lr,
-    )  # fmt: skip
     dev = torch.device(device) if device is not None else data.device
     use_bf16 = _resolve_bf16(bf16, dev)
     if data.device != dev:
         data = data.to(dev)
     model.to(dev)
-    aug = data.augment if augment is None or augment is True else (augment or None)
-    if aug is not None and not aug.enabled:
-        aug = None
-
-    n = len(data.train)
-    per_epoch = n // batch_size if n >= batch_size else 1
-    total = epochs * per_epoch if max_steps is None else min(epochs * per_epoch, max_steps)
-    opt = make_optimizer(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
-    sched = make_schedule(opt, total)
+    aug = recipe.augmentation(data.augment)
+    total = recipe.total_steps(len(data.train))
+    opt = recipe.optimizer_for(model.parameters())
+    sched = recipe.schedule_for(opt, total)
     config = {
-        "epochs": epochs,
-        "batch_size": batch_size,
-        "optimizer": optimizer.lower(),
-        "lr": lr,
-        "momentum": momentum,
-        "weight_decay": weight_decay,
-        "schedule": schedule.lower(),
-        "label_smoothing": label_smoothing,
-        "augment": asdict(aug) if isinstance(aug, Augment) else None,
+        **recipe.recorded(aug),
         "seed": seed,
         "device": str(dev),
         "bf16": use_bf16,
-        "max_steps": max_steps,
-        "channels_last": channels_last,
-        "grad_clip": grad_clip,
         "dataset": data.name,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
     }
-    loop = _Loop(
-        model, data, opt, sched, label_smoothing, use_bf16, aug, batch_size, channels_last,
-        grad_clip,
-    )  # fmt: skip
+    loop = _Loop(model, data, opt, sched, recipe, use_bf16, aug)
     rng_devices = [dev] if dev.type == "cuda" else []
     show = sys.stderr.isatty() if progress is None else progress
-    with torch.random.fork_rng(devices=rng_devices), _fork_host_rngs(), EnergyMeter(
-        dev
-    ) as meter:
+    with torch.random.fork_rng(devices=rng_devices), _fork_host_rngs(), EnergyMeter(dev) as meter:
         torch.manual_seed(seed)
         generator = torch.Generator(device=dev).manual_seed(seed)
         if resume is not None:
             loop.restore(resume, config, generator)
-        history = loop.run(epochs, total, generator, show, on_epoch,
+        history = loop.run(recipe.epochs, total, generator, show, on_epoch,
                            on_state=on_state, options=config, meter=meter)  # fmt: skip
     return FitResult(
         history=history,
@@ -434,11 +294,9 @@ def fit(
 
 #: ``format`` of a training state (:func:`fit`'s ``on_state`` and ``resume``).
 STATE_FORMAT = "npas-fit-state/1"
-#: What a training state's run must share with the run it resumes: the rest of ``config``
-#: (device, threads, versions) may differ.
-_RESUMED_OPTIONS = ("epochs", "batch_size", "optimizer", "lr", "momentum", "weight_decay",
-                    "schedule", "label_smoothing", "augment", "seed", "bf16", "max_steps",
-                    "channels_last", "grad_clip", "dataset")  # fmt: skip
+#: What a training state's run must share with the run it resumes: the whole recipe, the seed,
+#: bf16 and the dataset; the rest of ``config`` (device, threads, versions) may differ.
+_RESUMED_OPTIONS = (*(f.name for f in fields(Recipe)), "seed", "bf16", "dataset")
 
 
 def _options_of(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -506,19 +364,16 @@ class _Loop:
         data: Data,
         opt: Optimizer,
         sched: LRScheduler,
-        label_smoothing: float,
+        recipe: Recipe,
         bf16: bool,
         augment: Augment | None,
-        batch_size: int,
-        channels_last: bool,
-        grad_clip: float | None = None,
     ) -> None:
         self.model, self.data, self.opt, self.sched = model, data, opt, sched
-        self.label_smoothing, self.bf16, self.augment = label_smoothing, bf16, augment
-        self.batch_size, self.channels_last = batch_size, channels_last
+        self.label_smoothing, self.bf16, self.augment = recipe.label_smoothing, bf16, augment
+        self.batch_size, self.channels_last = recipe.batch_size, recipe.channels_last
         self.steps = 0
         self.last_lr = float(opt.param_groups[0]["lr"])
-        self.grad_clip = grad_clip
+        self.grad_clip = recipe.grad_clip
         self.history: list[dict[str, float]] = []
         #: Seconds and joules of the run before a resumed state (:meth:`restore`).
         self.spent = (0.0, 0.0)

@@ -27,7 +27,7 @@ from torch import nn
 
 from objectives import INDICATORS, EnergyMeter, measure, measuring_data
 from objectives.datasets import DATASETS, Data, load
-from objectives.train import FitResult, evaluate, fit
+from objectives.train import FitResult, Recipe, evaluate, fit
 from search.config import Constraint, TrialConfig
 from search.errors import ExportError
 from search.record import Metric
@@ -174,6 +174,7 @@ def _run(
         data,
         cfg,
         device,
+        cfg.recipe(),
         on_epoch=report,
         on_state=None if on_state is None else _state_writer(on_state, net, cfg),
         resume=None if saved is None else saved["fit"],
@@ -289,7 +290,8 @@ def _model(
     if ssn["mapping"] == "auto":
 
         def pretrain(probe: nn.Module) -> None:
-            _train(probe, data, cfg, device, epochs=ssn["pretrain_epochs"], grad_clip=PROBE_CLIP)
+            recipe = cfg.recipe(epochs=ssn["pretrain_epochs"], grad_clip=PROBE_CLIP)
+            _train(probe, data, cfg, device, recipe)
 
     net = _shapeshift(model, cfg, pretrain=pretrain)
     return net.to(device)
@@ -313,25 +315,20 @@ def _train(
     data: Data,
     cfg: TrialConfig,
     device: torch.device,
+    recipe: Recipe,
     *,
-    epochs: int | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
-    grad_clip: float | None = None,
     on_state: Callable[[dict[str, Any]], None] | None = None,
     resume: Mapping[str, Any] | None = None,
 ) -> FitResult:
-    options = dict(cfg.train)
-    if epochs is not None:
-        options["epochs"] = epochs
     return fit(
         model,
         data,
-        **options,
+        recipe,
         seed=cfg.seed,
         device=device,
         progress=cfg.progress,
         on_epoch=on_epoch,
-        grad_clip=grad_clip,
         on_state=on_state,
         resume=resume,
     )

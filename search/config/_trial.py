@@ -4,23 +4,22 @@
 worker, which receives it pickled); :meth:`TrialConfig.from_dict` validates the plain-data form
 a user writes by hand or the storage holds, and :meth:`TrialConfig.to_dict` gives it back. The
 defaults of the ``ssn`` and ``train`` sections are read from :class:`spaces.ssn.SSNOptions`
-and the signature of :func:`objectives.fit`, so they are declared once, there.
+and :class:`objectives.Recipe` (its help too), so they are declared once, there.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from objectives import INDICATORS, MeasureOptions, declare
+from objectives import INDICATORS, MeasureOptions, Recipe, declare
 from objectives.datasets import DATASETS, STREAM_ABOVE_MB
-from objectives.train import SCHEDULES, TORCH_OPTIMIZERS, fit
+from objectives.train import SCHEDULES, TORCH_OPTIMIZERS
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
 from search.config._keys import ConfigKey, Option, config_key, dump_keys, names, parse_keys
@@ -41,22 +40,10 @@ __all__ = [
 _MEASURE_KEYS = tuple(
     f.name for f in dataclasses.fields(MeasureOptions) if f.name != "make_optimizer"
 )
-#: A search trial's epochs when the config gives none (``fit`` itself has no default).
+#: A search trial's epochs when the config gives none (a Recipe itself has no default).
 DEFAULT_EPOCHS = 3
 
-
-def _declared(fn: Callable[..., Any]) -> dict[str, tuple[Any, str]]:
-    """``(default, type)`` of each keyword of ``fn`` with a default: the one place the train
-    defaults live."""
-    return {
-        name: (p.default, str(p.annotation))
-        for name, p in inspect.signature(fn).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
-
-
 _SHAPESHIFT = {f.name: (f.default, str(f.type)) for f in dataclasses.fields(SSNOptions)}
-_FIT = _declared(fit)
 
 
 def _indicators(value: Any, path: str) -> list[str] | None:
@@ -132,25 +119,29 @@ SSN_OPTIONS = _options(
     templates=(_at_least_1, "most templates per layer (P)"),
     pretrain_epochs=(_at_least_1, "epochs of the auto mapping's probe"),
 )
-#: ``train`` options (keywords of :func:`objectives.fit`, defaults from its signature).
-TRAIN_OPTIONS = _options(
-    {**_FIT, "epochs": (DEFAULT_EPOCHS, "int")},
-    epochs=(_at_least_1, "epochs of one trial"),
-    batch_size=(_at_least_1, "training batch"),
-    optimizer=(
-        checks.one_of(TORCH_OPTIMIZERS.names),
-        "the torch optimizer that trains the model (not the search algorithm)",
-    ),
-    lr=(
-        checks.optional(checks.number_in(0.0, open_low=True)),
-        "peak learning rate; null: the optimizer's default",
-    ),
-    momentum=(_fraction, "SGD momentum (Nesterov), AdamW's beta1"),
-    weight_decay=(checks.number_in(0.0), "weight decay"),
-    schedule=(checks.one_of(SCHEDULES.names), "learning-rate schedule"),
-    label_smoothing=(_fraction, "label smoothing"),
-    augment=(checks.optional(checks.boolean), "the dataset's augmentation; null: its default"),
-    max_steps=(checks.optional(_at_least_1), "stop after this many steps; null: no limit"),
+
+
+def _recipe_options(**specs: checks.Check) -> dict[str, Option]:
+    """An option table of :class:`objectives.Recipe` fields: each key's check is the config's,
+    its default, type and help the field's (the epochs' default, :data:`DEFAULT_EPOCHS`)."""
+    fields = {f.name: f for f in dataclasses.fields(Recipe)}
+    defaults = {k: f.default for k, f in fields.items()} | {"epochs": DEFAULT_EPOCHS}
+    return {k: Option(check, defaults[k], str(fields[k].type), fields[k].metadata["help"])
+            for k, check in specs.items()}  # fmt: skip
+
+
+#: ``train`` options (fields of :class:`objectives.Recipe`, defaults and help from there).
+TRAIN_OPTIONS = _recipe_options(
+    epochs=_at_least_1,
+    batch_size=_at_least_1,
+    optimizer=checks.one_of(TORCH_OPTIMIZERS.names),
+    lr=checks.optional(checks.number_in(0.0, open_low=True)),
+    momentum=_fraction,
+    weight_decay=checks.number_in(0.0),
+    schedule=checks.one_of(SCHEDULES.names),
+    label_smoothing=_fraction,
+    augment=checks.optional(checks.boolean),
+    max_steps=checks.optional(_at_least_1),
 )
 #: ``loading`` options (how the data reach the model, :func:`objectives.datasets.load`).
 LOADING_OPTIONS = _options(
@@ -326,6 +317,11 @@ class TrialConfig(DataAndMetrics):
         trial's ``ssn`` section and seed give, with ``changes`` on top."""
         given = {k: v for k, v in self.ssn.items() if k in _SHAPESHIFT}
         return {**given, "seed": self.seed, **changes}
+
+    def recipe(self, **changes: Any) -> Recipe:
+        """The :class:`objectives.Recipe` this trial's ``train`` section gives, with ``changes``
+        on top (the one place a trial's options become a recipe)."""
+        return Recipe.from_mapping({**self.train, **changes})
 
     def prepare(self) -> TrialConfig:
         """Imports the config's modules and registers its declared dataset in this process

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from objectives import fit, fit_seeds, fusable
+from objectives import Recipe, fit, fit_seeds, fusable
 from objectives.datasets import Data, load
 from objectives.train import evaluate
 from spaces import build_model
@@ -68,10 +68,10 @@ def test_a_fused_seed_equals_the_seed_trained_alone(family: str) -> None:
     hyper, recipe = RECIPES[family]
     datas = [load("digits", seed=s) for s in SEEDS]
     alone = [seeded(family, s, d, **hyper) for s, d in zip(SEEDS, datas, strict=True)]
-    lone = [fit(m, d, epochs=2, seed=s, **recipe)
+    lone = [fit(m, d, Recipe(epochs=2, **recipe), seed=s)
             for m, d, s in zip(alone, datas, SEEDS, strict=True)]  # fmt: skip
     fused = [seeded(family, s, d, **hyper) for s, d in zip(SEEDS, datas, strict=True)]
-    results = fit_seeds(fused, datas, seeds=SEEDS, epochs=2, **recipe)
+    results = fit_seeds(fused, datas, Recipe(epochs=2, **recipe), seeds=SEEDS)
     assert [r.config["fused"] for r in results] == [3, 3, 3]
     for a, f, ra, rf in zip(alone, fused, lone, results, strict=True):
         assert_same(a, f)
@@ -85,7 +85,7 @@ def test_a_fused_seed_equals_the_seed_trained_alone(family: str) -> None:
 def test_k_fused_models_are_independent_and_load_into_the_plain_family(digits: Data) -> None:
     hyper = {"stem": 4, "width": 6, "norm": "batch"}
     models = [seeded("sepnet", s, digits, **hyper) for s in SEEDS]
-    results = fit_seeds(models, digits, seeds=SEEDS, epochs=8, optimizer="adamw", lr=2e-2)
+    results = fit_seeds(models, digits, Recipe(epochs=8, optimizer="adamw", lr=2e-2), seeds=SEEDS)
     assert len(results) == 3
     states = [m.state_dict() for m in models]
     for i, state in enumerate(states):
@@ -102,9 +102,10 @@ def test_one_seed_fused_alone_equals_fit(digits: Data) -> None:
     """k = 1 is the degenerate fusion: the same run as ``fit``'s, shared data."""
     a, f = seeded("sepnet", 5, digits, stem=4, width=4), seeded("sepnet", 5, digits, stem=4,
                                                                 width=4)  # fmt: skip
-    fit(a, digits, epochs=1, seed=5, channels_last=False)
-    fit_seeds([f], digits, seeds=[5], epochs=1, fused=True)
+    lone = fit(a, digits, Recipe(epochs=1, channels_last=False), seed=5)
+    fused = fit_seeds([f], digits, Recipe(epochs=1), seeds=[5], fused=True)[0]
     assert_same(a, f)
+    assert fused.config == {**lone.config, "fused": 1}  # the same record, and k
 
 
 def test_a_shapeshifter_net_falls_back_to_one_seed_after_another(digits: Data) -> None:
@@ -114,21 +115,21 @@ def test_a_shapeshifter_net_falls_back_to_one_seed_after_another(digits: Data) -
     reason = fusable(ssn(0), digits)
     assert reason  # its weight generation does not run under vmap
     alone = [ssn(s) for s in (0, 1)]
-    lone = [fit(m, digits, epochs=1, seed=s) for m, s in zip(alone, (0, 1), strict=True)]
+    lone = [fit(m, digits, Recipe(epochs=1), seed=s) for m, s in zip(alone, (0, 1), strict=True)]
     models = [ssn(s) for s in (0, 1)]
-    results = fit_seeds(models, digits, seeds=[0, 1], epochs=1)
+    results = fit_seeds(models, digits, Recipe(epochs=1), seeds=[0, 1])
     assert [r.config["fused"] for r in results] == [reason, reason]
     for a, m, ra, rm in zip(alone, models, lone, results, strict=True):
         assert rm.history[-1]["val_accuracy"] == ra.history[-1]["val_accuracy"]
         for key, value in a.state_dict().items():
             assert torch.equal(m.state_dict()[key], value), key
     with pytest.raises(ConfigError, match="cannot be fused"):
-        fit_seeds([ssn(0), ssn(1)], digits, seeds=[0, 1], epochs=1, fused=True)
+        fit_seeds([ssn(0), ssn(1)], digits, Recipe(epochs=1), seeds=[0, 1], fused=True)
 
 
 def test_fused_false_trains_with_fit(digits: Data) -> None:
     models = [seeded("sepnet", s, digits, stem=4, width=4) for s in (0, 1)]
-    results = fit_seeds(models, digits, seeds=[0, 1], epochs=1, fused=False)
+    results = fit_seeds(models, digits, Recipe(epochs=1), seeds=[0, 1], fused=False)
     assert [r.config["fused"] for r in results] == ["fused=False"] * 2
     assert results[0].config["channels_last"] is True  # fit's own options
 
@@ -136,17 +137,13 @@ def test_fused_false_trains_with_fit(digits: Data) -> None:
 def test_bad_calls_are_refused(digits: Data) -> None:
     nets = [seeded("sepnet", s, digits, stem=4, width=4) for s in (0, 1)]
     with pytest.raises(ConfigError, match="one seed and one dataset per model"):
-        fit_seeds(nets, digits, seeds=[0], epochs=1)
+        fit_seeds(nets, digits, Recipe(epochs=1), seeds=[0])
     with pytest.raises(ConfigError, match="one architecture"):
         other = seeded("sepnet", 1, digits, stem=4, width=6)
-        fit_seeds([nets[0], other], digits, seeds=[0, 1], epochs=1, fused=True)
+        fit_seeds([nets[0], other], digits, Recipe(epochs=1), seeds=[0, 1], fused=True)
     small = load("digits", val_size=100)
     with pytest.raises(ConfigError, match="equal lengths"):
-        fit_seeds(nets, [digits, small], seeds=[0, 1], epochs=1, fused=True)
-    with pytest.raises(ConfigError, match="epochs"):
-        fit_seeds(nets, digits, seeds=[0, 1], epochs=0, fused=True)
-    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['resume'\]"):
-        fit_seeds(nets, digits, seeds=[0, 1], epochs=1, resume={})
+        fit_seeds(nets, [digits, small], Recipe(epochs=1), seeds=[0, 1], fused=True)
 
 
 def test_the_probe_step_runs_as_the_fused_loop_does_bf16_included(digits: Data) -> None:
@@ -158,4 +155,4 @@ def test_the_probe_step_runs_as_the_fused_loop_does_bf16_included(digits: Data) 
     with pytest.raises(ConfigError, match="bf16=True needs a CUDA device"):
         fusable(model, digits, bf16=True)
     with pytest.raises(ConfigError, match="bf16=True needs a CUDA device"):
-        fit_seeds([model, model], digits, seeds=[0, 1], epochs=1, bf16=True)
+        fit_seeds([model, model], digits, Recipe(epochs=1), seeds=[0, 1], bf16=True)

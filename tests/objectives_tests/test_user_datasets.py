@@ -96,7 +96,7 @@ def test_a_registered_torch_dataset_in_memory_and_streamed_trains_the_same():
             assert data.streamed == stream and data.num_classes == 3
             torch.manual_seed(0)
             model = nn.Sequential(nn.Flatten(), nn.Linear(16, 3))
-            fit = objectives.fit(model, data, epochs=2, batch_size=8)
+            fit = objectives.fit(model, data, objectives.Recipe(epochs=2, batch_size=8))
             results.append((_untimed(fit.history), objectives.evaluate(model, data.test)))
         assert results[0] == results[1]
     finally:
@@ -109,7 +109,7 @@ def test_streamed_digits_train_exactly_as_in_memory():
         data = load("digits", stream=stream, workers=0)
         torch.manual_seed(0)
         model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
-        runs.append(_untimed(objectives.fit(model, data, epochs=2).history))
+        runs.append(_untimed(objectives.fit(model, data, objectives.Recipe(epochs=2)).history))
     assert runs[0] == runs[1]
 
 

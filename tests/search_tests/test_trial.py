@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import search.trial
-from objectives import NonFiniteLossError, evaluate, fit, load
+from objectives import NonFiniteLossError, Recipe, evaluate, fit, load
 from search.config import load_preset
 from search.trial import PROBE_CLIP, _data, rebuild, run_trial
 from spaces import ConfigError, build_model
@@ -152,8 +152,6 @@ def test_a_trial_trains_on_a_training_subset_when_asked() -> None:
         run_trial({"dataset": "digits", "family": "mlp", "train_size": 0})
 
 
-
-
 @pytest.mark.slow  # real training
 def test_the_auto_probe_of_a_deep_convnet_trains_at_a_high_learning_rate() -> None:
     """The probe serves a depth-4 ConvNet's 6,534 weights from 600 parameters. Resized
@@ -165,9 +163,8 @@ def test_the_auto_probe_of_a_deep_convnet_trains_at_a_high_learning_rate() -> No
     seen: dict[str, Any] = {}
 
     def pretrain(probe: torch.nn.Module) -> None:
-        seen["fit"] = fit(
-            probe, data, epochs=1, lr=0.3, max_steps=47, grad_clip=PROBE_CLIP, progress=False
-        )
+        recipe = Recipe(epochs=1, lr=0.3, max_steps=47, grad_clip=PROBE_CLIP)
+        seen["fit"] = fit(probe, data, recipe, progress=False)
 
     shapeshift(model, 600, stores=2, mapping="auto", pretrain=pretrain, upsampler="repeat")
     assert seen["fit"].history[-1]["val_accuracy"] > 0.5
@@ -179,7 +176,7 @@ def test_a_trial_pretrains_the_auto_probe_clipped_and_itself_unclipped(monkeypat
     real = search.trial.fit
 
     def spy(*args: Any, **kwargs: Any) -> Any:
-        calls.append(kwargs.get("grad_clip"))
+        calls.append(args[2].grad_clip)  # fit(model, data, recipe, ...)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(search.trial, "fit", spy)
@@ -188,7 +185,7 @@ def test_a_trial_pretrains_the_auto_probe_clipped_and_itself_unclipped(monkeypat
     check_complete(run_trial(cfg))
     assert calls == [PROBE_CLIP, None]
     with pytest.raises(ConfigError, match="grad_clip"):
-        fit(build_model("mlp", (1, 8, 8), 10), load("digits"), epochs=1, grad_clip=0)
+        Recipe(epochs=1, grad_clip=0)
 
 
 def test_a_point_is_at_chance_when_the_null_model_is_as_good_on_every_objective() -> None:
@@ -253,7 +250,8 @@ def test_a_trial_resumed_from_its_state_ends_as_the_uninterrupted_one(
     rest: list[dict] = []
     calls = []
     real = search.trial._train
-    search.trial._train = lambda *a, **k: calls.append(k.get("epochs")) or real(*a, **k)
+    # _train(model, data, cfg, device, recipe, ...): the probe's recipe is clipped
+    search.trial._train = lambda *a, **k: calls.append(a[4].grad_clip) or real(*a, **k)
     try:
         part = run_trial(cfg | {"artifact_dir": str(tmp_path / "full")}, on_epoch=rest.append,
                          resume=folders[0])  # fmt: skip
