@@ -41,6 +41,7 @@ from objectives._streaming import ArrayDataset, StreamedSplit, Subset, _collate
 from objectives.datasets import (
     _DIGITS_TEST_FRACTION,
     DATASETS,
+    LOADER_WORKERS,
     STREAM_ABOVE_MB,
     Augment,
     Data,
@@ -289,7 +290,7 @@ class CustomDataset:
         seed: int = 0,
         stream: bool | None = None,
         stream_above_mb: float = STREAM_ABOVE_MB,
-        workers: int = 2,
+        workers: int = LOADER_WORKERS,
     ) -> Data:
         """The dataset as :func:`objectives.datasets.load` gives it (same arguments)."""
         train, test, val, splits = self._parts

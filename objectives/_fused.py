@@ -42,7 +42,14 @@ from torch.func import functional_call, stack_module_state
 from objectives._energy import EnergyMeter
 from objectives._recipe import Recipe
 from objectives.datasets import Augment, Data, Split, StreamedSplit
-from objectives.train import FitResult, NonFiniteLossError, _autocast, _resolve_bf16, fit
+from objectives.train import (
+    FitResult,
+    NonFiniteLossError,
+    _autocast,
+    _resolve_bf16,
+    epoch_record,
+    fit,
+)
 from spaces import BatchNorm2d, ConfigError
 
 __all__ = ["fit_seeds", "fusable"]
@@ -334,15 +341,7 @@ class _FusedLoop:
             val = _evaluate(self.fused, [d.val for d in self.datas])
             elapsed = time.perf_counter() - start
             for i in range(k):
-                record = {
-                    "epoch": epoch,
-                    "train_loss": train[i][0],
-                    "train_accuracy": train[i][1],
-                    "val_loss": val[i]["loss"],
-                    "val_accuracy": val[i]["accuracy"],
-                    "lr": self.last_lr,
-                    "elapsed_s": elapsed,
-                }
+                record = epoch_record(epoch, *train[i], val[i], self.last_lr, elapsed)
                 histories[i].append(record)
                 if on_epoch is not None:
                     on_epoch(i, dict(record))

@@ -76,6 +76,8 @@ MIRRORS: dict[str, tuple[str, ...]] = {
 _CACHE_VERSION = "1"
 #: ``load(stream=None)`` streams a dataset whose training split takes more (float32, MiB).
 STREAM_ABOVE_MB = 1024.0
+#: ``load(workers=...)``: the loader processes that feed a streamed dataset's batches.
+LOADER_WORKERS = 2
 _DIGITS_TEST_FRACTION = 0.2  # digits has no official test split: a fixed stratified 20%
 
 
@@ -437,7 +439,7 @@ def load(
     verify: bool = True,
     stream: bool | None = None,
     stream_above_mb: float = STREAM_ABOVE_MB,
-    workers: int = 2,
+    workers: int = LOADER_WORKERS,
 ) -> Data:
     """Loads dataset ``name`` as normalised tensors on ``device``, split train/val/test.
 

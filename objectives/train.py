@@ -159,6 +159,27 @@ def _mode(model: nn.Module, training: bool) -> Iterator[None]:
             m.training = was
 
 
+def epoch_record(
+    epoch: int,
+    train_loss: float,
+    train_accuracy: float,
+    val: Mapping[str, float],
+    lr: float,
+    elapsed_s: float,
+) -> dict[str, float]:
+    """One epoch of a training history (``FitResult.history``), the same for ``fit`` and the
+    fused ``fit_seeds``: a search's learning curve is read from these keys."""
+    return {
+        "epoch": epoch,
+        "train_loss": train_loss,
+        "train_accuracy": train_accuracy,
+        "val_loss": val["loss"],
+        "val_accuracy": val["accuracy"],
+        "lr": lr,
+        "elapsed_s": elapsed_s,
+    }
+
+
 def evaluate(
     model: nn.Module,
     x: torch.Tensor | Split | StreamedSplit,
@@ -444,15 +465,8 @@ class _Loop:
                     break
                 train_loss, train_acc = self._epoch(epoch, total, generator)
                 val = evaluate(self.model, self.data.val, channels_last=self.channels_last)
-                record = {
-                    "epoch": epoch,
-                    "train_loss": train_loss,
-                    "train_accuracy": train_acc,
-                    "val_loss": val["loss"],
-                    "val_accuracy": val["accuracy"],
-                    "lr": self.last_lr,
-                    "elapsed_s": offset + self._elapsed(start),
-                }
+                elapsed = offset + self._elapsed(start)
+                record = epoch_record(epoch, train_loss, train_acc, val, self.last_lr, elapsed)
                 history.append(record)
                 bar.set_postfix(loss=f"{train_loss:.4f}", val_acc=f"{val['accuracy']:.4f}")
                 if on_state is not None:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets s
     import pandas as pd
 
 _DEFAULT_PRESET = "digits-quick"
-_DEFAULT_OUT = "runs"
 #: The widest line the listing commands print (a terminal's usual width).
 _WIDTH = 100
 

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from search._urls import masked_url
-from search.cli._common import _DEFAULT_OUT, _DEFAULT_PRESET, _names, _open, _quiet_optuna
+from search.cli._common import _DEFAULT_PRESET, _names, _open, _quiet_optuna
 from search.cli._status import _status_lines, _status_record
 from search.errors import ConfigError
+from search.record import RUN_FOLDER
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -205,7 +206,7 @@ def _where(config: Any) -> str:
     one), or the storage the config gave (a password masked), with a leading space."""
     if config.storage is not None:
         return f" --storage {masked_url(config.storage_url)}"
-    return "" if Path(config.out) == Path(_DEFAULT_OUT) else f" --run {config.out}"
+    return "" if Path(config.out) == Path(RUN_FOLDER) else f" --run {config.out}"
 
 
 def _hints(name: str, out: Path, store: str) -> None:

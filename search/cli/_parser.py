@@ -7,13 +7,12 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from search.cli._common import _DEFAULT_OUT
 from search.cli._launch import _check, _launch
 from search.cli._lists import _families, _indicators, _presets, _selectors
 from search.cli._manage import _dashboard, _delete, _stop
 from search.cli._results import _export, _pareto, _replay, _report, _train
 from search.cli._status import _status, _trials
-from search.record import TRIAL_STATES
+from search.record import RUN_FOLDER, TRIAL_STATES
 
 _FORMATS = ("table", "csv", "json")
 
@@ -72,10 +71,10 @@ def _storage_options(parser: argparse.ArgumentParser, *, writes: bool = False) -
     parser.add_argument(
         "--run",
         dest="run_folder",
-        default=_DEFAULT_OUT,
+        default=RUN_FOLDER,
         metavar="DIR",
         help=f"run folder (launch's --out) whose npas.db is the default storage "
-        f"(default: {_DEFAULT_OUT})",
+        f"(default: {RUN_FOLDER})",
     )
     if not writes:
         parser.add_argument("--out", action=_Moved, nargs=0, help=argparse.SUPPRESS)

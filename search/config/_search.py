@@ -49,6 +49,8 @@ from search.config._trial import (
     _section,
     declared_dataset,
 )
+from search.record import RUN_FOLDER
+from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
 from spaces import (
     FAMILIES,
     Categorical,
@@ -153,12 +155,12 @@ class SchedulerConfig:
         "it reach the rung",
     )
     grace_epochs: int = config_key(
-        1,
+        GRACE_EPOCHS,
         check=checks.at_least(1),
         help="epochs every trial trains before any stop (the first rung)",
     )
     reduction_factor: float = config_key(
-        3.0,
+        REDUCTION_FACTOR,
         check=checks.number_in(1.0, open_low=True),
         help="1/η of the trials at a rung go on to the next",
     )
@@ -411,7 +413,7 @@ class SearchConfig(DataAndMetrics):
         help="Ray cluster to join (HOST:PORT, or auto); null or local: a "
         "local Ray, on loopback only",
     )
-    out: str = config_key("runs", check=checks.text, help="run folder")
+    out: str = config_key(RUN_FOLDER, check=checks.text, help="run folder")
     scheduler: SchedulerConfig = config_key(
         check=SchedulerConfig.from_dict,
         factory=SchedulerConfig,

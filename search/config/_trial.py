@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from objectives import INDICATORS, MeasureOptions, Recipe, declare
-from objectives.datasets import DATASETS, STREAM_ABOVE_MB
+from objectives.datasets import DATASETS, LOADER_WORKERS, STREAM_ABOVE_MB
 from objectives.train import SCHEDULES, TORCH_OPTIMIZERS
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
@@ -148,7 +148,7 @@ LOADING_OPTIONS = _options(
     {
         "stream": (None, "bool | None"),
         "stream_above_mb": (STREAM_ABOVE_MB, "float"),
-        "workers": (2, "int"),
+        "workers": (LOADER_WORKERS, "int"),
     },
     stream=(checks.optional(checks.boolean), "stream batches; null: above stream_above_mb"),
     stream_above_mb=(checks.number_in(0.0, open_low=True), "stream a dataset above this (MB)"),

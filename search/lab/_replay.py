@@ -47,7 +47,7 @@ from search.config import SchedulerConfig, complete, load_config
 from search.lab._table import CurveRow, CurveTable
 from search.record import RayKey
 from search.run import NpasSearcher, bound_optimiser, constraint_keys
-from search.schedulers import MOASHA, SCHEDULERS, PromotionMOASHA
+from search.schedulers import GRACE_EPOCHS, MOASHA, REDUCTION_FACTOR, SCHEDULERS, PromotionMOASHA
 from spaces import Categorical, ConfigError, Fixed, Space
 
 if TYPE_CHECKING:
@@ -82,8 +82,8 @@ class ReplaySpec:
     scheduler: str = "fifo"
     kind: str = "stopping"
     workers: int = 2
-    grace_epochs: int = 1
-    reduction_factor: float = 3
+    grace_epochs: int = GRACE_EPOCHS
+    reduction_factor: float = REDUCTION_FACTOR
     within_front: str = "crowding"
     early_promotion: bool = False
     chance_from: int | None = None

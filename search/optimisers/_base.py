@@ -56,6 +56,8 @@ def constraint_vector(trial: optuna.trial.FrozenTrial, keys: Sequence[str]) -> l
 #: Search algorithms by name (``algorithm.name`` in a config); each registers with
 #: ``@OPTIMISERS.register(name)``.
 OPTIMISERS: Registry[type[Optimiser]] = Registry("algorithm")
+#: The population of the generational optimisers (NSGA-II, NSGA-III, SMS-EMOA) unless set.
+POPULATION_SIZE = 16
 
 
 class Optimiser(ABC):

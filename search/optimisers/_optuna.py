@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import optuna
 from optuna.trial import TrialState
 
-from search.optimisers._base import OPTIMISERS, Optimiser, Proposal
+from search.optimisers._base import OPTIMISERS, POPULATION_SIZE, Optimiser, Proposal
 from spaces import ConfigError
 
 __all__ = ["OptunaOptimiser"]
@@ -57,7 +57,7 @@ class OptunaOptimiser(Optimiser):
 
 @OPTIMISERS.register("nsga2")
 class _NSGA2(OptunaOptimiser):
-    """Optuna's NSGA-II sampler (population 16 unless set)."""
+    """Optuna's NSGA-II sampler (population :data:`POPULATION_SIZE` unless set)."""
 
     factory = optuna.samplers.NSGAIISampler
     option_names = (
@@ -67,16 +67,16 @@ class _NSGA2(OptunaOptimiser):
         "swapping_prob",
         "rung_view",
     )
-    defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
+    defaults: ClassVar[dict[str, Any]] = {"population_size": POPULATION_SIZE}
 
 
 @OPTIMISERS.register("nsga3")
 class _NSGA3(OptunaOptimiser):
-    """Optuna's NSGA-III sampler (population 16 unless set)."""
+    """Optuna's NSGA-III sampler (population :data:`POPULATION_SIZE` unless set)."""
 
     factory = optuna.samplers.NSGAIIISampler
     option_names = (*_NSGA2.option_names, "dividing_parameter")
-    defaults: ClassVar[dict[str, Any]] = {"population_size": 16}
+    defaults: ClassVar[dict[str, Any]] = {"population_size": POPULATION_SIZE}
 
 
 @OPTIMISERS.register("tpe")

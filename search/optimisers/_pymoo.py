@@ -14,7 +14,14 @@ from optuna.trial import TrialState
 from pymoo.core.duplicate import DuplicateElimination
 
 from search._directions import minimisation_signs
-from search.optimisers._base import OPTIMISERS, Optimiser, Proposal, constraint_vector, point_of
+from search.optimisers._base import (
+    OPTIMISERS,
+    POPULATION_SIZE,
+    Optimiser,
+    Proposal,
+    constraint_vector,
+    point_of,
+)
 from spaces import Categorical, ConfigError, Fixed, Int, Space, is_int
 
 __all__ = ["PymooOptimiser", "point_params"]
@@ -40,7 +47,7 @@ class PymooOptimiser(Optimiser):
     waiting for a generation's slowest trial would leave the other workers idle, and under a
     stopping scheduler that trial is the one trained to the end.
 
-    Options: ``population_size`` (default 16).
+    Options: ``population_size`` (default :data:`POPULATION_SIZE`).
     """
 
     generational = True
@@ -48,7 +55,7 @@ class PymooOptimiser(Optimiser):
 
     def __init__(self, space: Space, directions: Sequence[str], **kwargs: Any) -> None:
         super().__init__(space, directions, **kwargs)
-        size = self.options.get("population_size", 16)
+        size = self.options.get("population_size", POPULATION_SIZE)
         if not is_int(size, 2):
             raise ConfigError(
                 f"optimiser option 'population_size' must be an int >= 2, got {size!r}"

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from search.record._records import read_trial as read_trial
     from search.record._records import record_metrics as record_metrics
     from search.record._schema import OUTCOMES as OUTCOMES
+    from search.record._schema import RUN_FOLDER as RUN_FOLDER
     from search.record._schema import TRIAL_STATES as TRIAL_STATES
     from search.record._schema import Column as Column
     from search.record._schema import Metric as Metric
@@ -85,6 +86,7 @@ _SHARED = {
     "Lease": "search.record._lease",
     "Metric": "search.record._schema",
     "OUTCOMES": "search.record._schema",
+    "RUN_FOLDER": "search.record._schema",
     "RayKey": "search.record._schema",
     "StorageIdentity": "search.record._identity",
     "StudyAttr": "search.record._schema",

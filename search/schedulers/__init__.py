@@ -16,6 +16,8 @@ from spaces import lazy_getattr
 # What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
 # keeps the two the same); at run time each name still loads when first used.
 if TYPE_CHECKING:
+    from search.schedulers._defaults import GRACE_EPOCHS as GRACE_EPOCHS
+    from search.schedulers._defaults import REDUCTION_FACTOR as REDUCTION_FACTOR
     from search.schedulers._moasha import MOASHA as MOASHA
     from search.schedulers._moasha import PromotionMOASHA as PromotionMOASHA
     from search.schedulers._moasha import milestones as milestones
@@ -35,6 +37,8 @@ _EXPORTS = {
 #: Names npas's other packages import from here: not the user API (not in ``__all__``),
 #: free to change with them.
 _SHARED = {
+    "GRACE_EPOCHS": "search.schedulers._defaults",
+    "REDUCTION_FACTOR": "search.schedulers._defaults",
     "RungView": "search.schedulers._rungview",
     "WITHIN_FRONT": "search.schedulers._ranking",
     "milestones": "search.schedulers._moasha",

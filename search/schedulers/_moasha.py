@@ -43,6 +43,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from search._directions import DIRECTIONS, minimisation_signs
 from search.record import RayKey
+from search.schedulers._defaults import GRACE_EPOCHS, REDUCTION_FACTOR
 from search.schedulers._ranking import WITHIN_FRONT, rank_order, top_k
 from spaces import ConfigError, is_int
 
@@ -150,8 +151,8 @@ class MOASHA(FIFOScheduler):
         objectives: Sequence[tuple[str, str]],
         *,
         time_attr: str = "epoch",
-        grace_epochs: int = 1,
-        reduction_factor: float = 3,
+        grace_epochs: int = GRACE_EPOCHS,
+        reduction_factor: float = REDUCTION_FACTOR,
         max_epochs: int,
         violation_attr: str = RayKey.VIOLATION,
         chance_attr: str = RayKey.AT_CHANCE,
