@@ -46,7 +46,7 @@ from ray.tune.search import Searcher
 from search.config import SchedulerConfig, complete, load_config
 from search.lab._table import CurveRow, CurveTable
 from search.record import RayKey
-from search.run import NpasSearcher, bound_optimiser, constraint_keys
+from search.run import NpasSearcher, OutcomeReader, bound_optimiser, constraint_keys
 from search.schedulers import GRACE_EPOCHS, MOASHA, REDUCTION_FACTOR, SCHEDULERS, PromotionMOASHA
 from spaces import Categorical, ConfigError, Fixed, Space
 
@@ -181,8 +181,7 @@ class _Driver:
         optimiser = bound_optimiser(config, study, seed=seed, scheduler=spec.scheduler)
         self.searcher = NpasSearcher(
             optimiser,
-            objectives=config.objectives,
-            constraints=constraint_keys(config),
+            outcomes=OutcomeReader(config.objectives, constraint_keys(config)),
             # a stand-in: the searcher reads a trial config's to_dict() only
             trial_config=lambda point, number: cast("TrialConfig", _Point(point)),
         )

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from search.run._bound import constraint_keys as constraint_keys
     from search.run._launch import launch as launch
     from search.run._loggers import LOGGERS as LOGGERS
+    from search.run._outcome import OutcomeReader as OutcomeReader
     from search.run._ray_session import start_ray as start_ray
     from search.run._ray_session import starting as starting
     from search.run._ray_session import stop_ray as stop_ray
@@ -33,6 +34,7 @@ _EXPORTS = {
 #: Names npas's other packages import from here: not the user API (not in ``__all__``),
 #: free to change with them.
 _SHARED = {
+    "OutcomeReader": "search.run._outcome",
     "LOGGERS": "search.run._loggers",
     "NpasSearcher": "search.run._searcher",
     "Stage": "search.run._stages",

@@ -49,6 +49,7 @@ from search.run._deaths import WorkerDeaths
 from search.run._ending import Ending, conclude
 from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
 from search.run._limits import TrialLimits
+from search.run._outcome import OutcomeReader
 from search.run._ray_session import (
     auto_address,
     check_address,
@@ -221,13 +222,12 @@ def _launch_leased(
         recorder = StudyRecorder(writer)
         searcher = NpasSearcher(
             optimiser,
-            objectives=config.objectives,
-            constraints=keys,
+            outcomes=OutcomeReader(
+                config.objectives, keys, logs=str(out / "ray" / config.name), deaths=deaths
+            ),
             trial_config=_TrialConfigOf(config, out / config.name / "trials"),
             recorder=recorder,
             cost=cost,
-            logs=str(out / "ray" / config.name),
-            deaths=deaths,
             limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
             resumes=resumes,
         )

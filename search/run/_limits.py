@@ -76,6 +76,12 @@ class TrialLimits(Stopper):
             return True
         return False
 
+    def adjourns(self, trial_id: str) -> bool:
+        """Whether the search's time, not a trial timeout, stopped the Ray trial ``trial_id``
+        in flight: it stays RUNNING for a relaunch to continue (when it has a checkpoint)."""
+        spent = self.adjourn and self.out_of_time
+        return spent and self.why.get(trial_id, OUT_OF_TIME) == OUT_OF_TIME
+
     def stop_all(self) -> bool:
         """Whether to end the whole search: its time is spent (trials adjourn) and no epoch
         was reported for longer than any trial in flight needs to reach its next one."""

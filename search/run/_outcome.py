@@ -17,16 +17,19 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import optuna
 from optuna.trial import TrialState
 
 from search._compat import storage_of, trial_id_of
-from search.record import Metric, RayKey, TrialAttr, record_metrics
+from search.record import DISK_FULL, Metric, RayKey, TrialAttr, disk_full, record_metrics
 from search.run._trainable import is_number as _is_number
 
-__all__ = ["Outcome", "outcome_of", "record"]
+if TYPE_CHECKING:
+    from search.run._deaths import WorkerDeaths
+
+__all__ = ["Outcome", "OutcomeReader", "outcome_of", "record"]
 
 
 @dataclass
@@ -41,6 +44,36 @@ class Outcome:
     violations: dict[str, float] = field(default_factory=dict)
     #: The epoch a scheduler stopped a PRUNED trial after.
     pruned_at: int | None = None
+    #: A FAIL because the disk was full: not counted, the trial runs again.
+    disk_full: bool = False
+
+
+@dataclass(frozen=True)
+class OutcomeReader:
+    """How a launch reads its trials' Ray results: what it searches for (its objectives and
+    constraint keys), where Ray keeps the logs a dead trial's error names, and why Ray killed
+    a worker (the memory monitor, :class:`~search.run._deaths.WorkerDeaths`), so the searcher
+    only observes outcomes and never sees those side channels."""
+
+    objectives: Sequence[tuple[str, str]]
+    constraints: Sequence[str]
+    logs: str = "the Ray folder of the run"
+    deaths: WorkerDeaths | None = None
+
+    def read(self, result: Mapping[str, Any] | None, *, error: bool) -> Outcome:
+        """The outcome of a Ray trial that ended with ``result`` (``error``: Ray failed it)."""
+        outcome = outcome_of(
+            result,
+            objectives=self.objectives,
+            constraints=self.constraints,
+            ray_error=error,
+            logs=self.logs,
+            cause=self.deaths.cause if self.deaths is not None else None,
+        )
+        if outcome.state == TrialState.FAIL and disk_full(outcome.error):
+            outcome.error = f"{DISK_FULL}: {outcome.error}"
+            outcome.disk_full = True
+        return outcome
 
 
 def outcome_of(

@@ -23,14 +23,13 @@ from optuna.trial import TrialState
 from ray.tune.search import Searcher
 
 from search._compat import trial_id_of
-from search.config import Objective, TrialConfig
+from search.config import TrialConfig
 from search.optimisers import Optimiser
-from search.record import DISK_FULL, RayKey, TrialAttr, disk_full
+from search.record import DISK_FULL, RayKey, TrialAttr
 from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
-from search.run._deaths import WorkerDeaths
 from search.run._limits import OUT_OF_TIME, TrialLimits
-from search.run._outcome import outcome_of, record
+from search.run._outcome import OutcomeReader, record
 
 __all__ = ["Gate", "NpasSearcher", "Recorder", "TrialConfigFn"]
 
@@ -72,15 +71,12 @@ class NpasSearcher(Searcher):
 
     Args:
         optimiser: An optimiser bound to the in-memory copy of the search's study.
-        objectives: The search's objectives.
-        constraints: Constraint keys recorded on each trial (expressions, then ``feasible``).
+        outcomes: Reads a trial's Ray result as its outcome (the search's objectives and
+            constraint keys; why Ray killed a worker, where its logs are).
         trial_config: Builds the trial config of a point.
         recorder: Writes what the searcher records to the search's storage (None: nothing
             is written, as in a replay).
         cost: The launch's cost; no trial starts once its budget is exhausted.
-        logs: Where Ray keeps the trials' logs (named in the error of a trial that died).
-        deaths: Says why Ray killed the worker of the trial Ray Tune fails now (a memory-monitor
-            kill); that is the trial's recorded error.
         gate: Asked before each proposal whether a trial may start (None: always; Ray Tune's
             ``max_concurrent_trials`` limits them); told when the searcher stops.
         limits: The time limits stopping trials in flight (None: none); a trial a trial
@@ -96,28 +92,22 @@ class NpasSearcher(Searcher):
         self,
         optimiser: Optimiser,
         *,
-        objectives: Sequence[Objective],
-        constraints: Sequence[str],
+        outcomes: OutcomeReader,
         trial_config: TrialConfigFn,
         recorder: Recorder | None = None,
         cost: SearchCost | None = None,
-        logs: str = "the Ray folder of the run",
-        deaths: WorkerDeaths | None = None,
         gate: Gate | None = None,
         limits: TrialLimits | None = None,
         resumes: Sequence[int] = (),
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
         self.optimiser = optimiser
-        self.objectives = list(objectives)
-        self.constraints = list(constraints)
+        self.outcomes = outcomes
         self._make = trial_config
         self.recorder = recorder
         self._live: dict[str, optuna.trial.Trial] = {}
         self._curves: dict[str, list[dict[str, Any]]] = {}
         self.cost = cost
-        self.logs = logs
-        self.deaths = deaths
         self.gate = gate
         self.limits = limits
         self._resumes = list(resumes)
@@ -220,7 +210,7 @@ class NpasSearcher(Searcher):
             return
         self._last[trial_id] = result
         curve.append(point)
-        value = result.get(self.objectives[0].name, math.nan)
+        value = result.get(self.outcomes.objectives[0][0], math.nan)
         step = int(point["epoch"])
         # To the storage only: the optimiser's in-memory study keeps no curves (see
         # search.record._writer._without_curve).
@@ -238,19 +228,11 @@ class NpasSearcher(Searcher):
             result = self._last.get(trial_id)
         self._last.pop(trial_id, None)
         trial = self._live.pop(trial_id)
-        outcome = outcome_of(
-            result,
-            objectives=self.objectives,
-            constraints=self.constraints,
-            ray_error=error,
-            logs=self.logs,
-            cause=self.deaths.cause if self.deaths is not None else None,
-        )
+        outcome = self.outcomes.read(result, error=error)
         curve = self._curves.pop(trial_id, [])
         if outcome.state == TrialState.PRUNED and self._adjourn(trial_id, trial):
             return
-        if outcome.state == TrialState.FAIL and disk_full(outcome.error):
-            outcome.error = f"{DISK_FULL}: {outcome.error}"  # not counted: it runs again
+        if outcome.disk_full:  # not counted: it runs again
             self.full.append(trial.number)
             self.stopped = self.stopped or f"{DISK_FULL} (no space left on device)"
         if curve:
@@ -276,10 +258,8 @@ class NpasSearcher(Searcher):
     def _adjourn(self, trial_id: str, trial: optuna.trial.Trial) -> bool:
         """Leaves a trial that the search's time stopped unfinished RUNNING, when it has a
         checkpoint to go on from (its curve is in the storage already); True if it did."""
-        if self.limits is None or not (self.limits.adjourn and self.limits.out_of_time):
+        if self.limits is None or not self.limits.adjourns(trial_id):
             return False
-        if self.limits.why.get(trial_id, OUT_OF_TIME) != OUT_OF_TIME:
-            return False  # a trial timeout, reached before the search's time
         if latest_checkpoint(trial) is None:
             return False
         self.adjourned.append(trial.number)

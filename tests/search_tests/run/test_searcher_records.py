@@ -12,6 +12,7 @@ import optuna
 
 from search.record._schema import RayKey, TrialAttr
 from search.run._bound import bound_optimiser, constraint_keys
+from search.run._outcome import OutcomeReader
 from search.run._recorder import StudyRecorder
 from search.run._searcher import NpasSearcher
 from tests._support.searches import make_config
@@ -40,8 +41,7 @@ def _searcher(tmp_path: Path, writer: _Steps) -> NpasSearcher:
     recorder = StudyRecorder(writer)  # type: ignore[arg-type]
     searcher = NpasSearcher(
         bound_optimiser(config, study, seed=0, scheduler="fifo"),
-        objectives=config.objectives,
-        constraints=constraint_keys(config),
+        outcomes=OutcomeReader(config.objectives, constraint_keys(config)),
         trial_config=lambda point, number: SimpleNamespace(to_dict=lambda: dict(point)),
         recorder=recorder,
     )
