@@ -203,3 +203,23 @@ def test_no_module_outside_compat_uses_a_private_optuna_or_ray_api():
                 offenders[str(path.relative_to(ROOT))] = uses
     assert not offenders, f"private Optuna/Ray APIs outside search/_compat.py: {offenders}"
     assert private_uses(COMPAT.read_text()), "the scan must see the compat module's own uses"
+
+
+def test_a_changed_constraints_key_is_refused(monkeypatch):
+    from optuna.study import _constrained_optimization
+
+    monkeypatch.setattr(_constrained_optimization, "_CONSTRAINTS_KEY", "constraint_values")
+    with pytest.raises(UnsupportedDependency, match="read constraints under another key"):
+        _compat.check_optuna()
+
+
+def test_an_enqueued_trial_whose_fixed_params_moved_is_refused(monkeypatch):
+    monkeypatch.setattr(_compat, "_FIXED_PARAMS_KEY", "queued_params")
+    with pytest.raises(UnsupportedDependency, match="enqueued trial's fixed_params"):
+        _compat.check_optuna()
+
+
+def test_the_constraints_written_are_those_samplers_read():
+    attrs = _compat.with_constraints({"kept": 1}, [0.5, -1.0])
+    trial = optuna.trial.create_trial(state=optuna.trial.TrialState.WAITING, system_attrs=attrs)
+    assert trial.constraints == {"0": 0.5, "1": -1.0} and trial.system_attrs["kept"] == 1
