@@ -1,10 +1,11 @@
 """The one place npas reaches into Optuna's and Ray's private APIs, and the check that they hold.
 
 Everything else uses the libraries' public APIs (a test parses ``spaces``, ``objectives`` and
-``search`` to keep it so). Each private use below says what the public API lacks. Private APIs
-change without notice, so npas supports the version ranges :data:`SUPPORTED` names (the ones
-``pyproject.toml`` pins; a test keeps the two equal), and :func:`check` refuses, with a message
-naming them, an installed Optuna or Ray outside them or without an attribute npas uses: the
+``search`` to keep it so; torch's private APIs are ``spaces._compat``'s). Each private use
+below says what the public API lacks. Private APIs change without notice, so npas supports the
+version ranges :data:`SUPPORTED` names (the ones ``pyproject.toml`` pins; a test keeps the two
+equal), and :func:`check` refuses, with a message naming them, an installed Optuna or Ray
+outside them or without an attribute npas uses: the
 search then stops before anything is started or written, instead of failing half-way.
 
 Optuna: a study's storage (``Study._storage``: a sampler is handed the study only, and writes
@@ -294,6 +295,10 @@ def loopback_node() -> Iterator[None]:
     On Linux Ray turns 127.0.0.1, even one passed as ``_node_ip_address``, into this machine's
     network address unless this flag is off (``ray._private.services.get_node_ip_address``);
     the node keeps the address it started with, so the flag is needed only while Ray starts.
+    Its environment variable (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``) is no substitute: Ray
+    reads it when ``ray`` is first imported (``search.run`` imports Ray Tune at its own import,
+    a user's code or a test may import Ray first) and keeps it for the whole process, so a
+    cluster joined later from the same process would be joined from 127.0.0.1.
     """
     from ray._private import ray_constants
 
