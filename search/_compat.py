@@ -5,8 +5,8 @@ Everything else uses the libraries' public APIs (a test parses ``spaces``, ``obj
 below says what the public API lacks. Private APIs change without notice, so npas supports the
 version ranges :data:`SUPPORTED` names (the ones ``pyproject.toml`` pins; a test keeps the two
 equal), and :func:`check` refuses, with a message naming them, an installed Optuna or Ray
-outside them or without an attribute npas uses: the
-search then stops before anything is started or written, instead of failing half-way.
+outside them or without an attribute npas uses: the search then stops before anything is
+started or written, instead of failing half-way.
 
 Optuna: a study's storage (``Study._storage``: a sampler is handed the study only, and writes
 a trial's system attributes through its storage, as Optuna's own samplers do); Optuna's RDB
