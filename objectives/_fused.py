@@ -74,6 +74,11 @@ class _MaskDropout(nn.Module):
         return x * self.mask
 
 
+#: torch's dropout layers other than ``nn.Dropout`` (which alone is fused).
+_OTHER_DROPOUTS = (nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
+                   nn.FeatureAlphaDropout)  # fmt: skip
+
+
 class _Dropouts:
     """The model's dropout layers in call order, and the per-sample shape each one sees."""
 
@@ -82,7 +87,7 @@ class _Dropouts:
             m: name for name, m in model.named_modules() if isinstance(m, nn.Dropout)
         }
         odd = [n for n, m in model.named_modules()
-               if isinstance(m, nn.modules.dropout._DropoutNd) and m not in layers]  # fmt: skip
+               if isinstance(m, _OTHER_DROPOUTS) and m not in layers]  # fmt: skip
         if odd:
             raise ConfigError(f"only nn.Dropout is fused; {odd} are other kinds")
         calls: list[tuple[str, float, tuple[int, ...]]] = []

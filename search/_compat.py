@@ -1,19 +1,29 @@
 """The one place npas reaches into Optuna's and Ray's private APIs, and the check that they hold.
 
 Everything else uses the libraries' public APIs (a test parses ``spaces``, ``objectives`` and
-``search`` to keep it so). Each private use below says what the public API lacks. Private APIs
-change without notice, so npas supports the version ranges :data:`SUPPORTED` names (the ones
-``pyproject.toml`` pins; a test keeps the two equal), and :func:`check` refuses, with a message
-naming them, an installed Optuna or Ray outside them or without an attribute npas uses: the
-search then stops before anything is started or written, instead of failing half-way.
+``search`` to keep it so; torch's private APIs are ``spaces._compat``'s). Each private use
+below says what the public API lacks. Private APIs change without notice, so npas supports the
+version ranges :data:`SUPPORTED` names (the ones ``pyproject.toml`` pins; a test keeps the two
+equal), and :func:`check` refuses, with a message naming them, an installed Optuna or Ray
+outside them or without an attribute npas uses: the search then stops before anything is
+started or written, instead of failing half-way.
 
 Optuna: a study's storage (``Study._storage``: a sampler is handed the study only, and writes
 a trial's system attributes through its storage, as Optuna's own samplers do); Optuna's RDB
-schema (``optuna.storages._rdb.models``: the writer of ``search.record._writer`` commits a trial
-in one transaction, which ``RDBStorage``'s one-session-per-call API cannot).
+schema (``optuna.storages._rdb.models``: the writer of ``search.record._writer`` checks that
+the study is still the search's and commits a trial in one transaction, which
+``RDBStorage.create_new_trial`` cannot: see that module); the system attribute Optuna's samplers
+read a trial's constraint values from (``optuna.study._constrained_optimization._CONSTRAINTS_KEY``,
+:func:`with_constraints`: the public ``Trial.set_constraint`` writes one attribute per constraint,
+which optuna-dashboard does not show); the parameters ``Study.enqueue_trial`` fixed (system
+attribute ``fixed_params``, :func:`enqueued_params`: read only for the start points of a study
+recorded before npas kept them itself).
 Ray: the address ``ray start`` left (``ray._private.services.find_bootstrap_address``: Ray's
 public ``auto`` also joins any Ray it finds, another program's private one included); the
-flag that keeps a local Ray on loopback (``ray._private.ray_constants.ENABLE_RAY_CLUSTER``);
+flag that keeps a local Ray on loopback (``ray._private.ray_constants.ENABLE_RAY_CLUSTER``: the
+environment variable Ray reads it from, ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``, is read once when
+``ray`` is imported, which in a launch has happened long before its Ray starts, and it would
+hold for the whole process, a cluster joined later included);
 Ray Tune's handling of a trial actor's failures (``RayActorManager._actor_start_failed`` and
 ``_actor_task_failed``, ``Trial._get_default_result_or_future``: a worker Ray's memory monitor
 killed otherwise ends the whole search with a traceback, see ``search.run._deaths``).
@@ -25,7 +35,7 @@ import contextlib
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -34,6 +44,7 @@ from search.errors import UnsupportedDependency
 if TYPE_CHECKING:
     import optuna
     import sqlalchemy
+    from optuna.trial import FrozenTrial
 
 __all__ = [
     "SUPPORTED",
@@ -42,12 +53,15 @@ __all__ = [
     "check",
     "check_optuna",
     "check_ray",
+    "enqueued_params",
     "loopback_node",
     "optuna_schema",
     "quiet_token_notice",
+    "set_constraints",
     "storage_of",
     "trial_id_of",
     "tune_actor_failures",
+    "with_constraints",
 ]
 
 #: The versions of Optuna and Ray npas supports: the ranges ``pyproject.toml`` pins (a test
@@ -70,7 +84,18 @@ _OPTUNA_NAMES = (
         "TrialIntermediateValueModel.intermediate_value_to_stored_repr",
         "learning curves",
     ),
+    (
+        "optuna.study._constrained_optimization",
+        "_CONSTRAINTS_KEY",
+        "the constraint values samplers read",
+    ),
 )
+#: The system attribute Optuna's samplers read a trial's constraint values from, as one list
+#: (:func:`with_constraints`; :func:`check_optuna` compares it with Optuna's own name).
+_CONSTRAINTS_KEY = "constraints"
+#: The system attribute ``Study.enqueue_trial`` keeps a queued trial's parameters in
+#: (:func:`enqueued_params`; :func:`check_optuna` enqueues a trial to see it there).
+_FIXED_PARAMS_KEY = "fixed_params"
 _RAY_NAMES = (
     ("ray._private.services", "find_bootstrap_address", "--address auto"),
     ("ray._private.ray_constants", "ENABLE_RAY_CLUSTER", "a local Ray on loopback only"),
@@ -123,6 +148,17 @@ def check_optuna() -> None:
         optuna.logging.set_verbosity(verbosity)
     if getattr(study, "_storage", None) is not storage:
         _refuse("optuna", optuna.__version__, "Study._storage (a study's storage) is missing")
+    from optuna.study import _constrained_optimization
+
+    if _constrained_optimization._CONSTRAINTS_KEY != _CONSTRAINTS_KEY:
+        _refuse("optuna", optuna.__version__, "samplers read constraints under another key")
+    attrs = with_constraints({}, [0.5])
+    trial = optuna.trial.create_trial(state=optuna.trial.TrialState.WAITING, system_attrs=attrs)
+    if trial.constraints != {"0": 0.5}:
+        _refuse("optuna", optuna.__version__, "a trial's list of constraints is not read")
+    study.enqueue_trial({"x": 1})
+    if enqueued_params(study.get_trials(deepcopy=False)[-1]) != {"x": 1}:
+        _refuse("optuna", optuna.__version__, "an enqueued trial's fixed_params are missing")
 
 
 def check_ray() -> None:
@@ -178,6 +214,29 @@ def trial_id_of(study: optuna.Study, number: int) -> int:
     storage = storage_of(study)
     study_id = storage.get_study_id_from_name(study.study_name)
     return storage.get_trial_id_from_study_id_trial_number(study_id, number)
+
+
+def with_constraints(
+    system_attrs: Mapping[str, Any], violations: Sequence[float]
+) -> dict[str, Any]:
+    """A trial's system attributes with ``violations`` (<= 0: met) where Optuna's samplers read
+    a trial's constraints: one list, read as constraints ``"0"``, ``"1"``, ..., which
+    optuna-dashboard shows too (the per-name form of ``Trial.set_constraint`` it does not)."""
+    return {**system_attrs, _CONSTRAINTS_KEY: list(violations)}
+
+
+def set_constraints(study: optuna.Study, number: int, violations: Sequence[float]) -> None:
+    """Records ``violations`` on trial ``number`` of ``study`` as :func:`with_constraints`
+    does, in its storage."""
+    storage_of(study).set_trial_system_attr(
+        trial_id_of(study, number), _CONSTRAINTS_KEY, list(violations)
+    )
+
+
+def enqueued_params(trial: FrozenTrial) -> dict[str, Any] | None:
+    """The parameters ``Study.enqueue_trial`` fixed for ``trial``, or None (Optuna keeps them in
+    a system attribute of its own, with no public accessor)."""
+    return trial.system_attrs.get(_FIXED_PARAMS_KEY)
 
 
 class OptunaSchema(NamedTuple):
@@ -236,6 +295,10 @@ def loopback_node() -> Iterator[None]:
     On Linux Ray turns 127.0.0.1, even one passed as ``_node_ip_address``, into this machine's
     network address unless this flag is off (``ray._private.services.get_node_ip_address``);
     the node keeps the address it started with, so the flag is needed only while Ray starts.
+    Its environment variable (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``) is no substitute: Ray
+    reads it when ``ray`` is first imported (``search.run`` imports Ray Tune at its own import,
+    a user's code or a test may import Ray first) and keeps it for the whole process, so a
+    cluster joined later from the same process would be joined from 127.0.0.1.
     """
     from ray._private import ray_constants
 

@@ -7,7 +7,7 @@ the search's own. The CLI maps them to exit codes: ``ConfigError``/``UnknownName
 
 from __future__ import annotations
 
-from spaces import BudgetError, ConfigError, NpasError, UnknownNameError
+from spaces import BudgetError, ConfigError, NpasError, UnknownNameError, UnsupportedDependency
 
 __all__ = [
     "BudgetError",
@@ -64,8 +64,3 @@ class DashboardError(NpasError):
 class MissingExtraError(NpasError):
     """An optional dependency is not installed; the message names the npas extra that
     installs it (``pip install 'npas[report]'``)."""
-
-
-class UnsupportedDependency(NpasError):
-    """The installed Optuna or Ray is outside the versions npas supports, or lacks a private
-    name npas relies on (``search._compat``); the message names the supported versions."""

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from spaces._errors import ConfigError as ConfigError
     from spaces._errors import NpasError as NpasError
     from spaces._errors import UnknownNameError as UnknownNameError
+    from spaces._errors import UnsupportedDependency as UnsupportedDependency
     from spaces._families._norm import BatchNorm2d as BatchNorm2d
     from spaces._families.scs import MaxAbsPool2d as MaxAbsPool2d
     from spaces._families.scs import SharpCosSim2d as SharpCosSim2d
@@ -74,6 +75,7 @@ _MODULES = ("ssn",)
 _SHARED = {
     "BatchNorm2d": "spaces._families._norm",
     "FAMILIES": "spaces._build",
+    "UnsupportedDependency": "spaces._errors",
     "check_hyper": "spaces._hyper",
     "check_int": "spaces._checks",
     "check_positive": "spaces._checks",

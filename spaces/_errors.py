@@ -20,3 +20,9 @@ class ConfigError(NpasError, ValueError):
 
 class BudgetError(NpasError, ValueError):
     """A parameter budget cannot be met; the message states the smallest feasible budget."""
+
+
+class UnsupportedDependency(NpasError):
+    """An installed Optuna, Ray or torch is outside the versions npas supports, or lacks a
+    private name npas relies on (``search._compat``, ``spaces._compat``); the message names the
+    supported versions."""

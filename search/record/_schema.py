@@ -4,9 +4,10 @@ result, the names of the metrics the search itself adds, the checkpoint file of 
 point and the column names of every table of trials.
 
 One name may mean several things: ``constraints`` is a trial user attribute (npas's
-violations), Optuna's system attribute (what Optuna's samplers and optuna-dashboard read)
-and a study user attribute (the constraints' names); each meaning has its own constant, so
-a reader says which one it reads. No other module of the package spells one of these names
+violations), Optuna's system attribute (what Optuna's samplers and optuna-dashboard read:
+Optuna's own convention, which ``search._compat`` holds and checks) and a study user attribute
+(the constraints' names); each meaning has its own constant, so a reader says which one it
+reads. No other module of the package spells one of these names
 (``tests/search_tests/test_schema.py`` checks). Imports nothing: Ray workers, the command
 line and the report all read it.
 """
@@ -48,6 +49,9 @@ class TrialAttr:
     DECISIONS: Final = "npas:decisions"
     #: Which point of the config's ``start`` list it trains (0-based).
     START: Final = "npas:start"
+    #: That point itself, as the config gave it: a relaunch, whose ``start`` list may differ,
+    #: queues only the points no trial trains (``search.record._study.enqueue_start``).
+    START_POINT: Final = "npas:start_point"
     #: Why a time limit stopped it (a pruned trial).
     STOPPED: Final = "npas:stopped"
     #: Its Ray Tune trial folder, where its checkpoints are.
@@ -60,14 +64,11 @@ class TrialAttr:
 
 
 class OptunaAttr:
-    """Optuna's own system attributes of a trial, as npas writes or reads them."""
+    """Optuna's own system attributes of a trial that npas reads (those only Optuna's internals
+    define, the constraints samplers read among them, are ``search._compat``'s)."""
 
-    #: The constraint values Optuna's samplers and optuna-dashboard read (<= 0: met).
-    CONSTRAINTS: Final = "constraints"
     #: Why Optuna failed a trial.
     FAIL_REASON: Final = "fail_reason"
-    #: The parameters ``study.enqueue_trial`` fixed.
-    FIXED_PARAMS: Final = "fixed_params"
 
 
 class StudyAttr:

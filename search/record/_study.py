@@ -20,12 +20,12 @@ import optuna
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from search._compat import storage_of, trial_id_of
+from search._compat import enqueued_params, storage_of, trial_id_of
 from search.config import RENAMED_KEYS
 from search.errors import ConfigError
 from search.record._counting import INTERRUPTED
 from search.record._data_record import DataCheck, record_data
-from search.record._schema import OptunaAttr, StudyAttr, TrialAttr
+from search.record._schema import StudyAttr, TrialAttr
 
 __all__ = [
     "enqueue_start",
@@ -118,18 +118,26 @@ def enqueue_start(study: optuna.Study, points: Sequence[Mapping[str, Any]]) -> i
     """Queues the start points that no trial of ``study`` has trained or is training, and
     returns how many: Optuna's ``ask`` hands queued points out first, whatever the algorithm.
     A relaunch queues only the points added since, and again those whose trial failed (an
-    interrupted one among them); each queued trial carries its index (``TrialAttr.START``)."""
+    interrupted one among them); each queued trial carries its index and its point
+    (``TrialAttr.START``, ``TrialAttr.START_POINT``)."""
     taken = [
-        t.system_attrs.get(OptunaAttr.FIXED_PARAMS)
-        for t in study.get_trials(deepcopy=False)
-        if t.state != TrialState.FAIL
+        _start_point(t) for t in study.get_trials(deepcopy=False) if t.state != TrialState.FAIL
     ]
     queued = 0
     for i, point in enumerate(points):
         if dict(point) not in taken:
-            study.enqueue_trial(dict(point), user_attrs={TrialAttr.START: i})
+            attrs = {TrialAttr.START: i, TrialAttr.START_POINT: dict(point)}
+            study.enqueue_trial(dict(point), user_attrs=attrs)
             queued += 1
     return queued
+
+
+def _start_point(trial: FrozenTrial) -> dict[str, Any] | None:
+    """The start point ``trial`` trains, or None; a study recorded before npas kept the point
+    (``TrialAttr.START_POINT``) has it only where Optuna's ``enqueue_trial`` put it."""
+    if TrialAttr.START_POINT in trial.user_attrs:
+        return trial.user_attrs[TrialAttr.START_POINT]
+    return enqueued_params(trial) if TrialAttr.START in trial.user_attrs else None
 
 
 def set_metric_names(study: optuna.Study, names: Sequence[str]) -> None:
@@ -207,8 +215,6 @@ def fail_interrupted(
         study.tell(trial.number, state=TrialState.FAIL)
         numbers.append(trial.number)
     return numbers
-
-
 
 
 def record_cost(study: optuna.Study, cost: Any) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import optuna
 from optuna.trial import TrialState
 
-from search._compat import storage_of, trial_id_of
+from search._compat import set_constraints
 from search.record import DISK_FULL, Metric, RayKey, TrialAttr, disk_full, record_metrics
 from search.run._trainable import is_number as _is_number
 
@@ -163,10 +163,5 @@ def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
         return
     trial.set_user_attr(Metric.FEASIBLE, outcome.feasible)
     trial.set_user_attr(TrialAttr.CONSTRAINTS, list(outcome.violations.values()))
-    # One list in the search's constraint order: what Optuna's samplers read (as "0", "1", ...)
-    # and, unlike the per-key form of Trial.set_constraint, what optuna-dashboard shows.
-    storage_of(trial.study).set_trial_system_attr(
-        trial_id_of(trial.study, trial.number),
-        TrialAttr.CONSTRAINTS,
-        list(outcome.violations.values()),
-    )
+    # the same list, in the search's constraint order, where Optuna's samplers read it
+    set_constraints(trial.study, trial.number, list(outcome.violations.values()))

@@ -30,8 +30,8 @@ from optuna.samplers import BaseSampler
 from optuna.search_space import intersection_search_space
 from optuna.trial import FrozenTrial, TrialState
 
-from search._compat import storage_of, trial_id_of
-from search.record import EpochPoint, TrialAttr, epoch_values, set_metric_names
+from search._compat import storage_of, trial_id_of, with_constraints
+from search.record import EpochPoint, epoch_values, set_metric_names
 
 __all__ = ["EPOCH_ATTR", "RungView", "view_epoch"]
 
@@ -226,7 +226,7 @@ def _at(trial: FrozenTrial, points: dict[int, EpochPoint], epoch: int) -> Frozen
         state=TrialState.COMPLETE,
         values=values,
         intermediate_values={},
-        system_attrs={**trial.system_attrs, TrialAttr.CONSTRAINTS: [violation]},
+        system_attrs=with_constraints(trial.system_attrs, [violation]),
     )
 
 

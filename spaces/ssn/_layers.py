@@ -8,15 +8,17 @@ when a Parameter is tied between supported modules.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 
 from torch import Tensor, nn
-from torch.nn.modules.conv import _ConvNd
 
+from spaces import _compat
 from spaces._errors import ConfigError
 
 SUPPORTED = "Linear, Conv1d/2d/3d (and transposed), GRU/LSTM/RNN, MultiheadAttention"
+#: The convolutions of :data:`SUPPORTED` (their lazy forms and subclasses among them).
+_CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+          nn.ConvTranspose3d)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -41,29 +43,37 @@ class LayerSpec:
         return math.prod(self.shape)
 
 
+def _fans(weight: Tensor) -> tuple[int, int]:
+    """A weight's fan-in and fan-out as ``torch.nn.init`` counts them (input or output
+    channels times the kernel's size)."""
+    kernel = math.prod(weight.shape[2:])
+    return weight.shape[1] * kernel, weight.shape[0] * kernel
+
+
 def _xavier_var(weight: Tensor) -> float:
-    fan_in, fan_out = nn.init._calculate_fan_in_and_fan_out(weight)
+    fan_in, fan_out = _fans(weight)
     return 2.0 / (fan_in + fan_out)
 
 
 def _kaiming_a5_var(weight: Tensor) -> float:
     # nn.Linear / nn.Conv default: kaiming_uniform_(a=sqrt(5)) = U(+-1/sqrt(fan_in)).
-    fan_in, _ = nn.init._calculate_fan_in_and_fan_out(weight)
+    fan_in, _ = _fans(weight)
     return 1.0 / (3.0 * fan_in)
 
 
 def _candidates(module: nn.Module) -> list[tuple[str, float]]:
     """(attribute, default-init variance) of the weights of ``module`` an SSN can generate."""
-    if isinstance(module, (nn.Linear, _ConvNd)):
+    if isinstance(module, (nn.Linear, *_CONVS)):
         weight = module.weight
         return [("weight", _kaiming_a5_var(weight))] if isinstance(weight, Tensor) else []
     if isinstance(module, nn.RNNBase):
         var = 1.0 / (3.0 * module.hidden_size)  # reset_parameters: U(-1/sqrt(H), 1/sqrt(H))
-        return [(n, var) for n in module._flat_weights_names if n.startswith("weight_")]
+        names = _compat.rnn_weight_names(module)
+        return [(n, var) for n in names if n.startswith("weight_")]
     if isinstance(module, nn.MultiheadAttention):
         names = (
-            ["in_proj_weight"]
-            if module._qkv_same_embed_dim
+            ["in_proj_weight"]  # one projection when q, k and v have the same size
+            if module.in_proj_weight is not None
             else ["q_proj_weight", "k_proj_weight", "v_proj_weight"]
         )
         return [(n, _xavier_var(getattr(module, n))) for n in names]
@@ -76,12 +86,13 @@ def find_layers(model: nn.Module) -> list[LayerSpec]:
     A Parameter that is also held by an unsupported module (e.g. a decoder tied to an embedding)
     stays an ordinary parameter, since the other holder would not see generated values.
     """
+    _compat.check()
     slots: dict[int, list[Slot]] = {}
     params: dict[int, tuple[nn.Parameter, float]] = {}
     taken: set[tuple[int, str]] = set()
     for mod_name, module in model.named_modules():
         for attr, var in _candidates(module):
-            param = module._parameters.get(attr)
+            param = _compat.own_parameters(module).get(attr)
             if isinstance(param, nn.parameter.UninitializedParameter):
                 raise ConfigError(
                     f"model: {type(module).__name__} {mod_name!r} is lazy and not initialised yet;"
@@ -97,7 +108,7 @@ def find_layers(model: nn.Module) -> list[LayerSpec]:
     held_elsewhere = {
         id(p)
         for module in model.modules()
-        for attr, p in module._parameters.items()
+        for attr, p in _compat.own_parameters(module).items()
         if id(p) in slots and (id(module), attr) not in taken
     }
     layers = []
@@ -116,7 +127,7 @@ class WeightSwapper:
 
     The generated tensors become plain attributes, so any ``forward`` that reads ``self.weight``
     (subclasses included) uses them. RNN modules keep a private list of their weights
-    (``_flat_weights``) which is refreshed too, so cuDNN/the CPU kernel see the generated values.
+    which is refreshed too, so cuDNN/the CPU kernel see the generated values.
     """
 
     def __init__(self, model: nn.Module, layers: list[LayerSpec]) -> None:
@@ -129,23 +140,21 @@ class WeightSwapper:
             }.values()
         )
         self.param_order = {
-            s.module: list(model.get_submodule(s.module)._parameters)
+            s.module: list(_compat.own_parameters(model.get_submodule(s.module)))
             for layer in layers
             for s in layer.slots
         }
         for slots in self._targets:
             for module, attr in slots:
-                module._parameters.pop(attr, None)
+                _compat.remove_parameter(module, attr)
 
     def install(self, weights: list[Tensor]) -> None:
         """Makes every slot of layer ``i`` read ``weights[i]``."""
         for slots, weight in zip(self._targets, weights, strict=True):
             for module, attr in slots:
                 setattr(module, attr, weight)
-        for rnn in self._rnns:  # RNNBase.__setattr__ updated _flat_weights; mark them current
-            rnn._flat_weight_refs = [
-                weakref.ref(w) if w is not None else None for w in rnn._flat_weights
-            ]
+        for rnn in self._rnns:  # RNNBase.__setattr__ updated its list of weights
+            _compat.mark_rnn_weights_current(rnn)
 
 
 def restore_parameters(
@@ -158,12 +167,9 @@ def restore_parameters(
             module = model.get_submodule(slot.module)
             if slot.attr in module.__dict__:
                 delattr(module, slot.attr)
-            module._parameters[slot.attr] = param
+            module.register_parameter(slot.attr, param)
     for mod_name, names in order.items():
         module = model.get_submodule(mod_name)
-        ordered = {n: module._parameters[n] for n in names if n in module._parameters}
-        ordered.update(module._parameters)
-        module._parameters.clear()
-        module._parameters.update(ordered)
+        _compat.reorder_parameters(module, names)
         if isinstance(module, nn.RNNBase):
-            module._init_flat_weights()
+            _compat.reset_rnn_weights(module)

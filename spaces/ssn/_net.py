@@ -11,6 +11,7 @@ from typing import Any, cast
 import torch
 from torch import Tensor, nn
 
+from spaces import _compat
 from spaces._checks import check_int, options_of
 from spaces._errors import ConfigError, NpasError
 from spaces.ssn._combine import Combine, Window, windows
@@ -152,9 +153,8 @@ class ShapeshiftNet(nn.Module):
             raise ConfigError(
                 f"assignment has {len(assignment)} entries; the model has {len(specs)} layers"
             )
-        like = self.model.get_submodule(specs[0].slots[0].module)._parameters[
-            specs[0].slots[0].attr
-        ]
+        first = specs[0].slots[0]
+        like = _compat.own_parameters(self.model.get_submodule(first.module))[first.attr]
         assert like is not None  # find_layers found a trainable weight there
         self._specs = specs
         generator, upsampler = options.generator, options.upsampler
@@ -281,7 +281,7 @@ class ShapeshiftNet(nn.Module):
             *self.upsamplers.parameters(),
             self.scales,
         ]
-        return tuple((t.data_ptr(), t._version, t.device) for t in tensors)
+        return tuple((t.data_ptr(), _compat.version_of(t), t.device) for t in tensors)
 
     def _weights(self) -> list[Tensor]:
         if self.training or torch.is_grad_enabled():
@@ -467,8 +467,10 @@ def _untrained_planner(model: nn.Module, options: dict[str, Any]) -> Planner:
 
 def _what(options: SSNOptions, planner: Planner) -> str:
     """The Shapeshifting a budget error names."""
-    return (f"generator={options.generator!r}, upsampler={options.upsampler!r}, "
-            f"{len(planner.groups)} store(s)")
+    return (
+        f"generator={options.generator!r}, upsampler={options.upsampler!r}, "
+        f"{len(planner.groups)} store(s)"
+    )
 
 
 def _assignment(
@@ -498,7 +500,8 @@ def _assignment(
         if budget is None:
             raise ConfigError(f"mapping {mapping!r} trains a probe network: no minimum budget")
         kept: dict[str, Any] = {
-            "generator": options.generator, "generator_options": options.generator_options
+            "generator": options.generator,
+            "generator_options": options.generator_options,
         }
         probe_options = SSNOptions(
             **(kept if learned else {}), upsampler="inter", templates=PROBE_TEMPLATES,

@@ -156,3 +156,13 @@ def test_the_probe_step_runs_as_the_fused_loop_does_bf16_included(digits: Data) 
         fusable(model, digits, bf16=True)
     with pytest.raises(ConfigError, match="bf16=True needs a CUDA device"):
         fit_seeds([model, model], digits, Recipe(epochs=1), seeds=[0, 1], bf16=True)
+
+
+@pytest.mark.parametrize("odd", [nn.Dropout2d, nn.AlphaDropout])
+def test_a_dropout_other_than_nn_dropout_is_not_fused(digits: Data, odd: type) -> None:
+    size = digits.train.example(1)[0].numel()
+    model = nn.Sequential(odd(0.1), nn.Flatten(), nn.Linear(size, 10))
+    assert "only nn.Dropout is fused" in str(fusable(model, digits))
+    assert (
+        fusable(nn.Sequential(nn.Dropout(0.1), nn.Flatten(), nn.Linear(size, 10)), digits) is None
+    )

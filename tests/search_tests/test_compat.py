@@ -3,7 +3,9 @@
 The check passes on the installed versions (the upper ends of the supported ranges in the main
 suite; ``.ci/bounds`` runs this file again on the lower ends) and refuses, with a message
 naming the supported versions, a version outside them or a private name that is gone. No other
-module of ``spaces``, ``objectives`` or ``search`` may reach into a private Optuna or Ray API.
+module of ``spaces``, ``objectives`` or ``search`` may reach into a private Optuna or Ray API,
+nor any but ``spaces._compat`` into a private torch one (its own check: ``tests/spaces_tests/
+test_compat.py``).
 """
 
 from __future__ import annotations
@@ -28,8 +30,17 @@ from tests._support.searches import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPAT = ROOT / "search" / "_compat.py"
-#: Private attributes of Optuna's objects that npas reads only through search._compat.
-PRIVATE_ATTRS = frozenset({"_storage", "_trial_id", "_study_id"})
+TORCH_COMPAT = ROOT / "spaces" / "_compat.py"
+#: The one module allowed each library's private APIs.
+COMPAT_OF = {"optuna": COMPAT, "ray": COMPAT, "torch": TORCH_COMPAT}
+#: Private attributes of the libraries' objects (an Optuna study, a torch module or tensor)
+#: that npas reads only through their compat module.
+PRIVATE_ATTRS = {
+    "optuna": frozenset({"_storage", "_trial_id", "_study_id"}),
+    "torch": frozenset({"_parameters", "_buffers", "_modules", "_flat_weights",
+                        "_flat_weights_names", "_flat_weight_refs", "_init_flat_weights",
+                        "_version", "_qkv_same_embed_dim"}),
+}  # fmt: skip
 LIBRARIES = ("optuna", "ray")
 
 
@@ -122,40 +133,43 @@ def test_the_actor_failure_hooks_are_put_back_on_exit():
 # -- no private Optuna or Ray API outside search/_compat.py ------------------------------------
 
 
-def private_uses(source: str) -> list[str]:
-    """Where ``source`` imports a private Optuna/Ray module or name, names one in a string (for
-    ``import_module``), or reads a private attribute of Optuna's objects (:data:`PRIVATE_ATTRS`,
-    on anything but ``self``)."""
-    found = []
+def private_uses(source: str) -> list[tuple[str, str]]:
+    """``(library, where and what)`` of each private Optuna, Ray or torch use in ``source``: an
+    import of a private module or name, a string naming one (for ``import_module``), a private
+    name reached through ``torch`` or ``nn``, or a read of a private attribute of the library's
+    objects (:data:`PRIVATE_ATTRS`, on anything but ``self``)."""
+    found: list[tuple[str, str]] = []
 
-    def private(dotted: str) -> bool:
+    def private(dotted: str) -> str | None:
         parts = dotted.split(".")
+        library = "torch" if parts[0] == "nn" else parts[0]  # ``from torch import nn``
         hidden = [p for p in parts[1:] if p.startswith("_") and not p.endswith("__")]
-        return parts[0] in LIBRARIES and bool(hidden)  # ``__version__`` is public
+        return library if library in COMPAT_OF and hidden else None  # ``__version__`` is public
 
     for node in ast.walk(ast.parse(source)):
         where = f"line {getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.Import):
-            found += [f"{where}: import {a.name}" for a in node.names if private(a.name)]
+            found += [(lib, f"{where}: import {a.name}") for a in node.names
+                      if (lib := private(a.name))]  # fmt: skip
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [f"{node.module}.{a.name}" for a in node.names]
-            found += [f"{where}: from {n}" for n in [node.module, *names] if private(n)][:1]
+            found += [(lib, f"{where}: from {n}") for n in [node.module, *names]
+                      if (lib := private(n))][:1]  # fmt: skip
         elif isinstance(node, ast.Attribute):
             owner = node.value
-            if node.attr in PRIVATE_ATTRS and not (
-                isinstance(owner, ast.Name) and owner.id == "self"
-            ):
-                found.append(f"{where}: .{node.attr}")
-            elif private(_dotted(node)):
-                found.append(f"{where}: {_dotted(node)}")
-        elif isinstance(node, ast.Constant) and _names_private(node.value, private):
-            found.append(f"{where}: {node.value!r}")
+            attr_of = [lib for lib, attrs in PRIVATE_ATTRS.items() if node.attr in attrs]
+            if attr_of and not (isinstance(owner, ast.Name) and owner.id == "self"):
+                found.append((attr_of[0], f"{where}: .{node.attr}"))
+            elif lib := private(_dotted(node)):
+                found.append((lib, f"{where}: {_dotted(node)}"))
+        elif isinstance(node, ast.Constant) and (lib := _names_private(node.value, private)):
+            found.append((lib, f"{where}: {node.value!r}"))
     return found
 
 
-def _names_private(value: object, private: Callable[[str], bool]) -> bool:
-    """A string naming a private module (``import_module("ray._private.services")``)."""
-    return isinstance(value, str) and " " not in value and private(value)
+def _names_private(value: object, private: Callable[[str], str | None]) -> str | None:
+    """The library of a private module a string names (``import_module("ray._private...")``)."""
+    return private(value) if isinstance(value, str) and " " not in value else None
 
 
 def _dotted(node: ast.AST) -> str:
@@ -178,6 +192,11 @@ def _dotted(node: ast.AST) -> str:
         "x = view._study_id",
         "x = ray._private.ray_constants.ENABLE_RAY_CLUSTER",
         "importlib.import_module('ray._private.services')",
+        "from torch.nn.modules.conv import _ConvNd",
+        "x = nn.init._calculate_fan_in_and_fan_out(w)",
+        "x = module._parameters.get('weight')",
+        "rnn._flat_weight_refs = []",
+        "key = (t.data_ptr(), t._version)",
     ],
 )
 def test_the_scan_finds_each_kind_of_private_use(source):
@@ -188,18 +207,41 @@ def test_the_scan_lets_public_uses_pass():
     source = (
         "import optuna\nfrom optuna.trial import TrialState\nfrom ray.tune import Callback\n"
         "x = trial.storage\ny = self._storage\nz = optuna.storages.RDBStorage\n"
+        "from torch import nn\nw = module.weight\nout = super()._apply(fn)\n"
+        "n = torch.__version__\n"
     )
     assert private_uses(source) == []  # an object's own ``self._storage`` is its business
 
 
-def test_no_module_outside_compat_uses_a_private_optuna_or_ray_api():
+def test_no_module_outside_compat_uses_a_private_optuna_ray_or_torch_api():
     offenders = {}
     for package in ("spaces", "objectives", "search"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            if path == COMPAT:
-                continue
-            uses = private_uses(path.read_text())
+            uses = [use for lib, use in private_uses(path.read_text()) if COMPAT_OF[lib] != path]
             if uses:
                 offenders[str(path.relative_to(ROOT))] = uses
-    assert not offenders, f"private Optuna/Ray APIs outside search/_compat.py: {offenders}"
-    assert private_uses(COMPAT.read_text()), "the scan must see the compat module's own uses"
+    assert not offenders, f"private APIs outside their compat module: {offenders}"
+    for compat in (COMPAT, TORCH_COMPAT):  # the scan must see each compat module's own uses
+        assert {lib for lib, _ in private_uses(compat.read_text())} == {
+            lib for lib, path in COMPAT_OF.items() if path == compat
+        }
+
+
+def test_a_changed_constraints_key_is_refused(monkeypatch):
+    from optuna.study import _constrained_optimization
+
+    monkeypatch.setattr(_constrained_optimization, "_CONSTRAINTS_KEY", "constraint_values")
+    with pytest.raises(UnsupportedDependency, match="read constraints under another key"):
+        _compat.check_optuna()
+
+
+def test_an_enqueued_trial_whose_fixed_params_moved_is_refused(monkeypatch):
+    monkeypatch.setattr(_compat, "_FIXED_PARAMS_KEY", "queued_params")
+    with pytest.raises(UnsupportedDependency, match="enqueued trial's fixed_params"):
+        _compat.check_optuna()
+
+
+def test_the_constraints_written_are_those_samplers_read():
+    attrs = _compat.with_constraints({"kept": 1}, [0.5, -1.0])
+    trial = optuna.trial.create_trial(state=optuna.trial.TrialState.WAITING, system_attrs=attrs)
+    assert trial.constraints == {"0": 0.5, "1": -1.0} and trial.system_attrs["kept"] == 1

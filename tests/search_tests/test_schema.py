@@ -41,7 +41,7 @@ def _distinctive(value: str) -> bool:
     """A name no other meaning shares, so its literal is the record's wherever it appears."""
     return ":" in value or value.startswith(("npas_", "search_")) or value in {
         "infeasible_reason", "pruned_at_epoch", "data_fingerprints",
-        "why_infeasible", "datetime_complete", "fail_reason", "fixed_params"}  # fmt: skip
+        "why_infeasible", "datetime_complete", "fail_reason"}  # fmt: skip
 
 
 def _tail(node: ast.AST) -> str:

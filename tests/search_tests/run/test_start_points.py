@@ -1,5 +1,7 @@
 """Start points on a real local Ray: trained first, in order, by every kind of algorithm; once
-per study across relaunches, and again only when their trial failed."""
+per study across relaunches, and again only when their trial failed. A trial's point is
+recognised by the point itself (a relaunch may reorder the list), in a study recorded before
+npas kept it too."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 from optuna.trial import TrialState
 
 from search.record._schema import TrialAttr
+from search.record._study import enqueue_start
 from search.run._launch import launch
 from tests._support.searches import fake_trial, make_config
 
@@ -55,3 +58,20 @@ def test_start_points_train_first_then_only_new_or_failed_ones(tmp_path: Path, o
     assert small > trials[-1].number  # after every trial of the first launch
     # what the point left out was proposed: a whole point of the space
     assert {"mlp.depth", "mlp.width", "ssn.generator", "mlp.train.lr"} <= trial.params.keys()
+
+
+def test_a_start_point_is_recognised_by_its_point_not_its_place_in_the_list() -> None:
+    study = optuna.create_study()
+    assert enqueue_start(study, [MLP, CONVNET]) == 2
+    (first, second) = study.get_trials(deepcopy=False)
+    assert first.user_attrs == {TrialAttr.START: 0, TrialAttr.START_POINT: MLP}
+    assert second.user_attrs[TrialAttr.START_POINT] == CONVNET
+    assert enqueue_start(study, [CONVNET, SMALL_MLP, MLP]) == 1  # reordered, one added
+    assert study.get_trials(deepcopy=False)[-1].user_attrs[TrialAttr.START_POINT] == SMALL_MLP
+
+
+def test_a_study_recorded_before_start_point_is_read_from_optunas_queue() -> None:
+    study = optuna.create_study()
+    study.enqueue_trial(dict(MLP), user_attrs={TrialAttr.START: 0})  # what npas wrote then
+    assert enqueue_start(study, [MLP, CONVNET]) == 1
+    assert study.get_trials(deepcopy=False)[-1].user_attrs[TrialAttr.START_POINT] == CONVNET
