@@ -22,6 +22,7 @@ from optuna.trial import TrialState, create_trial
 
 from search.config import Constraint
 from search.pareto._frame import objectives_of, trials_frame
+from search.record import read_study
 from search.record._schema import TrialAttr
 from search.report._importance import MIN_TRIALS, param_importances
 from search.report._interactive import trade_off
@@ -342,7 +343,7 @@ def test_decision_table_keeps_the_front_and_the_40_most_recent_trials():
     frame = trials_frame(study)
     front = _front(frame, objectives_of(study))
     assert front.numbers == [3]
-    section = _decisions_section(study, front, frame)
+    section = _decisions_section(read_study(study), front, frame)
     assert section is not None
     counts, trails = (table for _, table in section.tables)
     assert counts.to_dict("records") == [{"rung": 1, "trials": 60, "pause": 60, "promote": 60}]
@@ -351,7 +352,7 @@ def test_decision_table_keeps_the_front_and_the_40_most_recent_trials():
     assert trails["decisions"][0] == "1: pause (rank 0 of 2, top 1) → promote (rank 0 of 3, top 1)"
     assert "60 trials have decisions; shown are 41, the front's 1 and the 40 most recent: " \
         "19 left out." in section.text  # fmt: skip
-    assert _decisions_section(npas_study(rows[:5]), front, frame) is None
+    assert _decisions_section(read_study(npas_study(rows[:5])), front, frame) is None
 
 
 def test_html_is_self_contained(report):
