@@ -89,7 +89,9 @@ def test_time_up_before_any_epoch_ends_the_search_without_an_error_and_the_trial
 ):
     monkeypatch.setattr("search.run._limits.GRACE_S", 1.0)  # the silence that ends it
     cfg = checkpointing_config(tmp_path, "fifo")
-    short = type(cfg).from_dict({**cfg.to_dict(), "trials": 2, "limits": {"time": 2}})
+    # 5 s: time for a trial to start on a loaded machine (the clock runs from the launch's
+    # start, Ray's start-up included; with 2 s none might), well before the first epoch (12 s)
+    short = type(cfg).from_dict({**cfg.to_dict(), "trials": 2, "limits": {"time": 5}})
     first = launch(short, trial_fn=silent_trial, progress=True)  # no stop signal: no error
     err = capsys.readouterr().err
     cut = first.get_trials(states=(TrialState.FAIL,))
