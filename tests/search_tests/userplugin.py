@@ -11,6 +11,7 @@ from PIL import Image
 #: The plugin's source; it notes each import (pid, file, Ray node) in ``$NPAS_TEST_MARKS``.
 PLUGIN = '''
 import os
+import time
 
 import ray
 import torch
@@ -19,8 +20,8 @@ from torch import nn
 import objectives
 import spaces
 
+node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "driver"
 if os.environ.get("NPAS_TEST_MARKS"):
-    node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "driver"
     with open(os.environ["NPAS_TEST_MARKS"], "a") as marks:
         marks.write(f"{os.getpid()} {__file__} {node}\\n")
 
@@ -42,9 +43,27 @@ def weight_bytes(model, example):
     return sum(p.numel() for p in model.parameters())
 
 
+def _other_nodes_joined():
+    """In a Ray worker, with ``$NPAS_TEST_NODES`` set, wait (60 s at most) until that many
+    Ray nodes imported the plugin: a trial holds its node until the other node's worker has
+    run one too, so that Ray Tune cannot hand every trial to the first node's reused worker.
+    (The driver, which measures before any trial runs, never waits.)"""
+    wanted, marks = os.environ.get("NPAS_TEST_NODES"), os.environ.get("NPAS_TEST_MARKS")
+    if node == "driver":
+        return
+    deadline = time.monotonic() + 60
+    while wanted and marks and time.monotonic() < deadline:
+        with open(marks) as lines:
+            nodes = {line.split()[-1] for line in lines} - {"driver"}
+        if len(nodes) >= int(wanted):
+            return
+        time.sleep(0.2)
+
+
 @objectives.register_indicator("{indicator}_streamed", "minimize", analytic=False)
 def streamed_examples(model, example, data):
     """Training examples the trial streamed through a DataLoader (0: held in memory)."""
+    _other_nodes_joined()
     if data is None or type(data.train).__name__ != "StreamedSplit":
         return 0.0
     return float(len(data.train))

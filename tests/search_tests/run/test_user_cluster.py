@@ -27,12 +27,14 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 def marks(tmp_path_factory):
-    """The file each import of the plugin notes itself in; set before the nodes start, so
-    that their workers inherit it."""
+    """The file each import of the plugin notes itself in, and the nodes a trial waits for
+    (``userplugin``: else Ray Tune may run every trial on the first node's reused worker while
+    the other node's starts, as it did on a loaded machine); set before the nodes start, so
+    that their workers inherit them."""
     path = tmp_path_factory.mktemp("marks") / "marks.txt"
-    os.environ["NPAS_TEST_MARKS"] = str(path)
+    os.environ.update(NPAS_TEST_MARKS=str(path), NPAS_TEST_NODES="2")
     yield path
-    del os.environ["NPAS_TEST_MARKS"]
+    del os.environ["NPAS_TEST_MARKS"], os.environ["NPAS_TEST_NODES"]
 
 
 WAIT = """
