@@ -11,7 +11,6 @@ from PIL import Image
 #: The plugin's source; it notes each import (pid, file, Ray node) in ``$NPAS_TEST_MARKS``.
 PLUGIN = '''
 import os
-import time
 
 import ray
 import torch
@@ -47,16 +46,18 @@ def _other_nodes_joined():
     """In a Ray worker, with ``$NPAS_TEST_NODES`` set, wait (60 s at most) until that many
     Ray nodes imported the plugin: a trial holds its node until the other node's worker has
     run one too, so that Ray Tune cannot hand every trial to the first node's reused worker.
-    (The driver, which measures before any trial runs, never waits.)"""
+    (The driver, which measures before any trial runs, never waits; the test's nodes have the
+    project, so its wait helper, on their path.)"""
     wanted, marks = os.environ.get("NPAS_TEST_NODES"), os.environ.get("NPAS_TEST_MARKS")
-    if node == "driver":
+    if node == "driver" or not (wanted and marks):
         return
-    for _ in range(300 if wanted and marks else 0):  # 0.2 s apart: 60 s at most
+    from tests._support.waiting import wait_until
+
+    def joined():
         with open(marks) as lines:
-            nodes = {line.split()[-1] for line in lines} - {"driver"}
-        if len(nodes) >= int(wanted):
-            return
-        time.sleep(0.2)
+            return len({line.split()[-1] for line in lines} - {"driver"}) >= int(wanted)
+
+    wait_until(joined, 60, interval_s=0.2, raise_on_timeout=False)
 
 
 @objectives.register_indicator("{indicator}_streamed", "minimize", analytic=False)
