@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from objectives import INDICATORS, MeasureOptions, Recipe, declare
+from objectives import INDICATORS, MeasureOptions, Recipe, Teacher, declare
 from objectives.datasets import DATASETS, LOADER_WORKERS, STREAM_ABOVE_MB
 from objectives.train import SCHEDULES, TORCH_OPTIMIZERS
 from search._usercode import import_modules, normalise_imports
@@ -121,6 +121,18 @@ SSN_OPTIONS = _options(
 )
 
 
+def _teacher(value: Any, path: str) -> dict[str, Any]:
+    """A ``train.teacher`` mapping, checked as :class:`objectives.Teacher` checks it."""
+    try:
+        Teacher.from_mapping(value)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    return copy.deepcopy(dict(value))
+
+
+checks.described(_teacher, "null or {family, hyper, train (the teacher's recipe), seed}")
+
+
 def _recipe_options(**specs: checks.Check) -> dict[str, Option]:
     """An option table of :class:`objectives.Recipe` fields: each key's check is the config's,
     its default, type and help the field's (the epochs' default, :data:`DEFAULT_EPOCHS`)."""
@@ -142,6 +154,10 @@ TRAIN_OPTIONS = _recipe_options(
     label_smoothing=_fraction,
     augment=checks.optional(checks.boolean),
     max_steps=checks.optional(_at_least_1),
+    ema=checks.optional(checks.number_in(0.0, 1.0, open_high=True)),
+    teacher=checks.optional(_teacher),
+    distill_temperature=checks.number_in(0.0, open_low=True),
+    distill_weight=checks.number_in(0.0, 1.0),
 )
 #: ``loading`` options (how the data reach the model, :func:`objectives.datasets.load`).
 LOADING_OPTIONS = _options(
