@@ -75,7 +75,8 @@ def run_trial(
 ) -> dict[str, Any]:
     """Runs one trial and returns its metrics.
 
-    Steps: seed; load the dataset (cached per process); build the model; shapeshift it into
+    Steps: seed; load the dataset (cached per process; with ``train_on: train+val`` its
+    validation split joins the training split); build the model; shapeshift it into
     ``budget`` (pretraining first for ``mapping: auto``); measure the analytic indicators and
     stop there, untrained, when they violate a constraint; train; evaluate on validation and
     test; measure the other indicators; save the model when ``artifact_dir`` is set.
@@ -145,6 +146,8 @@ def _run(
     constraints = cfg.constraints
     data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.train_size, cfg.seed, str(device),
                  tuple(sorted(cfg.loading.items())))  # fmt: skip
+    if cfg.train_on == "train+val":
+        data = data.with_val_in_train()
     metrics: dict[str, Any] = {}
     given = saved or warm
     try:

@@ -42,6 +42,8 @@ _MEASURE_KEYS = tuple(
 )
 #: A search trial's epochs when the config gives none (a Recipe itself has no default).
 DEFAULT_EPOCHS = 3
+#: What a trial trains on (``train_on``): the training split, or it and the validation split.
+TRAIN_ON = ("train", "train+val")
 
 _SHAPESHIFT = {f.name: (f.default, str(f.type)) for f in dataclasses.fields(SSNOptions)}
 
@@ -284,6 +286,12 @@ class TrialConfig(DataAndMetrics):
     )
     ssn: dict[str, Any] = config_key(check=None, factory=dict, help="the ssn.* options")
     train: dict[str, Any] = config_key(check=None, factory=dict, help="the train.* options")
+    train_on: str = config_key(
+        "train",
+        check=checks.one_of(lambda: TRAIN_ON),
+        help="the splits the model trains on: train+val retrains a model chosen on validation "
+        "on both (search train --with-val; its accuracy is then of data it trained on)",
+    )
     device: str | None = config_key(
         None,
         check=checks.optional(_device),
