@@ -184,10 +184,11 @@ def test_train_reuses_the_mapping_and_compares(bundle, tmp_path: Path) -> None:
     assert not (bundle.folder / "train.json").exists(), "--out puts train.json elsewhere"
 
 
-def test_train_with_val_trains_on_both_and_says_so(bundle, tmp_path: Path) -> None:
+def test_train_with_val_trains_on_both_and_says_so(bundle, tmp_path: Path, capsys) -> None:
     torch.set_num_threads(1)
-    done = train_bundle(bundle.folder, epochs=1, out=tmp_path, with_val=True)
-    saved = json.loads(done.path.read_text(encoding="utf-8"))
+    args = ["train", str(bundle.folder), "--epochs", "1", "--out", str(tmp_path), "--with-val"]
+    assert main(args) == 0 and "on train+val" in capsys.readouterr().out
+    saved = json.loads((tmp_path / "train.json").read_text(encoding="utf-8"))
     assert saved["train_on"] == saved["trial_config"]["train_on"] == "train+val"
     rows = {r["metric"]: r for r in saved["comparison"]}
     assert math.isnan(rows["accuracy"]["train"])  # validation is no longer held out
