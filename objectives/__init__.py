@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from objectives._indicators import register_indicator as register_indicator
     from objectives._measure import measure as measure
     from objectives._recipe import Recipe as Recipe
+    from objectives._recipe import Teacher as Teacher
+    from objectives._records import RECORD_RECIPES as RECORD_RECIPES
     from objectives._root import pinned_root as pinned_root
     from objectives.datasets import Data as Data
     from objectives.datasets import DatasetUnavailableError as DatasetUnavailableError
@@ -59,6 +61,8 @@ _EXPORTS = {
     "register_indicator": "objectives._indicators",
     "measure": "objectives._measure",
     "Recipe": "objectives._recipe",
+    "RECORD_RECIPES": "objectives._records",
+    "Teacher": "objectives._recipe",
     "Data": "objectives.datasets",
     "DatasetUnavailableError": "objectives.datasets",
     "load": "objectives.datasets",

@@ -11,8 +11,9 @@ by element, so one step of the stacked parameters is k separate steps; the sched
 What vmap cannot run (a custom autograd function without a vmap rule, a Shapeshifter
 network's weight generation, or a convolution under CUDA's bf16 autocast, which vmap hands bf16
 inputs with float32 weights) is found by a probe step on copies, and :func:`fit_seeds` then
-trains the seeds one after another with ``fit`` and says so; the family's fast batch norm of
-few channels runs as ``nn.BatchNorm2d`` (the same maths) inside the fused module. On a CUDA
+trains the seeds one after another with ``fit`` and says so, as it does for the recipe's
+levers the fused loop lacks (``ema``, ``teacher``); the family's fast batch norm of few
+channels runs as ``nn.BatchNorm2d`` (the same maths) inside the fused module. On a CUDA
 device dropout masks are still per seed, but not the lone run's (ATen's CUDA dropout draws
 its masks with another kernel); everything else matches there too, within float rounding.
 
@@ -175,6 +176,14 @@ class _Fused:
                         b.copy_(self.buffers[name][i])
 
 
+def _unfused_options(recipe: Recipe) -> str | None:
+    """None when the fused loop runs every option ``recipe`` uses, else which it does not:
+    a weights' average and distillation are ``fit``'s alone, so such seeds train one after
+    another."""
+    unfused = [name for name in ("ema", "teacher") if getattr(recipe, name) is not None]
+    return f"the fused loop has no {' or '.join(unfused)} (recipe options)" if unfused else None
+
+
 def fusable(
     model: nn.Module, data: Data, *, batch_size: int = 128, bf16: bool | None = None
 ) -> str | None:
@@ -224,7 +233,7 @@ def fit_seeds(
             recorded False).
         seeds: One seed per model: its batch order, augmentation and dropout.
         fused: True: fused or raise; False: one after another with ``fit``; None: fused when
-            :func:`fusable` says so, else one after another.
+            :func:`_unfused_options` and :func:`fusable` say so, else one after another.
         device: Default: where the data live.
         bf16: bf16 autocast, as ``fit``'s.
         on_epoch: Called with (i, seed i's history record) after each epoch's validation.
@@ -235,8 +244,9 @@ def fit_seeds(
         (then each result is ``fit``'s own).
 
     Raises:
-        ConfigError: models of different architectures, ``fused=True`` and the model cannot
-            be fused, or datasets of different lengths.
+        ConfigError: models of different architectures, ``fused=True`` and the model or a
+            recipe option (``ema``, ``teacher``) cannot be fused, or datasets of different
+            lengths.
         NonFiniteLossError: a seed's loss became NaN/inf (the fused run stops for all).
     """
     datas = [data] * len(models) if isinstance(data, Data) else list(data)
@@ -249,10 +259,11 @@ def fit_seeds(
     reason = (
         "fused=False"
         if fused is False
-        else fusable(models[0], datas[0].to(dev), batch_size=recipe.batch_size, bf16=bf16)
+        else _unfused_options(recipe)
+        or fusable(models[0], datas[0].to(dev), batch_size=recipe.batch_size, bf16=bf16)
     )
     if reason is not None and fused:
-        raise ConfigError(f"fit_seeds(fused=True): this model cannot be fused ({reason})")
+        raise ConfigError(f"fit_seeds(fused=True): these seeds cannot be fused ({reason})")
     if reason is not None:
         results = []
         for i, (model, d, seed) in enumerate(zip(models, datas, seeds, strict=True)):

@@ -5,6 +5,11 @@ field's ``help``): ``fit`` and ``fit_seeds`` read it, the search's ``train`` sec
 fields (defaults and help from here), and the YAML reference shows them. The optimisers and
 schedules it names are registries here too, so a recipe is checked where it is made.
 
+Two levers change what is trained towards, and are recorded only when in use (so a run
+without them records what it did before): ``ema``, an exponential moving average of the weights
+that validation and the trained model use, and ``teacher``, knowledge distillation from a
+:class:`Teacher` trained once on the training split.
+
 Example:
     >>> recipe = Recipe(epochs=2, optimizer="adamw")
     >>> recipe.peak_lr, recipe.batch_size
@@ -13,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -24,9 +30,9 @@ from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler
 
 from objectives.datasets import Augment
-from spaces import ConfigError, Registry, check_int, check_positive, did_you_mean
+from spaces import FAMILIES, ConfigError, Registry, check_int, check_positive, did_you_mean
 
-__all__ = ["DEFAULT_LR", "SCHEDULES", "TORCH_OPTIMIZERS", "Recipe"]
+__all__ = ["DEFAULT_LR", "SCHEDULES", "TORCH_OPTIMIZERS", "Recipe", "Teacher"]
 
 #: name → (params, lr, momentum, weight_decay) → a torch optimiser (``train.optimizer``; the
 #: search algorithms are ``search.optimisers.OPTIMISERS``).
@@ -90,6 +96,72 @@ def _check_float(name: str, value: float, low: float, high: float, *, closed: bo
         raise ConfigError(f"{name} must be in [{low}, {high}{bracket}, got {value!r}")
 
 
+def _known(options: Mapping[str, Any], known: list[str], what: str) -> None:
+    for key in options:
+        if key not in known:
+            raise ConfigError(
+                f"unknown {what} option {key!r}{did_you_mean(key, known)}; allowed: {known}"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Teacher:
+    """The network a :class:`Recipe` distils from: the family ``family`` with ``hyper``,
+    initialised with ``seed`` and trained with ``recipe`` on the student's training split only
+    (never on its validation or test split), once: its logits on that split are cached with
+    this spec, so every student of one search reuses them.
+
+    ``hyper`` takes no part in the hash (a mapping is not hashable), only in equality, so a
+    Recipe with a teacher is still hashable.
+    """
+
+    family: str
+    hyper: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    recipe: Recipe
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        FAMILIES.get(self.family)
+        if not isinstance(self.hyper, Mapping):
+            raise ConfigError(f"teacher.hyper must be a mapping, got {self.hyper!r}")
+        if not isinstance(self.recipe, Recipe):
+            raise ConfigError(f"teacher.train must be a recipe, got {self.recipe!r}")
+        if self.recipe.teacher is not None:
+            raise ConfigError("teacher.train.teacher: a teacher has no teacher of its own")
+        check_int("teacher.seed", self.seed, low=0)
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any]) -> Teacher:
+        """A teacher from plain data: ``{family, hyper, train, seed}`` (``train``: the
+        teacher's recipe, as :meth:`Recipe.from_mapping` takes it).
+
+        Raises:
+            ConfigError: not a mapping, an unknown key, or a bad value (named).
+        """
+        if not isinstance(options, Mapping):
+            raise ConfigError(
+                f"teacher must be a mapping {{family, hyper, train, seed}}, got {options!r}"
+            )
+        _known(options, ["family", "hyper", "train", "seed"], "teacher")
+        if "family" not in options or "train" not in options:
+            raise ConfigError(f"teacher needs a family and a train section, got {dict(options)}")
+        train = options["train"]
+        if not isinstance(train, Recipe | Mapping):
+            raise ConfigError(f"teacher.train must be a recipe's options, got {train!r}")
+        recipe = train if isinstance(train, Recipe) else Recipe.from_mapping(train)
+        return cls(family=options["family"], hyper=copy.deepcopy(dict(options.get("hyper") or {})),
+                   recipe=recipe, seed=options.get("seed", 0))  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data that :meth:`from_mapping` reads back equal."""
+        return {"family": self.family, "hyper": copy.deepcopy(dict(self.hyper)),
+                "train": self.recipe.to_dict(), "seed": self.seed}  # fmt: skip
+
+
+#: The distillation options' defaults: a recipe without a teacher must leave them so.
+_DISTILL_DEFAULTS = {"distill_temperature": 4.0, "distill_weight": 0.5}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Recipe:
     """How a model is trained: the one declaration of the options :func:`objectives.fit` and
@@ -105,6 +177,10 @@ class Recipe:
       option existed. PyTorch advises it for mixed precision on CUDA.
     - ``grad_clip`` is what keeps a network whose weights share few parameters (the ``auto``
       mapping's probe) from diverging at a learning rate its plain form trains well with.
+    - ``teacher`` (a :class:`Teacher`, or its mapping in :meth:`from_mapping`): the loss becomes
+      ``(1 - w) * CE(labels) + w * T**2 * KL(softmax(teacher / T) || softmax(student / T))``
+      (Hinton et al., 2015) with ``w = distill_weight`` and ``T = distill_temperature``; the
+      teacher's logits are those of the unaugmented training images.
     """
 
     epochs: int = _option("passes over the training split")
@@ -136,6 +212,24 @@ class Recipe:
     grad_clip: float | None = _option(
         "clip the gradients' global norm to this before each step; null: never", None
     )
+    ema: float | None = _option(
+        "decay of an exponential moving average of the weights, updated after every step; "
+        "validation and the trained model use the average; null: off",
+        None,
+    )
+    teacher: Teacher | None = _option(
+        "distil from this teacher, {family, hyper, train, seed}, trained once on the "
+        "training split (its logits cached); null: no distillation",
+        None,
+    )
+    distill_temperature: float = _option(
+        "softmax temperature of the teacher's and the student's logits when distilling",
+        _DISTILL_DEFAULTS["distill_temperature"],
+    )
+    distill_weight: float = _option(
+        "weight of the distillation term when distilling (the labels' cross-entropy: 1 - it)",
+        _DISTILL_DEFAULTS["distill_weight"],
+    )
 
     def __post_init__(self) -> None:
         check_int("epochs", self.epochs)
@@ -147,6 +241,17 @@ class Recipe:
         _check_float("label_smoothing", self.label_smoothing, 0.0, 1.0, closed=False)
         if self.grad_clip is not None:
             check_positive("grad_clip", self.grad_clip)
+        if self.ema is not None:
+            _check_float("ema", self.ema, 0.0, 1.0, closed=False)
+        if self.teacher is not None and not isinstance(self.teacher, Teacher):
+            raise ConfigError(f"teacher must be a Teacher or None, got {self.teacher!r}")
+        check_positive("distill_temperature", self.distill_temperature)
+        _check_float("distill_weight", self.distill_weight, 0.0, 1.0, closed=True)
+        for name, default in _DISTILL_DEFAULTS.items():
+            if self.teacher is None and getattr(self, name) != default:
+                raise ConfigError(
+                    f"{name}={getattr(self, name)!r} needs a teacher to distil from (teacher)"
+                )
         TORCH_OPTIMIZERS.get(self.optimizer)
         SCHEDULES.get(self.schedule)
         check_positive("lr", self.peak_lr)
@@ -158,13 +263,26 @@ class Recipe:
         Raises:
             ConfigError: an unknown key, with the nearest known one and all of them.
         """
-        known = [f.name for f in dataclasses.fields(cls)]
-        for key in options:
-            if key not in known:
-                raise ConfigError(
-                    f"unknown recipe option {key!r}{did_you_mean(key, known)}; allowed: {known}"
-                )
-        return cls(**options)
+        _known(options, [f.name for f in dataclasses.fields(cls)], "recipe")
+        given = dict(options)
+        if isinstance(given.get("augment"), Mapping):
+            try:
+                given["augment"] = Augment(**given["augment"])
+            except TypeError as err:
+                raise ConfigError(f"augment: {err}") from None
+        if isinstance(given.get("teacher"), Mapping):
+            given["teacher"] = Teacher.from_mapping(given["teacher"])
+        return cls(**given)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (an Augment and a Teacher as mappings) that :meth:`from_mapping` reads
+        back equal."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if isinstance(self.augment, Augment):
+            out["augment"] = dataclasses.asdict(self.augment)
+        if self.teacher is not None:
+            out["teacher"] = self.teacher.to_dict()
+        return out
 
     @property
     def peak_lr(self) -> float:
@@ -194,11 +312,18 @@ class Recipe:
 
     def recorded(self, augment: Augment | None) -> dict[str, Any]:
         """The options as :attr:`FitResult.config` records them: names lower-cased, the
-        learning rate resolved and ``augment`` the one applied (:meth:`augmentation`)."""
-        return {
-            **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)},
+        learning rate resolved, ``augment`` the one applied (:meth:`augmentation`), and the
+        levers (``ema``, the teacher and its options) only when in use."""
+        out = {
+            **self.to_dict(),
             "optimizer": self.optimizer.lower(),
             "lr": self.peak_lr,
             "schedule": self.schedule.lower(),
             "augment": dataclasses.asdict(augment) if augment is not None else None,
         }
+        if self.ema is None:
+            del out["ema"]
+        if self.teacher is None:
+            for name in ("teacher", *_DISTILL_DEFAULTS):
+                del out[name]
+        return out

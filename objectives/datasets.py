@@ -245,6 +245,25 @@ class Data:
             self, train=self.train.to(device), val=self.val.to(device), test=self.test.to(device)
         )
 
+    def with_val_in_train(self) -> Data:
+        """A copy whose training split is the training split followed by the validation
+        split: a model chosen on validation, retrained on both (``search train --with-val``).
+        The validation split stays, now data the model trains on, and so does the training
+        split's normalisation; ``provenance["train_on"]`` is ``train+val``.
+
+        Raises:
+            ConfigError: streamed splits (only splits held in memory are joined).
+        """
+        if not isinstance(self.train, Split) or not isinstance(self.val, Split):
+            raise ConfigError(
+                "training on train+val needs the splits in memory, not streamed; load the "
+                "dataset with stream=False"
+            )
+        train = Split(torch.cat([self.train.x, self.val.x]), torch.cat([self.train.y, self.val.y]))
+        splits = {**self.provenance.get("splits", {}), "train": len(train)}
+        provenance = {**self.provenance, "splits": splits, "train_on": "train+val"}
+        return dataclasses.replace(self, train=train, provenance=provenance)
+
 
 @dataclass
 class _Arrays:

@@ -20,12 +20,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import random
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,12 +36,14 @@ import torch.nn.functional as F
 from torch import nn
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
+from objectives._distill import distill_loss, provenance, read_targets, targets_path, write_targets
 from objectives._energy import EnergyMeter
-from objectives._recipe import DEFAULT_LR, SCHEDULES, TORCH_OPTIMIZERS, Recipe
+from objectives._recipe import DEFAULT_LR, SCHEDULES, TORCH_OPTIMIZERS, Recipe, Teacher
 from objectives.datasets import Augment, Data, Split, StreamedSplit
-from spaces import ConfigError, NpasError, check_int
+from spaces import ConfigError, NpasError, build_model, check_int
 
 __all__ = [
     "DEFAULT_LR",
@@ -51,6 +55,7 @@ __all__ = [
     "Recipe",
     "evaluate",
     "fit",
+    "trained_weights",
 ]
 
 
@@ -245,6 +250,13 @@ def fit(
     """Trains ``model`` in place on ``data.train`` with ``recipe`` and validates after each
     epoch.
 
+    With ``recipe.ema`` the epochs are validated with the weights' moving average, and
+    ``model`` ends holding it (what a caller saves, exports and measures is what was
+    validated). With ``recipe.teacher`` the teacher's logits on ``data.train`` are read from
+    the cache, or the teacher is trained first (on ``data.train`` alone: its own validation is
+    on that split too) and they are cached; its time counts in neither ``train_time_s`` nor
+    ``energy_j``, and ``config["teacher_targets"]`` names the file.
+
     Args:
         model: Any module mapping (N, C, H, W) inputs to (N, num_classes) logits.
         data: From :func:`objectives.datasets.load`; moved to ``device`` if elsewhere.
@@ -260,9 +272,10 @@ def fit(
             come. To stop early, raise from it: the exception propagates out of ``fit``
             unchanged (the caller's RNG state is still restored), and no result is returned.
         on_state: Called after each epoch, before ``on_epoch``, with everything that resumes
-            the run after that epoch (:func:`training_state`): weights, optimiser and
-            schedule state, step, history, the batch-order generator and the global RNGs.
-            Tensors are copies on the CPU; ``torch.save`` it for a checkpoint.
+            the run after that epoch: weights (and the average's, with ``ema``), optimiser
+            and schedule state, step, history, the batch-order generator and the global RNGs.
+            Tensors are copies on the CPU; ``torch.save`` it for a checkpoint, and read the
+            weights a model of that epoch holds with :func:`trained_weights`.
         resume: A state ``on_state`` received, from a run with the same recipe, seed, bf16
             and data: training continues after its epoch and ends with the weights, history
             and RNG states an uninterrupted run has (bit-identical on the CPU). Time and
@@ -270,8 +283,8 @@ def fit(
 
     Raises:
         NonFiniteLossError: The loss became NaN/inf; carries epoch, step and value.
-        ConfigError: bf16 on a CPU; or a ``resume`` state of another format or of a run with
-            other options.
+        ConfigError: bf16 on a CPU; a ``resume`` state of another format or of a run with
+            other options; or a teacher with a streamed training split.
         Exception: Whatever ``on_epoch`` raises, unchanged.
     """
     dev = torch.device(device) if device is not None else data.device
@@ -280,6 +293,7 @@ def fit(
         data = data.to(dev)
     model.to(dev)
     aug = recipe.augmentation(data.augment)
+    soft, made_by = (None, None) if recipe.teacher is None else _soft_targets(recipe.teacher, data)
     total = recipe.total_steps(len(data.train))
     opt = recipe.optimizer_for(model.parameters())
     sched = recipe.schedule_for(opt, total)
@@ -292,7 +306,9 @@ def fit(
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
     }
-    loop = _Loop(model, data, opt, sched, recipe, use_bf16, aug)
+    if made_by is not None:
+        config["teacher_targets"] = str(made_by)
+    loop = _Loop(model, data, opt, sched, recipe, use_bf16, aug, soft)
     rng_devices = [dev] if dev.type == "cuda" else []
     show = sys.stderr.isatty() if progress is None else progress
     with torch.random.fork_rng(devices=rng_devices), _fork_host_rngs(), EnergyMeter(dev) as meter:
@@ -302,6 +318,7 @@ def fit(
             loop.restore(resume, config, generator)
         history = loop.run(recipe.epochs, total, generator, show, on_epoch,
                            on_state=on_state, options=config, meter=meter)  # fmt: skip
+    loop.finish()
     return FitResult(
         history=history,
         train_time_s=loop.spent[0] + meter.seconds,
@@ -313,15 +330,57 @@ def fit(
     )
 
 
-#: ``format`` of a training state (:func:`fit`'s ``on_state`` and ``resume``).
+def _soft_targets(teacher: Teacher, data: Data) -> tuple[torch.Tensor, Path]:
+    """The teacher's logits on ``data.train``, in its order, on its device, and their file:
+    read from the cache, else the teacher is built, trained and cached first. The teacher's
+    ``fit`` gets a dataset whose validation and test splits are the training split, so those
+    never reach it."""
+    if not isinstance(data.train, Split):
+        raise ConfigError(
+            "teacher: distillation needs the training split in memory, not streamed; load the "
+            "dataset with stream=False"
+        )
+    device = data.device
+    made_by = provenance(teacher, data, device)
+    path = targets_path(made_by)
+    logits = read_targets(path, made_by)
+    if logits is None:
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            torch.manual_seed(teacher.seed)
+            model = build_model(teacher.family, data.in_shape, data.num_classes, **teacher.hyper)
+        train_only = dataclasses.replace(data, val=data.train, test=data.train)
+        result = fit(model, train_only, teacher.recipe, seed=teacher.seed, progress=False)
+        logits = _logits(model, data.train, channels_last=teacher.recipe.channels_last)
+        write_targets(path, made_by, logits, {"trained_on": "train", "history": result.history,
+                                              "train_time_s": result.train_time_s})  # fmt: skip
+    return logits.to(device), path
+
+
+def _logits(model: nn.Module, split: Split, *, channels_last: bool) -> torch.Tensor:
+    """``model``'s float32 logits on ``split`` in its order, in eval mode, as :func:`evaluate`
+    runs it."""
+    with _mode(model, training=False), torch.no_grad(), _full_fp32(split.device, False):
+        return torch.cat([model(_as_layout(xb, channels_last)).float()
+                          for xb, _ in split.batches(256, shuffle=False)])  # fmt: skip
+
+
+#: ``format`` of a training state (:func:`fit`'s ``on_state`` and ``resume``). States of runs
+#: with ``ema`` hold ``ema`` (the average's weights) and ``ema_updates`` too.
 STATE_FORMAT = "npas-fit-state/1"
 #: What a training state's run must share with the run it resumes: the whole recipe, the seed,
-#: bf16 and the dataset; the rest of ``config`` (device, threads, versions) may differ.
+#: bf16 and the dataset; the rest of ``config`` (device, threads, versions) may differ. A lever
+#: not in use is not recorded, so the states of runs without one are as they were before.
 _RESUMED_OPTIONS = (*(f.name for f in fields(Recipe)), "seed", "bf16", "dataset")
 
 
 def _options_of(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: config[k] for k in _RESUMED_OPTIONS}
+    return {k: config[k] for k in _RESUMED_OPTIONS if k in config}
+
+
+def trained_weights(state: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The weights a model holds when its run ends after the epoch a training state
+    (``fit``'s ``on_state``) was taken at: the moving average's with ``ema``, else the model's."""
+    return state["ema"] if "ema" in state else state["model"]
 
 
 def _rng_state() -> dict[str, Any]:
@@ -388,6 +447,7 @@ class _Loop:
         recipe: Recipe,
         bf16: bool,
         augment: Augment | None,
+        soft: torch.Tensor | None = None,
     ) -> None:
         self.model, self.data, self.opt, self.sched = model, data, opt, sched
         self.label_smoothing, self.bf16, self.augment = recipe.label_smoothing, bf16, augment
@@ -395,6 +455,13 @@ class _Loop:
         self.steps = 0
         self.last_lr = float(opt.param_groups[0]["lr"])
         self.grad_clip = recipe.grad_clip
+        #: The weights' moving average (torch's, buffers included: batch-norm statistics).
+        self.ema = None if recipe.ema is None else AveragedModel(
+            model, multi_avg_fn=get_ema_multi_avg_fn(recipe.ema), use_buffers=True
+        )  # fmt: skip
+        #: The teacher's logits on the training split, in its order (None: no distillation).
+        self.soft = soft
+        self.temperature, self.distill_weight = recipe.distill_temperature, recipe.distill_weight
         self.history: list[dict[str, float]] = []
         #: Seconds and joules of the run before a resumed state (:meth:`restore`).
         self.spent = (0.0, 0.0)
@@ -405,13 +472,17 @@ class _Loop:
         """Puts the run back where ``state`` was taken (:meth:`state`)."""
         if not isinstance(state, Mapping) or state.get("format") != STATE_FORMAT:
             raise ConfigError(f"resume: not a training state of format {STATE_FORMAT!r}")
-        differ = {k: (state["options"].get(k), v) for k, v in _options_of(options).items()
-                  if state["options"].get(k) != v}  # fmt: skip
+        saved, now = state["options"], _options_of(options)
+        differ = {k: (saved.get(k), now.get(k)) for k in dict.fromkeys([*saved, *now])
+                  if saved.get(k) != now.get(k)}  # fmt: skip
         if differ:
             raise ConfigError(
                 f"resume: the state is of a run with other options (saved, now): {differ}"
             )
         self.model.load_state_dict(state["model"])
+        if self.ema is not None:
+            self.ema.module.load_state_dict(state["ema"])
+            self.ema.n_averaged.fill_(int(state["ema_updates"]))
         self.opt.load_state_dict(state["optimizer"])
         self.sched.load_state_dict(state["schedule"])
         self.steps = int(state["steps"])
@@ -426,7 +497,11 @@ class _Loop:
     ) -> dict[str, Any]:
         """Everything :meth:`restore` needs to continue after the last epoch run."""
         seconds, joules = meter.so_far()
+        averaged = {} if self.ema is None else {
+            "ema": _cpu(self.ema.module.state_dict()), "ema_updates": int(self.ema.n_averaged)
+        }  # fmt: skip
         return {
+            **averaged,
             "format": STATE_FORMAT,
             "options": _options_of(options),
             "epoch": len(self.history),
@@ -464,7 +539,7 @@ class _Loop:
                 if self.steps >= total:
                     break
                 train_loss, train_acc = self._epoch(epoch, total, generator)
-                val = evaluate(self.model, self.data.val, channels_last=self.channels_last)
+                val = evaluate(self.validated, self.data.val, channels_last=self.channels_last)
                 elapsed = offset + self._elapsed(start)
                 record = epoch_record(epoch, train_loss, train_acc, val, self.last_lr, elapsed)
                 history.append(record)
@@ -479,6 +554,16 @@ class _Loop:
             bar.close()
         return history
 
+    @property
+    def validated(self) -> nn.Module:
+        """The weights each epoch is validated with and the run ends with."""
+        return self.model if self.ema is None else self.ema.module
+
+    def finish(self) -> None:
+        """Leaves the model holding the weights it was last validated with."""
+        if self.ema is not None:
+            self.model.load_state_dict(self.ema.module.state_dict())
+
     def _elapsed(self, start: float) -> float:
         """Seconds since ``start``, with queued CUDA work finished (as ``train_time_s``)."""
         device = self.data.device
@@ -490,7 +575,13 @@ class _Loop:
         """One pass; returns mean loss and accuracy over the batches seen."""
         train = self.data.train
         drop_last = len(train) >= self.batch_size
-        batches = train.batches(
+        # Distilling, the batches carry each sample's position in place of its label (the same
+        # order and augmentation: only the labels differ), which picks its label and targets.
+        source = train
+        if self.soft is not None:
+            assert isinstance(train, Split)  # _soft_targets refuses a streamed split
+            source = Split(train.x, torch.arange(len(train), device=train.device))
+        batches = source.batches(
             self.batch_size,
             shuffle=True,
             generator=generator,
@@ -505,7 +596,10 @@ class _Loop:
         for xb, yb in batches:
             if self.steps >= total:
                 break
-            loss, hits = self._step(xb, yb)
+            soft = None if self.soft is None else self.soft[yb]
+            if soft is not None:
+                yb = train.y[yb]
+            loss, hits = self._step(xb, yb, soft)
             losses.append(loss)
             correct += hits
             seen += len(yb)
@@ -516,10 +610,17 @@ class _Loop:
         mean_loss = torch.stack(losses).double().mean().item() if losses else math.nan
         return mean_loss, correct.item() / max(seen, 1)
 
-    def _step(self, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _step(
+        self, xb: torch.Tensor, yb: torch.Tensor, soft: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         with _autocast(xb.device, self.bf16):
             logits = self.model(_as_layout(xb, self.channels_last))
-        loss = F.cross_entropy(logits.float(), yb, label_smoothing=self.label_smoothing)
+        if soft is None:
+            loss = F.cross_entropy(logits.float(), yb, label_smoothing=self.label_smoothing)
+        else:
+            loss = distill_loss(logits.float(), yb, soft, temperature=self.temperature,
+                                weight=self.distill_weight,
+                                label_smoothing=self.label_smoothing)  # fmt: skip
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         if self.grad_clip is not None:
@@ -527,6 +628,8 @@ class _Loop:
         self.last_lr = float(self.opt.param_groups[0]["lr"])
         self.opt.step()
         self.sched.step()
+        if self.ema is not None:
+            self.ema.update_parameters(self.model)
         self.steps += 1
         return loss.detach(), (logits.detach().argmax(dim=1) == yb).sum()
 

@@ -27,7 +27,7 @@ from torch import nn
 
 from objectives import INDICATORS, EnergyMeter, measure, measuring_data
 from objectives.datasets import DATASETS, Data, load
-from objectives.train import FitResult, Recipe, evaluate, fit
+from objectives.train import FitResult, Recipe, evaluate, fit, trained_weights
 from search.config import Constraint, TrialConfig
 from search.errors import ExportError
 from search.record import Metric
@@ -75,7 +75,8 @@ def run_trial(
 ) -> dict[str, Any]:
     """Runs one trial and returns its metrics.
 
-    Steps: seed; load the dataset (cached per process); build the model; shapeshift it into
+    Steps: seed; load the dataset (cached per process; with ``train_on: train+val`` its
+    validation split joins the training split); build the model; shapeshift it into
     ``budget`` (pretraining first for ``mapping: auto``); measure the analytic indicators and
     stop there, untrained, when they violate a constraint; train; evaluate on validation and
     test; measure the other indicators; save the model when ``artifact_dir`` is set.
@@ -98,9 +99,10 @@ def run_trial(
             after the saved epoch, ending as the uninterrupted run would (bit-identical on
             the CPU); ``on_epoch`` sees the epochs after it.
         warm: A folder so written by a run of the same architecture (dataset, family,
-            hyper-parameters, budget): the model starts from its weights and store mapping,
-            and trains this config's whole schedule with a fresh optimiser (a warm start,
-            ``search train --from-checkpoint``).
+            hyper-parameters, budget): the model starts from its weights (their average,
+            with ``train.ema``: the ones it was validated with) and store mapping, and trains
+            this config's whole schedule with a fresh optimiser (a warm start, ``search train
+            --from-checkpoint``).
 
     Returns:
         ``accuracy`` (validation: what the search optimises), ``val_loss``, ``test_accuracy``
@@ -144,6 +146,8 @@ def _run(
     constraints = cfg.constraints
     data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.train_size, cfg.seed, str(device),
                  tuple(sorted(cfg.loading.items())))  # fmt: skip
+    if cfg.train_on == "train+val":
+        data = data.with_val_in_train()
     metrics: dict[str, Any] = {}
     given = saved or warm
     try:
@@ -151,7 +155,7 @@ def _run(
     except BudgetError as err:
         return _finish(metrics, constraints, start, reason=f"budget: {err}")
     if warm is not None:
-        net.load_state_dict(warm["fit"]["model"])
+        net.load_state_dict(trained_weights(warm["fit"]))  # the average, with ema
     names = _indicator_names(cfg.indicators, [o.name for o in cfg.objectives], constraints)
     ranked = _ranked(cfg) if on_epoch is not None else []
     early = [n for n in names if INDICATORS.get(n).analytic or n in ranked]

@@ -45,6 +45,7 @@ def _retrain_config(
     out: Path,
     device: str | None,
     seed: int | None = None,
+    train_on: str | None = None,
 ) -> TrialConfig:
     """The bundle's trial config at the full schedule, with the bundle's SSN mapping fixed."""
     if epochs is None:
@@ -61,9 +62,12 @@ def _retrain_config(
         artifact_dir=str(out / "trained"),
         device=device,
         seed=cfg.seed if seed is None else checks.seed(seed, "seed"),
+        train_on=cfg.train_on if train_on is None else train_on,
     )
 
 
+#: The metrics of the validation split, which a model trained on train+val trained on.
+_VALIDATION_METRICS = ("accuracy", "val_loss")
 #: What ``config.yaml`` may not change against ``model.pt``: what the saved mapping fits.
 _ARCHITECTURE = (*ARCHITECTURE, "ssn")
 
@@ -111,6 +115,7 @@ def train_bundle(
     device: str | None = None,
     seed: int | None = None,
     from_checkpoint: bool = False,
+    with_val: bool = False,
 ) -> Trained:
     """Retrains a bundle's configuration and compares it with the search: from scratch, or
     from the checkpoint the bundle holds.
@@ -131,6 +136,10 @@ def train_bundle(
         from_checkpoint: Start from the weights of the checkpoint the bundle holds (exported
             with ``from_checkpoint``) instead of a fresh initialisation: a warm start, with the
             optimiser and learning-rate schedule of the retraining's ``epochs`` begun anew.
+        with_val: Train on the training and validation splits (``train_on: train+val``): the
+            model was chosen on validation, which may now train it. ``train.json`` says so
+            (``train_on``), and its comparison leaves out the retrained validation metrics,
+            which are then of data the model trained on. False: the bundle's ``train_on``.
 
     Raises:
         ExportError: not a bundle, or ``from_checkpoint`` and the bundle holds no checkpoint.
@@ -142,7 +151,7 @@ def train_bundle(
     target = Path(out) if out is not None else folder
     searched = _bundle_config(folder, TrialConfig.from_dict(blob["trial_config"]))
     cfg = _retrain_config(searched, blob.get("mapping"), epochs=epochs, out=target, device=device,
-                          seed=seed)  # fmt: skip
+                          seed=seed, train_on="train+val" if with_val else None)  # fmt: skip
     recorded = _recorded(folder)
     warm = folder if from_checkpoint else None
     if warm is not None and not (folder / STATE_NAME).is_file():
@@ -151,7 +160,10 @@ def train_bundle(
             "export --from-checkpoint`, or retrain from scratch without --from-checkpoint"
         )
     result = run_trial(cfg, warm=warm)
-    table = _compare(recorded, result, blob["trial_config"])
+    held_out = result if cfg.train_on == "train" else {
+        k: v for k, v in result.items() if k not in _VALIDATION_METRICS
+    }  # fmt: skip
+    table = _compare(recorded, held_out, blob["trial_config"])
     target.mkdir(parents=True, exist_ok=True)
     path = target / "train.json"
     payload = {
@@ -159,6 +171,7 @@ def train_bundle(
         "bundle": str(folder.resolve()),
         "epochs": cfg.train["epochs"],
         "search_epochs": searched.train["epochs"],
+        "train_on": cfg.train_on,
         "from_checkpoint": _from_checkpoint(folder) if from_checkpoint else None,
         "trial_config": {**cfg.to_dict(), "artifact_dir": None},
         "metrics": result,

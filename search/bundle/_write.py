@@ -18,7 +18,7 @@ import yaml
 from torch import nn
 
 from objectives.datasets import DATASETS, load
-from objectives.train import evaluate
+from objectives.train import evaluate, trained_weights
 from search._urls import masked_url
 from search.bundle._files import BUNDLE_FORMAT, FILES, versions
 from search.bundle._folder import MANIFEST, bundle_target, staged_bundle, write_manifest
@@ -163,7 +163,7 @@ def export_bundle(
         checkpoint = _checkpoint(trial)
         state = read_state(checkpoint)
         blob = {"trial_config": state["trial_config"], "mapping": state["mapping"],
-                "state_dict": state["fit"]["model"]}  # fmt: skip
+                "state_dict": trained_weights(state["fit"])}  # fmt: skip
         source = {"folder": str(checkpoint), "epoch": int(state["epoch"]), "file": STATE_NAME}
     else:
         blob, source = read_weights(_artifact(recorded)), None

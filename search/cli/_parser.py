@@ -275,6 +275,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-checkpoint",
         "start from the checkpoint the bundle holds (`search export --from-checkpoint`)",
     )
+    _flag(
+        cmd,
+        "--with-val",
+        "train on the training and validation splits (the model was chosen on validation; "
+        "train.json says train_on: train+val)",
+    )
 
     cmd = add(
         "replay",

@@ -130,9 +130,11 @@ def _train(args: argparse.Namespace) -> int:
     recorded = read_bundle(args.bundle)["trial_config"].get("imports") or []
     _user_code(args, recorded, "the bundle's")
     done = train_bundle(args.bundle, epochs=args.epochs, out=args.out, device=args.device,
-                        seed=args.seed, from_checkpoint=args.from_checkpoint)  # fmt: skip
+                        seed=args.seed, from_checkpoint=args.from_checkpoint,
+                        with_val=args.with_val)  # fmt: skip
     start = "from its checkpoint" if args.from_checkpoint else "from scratch"
-    print(f"Retrained {args.bundle} {start} for {done.metrics.get('epochs')} epoch(s): "
+    on = " on train+val" if args.with_val else ""
+    print(f"Retrained {args.bundle} {start}{on} for {done.metrics.get('epochs')} epoch(s): "
           "search vs train")  # fmt: skip
     print(done.table.to_string(index=False, float_format=format_value))
     print(f"Saved: {done.path}")

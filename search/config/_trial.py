@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from objectives import INDICATORS, MeasureOptions, Recipe, declare
+from objectives import INDICATORS, MeasureOptions, Recipe, Teacher, declare
 from objectives.datasets import DATASETS, LOADER_WORKERS, STREAM_ABOVE_MB
 from objectives.train import SCHEDULES, TORCH_OPTIMIZERS
 from search._usercode import import_modules, normalise_imports
@@ -42,6 +42,8 @@ _MEASURE_KEYS = tuple(
 )
 #: A search trial's epochs when the config gives none (a Recipe itself has no default).
 DEFAULT_EPOCHS = 3
+#: What a trial trains on (``train_on``): the training split, or it and the validation split.
+TRAIN_ON = ("train", "train+val")
 
 _SHAPESHIFT = {f.name: (f.default, str(f.type)) for f in dataclasses.fields(SSNOptions)}
 
@@ -121,6 +123,18 @@ SSN_OPTIONS = _options(
 )
 
 
+def _teacher(value: Any, path: str) -> dict[str, Any]:
+    """A ``train.teacher`` mapping, checked as :class:`objectives.Teacher` checks it."""
+    try:
+        Teacher.from_mapping(value)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    return copy.deepcopy(dict(value))
+
+
+checks.described(_teacher, "null or {family, hyper, train (the teacher's recipe), seed}")
+
+
 def _recipe_options(**specs: checks.Check) -> dict[str, Option]:
     """An option table of :class:`objectives.Recipe` fields: each key's check is the config's,
     its default, type and help the field's (the epochs' default, :data:`DEFAULT_EPOCHS`)."""
@@ -142,6 +156,10 @@ TRAIN_OPTIONS = _recipe_options(
     label_smoothing=_fraction,
     augment=checks.optional(checks.boolean),
     max_steps=checks.optional(_at_least_1),
+    ema=checks.optional(checks.number_in(0.0, 1.0, open_high=True)),
+    teacher=checks.optional(_teacher),
+    distill_temperature=checks.number_in(0.0, open_low=True),
+    distill_weight=checks.number_in(0.0, 1.0),
 )
 #: ``loading`` options (how the data reach the model, :func:`objectives.datasets.load`).
 LOADING_OPTIONS = _options(
@@ -268,6 +286,12 @@ class TrialConfig(DataAndMetrics):
     )
     ssn: dict[str, Any] = config_key(check=None, factory=dict, help="the ssn.* options")
     train: dict[str, Any] = config_key(check=None, factory=dict, help="the train.* options")
+    train_on: str = config_key(
+        "train",
+        check=checks.one_of(lambda: TRAIN_ON),
+        help="the splits the model trains on: train+val retrains a model chosen on validation "
+        "on both (search train --with-val; its accuracy is then of data it trained on)",
+    )
     device: str | None = config_key(
         None,
         check=checks.optional(_device),

@@ -1,21 +1,25 @@
-"""What the family modules share: activations, the image shape, and the argument checks
-(``spaces._checks``, with the kernel sizes' odd check)."""
+"""What the family modules share: activations, the image shape, the argument checks
+(``spaces._checks``, with the kernel sizes' odd check) and the record designs' registration."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from torch import nn
 
+from spaces._build import FamilyBuilder, family_variant, register_family
 from spaces._checks import check_choice, check_int
 from spaces._errors import ConfigError
 
 __all__ = [
     "ACTIVATIONS",
+    "activation",
     "check_choice",
     "check_odd",
     "image_shape",
+    "register_record",
 ]
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -27,6 +31,24 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
     "leaky_relu": nn.LeakyReLU,
     "prelu": nn.PReLU,  # one learned slope per activation layer
 }
+
+
+def activation(name: str, negative_slope: float | None = None) -> Callable[[], nn.Module]:
+    """What makes the activation ``name``: ``negative_slope`` is LeakyReLU's slope below zero
+    (PyTorch's default is 0.01; the tiny-MNIST records use 0.2) or PReLU's initial one (0.25);
+    None keeps PyTorch's. Another activation has no such slope, and is refused one rather than
+    trained without it."""
+    act = ACTIVATIONS[check_choice("activation", name, ACTIVATIONS)]
+    if negative_slope is None:
+        return act
+    if act is nn.LeakyReLU:
+        return functools.partial(nn.LeakyReLU, negative_slope)
+    if act is nn.PReLU:
+        return functools.partial(nn.PReLU, init=negative_slope)
+    raise ConfigError(
+        f"negative_slope is LeakyReLU's or PReLU's; activation {name!r} has none "
+        f"(got negative_slope={negative_slope!r}): use leaky_relu or prelu, or leave it None"
+    )
 
 
 def image_shape(in_shape: Sequence[int]) -> tuple[int, int, int]:
@@ -46,3 +68,14 @@ def check_odd(key: str, value: Any) -> int:
     if check_int(key, value) % 2 == 0:
         raise ConfigError(f"{key} must be an odd int >= 1, got {value!r}")
     return value
+
+
+def register_record(name: str, base: FamilyBuilder, about: str, **fixed: Any) -> None:
+    """Registers a public record design as the variant ``name`` of ``base`` that fixes
+    ``fixed`` and takes no hyper-parameter (the rest keep ``base``'s defaults), so the name is
+    the record's layers and nothing else; ``about`` (its source file and lines, its layers and
+    count) opens its docstring."""
+    build = family_variant(base, **fixed)
+    build.__doc__ = f"{about}\n\n{build.__doc__}"
+    build.hyper_keys = ()  # type: ignore[attr-defined]  # see spaces._build.hyper_keys
+    register_family(name)(build)

@@ -1,4 +1,5 @@
-"""Plain ConvNet: conv blocks with optional BN and pooling, global average pool, linear head."""
+"""Plain ConvNet: conv blocks with optional BN and pooling, global average pool (or the maps
+flattened), linear head."""
 
 from __future__ import annotations
 
@@ -9,12 +10,8 @@ import torch
 from torch import nn
 
 from spaces._build import register_family
-from spaces._families._common import (
-    ACTIVATIONS,
-    check_choice,
-    check_odd,
-    image_shape,
-)
+from spaces._families._common import activation as make_activation
+from spaces._families._common import check_choice, check_odd, image_shape
 from spaces._families._norm import BatchNorm2d
 from spaces._hyper import Range, checked
 
@@ -23,11 +20,16 @@ _POOLS: dict[str, type[nn.Module] | None] = {
     "avg": nn.AvgPool2d,
     "none": None,
 }
+HEADS = ("gap", "flatten")
 
 
 @register_family("convnet")
 class ConvNet(nn.Module):
     """``depth`` × (conv k×k "same" → [BN] → activation → [2×2 pool]) → GAP → Linear.
+
+    ``head="flatten"`` feeds the last maps whole to the linear head instead of their global
+    average (channels × height × width inputs): at the smallest sizes a flatten head keeps
+    where the digit's strokes lie, which the average loses.
 
     Pooling halves the feature map only while both sides are at least 2, so an 8×8 digit
     never shrinks below 1×1 however deep the net is. A ReLU runs after max pooling instead of
@@ -46,6 +48,9 @@ class ConvNet(nn.Module):
         separable: Blocks after the first are depthwise-separable: a depthwise k×k conv, then
             a pointwise 1×1 conv, as the smallest MNIST nets use (k²·c + c·c' weights instead
             of k²·c·c'); the first block, on the image's few channels, stays a full conv.
+        negative_slope: LeakyReLU's slope below zero (PReLU's initial one); None keeps
+            PyTorch's 0.01 (0.25).
+        head: ``gap`` (global average pool) or ``flatten`` (the last maps whole).
     """
 
     @checked
@@ -62,12 +67,15 @@ class ConvNet(nn.Module):
         growth: Annotated[float, Range(0.25, 1e6)] = 2.0,
         activation: str = "relu",
         separable: bool = False,
+        negative_slope: Annotated[float, Range(0, 1)] | None = None,
+        head: str = "gap",
     ) -> None:
         super().__init__()
         channels, h, w = image_shape(in_shape)
         check_odd("kernel", kernel)
         pool = _POOLS[check_choice("pooling", pooling, _POOLS)]
-        act = ACTIVATIONS[check_choice("activation", activation, ACTIVATIONS)]
+        act = make_activation(activation, negative_slope)
+        flatten = check_choice("head", head, HEADS) == "flatten"
         layers: list[nn.Module] = []
         for i in range(depth):
             out = max(1, round(width * growth**i))
@@ -90,8 +98,8 @@ class ConvNet(nn.Module):
             layers += tail
             channels = out
         self.features = nn.Sequential(*layers)
-        self.pool = nn.AdaptiveAvgPool2d(1)
-        self.head = nn.Linear(channels, num_classes)
+        self.pool = nn.Identity() if flatten else nn.AdaptiveAvgPool2d(1)
+        self.head = nn.Linear(channels * h * w if flatten else channels, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.pool(self.features(x)).flatten(1))

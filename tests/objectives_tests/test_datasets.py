@@ -392,3 +392,15 @@ def test_train_size_keeps_a_stratified_subset_and_leaves_val_alone() -> None:
     assert torch.equal(load("digits", seed=3, train_size=200).train.x, part.train.x)
     with pytest.raises(ConfigError, match="train_size"):
         load("digits", train_size=5)
+
+
+def test_validation_joins_the_training_split_for_a_retraining() -> None:
+    data = load("digits")
+    both = data.with_val_in_train()
+    assert torch.equal(both.train.x, torch.cat([data.train.x, data.val.x]))
+    assert torch.equal(both.train.y, torch.cat([data.train.y, data.val.y]))
+    assert both.val is data.val and both.test is data.test and both.mean == data.mean
+    assert both.provenance["train_on"] == "train+val" and "train_on" not in data.provenance
+    assert both.provenance["splits"]["train"] == len(data.train) + len(data.val)
+    with pytest.raises(ConfigError, match="stream=False"):
+        load("digits", stream=True, workers=0).with_val_in_train()

@@ -231,7 +231,8 @@ def test_a_recipe_needs_only_epochs_and_resolves_the_learning_rate() -> None:
     assert defaults == {
         "batch_size": 128, "optimizer": "sgd", "lr": None, "momentum": 0.9,
         "weight_decay": 5e-4, "schedule": "onecycle", "label_smoothing": 0.0, "augment": None,
-        "max_steps": None, "channels_last": True, "grad_clip": None,
+        "max_steps": None, "channels_last": True, "grad_clip": None, "ema": None,
+        "teacher": None, "distill_temperature": 4.0, "distill_weight": 0.5,
     }  # fmt: skip
     assert all(f.metadata["help"] for f in dataclasses.fields(Recipe))  # each says what it is
     assert (recipe.peak_lr, Recipe(epochs=3, optimizer="AdamW").peak_lr) == (0.1, 1e-3)

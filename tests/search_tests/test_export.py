@@ -10,6 +10,7 @@ search.trial.run_trial called directly: the Ray path is covered once in test_cli
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -181,6 +182,19 @@ def test_train_reuses_the_mapping_and_compares(bundle, tmp_path: Path) -> None:
     assert 0.0 < rows["accuracy"]["train"] <= 1.0
     assert (tmp_path / "trained" / "model.pt").is_file()
     assert not (bundle.folder / "train.json").exists(), "--out puts train.json elsewhere"
+
+
+def test_train_with_val_trains_on_both_and_says_so(bundle, tmp_path: Path, capsys) -> None:
+    torch.set_num_threads(1)
+    args = ["train", str(bundle.folder), "--epochs", "1", "--out", str(tmp_path), "--with-val"]
+    assert main(args) == 0 and "on train+val" in capsys.readouterr().out
+    saved = json.loads((tmp_path / "train.json").read_text(encoding="utf-8"))
+    assert saved["train_on"] == saved["trial_config"]["train_on"] == "train+val"
+    rows = {r["metric"]: r for r in saved["comparison"]}
+    assert math.isnan(rows["accuracy"]["train"])  # validation is no longer held out
+    assert 0.0 < rows["test_accuracy"]["train"] <= 1.0
+    plain = train_bundle(bundle.folder, epochs=1, out=tmp_path / "plain")
+    assert json.loads(plain.path.read_text(encoding="utf-8"))["train_on"] == "train"
 
 
 def test_plain_model_bundle(tmp_path: Path) -> None:

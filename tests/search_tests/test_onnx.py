@@ -41,6 +41,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "resnet": {"depth": 8, "width": 4},
     "wrn": {"depth": 10, "widen": 1},
     "convmixer": {"dim": 8, "depth": 1, "kernel": 3, "patch": 2},
+    # a separable conv applied twice with a norm of its own each time, a hidden head layer
+    "minimal": {"stem": 4, "width": 6, "reuse": 2, "hidden": 8, "dropout": 0.1},
     # one block reused 3 times with skips, PReLU, whole-tensor norm, a widened separable block
     "sepnet": {"stem": 4, "width": 4, "blocks": 2, "reuse": 3, "residual": True,
                "activation": "prelu", "norm": "layer", "expansion": 2.0, "dropout": 0.1},

@@ -180,6 +180,28 @@ def test_trial_config_merges_train_fixed_and_point() -> None:
         config.trial_config(point | {"convnet.depth": 7})
 
 
+def test_the_recipe_levers_and_the_batch_size_are_searchable() -> None:
+    data = edited("train/batch_size", ...)
+    data["space"] |= {
+        "train.ema": {"low": 0.9, "high": 0.999},
+        "train.distill_weight": {"low": 0.1, "high": 0.9},
+        "train.distill_temperature": [2.0, 4.0],
+        "train.batch_size": [32, 64, 128],
+    }
+    data["train"]["teacher"] = {"family": "mlp", "hyper": {"width": 16}, "train": {"epochs": 1}}
+    config = load_config(data)
+    recipe = config.trial_config(config.space.sample(0)).recipe()
+    assert recipe.ema is not None and 0.9 <= recipe.ema <= 0.999
+    assert 0.1 <= recipe.distill_weight <= 0.9 and recipe.distill_temperature in (2.0, 4.0)
+    assert recipe.batch_size in (32, 64, 128)
+    assert recipe.teacher is not None and recipe.teacher.hyper == {"width": 16}
+    with pytest.raises(ConfigError, match=r"space\.train\.ema: got 1\.5"):
+        load_config(edited("space/train.ema", {"low": 0.5, "high": 1.5}))
+    with pytest.raises(ConfigError, match=r"train\.teacher: unknown teacher option 'hyperr'"):
+        load_config(edited("train/teacher", {"family": "mlp", "train": {"epochs": 1},
+                                             "hyperr": {}}))  # fmt: skip
+
+
 def test_a_family_trains_with_its_own_options_over_the_common_ones() -> None:
     data = edited("fixed/mlp.train.optimizer", "adamw")
     data["space"]["mlp.train.lr"] = {"low": 0.001, "high": 0.01, "log": True}

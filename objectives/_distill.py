@@ -1,0 +1,129 @@
+"""Knowledge distillation: the loss, and the teacher's soft targets cached on disk.
+
+A teacher (:class:`objectives.Recipe`'s ``teacher``) is trained once per training split: its
+logits on that split, in the split's order, are saved under ``<cache>/teachers/`` with the
+provenance that made them, and a file is named by a hash of that provenance, so another
+teacher, another split, another torch or another kind of device never reads a file it did not
+make. :func:`objectives.train.fit` trains the teacher when the file is missing; this module
+only names, reads and writes the file.
+
+The file (``torch.save``, loadable with ``weights_only=True``)::
+
+    {"provenance": {format, teacher: {family, hyper, train, seed}, dataset,
+                    train_split: {size, labels_sha256, mean, std, val_size, train_size,
+                                  seed}, device, torch},
+     "targets": float32 (N, classes) logits on the CPU,
+     "teacher": {trained_on: "train", history, train_time_s}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from objectives._recipe import Teacher
+from objectives._root import cache_home
+from objectives.datasets import Data, Split
+
+__all__ = [
+    "TARGETS_FORMAT",
+    "distill_loss",
+    "provenance",
+    "read_targets",
+    "targets_path",
+    "write_targets",
+]
+
+#: ``provenance.format`` of a teacher's cached targets.
+TARGETS_FORMAT = "npas-teacher-targets/1"
+
+
+def distill_loss(
+    logits: torch.Tensor,
+    labels: torch.Tensor,
+    soft: torch.Tensor,
+    *,
+    temperature: float,
+    weight: float,
+    label_smoothing: float,
+) -> torch.Tensor:
+    """``(1 - weight) * CE(logits, labels) + weight * T**2 * KL(softmax(soft / T) ||
+    softmax(logits / T))``, batch-averaged (Hinton et al., 2015): the T² keeps the soft term's
+    gradients on the scale of the hard term's whatever the temperature."""
+    hard = F.cross_entropy(logits, labels, label_smoothing=label_smoothing)
+    t = temperature
+    kl = F.kl_div(F.log_softmax(logits / t, dim=1), F.log_softmax(soft / t, dim=1),
+                  reduction="batchmean", log_target=True)  # fmt: skip
+    return (1 - weight) * hard + weight * t * t * kl
+
+
+def provenance(teacher: Teacher, data: Data, device: torch.device) -> dict[str, Any]:
+    """What the targets of ``teacher`` on ``data``'s training split depend on: the teacher's
+    spec, the split (its size, a hash of its labels in order, the normalisation, and how it
+    was carved), the kind of device it trains on and torch's version."""
+    split = data.train
+    assert isinstance(split, Split)  # fit refuses to distil on a streamed split
+    labels = split.y.detach().to("cpu").numpy().tobytes()
+    carved = {k: data.provenance.get(k) for k in ("val_size", "train_size", "seed")}
+    return {
+        "format": TARGETS_FORMAT,
+        "teacher": teacher.to_dict(),
+        "dataset": data.name,
+        "train_split": {"size": len(split), "labels_sha256": hashlib.sha256(labels).hexdigest(),
+                        "mean": list(data.mean), "std": list(data.std), **carved},
+        "device": device.type,
+        "torch": str(torch.__version__),  # a str subclass torch.load(weights_only) refuses
+    }  # fmt: skip
+
+
+def targets_path(made_by: Mapping[str, Any]) -> Path:
+    """``<npas cache>/teachers/<dataset>-<hash of the provenance>.pt``: beside the decoded
+    datasets (``$XDG_CACHE_HOME/npas/data``), never in a data folder, which may be shared."""
+    text = json.dumps(made_by, sort_keys=True, default=str)
+    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return cache_home() / "teachers" / f"{made_by['dataset']}-{key}.pt"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as it reads back from JSON (tuples become lists), to compare provenances."""
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+def read_targets(path: Path, made_by: Mapping[str, Any]) -> torch.Tensor | None:
+    """The cached targets at ``path``, or None when there are none or they were made by
+    anything else than ``made_by`` (a hash collision, an edited file: computed again)."""
+    if not path.is_file():
+        return None
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError):
+        return None
+    if not isinstance(blob, dict) or _plain(blob.get("provenance")) != _plain(made_by):
+        return None
+    targets = blob.get("targets")
+    return targets if isinstance(targets, torch.Tensor) else None
+
+
+def write_targets(
+    path: Path, made_by: Mapping[str, Any], targets: torch.Tensor, teacher: Mapping[str, Any]
+) -> None:
+    """Writes the file atomically (a concurrent reader sees the old file or the new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            torch.save({"provenance": dict(made_by), "targets": targets.detach().to("cpu"),
+                        "teacher": dict(teacher)}, out)  # fmt: skip
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

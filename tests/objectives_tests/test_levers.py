@@ -1,0 +1,233 @@
+"""Recipe levers: the weights' moving average (``ema``) and distillation from a teacher whose
+soft targets are cached on disk, with their checks, resume and the fused trainer's fallback."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+import objectives.train as train_module
+from objectives import Teacher, fit_seeds
+from objectives.datasets import Data, load
+from objectives.train import FitResult, Recipe, evaluate, fit, trained_weights
+from spaces._errors import ConfigError, UnknownNameError
+
+#: A tiny teacher: an MLP trained for a few epochs on the digits' training split.
+TEACHER = {"family": "mlp", "hyper": {"width": 32}, "train": {"epochs": 4}, "seed": 0}
+
+
+@pytest.fixture(scope="module")
+def digits() -> Data:
+    return load("digits")
+
+
+@pytest.fixture(autouse=True)
+def teachers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The folder of the teachers' cached targets, in this test's own cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    return tmp_path / "npas" / "data" / "teachers"
+
+
+def net(seed: int = 0) -> nn.Module:
+    """Batch norm (buffers the average covers too), dropout and a convolution."""
+    torch.manual_seed(seed)
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+        nn.Dropout(0.2), nn.Linear(4 * 64, 10),
+    )  # fmt: skip
+
+
+def through_disk(state: dict) -> dict:
+    """The state as a checkpoint file gives it back (weights only)."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+def untimed(result: FitResult) -> list[dict[str, float]]:
+    return [{k: v for k, v in r.items() if k != "elapsed_s"} for r in result.history]
+
+
+def distilling(**options: object) -> Recipe:
+    return Recipe.from_mapping({"epochs": 2, "teacher": TEACHER, **options})
+
+
+# -- the checks ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("ema", 1.0),
+        ("ema", -0.1),
+        ("distill_temperature", 0),
+        ("distill_weight", 1.5),
+        ("distill_weight", -0.5),
+    ],
+)
+def test_bad_lever_values_are_named(option: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=rf"{option} .*got {value!r}"):
+        Recipe.from_mapping({"epochs": 1, "teacher": TEACHER, option: value})
+
+
+def test_distillation_options_need_a_teacher() -> None:
+    with pytest.raises(ConfigError, match=r"distill_weight=0\.9 needs a teacher"):
+        Recipe(epochs=1, distill_weight=0.9)
+
+
+def test_a_teacher_is_checked_and_reads_back_from_plain_data() -> None:
+    recipe = distilling(distill_weight=0.7)
+    assert isinstance(recipe.teacher, Teacher) and recipe.teacher.recipe == Recipe(epochs=4)
+    assert Recipe.from_mapping(recipe.to_dict()) == recipe
+    assert hash(recipe) == hash(distilling(distill_weight=0.7))  # a recipe stays hashable
+    with pytest.raises(UnknownNameError, match="mlp"):
+        Teacher.from_mapping({**TEACHER, "family": "mpl"})
+    with pytest.raises(ConfigError, match="unknown teacher option 'hyperr'"):
+        Teacher.from_mapping({**TEACHER, "hyperr": {}})
+    with pytest.raises(ConfigError, match="a teacher has no teacher of its own"):
+        Teacher.from_mapping({**TEACHER, "train": {"epochs": 1, "teacher": TEACHER}})
+
+
+# -- ema ----------------------------------------------------------------------------------------
+
+
+def test_the_average_is_validated_and_is_what_the_model_ends_with(digits: Data) -> None:
+    states: list[dict] = []
+    model = net()
+    result = fit(model, digits, Recipe(epochs=2, ema=0.9), on_state=states.append)
+    last = states[-1]
+    assert last["ema_updates"] == result.steps and result.config["ema"] == 0.9
+    held = model.state_dict()
+    assert all(torch.equal(held[k], v) for k, v in trained_weights(last).items())
+    assert any(not torch.equal(last["model"][k], v) for k, v in last["ema"].items())
+    assert evaluate(model, digits.val) == {
+        "accuracy": result.val_accuracy, "loss": result.history[-1]["val_loss"]
+    }  # fmt: skip
+
+
+def test_an_average_of_decay_zero_is_the_plain_run(digits: Data) -> None:
+    plain, averaged = net(), net()
+    a = fit(plain, digits, Recipe(epochs=2))
+    b = fit(averaged, digits, Recipe(epochs=2, ema=0.0))
+    assert untimed(a) == untimed(b) and "ema" not in a.config
+    pairs = zip(plain.state_dict().values(), averaged.state_dict().values(), strict=True)
+    assert all(torch.equal(x, y) for x, y in pairs)
+
+
+def test_a_run_with_an_average_resumes_exactly(digits: Data) -> None:
+    recipe = Recipe(epochs=3, ema=0.8)
+    states: list[dict] = []
+    whole = net()
+    done = fit(whole, digits, recipe, seed=2, on_state=states.append)
+    again = net(seed=1)
+    resumed = fit(again, digits, recipe, seed=2, resume=through_disk(states[0]))
+    assert untimed(resumed) == untimed(done)
+    pairs = zip(whole.state_dict().values(), again.state_dict().values(), strict=True)
+    assert all(torch.equal(x, y) for x, y in pairs)
+    plain: list[dict] = []
+    fit(net(), digits, Recipe(epochs=3), seed=2, on_state=plain.append)
+    assert "ema" not in plain[0] and "ema" not in plain[0]["options"]  # states as before
+    with pytest.raises(ConfigError, match=r"other options.*'ema'"):
+        fit(net(), digits, recipe, seed=2, resume=plain[0])
+    with pytest.raises(ConfigError, match=r"other options.*'ema'"):
+        fit(net(), digits, Recipe(epochs=3), seed=2, resume=states[0])
+
+
+@pytest.mark.parametrize("lever", [{"ema": 0.9}, {"teacher": TEACHER}])
+def test_fused_seeds_train_one_after_another_with_a_lever(digits: Data, lever: dict) -> None:
+    recipe = Recipe.from_mapping({"epochs": 1, **lever})
+    (name,) = lever
+    results = fit_seeds([net(0), net(1)], digits, recipe, seeds=[0, 1])
+    assert all(name in r.config["fused"] for r in results)
+    alone = fit(net(1), digits, recipe, seed=1)
+    assert untimed(results[1]) == untimed(alone)
+    with pytest.raises(ConfigError, match=rf"cannot be fused.*{name}"):
+        fit_seeds([net(0), net(1)], digits, recipe, seeds=[0, 1], fused=True)
+
+
+# -- distillation -------------------------------------------------------------------------------
+
+
+def test_the_teacher_trains_once_on_the_training_split(
+    digits: Data, teachers: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taught: list[Data] = []
+    real_fit = train_module.fit
+
+    def spy(model: nn.Module, data: Data, recipe: Recipe, **options: Any) -> FitResult:
+        taught.append(data)  # fit's own calls: the teacher's
+        return real_fit(model, data, recipe, **options)
+
+    monkeypatch.setattr(train_module, "fit", spy)
+    first = fit(net(), digits, distilling())
+    path = Path(first.config["teacher_targets"])
+    assert path.parent == teachers and len(taught) == 1
+    (seen,) = taught
+    assert seen.train is digits.train and seen.val is digits.train and seen.test is digits.train
+    blob = torch.load(path, weights_only=True)
+    made_by = blob["provenance"]
+    assert made_by["teacher"] == Teacher.from_mapping(TEACHER).to_dict()
+    assert made_by["dataset"] == "digits" and made_by["torch"] == torch.__version__
+    assert made_by["train_split"]["size"] == len(digits.train) and blob["teacher"]["trained_on"]
+    targets = blob["targets"]
+    assert targets.shape == (len(digits.train), 10)
+    assert (targets.argmax(1) == digits.train.y).float().mean() > 0.7  # in the split's order
+
+    stamp = path.stat().st_mtime_ns
+    second = fit(net(), digits, distilling())
+    assert len(taught) == 1 and path.stat().st_mtime_ns == stamp  # read, not trained again
+    assert untimed(second) == untimed(first)
+
+
+def test_another_teacher_split_or_provenance_trains_again(
+    digits: Data, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taught: list[Data] = []
+    real_fit = train_module.fit
+
+    def spy(model: nn.Module, data: Data, recipe: Recipe, **options: Any) -> FitResult:
+        taught.append(data)
+        return real_fit(model, data, recipe, **options)
+
+    monkeypatch.setattr(train_module, "fit", spy)
+    path = Path(fit(net(), digits, distilling()).config["teacher_targets"])
+    other_seed = Recipe.from_mapping({"epochs": 2, "teacher": {**TEACHER, "seed": 1}})
+    assert Path(fit(net(), digits, other_seed).config["teacher_targets"]) != path
+    other_split = load("digits", seed=1)
+    assert Path(fit(net(), other_split, distilling()).config["teacher_targets"]) != path
+    assert len(taught) == 3
+    blob = torch.load(path, weights_only=True)
+    blob["provenance"]["torch"] = "0.0"  # a file that another torch made, under this name
+    torch.save(blob, path)
+    fit(net(), digits, distilling())
+    assert len(taught) == 4
+    assert torch.load(path, weights_only=True)["provenance"]["torch"] == torch.__version__
+
+
+def test_a_distillation_weight_of_zero_is_the_plain_run(digits: Data) -> None:
+    plain = fit(net(), digits, Recipe(epochs=2))
+    zero = fit(net(), digits, distilling(distill_weight=0.0))
+    assert untimed(zero) == untimed(plain)
+    assert zero.config["distill_weight"] == 0.0 and "teacher" not in plain.config
+
+
+def test_a_distillation_weight_changes_the_training(digits: Data) -> None:
+    plain, taught = net(), net()
+    a = fit(plain, digits, Recipe(epochs=2))
+    b = fit(taught, digits, distilling(distill_weight=0.9, distill_temperature=2.0))
+    assert [r["train_loss"] for r in a.history] != [r["train_loss"] for r in b.history]
+    pairs = zip(plain.state_dict().values(), taught.state_dict().values(), strict=True)
+    assert not all(torch.equal(x, y) for x, y in pairs)
+    assert b.config["teacher"]["family"] == "mlp" and b.config["distill_temperature"] == 2.0
+
+
+def test_a_streamed_training_split_is_refused(digits: Data) -> None:
+    streamed = load("digits", stream=True, workers=0)
+    with pytest.raises(ConfigError, match=r"teacher: .*stream=False"):
+        fit(net(), streamed, distilling())
