@@ -261,7 +261,8 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
         "state_dict": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
     }, folder / "model.pt")  # fmt: skip
     header = (f"# Seed {cfg.seed} of {source['arm']} {source['anchor']} (search trial "
-              f"{source['trial']}), retrained by benchmarks/leaderboard.py.\n")  # fmt: skip
+              f"{source['trial']}), retrained by {source.get('by', 'benchmarks/leaderboard.py')}"
+              ".\n")  # fmt: skip
     text = header + yaml.safe_dump(_shareable(cfg), sort_keys=False)
     (folder / "config.yaml").write_text(text, encoding="utf-8")
     plain = {k: plain_value(v) for k, v in metrics.items()}

@@ -1,0 +1,268 @@
+"""The public record designs side by side under npas's protocol: each trained with its own
+recipe and with npas's searched one, 5 seeds each, beside the npas-found net at its count.
+
+    NPAS_DATA=../shared/data python benchmarks/record_designs.py --designs record-997 --jobs 2
+
+For each design of ``--designs`` (``spaces``' ``record-697``, ``record-997``,
+``record-1936``) and each recipe of ``--recipes``:
+
+- ``own``: the record's own recipe, :data:`objectives.RECORD_RECIPES` (what a ``Recipe``
+  cannot say, the test-set plateaus and early stopping, replaced as that module states);
+- ``searched``: npas's best searched recipe, the training section of the last round's
+  winner at ≤ 1,000 parameters (``--searched``, default the ``leaderboard_valid`` bundle).
+
+Each seed trains on the whole training split less the validation split (each seed carves
+its own), is evaluated on the official test set once, after training, and is written as a
+bundle, ``<results>/<name>/le<target>/<design>.<recipe>/seed<s>/`` (config.yaml, model.pt,
+model.onnx, model.pt2, metrics.json; ``search.load_bundle`` loads it). ``<target>`` is the
+smallest leaderboard target at or above the design's count (500, 1,000, 2,000). A seed with
+a bundle of the same network and recipe is kept, so a stopped run goes on where it was.
+``--table-only`` trains nothing: it writes ``<results>/<name>.md`` from the bundles, with the
+npas-found nets of ``--compare`` (earlier leaderboard runs' per-seed bundles) beside the
+designs at their targets, and Welch p-values. A smoke run on digits, in a minute::
+
+    python benchmarks/record_designs.py --designs record-697 --recipes own --seeds 2 \\
+        --epochs 1 --set dataset=digits --results /tmp/rd
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as futures
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from leaderboard import PROTOCOL, REFERENCES, _welch, _worker_init, train_seeds
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+TARGETS = (500, 1000, 2000)
+#: The trial config every arm starts from: the last round's winner at ≤ 1,000 (its dataset,
+#: indicators, measurement and constraints), whose training section is the searched recipe.
+SEARCHED = RESULTS / "leaderboard_valid" / "le1000" / "seed0" / "config.yaml"
+#: Earlier rounds' npas-found nets, by target: (label, folder of per-seed bundles).
+ROUND5 = RESULTS / "leaderboard_valid"
+COMPARE = {
+    1000: [("npas-found, round 5 (plain, 983 params)", ROUND5 / "le1000"),
+           ("its Shapeshifted twin (983 params)", ROUND5 / "le1000" / "shared")],
+    500: [("npas-found, round 5 (SSN, 445 params)", ROUND5 / "le500")],
+}  # fmt: skip
+
+
+def target_of(params: int) -> int:
+    """The smallest leaderboard target at or above ``params``."""
+    for target in TARGETS:
+        if params <= target:
+            return target
+    raise ValueError(f"{params} parameters: above every target {TARGETS}")
+
+
+def design_params(design: str, in_shape: tuple[int, ...] = (1, 28, 28)) -> int:
+    """A design's trainable parameters (built on the meta device)."""
+    import torch
+
+    from spaces import build_model
+
+    with torch.device("meta"):
+        net = build_model(design, in_shape, 10)
+    return sum(p.numel() for p in net.parameters() if p.requires_grad)
+
+
+def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
+               epochs: int | None) -> dict[str, Any]:  # fmt: skip
+    """The trial config of one seed of an arm: ``base`` (the searched winner's) with the
+    design as its network and the arm's recipe as its training section."""
+    from objectives import RECORD_RECIPES
+    from search.config import TRAIN_OPTIONS
+
+    own = RECORD_RECIPES[design].to_dict()
+    train = (
+        dict(base["train"])
+        if recipe == "searched"
+        else {k: v for k, v in own.items() if k in TRAIN_OPTIONS}
+    )  # what a search config says
+    if epochs is not None:
+        train["epochs"] = epochs
+    limit = f"params <= {target_of(design_params(design))}"  # the design's own target
+    return {**base, "family": design, "hyper": {}, "budget": None, "train": train,
+            "seed": seed, "train_size": None, "artifact_dir": None,
+            "constraints": [limit]}  # fmt: skip
+
+
+def base_config(path: Path, sets: list[str]) -> dict[str, Any]:
+    """The searched winner's trial config, with ``--set key=value`` edits (YAML values)."""
+    base = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for item in sets:
+        key, _, value = item.partition("=")
+        base[key] = yaml.safe_load(value)
+    return base
+
+
+def kept(folder: Path, cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """A finished seed's metrics, when its bundle trained this network and recipe."""
+    path = folder / "metrics.json"
+    if not (path.is_file() and (folder / "model.pt").is_file()):
+        return None
+    trained = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+    same = all(trained.get(k) == cfg.get(k) for k in ("family", "hyper", "dataset", "train"))
+    return json.loads(path.read_text(encoding="utf-8"))["metrics"] if same else None
+
+
+def seed_accuracies(folder: Path) -> list[float]:
+    """The test accuracies of the per-seed bundles ``folder/seed<s>/``, by seed."""
+    found = sorted(folder.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
+    return [json.loads(p.read_text(encoding="utf-8"))["metrics"]["test_accuracy"] for p in found]
+
+
+def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
+          ) -> list[tuple[dict[str, Any], Path, dict[str, Any]]]:  # fmt: skip
+    """The seeds still to train: (trial config, bundle folder, source)."""
+    todo = []
+    for design in args.designs:
+        target = target_of(design_params(design))
+        for recipe in args.recipes:
+            arm = f"{design}.{recipe}"
+            for seed in range(args.seeds):
+                cfg = arm_config(base, design, recipe, seed, args.epochs)
+                folder = board / f"le{target}" / arm / f"seed{seed}"
+                if kept(folder, cfg) is None:
+                    source = {"anchor": f"le{target}", "arm": arm, "trial": design,
+                              "by": "benchmarks/record_designs.py"}  # fmt: skip
+                    todo.append((cfg, folder, source))
+    return todo
+
+
+def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int) -> None:
+    """Trains the seeds, ``jobs`` at once (one thread each), printing each as it ends."""
+    start = time.time()
+    with futures.ProcessPoolExecutor(jobs, initializer=_worker_init) as pool:
+        running = {pool.submit(train_seeds, [cfg], False, [str(folder)], source): folder
+                   for cfg, folder, source in todo}  # fmt: skip
+        for n, done in enumerate(futures.as_completed(running), 1):
+            folder = running[done]
+            try:
+                metrics = done.result()[0]
+                said = (f"test {100 * metrics['test_accuracy']:.2f} %, "
+                        f"{metrics['train_time_s'] / 60:.1f} min")  # fmt: skip
+            except Exception as err:  # a failed seed is reported, the others go on
+                said = f"failed: {err}"
+            print(
+                f"[{n}/{len(todo)}, {(time.time() - start) / 60:.0f} min] "
+                f"{folder.relative_to(folder.parents[2])}: {said}",
+                flush=True,
+            )
+
+
+def _mean_std(values: list[float]) -> str:
+    if len(values) < 2:
+        return f"{100 * values[0]:.2f} %" if values else "–"
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f} %"
+
+
+def _arm_rows(board: Path, target: int) -> list[tuple[str, list[float], dict[str, Any]]]:
+    """(label, per-seed accuracies, first seed's bundle record) of each design arm at
+    ``target``, in name order."""
+    rows = []
+    for arm in sorted(p for p in (board / f"le{target}").glob("*.*") if p.is_dir()):
+        accs = seed_accuracies(arm)
+        if accs:
+            first = next(iter(sorted(arm.glob("seed*/metrics.json"))))
+            rows.append((arm.name, accs, json.loads(first.read_text(encoding="utf-8"))))
+    return rows
+
+
+def table(board: Path, seeds: int) -> str:
+    """The side-by-side table of every target with design arms, from the bundles alone."""
+    lines = [
+        f"# The record designs side by side under npas's protocol ({time.strftime('%Y-%m-%d')})",
+        "",
+        f"- Protocol: {PROTOCOL}",
+        f"- Machine: {platform.machine()}, CPU; torch 1 thread per training; each row's "
+        "device and epochs are in its bundles' metrics.json and config.yaml",
+        "- Recipes: `own` = `objectives.RECORD_RECIPES` (the record's file, with its test-set "
+        "plateaus and early stopping replaced by a step schedule, as that module states); "
+        "`searched` = the training section of round 5's winner at ≤ 1,000 (AdamW, cosine, "
+        "lr 0.0126, weight decay 1e-4, batch 128, 81 epochs)",
+        "- p: Welch's two-sided t-test of the row's seeds against the first npas row of its "
+        "target (unequal variances); within noise when p ≥ 0.05",
+        "",
+        "| target | arm | params | recipe | epochs | seeds | test acc, mean ± std | each seed "
+        "| vs npas-found |",
+        "|---|---|---:|---|---:|---:|---:|---|---|",
+    ]
+    for target in TARGETS:
+        arms = _arm_rows(board, target)
+        if not arms:
+            continue
+        found = [(label, seed_accuracies(folder)) for label, folder in COMPARE.get(target, [])]
+        reference = found[0][1] if found else []
+        for label, accs in found:
+            lines.append(f"| ≤ {target:,} | {label} | | searched | 81 | {len(accs)} | "
+                         f"{_mean_std(accs)} | {_each(accs)} | |")  # fmt: skip
+        for arm, accs, record in arms:
+            design, recipe = arm.split(".")
+            m = record["metrics"]
+            so_far = f" of {seeds}" if len(accs) < seeds else ""
+            p = _welch(accs, reference).strip(" ()") if reference else ""
+            lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {recipe} | "
+                         f"{m['epochs']} | {len(accs)}{so_far} | {_mean_std(accs)} | "
+                         f"{_each(accs)} | {p} |")  # fmt: skip
+    lines += ["", "The public figures (hand-designed; how each was measured):", "",
+              "| parameters | test accuracy | protocol |", "|---:|---:|---|"]  # fmt: skip
+    lines += [f"| {n} | {acc} | {how} |" for n, acc, how in REFERENCES]
+    return "\n".join(lines) + "\n"
+
+
+def _each(values: list[float]) -> str:
+    return ", ".join(f"{100 * v:.2f}" for v in values) or "–"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--designs", type=lambda s: s.split(","),
+                        default=["record-697", "record-997", "record-1936"])  # fmt: skip
+    parser.add_argument("--recipes", type=lambda s: s.split(","), default=["own", "searched"])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--epochs", type=int, help="every arm's epochs (default: its recipe's)")
+    parser.add_argument("--jobs", type=int, default=2, help="trainings at once, 1 thread each")
+    parser.add_argument(
+        "--searched",
+        type=Path,
+        default=SEARCHED,
+        help="the bundle config.yaml whose trial config every arm starts from",
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        help="KEY=VALUE edits of that trial config (e.g. dataset=digits)",
+    )
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="leaderboard_records")
+    parser.add_argument("--table-only", action="store_true", help="train nothing")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    board = args.results / args.name
+    unknown = [r for r in args.recipes if r not in ("own", "searched")]
+    if unknown:
+        sys.exit(f"record_designs.py: unknown recipe {unknown[0]!r}: own or searched")
+    if not args.table_only:
+        todo = _runs(args, base_config(args.searched, args.sets), board)
+        print(f"{len(todo)} seed(s) to train, {args.jobs} at once", flush=True)
+        train(todo, args.jobs)
+    (args.results / f"{args.name}.md").write_text(table(board, args.seeds), encoding="utf-8")
+    print(f"wrote {args.results / f'{args.name}.md'}")
+
+
+if __name__ == "__main__":
+    main()
