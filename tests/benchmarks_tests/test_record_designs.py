@@ -1,0 +1,109 @@
+"""The record-designs benchmark on digits: each seed's bundle re-evaluates to the accuracy it
+records (``search.load_bundle`` and onnxruntime), a second run keeps the seeds it has,
+``--table-only`` trains nothing, and the table's figures recompute from the per-seed files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+from objectives.datasets import load
+from search import load_bundle
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(BENCH))  # the script imports its sibling leaderboard.py
+    spec = importlib.util.spec_from_file_location("record_designs", BENCH / "record_designs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+    sys.path.remove(str(BENCH))
+
+
+@pytest.fixture(scope="module")
+def board(bench, tmp_path_factory) -> Path:
+    results = tmp_path_factory.mktemp("results")
+    bench.main(["--designs", "record-697", "--recipes", "own,searched", "--seeds", "2",
+                "--epochs", "2", "--jobs", "1", "--set", "dataset=digits",
+                "--results", str(results)])  # fmt: skip
+    return results
+
+
+def test_targets_and_counts_are_the_designs_own(bench) -> None:
+    assert [bench.design_params(d) for d in ("record-697", "record-997", "record-1936")] == [
+        697, 997, 1936]  # fmt: skip
+    assert [bench.target_of(n) for n in (445, 500, 697, 1936)] == [500, 500, 1000, 2000]
+    with pytest.raises(ValueError, match="above every target"):
+        bench.target_of(2001)
+
+
+def test_each_seed_is_a_bundle_that_re_evaluates_to_its_recorded_accuracy(board) -> None:
+    folders = sorted((board / "leaderboard_records" / "le1000").glob("*/seed*"))
+    assert [f"{f.parent.name}/{f.name}" for f in folders] == [
+        "record-697.own/seed0", "record-697.own/seed1",
+        "record-697.searched/seed0", "record-697.searched/seed1"]  # fmt: skip
+    for folder in folders:
+        record = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        seed = record["metrics"]["seed"]
+        test = load("digits", seed=seed, download=False).test  # the seed's own normalisation
+        with torch.no_grad():
+            torch_acc = (load_bundle(folder)(test.x).argmax(1) == test.y).float().mean().item()
+        session = ort.InferenceSession(str(folder / "model.onnx"))
+        logits = session.run(None, {session.get_inputs()[0].name: test.x.numpy()})[0]
+        onnx_acc = float((np.argmax(logits, 1) == test.y.numpy()).mean())
+        want = record["metrics"]["test_accuracy"]
+        assert torch_acc == pytest.approx(want, abs=0.5 / len(test)), folder
+        assert onnx_acc == pytest.approx(want, abs=0.5 / len(test)), folder
+        assert record["metrics"]["params"] == 697 and record["metrics"]["epochs"] == 2
+
+
+def test_the_own_recipe_is_the_records_and_the_searched_one_the_winners(board) -> None:
+    from objectives import RECORD_RECIPES
+
+    arms = board / "leaderboard_records" / "le1000"
+    own = json.loads((arms / "record-697.own/seed0/metrics.json").read_text("utf-8"))
+    config = (arms / "record-697.own/seed0/config.yaml").read_text("utf-8")
+    assert own["source"]["arm"] == "record-697.own"
+    assert f"batch_size: {RECORD_RECIPES['record-697'].batch_size}" in config
+    assert "schedule: step" in config and "params <= 1000" in config
+    searched = (arms / "record-697.searched/seed0/config.yaml").read_text("utf-8")
+    assert "schedule: cosine" in searched and "batch_size: 128" in searched
+
+
+def test_a_second_run_keeps_its_seeds_and_table_only_trains_nothing(bench, board, capsys
+                                                                     ) -> None:  # fmt: skip
+    bundles = sorted((board / "leaderboard_records").rglob("model.pt"))
+    stamps = [p.stat().st_mtime_ns for p in bundles]
+    bench.main(["--designs", "record-697", "--recipes", "own", "--seeds", "2", "--epochs", "2",
+                "--set", "dataset=digits", "--results", str(board)])  # fmt: skip
+    assert "0 seed(s) to train" in capsys.readouterr().out
+    bench.main(["--table-only", "--seeds", "2", "--results", str(board)])
+    assert "to train" not in capsys.readouterr().out
+    assert [p.stat().st_mtime_ns for p in bundles] == stamps
+
+
+def test_the_tables_figures_recompute_from_the_per_seed_files(bench, board) -> None:
+    bench.main(["--table-only", "--seeds", "2", "--results", str(board)])
+    text = (board / "leaderboard_records.md").read_text("utf-8")
+    for recipe in ("own", "searched"):
+        label = f"| record-697 | 697 | {recipe} |"
+        row = next(line for line in text.splitlines() if label in line)
+        arm = board / "leaderboard_records" / "le1000" / f"record-697.{recipe}"
+        accs = [json.loads((arm / f"seed{s}/metrics.json").read_text("utf-8"))["metrics"]
+                ["test_accuracy"] for s in range(2)]  # fmt: skip
+        mean, std = re.search(r"\| ([\d.]+) ± ([\d.]+) % \|", row).groups()
+        assert float(mean) == pytest.approx(100 * statistics.mean(accs), abs=0.005)
+        assert float(std) == pytest.approx(100 * statistics.stdev(accs), abs=0.005)
+        assert ", ".join(f"{100 * a:.2f}" for a in accs) in row
