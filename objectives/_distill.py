@@ -5,7 +5,8 @@ logits on that split, in the split's order, are saved under ``<cache>/teachers/`
 provenance that made them, and a file is named by a hash of that provenance, so another
 teacher, another split, another torch or another kind of device never reads a file it did not
 make. :func:`objectives.train.fit` trains the teacher when the file is missing; this module
-only names, reads and writes the file.
+only names, reads and writes the file, and locks it (:func:`teacher_lock`): trials running at
+once that distil from the same teacher train it once, the others wait and read its file.
 
 The file (``torch.save``, loadable with ``weights_only=True``)::
 
@@ -29,6 +30,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from filelock import FileLock
 
 from objectives._recipe import Teacher
 from objectives._root import cache_home
@@ -40,6 +42,7 @@ __all__ = [
     "provenance",
     "read_targets",
     "targets_path",
+    "teacher_lock",
     "write_targets",
 ]
 
@@ -91,6 +94,14 @@ def targets_path(made_by: Mapping[str, Any]) -> Path:
     text = json.dumps(made_by, sort_keys=True, default=str)
     key = hashlib.sha256(text.encode()).hexdigest()[:16]
     return cache_home() / "teachers" / f"{made_by['dataset']}-{key}.pt"
+
+
+def teacher_lock(path: Path) -> FileLock:
+    """An inter-process lock on the targets at ``path`` (``<path>.lock``, beside it), held
+    while one process trains the teacher: without it, every trial that starts before the
+    file exists trains the same teacher (minutes each, on every worker at once)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(path.with_name(path.name + ".lock"))
 
 
 def _plain(value: Any) -> Any:

@@ -39,7 +39,14 @@ from torch.optim.lr_scheduler import LRScheduler
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
-from objectives._distill import distill_loss, provenance, read_targets, targets_path, write_targets
+from objectives._distill import (
+    distill_loss,
+    provenance,
+    read_targets,
+    targets_path,
+    teacher_lock,
+    write_targets,
+)
 from objectives._energy import EnergyMeter
 from objectives._recipe import DEFAULT_LR, SCHEDULES, TORCH_OPTIMIZERS, Recipe, Teacher
 from objectives.datasets import Augment, Data, Split, StreamedSplit
@@ -345,15 +352,26 @@ def _soft_targets(teacher: Teacher, data: Data) -> tuple[torch.Tensor, Path]:
     path = targets_path(made_by)
     logits = read_targets(path, made_by)
     if logits is None:
-        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-            torch.manual_seed(teacher.seed)
-            model = build_model(teacher.family, data.in_shape, data.num_classes, **teacher.hyper)
-        train_only = dataclasses.replace(data, val=data.train, test=data.train)
-        result = fit(model, train_only, teacher.recipe, seed=teacher.seed, progress=False)
-        logits = _logits(model, data.train, channels_last=teacher.recipe.channels_last)
-        write_targets(path, made_by, logits, {"trained_on": "train", "history": result.history,
-                                              "train_time_s": result.train_time_s})  # fmt: skip
+        with teacher_lock(path):  # another trial may be training it: then read what it wrote
+            logits = read_targets(path, made_by)
+            if logits is None:
+                logits = _train_teacher(teacher, data, path, made_by)
     return logits.to(device), path
+
+
+def _train_teacher(
+    teacher: Teacher, data: Data, path: Path, made_by: Mapping[str, Any]
+) -> torch.Tensor:
+    """Trains ``teacher`` on ``data``'s training split only and caches its logits there."""
+    with torch.random.fork_rng(devices=[data.device] if data.device.type == "cuda" else []):
+        torch.manual_seed(teacher.seed)
+        model = build_model(teacher.family, data.in_shape, data.num_classes, **teacher.hyper)
+    train_only = dataclasses.replace(data, val=data.train, test=data.train)
+    result = fit(model, train_only, teacher.recipe, seed=teacher.seed, progress=False)
+    logits = _logits(model, data.train, channels_last=teacher.recipe.channels_last)
+    write_targets(path, made_by, logits, {"trained_on": "train", "history": result.history,
+                                          "train_time_s": result.train_time_s})  # fmt: skip
+    return logits
 
 
 def _logits(model: nn.Module, split: Split, *, channels_last: bool) -> torch.Tensor:

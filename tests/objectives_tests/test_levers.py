@@ -231,3 +231,55 @@ def test_a_streamed_training_split_is_refused(digits: Data) -> None:
     streamed = load("digits", stream=True, workers=0)
     with pytest.raises(ConfigError, match=r"teacher: .*stream=False"):
         fit(net(), streamed, distilling())
+
+
+#: A process that waits for ``go``, distils from a slow teacher and prints what it did.
+_RACER = """
+import sys, time
+from pathlib import Path
+import torch
+import objectives.train as t
+real = t._train_teacher
+def spy(*args, **kwargs):
+    print("TRAINED", flush=True)
+    return real(*args, **kwargs)
+t._train_teacher = spy
+from objectives.datasets import load
+data = load("digits")
+go = Path(sys.argv[1])
+while not go.exists():
+    time.sleep(0.01)
+torch.manual_seed(0)
+net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10))
+teacher = {"family": "mlp", "hyper": {"width": 32}, "train": {"epochs": 25}, "seed": 0}
+result = t.fit(net, data, t.Recipe.from_mapping({"epochs": 1, "teacher": teacher}))
+print("PATH", result.config["teacher_targets"], result.history[-1]["train_loss"], flush=True)
+"""
+
+
+def test_trials_starting_at_once_train_the_teacher_once(tmp_path: Path) -> None:
+    """Two processes distilling from one uncached teacher at the same moment: one trains it,
+    the other waits on its lock and reads its file (same targets, same training)."""
+    import os
+    import subprocess
+    import sys
+
+    go = tmp_path / "go"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    racers = [subprocess.Popen([sys.executable, "-c", _RACER, str(go)], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for _ in range(2)]  # fmt: skip
+    try:
+        go.touch()
+        outs = [racer.communicate(timeout=240) for racer in racers]
+    finally:
+        for racer in racers:
+            if racer.poll() is None:
+                racer.kill()
+                racer.wait()
+    assert [r.returncode for r in racers] == [0, 0], [err[-2000:] for _, err in outs]
+    said = "".join(out for out, _ in outs).splitlines()
+    assert said.count("TRAINED") == 1, said
+    paths = [line.split()[1:] for line in said if line.startswith("PATH")]
+    assert len(paths) == 2 and paths[0] == paths[1]  # one file, the same training from it
+    assert Path(paths[0][0] + ".lock").exists()
