@@ -756,6 +756,37 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
                 f"without gaps (one per list entry)"
             )
     _check_stores(space, fixed)
+    _check_distillation(space, fixed, train)
+
+
+#: The ``train`` options that only mean something with a ``teacher`` to distil from.
+_DISTILL_OPTIONS = ("distill_temperature", "distill_weight")
+
+
+def _check_distillation(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any]
+                        ) -> None:  # fmt: skip
+    """A distillation option set off its default where no trial can have a teacher is refused
+    at load (each trial would refuse it, after the search started)."""
+
+    def given(option: str) -> list[tuple[str, list[Any]]]:
+        """Where ``option`` is set, and the values it can take there."""
+        found = [(f"train.{option}", [train[option]])] if option in train else []
+        for name in [*space.names, *fixed]:
+            if name == f"train.{option}" or name.endswith(f".train.{option}"):
+                where = f"space.{name}" if name in space else f"fixed.{name}"
+                found.append((where, _values(space, fixed, name)))
+        return found
+
+    if given("teacher"):
+        return
+    for option in _DISTILL_OPTIONS:
+        default = TRAIN_OPTIONS[option].default
+        for where, values in given(option):
+            if any(value != default for value in values):
+                raise ConfigError(
+                    f"{where}: distillation needs a teacher to distil from; give train.teacher "
+                    f"(family, hyper, train, seed), or leave {option} out"
+                )
 
 
 def _mapping_or_none(value: Any, where: str) -> Any:

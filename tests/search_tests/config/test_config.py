@@ -180,6 +180,20 @@ def test_trial_config_merges_train_fixed_and_point() -> None:
         config.trial_config(point | {"convnet.depth": 7})
 
 
+def test_distillation_without_a_teacher_is_refused_at_load() -> None:
+    """Each trial would refuse it once the search runs: the config is refused first, wherever
+    the option is set (train, space, fixed); its default, or a teacher anywhere, passes."""
+    searched = edited("space/train.distill_weight", {"low": 0.1, "high": 0.9})
+    with pytest.raises(ConfigError, match=r"space\.train\.distill_weight: distillation needs a "
+                                          r"teacher"):  # fmt: skip
+        load_config(searched)
+    with pytest.raises(ConfigError, match=r"^train\.distill_temperature: distillation needs"):
+        load_config(edited("train/distill_temperature", 2.0))
+    load_config(edited("train/distill_weight", 0.5))  # its default: distils nothing
+    searched["train"]["teacher"] = {"family": "mlp", "train": {"epochs": 1}}
+    load_config(searched)
+
+
 def test_the_recipe_levers_and_the_batch_size_are_searchable() -> None:
     data = edited("train/batch_size", ...)
     data["space"] |= {
