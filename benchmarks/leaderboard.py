@@ -206,12 +206,11 @@ def train_seeds(cfgs: list[dict[str, Any]], fused: bool, outs: list[str],
 
     from objectives import evaluate, fit_seeds
     from search.config import TrialConfig
-    from search.trial import _data, _indicator_names, _measure, _model
+    from search.trial import _indicator_names, _measure, _model, trial_data
 
     device = torch.device("cpu")
     trials = [TrialConfig.from_dict(c).prepare() for c in cfgs]
-    datas = [_data(c.dataset, c.data_root, c.val_size, c.train_size, c.seed, "cpu",
-                   tuple(sorted(c.loading.items()))) for c in trials]  # fmt: skip
+    datas = [trial_data(c, "cpu") for c in trials]  # train_on: train+val puts val in train
     metrics: list[dict[str, Any]] = [{} for _ in trials]
     nets = [_model(c, d, device, m) for c, d, m in zip(trials, datas, metrics, strict=True)]
     start = time.perf_counter()
@@ -293,6 +292,7 @@ def _seed_metrics(folder: Path, trial: Any, cfg: dict[str, Any]) -> dict[str, An
     record = json.loads(path.read_text(encoding="utf-8"))
     trained = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
     same = all(trained.get(key) == cfg.get(key) for key in ("family", "hyper", "budget", "train"))
+    same = same and trained.get("train_on", "train") == cfg.get("train_on", "train")
     return record["metrics"] if record["source"]["trial"] == trial and same else None
 
 
@@ -358,6 +358,11 @@ def _parser() -> argparse.ArgumentParser:
         "--epochs", type=int, help="retraining epochs (default: the last rung's, the preset's 81)"
     )
     parser.add_argument("--seeds", type=int, default=5, help="retraining seeds (default 5)")
+    parser.add_argument(
+        "--train-on", choices=["train", "train+val"], default="train",
+        help="train+val: the winners and twins are retrained on the validation split too, "
+        "after the search selected them on it (the table says so)",
+    )  # fmt: skip
     parser.add_argument("--workers", type=int, default=2, help="trainings at once (default 2)")
     parser.add_argument(
         "--fused",
@@ -489,7 +494,8 @@ def _jobs(args: argparse.Namespace, winners: dict[str, dict[str, Any]], board: P
     for name, win in winners.items():
         if win.get("missing"):
             continue
-        arms = {"winner": _retrain_cfg(win["cfg"], epochs, board / name / "search")}
+        arms = {"winner": _retrain_cfg(win["cfg"], epochs, board / name / "search",
+                                       args.train_on)}  # fmt: skip
         other = twin(arms["winner"], int(win["meta"]["metrics"]["params"]))
         if other is not None:
             win["twin"], win["twin_cfg"] = other
@@ -655,16 +661,18 @@ def _started(config: Any) -> str:
     return f"; {len(config.start)} start points trained first" if config.start else ""
 
 
-def _retrain_cfg(cfg: dict[str, Any], epochs: int, bundle: Path) -> dict[str, Any]:
+def _retrain_cfg(cfg: dict[str, Any], epochs: int, bundle: Path, train_on: str = "train"
+                 ) -> dict[str, Any]:  # fmt: skip
     """The winner's trial config at ``epochs`` on the whole training split (whatever subset
-    the search ranked on), its store mapping fixed, no artifact."""
+    the search ranked on; with ``train_on`` train+val, the validation split too), its store
+    mapping fixed, no artifact."""
     from search.bundle import read_bundle
     from search.bundle._retrain import _retrain_config
     from search.config import TrialConfig
 
     mapping = read_bundle(bundle).get("mapping")
     retrain = _retrain_config(TrialConfig.from_dict(cfg), mapping, epochs=epochs, out=bundle,
-                              device="cpu")  # fmt: skip
+                              device="cpu", train_on=train_on)  # fmt: skip
     return {**retrain.to_dict(), "artifact_dir": None, "train_size": None}
 
 
@@ -698,8 +706,11 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
         + f"; {config.scheduler.name} ({config.scheduler.type}), rungs up to "
         f"{config.max_epochs} epochs" + _ranked_on(config) + _started(config),
         f"- Retraining: {state['retrain_s'] / 60:.1f} min wall-clock (all sessions); {epochs} "
-        f"epochs ({_length(epochs, config.max_epochs)}), on the whole training split less "
-        f"validation, seeds 0–{args.seeds - 1}, each winner and its twin (a "
+        f"epochs ({_length(epochs, config.max_epochs)}), on "
+        + ("the whole training split, validation included (--train-on train+val: selected "
+           "on validation first, then retrained on it too)" if args.train_on == "train+val"
+           else "the whole training split less validation")
+        + f", seeds 0–{args.seeds - 1}, each winner and its twin (a "
         f"Shapeshifted winner's: the network shrunk by width to its count, plain; a plain "
         f"winner's: the network {WIDEN:g}× as wide, Shapeshifted into its count with one store); "
         f"a plain arm's seeds fused: {fused} "

@@ -17,7 +17,9 @@ bundle, ``<results>/<name>/le<target>/<design>.<recipe>/seed<s>/`` (config.yaml,
 model.onnx, model.pt2, metrics.json; ``search.load_bundle`` loads it). ``<target>`` is the
 smallest leaderboard target at or above the design's count (500, 1,000, 2,000). A seed with
 a bundle of the same network and recipe is kept, so a stopped run goes on where it was.
-``--table-only`` trains nothing: it writes ``<results>/<name>.md`` from the bundles, with the
+``--train-on train+val`` retrains on the validation split too (after selection, as
+``search train --with-val`` does; the arm's folder ends in ``.trainval``, the table names
+it). ``--table-only`` trains nothing: it writes ``<results>/<name>.md`` from the bundles, with the
 npas-found nets of ``--compare`` (earlier leaderboard runs' per-seed bundles) beside the
 designs at their targets, and Welch p-values. A smoke run on digits, in a minute::
 
@@ -75,7 +77,7 @@ def design_params(design: str, in_shape: tuple[int, ...] = (1, 28, 28)) -> int:
 
 
 def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
-               epochs: int | None) -> dict[str, Any]:  # fmt: skip
+               epochs: int | None, train_on: str = "train") -> dict[str, Any]:  # fmt: skip
     """The trial config of one seed of an arm: ``base`` (the searched winner's) with the
     design as its network and the arm's recipe as its training section."""
     from objectives import RECORD_RECIPES
@@ -92,7 +94,7 @@ def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
     limit = f"params <= {target_of(design_params(design))}"  # the design's own target
     return {**base, "family": design, "hyper": {}, "budget": None, "train": train,
             "seed": seed, "train_size": None, "artifact_dir": None,
-            "constraints": [limit]}  # fmt: skip
+            "constraints": [limit], "train_on": train_on}  # fmt: skip
 
 
 def base_config(path: Path, sets: list[str]) -> dict[str, Any]:
@@ -110,7 +112,8 @@ def kept(folder: Path, cfg: dict[str, Any]) -> dict[str, Any] | None:
     if not (path.is_file() and (folder / "model.pt").is_file()):
         return None
     trained = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
-    same = all(trained.get(k) == cfg.get(k) for k in ("family", "hyper", "dataset", "train"))
+    keys = ("family", "hyper", "dataset", "train", "train_on")
+    same = all(trained.get(k, "train" if k == "train_on" else None) == cfg.get(k) for k in keys)
     return json.loads(path.read_text(encoding="utf-8"))["metrics"] if same else None
 
 
@@ -127,9 +130,9 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
     for design in args.designs:
         target = target_of(design_params(design))
         for recipe in args.recipes:
-            arm = f"{design}.{recipe}"
+            arm = f"{design}.{recipe}" + (".trainval" if args.train_on == "train+val" else "")
             for seed in range(args.seeds):
-                cfg = arm_config(base, design, recipe, seed, args.epochs)
+                cfg = arm_config(base, design, recipe, seed, args.epochs, args.train_on)
                 folder = board / f"le{target}" / arm / f"seed{seed}"
                 if kept(folder, cfg) is None:
                     source = {"anchor": f"le{target}", "arm": arm, "trial": design,
@@ -192,9 +195,9 @@ def table(board: Path, seeds: int) -> str:
         "- p: Welch's two-sided t-test of the row's seeds against the first npas row of its "
         "target (unequal variances); within noise when p ≥ 0.05",
         "",
-        "| target | arm | params | recipe | epochs | seeds | test acc, mean ± std | each seed "
-        "| vs npas-found |",
-        "|---|---|---:|---|---:|---:|---:|---|---|",
+        "| target | arm | params | recipe | trained on | epochs | seeds | test acc, mean ± std "
+        "| each seed | vs npas-found |",
+        "|---|---|---:|---|---|---:|---:|---:|---|---|",
     ]
     for target in TARGETS:
         arms = _arm_rows(board, target)
@@ -203,14 +206,15 @@ def table(board: Path, seeds: int) -> str:
         found = [(label, seed_accuracies(folder)) for label, folder in COMPARE.get(target, [])]
         reference = found[0][1] if found else []
         for label, accs in found:
-            lines.append(f"| ≤ {target:,} | {label} | | searched | 81 | {len(accs)} | "
+            lines.append(f"| ≤ {target:,} | {label} | | searched | train | 81 | {len(accs)} | "
                          f"{_mean_std(accs)} | {_each(accs)} | |")  # fmt: skip
         for arm, accs, record in arms:
-            design, recipe = arm.split(".")
+            design, recipe, *val = arm.split(".")
             m = record["metrics"]
             so_far = f" of {seeds}" if len(accs) < seeds else ""
             p = _welch(accs, reference).strip(" ()") if reference else ""
-            lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {recipe} | "
+            on = "train+val" if val else "train"
+            lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {recipe} | {on} | "
                          f"{m['epochs']} | {len(accs)}{so_far} | {_mean_std(accs)} | "
                          f"{_each(accs)} | {p} |")  # fmt: skip
     lines += ["", "The public figures (hand-designed; how each was measured):", "",
@@ -230,6 +234,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--recipes", type=lambda s: s.split(","), default=["own", "searched"])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epochs", type=int, help="every arm's epochs (default: its recipe's)")
+    parser.add_argument(
+        "--train-on",
+        choices=["train", "train+val"],
+        default="train",
+        help="train+val: each seed trains on the validation split too (its "
+        "arm folder ends in .trainval)",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="trainings at once, 1 thread each")
     parser.add_argument(
         "--searched",

@@ -144,10 +144,7 @@ def _run(
     it starts warm from)."""
     start = time.perf_counter()
     constraints = cfg.constraints
-    data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.train_size, cfg.seed, str(device),
-                 tuple(sorted(cfg.loading.items())))  # fmt: skip
-    if cfg.train_on == "train+val":
-        data = data.with_val_in_train()
+    data = trial_data(cfg, str(device))
     metrics: dict[str, Any] = {}
     given = saved or warm
     try:
@@ -245,6 +242,14 @@ def _device(name: str | None) -> torch.device:
     if name is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
+
+
+def trial_data(cfg: TrialConfig, device: str) -> Data:
+    """The data a trial trains and is measured on: its dataset (loaded once per process),
+    with the validation split in the training split when ``train_on: train+val``."""
+    data = _data(cfg.dataset, cfg.data_root, cfg.val_size, cfg.train_size, cfg.seed, device,
+                 tuple(sorted(cfg.loading.items())))  # fmt: skip
+    return data.with_val_in_train() if cfg.train_on == "train+val" else data
 
 
 @functools.lru_cache(maxsize=4)
