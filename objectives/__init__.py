@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from objectives import pepr as pepr
     from objectives import train as train
     from objectives._conditions import MeasureContext as MeasureContext
-    from objectives._conditions import MeasureOptions as MeasureOptions
     from objectives._custom import Splits as Splits
     from objectives._custom import declare as declare
     from objectives._custom import register_dataset as register_dataset
@@ -33,7 +32,12 @@ if TYPE_CHECKING:
     from objectives._indicators import list_indicators as list_indicators
     from objectives._indicators import measuring_data as measuring_data
     from objectives._indicators import register_indicator as register_indicator
+    from objectives._loading import LOADER_WORKERS as LOADER_WORKERS
+    from objectives._loading import STREAM_ABOVE_MB as STREAM_ABOVE_MB
     from objectives._measure import measure as measure
+    from objectives._measure_options import MeasureOptions as MeasureOptions
+    from objectives._recipe import SCHEDULES as SCHEDULES
+    from objectives._recipe import TORCH_OPTIMIZERS as TORCH_OPTIMIZERS
     from objectives._recipe import Recipe as Recipe
     from objectives._recipe import Teacher as Teacher
     from objectives._records import RECORD_RECIPES as RECORD_RECIPES
@@ -48,7 +52,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "MeasureContext": "objectives._conditions",
-    "MeasureOptions": "objectives._conditions",
+    "MeasureOptions": "objectives._measure_options",
     "Splits": "objectives._custom",
     "register_dataset": "objectives._custom",
     "EnergyMeter": "objectives._energy",
@@ -76,6 +80,10 @@ _MODULES = ("datasets", "pepr", "train")
 #: Names npas's other packages import from here: not the user API (not in ``__all__``),
 #: free to change with them.
 _SHARED = {
+    "LOADER_WORKERS": "objectives._loading",
+    "SCHEDULES": "objectives._recipe",
+    "STREAM_ABOVE_MB": "objectives._loading",
+    "TORCH_OPTIMIZERS": "objectives._recipe",
     "USER_INDICATORS": "objectives._indicators",
     "count_flops": "objectives._flops",
     "declare": "objectives._custom",

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from objectives._measure_options import DEFAULT_INTENSITY_G_PER_KWH
 from spaces import ConfigError
 
 #: Per-core power (W) of the CPU estimate; times ``torch.get_num_threads()``.
@@ -27,8 +28,6 @@ CPU_WATTS_PER_CORE = 12.0
 GPU_WATTS = 300.0
 #: Where Linux exposes RAPL counters; a module constant so a test can point it elsewhere.
 RAPL_ROOT = Path("/sys/class/powercap")
-#: Grams of CO2 per kWh used by :func:`co2_grams` by default (world average).
-DEFAULT_INTENSITY_G_PER_KWH = 475.0
 
 _PACKAGE_ZONE = re.compile(r"^intel-rapl:\d+$")  # top-level packages; sub-zones would double count
 

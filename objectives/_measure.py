@@ -10,13 +10,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from objectives._conditions import (
-    MeasureContext,
-    MeasureOptions,
-    general_conditions,
-    threads_fixed,
-)
+from objectives._conditions import MeasureContext, general_conditions, threads_fixed
 from objectives._indicators import INDICATORS, Indicator
+from objectives._measure_options import MeasureOptions
 from spaces import ConfigError, options_of
 
 

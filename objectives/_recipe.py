@@ -23,14 +23,15 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-from torch.optim import Optimizer
-from torch.optim.lr_scheduler import LRScheduler
+from spaces import ConfigError, Registry, check_int, check_positive, did_you_mean
 
-from objectives.datasets import Augment
-from spaces import FAMILIES, ConfigError, Registry, check_int, check_positive, did_you_mean
+if TYPE_CHECKING:  # torch loads where a recipe trains: a config is checked without it
+    from torch.optim import Optimizer
+    from torch.optim.lr_scheduler import LRScheduler
+
+    from objectives.datasets import Augment
 
 __all__ = ["DEFAULT_LR", "SCHEDULES", "TORCH_OPTIMIZERS", "Recipe", "Teacher"]
 
@@ -45,6 +46,8 @@ DEFAULT_LR = {"sgd": 0.1, "adamw": 1e-3}
 
 @TORCH_OPTIMIZERS.register("sgd")
 def _sgd(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Optimizer:
+    import torch
+
     return torch.optim.SGD(
         params, lr=lr, momentum=momentum, nesterov=momentum > 0, weight_decay=weight_decay
     )
@@ -52,6 +55,8 @@ def _sgd(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Opt
 
 @TORCH_OPTIMIZERS.register("adamw")
 def _adamw(params: Any, *, lr: float, momentum: float, weight_decay: float) -> Optimizer:
+    import torch
+
     return torch.optim.AdamW(params, lr=lr, betas=(momentum, 0.999), weight_decay=weight_decay)
 
 
@@ -60,6 +65,8 @@ def _onecycle(opt: Optimizer, total_steps: int) -> LRScheduler:
     # Warm up over the first 25%, then anneal (cosine) to lr/1e4; momentum is not cycled so the
     # momentum argument keeps its meaning. OneCycleLR divides by pct_start * total_steps - 1,
     # zero for a 4-step run: 30% there (the warm-up is the first step either way).
+    import torch
+
     peak = [g["lr"] for g in opt.param_groups]
     pct_start = 0.3 if total_steps == 4 else 0.25
     return torch.optim.lr_scheduler.OneCycleLR(
@@ -69,6 +76,8 @@ def _onecycle(opt: Optimizer, total_steps: int) -> LRScheduler:
 
 @SCHEDULES.register("cosine")
 def _cosine(opt: Optimizer, total_steps: int) -> LRScheduler:
+    import torch
+
     return torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total_steps)
 
 
@@ -76,11 +85,15 @@ def _cosine(opt: Optimizer, total_steps: int) -> LRScheduler:
 def _step(opt: Optimizer, total_steps: int) -> LRScheduler:
     # The classic ResNet recipe: divide by 10 at 50% and 75% of training.
     milestones = [total_steps // 2, (3 * total_steps) // 4]
+    import torch
+
     return torch.optim.lr_scheduler.MultiStepLR(opt, milestones=milestones, gamma=0.1)
 
 
 @SCHEDULES.register("constant")
 def _constant(opt: Optimizer, total_steps: int) -> LRScheduler:
+    import torch
+
     return torch.optim.lr_scheduler.LambdaLR(opt, lambda _: 1.0)
 
 
@@ -121,6 +134,8 @@ class Teacher:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        from spaces import FAMILIES  # the families' modules load torch: only for a teacher
+
         FAMILIES.get(self.family)
         if not isinstance(self.hyper, Mapping):
             raise ConfigError(f"teacher.hyper must be a mapping, got {self.hyper!r}")
@@ -266,6 +281,8 @@ class Recipe:
         _known(options, [f.name for f in dataclasses.fields(cls)], "recipe")
         given = dict(options)
         if isinstance(given.get("augment"), Mapping):
+            from objectives.datasets import Augment
+
             try:
                 given["augment"] = Augment(**given["augment"])
             except TypeError as err:
@@ -278,7 +295,7 @@ class Recipe:
         """Plain data (an Augment and a Teacher as mappings) that :meth:`from_mapping` reads
         back equal."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        if isinstance(self.augment, Augment):
+        if dataclasses.is_dataclass(self.augment):  # an Augment (see augmentation)
             out["augment"] = dataclasses.asdict(self.augment)
         if self.teacher is not None:
             out["teacher"] = self.teacher.to_dict()
@@ -291,6 +308,8 @@ class Recipe:
 
     def augmentation(self, default: Augment | None) -> Augment | None:
         """The augmentation applied, given the dataset's ``default`` (None: none)."""
+        from objectives.datasets import Augment
+
         chosen = default if self.augment is None or self.augment is True else self.augment
         return chosen if isinstance(chosen, Augment) and chosen.enabled else None
 

@@ -42,6 +42,7 @@ from objectives._download import (
     mirrors_from_env,
 )
 from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read_idx
+from objectives._loading import LOADER_WORKERS, STREAM_ABOVE_MB
 from objectives._root import cache_home, default_root
 from objectives._split import stratified_split
 from objectives._streaming import ArrayDataset, StreamedSplit
@@ -74,10 +75,6 @@ MIRRORS: dict[str, tuple[str, ...]] = {
     "cifar10": ("https://www.cs.toronto.edu/~kriz/",),
 }
 _CACHE_VERSION = "1"
-#: ``load(stream=None)`` streams a dataset whose training split takes more (float32, MiB).
-STREAM_ABOVE_MB = 1024.0
-#: ``load(workers=...)``: the loader processes that feed a streamed dataset's batches.
-LOADER_WORKERS = 2
 _DIGITS_TEST_FRACTION = 0.2  # digits has no official test split: a fixed stratified 20%
 
 

@@ -363,6 +363,7 @@ def _train_teacher(
     teacher: Teacher, data: Data, path: Path, made_by: Mapping[str, Any]
 ) -> torch.Tensor:
     """Trains ``teacher`` on ``data``'s training split only and caches its logits there."""
+    assert isinstance(data.train, Split)  # _soft_targets refuses a streamed one
     with torch.random.fork_rng(devices=[data.device] if data.device.type == "cuda" else []):
         torch.manual_seed(teacher.seed)
         model = build_model(teacher.family, data.in_shape, data.num_classes, **teacher.hyper)

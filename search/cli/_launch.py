@@ -62,10 +62,11 @@ def _launch(args: argparse.Namespace) -> int:
 
 def _launched(args: argparse.Namespace) -> int:
     from search._format import duration
+
+    config = _config(args)  # every check runs before the storage is opened, and torch loads
     from search.config import suspicions
     from search.run import launch
 
-    config = _config(args)  # every check runs before the storage is opened
     url = masked_url(config.storage_url)
     for warning in suspicions(config, floor=False):  # launch() warns of the budget floor
         print(f"search launch: warning: {warning}", file=sys.stderr)
@@ -144,9 +145,9 @@ def _all_failed(study: optuna.Study) -> str | None:
 def _check(args: argparse.Namespace) -> int:
     """``launch``'s checks alone (the config, the user's code, its dataset and indicators),
     then the resolved search and its warnings; nothing is created, started or trained."""
+    config = _config(args)  # its errors come before torch loads (the checks below load it)
     from search.config import check_user_code, describe, suspicions
 
-    config = _config(args)
     fingerprint = check_user_code(config)
     _stored_data(config, fingerprint, args.data_changed)
     print("\n".join(describe(config)))

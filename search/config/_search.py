@@ -51,17 +51,7 @@ from search.config._trial import (
 )
 from search.record import RUN_FOLDER
 from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
-from spaces import (
-    FAMILIES,
-    Categorical,
-    ConfigError,
-    Fixed,
-    Float,
-    Int,
-    Space,
-    check_hyper,
-    hyper_keys,
-)
+from spaces import Categorical, ConfigError, Fixed, Float, Int, Space
 
 __all__ = [
     "AlgorithmConfig",
@@ -601,13 +591,17 @@ class SearchConfig(DataAndMetrics):
         imports = normalise_imports(data.get("imports"), base=base)
         import_modules(imports)
         data, source = declared_dataset(data, base=base)
+        # The keys checked without torch first; the dataset's and the families' registries
+        # live with their torch code, so a typo elsewhere is answered before torch loads.
+        light = parse_keys(cls, data, "", only=[n for n in names(cls) if n not in _WITH_TORCH])
         train = _section(data.get("train"), TRAIN_OPTIONS, "train")
         train = {k: train[k] for k in (data.get("train") or {})}
         fixed = _flatten(checks.mapping(data.get("fixed") or {}, "fixed"))
         space = _space(data["space"], fixed)
         _check_names(space, fixed, train)
         config = cls(
-            **parse_keys(cls, data, ""),
+            **light,
+            **parse_keys(cls, data, "", only=_WITH_TORCH),
             name=_study_name(data.get("name", name or cls.name), "name"),
             imports=imports,
             data_source=source,
@@ -625,6 +619,10 @@ class SearchConfig(DataAndMetrics):
                 raise ConfigError(f"start[{i}]: {err}") from None
         _check_algorithm(config)
         return config
+
+
+#: The top-level keys whose check loads torch (the dataset registry lives with its loaders).
+_WITH_TORCH = ("dataset",)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -671,6 +669,8 @@ def _space(data: Any, fixed: Mapping[str, Any]) -> Space:
 
 def _families(plain: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
     """The families a config can build, each checked against the family registry."""
+    from spaces import FAMILIES  # the families' modules load torch: only once a space is read
+
     if "family" in plain:
         try:
             dim = Space.from_dict({"family": plain["family"]})["family"]
@@ -713,6 +713,8 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
         raise ConfigError(
             f"{twice[0]}: set in the train section and in space or fixed; give it in one place"
         )
+    from spaces import FAMILIES, check_hyper  # the families' modules load torch: only here
+
     families = [str(f).lower() for f in _values(space, fixed, "family")]
     elements: dict[tuple[str, str], list[int]] = {}
     for name in [*space.names, *fixed]:
@@ -813,6 +815,8 @@ def _check_hyper(
     where: str,
     elements: dict[tuple[str, str], list[int]],
 ) -> None:
+    from spaces import FAMILIES, hyper_keys
+
     _check_searched(family, families, where)
     key, _, index = rest.partition(".")
     allowed = hyper_keys(FAMILIES.get(family))

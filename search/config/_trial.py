@@ -15,17 +15,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
-from objectives import INDICATORS, MeasureOptions, Recipe, Teacher, declare
-from objectives.datasets import DATASETS, LOADER_WORKERS, STREAM_ABOVE_MB
-from objectives.train import SCHEDULES, TORCH_OPTIMIZERS
+from objectives import (
+    INDICATORS,
+    LOADER_WORKERS,
+    SCHEDULES,
+    STREAM_ABOVE_MB,
+    TORCH_OPTIMIZERS,
+    MeasureOptions,
+    Recipe,
+    Teacher,
+)
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
 from search.config._keys import ConfigKey, Option, config_key, dump_keys, names, parse_keys
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
-from spaces import FAMILIES, ConfigError, hyper_keys
-from spaces.ssn import GENERATORS, MAPPINGS, UPSAMPLERS, SSNOptions
+from spaces import ConfigError
+from spaces.ssn import SSNOptions
 
 __all__ = [
     "LOADING_OPTIONS",
@@ -73,8 +78,36 @@ def _mapping_name(value: Any, path: str) -> Any:
     return checks.name(value, path, _named_mappings())
 
 
+# The registries of datasets, families and Shapeshifting load torch: read when a check needs
+# their names, so that a config's other errors are answered before torch loads.
 def _named_mappings() -> list[str]:
+    from spaces.ssn import MAPPINGS
+
     return [n for n in MAPPINGS.names() if n != "manual"]
+
+
+def _generators() -> list[str]:
+    from spaces.ssn import GENERATORS
+
+    return GENERATORS.names()
+
+
+def _upsamplers() -> list[str]:
+    from spaces.ssn import UPSAMPLERS
+
+    return UPSAMPLERS.names()
+
+
+def _datasets() -> list[str]:
+    from objectives.datasets import DATASETS
+
+    return DATASETS.names()
+
+
+def _families() -> list[str]:
+    from spaces import FAMILIES
+
+    return FAMILIES.names()
 
 
 checks.described(_mapping_name, lambda: [*_named_mappings(), "{layer or glob: store}"])
@@ -84,6 +117,8 @@ def _device(value: Any, path: str) -> str:
     try:
         if not isinstance(value, str):
             raise TypeError(value)
+        import torch  # only when a device is named
+
         torch.device(value)
     except (RuntimeError, TypeError):
         raise checks.bad(
@@ -116,8 +151,8 @@ SSN_OPTIONS = _options(
         "layers → stores: a mapping name, or {layer or glob: store}; in space or fixed also "
         "none, the plain model without Shapeshifting (budget ignored)",
     ),
-    generator=(checks.one_of(GENERATORS.names), "how a layer's weight is made from templates"),
-    upsampler=(checks.one_of(UPSAMPLERS.names), "how a layer larger than its store is filled"),
+    generator=(checks.one_of(_generators), "how a layer's weight is made from templates"),
+    upsampler=(checks.one_of(_upsamplers), "how a layer larger than its store is filled"),
     templates=(_at_least_1, "most templates per layer (P)"),
     pretrain_epochs=(_at_least_1, "epochs of the auto mapping's probe"),
 )
@@ -201,7 +236,7 @@ class DataAndMetrics:
     """The keys a search config and a trial config share: the data, and what is measured."""
 
     dataset: str = config_key(
-        check=checks.one_of(DATASETS.names),
+        check=checks.one_of(_datasets),
         help="a registered dataset, or a "
         "declaration {name, kind: folder|npz|npy, ...} of the user's own",
     )
@@ -275,7 +310,7 @@ class TrialConfig(DataAndMetrics):
     arguments. :meth:`to_dict` gives the plain data that :meth:`from_dict` reads back equal.
     """
 
-    family: str = config_key(check=checks.one_of(FAMILIES.names), help="a registered family")
+    family: str = config_key(check=checks.one_of(_families), help="a registered family")
     hyper: dict[str, Any] = config_key(
         check=None, factory=dict, help="the family's hyper-parameters"
     )
@@ -319,11 +354,13 @@ class TrialConfig(DataAndMetrics):
         data, source = declared_dataset(data)
         for key in ("dataset", "family"):
             if data.get(key) is None:
-                allowed = DATASETS.names() if key == "dataset" else FAMILIES.names()
+                allowed = _datasets() if key == "dataset" else _families()
                 raise ConfigError(f"{key}: missing; allowed: {allowed}")
         out = parse_keys(TrialConfig, data, "")
         hyper = checks.mapping({} if data.get("hyper") is None else data["hyper"], "hyper")
         family = out["family"]
+        from spaces import FAMILIES, hyper_keys  # a family's signature: its module, and torch
+
         checks.known_keys(hyper, hyper_keys(FAMILIES.get(family)), f"hyper (family {family})")
         out["hyper"] = copy.deepcopy(hyper)
         out["ssn"] = _section(data.get("ssn"), SSN_OPTIONS, "ssn")
@@ -357,6 +394,8 @@ class TrialConfig(DataAndMetrics):
         """
         import_modules(self.imports, shipped_first=True)
         if self.data_source is not None:
+            from objectives import declare
+
             declare(self.data_source)
         return self
 
@@ -387,6 +426,8 @@ def declared_dataset(
     spec = data.get("dataset")
     if not isinstance(spec, Mapping):
         return dict(data), None
+    from objectives import declare  # the user's dataset: its loaders load torch
+
     source = declare(spec, path="dataset", base=base)
     return {**data, "dataset": source["name"]}, source
 

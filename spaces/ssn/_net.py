@@ -24,6 +24,7 @@ from spaces.ssn._layers import (
     restore_parameters,
 )
 from spaces.ssn._mappings import MAPPINGS, MappingContext
+from spaces.ssn._options import SSNOptions
 from spaces.ssn._plan import PROBE_TEMPLATES, Planner, StorePlan
 from spaces.ssn._upsamplers import UPSAMPLERS, resize
 
@@ -38,50 +39,6 @@ class LayerInfo:
     store: int
     templates: int
     upsampled: bool
-
-
-@dataclass(frozen=True)
-class SSNOptions:
-    """How a model is Shapeshifted: the one declaration of :func:`shapeshift`'s options and
-    their defaults (:func:`minimum_budget` and :class:`ShapeshiftNet` take the same).
-
-    Attributes:
-        stores: Number of parameter stores.
-        mapping: ``"single"``, ``"random"``, ``"auto"`` (pretrain one store, then k-means on
-            the layers' coefficients), a registered name, or a ``{layer/module name or glob:
-            store}`` dict (``"manual"``).
-        generator: ``"wavg"``, ``"emb"``, ``"avg"``, ``"rr"`` or a registered name.
-        upsampler: ``"mask"``, ``"repeat"``, ``"inter"`` or a registered name.
-        templates: Most templates per layer ``P``; raised automatically (see
-            ``net.template_limits``) when a large store would otherwise leave parameters unused.
-        seed: Seeds every initial value; the same seed gives the same module.
-        generator_options: Extra generator options, e.g. ``{"dim": 16}`` for ``"emb"``.
-        upsampler_options: Extra upsampler options, e.g. ``{"window": 4}`` for ``"mask"``.
-    """
-
-    stores: int = 1
-    mapping: str | Mapping[str, int] = "single"
-    generator: str = "wavg"
-    upsampler: str = "mask"
-    templates: int = 4
-    seed: int = 0
-    generator_options: Mapping[str, Any] | None = None
-    upsampler_options: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        check_int("stores", self.stores)
-        check_int("templates", self.templates)
-        check_int("seed", self.seed, low=0)
-        if not isinstance(self.mapping, str | Mapping):
-            raise ConfigError(f"mapping={self.mapping!r}; expected a mapping name or a dict")
-
-    @property
-    def gen_options(self) -> dict[str, Any]:
-        return dict(self.generator_options or {})
-
-    @property
-    def ups_options(self) -> dict[str, Any]:
-        return dict(self.upsampler_options or {})
 
 
 def _trainable(module: nn.Module) -> int:

@@ -230,7 +230,8 @@ def test_counts_are_bounded(key, entries, most) -> None:
 
 
 def test_measurement_threads_are_bounded_and_never_more_than_the_cores() -> None:
-    from objectives._conditions import MeasureOptions, threads_fixed, usable_cores
+    from objectives import MeasureOptions
+    from objectives._conditions import threads_fixed, usable_cores
     from spaces import ConfigError
 
     with pytest.raises(ConfigError, match="threads must be at most 1024"):
