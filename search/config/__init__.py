@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from search.config._presets import list_presets as list_presets
     from search.config._presets import preset_text as preset_text
     from search.config._presets import unknown_preset as unknown_preset
+    from search.config._screen import Screen as Screen
     from search.config._screen import screen as screen
     from search.config._search import AlgorithmConfig as AlgorithmConfig
     from search.config._search import LimitsConfig as LimitsConfig
@@ -87,6 +88,7 @@ _SHARED = {
     "RENAMED_KEYS": "search.config._keys",
     "breach": "search.config._verdict",
     "SchedulerConfig": "search.config._search",
+    "Screen": "search.config._screen",
     "budget_warning": "search.config._floor",
     "check_source": "search.config._source",
     "check_user_code": "search.config._user_checks",

@@ -32,7 +32,7 @@ from search.config._verdict import breach, verdict
 from spaces import BudgetError
 from spaces.ssn import check_budget
 
-__all__ = ["COUNTED", "screen"]
+__all__ = ["COUNTED", "Screen", "screen"]
 
 #: The indicators the screen counts exactly on the meta device.
 COUNTED = ("params", "flops_infer")
@@ -70,6 +70,20 @@ def screen(cfg: TrialConfig, models: dict[str, nn.Module] | None = None) -> dict
     except Exception:  # such a trial fails, or trains, on its own: run_trial says which
         return None
     return None if reason is None else verdict(metrics, cfg.constraints, reason)
+
+
+class Screen:
+    """:func:`screen` with its own cache of meta-device models (a searcher holds one; Ray
+    Tune pickles the searcher, and the cache is left out)."""
+
+    def __init__(self) -> None:
+        self.models: dict[str, nn.Module] = {}
+
+    def __call__(self, cfg: TrialConfig) -> dict[str, Any] | None:
+        return screen(cfg, self.models)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"models": {}}
 
 
 def _shape_known(cfg: TrialConfig) -> DatasetInfo | None:

@@ -1,0 +1,120 @@
+"""The searcher's screen: a proposal it refuses is recorded at once as the refused trial
+run_trial would have made (same state, metrics and attributes, plus its marker), told to the
+optimiser, never sent to Ray Tune, not counted; a long run of refusals stops the search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+from ray.tune.search import Searcher
+
+from search.config import SearchConfig
+from search.record import Metric, TrialAttr, counts, trials_counted
+from search.record._storage import open_storage
+from search.record._study import open_study
+from search.record._writer import StudyWriter
+from search.run import _searcher
+from search.run._bound import bound_optimiser, constraint_keys
+from search.run._outcome import OutcomeReader
+from search.run._recorder import StudyRecorder
+from search.run._searcher import NpasSearcher
+from search.run._trainable import report_of
+from tests._support.searches import make_config
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+#: What run_trial records refusing a plain MLP over ``params <= 1000``.
+REFUSED = {"plain_params": 4810, "params": 4810, Metric.REFUSED: "violates params <= 1000",
+           "constraint_0": 3810.0, Metric.FEASIBLE: 0.0}  # fmt: skip
+
+
+def _config(tmp_path: Path) -> SearchConfig:
+    return make_config(tmp_path, optimiser="tpe", objectives=[["accuracy", "maximize"]],
+                       constraints=["params <= 1000"])  # fmt: skip
+
+
+def _searcher_of(config: SearchConfig, screen: Any, *, recorded: bool = True) -> NpasSearcher:
+    """A searcher as launch makes one, writing to the config's storage (``recorded``)."""
+    rdb = open_storage(config.storage_url)
+    study = open_study(name=config.name, storage=rdb, sampler=optuna.samplers.RandomSampler(),
+                       config=config.to_dict(), objectives=config.objectives,
+                       constraints=config.constraint_texts, optimiser="tpe")  # fmt: skip
+    return NpasSearcher(
+        bound_optimiser(config, study, seed=0, scheduler="fifo"),
+        outcomes=OutcomeReader(config.objectives, constraint_keys(config)),
+        trial_config=lambda point, number: config.trial_config(point),
+        recorder=StudyRecorder(StudyWriter(rdb, config.name)) if recorded else None,
+        screen=screen,
+    )
+
+
+def _stored(config: SearchConfig) -> list[optuna.trial.FrozenTrial]:
+    return optuna.load_study(study_name=config.name, storage=config.storage_url).trials
+
+
+def test_a_screened_proposal_is_recorded_as_the_refused_trial_it_would_have_been(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_searcher, "SCREENED_PER_SUGGEST", 1)
+    config = _config(tmp_path)
+    searcher = _searcher_of(config, lambda cfg: dict(REFUSED))
+    assert searcher.suggest("t0") is None  # one screened, then Ray Tune asks again
+    assert searcher.screened == [0] and not searcher._live
+    searcher.screen = None  # the same refusal the old way: a Ray trial refused by run_trial
+    assert isinstance(searcher.suggest("t1"), dict)
+    names = [name for name, _ in config.objectives]
+    searcher.on_trial_complete("t1", report_of(dict(REFUSED), names))
+    screened, ran = _stored(config)
+    assert screened.state == ran.state == TrialState.PRUNED
+    assert screened.user_attrs[TrialAttr.SCREENED] is True
+    assert TrialAttr.SCREENED not in ran.user_attrs
+    assert (
+        screened.user_attrs[f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}"]
+        == REFUSED[Metric.REFUSED]
+    )
+    mine = {
+        k: v
+        for k, v in screened.user_attrs.items()
+        if k not in (TrialAttr.SCREENED, TrialAttr.CONFIG)
+    }
+    theirs = {k: v for k, v in ran.user_attrs.items() if k != TrialAttr.CONFIG}
+    assert mine == theirs
+    assert screened.system_attrs == ran.system_attrs
+    assert not counts(screened) and counts(ran)
+    study = optuna.load_study(study_name=config.name, storage=config.storage_url)
+    assert trials_counted(study) == 1
+    told = searcher.optimiser.study.trials[0]  # the optimiser's own copy was told
+    assert told.state == TrialState.PRUNED
+
+
+def test_refusals_in_a_row_stop_the_search_naming_what_refused_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_searcher, "SCREENED_PER_SUGGEST", 2)
+    monkeypatch.setattr(_searcher, "SCREENED_IN_A_ROW", 5)
+    config = _config(tmp_path)
+    budget = {**REFUSED, Metric.REFUSED: "budget: 30 is below the minimum budget 120"}
+    said = iter([REFUSED, budget, REFUSED, REFUSED, REFUSED])
+    searcher = _searcher_of(config, lambda cfg: dict(next(said)), recorded=False)  # a replay
+    assert searcher.suggest("a") is None and searcher.suggest("b") is None
+    assert searcher.stopped is None
+    assert searcher.suggest("c") == Searcher.FINISHED
+    assert searcher.screened == [0, 1, 2, 3, 4]
+    assert searcher.stopped is not None
+    assert "refused the last 5 proposals" in searcher.stopped
+    assert "most refused by params <= 1000: 4 of them" in searcher.stopped
+
+
+def test_a_trained_proposal_resets_the_run_of_refusals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_searcher, "SCREENED_IN_A_ROW", 3)
+    config = _config(tmp_path)
+    said = iter([REFUSED, REFUSED, None, REFUSED, REFUSED, None])
+    searcher = _searcher_of(config, lambda cfg: next(said), recorded=False)
+    assert isinstance(searcher.suggest("a"), dict) and isinstance(searcher.suggest("b"), dict)
+    assert searcher.stopped is None and searcher.screened == [0, 1, 3, 4]
