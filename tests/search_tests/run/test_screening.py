@@ -118,3 +118,50 @@ def test_a_trained_proposal_resets_the_run_of_refusals(
     searcher = _searcher_of(config, lambda cfg: next(said), recorded=False)
     assert isinstance(searcher.suggest("a"), dict) and isinstance(searcher.suggest("b"), dict)
     assert searcher.stopped is None and searcher.screened == [0, 1, 3, 4]
+
+
+def test_the_screen_applies_to_run_trial_when_the_config_asks(tmp_path: Path) -> None:
+    from search.config import Screen
+    from search.run._launch import _screen
+    from search.trial import run_trial
+
+    config = _config(tmp_path)
+    assert isinstance(_screen(config, run_trial), Screen)
+    assert _screen(config, lambda cfg, on_epoch=None: {}) is None  # it refuses its own
+    off = SearchConfig.from_dict({**config.to_dict(), "screen": False})
+    assert _screen(off, run_trial) is None
+    assert "screen" not in config.to_dict() and off.to_dict()["screen"] is False
+
+
+def test_a_search_on_accuracy_within_a_params_limit_trains_what_it_starts(
+    tmp_path: Path, local_ray: None
+) -> None:
+    """One objective and a params constraint under promotion MOASHA and TPE: the proposals
+    over the limit are screened (recorded with their reason, never a Ray trial), and
+    ``trials`` counts the trials Ray Tune ran."""
+    from search.run import launch
+
+    config = make_config(
+        tmp_path, optimiser="tpe", trials=4, objectives=[["accuracy", "maximize"]],
+        constraints=["params <= 1500"], train={"epochs": 2, "batch_size": 64},
+        space={"family": {"choices": ["mlp"]}, "mlp.depth": {"low": 1, "high": 2},
+               "mlp.width": {"low": 8, "high": 128, "log": True},
+               "ssn.mapping": {"choices": ["none", "single"]},
+               "budget": {"low": 300, "high": 3000, "log": True,
+                          "when": {"ssn.mapping": ["single"]}}},
+        fixed={}, indicators=["params", "flops_infer"],
+        scheduler={"name": "moasha", "type": "promotion", "reduction_factor": 2},
+    )  # fmt: skip
+    study = launch(config, progress=False)
+    trials = _stored(config)
+    screened = [t for t in trials if t.user_attrs.get(TrialAttr.SCREENED)]
+    started = [t for t in trials if TrialAttr.RAY_TRIAL in t.user_attrs]
+    assert screened, "the space was meant to propose some nets over the limit"
+    assert len(started) == trials_counted(study) == 4
+    assert not any(t.user_attrs.get(TrialAttr.SCREENED) for t in started)
+    for trial in screened:
+        assert trial.state == TrialState.PRUNED
+        reason = trial.user_attrs[f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}"]
+        assert reason == "violates params <= 1500" or reason.startswith("budget: ")
+    assert all(t.state == TrialState.COMPLETE or t.user_attrs.get(TrialAttr.PRUNED_AT)
+               for t in started)  # fmt: skip
