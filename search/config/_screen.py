@@ -49,22 +49,22 @@ def screen(cfg: TrialConfig, models: dict[str, nn.Module] | None = None) -> dict
     """
     info = _shape_known(cfg)
     bounded = [c.indicator for c in cfg.constraints if c.indicator in INDICATORS]
-    shared = cfg.budget is not None
-    if info is None or (shared and cfg.ssn.get("mapping") in ("auto", "none", None)):
+    budget = cfg.budget
+    if info is None or (budget is not None and cfg.ssn.get("mapping") in ("auto", "none", None)):
         return None
     try:
         model = meta_model(cfg, info, {} if models is None else models)
         metrics: dict[str, Any] = {"plain_params": trainable(model)}
-        if shared:
+        if budget is not None:
             try:
-                params = check_budget(model, cfg.budget, **planned(cfg))
+                params = check_budget(model, budget, **planned(cfg))
             except BudgetError as err:
                 return verdict(metrics, cfg.constraints, f"budget: {err}")
         if not bounded or any(name not in COUNTED for name in bounded):
             return None  # nothing to violate, or what run_trial measures is not all counted
         wanted = {*bounded, *(o.name for o in cfg.objectives if o.name in COUNTED)}
         metrics.update(_counted(model, info, wanted))
-        if shared and "params" in metrics:
+        if budget is not None:
             metrics["params"] = params
         reason = breach(cfg.constraints, metrics)
     except Exception:  # such a trial fails, or trains, on its own: run_trial says which
