@@ -3,6 +3,8 @@ reason and counts, and None wherever it cannot be sure."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -10,8 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import search.trial as trial_module
-from search.config import SearchConfig, TrialConfig, screen
-from search.record import Metric
+from search.config import Screen, SearchConfig, TrialConfig, screen
+from search.record import Metric, TrialAttr
+
+#: Round 5's search of mnist-record-valid as it ran, before the screen.
+ROUND5 = Path(__file__).parents[3] / "benchmarks/results/leaderboard_valid/study.db"
 
 #: Plain and Shapeshifted (one store, two random stores) MLPs and ConvNets on digits, sized so
 #: that about half the points miss a constraint or a budget.
@@ -126,3 +131,30 @@ def test_a_model_that_fails_on_the_meta_device_is_left_to_run_trial() -> None:
 def test_a_dataset_whose_shape_is_not_registered_is_left_to_run_trial() -> None:
     with mock.patch("search.config._screen.DATASETS", {}):  # a shape known only once loaded
         assert screen(_config()) is None
+
+
+def test_round_5s_search_as_it_ran_is_screened_trial_for_trial(tmp_path: Path) -> None:
+    """Each of the 154 trials of round 5 (mnist-record-valid, before the screen; 94 refused
+    untrained by run_trial): the screen refuses exactly those, with their reason and counts."""
+    import optuna
+
+    copy = tmp_path / "study.db"
+    shutil.copy(ROUND5, copy)
+    study = optuna.load_study(study_name="mnist-record-valid", storage=f"sqlite:///{copy}")
+    check = Screen()
+    refused = 0
+    for trial in study.trials:
+        attrs = trial.user_attrs
+        said = check(TrialConfig.from_dict(attrs["trial_config"]))
+        recorded = attrs.get(f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}")
+        assert (said is None) == (recorded is None), trial.number
+        if said is not None:
+            refused += 1
+            assert said[Metric.REFUSED] == recorded
+            for key in ("plain_params", "params", "flops_infer", "constraint_0", "constraint_1"):
+                if key in said:
+                    assert said[key] == attrs[f"{TrialAttr.METRIC_PREFIX}{key}"], (
+                        trial.number,
+                        key,
+                    )
+    assert (len(study.trials), refused) == (154, 94)
