@@ -56,18 +56,25 @@ def _stored(config: SearchConfig) -> list[optuna.trial.FrozenTrial]:
     return optuna.load_study(study_name=config.name, storage=config.storage_url).trials
 
 
-def test_a_screened_proposal_is_recorded_as_the_refused_trial_it_would_have_been(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _both_ways(config: SearchConfig, monkeypatch: pytest.MonkeyPatch) -> NpasSearcher:
+    """Trial 0 refused by the screen, trial 1 the same refusal the old way (a Ray trial
+    refused by run_trial), both written to the config's storage."""
     monkeypatch.setattr(_searcher, "SCREENED_PER_SUGGEST", 1)
-    config = _config(tmp_path)
     searcher = _searcher_of(config, lambda cfg: dict(REFUSED))
     assert searcher.suggest("t0") is None  # one screened, then Ray Tune asks again
     assert searcher.screened == [0] and not searcher._live
-    searcher.screen = None  # the same refusal the old way: a Ray trial refused by run_trial
+    searcher.screen = None
     assert isinstance(searcher.suggest("t1"), dict)
     names = [name for name, _ in config.objectives]
     searcher.on_trial_complete("t1", report_of(dict(REFUSED), names))
+    return searcher
+
+
+def test_a_screened_proposal_is_recorded_as_the_refused_trial_it_would_have_been(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _config(tmp_path)
+    searcher = _both_ways(config, monkeypatch)
     screened, ran = _stored(config)
     assert screened.state == ran.state == TrialState.PRUNED
     assert screened.user_attrs[TrialAttr.SCREENED] is True
@@ -89,6 +96,31 @@ def test_a_screened_proposal_is_recorded_as_the_refused_trial_it_would_have_been
     assert trials_counted(study) == 1
     told = searcher.optimiser.study.trials[0]  # the optimiser's own copy was told
     assert told.state == TrialState.PRUNED
+
+
+def test_the_progress_the_end_and_status_say_how_many_were_screened_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from search.cli._status import _status_lines, _status_record
+    from search.run._ending import Ending, conclude
+    from search.run._progress import Progress
+
+    config = _config(tmp_path)
+    searcher = _both_ways(config, monkeypatch)
+    study = optuna.load_study(study_name=config.name, storage=config.storage_url)
+    view = Progress(config.objectives, prior=study, total=4, enabled=False,
+                    screened=lambda: 2)  # fmt: skip
+    line = view.line()
+    assert line.startswith("1/4 done (0 feasible, 1 infeasible, 0 failed)"), line
+    assert "; 3 more refused before training (screened, not counted)" in line
+    ending = Ending.of(searcher, ran=1, remaining=1, resumes=[], disk_full=False, signum=None)
+    conclude(ending, study, config, tmp_path, progress=True)
+    assert "1 proposal(s) refused before training by the screen" in capsys.readouterr().err
+    record = _status_record(study, None)
+    assert (record["infeasible"], record["screened"]) == (2, 1)
+    lines = _status_lines(record)
+    assert lines[1] == ("  1 of the infeasible refused before training by the screen: never "
+                        "started, not counted toward trials")  # fmt: skip
 
 
 def test_refusals_in_a_row_stop_the_search_naming_what_refused_most(
