@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from torch import nn
 
 from objectives.datasets import DATASETS
-from search.config._meta import meta_counts, meta_model, minimum_of, trainable, unmet_budget
+from search.config._meta import (
+    meta_counts,
+    meta_model,
+    minimum_of,
+    planned_params,
+    trainable,
+    unmet_budget,
+)
 from search.config._trial import TrialConfig
 from spaces import Categorical, Dimension, Fixed, Float, Int, Space
 
@@ -171,7 +178,7 @@ def start_warnings(config: SearchConfig) -> list[str]:
     train: a Shapeshifted point whose budget its model cannot meet (below the minimum, or more
     than its generator uses), or a point that misses a ``params`` or ``flops_infer``
     constraint (counted on its model built on the meta device; a Shapeshifted point's params
-    are its budget)."""
+    are its network's as planned, 90-100 % of its budget)."""
     from search.config._start import complete
 
     info = DATASETS.get(config.dataset)
@@ -191,8 +198,8 @@ def start_warnings(config: SearchConfig) -> list[str]:
             found.append(f"start[{i}]: {unmet} ({_describe(cfg)}): it will be refused "
                          "untrained")  # fmt: skip
             continue
-        if cfg.budget is not None:  # a Shapeshifted trial trains its budget's parameters
-            counts["params"] = cfg.budget
+        if cfg.budget is not None and bounded:  # what its network will have, not the budget
+            counts["params"] = planned_params(cfg, info, models)
         missed = [f"{c} ({c.indicator} {counts[c.indicator]:,})" for c in bounded
                   if c.violation(counts) > 0]  # fmt: skip
         if missed:

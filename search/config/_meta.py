@@ -17,7 +17,15 @@ from search.config._trial import TrialConfig
 from spaces import BudgetError, build_model
 from spaces.ssn import check_budget, minimum_budget
 
-__all__ = ["meta_counts", "meta_model", "minimum_of", "planned", "trainable", "unmet_budget"]
+__all__ = [
+    "meta_counts",
+    "meta_model",
+    "minimum_of",
+    "planned",
+    "planned_params",
+    "trainable",
+    "unmet_budget",
+]
 
 
 def meta_counts(model: nn.Module, info: DatasetInfo) -> dict[str, int]:
@@ -57,6 +65,17 @@ def planned(cfg: TrialConfig) -> dict[str, Any]:
     the same stores (its assignment needs training)."""
     mapping = cfg.ssn["mapping"]
     return cfg.ssn_options(mapping="random" if mapping == "auto" else mapping)
+
+
+def planned_params(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> int:
+    """The trainable parameters of a Shapeshifted trial's network as planned (90-100 % of its
+    budget, what the trial's ``params`` will be; ``auto`` sized as ``random``).
+
+    Raises:
+        BudgetError: Shapeshifting cannot meet the budget (see :func:`unmet_budget`).
+    """
+    assert cfg.budget is not None  # a plain trial has no network to plan
+    return check_budget(meta_model(cfg, info, models), cfg.budget, **planned(cfg))
 
 
 def unmet_budget(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]
