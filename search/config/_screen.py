@@ -26,11 +26,10 @@ from torch import nn
 
 from objectives import INDICATORS
 from objectives.datasets import DATASETS, DatasetInfo
-from search.config._meta import meta_counts, meta_model, planned, trainable
+from search.config._meta import meta_counts, meta_model, planned_params, trainable
 from search.config._trial import TrialConfig
 from search.config._verdict import breach, verdict
 from spaces import BudgetError
-from spaces.ssn import check_budget
 
 __all__ = ["COUNTED", "Screen", "screen"]
 
@@ -52,12 +51,13 @@ def screen(cfg: TrialConfig, models: dict[str, nn.Module] | None = None) -> dict
     budget = cfg.budget
     if info is None or (budget is not None and cfg.ssn.get("mapping") in ("auto", "none", None)):
         return None
+    models = {} if models is None else models
     try:
-        model = meta_model(cfg, info, {} if models is None else models)
+        model = meta_model(cfg, info, models)
         metrics: dict[str, Any] = {"plain_params": trainable(model)}
         if budget is not None:
             try:
-                params = check_budget(model, budget, **planned(cfg))
+                params = planned_params(cfg, info, models)
             except BudgetError as err:
                 return verdict(metrics, cfg.constraints, f"budget: {err}")
         if not bounded or any(name not in COUNTED for name in bounded):
