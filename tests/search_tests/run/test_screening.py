@@ -32,8 +32,8 @@ REFUSED = {"plain_params": 4810, "params": 4810, Metric.REFUSED: "violates param
            "constraint_0": 3810.0, Metric.FEASIBLE: 0.0}  # fmt: skip
 
 
-def _config(tmp_path: Path) -> SearchConfig:
-    return make_config(tmp_path, optimiser="tpe", objectives=[["accuracy", "maximize"]],
+def _config(tmp_path: Path, optimiser: str = "tpe") -> SearchConfig:
+    return make_config(tmp_path, optimiser=optimiser, objectives=[["accuracy", "maximize"]],
                        constraints=["params <= 1000"])  # fmt: skip
 
 
@@ -42,7 +42,8 @@ def _searcher_of(config: SearchConfig, screen: Any, *, recorded: bool = True) ->
     rdb = open_storage(config.storage_url)
     study = open_study(name=config.name, storage=rdb, sampler=optuna.samplers.RandomSampler(),
                        config=config.to_dict(), objectives=config.objectives,
-                       constraints=config.constraint_texts, optimiser="tpe")  # fmt: skip
+                       constraints=config.constraint_texts,
+                       optimiser=config.algorithm.name)  # fmt: skip
     return NpasSearcher(
         bound_optimiser(config, study, seed=0, scheduler="fifo"),
         outcomes=OutcomeReader(config.objectives, constraint_keys(config)),
@@ -197,3 +198,40 @@ def test_a_search_on_accuracy_within_a_params_limit_trains_what_it_starts(
         assert reason == "violates params <= 1500" or reason.startswith("budget: ")
     assert all(t.state == TrialState.COMPLETE or t.user_attrs.get(TrialAttr.PRUNED_AT)
                for t in started)  # fmt: skip
+
+
+@pytest.mark.parametrize("optimiser", ["tpe", "nsga2", "random", "pymoo-nsga2"])
+def test_every_optimiser_is_told_a_screened_proposal_and_asked_again(
+    tmp_path: Path, optimiser: str
+) -> None:
+    """Samplers and a generational pymoo algorithm alike: half the proposals screened, the
+    other half trained and told; every trial ends, and each screened one was told PRUNED."""
+    config = _config(tmp_path, optimiser)
+    turn = iter(range(10_000))
+    searcher = _searcher_of(config, lambda cfg: dict(REFUSED) if next(turn) % 2 else None)
+    names = [name for name, _ in config.objectives]
+    for i in range(12):
+        given = searcher.suggest(f"t{i}")
+        if isinstance(given, dict):
+            result = report_of({"accuracy": 0.5 + i / 100, "params": 500, Metric.FEASIBLE: 1.0,
+                                "constraint_0": -500.0}, names)  # fmt: skip
+            searcher.on_trial_complete(f"t{i}", result)
+    told = searcher.optimiser.study.trials
+    assert searcher.screened and all(told[n].state == TrialState.PRUNED for n in searcher.screened)
+    assert all(t.state != TrialState.RUNNING for t in told)
+    assert [t.number for t in _stored(config) if t.user_attrs.get(TrialAttr.SCREENED)] == (
+        searcher.screened
+    )
+
+
+def test_the_screen_leaves_its_models_out_when_pickled() -> None:
+    import pickle
+
+    from search.config import Screen, TrialConfig
+
+    check = Screen()
+    cfg = TrialConfig.from_dict({"dataset": "digits", "family": "mlp", "hyper": {"width": 64},
+                                 "constraints": ["params <= 1000"]})  # fmt: skip
+    assert check(cfg) is not None and check.models
+    again = pickle.loads(pickle.dumps(check))  # Ray Tune pickles the searcher holding it
+    assert again.models == {} and again(cfg) == check(cfg)
