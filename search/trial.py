@@ -28,9 +28,8 @@ from torch import nn
 from objectives import INDICATORS, EnergyMeter, measure, measuring_data
 from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, Recipe, evaluate, fit, trained_weights
-from search.config import Constraint, TrialConfig
+from search.config import Constraint, TrialConfig, breach, verdict
 from search.errors import ExportError
-from search.record import Metric
 from spaces import BudgetError, ConfigError, build_model
 from spaces.ssn import shapeshift
 
@@ -157,17 +156,9 @@ def _run(
     ranked = _ranked(cfg) if on_epoch is not None else []
     early = [n for n in names if INDICATORS.get(n).analytic or n in ranked]
     metrics.update(_measure(net, data, early, cfg.measure, device))
-    broken = [
-        c
-        for c in constraints
-        if c.indicator in INDICATORS
-        and INDICATORS.get(c.indicator).analytic
-        and c.violation(metrics) > 0
-    ]
-    if broken:
-        return _finish(
-            metrics, constraints, start, reason="violates " + ", ".join(map(str, broken))
-        )
+    reason = breach(constraints, metrics)
+    if reason is not None:
+        return _finish(metrics, constraints, start, reason=reason)
     null = _null_model(cfg, data) if on_epoch is not None else None
     report = _epoch_report(on_epoch, metrics, ranked, null)
     result = _train(
@@ -499,15 +490,9 @@ def _finish(
     *,
     reason: str | None = None,
 ) -> dict[str, Any]:
-    """Adds feasibility and the constraint violations that can be evaluated."""
-    feasible = reason is None
-    if not feasible:  # not trained: no accuracy is made up
-        metrics[Metric.REFUSED] = reason
-    for i, c in enumerate(constraints):
-        if c.indicator in metrics:
-            metrics[f"constraint_{i}"] = c.violation(metrics)
-            feasible = feasible and metrics[f"constraint_{i}"] <= 0
-    metrics[Metric.FEASIBLE] = 1.0 if feasible else 0.0
+    """Adds feasibility and the constraint violations that can be evaluated (as the screen
+    does for a proposal it refuses: :func:`search.config.verdict`)."""
+    verdict(metrics, constraints, reason)
     metrics["trial_time_s"] = time.perf_counter() - start
     return {k: _python_scalar(v) for k, v in metrics.items()}
 

@@ -74,6 +74,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
     from search._format import json_number
     from search._trial_list import outcomes
     from search.pareto import front_of, objectives_of, trials_frame, usable, why_empty
+    from search.record import screened
 
     frame = trials_frame(study)
     objectives = objectives_of(study)
@@ -86,6 +87,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         **_tally(found),
         "failed_trials": _numbers(frame, found, "failed"),
         "infeasible_trials": _numbers(frame, found, "infeasible"),
+        "screened": sum(screened(t) for t in study.get_trials(deepcopy=False)),
         "running_now": holder,
         "objectives": [f"{n} ({d})" for n, d in objectives],
         "constraints": [str(c) for c in attrs.get(StudyAttr.CONSTRAINTS) or []],
@@ -122,6 +124,9 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
     counts = ", ".join(f"{record[k]} {k.replace('_', ' ')}" for k in shown)
     notes = "".join(f" {note}" for k, note in _NOTES.items() if record[k])
     lines = [f"Search {record['search']!r}: {record['trials']} trial(s): {counts}{notes}"]
+    if record["screened"]:
+        lines.append(f"  {record['screened']} of the infeasible refused before training by "
+                     "the screen: never started, not counted toward trials")  # fmt: skip
     if record["running_now"] is not None:
         lines.append(f"  running now: launched on {record['running_now']}")
     named = {k: record[f"{k}_trials"] for k in ("failed", "infeasible") if record[f"{k}_trials"]}

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from search.config._presets import list_presets as list_presets
     from search.config._presets import preset_text as preset_text
     from search.config._presets import unknown_preset as unknown_preset
+    from search.config._screen import Screen as Screen
+    from search.config._screen import screen as screen
     from search.config._search import AlgorithmConfig as AlgorithmConfig
     from search.config._search import LimitsConfig as LimitsConfig
     from search.config._search import ResourceConfig as ResourceConfig
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
     from search.config._trial import TrialConfig as TrialConfig
     from search.config._trial import check_trial_config as check_trial_config
     from search.config._user_checks import check_user_code as check_user_code
+    from search.config._verdict import breach as breach
+    from search.config._verdict import verdict as verdict
 
 _EXPORTS = {
     "list_presets": "search.config._presets",
@@ -82,16 +86,20 @@ _EXPORTS = {
 #: free to change with them.
 _SHARED = {
     "RENAMED_KEYS": "search.config._keys",
+    "breach": "search.config._verdict",
     "SchedulerConfig": "search.config._search",
+    "Screen": "search.config._screen",
     "budget_warning": "search.config._floor",
     "check_source": "search.config._source",
     "check_user_code": "search.config._user_checks",
     "complete": "search.config._start",
     "describe": "search.config._describe",
     "preset_text": "search.config._presets",
+    "screen": "search.config._screen",
     "suspicions": "search.config._describe",
     "unknown": "search.config._checks",
     "unknown_preset": "search.config._presets",
+    "verdict": "search.config._verdict",
 }
 
 __all__ = [

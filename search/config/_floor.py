@@ -24,13 +24,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import torch
 from torch import nn
 
-from objectives.datasets import DATASETS, DatasetInfo
+from objectives.datasets import DATASETS
+from search.config._meta import (
+    meta_counts,
+    meta_model,
+    minimum_of,
+    planned_params,
+    trainable,
+    unmet_budget,
+)
 from search.config._trial import TrialConfig
-from spaces import BudgetError, Categorical, Dimension, Fixed, Float, Int, Space, build_model
-from spaces.ssn import check_budget, minimum_budget
+from spaces import Categorical, Dimension, Fixed, Float, Int, Space
 
 if TYPE_CHECKING:
     from search.config._search import SearchConfig
@@ -66,7 +72,7 @@ def budget_warning(config: SearchConfig) -> str | None:
             cfg = config.trial_config(point)
             if cfg.budget is None:  # the plain model: no budget to miss
                 continue
-            minimum = _minimum(cfg, info, models)
+            minimum = minimum_of(cfg, info, models)
         except Exception:  # such a trial fails on its own: a check never stops a launch,
             continue  # and this corner says nothing of the others
         if minimum <= cfg.budget:
@@ -97,7 +103,7 @@ def budget_above_warning(config: SearchConfig) -> str | None:
             cfg = config.trial_config(point)
             if cfg.budget is None or cfg.ssn.get("mapping") == "none":
                 continue
-            params = _trainable(_model(cfg, info, models))  # no FLOPs: they load torch._dynamo
+            params = trainable(meta_model(cfg, info, models))  # no FLOPs: they load torch._dynamo
         except Exception:  # such a trial fails on its own: a check never stops a launch
             continue
         if params >= cfg.budget:
@@ -148,7 +154,7 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
         for point in corners(config.space, every(end)):
             try:
                 cfg = config.trial_config(point)
-                counted = _counts(_model(cfg, info, models), info)
+                counted = meta_counts(meta_model(cfg, info, models), info)
                 params.append(counted["params"])
                 flops.append(counted["flops_infer"])
             except Exception:  # such a trial fails on its own, with its message
@@ -172,7 +178,7 @@ def start_warnings(config: SearchConfig) -> list[str]:
     train: a Shapeshifted point whose budget its model cannot meet (below the minimum, or more
     than its generator uses), or a point that misses a ``params`` or ``flops_infer``
     constraint (counted on its model built on the meta device; a Shapeshifted point's params
-    are its budget)."""
+    are its network's as planned, 90-100 % of its budget)."""
     from search.config._start import complete
 
     info = DATASETS.get(config.dataset)
@@ -184,74 +190,22 @@ def start_warnings(config: SearchConfig) -> list[str]:
     for i, point in enumerate(config.start):
         try:
             cfg = config.trial_config(complete(config.space, point, {}))
-            unmet = _unmet_budget(cfg, info, models)
-            counts = _counts(_model(cfg, info, models), info) if bounded else {}
+            unmet = unmet_budget(cfg, info, models)
+            counts = meta_counts(meta_model(cfg, info, models), info) if bounded else {}
         except Exception:  # such a trial fails on its own, with its message
             continue
         if unmet is not None:
             found.append(f"start[{i}]: {unmet} ({_describe(cfg)}): it will be refused "
                          "untrained")  # fmt: skip
             continue
-        if cfg.budget is not None:  # a Shapeshifted trial trains its budget's parameters
-            counts["params"] = cfg.budget
+        if cfg.budget is not None and bounded:  # what its network will have, not the budget
+            counts["params"] = planned_params(cfg, info, models)
         missed = [f"{c} ({c.indicator} {counts[c.indicator]:,})" for c in bounded
                   if c.violation(counts) > 0]  # fmt: skip
         if missed:
             found.append(f"start[{i}]: misses {', '.join(missed)}: it will be refused "
                          "untrained, like any trial over a constraint")  # fmt: skip
     return found
-
-
-def _counts(model: nn.Module, info: DatasetInfo) -> dict[str, int]:
-    """The trainable parameters and forward FLOPs per sample of a model on the meta device."""
-    from objectives import count_flops
-
-    example = torch.zeros(1, *info.in_shape, device="meta")
-    return {
-        "params": _trainable(model),
-        "flops_infer": int(count_flops(lambda: model.eval()(example))),
-    }
-
-
-def _trainable(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-def _model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> nn.Module:
-    """A trial's unshared model on the meta device, each built once."""
-    key = f"{cfg.family}{sorted(cfg.hyper.items())}"
-    if key not in models:
-        # On the meta device: shapes without memory (a WRN-28-10 corner took 3.4 GB built for
-        # real); the caller's random stream is not drawn from.
-        with torch.random.fork_rng(devices=[]), torch.device("meta"):
-            models[key] = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
-    return models[key]
-
-
-def _minimum(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> int:
-    """The minimum budget of a trial's model with its SSN options (each model built once)."""
-    return minimum_budget(_model(cfg, info, models), **_planned(cfg))
-
-
-def _planned(cfg: TrialConfig) -> dict[str, Any]:
-    """A trial's SSN options as planned before training: ``auto`` sized as ``random`` with
-    the same stores (its assignment needs training)."""
-    mapping = cfg.ssn["mapping"]
-    return cfg.ssn_options(mapping="random" if mapping == "auto" else mapping)
-
-
-def _unmet_budget(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]
-                  ) -> str | None:  # fmt: skip
-    """Why a Shapeshifted trial's budget cannot be met (below its model's minimum, or more
-    than its generator uses), as Shapeshifting says it; None when it can, or the trial is
-    plain."""
-    if cfg.budget is None or cfg.ssn.get("mapping") == "none":
-        return None
-    try:
-        check_budget(_model(cfg, info, models), cfg.budget, **_planned(cfg))
-    except BudgetError as err:
-        return str(err)
-    return None
 
 
 def _describe(cfg: TrialConfig) -> str:

@@ -387,6 +387,15 @@ class SearchConfig(DataAndMetrics):
         check=checks.at_least(1),
         help="trials to complete (a resumed search counts those already done)",
     )
+    screen: bool = config_key(
+        True,
+        check=checks.boolean,
+        help="refuse, before Ray Tune starts them, the proposals the trial would refuse "
+        "untrained (over a params or flops_infer constraint, or a budget Shapeshifting cannot "
+        "meet; told on the meta device): recorded as refused trials, not counted toward "
+        "trials; false: every proposal is a trial, as before (applies with the default "
+        "trial function); may change between launches",
+    )
     resources: ResourceConfig = config_key(
         check=ResourceConfig.from_dict,
         factory=ResourceConfig,
@@ -547,9 +556,9 @@ class SearchConfig(DataAndMetrics):
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
         out = dump_keys(self)
         out["dataset"] = copy.deepcopy(self.data_source) or self.dataset
-        # imports, loading, start and loggers only when set: a search stored before they
-        # existed resumes (a relaunch compares its stored config with this one)
-        for name in ("imports", "loading", "start", "loggers"):
+        # imports, loading, start, loggers and screen only when set: a search stored before
+        # they existed resumes (a relaunch compares its stored config with this one)
+        for name in ("imports", "loading", "start", "loggers", "screen"):
             if out[name] == dumped_default(SearchConfig, name):
                 del out[name]
         return {"name": out.pop("name"), **out}

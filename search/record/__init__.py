@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from search.record._counting import INTERRUPTED as INTERRUPTED
     from search.record._counting import counts as counts
     from search.record._counting import disk_full as disk_full
+    from search.record._counting import screened as screened
     from search.record._counting import trials_counted as trials_counted
     from search.record._curves import EpochPoint as EpochPoint
     from search.record._curves import epoch_values as epoch_values
@@ -120,6 +121,7 @@ _SHARED = {
     "refusal": "search.record._data_record",
     "resumable": "search.record._checkpoint_files",
     "rung_history": "search.record._curves",
+    "screened": "search.record._counting",
     "set_metric_names": "search.record._study",
 }
 

@@ -56,6 +56,9 @@ class TrialAttr:
     STOPPED: Final = "npas:stopped"
     #: Its Ray Tune trial folder, where its checkpoints are.
     RAY_TRIAL: Final = "npas:ray_trial"
+    #: True when the screen refused it before training (``search.config.screen``): recorded
+    #: as a refused trial, never sent to Ray Tune, not counted toward ``trials``.
+    SCREENED: Final = "npas:screened"
     #: Prefix of the attribute holding one of its metrics (``metric_accuracy``).
     METRIC_PREFIX: Final = "metric_"
     #: The one nested attribute holding every metric, in studies recorded before

@@ -35,11 +35,12 @@ __all__ = [
     "set_metric_names",
 ]
 
-#: Config keys that may change between launches of one search (how much and where it runs, and
-#: what it logs to).
+#: Config keys that may change between launches of one search (how much and where it runs,
+#: what it logs to, and whether proposals are screened before they start).
 _MAY_CHANGE = frozenset(
-    {"trials", "storage", "address", "out", "name", "resources", "limits", "start", "loggers"}
-)
+    {"trials", "storage", "address", "out", "name", "resources", "limits", "start", "loggers",
+     "screen"}
+)  # fmt: skip
 
 
 def _npas_version() -> str:

@@ -40,6 +40,7 @@ class Ending:
         disk_full: Ray Tune could not write its own files (the run folder is full).
         time_up: The search's time limit ended it.
         signum: The stop signal that ended it (Ctrl-C, SIGTERM); None if none did.
+        screened: Proposals the screen refused before training (recorded, not counted).
     """
 
     ran: int
@@ -50,6 +51,7 @@ class Ending:
     disk_full: bool
     time_up: bool
     signum: int | None
+    screened: int = 0
 
     @classmethod
     def of(
@@ -64,7 +66,8 @@ class Ending:
         limits = searcher.limits
         return cls(ran=ran, remaining=remaining, stopped=searcher.stopped, adjourned=adjourned,
                    full=sorted(searcher.full), disk_full=disk_full,
-                   time_up=limits is not None and limits.ended, signum=signum)  # fmt: skip
+                   time_up=limits is not None and limits.ended, signum=signum,
+                   screened=len(searcher.screened))  # fmt: skip
 
 
 def conclude(
@@ -82,6 +85,11 @@ def conclude(
             f"stopped starting trials; the {trials_counted(study)} trial(s) recorded are "
             "kept in the storage: free space and relaunch the same command to go on"
         )
+    if ending.screened and progress:
+        print(f"[npas] {ending.screened} proposal(s) refused before training by the screen "
+              "(over a constraint, or a budget Shapeshifting cannot meet): recorded as refused "
+              "trials, not started, not counted toward trials (screen: false sends them to "
+              "Ray Tune)", file=sys.stderr)  # fmt: skip
     if ending.adjourned and progress:
         print(f"[npas] {len(ending.adjourned)} trial(s) {ending.adjourned} adjourned: "
               "unfinished, kept with their checkpoints; relaunch the same command (with more "

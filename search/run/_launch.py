@@ -27,7 +27,7 @@ from optuna.trial import TrialState
 
 from search._compat import check as check_dependencies
 from search._urls import masked_url
-from search.config import TrialConfig, budget_warning, check_user_code
+from search.config import Screen, TrialConfig, budget_warning, check_user_code
 from search.errors import StorageLost, StorageWriteError
 from search.record import (
     DataCheck,
@@ -62,7 +62,7 @@ from search.run._ray_session import (
 )
 from search.run._recorder import StudyRecorder
 from search.run._run_folder import no_room, run_folder
-from search.run._searcher import NpasSearcher
+from search.run._searcher import NpasSearcher, ScreenFn
 from search.run._stages import Stage
 from search.run._trainable import TrialFn, checkpoints
 from search.run._tuner import run_tuner
@@ -230,6 +230,7 @@ def _launch_leased(
             cost=cost,
             limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
             resumes=resumes,
+            screen=_screen(config, trial_fn),
         )
 
         def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly
@@ -289,6 +290,14 @@ def _resumable_or_said(trial: optuna.trial.FrozenTrial) -> bool:
               "it is recorded as interrupted (not counted) and another trial runs in its "
               "place, as for a trial without one", file=sys.stderr, flush=True)  # fmt: skip
     return resumable(trial)
+
+
+def _screen(config: SearchConfig, trial_fn: TrialFn) -> ScreenFn | None:
+    """The screen of a search that screens (``screen: true``) with ``run_trial``, whose
+    refusals it tells in advance; None otherwise (another trial function refuses its own)."""
+    from search.trial import run_trial
+
+    return Screen() if config.screen and trial_fn is run_trial else None
 
 
 class _TrialConfigOf:

@@ -16,6 +16,7 @@ from ray.tune import Callback
 
 from search._format import duration
 from search.record import Metric, RayKey, counts, metrics_of
+from search.record import screened as is_screened
 from search.run._stages import Stage, command_start
 
 __all__ = ["Progress"]
@@ -56,6 +57,8 @@ class Progress(Callback):
         time_limit: The search's time limit in seconds, counted from this launch, if any.
         adjourned: Whether a Ray trial that ended was adjourned (left unfinished with its
             checkpoint when the time ran out): counted apart, not done.
+        screened: How many proposals the screen refused in this launch (never Ray trials):
+            said apart, not done, with those of earlier launches.
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class Progress(Callback):
         clock: Callable[[], float] = time.monotonic,
         time_limit: float | None = None,
         adjourned: Callable[[str], bool] = lambda trial_id: False,
+        screened: Callable[[], int] = lambda: 0,
     ) -> None:
         self.objectives = list(objectives)
         self.time_limit = time_limit
@@ -80,8 +84,12 @@ class Progress(Callback):
         self.refused = 0
         self.adjourned = 0
         self._is_adjourned = adjourned
+        self._screened = screened
+        self.screened_before = 0
         for trial in prior.get_trials(deepcopy=False) if prior is not None else ():
-            if trial.state == TrialState.COMPLETE:
+            if is_screened(trial):  # never started: not done
+                self.screened_before += 1
+            elif trial.state == TrialState.COMPLETE:
                 self.values.append(list(trial.values))
                 self.feasible.append(bool(trial.user_attrs.get(Metric.FEASIBLE, True)))
             elif trial.state == TrialState.PRUNED:
@@ -187,6 +195,9 @@ class Progress(Callback):
         text = f"{done}{of} done ({parts}), {running} running"
         if self.adjourned:
             text += f", {self.adjourned} adjourned"
+        screened = self.screened_before + self._screened()
+        if screened:
+            text += f"; {screened} more refused before training (screened, not counted)"
         best = self.best()
         if best is not None:
             directions = [d for _, d in self.objectives]

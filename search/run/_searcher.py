@@ -9,12 +9,20 @@ writes the storage; none in a replay, ``search.lab``). ``suggest`` returns None 
 the optimiser has nothing to propose (a pymoo algorithm until its first generation is told;
 Ray Tune asks again later). Nothing is saved with Ray: the study is the state, and a relaunch
 resumes from it.
+
+With a screen (``search.config.screen``: what ``run_trial`` would refuse before training,
+told on the meta device), a proposal it refuses never reaches Ray Tune: it is recorded at once
+as the refused trial it would have been (PRUNED at epoch 0, its reason and counts), marked
+:attr:`TrialAttr.SCREENED`, the optimiser is told, and asked again: at most
+:data:`SCREENED_PER_SUGGEST` times per ``suggest``. :data:`SCREENED_IN_A_ROW` refusals in a
+row stop the search: its space hardly meets its constraints.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -25,16 +33,31 @@ from ray.tune.search import Searcher
 from search._compat import trial_id_of
 from search.config import TrialConfig
 from search.optimisers import Optimiser
-from search.record import DISK_FULL, RayKey, TrialAttr
+from search.record import DISK_FULL, Metric, RayKey, TrialAttr
 from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
 from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._outcome import OutcomeReader, record
+from search.run._trainable import report_of
 
-__all__ = ["Gate", "NpasSearcher", "Recorder", "TrialConfigFn"]
+__all__ = [
+    "SCREENED_IN_A_ROW",
+    "SCREENED_PER_SUGGEST",
+    "Gate",
+    "NpasSearcher",
+    "Recorder",
+    "ScreenFn",
+    "TrialConfigFn",
+]
 
 #: ``(point, trial number) -> trial config`` (adds the artifact folder of that trial).
 TrialConfigFn = Callable[[dict[str, Any], int], TrialConfig]
+#: ``trial config -> the metrics of its refusal before training``, or None: it is sent to Ray.
+ScreenFn = Callable[[TrialConfig], dict[str, Any] | None]
+#: The most proposals one ``suggest`` screens out before it returns None (Ray asks again).
+SCREENED_PER_SUGGEST = 50
+#: Screened proposals in a row that stop the search.
+SCREENED_IN_A_ROW = 1000
 #: What a decision keeps (the Ray trial id and the trial number are known from the trial).
 _DECISION_FIELDS = ("rung", "outcome", "rank", "n", "arrival", "top", "at_chance", "why")
 
@@ -86,6 +109,8 @@ class NpasSearcher(Searcher):
         resumes: Trials the storage holds RUNNING that a killed search left with a
             checkpoint, by number: started before any new proposal, each from its latest
             checkpoint, as the same trial (its curve and decisions go on).
+        screen: Refuses a proposal before training (see the module's docstring; None: every
+            proposal goes to Ray Tune).
     """
 
     def __init__(
@@ -99,6 +124,7 @@ class NpasSearcher(Searcher):
         gate: Gate | None = None,
         limits: TrialLimits | None = None,
         resumes: Sequence[int] = (),
+        screen: ScreenFn | None = None,
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
         self.optimiser = optimiser
@@ -121,6 +147,11 @@ class NpasSearcher(Searcher):
         self._adjourned_ids: set[str] = set()
         #: Numbers of the trials that could not save their results on a full disk.
         self.full: list[int] = []
+        self.screen = screen
+        #: Numbers of the proposals the screen refused (recorded, never started).
+        self.screened: list[int] = []
+        self._in_a_row: Counter[str] = Counter()  # what refused the refusals in a row
+        self._row = 0
 
     # Ray's Searcher.suggest may return FINISHED (a str); its annotation leaves that out
     def suggest(self, trial_id: str) -> dict | str | None:  # type: ignore[override]
@@ -139,16 +170,48 @@ class NpasSearcher(Searcher):
             return None
         if self._resumes:
             return self._resume(trial_id, self._resumes.pop(0))
-        proposal = self.optimiser.ask()
-        if proposal is None:
-            return None
-        trial = proposal.trial
-        trial_config = self._make(proposal.point, trial.number)
-        trial.set_user_attr(TrialAttr.CONFIG, trial_config.to_dict())
+        for _ in range(SCREENED_PER_SUGGEST):
+            proposal = self.optimiser.ask()
+            if proposal is None:
+                return None
+            trial = proposal.trial
+            trial_config = self._make(proposal.point, trial.number)
+            trial.set_user_attr(TrialAttr.CONFIG, trial_config.to_dict())
+            refused = None if self.screen is None else self.screen(trial_config)
+            if refused is None:
+                return self._start(trial_id, trial, trial_config)
+            if not self._refuse(trial, refused) or self.stopped is not None:
+                return self._finished()
+        return None  # many refused in one go: Ray Tune asks again
+
+    def _start(self, trial_id: str, trial: optuna.trial.Trial, trial_config: TrialConfig
+               ) -> dict | str:  # fmt: skip
+        """The Ray config of a proposal to train, recorded first."""
         if self.recorder is not None and not self.recorder.admit(_frozen(trial)):
             return self._finished()
+        self._row = 0
+        self._in_a_row.clear()
         self._live[trial_id] = trial
         return {RayKey.NUMBER: trial.number, RayKey.TRIAL_CONFIG: trial_config}
+
+    def _refuse(self, trial: optuna.trial.Trial, metrics: dict[str, Any]) -> bool:
+        """Records a proposal the screen refused as the refused trial ``run_trial`` would have
+        made of it (read back as its Ray result would be), tells the optimiser, and stops the
+        search after :data:`SCREENED_IN_A_ROW` in a row; False if it could not be recorded."""
+        trial.set_user_attr(TrialAttr.SCREENED, True)
+        if self.recorder is not None and not self.recorder.admit(_frozen(trial)):
+            return False
+        names = [name for name, _ in self.outcomes.objectives]
+        outcome = self.outcomes.read(report_of(metrics, names), error=False)
+        record(trial, outcome)  # constraints before the tell: samplers read them there
+        self.optimiser.tell(trial.number, outcome.values, outcome.state)
+        self.screened.append(trial.number)
+        self._row += 1
+        self._in_a_row.update(_refusers(str(metrics[Metric.REFUSED])))
+        if self._row >= SCREENED_IN_A_ROW:
+            self.stopped = _hardly_met(self._row, self._in_a_row)
+        frozen, attrs = _frozen(trial), trial.study.user_attrs
+        return self._write(lambda writer: writer.finished(frozen, study_attrs=attrs))
 
     def _resume(self, trial_id: str, number: int) -> dict | str:
         """The Ray config that resumes trial ``number`` from its latest checkpoint."""
@@ -250,10 +313,9 @@ class NpasSearcher(Searcher):
         frozen, attrs = _frozen(trial), trial.study.user_attrs
         self._write(lambda writer: writer.finished(frozen, study_attrs=attrs))
 
-    def _write(self, write: Callable[[Any], None]) -> None:
-        """Hands one write of the study to the recorder."""
-        if self.recorder is not None:
-            self.recorder.write(write)
+    def _write(self, write: Callable[[Any], None]) -> bool:
+        """Hands one write of the study to the recorder; False if it failed."""
+        return self.recorder is None or self.recorder.write(write)
 
     def _adjourn(self, trial_id: str, trial: optuna.trial.Trial) -> bool:
         """Leaves a trial that the search's time stopped unfinished RUNNING, when it has a
@@ -275,6 +337,23 @@ class NpasSearcher(Searcher):
 
     def restore(self, checkpoint_path: str) -> None:
         """Nothing to restore: relaunching resumes from the Optuna study."""
+
+
+def _refusers(reason: str) -> list[str]:
+    """What a refusal's reason blames: each constraint violated, or the budget."""
+    if reason.startswith("violates "):
+        return reason.removeprefix("violates ").split(", ")
+    return ["the budget (Shapeshifting cannot meet it)"]
+
+
+def _hardly_met(row: int, refusers: Counter[str]) -> str:
+    """Why the search stopped after ``row`` screened proposals in a row."""
+    (most, times), *_ = refusers.most_common(1)
+    return (
+        f"the screen refused the last {row:,} proposals before training: the space hardly "
+        f"meets its constraints (most refused by {most}: {times:,} of them); narrow the space "
+        "to what meets them, or loosen them"
+    )
 
 
 def _same_decision(before: dict[str, Any], now: dict[str, Any]) -> bool:

@@ -68,7 +68,8 @@ def run_tuner(
     for name in ("ray.tune.tune", "ray.tune.analysis.experiment_analysis"):
         logging.getLogger(name).addFilter(_no_tune_noise)
     view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress,
-                    time_limit=config.limits.time, adjourned=searcher.is_adjourned)  # fmt: skip
+                    time_limit=config.limits.time, adjourned=searcher.is_adjourned,
+                    screened=lambda: len(searcher.screened))  # fmt: skip
     scheduler = SCHEDULERS.get(config.scheduler.name)(config)
     if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
         trials = study.get_trials(deepcopy=False)  # index = number

@@ -466,7 +466,7 @@ def test_plain_points_do_not_hide_that_every_shapeshifted_one_is_infeasible() ->
 def test_the_floor_check_builds_no_weights(monkeypatch: pytest.MonkeyPatch) -> None:
     """A WRN-28-10 corner (36.5M parameters) is checked on the meta device: shapes, no memory
     (built for real, one config took 3.4 GB at launch)."""
-    from search.config import _floor
+    from search.config import _floor, _meta
 
     built: list[torch.device] = []
 
@@ -475,7 +475,7 @@ def test_the_floor_check_builds_no_weights(monkeypatch: pytest.MonkeyPatch) -> N
         built.append(next(model.parameters()).device)
         return model
 
-    monkeypatch.setattr(_floor, "build_model", spy)
+    monkeypatch.setattr(_meta, "build_model", spy)
     config = load_config({"dataset": "cifar10", "space": {
         "family": ["wrn"], "wrn.depth": {"value": 28}, "wrn.widen": {"value": 10},
         "budget": {"low": 10, "high": 50}}})  # fmt: skip

@@ -125,3 +125,13 @@ def test_the_valid_preset_starts_from_both_records_layouts_at_both_anchors() -> 
     assert {k[:2] for k in counts} == {("valid", False), ("valid", True), ("same", False),
                                        ("same", True)}  # fmt: skip
     assert {k[1] for k in counts if k[2]} == {False, True}  # plain and shared within 500
+
+
+def test_the_accuracy_preset_is_the_valid_space_ranked_on_accuracy_within_the_limits() -> None:
+    """mnist-record-acc: round 5's note, params a constraint rather than an objective."""
+    valid, acc = load_preset("mnist-record-valid"), load_preset("mnist-record-acc")
+    assert acc.objective_names == ["accuracy"]
+    assert acc.constraint_texts == ["params <= 1000", "flops_infer <= 2000000"]
+    assert acc.screen and acc.scheduler.name == "moasha" and acc.algorithm.name == "tpe"
+    assert acc.space.to_dict() == valid.space.to_dict() and acc.start == valid.start
+    assert (acc.fixed, acc.train) == (valid.fixed, valid.train)

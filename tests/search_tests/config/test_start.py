@@ -118,3 +118,23 @@ def test_a_start_point_whose_budget_shapeshifting_cannot_meet_is_warned_of_by_ch
     (line,) = [w for w in warnings if w.startswith("start[")]
     assert line.startswith("start[0]: budget=480 is too large for generator='emb', ")
     assert "maximum budget is 447" in line and line.endswith("it will be refused untrained")
+
+
+def test_a_shapeshifted_start_point_is_warned_of_by_its_planned_network_not_its_budget() -> None:
+    """A one-store ConvNet asked 633 parameters plans 593: within params <= 600 (it trains),
+    over params <= 590 (refused, with the count the trial would record)."""
+    from search.config._floor import start_warnings
+
+    def config(limit: int) -> SearchConfig:
+        return SearchConfig.from_dict({
+            "dataset": "digits", "constraints": [f"params <= {limit}"],
+            "space": {"convnet.width": {"low": 4, "high": 16},
+                      "budget": {"low": 100, "high": 1000}},
+            "fixed": {"family": "convnet", "convnet.depth": 2, "ssn.mapping": "single",
+                      "ssn.generator": "emb", "ssn.upsampler": "inter", "ssn.templates": 4},
+            "start": [{"convnet.width": 10, "budget": 633}],
+        })  # fmt: skip
+
+    assert start_warnings(config(600)) == []
+    (line,) = start_warnings(config(590))
+    assert line.startswith("start[0]: misses params <= 590 (params 593)")

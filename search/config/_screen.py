@@ -1,0 +1,103 @@
+"""The screen: what :func:`search.trial.run_trial` would refuse before training, told without
+running it, so a search trains what it proposes.
+
+``run_trial`` refuses a trial untrained when Shapeshifting cannot meet its budget (``budget:
+...``) or when an analytic indicator violates a constraint (``violates params <= 1000``).
+Both are known from shapes: the trial's model is built on the meta device
+(:mod:`search.config._meta`), the budget planned without building the network, and the
+counted indicators (``params``, ``flops_infer``) counted there. The screen returns the metrics
+that refused trial records (its ``plain_params``, the counted indicators, the reason with
+``run_trial``'s text, ``constraint_<i>`` and ``feasible`` written by the same
+:func:`~search.config._verdict.verdict`), or None.
+
+It never refuses a trial ``run_trial`` would train: it returns None whenever it cannot be
+sure (a dataset whose shape needs loading, a model that fails on the meta device, a
+constraint on an indicator other than those counted, ``mapping: auto``, whose stores a
+trained probe assigns). A Shapeshifted trial's ``params`` are its network's as planned (90-100
+% of its budget, as ``run_trial`` measures them), not the budget, and its ``flops_infer`` are
+its plain model's: ``run_trial`` measures them on the materialised network, the same model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from objectives import INDICATORS
+from objectives.datasets import DATASETS, DatasetInfo
+from search.config._meta import meta_counts, meta_model, planned_params, trainable
+from search.config._trial import TrialConfig
+from search.config._verdict import breach, verdict
+from spaces import BudgetError
+
+__all__ = ["COUNTED", "Screen", "screen"]
+
+#: The indicators the screen counts exactly on the meta device.
+COUNTED = ("params", "flops_infer")
+
+
+def screen(cfg: TrialConfig, models: dict[str, nn.Module] | None = None) -> dict[str, Any] | None:
+    """The metrics ``run_trial`` would record refusing ``cfg`` before training; None when it
+    would not refuse it, or the screen cannot be sure (see the module's docstring).
+
+    Args:
+        cfg: The trial config.
+        models: A cache of meta-device models by family and hyper-parameters (a searcher
+            keeps one: proposals often share a model).
+    """
+    info = _shape_known(cfg)
+    bounded = [c.indicator for c in cfg.constraints if c.indicator in INDICATORS]
+    budget = cfg.budget
+    if info is None or (budget is not None and cfg.ssn.get("mapping") in ("auto", "none", None)):
+        return None
+    models = {} if models is None else models
+    try:
+        model = meta_model(cfg, info, models)
+        metrics: dict[str, Any] = {"plain_params": trainable(model)}
+        if budget is not None:
+            try:
+                params = planned_params(cfg, info, models)
+            except BudgetError as err:
+                return verdict(metrics, cfg.constraints, f"budget: {err}")
+        if not bounded or any(name not in COUNTED for name in bounded):
+            return None  # nothing to violate, or what run_trial measures is not all counted
+        wanted = {*bounded, *(o.name for o in cfg.objectives if o.name in COUNTED)}
+        metrics.update(_counted(model, info, wanted))
+        if budget is not None:
+            metrics["params"] = params
+        reason = breach(cfg.constraints, metrics)
+    except Exception:  # such a trial fails, or trains, on its own: run_trial says which
+        return None
+    return None if reason is None else verdict(metrics, cfg.constraints, reason)
+
+
+class Screen:
+    """:func:`screen` with its own cache of meta-device models (a searcher holds one; Ray
+    Tune pickles the searcher, and the cache is left out)."""
+
+    def __init__(self) -> None:
+        self.models: dict[str, nn.Module] = {}
+
+    def __call__(self, cfg: TrialConfig) -> dict[str, Any] | None:
+        return screen(cfg, self.models)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"models": {}}
+
+
+def _shape_known(cfg: TrialConfig) -> DatasetInfo | None:
+    """The registered dataset of ``cfg`` when its shape is known without loading it."""
+    if cfg.data_source is not None or cfg.dataset not in DATASETS:
+        return None
+    info = DATASETS.get(cfg.dataset)
+    return info if isinstance(info, DatasetInfo) else None
+
+
+def _counted(model: nn.Module, info: DatasetInfo, wanted: set[str]) -> dict[str, Any]:
+    """The counted indicators in ``wanted``, as ``measure`` reports them (FLOPs per sample
+    as a float: a total divided by the batch)."""
+    if "flops_infer" not in wanted:  # FLOPs load torch._dynamo: counted only when asked
+        return {"params": trainable(model)}
+    counts = meta_counts(model, info)
+    return {"params": counts["params"], "flops_infer": float(counts["flops_infer"])}

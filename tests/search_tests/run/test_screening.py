@@ -1,0 +1,237 @@
+"""The searcher's screen: a proposal it refuses is recorded at once as the refused trial
+run_trial would have made (same state, metrics and attributes, plus its marker), told to the
+optimiser, never sent to Ray Tune, not counted; a long run of refusals stops the search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+from ray.tune.search import Searcher
+
+from search.config import SearchConfig
+from search.record import Metric, TrialAttr, counts, trials_counted
+from search.record._storage import open_storage
+from search.record._study import open_study
+from search.record._writer import StudyWriter
+from search.run import _searcher
+from search.run._bound import bound_optimiser, constraint_keys
+from search.run._outcome import OutcomeReader
+from search.run._recorder import StudyRecorder
+from search.run._searcher import NpasSearcher
+from search.run._trainable import report_of
+from tests._support.searches import make_config
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+#: What run_trial records refusing a plain MLP over ``params <= 1000``.
+REFUSED = {"plain_params": 4810, "params": 4810, Metric.REFUSED: "violates params <= 1000",
+           "constraint_0": 3810.0, Metric.FEASIBLE: 0.0}  # fmt: skip
+
+
+def _config(tmp_path: Path, optimiser: str = "tpe") -> SearchConfig:
+    return make_config(tmp_path, optimiser=optimiser, objectives=[["accuracy", "maximize"]],
+                       constraints=["params <= 1000"])  # fmt: skip
+
+
+def _searcher_of(config: SearchConfig, screen: Any, *, recorded: bool = True) -> NpasSearcher:
+    """A searcher as launch makes one, writing to the config's storage (``recorded``)."""
+    rdb = open_storage(config.storage_url)
+    study = open_study(name=config.name, storage=rdb, sampler=optuna.samplers.RandomSampler(),
+                       config=config.to_dict(), objectives=config.objectives,
+                       constraints=config.constraint_texts,
+                       optimiser=config.algorithm.name)  # fmt: skip
+    return NpasSearcher(
+        bound_optimiser(config, study, seed=0, scheduler="fifo"),
+        outcomes=OutcomeReader(config.objectives, constraint_keys(config)),
+        trial_config=lambda point, number: config.trial_config(point),
+        recorder=StudyRecorder(StudyWriter(rdb, config.name)) if recorded else None,
+        screen=screen,
+    )
+
+
+def _stored(config: SearchConfig) -> list[optuna.trial.FrozenTrial]:
+    return optuna.load_study(study_name=config.name, storage=config.storage_url).trials
+
+
+def _both_ways(config: SearchConfig, monkeypatch: pytest.MonkeyPatch) -> NpasSearcher:
+    """Trial 0 refused by the screen, trial 1 the same refusal the old way (a Ray trial
+    refused by run_trial), both written to the config's storage."""
+    monkeypatch.setattr(_searcher, "SCREENED_PER_SUGGEST", 1)
+    searcher = _searcher_of(config, lambda cfg: dict(REFUSED))
+    assert searcher.suggest("t0") is None  # one screened, then Ray Tune asks again
+    assert searcher.screened == [0] and not searcher._live
+    searcher.screen = None
+    assert isinstance(searcher.suggest("t1"), dict)
+    names = [name for name, _ in config.objectives]
+    searcher.on_trial_complete("t1", report_of(dict(REFUSED), names))
+    return searcher
+
+
+def test_a_screened_proposal_is_recorded_as_the_refused_trial_it_would_have_been(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _config(tmp_path)
+    searcher = _both_ways(config, monkeypatch)
+    screened, ran = _stored(config)
+    assert screened.state == ran.state == TrialState.PRUNED
+    assert screened.user_attrs[TrialAttr.SCREENED] is True
+    assert TrialAttr.SCREENED not in ran.user_attrs
+    assert (
+        screened.user_attrs[f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}"]
+        == REFUSED[Metric.REFUSED]
+    )
+    mine = {
+        k: v
+        for k, v in screened.user_attrs.items()
+        if k not in (TrialAttr.SCREENED, TrialAttr.CONFIG)
+    }
+    theirs = {k: v for k, v in ran.user_attrs.items() if k != TrialAttr.CONFIG}
+    assert mine == theirs
+    assert screened.system_attrs == ran.system_attrs
+    assert not counts(screened) and counts(ran)
+    study = optuna.load_study(study_name=config.name, storage=config.storage_url)
+    assert trials_counted(study) == 1
+    told = searcher.optimiser.study.trials[0]  # the optimiser's own copy was told
+    assert told.state == TrialState.PRUNED
+
+
+def test_the_progress_the_end_and_status_say_how_many_were_screened_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from search.cli._status import _status_lines, _status_record
+    from search.run._ending import Ending, conclude
+    from search.run._progress import Progress
+
+    config = _config(tmp_path)
+    searcher = _both_ways(config, monkeypatch)
+    study = optuna.load_study(study_name=config.name, storage=config.storage_url)
+    view = Progress(config.objectives, prior=study, total=4, enabled=False,
+                    screened=lambda: 2)  # fmt: skip
+    line = view.line()
+    assert line.startswith("1/4 done (0 feasible, 1 infeasible, 0 failed)"), line
+    assert "; 3 more refused before training (screened, not counted)" in line
+    ending = Ending.of(searcher, ran=1, remaining=1, resumes=[], disk_full=False, signum=None)
+    conclude(ending, study, config, tmp_path, progress=True)
+    assert "1 proposal(s) refused before training by the screen" in capsys.readouterr().err
+    record = _status_record(study, None)
+    assert (record["infeasible"], record["screened"]) == (2, 1)
+    lines = _status_lines(record)
+    assert lines[1] == ("  1 of the infeasible refused before training by the screen: never "
+                        "started, not counted toward trials")  # fmt: skip
+
+
+def test_refusals_in_a_row_stop_the_search_naming_what_refused_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_searcher, "SCREENED_PER_SUGGEST", 2)
+    monkeypatch.setattr(_searcher, "SCREENED_IN_A_ROW", 5)
+    config = _config(tmp_path)
+    budget = {**REFUSED, Metric.REFUSED: "budget: 30 is below the minimum budget 120"}
+    said = iter([REFUSED, budget, REFUSED, REFUSED, REFUSED])
+    searcher = _searcher_of(config, lambda cfg: dict(next(said)), recorded=False)  # a replay
+    assert searcher.suggest("a") is None and searcher.suggest("b") is None
+    assert searcher.stopped is None
+    assert searcher.suggest("c") == Searcher.FINISHED
+    assert searcher.screened == [0, 1, 2, 3, 4]
+    assert searcher.stopped is not None
+    assert "refused the last 5 proposals" in searcher.stopped
+    assert "most refused by params <= 1000: 4 of them" in searcher.stopped
+
+
+def test_a_trained_proposal_resets_the_run_of_refusals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_searcher, "SCREENED_IN_A_ROW", 3)
+    config = _config(tmp_path)
+    said = iter([REFUSED, REFUSED, None, REFUSED, REFUSED, None])
+    searcher = _searcher_of(config, lambda cfg: next(said), recorded=False)
+    assert isinstance(searcher.suggest("a"), dict) and isinstance(searcher.suggest("b"), dict)
+    assert searcher.stopped is None and searcher.screened == [0, 1, 3, 4]
+
+
+def test_the_screen_applies_to_run_trial_when_the_config_asks(tmp_path: Path) -> None:
+    from search.config import Screen
+    from search.run._launch import _screen
+    from search.trial import run_trial
+
+    config = _config(tmp_path)
+    assert isinstance(_screen(config, run_trial), Screen)
+    assert _screen(config, lambda cfg, on_epoch=None: {}) is None  # it refuses its own
+    off = SearchConfig.from_dict({**config.to_dict(), "screen": False})
+    assert _screen(off, run_trial) is None
+    assert "screen" not in config.to_dict() and off.to_dict()["screen"] is False
+
+
+def test_a_search_on_accuracy_within_a_params_limit_trains_what_it_starts(
+    tmp_path: Path, local_ray: None
+) -> None:
+    """One objective and a params constraint under promotion MOASHA and TPE: the proposals
+    over the limit are screened (recorded with their reason, never a Ray trial), and
+    ``trials`` counts the trials Ray Tune ran."""
+    from search.run import launch
+
+    config = make_config(
+        tmp_path, optimiser="tpe", trials=4, objectives=[["accuracy", "maximize"]],
+        constraints=["params <= 1500"], train={"epochs": 2, "batch_size": 64},
+        space={"family": {"choices": ["mlp"]}, "mlp.depth": {"low": 1, "high": 2},
+               "mlp.width": {"low": 8, "high": 128, "log": True},
+               "ssn.mapping": {"choices": ["none", "single"]},
+               "budget": {"low": 300, "high": 3000, "log": True,
+                          "when": {"ssn.mapping": ["single"]}}},
+        fixed={}, indicators=["params", "flops_infer"],
+        scheduler={"name": "moasha", "type": "promotion", "reduction_factor": 2},
+    )  # fmt: skip
+    study = launch(config, progress=False)
+    trials = _stored(config)
+    screened = [t for t in trials if t.user_attrs.get(TrialAttr.SCREENED)]
+    started = [t for t in trials if TrialAttr.RAY_TRIAL in t.user_attrs]
+    assert screened, "the space was meant to propose some nets over the limit"
+    assert len(started) == trials_counted(study) == 4
+    assert not any(t.user_attrs.get(TrialAttr.SCREENED) for t in started)
+    for trial in screened:
+        assert trial.state == TrialState.PRUNED
+        reason = trial.user_attrs[f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}"]
+        assert reason == "violates params <= 1500" or reason.startswith("budget: ")
+    assert all(t.state == TrialState.COMPLETE or t.user_attrs.get(TrialAttr.PRUNED_AT)
+               for t in started)  # fmt: skip
+
+
+@pytest.mark.parametrize("optimiser", ["tpe", "nsga2", "random", "pymoo-nsga2"])
+def test_every_optimiser_is_told_a_screened_proposal_and_asked_again(
+    tmp_path: Path, optimiser: str
+) -> None:
+    """Samplers and a generational pymoo algorithm alike: half the proposals screened, the
+    other half trained and told; every trial ends, and each screened one was told PRUNED."""
+    config = _config(tmp_path, optimiser)
+    turn = iter(range(10_000))
+    searcher = _searcher_of(config, lambda cfg: dict(REFUSED) if next(turn) % 2 else None)
+    names = [name for name, _ in config.objectives]
+    for i in range(12):
+        given = searcher.suggest(f"t{i}")
+        if isinstance(given, dict):
+            result = report_of({"accuracy": 0.5 + i / 100, "params": 500, Metric.FEASIBLE: 1.0,
+                                "constraint_0": -500.0}, names)  # fmt: skip
+            searcher.on_trial_complete(f"t{i}", result)
+    told = searcher.optimiser.study.trials
+    assert searcher.screened and all(told[n].state == TrialState.PRUNED for n in searcher.screened)
+    assert all(t.state != TrialState.RUNNING for t in told)
+    assert [t.number for t in _stored(config) if t.user_attrs.get(TrialAttr.SCREENED)] == (
+        searcher.screened
+    )
+
+
+def test_the_screen_leaves_its_models_out_when_pickled() -> None:
+    import pickle
+
+    from search.config import Screen, TrialConfig
+
+    check = Screen()
+    cfg = TrialConfig.from_dict({"dataset": "digits", "family": "mlp", "hyper": {"width": 64},
+                                 "constraints": ["params <= 1000"]})  # fmt: skip
+    assert check(cfg) is not None and check.models
+    again = pickle.loads(pickle.dumps(check))  # Ray Tune pickles the searcher holding it
+    assert again.models == {} and again(cfg) == check(cfg)
