@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from objectives._custom import Splits as Splits
     from objectives._custom import declare as declare
     from objectives._custom import register_dataset as register_dataset
+    from objectives._dataset_names import dataset_names as dataset_names
     from objectives._energy import EnergyMeter as EnergyMeter
     from objectives._energy import co2_grams as co2_grams
     from objectives._flops import count_flops as count_flops
@@ -86,6 +87,7 @@ _SHARED = {
     "TORCH_OPTIMIZERS": "objectives._recipe",
     "USER_INDICATORS": "objectives._indicators",
     "count_flops": "objectives._flops",
+    "dataset_names": "objectives._dataset_names",
     "declare": "objectives._custom",
     "measuring_data": "objectives._indicators",
     "pinned_root": "objectives._root",

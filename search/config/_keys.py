@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import warnings
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 from search.config import _checks as checks
@@ -102,15 +102,12 @@ def dumped_default(cls: type, name: str) -> Any:
     return _plain_data(default_of(f), f)
 
 
-def parse_keys(
-    cls: type, data: Mapping[str, Any], path: str, *, only: Collection[str] | None = None
-) -> dict[str, Any]:
-    """Every key of ``cls`` that has a check (those in ``only``, when given): validated from
-    ``data``, else its default."""
+def parse_keys(cls: type, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """Every key of ``cls`` that has a check: validated from ``data``, else its default."""
     out = {}
     for f in keys(cls):
         check = f.metadata.get("check")
-        if check is None or (only is not None and f.name not in only):
+        if check is None:
             continue
         where = checks.join(path, f.name)
         out[f.name] = check(data[f.name], where) if f.name in data else default_of(f)

@@ -51,7 +51,16 @@ from search.config._trial import (
 )
 from search.record import RUN_FOLDER
 from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
-from spaces import Categorical, ConfigError, Fixed, Float, Int, Space
+from spaces import (
+    Categorical,
+    ConfigError,
+    Fixed,
+    Float,
+    Int,
+    Space,
+    did_you_mean,
+    family_names,
+)
 
 __all__ = [
     "AlgorithmConfig",
@@ -600,17 +609,16 @@ class SearchConfig(DataAndMetrics):
         imports = normalise_imports(data.get("imports"), base=base)
         import_modules(imports)
         data, source = declared_dataset(data, base=base)
-        # The keys checked without torch first; the dataset's and the families' registries
-        # live with their torch code, so a typo elsewhere is answered before torch loads.
-        light = parse_keys(cls, data, "", only=[n for n in names(cls) if n not in _WITH_TORCH])
+        # Every key before the space, whose families' hyper-parameters load torch: a mistake
+        # elsewhere is answered before torch loads.
+        parsed = parse_keys(cls, data, "")
         train = _section(data.get("train"), TRAIN_OPTIONS, "train")
         train = {k: train[k] for k in (data.get("train") or {})}
         fixed = _flatten(checks.mapping(data.get("fixed") or {}, "fixed"))
         space = _space(data["space"], fixed)
         _check_names(space, fixed, train)
         config = cls(
-            **light,
-            **parse_keys(cls, data, "", only=_WITH_TORCH),
+            **parsed,
             name=_study_name(data.get("name", name or cls.name), "name"),
             imports=imports,
             data_source=source,
@@ -628,10 +636,6 @@ class SearchConfig(DataAndMetrics):
                 raise ConfigError(f"start[{i}]: {err}") from None
         _check_algorithm(config)
         return config
-
-
-#: The top-level keys whose check loads torch (the dataset registry lives with its loaders).
-_WITH_TORCH = ("dataset",)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -678,8 +682,6 @@ def _space(data: Any, fixed: Mapping[str, Any]) -> Space:
 
 def _families(plain: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
     """The families a config can build, each checked against the family registry."""
-    from spaces import FAMILIES  # the families' modules load torch: only once a space is read
-
     if "family" in plain:
         try:
             dim = Space.from_dict({"family": plain["family"]})["family"]
@@ -692,9 +694,9 @@ def _families(plain: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
     else:
         raise ConfigError(
             "family: missing; declare it in space (e.g. family: [mlp, convnet]) or in fixed "
-            f"(e.g. family: convnet); allowed families: {FAMILIES.names()}"
+            f"(e.g. family: convnet); allowed families: {family_names()}"
         )
-    return [checks.name(v, where, FAMILIES.names()) for v in values]
+    return [checks.name(v, where, family_names()) for v in values]
 
 
 def _values(space: Space, fixed: Mapping[str, Any], name: str) -> list[Any]:
@@ -830,7 +832,8 @@ def _check_hyper(
     key, _, index = rest.partition(".")
     allowed = hyper_keys(FAMILIES.get(family))
     if key not in allowed:
-        raise checks.bad(where, key, f"a hyper-parameter of {family!r}: {list(allowed)}")
+        raise ConfigError(f"{where}: got {key!r}{did_you_mean(key, list(allowed))}; allowed: "
+                          f"a hyper-parameter of {family!r}: {list(allowed)}")  # fmt: skip
     if index:
         if not index.isdigit():
             raise checks.bad(where, index, f"a list index 0, 1, ... ('{family}.{key}.0')")

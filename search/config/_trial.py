@@ -24,12 +24,13 @@ from objectives import (
     MeasureOptions,
     Recipe,
     Teacher,
+    dataset_names,
 )
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
 from search.config._keys import ConfigKey, Option, config_key, dump_keys, names, parse_keys
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
-from spaces import ConfigError
+from spaces import ConfigError, family_names
 from spaces.ssn import SSNOptions
 
 __all__ = [
@@ -78,8 +79,9 @@ def _mapping_name(value: Any, path: str) -> Any:
     return checks.name(value, path, _named_mappings())
 
 
-# The registries of datasets, families and Shapeshifting load torch: read when a check needs
-# their names, so that a config's other errors are answered before torch loads.
+# Shapeshifting's registries load torch: read when a check needs their names, so that a
+# config's other errors are answered before torch loads (datasets' and families' names are
+# known without it: objectives.dataset_names, spaces.family_names).
 def _named_mappings() -> list[str]:
     from spaces.ssn import MAPPINGS
 
@@ -98,16 +100,6 @@ def _upsamplers() -> list[str]:
     return UPSAMPLERS.names()
 
 
-def _datasets() -> list[str]:
-    from objectives.datasets import DATASETS
-
-    return DATASETS.names()
-
-
-def _families() -> list[str]:
-    from spaces import FAMILIES
-
-    return FAMILIES.names()
 
 
 checks.described(_mapping_name, lambda: [*_named_mappings(), "{layer or glob: store}"])
@@ -236,7 +228,7 @@ class DataAndMetrics:
     """The keys a search config and a trial config share: the data, and what is measured."""
 
     dataset: str = config_key(
-        check=checks.one_of(_datasets),
+        check=checks.one_of(dataset_names),
         help="a registered dataset, or a "
         "declaration {name, kind: folder|npz|npy, ...} of the user's own",
     )
@@ -310,7 +302,7 @@ class TrialConfig(DataAndMetrics):
     arguments. :meth:`to_dict` gives the plain data that :meth:`from_dict` reads back equal.
     """
 
-    family: str = config_key(check=checks.one_of(_families), help="a registered family")
+    family: str = config_key(check=checks.one_of(family_names), help="a registered family")
     hyper: dict[str, Any] = config_key(
         check=None, factory=dict, help="the family's hyper-parameters"
     )
@@ -354,7 +346,7 @@ class TrialConfig(DataAndMetrics):
         data, source = declared_dataset(data)
         for key in ("dataset", "family"):
             if data.get(key) is None:
-                allowed = _datasets() if key == "dataset" else _families()
+                allowed = dataset_names() if key == "dataset" else family_names()
                 raise ConfigError(f"{key}: missing; allowed: {allowed}")
         out = parse_keys(TrialConfig, data, "")
         hyper = checks.mapping({} if data.get("hyper") is None else data["hyper"], "hyper")

@@ -1,7 +1,7 @@
 """A config's mistakes are answered before torch, Ray or Optuna load (torch alone took 2-4 s),
 by ``load_config`` and by ``search check`` / ``search launch`` in a fresh process; only the
-names whose registries live with their torch code (datasets, families, their hyper-parameters,
-Shapeshifting's generators, upsamplers and mappings) load torch to be checked."""
+names known from torch code (the families' hyper-parameters, Shapeshifting's generators,
+upsamplers and mappings) load torch to be checked."""
 
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ MISTAKES = {
     "bad constraint": ({"constraints": ["params < = 5"]}, "constraints[0]"),
     "bad resources": ({"resources": {"cpu": 0}}, "resources.cpu"),
     "missing space": ({"space": None}, "space"),
+    "misspelt dataset": ({"dataset": "digitz"}, "did you mean 'digits'"),
+    "misspelt family": ({"space": {"family": ["mpl"]}}, "did you mean 'mlp'"),
 }
 
 #: Loads the config file given and prints its error and which heavy modules it loaded.
@@ -74,10 +76,12 @@ def test_a_config_mistake_is_answered_without_torch(tmp_path: Path, mistake: str
     assert got["loaded"] == [], got
 
 
-def test_a_family_mistake_loads_torch_to_be_answered(tmp_path: Path) -> None:
-    """The known limit, asserted so that a change is noticed: the family registry is torch's."""
-    got = _probe(PROBE, str(_file(tmp_path, {"space": {"family": ["mpl"]}})))
-    assert "did you mean 'mlp'" in got["said"] and got["loaded"] == ["torch"], got
+def test_a_hyper_parameter_mistake_loads_torch_to_be_answered(tmp_path: Path) -> None:
+    """The known limit, asserted so that a change is noticed: a family's hyper-parameters are
+    its module's signature, and its module loads torch."""
+    space = {"family": ["mlp"], "mlp.widht": {"low": 8, "high": 32}}
+    got = _probe(PROBE, str(_file(tmp_path, {"space": space})))
+    assert "did you mean 'width'" in got["said"] and got["loaded"] == ["torch"], got
 
 
 #: ``search <command> <file>`` in this process (no supervisor), then what it loaded.
