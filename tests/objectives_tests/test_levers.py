@@ -3,7 +3,6 @@ soft targets are cached on disk, with their checks, resume and the fused trainer
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from objectives import Teacher, fit_seeds
 from objectives.datasets import Data, load
 from objectives.train import FitResult, Recipe, evaluate, fit, trained_weights
 from spaces._errors import ConfigError, UnknownNameError
+from tests._support.nets import net, through_disk
 
 #: A tiny teacher: an MLP trained for a few epochs on the digits' training split.
 TEACHER = {"family": "mlp", "hyper": {"width": 32}, "train": {"epochs": 4}, "seed": 0}
@@ -31,23 +31,6 @@ def teachers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The folder of the teachers' cached targets, in this test's own cache."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     return tmp_path / "npas" / "data" / "teachers"
-
-
-def net(seed: int = 0) -> nn.Module:
-    """Batch norm (buffers the average covers too), dropout and a convolution."""
-    torch.manual_seed(seed)
-    return nn.Sequential(
-        nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
-        nn.Dropout(0.2), nn.Linear(4 * 64, 10),
-    )  # fmt: skip
-
-
-def through_disk(state: dict) -> dict:
-    """The state as a checkpoint file gives it back (weights only)."""
-    buffer = io.BytesIO()
-    torch.save(state, buffer)
-    buffer.seek(0)
-    return torch.load(buffer, weights_only=True)
 
 
 def untimed(result: FitResult) -> list[dict[str, float]]:

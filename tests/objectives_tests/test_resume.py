@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import io
 import random
 
 import numpy as np
 import pytest
 import torch
-from torch import nn
 
 from objectives.datasets import Augment, Data, load
 from objectives.train import STATE_FORMAT, Recipe, fit
 from spaces._errors import ConfigError
+from tests._support.nets import net, through_disk
 
 EPOCHS = 4
 #: History keys that are measurements of time, not of what was computed.
@@ -22,23 +21,6 @@ TIMED = ("elapsed_s",)
 @pytest.fixture(scope="module")
 def digits() -> Data:
     return load("digits")
-
-
-def net(seed: int = 0) -> nn.Module:
-    """Dropout (the global RNG), batch norm (buffers) and a convolution."""
-    torch.manual_seed(seed)
-    return nn.Sequential(
-        nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
-        nn.Dropout(0.2), nn.Linear(4 * 64, 10),
-    )  # fmt: skip
-
-
-def through_disk(state: dict) -> dict:
-    """The state as a checkpoint file gives it back (weights only: no code runs)."""
-    buffer = io.BytesIO()
-    torch.save(state, buffer)
-    buffer.seek(0)
-    return torch.load(buffer, weights_only=True)
 
 
 def untimed(history: list[dict]) -> list[dict]:
