@@ -192,8 +192,8 @@ def table(board: Path, seeds: int) -> str:
         "plateaus and early stopping replaced by a step schedule, as that module states); "
         "`searched` = the training section of round 5's winner at ≤ 1,000 (AdamW, cosine, "
         "lr 0.0126, weight decay 1e-4, batch 128, 81 epochs)",
-        "- p: Welch's two-sided t-test of the row's seeds against the first npas row of its "
-        "target (unequal variances); within noise when p ≥ 0.05",
+        "- vs npas-found: the row's mean minus the first npas row's of its target, and Welch's "
+        "two-sided t-test of their seeds (unequal variances); within noise when p ≥ 0.05",
         "",
         "| target | arm | params | recipe | trained on | epochs | seeds | test acc, mean ± std "
         "| each seed | vs npas-found |",
@@ -212,7 +212,8 @@ def table(board: Path, seeds: int) -> str:
             design, recipe, *val = arm.split(".")
             m = record["metrics"]
             so_far = f" of {seeds}" if len(accs) < seeds else ""
-            p = _welch(accs, reference).strip(" ()") if reference else ""
+            gap = 100 * (statistics.mean(accs) - statistics.mean(reference)) if reference else 0
+            p = f"{gap:+.2f} pt{_welch(accs, reference)}" if reference else ""
             on = "train+val" if val else "train"
             lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {recipe} | {on} | "
                          f"{m['epochs']} | {len(accs)}{so_far} | {_mean_std(accs)} | "
