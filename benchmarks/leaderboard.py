@@ -291,7 +291,8 @@ def _seed_metrics(folder: Path, trial: Any, cfg: dict[str, Any]) -> dict[str, An
         return None
     record = json.loads(path.read_text(encoding="utf-8"))
     trained = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
-    same = all(trained.get(key) == cfg.get(key) for key in ("family", "hyper", "budget", "train"))
+    keys = ("family", "hyper", "budget", "dataset", "train")
+    same = all(trained.get(key) == cfg.get(key) for key in keys)
     same = same and trained.get("train_on", "train") == cfg.get("train_on", "train")
     return record["metrics"] if record["source"]["trial"] == trial and same else None
 

@@ -40,7 +40,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from leaderboard import PROTOCOL, REFERENCES, _welch, _worker_init, train_seeds
+from leaderboard import (
+    PROTOCOL,
+    REFERENCES,
+    _each,
+    _mean_std,
+    _seed_metrics,
+    _worker_init,
+    train_seeds,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -106,17 +114,6 @@ def base_config(path: Path, sets: list[str]) -> dict[str, Any]:
     return base
 
 
-def kept(folder: Path, cfg: dict[str, Any]) -> dict[str, Any] | None:
-    """A finished seed's metrics, when its bundle trained this network and recipe."""
-    path = folder / "metrics.json"
-    if not (path.is_file() and (folder / "model.pt").is_file()):
-        return None
-    trained = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
-    keys = ("family", "hyper", "dataset", "train", "train_on")
-    same = all(trained.get(k, "train" if k == "train_on" else None) == cfg.get(k) for k in keys)
-    return json.loads(path.read_text(encoding="utf-8"))["metrics"] if same else None
-
-
 def seed_accuracies(folder: Path) -> list[float]:
     """The test accuracies of the per-seed bundles ``folder/seed<s>/``, by seed."""
     found = sorted(folder.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
@@ -134,7 +131,7 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
             for seed in range(args.seeds):
                 cfg = arm_config(base, design, recipe, seed, args.epochs, args.train_on)
                 folder = board / f"le{target}" / arm / f"seed{seed}"
-                if kept(folder, cfg) is None:
+                if _seed_metrics(folder, design, cfg) is None:
                     source = {"anchor": f"le{target}", "arm": arm, "trial": design,
                               "by": "benchmarks/record_designs.py"}  # fmt: skip
                     todo.append((cfg, folder, source))
@@ -162,12 +159,6 @@ def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int) ->
             )
 
 
-def _mean_std(values: list[float]) -> str:
-    if len(values) < 2:
-        return f"{100 * values[0]:.2f} %" if values else "–"
-    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f} %"
-
-
 def _arm_rows(board: Path, target: int) -> list[tuple[str, list[float], dict[str, Any]]]:
     """(label, per-seed accuracies, first seed's bundle record) of each design arm at
     ``target``, in name order."""
@@ -178,6 +169,27 @@ def _arm_rows(board: Path, target: int) -> list[tuple[str, list[float], dict[str
             first = next(iter(sorted(arm.glob("seed*/metrics.json"))))
             rows.append((arm.name, accs, json.loads(first.read_text(encoding="utf-8"))))
     return rows
+
+
+def gap(ours: list[float], theirs: list[float]) -> tuple[float, float, float, float]:
+    """``ours``' mean minus ``theirs``', its 95 % confidence interval and the two-sided p of
+    Welch's t-test (unequal variances): the comparison of two arms' seeds."""
+    from scipy.stats import ttest_ind
+
+    test = ttest_ind(ours, theirs, equal_var=False)
+    ci = test.confidence_interval(0.95)
+    diff = statistics.mean(ours) - statistics.mean(theirs)
+    return diff, float(ci.low), float(ci.high), float(test.pvalue)
+
+
+def _gap_cell(ours: list[float], theirs: list[float]) -> str:
+    """``+0.58 pt [+0.35, +0.81], Welch p 0.0023`` (the gap alone below two seeds an arm)."""
+    if not theirs or not ours:
+        return ""
+    if min(len(ours), len(theirs)) < 2:
+        return f"{100 * (statistics.mean(ours) - statistics.mean(theirs)):+.2f} pt"
+    diff, low, high, p = gap(ours, theirs)
+    return f"{100 * diff:+.2f} pt [{100 * low:+.2f}, {100 * high:+.2f}], Welch p {p:.2g}"
 
 
 def table(board: Path, seeds: int) -> str:
@@ -192,8 +204,9 @@ def table(board: Path, seeds: int) -> str:
         "plateaus and early stopping replaced by a step schedule, as that module states); "
         "`searched` = the training section of round 5's winner at ≤ 1,000 (AdamW, cosine, "
         "lr 0.0126, weight decay 1e-4, batch 128, 81 epochs)",
-        "- vs npas-found: the row's mean minus the first npas row's of its target, and Welch's "
-        "two-sided t-test of their seeds (unequal variances); within noise when p ≥ 0.05",
+        "- vs npas-found: the row's mean minus the first npas row's of its target, its 95 % "
+        "confidence interval and Welch's two-sided t-test of their seeds (unequal variances); "
+        "within noise when the interval holds 0 (p ≥ 0.05)",
         "",
         "| target | arm | params | recipe | trained on | epochs | seeds | test acc, mean ± std "
         "| each seed | vs npas-found |",
@@ -212,8 +225,7 @@ def table(board: Path, seeds: int) -> str:
             design, recipe, *val = arm.split(".")
             m = record["metrics"]
             so_far = f" of {seeds}" if len(accs) < seeds else ""
-            gap = 100 * (statistics.mean(accs) - statistics.mean(reference)) if reference else 0
-            p = f"{gap:+.2f} pt{_welch(accs, reference)}" if reference else ""
+            p = _gap_cell(accs, reference)
             on = "train+val" if val else "train"
             lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {recipe} | {on} | "
                          f"{m['epochs']} | {len(accs)}{so_far} | {_mean_std(accs)} | "
@@ -222,10 +234,6 @@ def table(board: Path, seeds: int) -> str:
               "| parameters | test accuracy | protocol |", "|---:|---:|---|"]  # fmt: skip
     lines += [f"| {n} | {acc} | {how} |" for n, acc, how in REFERENCES]
     return "\n".join(lines) + "\n"
-
-
-def _each(values: list[float]) -> str:
-    return ", ".join(f"{100 * v:.2f}" for v in values) or "–"
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -107,3 +107,14 @@ def test_the_tables_figures_recompute_from_the_per_seed_files(bench, board) -> N
         assert float(mean) == pytest.approx(100 * statistics.mean(accs), abs=0.005)
         assert float(std) == pytest.approx(100 * statistics.stdev(accs), abs=0.005)
         assert ", ".join(f"{100 * a:.2f}" for a in accs) in row
+
+
+def test_the_gap_between_two_arms_is_welchs_computed_by_hand(bench) -> None:
+    """[1, 3] against [0, 0]: a gap of 2; its standard error sqrt(2/2 + 0/2) = 1 on Welch's
+    1 degree of freedom, so t = 2, p = 2·(1 − F₁(2)) = 0.2952 and the 95 % interval
+    2 ± t₀.₉₇₅(1) = 2 ± 12.7062."""
+    diff, low, high, p = bench.gap([1.0, 3.0], [0.0, 0.0])
+    assert diff == 2.0
+    assert p == pytest.approx(0.29517, abs=1e-5)
+    assert (low, high) == pytest.approx((2 - 12.70620, 2 + 12.70620), abs=1e-4)
+    assert bench._gap_cell([0.99, 0.98], [0.97]) == "+1.50 pt"  # one seed: the gap alone
