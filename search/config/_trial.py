@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,23 +83,18 @@ def _mapping_name(value: Any, path: str) -> Any:
 # config's other errors are answered before torch loads (datasets' and families' names are
 # known without it: objectives.dataset_names, spaces.family_names).
 def _named_mappings() -> list[str]:
-    from spaces.ssn import MAPPINGS
-
-    return [n for n in MAPPINGS.names() if n != "manual"]
+    return [n for n in _ssn_names("MAPPINGS")() if n != "manual"]
 
 
-def _generators() -> list[str]:
-    from spaces.ssn import GENERATORS
+def _ssn_names(registry: str) -> Callable[[], list[str]]:
+    """The names of one of Shapeshifting's registries (``GENERATORS``...), read when asked."""
 
-    return GENERATORS.names()
+    def names() -> list[str]:
+        import spaces.ssn
 
+        return getattr(spaces.ssn, registry).names()
 
-def _upsamplers() -> list[str]:
-    from spaces.ssn import UPSAMPLERS
-
-    return UPSAMPLERS.names()
-
-
+    return names
 
 
 checks.described(_mapping_name, lambda: [*_named_mappings(), "{layer or glob: store}"])
@@ -143,8 +138,14 @@ SSN_OPTIONS = _options(
         "layers → stores: a mapping name, or {layer or glob: store}; in space or fixed also "
         "none, the plain model without Shapeshifting (budget ignored)",
     ),
-    generator=(checks.one_of(_generators), "how a layer's weight is made from templates"),
-    upsampler=(checks.one_of(_upsamplers), "how a layer larger than its store is filled"),
+    generator=(
+        checks.one_of(_ssn_names("GENERATORS")),
+        "how a layer's weight is made from templates",
+    ),
+    upsampler=(
+        checks.one_of(_ssn_names("UPSAMPLERS")),
+        "how a layer larger than its store is filled",
+    ),
     templates=(_at_least_1, "most templates per layer (P)"),
     pretrain_epochs=(_at_least_1, "epochs of the auto mapping's probe"),
 )
