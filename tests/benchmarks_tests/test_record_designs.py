@@ -118,3 +118,14 @@ def test_the_gap_between_two_arms_is_welchs_computed_by_hand(bench) -> None:
     assert p == pytest.approx(0.29517, abs=1e-5)
     assert (low, high) == pytest.approx((2 - 12.70620, 2 + 12.70620), abs=1e-4)
     assert bench._gap_cell([0.99, 0.98], [0.97]) == "+1.50 pt"  # one seed: the gap alone
+
+
+def test_train_on_train_and_val_is_its_own_arm_and_named_in_the_table(bench, tmp_path) -> None:
+    bench.main(["--designs", "record-697", "--recipes", "own", "--seeds", "1", "--epochs", "1",
+                "--jobs", "1", "--set", "dataset=digits", "--train-on", "train+val",
+                "--results", str(tmp_path)])  # fmt: skip
+    arm = tmp_path / "leaderboard_records" / "le1000" / "record-697.own.trainval"
+    config = (arm / "seed0" / "config.yaml").read_text("utf-8")
+    assert "train_on: train+val" in config
+    table = (tmp_path / "leaderboard_records.md").read_text("utf-8")
+    assert "| record-697 | 697 | own | train+val | 1 | 1 |" in table  # epochs, seeds
