@@ -28,9 +28,10 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 DRIVER = """
-import json, sys
+import json, logging, sys
 sys.path.insert(0, {root!r})
 import ray
+logging.getLogger("ray.tune").setLevel(logging.DEBUG)  # what Ray Tune did, should it hang
 from search.config import load_config
 from search.run._launch import launch
 from tests._support.cluster_trials import {trial}
@@ -58,8 +59,15 @@ def _drive(address: str, env: dict[str, str], data: dict[str, Any], trial: str) 
     process of its own on the cluster; the ids of the cluster's nodes."""
     load_config(data)  # valid here before it is sent to the driver
     script = DRIVER.format(root=str(ROOT), address=address, config=json.dumps(data), trial=trial)
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=240)  # fmt: skip
+    try:
+        run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=240)  # fmt: skip
+    except subprocess.TimeoutExpired as err:  # what the driver said last, and what ran
+        said = err.stderr.decode(errors="replace") if isinstance(err.stderr, bytes) else ""
+        ran = sorted(Path(data["out"]).glob("*/epochs.jsonl"))
+        epochs = ran[0].read_text()[-2000:] if ran else "no epoch ran"
+        pytest.fail(f"the search did not end in 240 s; its stderr ends:\n{said[-6000:]}\n"
+                    f"epochs run:\n{epochs}")  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.split("NODES", 1)[1])
 
