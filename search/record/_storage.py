@@ -6,8 +6,10 @@ What a search stores there is said in :mod:`search.record._study` (the study) an
 
 from __future__ import annotations
 
+import atexit
 import functools
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +68,22 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
     if sqlite:
         sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
         storage.engine.dispose()  # reconnect with the pragmas
+        _closed_at_exit(storage.engine)
     return storage
+
+
+def _closed_at_exit(engine: sqlalchemy.engine.Engine) -> None:
+    """Closes the engine's connections at exit (an ``atexit`` hook, which ``python -m
+    search`` runs before it ends without the interpreter's teardown): SQLite then folds its
+    write-ahead log into the database file, so that the file alone holds every trial."""
+    ref = weakref.ref(engine)
+
+    def close() -> None:
+        engine = ref()
+        if engine is not None:
+            engine.dispose()
+
+    atexit.register(close)
 
 
 def _rdb_storage(

@@ -117,11 +117,19 @@ def stop_ray() -> None:
     """Shuts down the local Ray this process started, then kills, by pid, every process still
     writing to that Ray session's logs: Ray's agents can outlive their raylet
     (ray-project/ray#52385), and a stopped launch here left its DashboardAgent and
-    RuntimeEnvAgent running with no parent."""
+    RuntimeEnvAgent running with no parent.
+
+    Its autoscaler monitor (no use to a local Ray) is killed first: it takes a second to
+    answer the SIGTERM ``ray.shutdown`` sends, 1.0 of its 1.4 s on two cores.
+    """
     import ray
 
     context = ray.get_runtime_context()
     logs = Path(context.get_temp_dir()) / context.get_session_name() / "logs"
+    for pid in writers_of(logs):
+        if _runs(pid, _MONITOR):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
     ray.shutdown()
     for pid in writers_of(logs):
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -143,6 +151,19 @@ def writers_of(folder: Path) -> list[int]:
         if any(_target(fd).startswith(inside) for fd in fds):
             found.append(int(entry.name))
     return found
+
+
+#: The script of Ray's autoscaler monitor, as its command line names it.
+_MONITOR = str(Path("autoscaler", "_private", "monitor.py"))
+
+
+def _runs(pid: int, script: str) -> bool:
+    """Whether process ``pid`` runs a Python ``script`` (a path ending), from /proc."""
+    try:
+        arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:  # ended meanwhile
+        return False
+    return any(a.decode(errors="replace").endswith(script) for a in arguments)
 
 
 def _target(link: Path) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import optuna
 from ray.tune.stopper import CombinedStopper, Stopper
 
+from search._compat import no_callback_census
 from search.errors import StorageLost
 from search.record import StudyWriter, TrialAttr, rung_history
 from search.run._checkpoints import CheckpointJanitor
@@ -98,11 +99,14 @@ def run_tuner(
             verbose=0,
             callbacks=[
                 view,
-                CheckpointJanitor(on_folder=searcher.on_folder, keep=_kept(searcher.limits)),
+                CheckpointJanitor(
+                    on_folder=searcher.on_folder,
+                    keep=_kept(searcher.limits),
+                    latest=config.scheduler.keep_checkpoints,
+                ),
                 *logger_callbacks(config, out),
             ],
             stop=CombinedStopper(*stoppers),
-            checkpoint_config=tune.CheckpointConfig(num_to_keep=config.scheduler.keep_checkpoints),
             # A trial whose worker died goes on from its last checkpoint (when it has them).
             failure_config=tune.FailureConfig(
                 max_failures=RETRIES if checkpoints(trial_fn) else 0
@@ -112,7 +116,7 @@ def run_tuner(
     # Without max_concurrent_trials Ray Tune keeps one trial pending for a searcher; the gate
     # admits slots + 1 (PromotionMOASHA.may_start says why), so Ray Tune must keep them.
     pending = {} if searcher.gate is None else {"TUNE_MAX_PENDING_TRIALS_PG": str(slots + 1)}
-    with _environ(**pending), sigint_kept():
+    with _environ(**pending), sigint_kept(), no_callback_census():
         return len(tuner.fit())
 
 
