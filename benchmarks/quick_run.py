@@ -124,6 +124,7 @@ def table(data: dict[str, Any]) -> str:
         f"- load average (1 min) before the runs: {_loads(data)}",
         "- seconds since the command: median (min–max) over "
         f"{len(data['quick'][arms[0]])} runs per arm",
+        "- where the time goes, profiled: [quick_run_profile.md](quick_run_profile.md)",
         "",
         "| arm | " + " | ".join([*MARKS, "prompt"]) + " |",
         "|---|" + "---:|" * (len(MARKS) + 1),

@@ -1,15 +1,16 @@
-"""The names of the built-in families, known without importing their modules (which load
-torch), so that a config's misspelt family is answered before torch loads.
+"""The names of the built-in families and their hyper-parameters, known without importing their
+modules (which load torch), so that a config's misspelt family or hyper-parameter is answered
+before torch loads.
 
-``tests/spaces_tests/test_builtin_names.py`` keeps :data:`BUILTIN_FAMILIES` equal to what the
-family modules register.
+``tests/test_builtin_names.py`` keeps :data:`BUILTIN_FAMILIES` and
+:data:`BUILTIN_HYPER` equal to what the family modules register.
 """
 
 from __future__ import annotations
 
 import sys
 
-__all__ = ["BUILTIN_FAMILIES", "family_names"]
+__all__ = ["BUILTIN_FAMILIES", "BUILTIN_HYPER", "family_hyper_keys", "family_names"]
 
 BUILTIN_FAMILIES = (
     "convmixer", "convmixer-256-8", "convnet", "minimal", "mlp", "record-1936", "record-697",
@@ -17,6 +18,68 @@ BUILTIN_FAMILIES = (
     "scs", "scs-cifar-47643", "scs-fashion-7659", "sepnet", "wrn", "wrn-16-4", "wrn-16-8",
     "wrn-28-10", "wrn-40-4",
 )  # fmt: skip
+
+#: Each built-in family's hyper-parameters, in its builder's order (the test named above keeps
+#: them equal to :func:`spaces.hyper_keys` of the registered family).
+BUILTIN_HYPER: dict[str, tuple[str, ...]] = {
+    "convmixer": ("dim", "depth", "kernel", "patch"),
+    "convmixer-256-8": (),
+    "convnet": (
+        "depth",
+        "width",
+        "kernel",
+        "pooling",
+        "bn",
+        "growth",
+        "activation",
+        "separable",
+        "negative_slope",
+        "head",
+    ),
+    "minimal": ("stem", "width", "reuse", "hidden", "activation", "negative_slope", "dropout"),
+    "mlp": ("hidden", "depth", "width", "activation", "dropout"),
+    "record-1936": (),
+    "record-697": (),
+    "record-997": (),
+    "resnet": ("depth", "shortcut", "width"),
+    "resnet-110": ("shortcut", "width"),
+    "resnet-20": ("shortcut", "width"),
+    "resnet-32": ("shortcut", "width"),
+    "resnet-44": ("shortcut", "width"),
+    "resnet-56": ("shortcut", "width"),
+    "scs": ("widths", "kernel", "paddings", "depthwise", "head_bias"),
+    "scs-cifar-47643": ("paddings", "depthwise", "head_bias"),
+    "scs-fashion-7659": ("paddings", "depthwise", "head_bias"),
+    "sepnet": (
+        "stem",
+        "stem_kernel",
+        "stem_pool",
+        "stages",
+        "blocks",
+        "width",
+        "growth",
+        "kernel",
+        "separable",
+        "expansion",
+        "reuse",
+        "residual",
+        "norm",
+        "activation",
+        "dropout",
+        "padding",
+        "dropout_every",
+        "negative_slope",
+        "dropout_at",
+        "head",
+        "widths",
+        "stem_padding",
+    ),
+    "wrn": ("depth", "widen", "dropout"),
+    "wrn-16-4": ("dropout",),
+    "wrn-16-8": ("dropout",),
+    "wrn-28-10": ("dropout",),
+    "wrn-40-4": ("dropout",),
+}
 
 
 def family_names() -> list[str]:
@@ -28,3 +91,14 @@ def family_names() -> list[str]:
 
         return FAMILIES.names()
     return sorted(BUILTIN_FAMILIES)
+
+
+def family_hyper_keys(family: str) -> tuple[str, ...]:
+    """The hyper-parameter names of a registered family: the registry's once it is loaded (a
+    user's family among them), else the built-ins' table, so that a misspelt hyper-parameter
+    of a built-in family is answered before torch loads."""
+    if "spaces._build" in sys.modules or family not in BUILTIN_HYPER:
+        from spaces._build import FAMILIES, hyper_keys
+
+        return hyper_keys(FAMILIES.get(family))
+    return BUILTIN_HYPER[family]

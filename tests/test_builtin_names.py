@@ -13,7 +13,7 @@ import pytest
 from objectives import dataset_names, register_dataset
 from objectives._dataset_names import BUILTIN_DATASETS
 from objectives.datasets import DATASETS
-from spaces import FAMILIES, family_names, register_family
+from spaces import FAMILIES, family_hyper_keys, family_names, register_family
 from spaces._builtin import BUILTIN_FAMILIES
 
 #: A fresh process: the names before anything loads the registry, and the registry's after.
@@ -57,3 +57,36 @@ def test_a_registered_family_or_dataset_is_named_once_its_registry_is_loaded(
 
     for names, registry in ((family_names(), FAMILIES), (dataset_names(), DATASETS)):
         assert "test-builtin-names-tiny" in names and names == registry.names()
+
+
+#: A fresh process: each built-in family's hyper-parameters before the registry loads, then
+#: the registry's.
+FRESH_HYPER = """
+import json, sys
+from spaces import family_hyper_keys
+from spaces._builtin import BUILTIN_FAMILIES
+before = {name: list(family_hyper_keys(name)) for name in BUILTIN_FAMILIES}
+light = "torch" not in sys.modules
+from spaces import FAMILIES, hyper_keys
+after = {name: list(hyper_keys(FAMILIES.get(name))) for name in BUILTIN_FAMILIES}
+print(json.dumps({"before": before, "light": light, "registry": after}))
+"""
+
+
+def test_the_builtin_hyper_parameters_are_the_registered_ones_and_need_no_torch() -> None:
+    done = subprocess.run([sys.executable, "-c", FRESH_HYPER], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    got = json.loads(done.stdout)
+    assert got["light"] and got["before"] == got["registry"]
+
+
+def test_a_registered_familys_hyper_parameters_are_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(FAMILIES, "_entries", dict(FAMILIES._entries))  # restored after
+
+    @register_family("test-builtin-names-hyper")
+    def tiny_family(in_shape, num_classes, stripes=2):
+        raise NotImplementedError
+
+    assert family_hyper_keys("test-builtin-names-hyper") == ("stripes",)

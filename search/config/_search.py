@@ -724,10 +724,10 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
         raise ConfigError(
             f"{twice[0]}: set in the train section and in space or fixed; give it in one place"
         )
-    from spaces import FAMILIES, check_hyper  # the families' modules load torch: only here
-
+    known = {name.lower() for name in family_names()}
     families = [str(f).lower() for f in _values(space, fixed, "family")]
     elements: dict[tuple[str, str], list[int]] = {}
+    hypers: list[tuple[str, str, str, str]] = []  # their values are checked once every name is
     for name in [*space.names, *fixed]:
         where = f"space.{name}" if name in space else f"fixed.{name}"
         if name == "family":
@@ -741,20 +741,15 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
                 raise checks.bad(where, name, f"{[f'{head}.{k}' for k in options]}")
             check = _mapping_or_none if name == "ssn.mapping" else options[rest].check
             _check_values(space, fixed, name, where, check)
-        elif head in FAMILIES and rest.partition(".")[0] == "train":
+        elif head.lower() in known and rest.partition(".")[0] == "train":
             _check_searched(head, families, where)
             option = rest.partition(".")[2]
             if option not in TRAIN_OPTIONS:
                 raise checks.bad(where, name, f"{[f'{head}.train.{k}' for k in TRAIN_OPTIONS]}")
             _check_values(space, fixed, name, where, TRAIN_OPTIONS[option].check)
-        elif head in FAMILIES and rest:
+        elif head.lower() in known and rest:
             _check_hyper(head, rest, families, where, elements)
-            key, _, index = rest.partition(".")
-            for value in _values(space, fixed, name):  # the family's declared types and ranges
-                try:
-                    check_hyper(head, FAMILIES.get(head), key, value, element=bool(index))
-                except ConfigError as err:
-                    raise ConfigError(f"{where}: {err}") from None
+            hypers.append((name, where, head, rest))
         else:
             raise ConfigError(
                 f"{where}: unknown name {name!r}; allowed: 'family', 'budget', 'ssn.<option>' "
@@ -770,6 +765,25 @@ def _check_names(space: Space, fixed: Mapping[str, Any], train: Mapping[str, Any
             )
     _check_stores(space, fixed)
     _check_distillation(space, fixed, train)
+    _check_hyper_values(space, fixed, hypers)
+
+
+def _check_hyper_values(
+    space: Space, fixed: Mapping[str, Any], hypers: list[tuple[str, str, str, str]]
+) -> None:
+    """Each hyper-parameter's values against its family's declared types and ranges: they
+    are read from the family's module, which loads torch, so every other check comes first."""
+    if not hypers:
+        return
+    from spaces import FAMILIES, check_hyper
+
+    for name, where, family, rest in hypers:
+        key, _, index = rest.partition(".")
+        for value in _values(space, fixed, name):
+            try:
+                check_hyper(family, FAMILIES.get(family), key, value, element=bool(index))
+            except ConfigError as err:
+                raise ConfigError(f"{where}: {err}") from None
 
 
 #: The ``train`` options that only mean something with a ``teacher`` to distil from.
@@ -826,11 +840,11 @@ def _check_hyper(
     where: str,
     elements: dict[tuple[str, str], list[int]],
 ) -> None:
-    from spaces import FAMILIES, hyper_keys
+    from spaces import family_hyper_keys
 
     _check_searched(family, families, where)
     key, _, index = rest.partition(".")
-    allowed = hyper_keys(FAMILIES.get(family))
+    allowed = family_hyper_keys(family)
     if key not in allowed:
         raise ConfigError(f"{where}: got {key!r}{did_you_mean(key, list(allowed))}; allowed: "
                           f"a hyper-parameter of {family!r}: {list(allowed)}")  # fmt: skip

@@ -352,9 +352,9 @@ class TrialConfig(DataAndMetrics):
         out = parse_keys(TrialConfig, data, "")
         hyper = checks.mapping({} if data.get("hyper") is None else data["hyper"], "hyper")
         family = out["family"]
-        from spaces import FAMILIES, hyper_keys  # a family's signature: its module, and torch
+        from spaces import family_hyper_keys
 
-        checks.known_keys(hyper, hyper_keys(FAMILIES.get(family)), f"hyper (family {family})")
+        checks.known_keys(hyper, family_hyper_keys(family), f"hyper (family {family})")
         out["hyper"] = copy.deepcopy(hyper)
         out["ssn"] = _section(data.get("ssn"), SSN_OPTIONS, "ssn")
         out["train"] = _section(data.get("train"), TRAIN_OPTIONS, "train")
