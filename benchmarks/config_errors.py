@@ -46,6 +46,9 @@ MISTAKES: dict[str, dict[str, Any]] = {
     "misspelt objective (acuracy)": {"objectives": [["acuracy", "maximize"]]},
     "misspelt dataset (digitz)": {"dataset": "digitz"},
     "misspelt family (mpl)": {"space": {"family": ["mpl"]}},
+    "misspelt hyper-parameter (mlp.widht)": {
+        "space": {"family": ["mlp"], "mlp.widht": {"low": 8, "high": 32}}
+    },
 }
 COMMANDS = ("check", "launch")
 
