@@ -124,7 +124,8 @@ def table(data: dict[str, Any]) -> str:
         f"- load average (1 min) before the runs: {_loads(data)}",
         "- seconds since the command: median (min–max) over "
         f"{len(data['quick'][arms[0]])} runs per arm",
-        "- where the time goes, profiled: [quick_run_profile.md](quick_run_profile.md)",
+        "- where the time goes, and the designs tried: "
+        "[quick_run_designs.md](quick_run_designs.md)",
         "",
         "| arm | " + " | ".join([*MARKS, "prompt"]) + " |",
         "|---|" + "---:|" * (len(MARKS) + 1),
