@@ -12,16 +12,34 @@ import optuna
 import pandas as pd
 
 from search.pareto import frame_of
-from search.record import INTERRUPTED, OUTCOMES, Column, Metric, read_study
+from search.record import INTERRUPTED, OUTCOMES, Column, Metric, TrialAttr, read_study
 
-__all__ = ["outcomes", "trial_list"]
+__all__ = ["outcomes", "paused", "trial_list"]
+
+
+def paused(study: optuna.Study) -> list[int]:
+    """The RUNNING trials whose last stored decision is a pause: a promotion-type scheduler
+    holds them at a rung, with no worker, until they rank among the best there."""
+    running = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    return [t.number for t in running if _last_outcome(t) == "pause"]
+
+
+def _last_outcome(trial: optuna.trial.FrozenTrial) -> str | None:
+    log = trial.user_attrs.get(TrialAttr.DECISIONS) or []
+    return log[-1].get("outcome") if log and isinstance(log[-1], dict) else None
+
 
 def outcomes(
-    frame: pd.DataFrame, *, live: bool = True, resumable: Collection[int] = ()
+    frame: pd.DataFrame,
+    *,
+    live: bool = True,
+    resumable: Collection[int] = (),
+    held: Collection[int] = (),
 ) -> pd.Series:
     """Each trial's outcome (:data:`~search.record._schema.OUTCOMES`): completed within the
     constraints (feasible), completed outside them or refused untrained (infeasible), stopped
-    early by the scheduler, failed, running, waiting, adjourned, interrupted.
+    early by the scheduler, failed, running, paused (a RUNNING trial in ``held``: see
+    :func:`paused`), waiting, adjourned, interrupted.
 
     With no live launch nothing runs: a RUNNING trial in ``resumable`` (it has a checkpoint, as
     one the search's time stopped does) is adjourned, since a relaunch goes on with it; any
@@ -43,12 +61,14 @@ def outcomes(
         adjourned = running & frame[Column.NUMBER].isin(list(resumable))
         cut |= running & ~adjourned
         running &= False
+    pausing = running & frame[Column.NUMBER].isin(list(held))
     masks = (
         complete & feasible,
         (complete & ~feasible) | (pruned & refused),
         pruned & ~refused,
         (state == "FAIL") & ~cut,
-        running,
+        running & ~pausing,
+        pausing,
         state == "WAITING",
         adjourned,
         cut,
@@ -74,7 +94,8 @@ def trial_list(
     records = sorted(read_study(study).trials, key=lambda r: r.number)
     frame = frame_of(records)
     listed = pd.DataFrame({Column.NUMBER: frame[Column.NUMBER], Column.STATE: frame[Column.STATE],
-                           Column.OUTCOME: outcomes(frame, live=live, resumable=resumable),
+                           Column.OUTCOME: outcomes(frame, live=live, resumable=resumable,
+                                                    held=paused(study) if live else ()),
                            Column.EPOCHS: frame[Column.EPOCHS]})  # fmt: skip
     for column in frame.columns:
         if str(column).startswith(Column.PARAMS_PREFIX):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from search._urls import masked_url
@@ -26,21 +26,13 @@ if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets s
 
 
 #: Outcomes the table names only when a trial has one.
-_ONLY_WHEN_ANY = ("waiting", "adjourned", "interrupted")
-#: What the table says of the adjourned and the interrupted ones.
+_ONLY_WHEN_ANY = ("paused", "waiting", "adjourned", "interrupted")
+#: What the table says of the paused, the adjourned and the interrupted ones.
 _NOTES = {
+    "paused": "(paused: held at a rung with no worker until they rank among the best there)",
     "adjourned": "(adjourned: unfinished, with a checkpoint; a relaunch goes on with them)",
     "interrupted": "(interrupted: not counted towards trials, others run in their place)",
 }
-
-
-def _counts(
-    frame: pd.DataFrame, *, live: bool = True, resumable: Collection[int] = ()
-) -> dict[str, int]:
-    """Trials by outcome (:func:`search._trial_list.outcomes`), each counted once."""
-    from search._trial_list import outcomes
-
-    return _tally(outcomes(frame, live=live, resumable=resumable))
 
 
 def _tally(found: pd.Series) -> dict[str, int]:
@@ -72,7 +64,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
     import pandas as pd
 
     from search._format import json_number
-    from search._trial_list import outcomes
+    from search._trial_list import outcomes, paused
     from search.pareto import front_of, objectives_of, trials_frame, usable, why_empty
     from search.record import screened
 
@@ -80,7 +72,8 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
     objectives = objectives_of(study)
     attrs = study.user_attrs
     live = holder is not None
-    found = outcomes(frame, live=live, resumable=() if live else _resumable(study))
+    found = outcomes(frame, live=live, resumable=() if live else _resumable(study),
+                     held=paused(study) if live else ())  # fmt: skip
     record: dict[str, Any] = {
         "search": study.study_name,
         "trials": len(frame),
@@ -217,6 +210,7 @@ def _trial_status(
     it; ``holder``: the live launch running a search (by name), if any."""
     import json
 
+    from search._trial_list import outcomes, paused
     from search.config import unknown
     from search.pareto import frame_of
     from search.record import constraints_of, latest_checkpoint, read_trial, resumable
@@ -231,14 +225,14 @@ def _trial_status(
     trial = study.trials[args.trial]
     read = read_trial(trial, constraints=constraints_of(study))
     live = holder(study.study_name) is not None
-    counted = _counts(
-        frame_of([read]), live=live, resumable=[read.number] if resumable(trial) else []
-    )
+    resumed = [read.number] if resumable(trial) else []
+    held = paused(study) if live else []
+    outcome = outcomes(frame_of([read]), live=live, resumable=resumed, held=held)
     record: dict[str, Any] = {
         "search": study.study_name,
         Column.NUMBER: read.number,
         Column.STATE: read.state,
-        Column.OUTCOME: next(k for k, n in counted.items() if n),
+        Column.OUTCOME: str(outcome.iloc[0]),
         Column.EPOCHS: read.epochs or 0,
         "stopped": read.stopped or read.error or read.why_infeasible,
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),

@@ -167,18 +167,19 @@ class Column:
     WHY: Final = "why"
 
 
-#: The outcome of a trial, as ``search status`` counts them and ``search trials`` lists them,
-#: in the order status prints them: each trial has exactly one (``search._trial_list``).
 #: The run folder unless a config says otherwise (``out``): the trials' checkpoints and the
 #: default SQLite storage, ``runs/npas.db``.
 RUN_FOLDER: Final = "runs"
 
+#: The outcome of a trial, as ``search status`` counts them and ``search trials`` lists them,
+#: in the order status prints them: each trial has exactly one (``search._trial_list``).
 OUTCOMES: Final = (
     "feasible",
     "infeasible",
     "stopped_early",
     "failed",
     "running",
+    "paused",
     "waiting",
     "adjourned",
     "interrupted",

@@ -781,7 +781,8 @@ def test_status_counts_each_trial_once(rows: list, live: bool) -> None:
     """(state, feasible, refused, interrupted, has a checkpoint) per trial: the counts add up to
     the trials; with no live launch a RUNNING trial is adjourned when it has a checkpoint, else
     interrupted, and none is running."""
-    from search.cli._status import _counts
+    from search._trial_list import outcomes
+    from search.cli._status import _tally
     from search.record._counting import INTERRUPTED
     from search.record._schema import Metric
 
@@ -795,7 +796,7 @@ def test_status_counts_each_trial_once(rows: list, live: bool) -> None:
         }
     )
     resumable = [i for i, r in enumerate(rows) if r[4]]
-    counts = _counts(frame, live=live, resumable=resumable)
+    counts = _tally(outcomes(frame, live=live, resumable=resumable))
     assert sum(counts.values()) == len(rows)
     assert counts["feasible"] == sum(r[0] == "COMPLETE" and r[1] for r in rows)
     running = sum(r[0] == "RUNNING" for r in rows)

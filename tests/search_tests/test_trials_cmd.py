@@ -8,10 +8,14 @@ import io
 import json
 from pathlib import Path
 
+import optuna
 import pandas as pd
 import pytest
 
+from search._trial_list import paused, trial_list
 from search.cli import main
+from search.cli._status import _status_lines, _status_record
+from search.record import TrialAttr
 from tests.search_tests.studies import stored_study
 
 ROWS = [
@@ -62,3 +66,30 @@ def test_status_names_the_trials_to_look_at(run: Path, capsys) -> None:
     assert "failed: [2]; infeasible: [1] (search trials --state failed|infeasible says why)" in out
     assert main(["status", "--run", str(run), "--trial", "1"]) == 0
     assert "why it ended: violates model_kib <= 8 (by 0.496)" in capsys.readouterr().out
+
+
+def _running(study: optuna.Study, decisions: list[str]) -> int:
+    """A RUNNING trial whose stored rung decisions have these outcomes; its number."""
+    trial = study.ask()
+    trial.set_user_attr(TrialAttr.DECISIONS, [{"rung": 3 * (i + 1), "outcome": outcome}
+                                              for i, outcome in enumerate(decisions)])  # fmt: skip
+    return trial.number
+
+
+def test_a_trial_held_at_a_rung_is_paused_while_its_launch_lives(tmp_path: Path) -> None:
+    """Under promotion-type MOASHA most trials wait at a rung, RUNNING in the study with no
+    worker: listed (and counted) as paused, not running, while the launch lives; once it is
+    gone they are what any RUNNING trial is then (here, without a checkpoint: interrupted)."""
+    study = stored_study(f"sqlite:///{tmp_path}/npas.db", "t", ROWS)
+    held = _running(study, ["pause"])
+    going = _running(study, ["pause", "promote"])
+    assert paused(study) == [held]
+    live = trial_list(study, ["accuracy", "params"], live=True).set_index("number")["outcome"]
+    assert (live[held], live[going]) == ("paused", "running")
+    assert list(trial_list(study, ["accuracy", "params"], state="paused")["number"]) == [held]
+    gone = trial_list(study, ["accuracy", "params"], live=False).set_index("number")["outcome"]
+    assert (gone[held], gone[going]) == ("interrupted", "interrupted")
+    record = _status_record(study, holder="a launch")
+    assert (record["paused"], record["running"]) == (1, 1)
+    assert "1 paused" in _status_lines(record)[0] and "(paused: held at a rung" in (
+        _status_lines(record)[0])  # fmt: skip
