@@ -154,3 +154,27 @@ def test_an_adjourned_trial_is_counted_apart_not_done():
     assert view.line().startswith(
         "1/4 done (0 feasible, 0 infeasible, 0 failed, 1 stopped early), 0 running, 1 adjourned"
     )
+
+
+def test_a_quiet_minute_gets_a_line_with_the_paused_trials(capsys):
+    """Under a promotion-type scheduler trials pause rather than end: after a minute with no
+    line the view prints one anyway, counting the paused trials apart from the running."""
+    now = [0.0]
+    view = Progress(OBJECTIVES, total=40, clock=lambda: now[0])
+    trials = [SimpleNamespace(status=s) for s in ("RUNNING", "PAUSED", "PAUSED", "PENDING")]
+    now[0] = 59.0
+    view.on_step_end(0, trials)
+    assert capsys.readouterr().err == ""
+    now[0] = 61.0
+    view.on_step_end(0, trials)
+    line = capsys.readouterr().err
+    assert line.startswith("[npas] 0/40 done (0 feasible, 0 infeasible, 0 failed), 1 running, "
+                           "2 paused; 1 min 01 s elapsed")  # fmt: skip
+    now[0] = 100.0  # a minute since that line, not since the start
+    view.on_step_end(0, trials)
+    assert capsys.readouterr().err == ""
+    view.on_trial_complete(0, trials, SimpleNamespace(trial_id="a", last_result={}))
+    assert capsys.readouterr().err.startswith("[npas] 1/40 done")  # at 100 s
+    now[0] = 150.0  # the trial's line reset the minute
+    view.on_step_end(0, trials)
+    assert capsys.readouterr().err == ""
