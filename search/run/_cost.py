@@ -40,6 +40,8 @@ class SearchCost:
         self._metered_s = 0.0
         self._trials = 0
         self._seconds = 0.0  # the ended trials' own durations, summed
+        #: The limit (``time``, ``energy_j``, ``co2_g``) :meth:`exhausted` last found spent.
+        self.exhausted_by: str | None = None
 
     @property
     def elapsed_s(self) -> float:
@@ -77,6 +79,7 @@ class SearchCost:
         )
         for name, limit, spent, each, unit in limits:
             if limit is not None and spent + (each if self._trials else 0.0) > limit:
+                self.exhausted_by = name
                 return (
                     f"the {name} limit ({limit:g} {unit}) would be passed by another trial "
                     f"({spent:.4g} {unit} spent, about {each:.4g} {unit} a trial)"

@@ -145,6 +145,7 @@ class NpasSearcher(Searcher):
         #: Numbers of the trials left RUNNING with their checkpoints when time ran out.
         self.adjourned: list[int] = []
         self._adjourned_ids: set[str] = set()
+        self._adjourning: set[str] = set()  # Ray trial ids the scheduler decided to adjourn
         #: Numbers of the trials that could not save their results on a full disk.
         self.full: list[int] = []
         self.screen = screen
@@ -237,9 +238,16 @@ class NpasSearcher(Searcher):
 
     def _finished(self) -> str:
         if self.gate is not None:  # told when the search's time ended it: paused trials adjourn
-            spent = self.limits is not None and self.limits.adjourn and self.limits.out_of_time
-            self.gate.close(OUT_OF_TIME if spent else None)
+            self.gate.close(OUT_OF_TIME if self._out_of_time() else None)
         return Searcher.FINISHED
+
+    def _out_of_time(self) -> bool:
+        """Whether the search's time limit ends it: spent, or (what ends a search first) too
+        little left for another trial at the pace so far."""
+        if self.limits is None or not self.limits.adjourn:
+            return False
+        projected = self.cost is not None and self.cost.exhausted_by == "time"
+        return self.limits.out_of_time or projected
 
     def on_decision(self, decision: dict[str, Any]) -> None:
         """A scheduler's decision on a trial at a rung, kept in its user attribute
@@ -248,6 +256,8 @@ class NpasSearcher(Searcher):
         if trial is None:
             return
         kept = {k: decision[k] for k in _DECISION_FIELDS if k in decision}
+        if kept.get("outcome") == "adjourn":  # left unfinished when it ends (see _adjourn)
+            self._adjourning.add(decision["trial_id"])
         log = trial.user_attrs.get(TrialAttr.DECISIONS, [])
         if log and _same_decision(log[-1], kept):  # decided again (a relaunch): logged once
             return
@@ -318,9 +328,11 @@ class NpasSearcher(Searcher):
         return self.recorder is None or self.recorder.write(write)
 
     def _adjourn(self, trial_id: str, trial: optuna.trial.Trial) -> bool:
-        """Leaves a trial that the search's time stopped unfinished RUNNING, when it has a
-        checkpoint to go on from (its curve is in the storage already); True if it did."""
-        if self.limits is None or not self.limits.adjourns(trial_id):
+        """Leaves a trial that the search's time stopped unfinished RUNNING (in flight, or
+        paused at a rung and adjourned by the scheduler), when it has a checkpoint to go on
+        from (its curve is in the storage already); True if it did."""
+        adjourned = trial_id in self._adjourning
+        if not adjourned and (self.limits is None or not self.limits.adjourns(trial_id)):
             return False
         if latest_checkpoint(trial) is None:
             return False

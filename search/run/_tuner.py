@@ -18,7 +18,6 @@ from search.errors import StorageLost
 from search.record import StudyWriter, TrialAttr, rung_history
 from search.run._checkpoints import CheckpointJanitor
 from search.run._interrupts import sigint_kept
-from search.run._limits import TrialLimits
 from search.run._loggers import logger_callbacks
 from search.run._ray_session import slots as cluster_slots
 from search.run._recorder import StudyRecorder
@@ -101,7 +100,7 @@ def run_tuner(
                 view,
                 CheckpointJanitor(
                     on_folder=searcher.on_folder,
-                    keep=_kept(searcher.limits),
+                    keep=_kept(searcher),
                     latest=config.scheduler.keep_checkpoints,
                 ),
                 *logger_callbacks(config, out),
@@ -134,10 +133,17 @@ class _StorageLostStopper(Stopper):
         return isinstance(self.writer.error, StorageLost)
 
 
-def _kept(limits: TrialLimits | None) -> Callable[[str], bool]:
-    """Which stopped trials keep their checkpoints: those a time limit stopped (a relaunch
-    continues them, or the user exports them)."""
-    return lambda trial_id: limits is not None and (limits.out_of_time or trial_id in limits.why)
+def _kept(searcher: NpasSearcher) -> Callable[[str], bool]:
+    """Which stopped trials keep their checkpoints: those a time limit stopped or the searcher
+    adjourned (a relaunch continues them, or the user exports them)."""
+    limits = searcher.limits
+
+    def kept(trial_id: str) -> bool:
+        if searcher.is_adjourned(trial_id):
+            return True
+        return limits is not None and (limits.out_of_time or trial_id in limits.why)
+
+    return kept
 
 
 def _promotions(scheduler: Any, trial: optuna.trial.FrozenTrial) -> dict[str, list[int]]:
