@@ -5,28 +5,26 @@ or why it was stopped)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 import optuna
 import pandas as pd
 
 from search.pareto import frame_of
-from search.record import INTERRUPTED, OUTCOMES, Column, Metric, TrialAttr, read_study
+from search.record import INTERRUPTED, OUTCOMES, Column, Metric, TrialRecord, read_study
 
 __all__ = ["outcomes", "paused", "trial_list"]
 
 
-def paused(study: optuna.Study) -> list[int]:
+def paused(records: Iterable[TrialRecord]) -> list[int]:
     """The RUNNING trials whose last stored decision is a pause: a promotion-type scheduler
     holds them at a rung, with no worker, until they rank among the best there."""
-    running = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
-    return [t.number for t in running if _last_outcome(t) == "pause"]
-
-
-def _last_outcome(trial: optuna.trial.FrozenTrial) -> str | None:
-    log = trial.user_attrs.get(TrialAttr.DECISIONS) or []
-    return log[-1].get("outcome") if log and isinstance(log[-1], dict) else None
+    return [
+        r.number
+        for r in records
+        if r.state == "RUNNING" and r.decisions and r.decisions[-1].get("outcome") == "pause"
+    ]
 
 
 def outcomes(
@@ -95,7 +93,7 @@ def trial_list(
     frame = frame_of(records)
     listed = pd.DataFrame({Column.NUMBER: frame[Column.NUMBER], Column.STATE: frame[Column.STATE],
                            Column.OUTCOME: outcomes(frame, live=live, resumable=resumable,
-                                                    held=paused(study) if live else ()),
+                                                    held=paused(records) if live else ()),
                            Column.EPOCHS: frame[Column.EPOCHS]})  # fmt: skip
     for column in frame.columns:
         if str(column).startswith(Column.PARAMS_PREFIX):

@@ -65,15 +65,16 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
 
     from search._format import json_number
     from search._trial_list import outcomes, paused
-    from search.pareto import front_of, objectives_of, trials_frame, usable, why_empty
-    from search.record import screened
+    from search.pareto import frame_of, front_of, objectives_of, usable, why_empty
+    from search.record import read_study, screened
 
-    frame = trials_frame(study)
+    records = read_study(study).trials
+    frame = frame_of(records)
     objectives = objectives_of(study)
     attrs = study.user_attrs
     live = holder is not None
     found = outcomes(frame, live=live, resumable=() if live else _resumable(study),
-                     held=paused(study) if live else ())  # fmt: skip
+                     held=paused(records) if live else ())  # fmt: skip
     record: dict[str, Any] = {
         "search": study.study_name,
         "trials": len(frame),
@@ -226,7 +227,7 @@ def _trial_status(
     read = read_trial(trial, constraints=constraints_of(study))
     live = holder(study.study_name) is not None
     resumed = [read.number] if resumable(trial) else []
-    held = paused(study) if live else []
+    held = paused([read]) if live else []
     outcome = outcomes(frame_of([read]), live=live, resumable=resumed, held=held)
     record: dict[str, Any] = {
         "search": study.study_name,

@@ -76,6 +76,13 @@ class TrialLimits(Stopper):
             return True
         return False
 
+    @property
+    def ends_search(self) -> bool:
+        """Whether the search's time limit ends it, with its trials adjourned: spent, or (what
+        usually ends a search first) too near for another trial at the pace so far."""
+        foreseen = self.cost.exhausted_by == "time"
+        return self.adjourn and (self.out_of_time or foreseen)
+
     def adjourns(self, trial_id: str) -> bool:
         """Whether the search's time, not a trial timeout, stopped the Ray trial ``trial_id``
         in flight: it stays RUNNING for a relaunch to continue (when it has a checkpoint)."""

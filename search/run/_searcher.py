@@ -238,16 +238,9 @@ class NpasSearcher(Searcher):
 
     def _finished(self) -> str:
         if self.gate is not None:  # told when the search's time ended it: paused trials adjourn
-            self.gate.close(OUT_OF_TIME if self._out_of_time() else None)
+            timed = self.limits is not None and self.limits.ends_search
+            self.gate.close(OUT_OF_TIME if timed else None)
         return Searcher.FINISHED
-
-    def _out_of_time(self) -> bool:
-        """Whether the search's time limit ends it: spent, or (what ends a search first) too
-        little left for another trial at the pace so far."""
-        if self.limits is None or not self.limits.adjourn:
-            return False
-        projected = self.cost is not None and self.cost.exhausted_by == "time"
-        return self.limits.out_of_time or projected
 
     def on_decision(self, decision: dict[str, Any]) -> None:
         """A scheduler's decision on a trial at a rung, kept in its user attribute

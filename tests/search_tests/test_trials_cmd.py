@@ -15,7 +15,7 @@ import pytest
 from search._trial_list import paused, trial_list
 from search.cli import main
 from search.cli._status import _status_lines, _status_record
-from search.record import TrialAttr
+from search.record import TrialAttr, read_study
 from tests.search_tests.studies import stored_study
 
 ROWS = [
@@ -83,7 +83,7 @@ def test_a_trial_held_at_a_rung_is_paused_while_its_launch_lives(tmp_path: Path)
     study = stored_study(f"sqlite:///{tmp_path}/npas.db", "t", ROWS)
     held = _running(study, ["pause"])
     going = _running(study, ["pause", "promote"])
-    assert paused(study) == [held]
+    assert paused(read_study(study).trials) == [held]
     live = trial_list(study, ["accuracy", "params"], live=True).set_index("number")["outcome"]
     assert (live[held], live[going]) == ("paused", "running")
     assert list(trial_list(study, ["accuracy", "params"], state="paused")["number"]) == [held]
