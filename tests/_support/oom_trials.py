@@ -15,10 +15,10 @@ from typing import Any
 import ray.cloudpickle
 
 from search.config import TrialConfig
+from tests._support.memory import GIB
 from tests._support.searches import fake_trial
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-GIB = 2**30
 #: Where the kill threshold lies above the memory in use when a test starts: room for the search
 #: itself (its driver, Ray's processes and two trial workers); what other programs take
 #: meanwhile counts too, and may get more trials killed (the checks allow it).
@@ -27,6 +27,8 @@ MARGIN = 3 * GIB
 HOG = MARGIN + 2 * GIB
 #: The trial numbers that hog memory.
 HOGS = frozenset({1})
+#: The marker, in the search's folder, that the memory held outside Ray is freed.
+RELEASED = "released"
 
 
 def started(cfg: TrialConfig) -> Path:
@@ -48,7 +50,13 @@ def hog_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
 
 
 def steady_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
-    """fake_trial (mlp) after two seconds."""
-    started(cfg)
+    """fake_trial (mlp) after two seconds; trials 2 and later first wait (at most two
+    minutes) until the test marks the memory held outside Ray as freed, so a trial is surely
+    running when the memory monitor starts killing."""
+    folder = started(cfg)
+    released = folder.parents[2] / RELEASED  # <search folder>/<study>/trials/<number>
+    end = time.monotonic() + 120
+    while int(folder.name) >= 2 and not released.exists() and time.monotonic() < end:
+        time.sleep(0.1)
     time.sleep(2.0)
     return fake_trial(dataclasses.replace(cfg, family="mlp"))

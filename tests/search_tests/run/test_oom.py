@@ -26,7 +26,8 @@ import pytest
 from optuna.trial import TrialState
 
 from search.record import trials_counted
-from tests._support.oom_trials import GIB, HOGS, MARGIN
+from tests._support.memory import GIB, meminfo, used
+from tests._support.oom_trials import HOGS, MARGIN, RELEASED
 from tests._support.waiting import wait_until
 
 pytestmark = [
@@ -49,17 +50,6 @@ launch(make_config(Path({out!r}), optimiser="random", trials={trials}), trial_fn
 """
 
 
-def _meminfo() -> dict[str, int]:
-    with open("/proc/meminfo") as info:
-        return {k: int(v.split()[0]) * 1024 for k, v in (line.split(":") for line in info)}
-
-
-def _used() -> int:
-    """Bytes of memory in use now, as Ray's memory monitor counts them."""
-    info = _meminfo()
-    return info["MemTotal"] - info["MemAvailable"]
-
-
 def _threshold(tmp_path: Path) -> int:
     """The kill threshold in bytes that :func:`_driver` gave the search in ``tmp_path``."""
     return int((tmp_path / "threshold").read_text())
@@ -67,8 +57,8 @@ def _threshold(tmp_path: Path) -> int:
 
 def _driver(tmp_path: Path, trial: str, trials: int) -> subprocess.Popen:
     """A search driver whose local Ray kills workers MARGIN bytes above the memory used now."""
-    total = _meminfo()["MemTotal"]
-    threshold = _used() + MARGIN
+    total = meminfo()["MemTotal"]
+    threshold = used() + MARGIN
     (tmp_path / "threshold").write_text(str(threshold))
     env = {
         **os.environ,
@@ -174,18 +164,21 @@ def test_workers_killed_while_running_and_while_starting_fail_and_the_search_goe
     proc = _driver(tmp_path, "steady_trial", trials)
     _wait(lambda: len(_study(tmp_path).get_trials(states=(TrialState.COMPLETE,))) >= 2, proc,
           tmp_path)  # fmt: skip
-    # Memory held outside Ray, which no kill frees: Ray kills every trial worker it can. It
-    # reaches a GiB past the threshold as memory is used now: a neighbour test that freed
-    # memory since the driver started must not leave the holder short of it.
-    size = max(GIB, _threshold(tmp_path) - _used() + GIB)
-    script = f"held = bytearray(b'1') * {size}; import time; time.sleep(90)"
-    holder = subprocess.Popen([sys.executable, "-c", script])
+    # Memory held outside Ray, which no kill frees, a GiB past the threshold: Ray kills every
+    # trial worker it can, those running (trials 2 and later wait for the memory's release)
+    # and those whose actor is starting. The holder takes again what other programs free
+    # meanwhile (a neighbour test ending), so the kills go on until both kinds are seen.
+    floor = _threshold(tmp_path) + GIB
+    cap = floor - used() + 2 * GIB
+    holder = subprocess.Popen([sys.executable, "-m", "tests._support.memory", str(floor), str(cap)],
+                              cwd=ROOT)  # fmt: skip
     try:  # until one trial was killed while it ran and one while its actor started
         _wait(lambda: set(_killed(_study(tmp_path), tmp_path).values()) == {True, False}, proc,
               tmp_path)  # fmt: skip
     finally:
         holder.kill()
         holder.wait()
+        (tmp_path / RELEASED).touch()
     out, err = _finish(proc, tmp_path, timeout=240)
     study = _check_search(tmp_path, trials, proc.returncode, out, err)
     last = max(_killed(study, tmp_path))
