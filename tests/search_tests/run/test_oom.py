@@ -170,8 +170,8 @@ def test_workers_killed_while_running_and_while_starting_fail_and_the_search_goe
     # meanwhile (a neighbour test ending), so the kills go on until both kinds are seen.
     floor = _threshold(tmp_path) + GIB
     cap = floor - used() + 2 * GIB
-    holder = subprocess.Popen([sys.executable, "-m", "tests._support.memory", str(floor), str(cap)],
-                              cwd=ROOT)  # fmt: skip
+    hold = [sys.executable, "-m", "tests._support.memory", str(floor), str(cap)]
+    holder = subprocess.Popen(hold, cwd=ROOT)
     try:  # until one trial was killed while it ran and one while its actor started
         _wait(lambda: set(_killed(_study(tmp_path), tmp_path).values()) == {True, False}, proc,
               tmp_path)  # fmt: skip
