@@ -317,6 +317,8 @@ class MOASHA(FIFOScheduler):
         return rank < self._top(n), rank, n
 
 
+#: Ray Tune's status of a trial whose pause is saved (its worker freed).
+PAUSED = "PAUSED"
 #: How long a promoted trial may stay PAUSED (Ray Tune not taking it) before it is stopped:
 #: a pause being saved takes seconds; one that never ends would keep the search waiting.
 STUCK_S = 120.0
@@ -441,10 +443,11 @@ class PromotionMOASHA(MOASHA):
         return TrialScheduler.PAUSE
 
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
-        """A paused trial now due for promotion, else a pending trial; when nothing runs and
-        nothing will start, the paused trials are stopped (so the search can end)."""
+        """A paused trial now due for promotion (once its pause is saved), else a pending
+        trial; when nothing runs and nothing will start, the paused trials are stopped (so the
+        search can end)."""
         for key, (trial, rung, when) in list(self._promoting.items()):
-            if trial.status != "PAUSED":  # Ray Tune took it: it is starting or running
+            if trial.status != PAUSED:  # Ray Tune took it: it is starting or running
                 del self._promoting[key]
             elif self.clock() - when <= STUCK_S:  # its pause was still being saved: again
                 return trial
@@ -457,7 +460,7 @@ class PromotionMOASHA(MOASHA):
                              "promotion")  # fmt: skip
                 self._n_stopped += 1
                 tune_controller.stop_trial(trial)
-        due = self._due()
+        due = self._due(saved=True)
         if due is not None:
             trial, rung = self._paused.pop(due)
             self._promoted[rung].add(due)
@@ -472,7 +475,7 @@ class PromotionMOASHA(MOASHA):
         for trial in reversed(tune_controller.get_trials()):
             if trial.status == "PENDING":
                 return trial
-        if self._ended() and not self._active and self._paused:
+        if self._ended() and not self._active and self._paused and self._due() is None:
             for key in list(self._paused):
                 trial, rung = self._paused.pop(key)
                 rank, n = self._rank_of(key, rung)
@@ -524,11 +527,14 @@ class PromotionMOASHA(MOASHA):
         self._cache[rung] = (stamp, due)
         return due
 
-    def _due(self) -> Any:
-        """The paused trial to promote first: from the highest rung, the best ranked."""
+    def _due(self, *, saved: bool = False) -> Any:
+        """The paused trial to promote first: from the highest rung, the best ranked; with
+        ``saved``, only one whose pause Ray Tune has saved (PAUSED). A trial's status stays
+        RUNNING while its pause is saved: promoted then, it would be taken for started and
+        then left PAUSED for good, holding a slot, and the search would wait for ever."""
         for rung in reversed(self.rungs):
             for key in self._promotable(rung):
-                if key in self._paused:
+                if key in self._paused and (not saved or self._paused[key][0].status == PAUSED):
                     return key
         return None
 

@@ -108,6 +108,26 @@ def test_a_promoted_trial_still_saving_its_pause_is_chosen_again_until_ray_takes
     assert [d["outcome"] for d in sched.decisions()].count("promote") == 1
 
 
+def test_a_trial_whose_pause_is_still_being_saved_is_promoted_once_it_is_saved() -> None:
+    """Ray Tune keeps a pausing trial RUNNING until its checkpoint is saved. Promoted then
+    (another trial arrived at the rung meanwhile), it was taken for started, then left PAUSED
+    for good, neither paused nor running: nothing ran again (a stall seen under load)."""
+    sched, ctl = _scheduler(slots=3, total=3), Controller()
+    for key in "abc":
+        _add(sched, ctl, key)
+    for key, acc in zip("abc", (0.9, 0.5, 0.4), strict=True):
+        assert _report(sched, ctl, key, 1, acc) == PAUSE
+    ctl.trials["a"].status = "RUNNING"  # due now, its pause still being saved
+    assert sched.may_start() is False  # the promotion still goes first
+    assert sched.choose_trial_to_run(ctl) is None
+    ctl.trials["a"].status = "PAUSED"  # saved
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]
+    ctl.trials["a"].status = "PENDING"
+    assert sched.choose_trial_to_run(ctl) is ctl.trials["a"]
+    assert _report(sched, ctl, "a", 3, 0.95) == PAUSE  # it ran on to rung 3
+    assert [d["outcome"] for d in sched.decisions()].count("promote") == 1
+
+
 def test_a_promoted_trial_ray_never_takes_is_stopped_in_time_and_the_search_ends() -> None:
     """Seen once after a time limit: Ray Tune left a promoted trial PAUSED for good, the
     scheduler chose it again at every step, and the search waited 13 minutes past its
