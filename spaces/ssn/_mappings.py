@@ -117,8 +117,6 @@ def auto(ctx: MappingContext) -> list[int]:
     bilinearly to the layer) and a learned generator; after ``pretrain(probe)`` the layers'
     template coefficients are clustered with k-means into ``stores`` groups.
     """
-    from sklearn.cluster import KMeans
-
     _check_count(ctx, "auto")
     if ctx.pretrain is None:
         raise ConfigError("mapping='auto' needs pretrain=<function(net) that trains net briefly>")
@@ -127,7 +125,7 @@ def auto(ctx: MappingContext) -> list[int]:
     net = ctx.probe()
     ctx.pretrain(net)
     features = np.stack([c.detach().cpu().double().numpy() for c in net.coefficients()])
-    labels = KMeans(n_clusters=ctx.stores, n_init=10, random_state=ctx.seed).fit_predict(features)
+    labels = kmeans(features, ctx.stores, seed=ctx.seed)
     _, compact = np.unique(labels, return_inverse=True)  # renumbered 0..k-1, none empty
     if compact.max() + 1 < ctx.stores:
         warnings.warn(
@@ -136,3 +134,31 @@ def auto(ctx: MappingContext) -> list[int]:
             stacklevel=3,
         )
     return [int(s) for s in compact]
+
+
+#: k-means restarts from fresh k-means++ seeds; the clustering of least inertia is kept. 30,
+#: not scikit-learn's 10: its seeding is greedy (several candidates per centre), SciPy's is not;
+#: on 300 random sets (3-30 points, 1-16 dimensions, k 2-6) 30 restarts were within 1 % of
+#: scikit-learn's inertia or better in 91 % (10 restarts: 76 %), in ~0.05 s.
+KMEANS_RESTARTS = 30
+
+
+def kmeans(points: np.ndarray, k: int, *, seed: int, restarts: int = KMEANS_RESTARTS
+           ) -> np.ndarray:  # fmt: skip
+    """The cluster of each point: Lloyd's k-means from k-means++ seeds (SciPy's ``kmeans2``),
+    the best of ``restarts`` by inertia (every cluster non-empty first), as scikit-learn's
+    ``KMeans(n_init=...)`` does. SciPy, not scikit-learn: its import costs a trial worker 0.4 s
+    of CPU, scikit-learn's 1.5 s (the ``auto`` mapping runs in every trial that uses it)."""
+    from scipy.cluster.vq import kmeans2
+
+    rng = np.random.default_rng(seed)
+    best, least = np.zeros(len(points), int), (np.inf, np.inf)
+    for _ in range(restarts):
+        with warnings.catch_warnings():  # an emptied cluster: ranked below (next line)
+            warnings.simplefilter("ignore")
+            centres, labels = kmeans2(points, k, iter=100, minit="++", seed=rng)
+        # fewer clusters rank last (scikit-learn moves an emptied centre to a far point)
+        score = (k - len(np.unique(labels)), float(((points - centres[labels]) ** 2).sum()))
+        if score < least:
+            best, least = labels, score
+    return best
