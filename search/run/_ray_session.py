@@ -99,7 +99,8 @@ def start_ray(address: str | None, imports: Sequence[str] = ()) -> bool:
 
     if ray.is_initialized():
         return False
-    local = loopback_node() if address in (None, "local") else contextlib.nullcontext()
+    here = address in (None, "local")
+    local = loopback_node() if here else contextlib.nullcontext()
     with local, quiet_token_notice(), job_env(imports) as env:  # Ray's notice asks nothing
         ray.init(
             address=address or "local",  # never a cluster some `ray start` left as the default
@@ -109,6 +110,9 @@ def start_ray(address: str | None, imports: Sequence[str] = ()) -> bool:
             log_to_driver=False,
             configure_logging=True,
             runtime_env=env,
+            # the two workers Ray starts with itself would import for seconds of CPU and never
+            # be used: Ray Tune's actors carry a runtime_env of their own (a cluster's own)
+            _system_config={"prestart_worker_first_driver": False} if here else None,
         )
     return True
 
