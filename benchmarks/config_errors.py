@@ -49,6 +49,9 @@ MISTAKES: dict[str, dict[str, Any]] = {
     "misspelt hyper-parameter (mlp.widht)": {
         "space": {"family": ["mlp"], "mlp.widht": {"low": 8, "high": 32}}
     },
+    "misspelt generator (wavgg)": {"fixed": {"ssn": {"generator": "wavgg"}}},
+    "misspelt upsampler (maskk)": {"fixed": {"ssn": {"upsampler": "maskk"}}},
+    "misspelt mapping (autoo)": {"fixed": {"ssn": {"mapping": "autoo"}}},
 }
 COMMANDS = ("check", "launch")
 

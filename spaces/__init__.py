@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from spaces._build import register_family as register_family
     from spaces._builtin import family_hyper_keys as family_hyper_keys
     from spaces._builtin import family_names as family_names
+    from spaces._builtin import ssn_names as ssn_names
     from spaces._checks import check_int as check_int
     from spaces._checks import check_positive as check_positive
     from spaces._checks import is_int as is_int
@@ -90,6 +91,7 @@ _SHARED = {
     "lazy_getattr": "spaces._lazy",
     "options_of": "spaces._checks",
     "same_value": "spaces._dsl",
+    "ssn_names": "spaces._builtin",
 }
 
 __all__ = sorted([*_EXPORTS, *_MODULES])

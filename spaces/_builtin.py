@@ -1,16 +1,23 @@
-"""The names of the built-in families and their hyper-parameters, known without importing their
-modules (which load torch), so that a config's misspelt family or hyper-parameter is answered
-before torch loads.
+"""The names of the built-in families and their hyper-parameters, and of Shapeshifting's
+generators, upsamplers and mappings, known without importing their modules (which load torch),
+so that a config's misspelt name is answered before torch loads.
 
-``tests/test_builtin_names.py`` keeps :data:`BUILTIN_FAMILIES` and
-:data:`BUILTIN_HYPER` equal to what the family modules register.
+``tests/test_builtin_names.py`` keeps :data:`BUILTIN_FAMILIES`, :data:`BUILTIN_HYPER` and
+:data:`BUILTIN_SSN` equal to what the modules register.
 """
 
 from __future__ import annotations
 
 import sys
 
-__all__ = ["BUILTIN_FAMILIES", "BUILTIN_HYPER", "family_hyper_keys", "family_names"]
+__all__ = [
+    "BUILTIN_FAMILIES",
+    "BUILTIN_HYPER",
+    "BUILTIN_SSN",
+    "family_hyper_keys",
+    "family_names",
+    "ssn_names",
+]
 
 BUILTIN_FAMILIES = (
     "convmixer", "convmixer-256-8", "convnet", "minimal", "mlp", "record-1936", "record-697",
@@ -81,6 +88,13 @@ BUILTIN_HYPER: dict[str, tuple[str, ...]] = {
     "wrn-40-4": ("dropout",),
 }
 
+#: The names in each of Shapeshifting's registries (``spaces.ssn.GENERATORS``...), sorted.
+BUILTIN_SSN: dict[str, tuple[str, ...]] = {
+    "GENERATORS": ("avg", "emb", "rr", "wavg"),
+    "MAPPINGS": ("auto", "manual", "random", "single"),
+    "UPSAMPLERS": ("inter", "mask", "repeat"),
+}
+
 
 def family_names() -> list[str]:
     """The registered families' names, sorted: the registry's once it is loaded, else the
@@ -102,3 +116,21 @@ def family_hyper_keys(family: str) -> tuple[str, ...]:
 
         return hyper_keys(FAMILIES.get(family))
     return BUILTIN_HYPER[family]
+
+
+def ssn_names(registry: str) -> list[str]:
+    """The names in one of Shapeshifting's registries (``GENERATORS``, ``UPSAMPLERS``,
+    ``MAPPINGS``): the registry's once its module is loaded (a user's registrations among
+    them), else the built-ins'."""
+    module = _SSN_MODULES[registry]
+    if module in sys.modules:
+        return list(getattr(sys.modules[module], registry).names())
+    return list(BUILTIN_SSN[registry])
+
+
+#: Where each of Shapeshifting's registries lives (importing it loads torch).
+_SSN_MODULES = {
+    "GENERATORS": "spaces.ssn._generators",
+    "MAPPINGS": "spaces.ssn._mappings",
+    "UPSAMPLERS": "spaces.ssn._upsamplers",
+}

@@ -13,7 +13,7 @@ import pytest
 from objectives import dataset_names, register_dataset
 from objectives._dataset_names import BUILTIN_DATASETS
 from objectives.datasets import DATASETS
-from spaces import FAMILIES, family_hyper_keys, family_names, register_family
+from spaces import FAMILIES, family_hyper_keys, family_names, register_family, ssn_names
 from spaces._builtin import BUILTIN_FAMILIES
 
 #: A fresh process: the names before anything loads the registry, and the registry's after.
@@ -90,3 +90,34 @@ def test_a_registered_familys_hyper_parameters_are_its_own(
         raise NotImplementedError
 
     assert family_hyper_keys("test-builtin-names-hyper") == ("stripes",)
+
+
+#: A fresh process: Shapeshifting's names before its registries load, then the registries'.
+FRESH_SSN = """
+import json, sys
+from spaces import ssn_names
+from spaces._builtin import BUILTIN_SSN
+before = {registry: ssn_names(registry) for registry in BUILTIN_SSN}
+light = "torch" not in sys.modules
+import spaces.ssn
+after = {registry: getattr(spaces.ssn, registry).names() for registry in BUILTIN_SSN}
+print(json.dumps({"before": before, "light": light, "registry": after}))
+"""
+
+
+def test_shapeshiftings_builtin_names_are_the_registered_ones_and_need_no_torch() -> None:
+    done = subprocess.run([sys.executable, "-c", FRESH_SSN], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    got = json.loads(done.stdout)
+    assert got["light"] and got["before"] == got["registry"]
+    assert sorted(got["before"]) == ["GENERATORS", "MAPPINGS", "UPSAMPLERS"]
+
+
+def test_a_registered_generator_is_named_once_its_registry_is_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from spaces.ssn import GENERATORS
+
+    monkeypatch.setattr(GENERATORS, "_entries", dict(GENERATORS._entries))  # restored after
+    GENERATORS.register("test-builtin-names-gen")(type("Gen", (), {}))
+    assert "test-builtin-names-gen" in ssn_names("GENERATORS")

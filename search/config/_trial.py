@@ -30,7 +30,7 @@ from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
 from search.config._keys import ConfigKey, Option, config_key, dump_keys, names, parse_keys
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
-from spaces import ConfigError, family_names
+from spaces import ConfigError, family_names, ssn_names
 from spaces.ssn import SSNOptions
 
 __all__ = [
@@ -79,22 +79,15 @@ def _mapping_name(value: Any, path: str) -> Any:
     return checks.name(value, path, _named_mappings())
 
 
-# Shapeshifting's registries load torch: read when a check needs their names, so that a
-# config's other errors are answered before torch loads (datasets' and families' names are
-# known without it: objectives.dataset_names, spaces.family_names).
+# Shapeshifting's registries load torch: their names are read when a check needs them, the
+# built-ins' before torch loads (spaces.ssn_names), as datasets' and families' are.
 def _named_mappings() -> list[str]:
-    return [n for n in _ssn_names("MAPPINGS")() if n != "manual"]
+    return [n for n in ssn_names("MAPPINGS") if n != "manual"]
 
 
 def _ssn_names(registry: str) -> Callable[[], list[str]]:
     """The names of one of Shapeshifting's registries (``GENERATORS``...), read when asked."""
-
-    def names() -> list[str]:
-        import spaces.ssn
-
-        return getattr(spaces.ssn, registry).names()
-
-    return names
+    return lambda: ssn_names(registry)
 
 
 checks.described(_mapping_name, lambda: [*_named_mappings(), "{layer or glob: store}"])
