@@ -53,6 +53,10 @@ class Exported:
         recorded_test_accuracy: ``test_accuracy`` the search recorded for the trial.
         test_accuracy: The exported (materialised) model's accuracy on the same test split.
         onnx_error: Why the bundle has no model.onnx and model.pt2; None when it has them.
+        params: The parameters the trial trained (a Shapeshifter net's stores: what
+            ``params`` constraints see); None when the search did not record them.
+        deployed: The exported model's parameters (a Shapeshifter net's weights materialised:
+            what model.pt and model.onnx hold).
     """
 
     folder: Path
@@ -62,6 +66,8 @@ class Exported:
     recorded_test_accuracy: float | None
     test_accuracy: float
     onnx_error: str | None
+    params: int | None
+    deployed: int
 
 
 def _frozen(study: optuna.Study, number: int) -> optuna.trial.FrozenTrial:
@@ -220,7 +226,7 @@ def export_bundle(
             "bundle is written and metrics.json's onnx.error says why",
             stacklevel=2,
         )
-    searched = recorded.metrics.get("test_accuracy")
+    searched, trained = recorded.metrics.get("test_accuracy"), recorded.metrics.get("params")
     return Exported(
         folder=folder,
         number=trial.number,
@@ -229,6 +235,8 @@ def export_bundle(
         recorded_test_accuracy=None if searched is None else float(searched),
         test_accuracy=float(test["accuracy"]),
         onnx_error=onnx["error"],
+        params=None if trained is None else int(trained),
+        deployed=int(record["exported"]["materialised_params"]),
     )
 
 

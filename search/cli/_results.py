@@ -115,6 +115,9 @@ def _export(args: argparse.Namespace) -> int:
         f"  test accuracy: {done.test_accuracy:.4f} (exported model), "
         f"{'n/a' if recorded is None else f'{recorded:.4f}'} (recorded by the search)"
     )
+    trained = "n/a" if done.params is None else f"{done.params:,}"
+    print(f"  parameters: {trained} trained (params, what its constraints saw), "
+          f"{done.deployed:,} in the exported model (materialised_params)")  # fmt: skip
     for name, path in done.paths.items():
         print(f"  {name}: {path}")
     warm = " --from-checkpoint" if args.from_checkpoint else ""

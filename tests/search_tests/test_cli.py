@@ -160,7 +160,11 @@ def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
     text = capsys.readouterr().out
     meta = json.loads((bundle / "metrics.json").read_text(encoding="utf-8"))
     assert f"Exported trial {meta['trial']} of {CLI_NAME!r}" in text
-    recorded = metrics_of(_study(launched).trials[meta["trial"]])["test_accuracy"]
+    searched = metrics_of(_study(launched).trials[meta["trial"]])
+    deployed = sum(v.numel() for v in load_bundle(bundle).parameters())
+    assert (f"  parameters: {searched['params']:,} trained (params, what its constraints saw), "
+            f"{deployed:,} in the exported model (materialised_params)") in text  # fmt: skip
+    recorded = searched["test_accuracy"]
     test = load("digits", seed=0, progress=False).test
     accuracy = evaluate(load_bundle(bundle), test.x, test.y)["accuracy"]
     assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
