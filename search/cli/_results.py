@@ -46,7 +46,9 @@ def _pareto(args: argparse.Namespace) -> int:
         print("Measured under (the same for every trial below):")
         width = max(len(str(k)) for k in constant)
         for key, value in constant.items():
-            print(f"  {key:<{width}}  {format_value(value)}")
+            print(textwrap.fill(format_value(value), width=_WIDTH,
+                                initial_indent=f"  {key:<{width}}  ",
+                                subsequent_indent=" " * (width + 4)))  # fmt: skip
     print(table.drop(columns=list(constant)).to_string(index=False, line_width=_WIDTH))
     return 0
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from search._urls import masked_url
 from search.cli._common import (
+    _WIDTH,
     _names,
     _open,
     _quiet_optuna,
@@ -271,6 +272,8 @@ def _trial_status(
 def _trials(args: argparse.Namespace) -> int:
     """``search trials``: every trial of one search, or those of one outcome or state, with its
     hyper-parameters, objectives and why it ended as it did."""
+    import pandas as pd
+
     from search._format import format_value
     from search._trial_list import trial_list
     from search.pareto import objectives_of
@@ -288,10 +291,10 @@ def _trials(args: argparse.Namespace) -> int:
     if listed.empty:
         return 0
     shown = listed.drop(columns=[Column.STATE]).astype(object)
-    for column in shown.columns[3:-1]:
-        shown[column] = [format_value(v) for v in shown[column]]
+    for column in shown.columns[3:-1]:  # blank where a trial has no such hyper-parameter
+        shown[column] = ["" if pd.isna(v) else format_value(v) for v in shown[column]]
     shown[Column.WHY] = [_clipped(w) for w in shown[Column.WHY]]
-    print(shown.fillna("").to_string(index=False))
+    print(shown.fillna("").to_string(index=False, line_width=_WIDTH))
     return 0
 
 

@@ -152,6 +152,17 @@ def test_report_prints_its_files(launched: dict, tmp_path: Path, capsys) -> None
 
 
 @pytest.mark.slow  # reads the search the `launched` fixture runs
+def test_a_real_searchs_front_and_trials_fit_100_columns(launched: dict, capsys) -> None:
+    """A real search's conditions (the FLOP convention: 299 characters on one line) and its
+    trials list (173) wrap, every column still there."""
+    for command, column in (("pareto", "cond_flop_convention"), ("trials", "outcome")):
+        assert main([command, "--name", CLI_NAME, "--storage", launched["url"]]) == 0
+        text = capsys.readouterr().out
+        assert max(len(line) for line in text.splitlines()) <= 100, command
+        assert all(name in text for name in ("number", "accuracy", column)), command
+
+
+@pytest.mark.slow  # reads the search the `launched` fixture runs
 def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
     torch.set_num_threads(1)
     bundle = tmp_path / "bundle"
