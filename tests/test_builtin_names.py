@@ -35,9 +35,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_builtin_names_are_the_registered_ones_and_need_no_torch(case: str) -> None:
     args, builtin = CASES[case]
-    done = subprocess.run([sys.executable, "-c", FRESH, *args], capture_output=True, text=True,
-                          timeout=120, check=True)  # fmt: skip
-    got = json.loads(done.stdout)
+    got = _in_a_fresh_process(FRESH, *args)
     assert got["light"] and got["before"] == got["registry"] == sorted(builtin)
 
 
@@ -74,9 +72,7 @@ print(json.dumps({"before": before, "light": light, "registry": after}))
 
 
 def test_the_builtin_hyper_parameters_are_the_registered_ones_and_need_no_torch() -> None:
-    done = subprocess.run([sys.executable, "-c", FRESH_HYPER], capture_output=True, text=True,
-                          timeout=120, check=True)  # fmt: skip
-    got = json.loads(done.stdout)
+    got = _in_a_fresh_process(FRESH_HYPER)
     assert got["light"] and got["before"] == got["registry"]
 
 
@@ -106,9 +102,7 @@ print(json.dumps({"before": before, "light": light, "registry": after}))
 
 
 def test_shapeshiftings_builtin_names_are_the_registered_ones_and_need_no_torch() -> None:
-    done = subprocess.run([sys.executable, "-c", FRESH_SSN], capture_output=True, text=True,
-                          timeout=120, check=True)  # fmt: skip
-    got = json.loads(done.stdout)
+    got = _in_a_fresh_process(FRESH_SSN)
     assert got["light"] and got["before"] == got["registry"]
     assert sorted(got["before"]) == ["GENERATORS", "MAPPINGS", "UPSAMPLERS"]
 
@@ -121,3 +115,10 @@ def test_a_registered_generator_is_named_once_its_registry_is_loaded(
     monkeypatch.setattr(GENERATORS, "_entries", dict(GENERATORS._entries))  # restored after
     GENERATORS.register("test-builtin-names-gen")(type("Gen", (), {}))
     assert "test-builtin-names-gen" in ssn_names("GENERATORS")
+
+
+def _in_a_fresh_process(script: str, *args: str) -> dict:
+    """What ``script`` prints as JSON, run in a new interpreter (nothing loaded before it)."""
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    return json.loads(done.stdout)
