@@ -63,6 +63,22 @@ COMPARE = {
            ("its Shapeshifted twin (983 params)", ROUND5 / "le1000" / "shared")],
     500: [("npas-found, round 5 (SSN, 445 params)", ROUND5 / "le500")],
 }  # fmt: skip
+#: The teacher of the ``kd`` lever: a 24k-parameter ConvNet (3 blocks of 16, 32, 64 channels,
+#: batch norm), 12 epochs, about 4 minutes on one CPU core; trained once per training split
+#: (each seed carves its own), on that split only.
+TEACHER = {"family": "convnet",
+           "hyper": {"depth": 3, "width": 16, "growth": 2.0, "bn": True},
+           "train": {"epochs": 12, "optimizer": "adamw", "lr": 0.003, "schedule": "cosine",
+                     "weight_decay": 1e-4, "batch_size": 128},
+           "seed": 0}  # fmt: skip
+#: Recipe levers an arm may add (``--levers``), each an edit of its training section; the
+#: arm's recipe reads ``<recipe>+<lever>`` (``own+kd``).
+LEVERS: dict[str, dict[str, Any]] = {
+    "kd": {"teacher": TEACHER, "distill_temperature": 4.0, "distill_weight": 0.5},
+    "ema": {"ema": 0.999},
+}
+#: The network keys of a trial config: what a design is.
+NETWORK = ("family", "hyper", "budget", "ssn")
 
 
 def target_of(params: int) -> int:
@@ -73,36 +89,66 @@ def target_of(params: int) -> int:
     raise ValueError(f"{params} parameters: above every target {TARGETS}")
 
 
-def design_params(design: str, in_shape: tuple[int, ...] = (1, 28, 28)) -> int:
+def design_params(design: str, in_shape: tuple[int, ...] = (1, 28, 28),
+                  hyper: dict[str, Any] | None = None) -> int:  # fmt: skip
     """A design's trainable parameters (built on the meta device)."""
     import torch
 
     from spaces import build_model
 
     with torch.device("meta"):
-        net = build_model(design, in_shape, 10)
+        net = build_model(design, in_shape, 10, **(hyper or {}))
     return sum(p.numel() for p in net.parameters() if p.requires_grad)
 
 
+def found_config(path: Path) -> dict[str, Any]:
+    """An npas-found net's trial config: ``search export``'s config.yaml (or its folder)."""
+    path = path / "config.yaml" if path.is_dir() else path
+    if not path.is_file():
+        sys.exit(f"record_designs.py: --found {path}: no such config.yaml (search export's)")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def network_params(network: dict[str, Any]) -> int:
+    """What a design's constraint sees: a Shapeshifted net's budget, a plain one's weights."""
+    if network.get("budget") is not None:
+        return int(network["budget"])
+    return design_params(network["family"], hyper=network.get("hyper"))
+
+
+def arm_name(design: str, recipe: str, levers: list[str], train_on: str) -> str:
+    """``record-997.own``, ``npas-g9.found+kd``, ``….trainval`` (a folder of seeds)."""
+    return (f"{design}.{'+'.join([recipe, *levers])}"
+            + (".trainval" if train_on == "train+val" else ""))  # fmt: skip
+
+
 def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
-               epochs: int | None, train_on: str = "train") -> dict[str, Any]:  # fmt: skip
+               epochs: int | None, train_on: str = "train", levers: tuple[str, ...] = (),
+               found: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """The trial config of one seed of an arm: ``base`` (the searched winner's) with the
-    design as its network and the arm's recipe as its training section."""
+    design as its network (a record design's, or ``found``'s: an npas-found trial config) and
+    the arm's recipe, its levers added, as its training section."""
     from objectives import RECORD_RECIPES
     from search.config import TRAIN_OPTIONS
 
-    own = RECORD_RECIPES[design].to_dict()
-    train = (
-        dict(base["train"])
-        if recipe == "searched"
-        else {k: v for k, v in own.items() if k in TRAIN_OPTIONS}
-    )  # what a search config says
+    if found is not None:
+        network = {key: found[key] for key in NETWORK if key in found}
+        train = dict(found["train"])  # recipe "found": its own search's
+    else:
+        network = {"family": design, "hyper": {}, "budget": None}
+        own = RECORD_RECIPES[design].to_dict()
+        train = (
+            dict(base["train"])
+            if recipe == "searched"
+            else {k: v for k, v in own.items() if k in TRAIN_OPTIONS}
+        )  # what a search config says
+    for lever in levers:
+        train.update(LEVERS[lever])
     if epochs is not None:
         train["epochs"] = epochs
-    limit = f"params <= {target_of(design_params(design))}"  # the design's own target
-    return {**base, "family": design, "hyper": {}, "budget": None, "train": train,
-            "seed": seed, "train_size": None, "artifact_dir": None,
-            "constraints": [limit], "train_on": train_on}  # fmt: skip
+    limit = f"params <= {target_of(network_params(network))}"  # the design's own target
+    return {**base, **network, "train": train, "seed": seed, "train_size": None,
+            "artifact_dir": None, "constraints": [limit], "train_on": train_on}  # fmt: skip
 
 
 def base_config(path: Path, sets: list[str]) -> dict[str, Any]:
@@ -124,17 +170,19 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
           ) -> list[tuple[dict[str, Any], Path, dict[str, Any]]]:  # fmt: skip
     """The seeds still to train: (trial config, bundle folder, source)."""
     todo = []
-    for design in args.designs:
-        target = target_of(design_params(design))
-        for recipe in args.recipes:
-            arm = f"{design}.{recipe}" + (".trainval" if args.train_on == "train+val" else "")
-            for seed in range(args.seeds):
-                cfg = arm_config(base, design, recipe, seed, args.epochs, args.train_on)
-                folder = board / f"le{target}" / arm / f"seed{seed}"
-                if _seed_metrics(folder, design, cfg) is None:
-                    source = {"anchor": f"le{target}", "arm": arm, "trial": design,
-                              "by": "benchmarks/record_designs.py"}  # fmt: skip
-                    todo.append((cfg, folder, source))
+    arms = [(d, r, None) for d in args.designs for r in args.recipes]
+    arms += [(name, "found", found_config(path)) for name, path in args.found]
+    for design, recipe, found in arms:
+        for seed in range(args.seeds):
+            cfg = arm_config(base, design, recipe, seed, args.epochs, args.train_on,
+                             tuple(args.levers), found)  # fmt: skip
+            target = target_of(network_params(cfg))
+            arm = arm_name(design, recipe, args.levers, args.train_on)
+            folder = board / f"le{target}" / arm / f"seed{seed}"
+            if _seed_metrics(folder, design, cfg) is None:
+                source = {"anchor": f"le{target}", "arm": arm, "trial": design,
+                          "by": "benchmarks/record_designs.py"}  # fmt: skip
+                todo.append((cfg, folder, source))
     return todo
 
 
@@ -236,11 +284,35 @@ def table(board: Path, seeds: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _found(text: str) -> tuple[str, Path]:
+    """``NAME=PATH`` of ``--found``."""
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: NAME=PATH")
+    return name, Path(path)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--designs", type=lambda s: s.split(","),
+    parser.add_argument("--designs", type=lambda s: s.split(",") if s else [],
                         default=["record-697", "record-997", "record-1936"])  # fmt: skip
     parser.add_argument("--recipes", type=lambda s: s.split(","), default=["own", "searched"])
+    parser.add_argument(
+        "--found",
+        type=_found,
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="an npas-found net: NAME an arm label (npas-…), PATH search export's bundle or "
+        "its config.yaml; trained with its own search's recipe ('found'); repeatable",
+    )
+    parser.add_argument(
+        "--levers",
+        type=lambda s: s.split(",") if s else [],
+        default=[],
+        help=f"recipe levers added to every arm ({', '.join(LEVERS)}); the arm's recipe "
+        "reads <recipe>+<lever>",
+    )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epochs", type=int, help="every arm's epochs (default: its recipe's)")
     parser.add_argument(
@@ -276,6 +348,9 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [r for r in args.recipes if r not in ("own", "searched")]
     if unknown:
         sys.exit(f"record_designs.py: unknown recipe {unknown[0]!r}: own or searched")
+    levers = [lever for lever in args.levers if lever not in LEVERS]
+    if levers:
+        sys.exit(f"record_designs.py: unknown lever {levers[0]!r}: {', '.join(LEVERS)}")
     if not args.table_only:
         todo = _runs(args, base_config(args.searched, args.sets), board)
         print(f"{len(todo)} seed(s) to train, {args.jobs} at once", flush=True)
