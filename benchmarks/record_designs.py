@@ -11,6 +11,13 @@ For each design of ``--designs`` (``spaces``' ``record-697``, ``record-997``,
 - ``searched``: npas's best searched recipe, the training section of the last round's
   winner at ≤ 1,000 parameters (``--searched``, default the ``leaderboard_valid`` bundle).
 
+``--found npas-NAME=PATH`` adds an npas-found net, ``search export``'s bundle of a search's
+trial: its network, trained with its own search's recipe (``found``); the first such arm of
+a target (without levers) is what the other rows are compared with. ``--levers kd,ema`` adds
+recipe levers to every arm (:data:`LEVERS`; the arm's recipe reads ``own+kd``): ``kd``
+distils from :data:`TEACHER`, trained once per seed on that seed's training split only
+(cached on disk, so every arm of a seed shares it), ``ema`` keeps the weights' moving average.
+
 Each seed trains on the whole training split less the validation split (each seed carves
 its own), is evaluated on the official test set once, after training, and is written as a
 bundle, ``<results>/<name>/le<target>/<design>.<recipe>/seed<s>/`` (config.yaml, model.pt,
@@ -20,7 +27,7 @@ a bundle of the same network and recipe is kept, so a stopped run goes on where 
 ``--train-on train+val`` retrains on the validation split too (after selection, as
 ``search train --with-val`` does; the arm's folder ends in ``.trainval``, the table names
 it). ``--table-only`` trains nothing: it writes ``<results>/<name>.md`` from the bundles, with the
-npas-found nets of ``--compare`` (earlier leaderboard runs' per-seed bundles) beside the
+npas-found nets (``--found`` arms, and :data:`COMPARE`'s earlier rounds) beside the
 designs at their targets, and Welch p-values. A smoke run on digits, in a minute::
 
     python benchmarks/record_designs.py --designs record-697 --recipes own --seeds 2 \\
@@ -43,6 +50,7 @@ import yaml
 from leaderboard import (
     PROTOCOL,
     REFERENCES,
+    _describe,
     _each,
     _mean_std,
     _seed_metrics,
@@ -240,6 +248,35 @@ def _gap_cell(ours: list[float], theirs: list[float]) -> str:
     return f"{100 * diff:+.2f} pt [{100 * low:+.2f}, {100 * high:+.2f}], Welch p {p:.2g}"
 
 
+def _recipes_line() -> str:
+    """What the recipe column's names mean."""
+    teacher = TEACHER["train"]
+    return (
+        "- Recipes: `own` = `objectives.RECORD_RECIPES` (the record's file, with its test-set "
+        "plateaus and early stopping replaced by a step schedule, as that module states); "
+        "`searched` = the training section of round 5's winner at ≤ 1,000 (AdamW, cosine, "
+        "lr 0.0126, weight decay 1e-4, batch 128, 81 epochs); `found` = an npas-found net's "
+        "own search's (below the table); `+kd` = distillation (temperature "
+        f"{LEVERS['kd']['distill_temperature']}, weight {LEVERS['kd']['distill_weight']}) "
+        f"from a {TEACHER['family']} {json.dumps(TEACHER['hyper'], separators=(',', ':'))} "
+        f"teacher ({teacher['epochs']} epochs, {teacher['optimizer']} lr {teacher['lr']}, "
+        f"{teacher['schedule']}) trained on each seed's training split only; `+ema` = the "
+        f"weights' moving average (decay {LEVERS['ema']['ema']}) validated and kept"
+    )
+
+
+def _reference(board: Path, target: int
+               ) -> tuple[str, list[float], list[tuple[str, list[float]]]]:  # fmt: skip
+    """The npas-found net the rows of ``target`` are compared with: the first ``npas-`` arm
+    (plain recipe, no lever) when the board has one, else the earliest round's; with the
+    earlier rounds' rows."""
+    earlier = [(label, seed_accuracies(folder)) for label, folder in COMPARE.get(target, [])]
+    ours = [(arm, accs) for arm, accs, _ in _arm_rows(board, target)
+            if arm.startswith("npas-") and "+" not in arm]  # fmt: skip
+    name, accs = ours[0] if ours else earlier[0] if earlier else ("", [])
+    return name, accs, earlier
+
+
 def table(board: Path, seeds: int) -> str:
     """The side-by-side table of every target with design arms, from the bundles alone."""
     lines = [
@@ -248,11 +285,9 @@ def table(board: Path, seeds: int) -> str:
         f"- Protocol: {PROTOCOL}",
         f"- Machine: {platform.machine()}, CPU; torch 1 thread per training; each row's "
         "device and epochs are in its bundles' metrics.json and config.yaml",
-        "- Recipes: `own` = `objectives.RECORD_RECIPES` (the record's file, with its test-set "
-        "plateaus and early stopping replaced by a step schedule, as that module states); "
-        "`searched` = the training section of round 5's winner at ≤ 1,000 (AdamW, cosine, "
-        "lr 0.0126, weight decay 1e-4, batch 128, 81 epochs)",
-        "- vs npas-found: the row's mean minus the first npas row's of its target, its 95 % "
+        _recipes_line(),
+        "- vs npas-found: the row's mean minus the npas-found net's of its target (the first "
+        "`npas-` arm trained with its own recipe, else round 5's), its 95 % "
         "confidence interval and Welch's two-sided t-test of their seeds (unequal variances); "
         "within noise when the interval holds 0 (p ≥ 0.05)",
         "",
@@ -260,24 +295,31 @@ def table(board: Path, seeds: int) -> str:
         "| each seed | vs npas-found |",
         "|---|---|---:|---|---|---:|---:|---:|---|---|",
     ]
+    notes: dict[str, str] = {}  # each npas-found net's network and recipe, once
     for target in TARGETS:
         arms = _arm_rows(board, target)
         if not arms:
             continue
-        found = [(label, seed_accuracies(folder)) for label, folder in COMPARE.get(target, [])]
-        reference = found[0][1] if found else []
-        for label, accs in found:
+        name, reference, earlier = _reference(board, target)
+        for label, accs in earlier:
+            p = "" if label == name else _gap_cell(accs, reference)
             lines.append(f"| ≤ {target:,} | {label} | | searched | train | 81 | {len(accs)} | "
-                         f"{_mean_std(accs)} | {_each(accs)} | |")  # fmt: skip
+                         f"{_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
         for arm, accs, record in arms:
             design, recipe, *val = arm.split(".")
             m = record["metrics"]
             so_far = f" of {seeds}" if len(accs) < seeds else ""
-            p = _gap_cell(accs, reference)
+            p = "" if arm == name else _gap_cell(accs, reference)
             on = "train+val" if val else "train"
             lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {recipe} | {on} | "
                          f"{m['epochs']} | {len(accs)}{so_far} | {_mean_std(accs)} | "
                          f"{_each(accs)} | {p} |")  # fmt: skip
+            if design.startswith("npas-") and design not in notes:
+                first = min((board / f"le{target}" / arm).glob("seed*/config.yaml"))
+                cfg = yaml.safe_load(first.read_text(encoding="utf-8"))
+                notes[design] = f"- {design}: {_describe(cfg)}"
+    if notes:
+        lines += ["", "The npas-found nets (network; recipe `found`):", "", *notes.values()]
     lines += ["", "The public figures (hand-designed; how each was measured):", "",
               "| parameters | test accuracy | protocol |", "|---:|---:|---|"]  # fmt: skip
     lines += [f"| {n} | {acc} | {how} |" for n, acc, how in REFERENCES]

@@ -15,6 +15,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 import torch
+import yaml
 
 from objectives.datasets import load
 from search import load_bundle
@@ -129,3 +130,47 @@ def test_train_on_train_and_val_is_its_own_arm_and_named_in_the_table(bench, tmp
     assert "train_on: train+val" in config
     table = (tmp_path / "leaderboard_records.md").read_text("utf-8")
     assert "| record-697 | 697 | own | train+val | 1 | 1 |" in table  # epochs, seeds
+
+
+def _found_config(path: Path) -> Path:
+    """An npas-found net as ``search export`` writes its config: a small digits sepnet."""
+    path.write_text(yaml.safe_dump({
+        "family": "sepnet", "hyper": {"stem": 4, "blocks": 1, "width": 6}, "budget": None,
+        "train": {"epochs": 1, "batch_size": 64, "optimizer": "adamw", "lr": 0.02,
+                  "schedule": "cosine", "label_smoothing": 0.05},
+    }), encoding="utf-8")  # fmt: skip
+    return path
+
+
+def test_a_found_net_trains_with_its_own_recipe_and_a_lever_makes_its_own_arm(
+    bench, tmp_path
+) -> None:
+    found = _found_config(tmp_path / "config.yaml")
+    common = ["--designs", "", "--found", f"npas-x={found}", "--seeds", "2", "--jobs", "1",
+              "--set", "dataset=digits", "--results", str(tmp_path)]  # fmt: skip
+    bench.main(common)
+    bench.main([*common, "--levers", "kd"])
+    arms = tmp_path / "leaderboard_records" / "le500"
+    plain = yaml.safe_load((arms / "npas-x.found/seed0/config.yaml").read_text("utf-8"))
+    kd = yaml.safe_load((arms / "npas-x.found+kd/seed1/config.yaml").read_text("utf-8"))
+    assert plain["hyper"] == {"stem": 4, "blocks": 1, "width": 6} and plain["budget"] is None
+    assert plain["train"]["lr"] == 0.02 and plain["train"]["teacher"] is None
+    assert kd["train"]["teacher"]["family"] == bench.TEACHER["family"]
+    assert kd["train"]["distill_weight"] == bench.LEVERS["kd"]["distill_weight"]
+    assert {k: v for k, v in kd["train"].items() if k not in bench.LEVERS["kd"]} == {
+        k: v for k, v in plain["train"].items() if k not in bench.LEVERS["kd"]}  # fmt: skip
+    table = (tmp_path / "leaderboard_records.md").read_text("utf-8")
+    rows = {line.split(" | ")[3]: line for line in table.splitlines() if "| npas-x |" in line}
+    assert set(rows) == {"found", "found+kd"}
+    assert rows["found"].endswith("|  |")  # the reference itself: no gap
+    assert "Welch p" in rows["found+kd"]  # compared with the found net, not round 5's
+    assert "- npas-x: sepnet" in table
+
+
+def test_an_unknown_lever_or_a_found_path_that_is_not_there_is_refused(bench, tmp_path
+                                                                       ) -> None:  # fmt: skip
+    with pytest.raises(SystemExit, match="unknown lever 'bogus'"):
+        bench.main(["--designs", "record-697", "--levers", "bogus", "--results", str(tmp_path)])
+    with pytest.raises(SystemExit, match=r"no such config\.yaml"):
+        bench.main(["--designs", "", "--found", f"npas-y={tmp_path / 'none'}",
+                    "--results", str(tmp_path)])  # fmt: skip
