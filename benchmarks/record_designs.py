@@ -17,6 +17,9 @@ a target (without levers) is what the other rows are compared with. ``--levers k
 recipe levers to every arm (:data:`LEVERS`; the arm's recipe reads ``own+kd``): ``kd``
 distils from :data:`TEACHER`, trained once per seed on that seed's training split only
 (cached on disk, so every arm of a seed shares it), ``ema`` keeps the weights' moving average.
+``--twins`` trains each plain arm's Shapeshifted twins beside it, sharing against shrinking
+(:func:`twins`): at equal trainable parameters and at equal deployed weights, with the
+training time of each.
 
 Each seed trains on the whole training split less the validation split (each seed carves
 its own), is evaluated on the official test set once, after training, and is written as a
@@ -50,11 +53,14 @@ import yaml
 from leaderboard import (
     PROTOCOL,
     REFERENCES,
+    SHARED_TWIN,
+    WIDEN,
     _describe,
     _each,
     _mean_std,
     _seed_metrics,
     _worker_init,
+    scaled,
     train_seeds,
 )
 
@@ -174,9 +180,23 @@ def seed_accuracies(folder: Path) -> list[float]:
     return [json.loads(p.read_text(encoding="utf-8"))["metrics"]["test_accuracy"] for p in found]
 
 
+def twins(cfg: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A plain arm's two Shapeshifted twins, sharing against shrinking: ``shared``, its
+    network :data:`WIDEN` times as wide Shapeshifted into its parameter count (equal trainable
+    parameters), and ``wide``, that wider network plain (equal deployed weights: what the
+    shared twin materialises); none for a Shapeshifted arm or a family without widths."""
+    hyper = scaled(cfg["family"], cfg["hyper"], WIDEN) if cfg.get("budget") is None else None
+    if hyper is None:
+        return {}
+    count = network_params(cfg)
+    return {"shared": {**cfg, "hyper": hyper, "budget": count, "ssn": dict(SHARED_TWIN)},
+            "wide": {**cfg, "hyper": hyper}}  # fmt: skip
+
+
 def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
           ) -> list[tuple[dict[str, Any], Path, dict[str, Any]]]:  # fmt: skip
-    """The seeds still to train: (trial config, bundle folder, source)."""
+    """The seeds still to train: (trial config, bundle folder, source); with ``--twins`` each
+    plain arm's twins too, in its target's folder (``<design>-shared``, ``<design>-wide``)."""
     todo = []
     arms = [(d, r, None) for d in args.designs for r in args.recipes]
     arms += [(name, "found", found_config(path)) for name, path in args.found]
@@ -185,12 +205,15 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
             cfg = arm_config(base, design, recipe, seed, args.epochs, args.train_on,
                              tuple(args.levers), found)  # fmt: skip
             target = target_of(network_params(cfg))
-            arm = arm_name(design, recipe, args.levers, args.train_on)
-            folder = board / f"le{target}" / arm / f"seed{seed}"
-            if _seed_metrics(folder, design, cfg) is None:
-                source = {"anchor": f"le{target}", "arm": arm, "trial": design,
-                          "by": "benchmarks/record_designs.py"}  # fmt: skip
-                todo.append((cfg, folder, source))
+            nets = {design: cfg} | ({f"{design}-{kind}": twin for kind, twin in
+                                     twins(cfg).items()} if args.twins else {})  # fmt: skip
+            for name, net in nets.items():
+                arm = arm_name(name, recipe, args.levers, args.train_on)
+                folder = board / f"le{target}" / arm / f"seed{seed}"
+                if _seed_metrics(folder, name, net) is None:
+                    source = {"anchor": f"le{target}", "arm": arm, "trial": name,
+                              "by": "benchmarks/record_designs.py"}  # fmt: skip
+                    todo.append((net, folder, source))
     return todo
 
 
@@ -215,16 +238,53 @@ def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int) ->
             )
 
 
-def _arm_rows(board: Path, target: int) -> list[tuple[str, list[float], dict[str, Any]]]:
-    """(label, per-seed accuracies, first seed's bundle record) of each design arm at
-    ``target``, in name order."""
+#: The ``--twins`` arms' suffixes, in the order they follow their arm.
+TWINS = ("shared", "wide")
+
+
+def _twin_of(arm: str) -> tuple[str, int]:
+    """(the arm a twin is of, its place after it): ``npas-x-shared.found`` → (npas-x.found, 1)."""
+    design, _, rest = arm.partition(".")
+    for n, kind in enumerate(TWINS, 1):
+        if design.endswith(f"-{kind}"):
+            return f"{design.removesuffix(f'-{kind}')}.{rest}", n
+    return arm, 0
+
+
+def _arm_rows(board: Path, target: int) -> list[tuple[str, list[float], list[dict[str, Any]]]]:
+    """(arm, per-seed accuracies, per-seed metrics) of each arm at ``target``, in name order,
+    an arm's twins after it."""
     rows = []
-    for arm in sorted(p for p in (board / f"le{target}").glob("*.*") if p.is_dir()):
-        accs = seed_accuracies(arm)
-        if accs:
-            first = next(iter(sorted(arm.glob("seed*/metrics.json"))))
-            rows.append((arm.name, accs, json.loads(first.read_text(encoding="utf-8"))))
+    folders = (p for p in (board / f"le{target}").glob("*.*") if p.is_dir())
+    for arm in sorted(folders, key=lambda p: _twin_of(p.name)):
+        found = sorted(arm.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
+        metrics = [json.loads(p.read_text(encoding="utf-8"))["metrics"] for p in found]
+        if metrics:
+            rows.append((arm.name, [m["test_accuracy"] for m in metrics], metrics))
     return rows
+
+
+def _sharing(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[str]:
+    """Sharing against shrinking, for each arm with ``--twins``' rows beside it: the shared
+    twin's gap to the arm (equal trainable parameters) and to the wide twin (equal deployed
+    weights), with each one's training time."""
+    by_name = {arm: (accs, metrics) for arm, accs, metrics in arms}
+    lines = []
+    for arm, accs, metrics in arms:
+        design, _, rest = arm.partition(".")
+        shared, wide = (by_name.get(f"{design}-{kind}.{rest}") for kind in TWINS)
+        if shared is None:
+            continue
+        minutes = {k: statistics.mean(m["train_time_s"] for m in ms) / 60
+                   for k, ms in (("plain", metrics), ("shared", shared[1]))}  # fmt: skip
+        line = (f"- {arm}: sharing − shrinking at equal trainable parameters ({design}-shared "
+                f"− {design}): {_gap_cell(shared[0], accs)}; training {minutes['shared']:.1f} "
+                f"against {minutes['plain']:.1f} min a seed")  # fmt: skip
+        if wide is not None:
+            line += (f"; at equal deployed weights ({design}-shared − {design}-wide): "
+                     f"{_gap_cell(shared[0], wide[0])}")  # fmt: skip
+        lines.append(line)
+    return lines
 
 
 def gap(ours: list[float], theirs: list[float]) -> tuple[float, float, float, float]:
@@ -260,7 +320,8 @@ def _recipes_line() -> str:
         f"{LEVERS['kd']['distill_temperature']}, weight {LEVERS['kd']['distill_weight']}) "
         f"from a {TEACHER['family']} {json.dumps(TEACHER['hyper'], separators=(',', ':'))} "
         f"teacher ({teacher['epochs']} epochs, {teacher['optimizer']} lr {teacher['lr']}, "
-        f"{teacher['schedule']}) trained on each seed's training split only; `+ema` = the "
+        f"{teacher['schedule']}) trained on each seed's training split only (its time is "
+        "not in `train min`); `+ema` = the "
         f"weights' moving average (decay {LEVERS['ema']['ema']}) validated and kept"
     )
 
@@ -272,7 +333,7 @@ def _reference(board: Path, target: int
     earlier rounds' rows."""
     earlier = [(label, seed_accuracies(folder)) for label, folder in COMPARE.get(target, [])]
     ours = [(arm, accs) for arm, accs, _ in _arm_rows(board, target)
-            if arm.startswith("npas-") and "+" not in arm]  # fmt: skip
+            if arm.startswith("npas-") and "+" not in arm and not _twin_of(arm)[1]]  # fmt: skip
     name, accs = ours[0] if ours else earlier[0] if earlier else ("", [])
     return name, accs, earlier
 
@@ -291,10 +352,11 @@ def table(board: Path, seeds: int) -> str:
         "confidence interval and Welch's two-sided t-test of their seeds (unequal variances); "
         "within noise when the interval holds 0 (p ≥ 0.05)",
         "",
-        "| target | arm | params | recipe | trained on | epochs | seeds | test acc, mean ± std "
-        "| each seed | vs npas-found |",
-        "|---|---|---:|---|---|---:|---:|---:|---|---|",
+        "| target | arm | params | weights | recipe | trained on | epochs | train min | seeds "
+        "| test acc, mean ± std | each seed | vs npas-found |",
+        "|---|---|---:|---:|---|---|---:|---:|---:|---:|---|---|",
     ]
+    sharing: list[str] = []
     notes: dict[str, str] = {}  # each npas-found net's network and recipe, once
     for target in TARGETS:
         arms = _arm_rows(board, target)
@@ -303,23 +365,29 @@ def table(board: Path, seeds: int) -> str:
         name, reference, earlier = _reference(board, target)
         for label, accs in earlier:
             p = "" if label == name else _gap_cell(accs, reference)
-            lines.append(f"| ≤ {target:,} | {label} | | searched | train | 81 | {len(accs)} | "
-                         f"{_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
-        for arm, accs, record in arms:
+            lines.append(f"| ≤ {target:,} | {label} | | | searched | train | 81 | | {len(accs)} "
+                         f"| {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
+        sharing += _sharing(arms)
+        for arm, accs, metrics in arms:
             design, recipe, *val = arm.split(".")
-            m = record["metrics"]
+            m = metrics[0]
             so_far = f" of {seeds}" if len(accs) < seeds else ""
             p = "" if arm == name else _gap_cell(accs, reference)
             on = "train+val" if val else "train"
-            lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {recipe} | {on} | "
-                         f"{m['epochs']} | {len(accs)}{so_far} | {_mean_std(accs)} | "
-                         f"{_each(accs)} | {p} |")  # fmt: skip
+            minutes = statistics.mean(m["train_time_s"] for m in metrics) / 60
+            lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {m['weights']:,} | "
+                         f"{recipe} | {on} | {m['epochs']} | {minutes:.1f} | {len(accs)}{so_far} "
+                         f"| {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
             if design.startswith("npas-") and design not in notes:
                 first = min((board / f"le{target}" / arm).glob("seed*/config.yaml"))
                 cfg = yaml.safe_load(first.read_text(encoding="utf-8"))
                 notes[design] = f"- {design}: {_describe(cfg)}"
     if notes:
-        lines += ["", "The npas-found nets (network; recipe `found`):", "", *notes.values()]
+        lines += ["", "The npas-found nets and their twins (network; recipe `found`):", "",
+                  *notes.values()]  # fmt: skip
+    if sharing:
+        lines += ["", "Sharing against shrinking (`--twins`; weights = the deployed form's, "
+                  "every use counted):", "", *sharing]  # fmt: skip
     lines += ["", "The public figures (hand-designed; how each was measured):", "",
               "| parameters | test accuracy | protocol |", "|---:|---:|---|"]  # fmt: skip
     lines += [f"| {n} | {acc} | {how} |" for n, acc, how in REFERENCES]
@@ -354,6 +422,12 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help=f"recipe levers added to every arm ({', '.join(LEVERS)}); the arm's recipe "
         "reads <recipe>+<lever>",
+    )
+    parser.add_argument(
+        "--twins",
+        action="store_true",
+        help="each plain arm's Shapeshifted twins too: -shared (1.5x as wide, Shapeshifted "
+        "into its count) and -wide (that network plain: the shared one's deployed weights)",
     )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epochs", type=int, help="every arm's epochs (default: its recipe's)")

@@ -99,7 +99,7 @@ def test_the_tables_figures_recompute_from_the_per_seed_files(bench, board) -> N
     bench.main(["--table-only", "--seeds", "2", "--results", str(board)])
     text = (board / "leaderboard_records.md").read_text("utf-8")
     for recipe in ("own", "searched"):
-        label = f"| record-697 | 697 | {recipe} |"
+        label = f"| record-697 | 697 | 697 | {recipe} |"
         row = next(line for line in text.splitlines() if label in line)
         arm = board / "leaderboard_records" / "le1000" / f"record-697.{recipe}"
         accs = [json.loads((arm / f"seed{s}/metrics.json").read_text("utf-8"))["metrics"]
@@ -129,7 +129,8 @@ def test_train_on_train_and_val_is_its_own_arm_and_named_in_the_table(bench, tmp
     config = (arm / "seed0" / "config.yaml").read_text("utf-8")
     assert "train_on: train+val" in config
     table = (tmp_path / "leaderboard_records.md").read_text("utf-8")
-    assert "| record-697 | 697 | own | train+val | 1 | 1 |" in table  # epochs, seeds
+    assert re.search(r"\| record-697 \| 697 \| 697 \| own \| train\+val \| 1 \| [\d.]+ \| 1 \|",
+                     table)  # epochs, minutes, seeds
 
 
 def _found_config(path: Path) -> Path:
@@ -160,7 +161,7 @@ def test_a_found_net_trains_with_its_own_recipe_and_a_lever_makes_its_own_arm(
     assert {k: v for k, v in kd["train"].items() if k not in bench.LEVERS["kd"]} == {
         k: v for k, v in plain["train"].items() if k not in bench.LEVERS["kd"]}  # fmt: skip
     table = (tmp_path / "leaderboard_records.md").read_text("utf-8")
-    rows = {line.split(" | ")[3]: line for line in table.splitlines() if "| npas-x |" in line}
+    rows = {line.split(" | ")[4]: line for line in table.splitlines() if "| npas-x |" in line}
     assert set(rows) == {"found", "found+kd"}
     assert rows["found"].endswith("|  |")  # the reference itself: no gap
     assert "Welch p" in rows["found+kd"]  # compared with the found net, not round 5's
@@ -174,3 +175,26 @@ def test_an_unknown_lever_or_a_found_path_that_is_not_there_is_refused(bench, tm
     with pytest.raises(SystemExit, match=r"no such config\.yaml"):
         bench.main(["--designs", "", "--found", f"npas-y={tmp_path / 'none'}",
                     "--results", str(tmp_path)])  # fmt: skip
+
+
+def test_twins_share_the_found_nets_count_and_the_wide_ones_deploy_the_same_weights(
+    bench, tmp_path
+) -> None:
+    found = _found_config(tmp_path / "config.yaml")
+    bench.main(["--designs", "", "--found", f"npas-x={found}", "--twins", "--seeds", "2",
+                "--jobs", "2", "--set", "dataset=digits", "--results", str(tmp_path)])  # fmt: skip
+    arms = tmp_path / "leaderboard_records" / "le500"
+    assert sorted(p.name for p in arms.iterdir()) == [
+        "npas-x-shared.found", "npas-x-wide.found", "npas-x.found"]  # fmt: skip
+    plain, shared, wide = (
+        json.loads((arms / f"{arm}.found/seed1/metrics.json").read_text("utf-8"))["metrics"]
+        for arm in ("npas-x", "npas-x-shared", "npas-x-wide")
+    )
+    assert shared["params"] <= plain["params"] < wide["params"]  # the shared twin fits its count
+    assert shared["weights"] == wide["weights"] == wide["params"]  # it deploys the wide net
+    config = yaml.safe_load((arms / "npas-x-shared.found/seed0/config.yaml").read_text("utf-8"))
+    assert config["budget"] == plain["params"] and config["ssn"]["mapping"] == "single"
+    table = (tmp_path / "leaderboard_records.md").read_text("utf-8")
+    line = next(x for x in table.splitlines() if x.startswith("- npas-x.found: sharing"))
+    assert "at equal trainable parameters" in line and "at equal deployed weights" in line
+    assert line.count("Welch p") == 2
