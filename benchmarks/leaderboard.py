@@ -198,24 +198,27 @@ def _worker_init() -> None:
 
 
 def train_seeds(cfgs: list[dict[str, Any]], fused: bool, outs: list[str],
-                source: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+                source: dict[str, Any], device: str = "cpu") -> list[dict[str, Any]]:  # fmt: skip
     """Trains the trial configs (one architecture, one seed each) as
-    :func:`search.trial.run_trial` would, fused when ``fused`` and the model allows it,
-    evaluates each on the test set once, and writes each one's bundle (in a worker)."""
+    :func:`search.trial.run_trial` would, on ``device``, fused when ``fused`` and the model
+    allows it, evaluates each on the test set once, and writes each one's bundle (in a
+    worker). The indicators are measured on the CPU whatever trained them, so every row's
+    latency is the same machine's; ``train_device`` names the device that trained."""
     import torch
 
     from objectives import evaluate, fit_seeds
     from search.config import TrialConfig
     from search.trial import _indicator_names, _measure, _model, trial_data
 
-    device = torch.device("cpu")
+    on = torch.device(device)
+    trained_on = torch.cuda.get_device_name(on) if on.type == "cuda" else "cpu"
     trials = [TrialConfig.from_dict(c).prepare() for c in cfgs]
-    datas = [trial_data(c, "cpu") for c in trials]  # train_on: train+val puts val in train
+    datas = [trial_data(c, device) for c in trials]  # train_on: train+val puts val in train
     metrics: list[dict[str, Any]] = [{} for _ in trials]
-    nets = [_model(c, d, device, m) for c, d, m in zip(trials, datas, metrics, strict=True)]
+    nets = [_model(c, d, on, m) for c, d, m in zip(trials, datas, metrics, strict=True)]
     start = time.perf_counter()
     results = fit_seeds(nets, datas, trials[0].recipe(), seeds=[c.seed for c in trials],
-                        device=device, fused=None if fused and len(nets) > 1 else False)
+                        device=on, fused=None if fused and len(nets) > 1 else False)  # fmt: skip
     wall = time.perf_counter() - start
     done = []
     for cfg, data, net, m, result, out in zip(trials, datas, nets, metrics, results, outs,
@@ -224,13 +227,15 @@ def train_seeds(cfgs: list[dict[str, Any]], fused: bool, outs: list[str],
         last = result.history[-1]
         names = _indicator_names(cfg.indicators, [o.name for o in cfg.objectives],
                                  cfg.constraints)  # fmt: skip
-        m.update(_measure(net, data, names, cfg.measure, device))
+        here = data if on.type == "cpu" else trial_data(cfg, "cpu")
+        net.cpu()
+        m.update(_measure(net, here, names, cfg.measure, torch.device("cpu")))
         m.update(seed=cfg.seed, accuracy=last["val_accuracy"], val_loss=last["val_loss"],
                  test_accuracy=test["accuracy"], test_loss=test["loss"],
                  train_loss=last["train_loss"], epochs=result.epochs,
                  train_time_s=result.train_time_s, fused=result.config["fused"],
-                 group_wall_s=wall, group_size=len(nets))  # fmt: skip
-        write_bundle(Path(out), cfg, net, m, data, source)
+                 group_wall_s=wall, group_size=len(nets), train_device=trained_on)  # fmt: skip
+        write_bundle(Path(out), cfg, net, m, here, source)
         done.append(m)
     return done
 
@@ -423,7 +428,7 @@ def _begin(args: argparse.Namespace, budgets: list[int], board: Path) -> dict[st
     args.out.mkdir(parents=True, exist_ok=True)
     state = _state(args.out, board)
     if not args.table_only:  # the table names every command that trained what it shows
-        state.setdefault("commands", []).append(" ".join(shlex.quote(a) for a in sys.argv[1:]))
+        state.setdefault("commands", []).append(" ".join(shlex.quote(a) for a in args.command))
     db = args.out / "run" / "npas.db"
     copy = board / "study.db"
     if args.resume and state["search_done"] and not db.is_file() and copy.is_file():
@@ -526,9 +531,10 @@ def _jobs(args: argparse.Namespace, winners: dict[str, dict[str, Any]], board: P
     return queue
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = _parser()
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    args.command = sys.argv[1:] if argv is None else argv
     if args.table_only and not args.resume:
         parser.error("--table-only needs --resume (it reads a run that exists)")
     budgets = [int(b) for b in args.anchors.split(",")]

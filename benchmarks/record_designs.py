@@ -217,11 +217,13 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
     return todo
 
 
-def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int) -> None:
-    """Trains the seeds, ``jobs`` at once (one thread each), printing each as it ends."""
+def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int,
+          device: str = "cpu") -> None:  # fmt: skip
+    """Trains the seeds on ``device``, ``jobs`` at once (one CPU thread each), printing each
+    as it ends."""
     start = time.time()
     with futures.ProcessPoolExecutor(jobs, initializer=_worker_init) as pool:
-        running = {pool.submit(train_seeds, [cfg], False, [str(folder)], source): folder
+        running = {pool.submit(train_seeds, [cfg], False, [str(folder)], source, device): folder
                    for cfg, folder, source in todo}  # fmt: skip
         for n, done in enumerate(futures.as_completed(running), 1):
             folder = running[done]
@@ -344,17 +346,18 @@ def table(board: Path, seeds: int) -> str:
         f"# The record designs side by side under npas's protocol ({time.strftime('%Y-%m-%d')})",
         "",
         f"- Protocol: {PROTOCOL}",
-        f"- Machine: {platform.machine()}, CPU; torch 1 thread per training; each row's "
-        "device and epochs are in its bundles' metrics.json and config.yaml",
+        f"- Machine: {platform.machine()}; torch 1 CPU thread per training; `device` is what "
+        "trained the row (its bundles' metrics.json, `train_device`; cpu where it has none); "
+        "every row's indicators are measured on the CPU",
         _recipes_line(),
         "- vs npas-found: the row's mean minus the npas-found net's of its target (the first "
         "`npas-` arm trained with its own recipe, else round 5's), its 95 % "
         "confidence interval and Welch's two-sided t-test of their seeds (unequal variances); "
         "within noise when the interval holds 0 (p ≥ 0.05)",
         "",
-        "| target | arm | params | weights | recipe | trained on | epochs | train min | seeds "
-        "| test acc, mean ± std | each seed | vs npas-found |",
-        "|---|---|---:|---:|---|---|---:|---:|---:|---:|---|---|",
+        "| target | arm | params | weights | recipe | trained on | device | epochs | train min "
+        "| seeds | test acc, mean ± std | each seed | vs npas-found |",
+        "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|---|---|",
     ]
     sharing: list[str] = []
     notes: dict[str, str] = {}  # each npas-found net's network and recipe, once
@@ -365,8 +368,8 @@ def table(board: Path, seeds: int) -> str:
         name, reference, earlier = _reference(board, target)
         for label, accs in earlier:
             p = "" if label == name else _gap_cell(accs, reference)
-            lines.append(f"| ≤ {target:,} | {label} | | | searched | train | 81 | | {len(accs)} "
-                         f"| {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
+            lines.append(f"| ≤ {target:,} | {label} | | | searched | train | cpu | 81 | | "
+                         f"{len(accs)} | {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
         sharing += _sharing(arms)
         for arm, accs, metrics in arms:
             design, recipe, *val = arm.split(".")
@@ -375,9 +378,11 @@ def table(board: Path, seeds: int) -> str:
             p = "" if arm == name else _gap_cell(accs, reference)
             on = "train+val" if val else "train"
             minutes = statistics.mean(m["train_time_s"] for m in metrics) / 60
+            device = ", ".join(sorted({m.get("train_device", "cpu") for m in metrics}))
             lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {m['weights']:,} | "
-                         f"{recipe} | {on} | {m['epochs']} | {minutes:.1f} | {len(accs)}{so_far} "
-                         f"| {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
+                         f"{recipe} | {on} | {device} | {m['epochs']} | {minutes:.1f} | "
+                         f"{len(accs)}{so_far} | {_mean_std(accs)} | {_each(accs)} | "
+                         f"{p} |")  # fmt: skip
             if design.startswith("npas-") and design not in notes:
                 first = min((board / f"le{target}" / arm).glob("seed*/config.yaml"))
                 cfg = yaml.safe_load(first.read_text(encoding="utf-8"))
@@ -440,6 +445,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--jobs", type=int, default=2, help="trainings at once, 1 thread each")
     parser.add_argument(
+        "--device",
+        default="cpu",
+        help="what trains (cpu, cuda): several jobs share one GPU; the table names it per row",
+    )
+    parser.add_argument(
         "--searched",
         type=Path,
         default=SEARCHED,
@@ -470,7 +480,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.table_only:
         todo = _runs(args, base_config(args.searched, args.sets), board)
         print(f"{len(todo)} seed(s) to train, {args.jobs} at once", flush=True)
-        train(todo, args.jobs)
+        train(todo, args.jobs, args.device)
     (args.results / f"{args.name}.md").write_text(table(board, args.seeds), encoding="utf-8")
     print(f"wrote {args.results / f'{args.name}.md'}")
 

@@ -4,33 +4,21 @@ records (``search.load_bundle`` and onnxruntime), a second run keeps the seeds i
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import statistics
-import sys
 from pathlib import Path
 
-import numpy as np
-import onnxruntime as ort
 import pytest
-import torch
 import yaml
 
-from objectives.datasets import load
-from search import load_bundle
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests._support.bundles import benchmark, check_reads_back
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(BENCH))  # the script imports its sibling leaderboard.py
-    spec = importlib.util.spec_from_file_location("record_designs", BENCH / "record_designs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
-    sys.path.remove(str(BENCH))
+    with benchmark("record_designs") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")
@@ -56,18 +44,8 @@ def test_each_seed_is_a_bundle_that_re_evaluates_to_its_recorded_accuracy(board)
         "record-697.own/seed0", "record-697.own/seed1",
         "record-697.searched/seed0", "record-697.searched/seed1"]  # fmt: skip
     for folder in folders:
-        record = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-        seed = record["metrics"]["seed"]
-        test = load("digits", seed=seed, download=False).test  # the seed's own normalisation
-        with torch.no_grad():
-            torch_acc = (load_bundle(folder)(test.x).argmax(1) == test.y).float().mean().item()
-        session = ort.InferenceSession(str(folder / "model.onnx"))
-        logits = session.run(None, {session.get_inputs()[0].name: test.x.numpy()})[0]
-        onnx_acc = float((np.argmax(logits, 1) == test.y.numpy()).mean())
-        want = record["metrics"]["test_accuracy"]
-        assert torch_acc == pytest.approx(want, abs=0.5 / len(test)), folder
-        assert onnx_acc == pytest.approx(want, abs=0.5 / len(test)), folder
-        assert record["metrics"]["params"] == 697 and record["metrics"]["epochs"] == 2
+        metrics = check_reads_back(folder)
+        assert metrics["params"] == 697 and metrics["epochs"] == 2
 
 
 def test_the_own_recipe_is_the_records_and_the_searched_one_the_winners(board) -> None:
@@ -129,8 +107,8 @@ def test_train_on_train_and_val_is_its_own_arm_and_named_in_the_table(bench, tmp
     config = (arm / "seed0" / "config.yaml").read_text("utf-8")
     assert "train_on: train+val" in config
     table = (tmp_path / "leaderboard_records.md").read_text("utf-8")
-    assert re.search(r"\| record-697 \| 697 \| 697 \| own \| train\+val \| 1 \| [\d.]+ \| 1 \|",
-                     table)  # epochs, minutes, seeds
+    row = r"\| record-697 \| 697 \| 697 \| own \| train\+val \| cpu \| 1 \| [\d.]+ \| 1 \|"
+    assert re.search(row, table)  # device, epochs, minutes, seeds
 
 
 def _found_config(path: Path) -> Path:

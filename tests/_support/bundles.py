@@ -1,0 +1,61 @@
+"""The benchmark scripts as modules, and a retrained bundle's accuracy read back through the
+users' tools (``search.load_bundle`` and onnxruntime), for the leaderboard scripts' tests."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import onnxruntime as ort
+import torch
+
+from objectives.datasets import load
+from search import load_bundle
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@contextmanager
+def benchmark(name: str) -> Iterator[ModuleType]:
+    """``benchmarks/<name>.py`` imported as ``name`` while it is used, its folder on the path
+    (the scripts import their sibling ``leaderboard.py``, and their process pools pickle
+    their functions by module name)."""
+    before = sys.modules.get(name)
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(BENCH))
+        if before is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = before
+
+
+def check_reads_back(folder: Path, dataset: str = "digits") -> dict:
+    """A retrained bundle's metrics, once ``search.load_bundle`` and onnxruntime both give its
+    recorded test accuracy on its seed's test split (the seed's own normalisation), to the
+    image; AssertionError naming the three figures otherwise."""
+    record = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    metrics = record["metrics"]
+    test = load(dataset, seed=metrics["seed"], download=False).test
+    with torch.no_grad():
+        torch_acc = (load_bundle(folder)(test.x).argmax(1) == test.y).float().mean().item()
+    session = ort.InferenceSession(str(folder / "model.onnx"))
+    logits = session.run(None, {session.get_inputs()[0].name: test.x.numpy()})[0]
+    onnx_acc = float((np.argmax(logits, 1) == test.y.numpy()).mean())
+    want = metrics["test_accuracy"]
+    assert max(abs(torch_acc - want), abs(onnx_acc - want)) < 0.5 / len(test), (
+        f"{folder}: recorded {want}, load_bundle {torch_acc}, onnxruntime {onnx_acc}"
+    )
+    return metrics
