@@ -11,9 +11,10 @@ For each design of ``--designs`` (``spaces``' ``record-697``, ``record-997``,
 - ``searched``: npas's best searched recipe, the training section of the last round's
   winner at ≤ 1,000 parameters (``--searched``, default the ``leaderboard_valid`` bundle).
 
-``--found npas-NAME=PATH`` adds an npas-found net, ``search export``'s bundle of a search's
-trial: its network, trained with its own search's recipe (``found``); the first such arm of
-a target (without levers) is what the other rows are compared with. ``--levers kd,ema`` adds
+``--found NAME=PATH`` adds a search's trial, ``search export``'s bundle of it: its network,
+trained with its own search's recipe (``found``). Name a net the search chose ``npas-…``: the
+first such arm of a target (without levers or twins) is what the other rows are compared with;
+name a start point (a trial the user gave) otherwise. ``--levers kd,ema`` adds
 recipe levers to every arm (:data:`LEVERS`; the arm's recipe reads ``own+kd``): ``kd``
 distils from :data:`TEACHER`, trained once per seed on that seed's training split only
 (cached on disk, so every arm of a seed shares it), ``ema`` keeps the weights' moving average.
@@ -383,13 +384,14 @@ def table(board: Path, seeds: int) -> str:
                          f"{recipe} | {on} | {device} | {m['epochs']} | {minutes:.1f} | "
                          f"{len(accs)}{so_far} | {_mean_std(accs)} | {_each(accs)} | "
                          f"{p} |")  # fmt: skip
-            if design.startswith("npas-") and design not in notes:
+            if recipe.startswith("found") and design not in notes:
                 first = min((board / f"le{target}" / arm).glob("seed*/config.yaml"))
                 cfg = yaml.safe_load(first.read_text(encoding="utf-8"))
                 notes[design] = f"- {design}: {_describe(cfg)}"
     if notes:
-        lines += ["", "The npas-found nets and their twins (network; recipe `found`):", "",
-                  *notes.values()]  # fmt: skip
+        lines += ["", "The nets of `--found` arms and their twins (network; recipe `found`; "
+                  "`npas-` ones were chosen by a search, others are a search's start points):",
+                  "", *notes.values()]  # fmt: skip
     if sharing:
         lines += ["", "Sharing against shrinking (`--twins`; weights = the deployed form's, "
                   "every use counted):", "", *sharing]  # fmt: skip
@@ -418,8 +420,9 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=PATH",
-        help="an npas-found net: NAME an arm label (npas-…), PATH search export's bundle or "
-        "its config.yaml; trained with its own search's recipe ('found'); repeatable",
+        help="a search's trial: NAME an arm label (npas-… for a net the search chose), PATH "
+        "search export's bundle or its config.yaml; trained with its own search's recipe "
+        "('found'); repeatable",
     )
     parser.add_argument(
         "--levers",
