@@ -117,7 +117,8 @@ def design_params(design: str, in_shape: tuple[int, ...] = (1, 28, 28),
 
 
 def found_config(path: Path) -> dict[str, Any]:
-    """An npas-found net's trial config: ``search export``'s config.yaml (or its folder)."""
+    """A search trial's config (its network and recipe): ``search export``'s config.yaml (or
+    its folder)."""
     path = path / "config.yaml" if path.is_dir() else path
     if not path.is_file():
         sys.exit(f"record_designs.py: --found {path}: no such config.yaml (search export's)")
