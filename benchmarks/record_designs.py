@@ -255,6 +255,14 @@ def _twin_of(arm: str) -> tuple[str, int]:
     return arm, 0
 
 
+def _with_device(record: dict[str, Any]) -> dict[str, Any]:
+    """A bundle's metrics with ``device``, what trained it: the GPU's name, or the CPU's (the
+    machine that measured it, where it trained)."""
+    trained = record["metrics"].get("train_device", "cpu")
+    cpu = record.get("conditions", {}).get("cond_device_name", "cpu")
+    return {**record["metrics"], "device": cpu if trained == "cpu" else trained}
+
+
 def _arm_rows(board: Path, target: int) -> list[tuple[str, list[float], list[dict[str, Any]]]]:
     """(arm, per-seed accuracies, per-seed metrics) of each arm at ``target``, in name order,
     an arm's twins after it."""
@@ -262,7 +270,7 @@ def _arm_rows(board: Path, target: int) -> list[tuple[str, list[float], list[dic
     folders = (p for p in (board / f"le{target}").glob("*.*") if p.is_dir())
     for arm in sorted(folders, key=lambda p: _twin_of(p.name)):
         found = sorted(arm.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
-        metrics = [json.loads(p.read_text(encoding="utf-8"))["metrics"] for p in found]
+        metrics = [_with_device(json.loads(p.read_text(encoding="utf-8"))) for p in found]
         if metrics:
             rows.append((arm.name, [m["test_accuracy"] for m in metrics], metrics))
     return rows
@@ -349,8 +357,9 @@ def table(board: Path, seeds: int) -> str:
         "",
         f"- Protocol: {PROTOCOL}",
         f"- Machine: {platform.machine()}; torch 1 CPU thread per training; `device` is what "
-        "trained the row (its bundles' metrics.json, `train_device`; cpu where it has none); "
-        "every row's indicators are measured on the CPU",
+        "trained the row: a GPU (its bundles' `train_device`) or the CPU of the machine that "
+        "measured it (`cond_device_name`; train min compares only within one device); every "
+        "row's indicators are measured on a CPU",
         _recipes_line(),
         "- vs npas-found: the row's mean minus the npas-found net's of its target (the first "
         "`npas-` arm trained with its own recipe, else round 5's), its 95 % "
@@ -380,7 +389,7 @@ def table(board: Path, seeds: int) -> str:
             p = "" if arm == name else _gap_cell(accs, reference)
             on = "train+val" if val else "train"
             minutes = statistics.mean(m["train_time_s"] for m in metrics) / 60
-            device = ", ".join(sorted({m.get("train_device", "cpu") for m in metrics}))
+            device = ", ".join(sorted({m["device"] for m in metrics}))
             lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {m['weights']:,} | "
                          f"{recipe} | {on} | {device} | {m['epochs']} | {minutes:.1f} | "
                          f"{len(accs)}{so_far} | {_mean_std(accs)} | {_each(accs)} | "
