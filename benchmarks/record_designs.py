@@ -299,6 +299,19 @@ def _sharing(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[
     return lines
 
 
+def _lever_gaps(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[str]:
+    """What each lever added: every ``<recipe>+<lever>`` arm against the same design with the
+    plain recipe (``record-997.own+kd`` − ``record-997.own``), where both were trained."""
+    by_name = {arm: accs for arm, accs, _ in arms}
+    lines = []
+    for arm, accs, _ in arms:
+        design, recipe, *rest = arm.split(".")
+        base = ".".join([design, recipe.split("+")[0], *rest])
+        if "+" in recipe and base in by_name:
+            lines.append(f"- {arm} − {base}: {_gap_cell(accs, by_name[base])}")
+    return lines
+
+
 def gap(ours: list[float], theirs: list[float]) -> tuple[float, float, float, float]:
     """``ours``' mean minus ``theirs``', its 95 % confidence interval and the two-sided p of
     Welch's t-test (unequal variances): the comparison of two arms' seeds."""
@@ -371,6 +384,7 @@ def table(board: Path, seeds: int) -> str:
         "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|---|---|",
     ]
     sharing: list[str] = []
+    levers: list[str] = []
     notes: dict[str, str] = {}  # each npas-found net's network and recipe, once
     for target in TARGETS:
         arms = _arm_rows(board, target)
@@ -382,6 +396,7 @@ def table(board: Path, seeds: int) -> str:
             lines.append(f"| ≤ {target:,} | {label} | | | searched | train | cpu | 81 | | "
                          f"{len(accs)} | {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
         sharing += _sharing(arms)
+        levers += _lever_gaps(arms)
         for arm, accs, metrics in arms:
             design, recipe, *val = arm.split(".")
             m = metrics[0]
@@ -402,6 +417,9 @@ def table(board: Path, seeds: int) -> str:
         lines += ["", "The nets of `--found` arms and their twins (network; recipe `found`; "
                   "`npas-` ones were chosen by a search, others are a search's start points):",
                   "", *notes.values()]  # fmt: skip
+    if levers:
+        lines += ["", "What each lever added (the arm with it − the same design without it):",
+                  "", *levers]  # fmt: skip
     if sharing:
         lines += ["", "Sharing against shrinking (`--twins`; weights = the deployed form's, "
                   "every use counted):", "", *sharing]  # fmt: skip

@@ -178,3 +178,12 @@ def test_twins_share_the_found_nets_count_and_the_wide_ones_deploy_the_same_weig
     line = next(x for x in table.splitlines() if x.startswith("- npas-x.found: sharing"))
     assert "at equal trainable parameters" in line and "at equal deployed weights" in line
     assert line.count("Welch p") == 2
+
+
+def test_a_lever_is_compared_with_the_same_design_without_it(bench) -> None:
+    arms = [("d.own", [0.98, 0.99], []), ("d.own+kd", [0.97, 0.98], []),
+            ("d.own+ema.trainval", [0.99, 0.99], []), ("e.found+kd", [0.9, 0.9], [])]  # fmt: skip
+    lines = bench._lever_gaps(arms)
+    assert len(lines) == 1  # no d.own.trainval, no e.found: nothing to compare with
+    assert lines[0].startswith("- d.own+kd − d.own: -1.00 pt [")
+    assert lines[0].endswith(bench._gap_cell([0.97, 0.98], [0.98, 0.99]))
