@@ -1,13 +1,11 @@
-"""The benchmark scripts as modules, and a retrained bundle's accuracy read back through the
-users' tools (``search.load_bundle`` and onnxruntime), for the leaderboard scripts' tests."""
+"""The benchmark scripts as modules, for every benchmark's tests; and a retrained bundle's
+accuracy read back through the users' tools (``search.load_bundle`` and onnxruntime)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
@@ -21,25 +19,20 @@ from search import load_bundle
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
-@contextmanager
-def benchmark(name: str) -> Iterator[ModuleType]:
-    """``benchmarks/<name>.py`` imported as ``name`` while it is used, its folder on the path
-    (the scripts import their sibling ``leaderboard.py``, and their process pools pickle
-    their functions by module name)."""
-    before = sys.modules.get(name)
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` imported as the module ``name`` (in ``sys.modules``: their
+    process pools pickle their functions by module name), its folder on the path while it
+    loads (the scripts import their siblings)."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     sys.path.insert(0, str(BENCH))
     try:
-        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
         spec.loader.exec_module(module)
-        yield module
     finally:
         sys.path.remove(str(BENCH))
-        if before is None:
-            sys.modules.pop(name, None)
-        else:
-            sys.modules[name] = before
+    return module
 
 
 def check_reads_back(folder: Path, dataset: str = "digits") -> dict:

@@ -3,22 +3,11 @@ and range of its repeats, the ≤ 1 s verdict on the first arm's median, its err
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests._support.bundles import load_benchmark
 
 
 def _module():
-    sys.path.insert(0, str(BENCH))  # it imports quick_run's timed_run
-    try:
-        spec = importlib.util.spec_from_file_location("config_errors", BENCH / "config_errors.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH))
-    return module
+    return load_benchmark("config_errors")
 
 
 def _runs(*seconds: float) -> list[dict]:

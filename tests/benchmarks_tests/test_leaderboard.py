@@ -12,7 +12,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from tests._support.bundles import benchmark, check_reads_back
+from tests._support.bundles import check_reads_back, load_benchmark
 
 #: A run of seconds: three trials of 3 epochs under FIFO (every trained one finishes, so a
 #: winner within 1,000 parameters exists), two seeds.
@@ -25,9 +25,9 @@ SMOKE = ["--minutes", "3", "--seeds", "2", "--anchors", "1000", "--set", "datase
 def run(tmp_path_factory) -> tuple[object, list[str], Path]:
     root = tmp_path_factory.mktemp("leaderboard")
     argv = [*SMOKE, "--out", str(root / "out"), "--results", str(root / "results")]
-    with benchmark("leaderboard") as bench:
-        bench.main(argv)
-        yield bench, argv, root / "results"
+    bench = load_benchmark("leaderboard")
+    bench.main(argv)
+    return bench, argv, root / "results"
 
 
 def _bundles(results: Path) -> list[Path]:

@@ -4,20 +4,14 @@ rewrites the page from the JSON with the medians computed by hand."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests._support.bundles import load_benchmark
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("quick_run", BENCH / "quick_run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["quick_run"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("quick_run")
 
 
 def _run(shift: float) -> dict:

@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests._support.bundles import benchmark, check_reads_back
+from tests._support.bundles import check_reads_back, load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    with benchmark("record_designs") as module:
-        yield module
+    return load_benchmark("record_designs")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ returns what npas's replay returns, and the lab writes its table with every arm 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,18 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from tests._support.bundles import load_benchmark
+
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 
 
 def _module(name: str):
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH))
-    return module
+    return load_benchmark(name)
 
 
 @pytest.mark.parametrize("scheduler", ["moasha", "random"])
