@@ -7,6 +7,7 @@ import inspect
 
 import numpy as np
 import pytest
+import torch
 
 from search.config import SearchConfig, load_preset
 from search.trial import run_trial
@@ -135,3 +136,28 @@ def test_the_accuracy_preset_is_the_valid_space_ranked_on_accuracy_within_the_li
     assert acc.screen and acc.scheduler.name == "moasha" and acc.algorithm.name == "tpe"
     assert acc.space.to_dict() == valid.space.to_dict() and acc.start == valid.start
     assert (acc.fixed, acc.train) == (valid.fixed, valid.train)
+
+
+def test_the_detail_preset_searches_the_records_details_from_their_layouts() -> None:
+    """mnist-record-detail: the records' slope fixed, their four dropout placements and both
+    paddings searched, the validation split doubled; its start points build to the counts its
+    comment gives, within the limits."""
+    from search.config._start import complete
+
+    detail = load_preset("mnist-record-detail")
+    assert detail.fixed["sepnet.negative_slope"] == 0.2
+    assert set(detail.space["sepnet.dropout_at"].choices) == {"layers", "between", "head",
+                                                              "every"}  # fmt: skip
+    assert "sepnet.dropout_every" not in detail.space.names
+    assert set(detail.space["sepnet.stem_padding"].choices) == {"valid", "same"}
+    assert detail.val_size == 10000 and detail.train_size == 20000
+    assert (detail.scheduler.grace_epochs, detail.max_epochs) == (9, detail.train["epochs"])
+    assert detail.objective_names == ["accuracy"] and detail.screen
+    counts = []
+    for point in detail.start:
+        cfg = detail.trial_config(complete(detail.space, point, {}))
+        net = build_model(cfg.family, (1, 28, 28), 10, **cfg.hyper)
+        slopes = {m.negative_slope for m in net.modules() if isinstance(m, torch.nn.LeakyReLU)}
+        assert slopes == {0.2}
+        counts.append((sum(p.numel() for p in net.parameters()), cfg.budget))
+    assert counts == [(923, None), (894, None), (882, None), (917, None), (1640, 950)]
