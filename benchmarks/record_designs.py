@@ -301,13 +301,19 @@ def _sharing(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[
 
 def _lever_gaps(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[str]:
     """What each lever added: every ``<recipe>+<lever>`` arm against the same design with the
-    plain recipe (``record-997.own+kd`` − ``record-997.own``), where both were trained."""
+    plain recipe (``record-997.own+kd`` − ``record-997.own``), and every ablation
+    ``abl-<count>-<change>`` (a record design with one change, ``--found``) against
+    ``record-<count>.own``, where both were trained."""
     by_name = {arm: accs for arm, accs, _ in arms}
     lines = []
     for arm, accs, _ in arms:
         design, recipe, *rest = arm.split(".")
         base = ".".join([design, recipe.split("+")[0], *rest])
-        if "+" in recipe and base in by_name:
+        if design.startswith("abl-") and "+" not in recipe:
+            base = ".".join([f"record-{design.split('-')[1]}", "own", *rest])
+        elif "+" not in recipe:
+            continue
+        if base in by_name:
             lines.append(f"- {arm} − {base}: {_gap_cell(accs, by_name[base])}")
     return lines
 
@@ -418,7 +424,9 @@ def table(board: Path, seeds: int) -> str:
                   "`npas-` ones were chosen by a search, others are a search's start points):",
                   "", *notes.values()]  # fmt: skip
     if levers:
-        lines += ["", "What each lever added (the arm with it − the same design without it):",
+        lines += ["", "What each lever and change added (the arm with it − the same design "
+                  "without it; `abl-<count>-…`: record-<count> with one change, its own "
+                  "recipe):",
                   "", *levers]  # fmt: skip
     if sharing:
         lines += ["", "Sharing against shrinking (`--twins`; weights = the deployed form's, "

@@ -186,3 +186,14 @@ def test_a_lever_is_compared_with_the_same_design_without_it(bench) -> None:
     assert len(lines) == 1  # no d.own.trainval, no e.found: nothing to compare with
     assert lines[0].startswith("- d.own+kd − d.own: -1.00 pt [")
     assert lines[0].endswith(bench._gap_cell([0.97, 0.98], [0.98, 0.99]))
+
+
+def test_an_ablation_is_compared_with_the_record_it_changes(bench) -> None:
+    """``abl-997-…`` (record-997 with one change, trained with its recipe) − record-997.own."""
+    arms = [("record-997.own", [0.988, 0.986]), ("abl-997-slope.found", [0.986, 0.984]),
+            ("abl-697-x.found", [0.98, 0.98]), ("abl-997-kd.found+kd", [0.9, 0.9])]  # fmt: skip
+    lines = bench._lever_gaps([(arm, accs, []) for arm, accs in arms])
+    # by hand: -0.20 pt; t = -0.002 / sqrt(2 * 0.001**2) = -1.414 on 2 degrees of freedom, so
+    # p = 1 - 1.414 / sqrt(1.414**2 + 2) = 0.29, and the interval ±4.303 * 0.1414 = ±0.61 pt
+    want = "- abl-997-slope.found − record-997.own: -0.20 pt [-0.81, +0.41], Welch p 0.29"
+    assert lines == [want]
