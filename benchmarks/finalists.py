@@ -1,0 +1,185 @@
+"""A search's finalists retrained before one is chosen, so that the net a leaderboard calls
+npas-found is not the luck of one validation accuracy (issue 38: the grace-9 search's winner
+led its 20 finishers by 0.30 points of a 5,000-image validation accuracy, whose standard error
+is 0.20, and retrained it was level with the 8th).
+
+1. The ``--top`` feasible trials that ran the whole schedule, most accurate first (the
+   search's own ranking), are exported beside the study (``search export --select trial:N``).
+2. ``record_designs.py`` retrains each ``--seeds`` times under the leaderboard's protocol (arm
+   ``fin-<label>-t<N>``: the whole training split, each seed carving its own validation split).
+3. They are ranked on their seeds' mean validation accuracy; the test set, read once per model,
+   chooses nothing. The first becomes arm ``npas-<label>``: its folder is renamed, each seed's
+   ``source`` relabelled (``finalist`` keeps the trial's arm), and its seeds up to ``--total``
+   are trained; ``finalists_<label>.json`` records the choice, so a second run trains only what
+   is missing.
+4. ``finalists_<label>.md``: each finalist's search accuracy, its retrained seeds, their mean.
+
+    python benchmarks/finalists.py --storage sqlite:///runs/npas.db --label d3 --top 3 \\
+        --seeds 2 --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import record_designs as designs
+from leaderboard import _cli, _each, _mean_std
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def finalists(storage: str, name: str | None, top: int) -> list[dict[str, Any]]:
+    """The ``top`` feasible trials that ran their whole schedule, most accurate first (ties:
+    the lower number): number, validation accuracy, params."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(study_name=name, storage=storage)
+    done = []
+    for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)):
+        attrs = trial.user_attrs
+        schedule = attrs.get("trial_config", {}).get("train", {}).get("epochs")
+        if attrs.get("feasible") and attrs.get("metric_epochs") == schedule:
+            done.append({"trial": trial.number, "search_accuracy": attrs["metric_accuracy"],
+                         "params": attrs["metric_params"]})  # fmt: skip
+    if not done:
+        sys.exit("finalists.py: no feasible trial of the study ran its whole schedule")
+    done.sort(key=lambda t: (-t["search_accuracy"], t["trial"]))
+    return done[:top]
+
+
+def _arm_folder(board: Path, arm: str) -> Path | None:
+    """An arm's folder on the board (any target), or None."""
+    return next(iter(sorted(board.glob(f"le*/{arm}.found"))), None)
+
+
+def _seed_metrics(folder: Path) -> list[dict[str, Any]]:
+    """Each seed's metrics, in seed order."""
+    paths = sorted(folder.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
+    return [json.loads(p.read_text(encoding="utf-8"))["metrics"] for p in paths]
+
+
+def choose(board: Path, label: str, chosen: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each finalist's retrained seeds and the one with the best mean validation accuracy
+    (ties: the search's order)."""
+    for fin in chosen:
+        folder = _arm_folder(board, f"fin-{label}-t{fin['trial']}")
+        seeds = _seed_metrics(folder) if folder else []
+        if not seeds:
+            sys.exit(f"finalists.py: trial {fin['trial']} has no retrained seed (see above)")
+        fin["val"] = [m["accuracy"] for m in seeds]
+        fin["test"] = [m["test_accuracy"] for m in seeds]
+    best = max(chosen, key=lambda f: statistics.mean(f["val"]))
+    return {"label": label, "finalists": chosen, "chosen": best["trial"]}
+
+
+def promote(board: Path, label: str, trial: int) -> None:
+    """The chosen finalist's arm becomes ``npas-<label>``: folder renamed, seeds relabelled."""
+    source = _arm_folder(board, f"fin-{label}-t{trial}")
+    assert source is not None  # choose() saw its seeds
+    dest = source.with_name(f"npas-{label}.found")
+    if dest.exists():
+        sys.exit(f"finalists.py: {dest} exists already; move it away to choose again")
+    source.rename(dest)
+    for path in sorted(dest.glob("seed*/metrics.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["source"] |= {"arm": dest.name, "trial": f"npas-{label}",
+                             "finalist": source.name}  # fmt: skip
+        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def table(record: dict[str, Any], storage: str, seeds: int) -> str:
+    """The finalists side by side, ranked on what chose them."""
+    lines = [
+        f"# The finalists of search {record.get('study') or storage} "
+        f"({time.strftime('%Y-%m-%d')})",
+        "",
+        f"- Study: `{storage}`; the {len(record['finalists'])} most accurate feasible trials "
+        "that ran the whole schedule, each retrained with "
+        f"{seeds} seed(s) by `benchmarks/record_designs.py` (the whole training split, each "
+        "seed its own validation split) and ranked on the mean of those seeds' validation "
+        "accuracies; the test set, read once per model, chooses nothing (shown for the record)",
+        f"- Chosen: trial {record['chosen']}, now arm `npas-{record['label']}` of the "
+        "record-designs table (its seeds there start with these)",
+        "",
+        "| trial | params | search val acc (1 seed) | retrained val acc, each seed | mean "
+        "val acc | test acc | chosen |",
+        "|---:|---:|---:|---|---:|---:|---|",
+    ]
+    for fin in record["finalists"]:
+        mark = "yes" if fin["trial"] == record["chosen"] else ""
+        lines.append(f"| {fin['trial']} | {fin['params']:,} | "
+                     f"{100 * fin['search_accuracy']:.2f} % | {_each(fin['val'])} | "
+                     f"{_mean_std(fin['val'])} | {_mean_std(fin['test'])} | {mark} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--storage", required=True, help="the search's Optuna storage URL")
+    parser.add_argument("--study", default=None, help="its study name (one study: optional)")
+    parser.add_argument("--label", required=True, help="names the arms: fin-LABEL-tN, npas-LABEL")
+    parser.add_argument("--top", type=int, default=3, help="finalists retrained")
+    parser.add_argument("--seeds", type=int, default=2, help="seeds each finalist")
+    parser.add_argument("--total", type=int, default=5, help="seeds of the chosen one in all")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--set", dest="sets", action="append", default=[],
+                        help="record_designs.py's --set (edits of every arm's base config)")
+    parser.add_argument("--exports", type=Path, default=None,
+                        help="where the trials are exported (default: RESULTS/finalists_LABEL)")
+    parser.add_argument("--results", type=Path, default=ROOT / "benchmarks/results")
+    parser.add_argument("--name", default="leaderboard_records", help="record_designs' board")
+    return parser
+
+
+def _retrain(args: argparse.Namespace, found: list[str], seeds: int) -> None:
+    """``record_designs.py`` on ``found`` (NAME=BUNDLE) arms alone, ``seeds`` each."""
+    argv = ["--designs", "", "--seeds", str(seeds), "--jobs", str(args.jobs), "--device",
+            args.device, "--results", str(args.results), "--name", args.name]  # fmt: skip
+    for item in found:
+        argv += ["--found", item]
+    for item in args.sets:
+        argv += ["--set", item]
+    designs.main(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    board = args.results / args.name
+    exports = args.exports or args.results / f"finalists_{args.label}"
+    chosen_file = args.results / f"finalists_{args.label}.json"
+    log = exports / "log.txt"
+    exports.mkdir(parents=True, exist_ok=True)
+    if chosen_file.is_file():  # the choice is made: only the chosen one's seeds go on
+        record = json.loads(chosen_file.read_text(encoding="utf-8"))
+    else:
+        picked = finalists(args.storage, args.study, args.top)
+        named = ["--name", args.study] if args.study else []
+        for fin in picked:
+            out = exports / f"trial{fin['trial']}"
+            if not (out / "config.yaml").is_file() and _cli(
+                log, "export", "--storage", args.storage, *named, "--select",
+                f"trial:{fin['trial']}", "--out", str(out), "--replace") != 0:  # fmt: skip
+                sys.exit(f"finalists.py: search export of trial {fin['trial']} failed: {log}")
+        _retrain(args, [f"fin-{args.label}-t{n}={exports / f'trial{n}'}"
+                        for n in (f["trial"] for f in picked)], args.seeds)  # fmt: skip
+        record = choose(board, args.label, picked) | {"study": args.study}
+        promote(board, args.label, record["chosen"])
+        chosen_file.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    chosen = record["chosen"]
+    print(f"chosen: trial {chosen} → arm npas-{args.label}", flush=True)
+    _retrain(args, [f"npas-{args.label}={exports / f'trial{chosen}'}"], args.total)
+    (args.results / f"finalists_{args.label}.md").write_text(
+        table(record, args.storage, args.seeds), encoding="utf-8")
+    print(f"wrote {args.results / f'finalists_{args.label}.md'}")
+
+
+if __name__ == "__main__":
+    main()
