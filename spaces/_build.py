@@ -57,6 +57,7 @@ def family_variant(base: FamilyBuilder, /, **fixed: Any) -> FamilyBuilder:
     build.__name__ = build.__qualname__ = f"{base.__name__}_variant"
     build.hyper_keys = allowed  # type: ignore[attr-defined]
     build.hyper_base = base  # type: ignore[attr-defined]  # its declared types and ranges
+    build.hyper_fixed = dict(fixed)  # type: ignore[attr-defined]  # what the name stands for
     return build
 
 
