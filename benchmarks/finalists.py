@@ -157,9 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     chosen_file = args.results / f"finalists_{args.label}.json"
     log = exports / "log.txt"
     exports.mkdir(parents=True, exist_ok=True)
-    if chosen_file.is_file():  # the choice is made: only the chosen one's seeds go on
-        record = json.loads(chosen_file.read_text(encoding="utf-8"))
-    else:
+    if not chosen_file.is_file():  # else the choice is made: only the chosen one's seeds go on
         picked = finalists(args.storage, args.study, args.top)
         named = ["--name", args.study] if args.study else []
         for fin in picked:
@@ -171,9 +169,11 @@ def main(argv: list[str] | None = None) -> None:
         _retrain(args, [f"fin-{args.label}-t{n}={exports / f'trial{n}'}"
                         for n in (f["trial"] for f in picked)], args.seeds)  # fmt: skip
         record = choose(board, args.label, picked) | {"study": args.study}
-        promote(board, args.label, record["chosen"])
         chosen_file.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    record = json.loads(chosen_file.read_text(encoding="utf-8"))
     chosen = record["chosen"]
+    if _arm_folder(board, f"fin-{args.label}-t{chosen}") is not None:  # not yet renamed
+        promote(board, args.label, chosen)
     print(f"chosen: trial {chosen} → arm npas-{args.label}", flush=True)
     _retrain(args, [f"npas-{args.label}={exports / f'trial{chosen}'}"], args.total)
     (args.results / f"finalists_{args.label}.md").write_text(

@@ -88,3 +88,16 @@ def test_a_second_run_exports_and_trains_nothing(run, capsys) -> None:
     out = capsys.readouterr().out
     assert "0 seed(s) to train" in out and "search export" not in out
     assert [p.stat().st_mtime_ns for p in sorted(results.rglob("model.pt"))] == stamps
+
+
+def test_a_choice_recorded_but_not_applied_is_applied_by_the_next_run(run, capsys) -> None:
+    """Stopped between writing the choice and renaming the arm: the next run renames it and
+    trains nothing again."""
+    bench, argv, results, _ = run
+    chosen = json.loads((results / "finalists_x.json").read_text("utf-8"))["chosen"]
+    arms = results / "leaderboard_records" / "le1000"
+    (arms / "npas-x.found").rename(arms / f"fin-x-t{chosen}.found")
+    bench.main(argv)
+    assert "0 seed(s) to train" in capsys.readouterr().out
+    assert (arms / "npas-x.found").is_dir() and not (arms / f"fin-x-t{chosen}.found").exists()
+    assert len(list((arms / "npas-x.found").glob("seed*/model.pt"))) == 3
