@@ -34,9 +34,9 @@ from leaderboard import _cli, _each, _mean_std
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def finalists(storage: str, name: str | None, top: int) -> list[dict[str, Any]]:
-    """The ``top`` feasible trials that ran their whole schedule, most accurate first (ties:
-    the lower number): number, validation accuracy, params."""
+def finalists(storage: str, name: str | None, top: int) -> tuple[str, list[dict[str, Any]]]:
+    """The study's name and its ``top`` feasible trials that ran their whole schedule, most
+    accurate first (ties: the lower number): number, validation accuracy, params."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -51,7 +51,7 @@ def finalists(storage: str, name: str | None, top: int) -> list[dict[str, Any]]:
     if not done:
         sys.exit("finalists.py: no feasible trial of the study ran its whole schedule")
     done.sort(key=lambda t: (-t["search_accuracy"], t["trial"]))
-    return done[:top]
+    return study.study_name, done[:top]
 
 
 def _arm_folder(board: Path, arm: str) -> Path | None:
@@ -97,7 +97,7 @@ def promote(board: Path, label: str, trial: int) -> None:
 def table(record: dict[str, Any], storage: str, seeds: int) -> str:
     """The finalists side by side, ranked on what chose them."""
     lines = [
-        f"# The finalists of search {record.get('study') or storage} "
+        f"# The finalists of search {record['study']} "
         f"({time.strftime('%Y-%m-%d')})",
         "",
         f"- Study: `{storage}`; the {len(record['finalists'])} most accurate feasible trials "
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     log = exports / "log.txt"
     exports.mkdir(parents=True, exist_ok=True)
     if not chosen_file.is_file():  # else the choice is made: only the chosen one's seeds go on
-        picked = finalists(args.storage, args.study, args.top)
+        study, picked = finalists(args.storage, args.study, args.top)
         named = ["--name", args.study] if args.study else []
         for fin in picked:
             out = exports / f"trial{fin['trial']}"
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
                 sys.exit(f"finalists.py: search export of trial {fin['trial']} failed: {log}")
         _retrain(args, [f"fin-{args.label}-t{n}={exports / f'trial{n}'}"
                         for n in (f["trial"] for f in picked)], args.seeds)  # fmt: skip
-        record = choose(board, args.label, picked) | {"study": args.study}
+        record = choose(board, args.label, picked) | {"study": study}
         chosen_file.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     record = json.loads(chosen_file.read_text(encoding="utf-8"))
     chosen = record["chosen"]

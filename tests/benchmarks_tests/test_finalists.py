@@ -40,7 +40,8 @@ def test_the_finalists_are_the_searchs_best_finishers(run) -> None:
     study = optuna.load_study(study_name="fin-test", storage=storage)
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     ranked = sorted(done, key=lambda t: (-t.values[0], t.number))[:2]
-    assert [f["trial"] for f in bench.finalists(storage, None, 2)] == [t.number for t in ranked]
+    name, picked = bench.finalists(storage, None, 2)
+    assert name == "fin-test" and [f["trial"] for f in picked] == [t.number for t in ranked]
 
 
 def test_the_chosen_one_has_the_best_mean_validation_accuracy_and_its_seeds(run) -> None:
