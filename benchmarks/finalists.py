@@ -65,33 +65,34 @@ def _seed_metrics(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8"))["metrics"] for p in paths]
 
 
-def choose(board: Path, label: str, chosen: list[dict[str, Any]]) -> dict[str, Any]:
+def choose(board: Path, label: str, picked: list[dict[str, Any]]) -> dict[str, Any]:
     """Each finalist's retrained seeds and the one with the best mean validation accuracy
     (ties: the search's order)."""
-    for fin in chosen:
+    for fin in picked:
         folder = _arm_folder(board, f"fin-{label}-t{fin['trial']}")
         seeds = _seed_metrics(folder) if folder else []
         if not seeds:
             sys.exit(f"finalists.py: trial {fin['trial']} has no retrained seed (see above)")
         fin["val"] = [m["accuracy"] for m in seeds]
         fin["test"] = [m["test_accuracy"] for m in seeds]
-    best = max(chosen, key=lambda f: statistics.mean(f["val"]))
-    return {"label": label, "finalists": chosen, "chosen": best["trial"]}
+    best = max(picked, key=lambda f: statistics.mean(f["val"]))
+    return {"label": label, "finalists": picked, "chosen": best["trial"]}
 
 
 def promote(board: Path, label: str, trial: int) -> None:
-    """The chosen finalist's arm becomes ``npas-<label>``: folder renamed, seeds relabelled."""
+    """The chosen finalist's arm becomes ``npas-<label>``: seeds relabelled, then the folder
+    renamed (stopped between the two, a second call does both again)."""
     source = _arm_folder(board, f"fin-{label}-t{trial}")
     assert source is not None  # choose() saw its seeds
     dest = source.with_name(f"npas-{label}.found")
     if dest.exists():
         sys.exit(f"finalists.py: {dest} exists already; move it away to choose again")
-    source.rename(dest)
-    for path in sorted(dest.glob("seed*/metrics.json")):
+    for path in sorted(source.glob("seed*/metrics.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         record["source"] |= {"arm": dest.name, "trial": f"npas-{label}",
                              "finalist": source.name}  # fmt: skip
         path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    source.rename(dest)
 
 
 def table(record: dict[str, Any], storage: str, seeds: int) -> str:
