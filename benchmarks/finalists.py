@@ -59,18 +59,12 @@ def _arm_folder(board: Path, arm: str) -> Path | None:
     return next(iter(sorted(board.glob(f"le*/{arm}.found"))), None)
 
 
-def _seed_metrics(folder: Path) -> list[dict[str, Any]]:
-    """Each seed's metrics, in seed order."""
-    paths = sorted(folder.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
-    return [json.loads(p.read_text(encoding="utf-8"))["metrics"] for p in paths]
-
-
 def choose(board: Path, label: str, picked: list[dict[str, Any]]) -> dict[str, Any]:
     """Each finalist's retrained seeds and the one with the best mean validation accuracy
     (ties: the search's order)."""
     for fin in picked:
         folder = _arm_folder(board, f"fin-{label}-t{fin['trial']}")
-        seeds = _seed_metrics(folder) if folder else []
+        seeds = [r["metrics"] for r in designs.seed_records(folder)] if folder else []
         if not seeds:
             sys.exit(f"finalists.py: trial {fin['trial']} has no retrained seed (see above)")
         fin["val"] = [m["accuracy"] for m in seeds]

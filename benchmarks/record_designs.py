@@ -176,10 +176,15 @@ def base_config(path: Path, sets: list[str]) -> dict[str, Any]:
     return base
 
 
+def seed_records(folder: Path) -> list[dict[str, Any]]:
+    """The metrics.json records of the per-seed bundles ``folder/seed<s>/``, by seed."""
+    found = sorted(folder.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
+    return [json.loads(p.read_text(encoding="utf-8")) for p in found]
+
+
 def seed_accuracies(folder: Path) -> list[float]:
     """The test accuracies of the per-seed bundles ``folder/seed<s>/``, by seed."""
-    found = sorted(folder.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
-    return [json.loads(p.read_text(encoding="utf-8"))["metrics"]["test_accuracy"] for p in found]
+    return [r["metrics"]["test_accuracy"] for r in seed_records(folder)]
 
 
 def twins(cfg: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -269,8 +274,7 @@ def _arm_rows(board: Path, target: int) -> list[tuple[str, list[float], list[dic
     rows = []
     folders = (p for p in (board / f"le{target}").glob("*.*") if p.is_dir())
     for arm in sorted(folders, key=lambda p: _twin_of(p.name)):
-        found = sorted(arm.glob("seed*/metrics.json"), key=lambda p: int(p.parent.name[4:]))
-        metrics = [_with_device(json.loads(p.read_text(encoding="utf-8"))) for p in found]
+        metrics = [_with_device(r) for r in seed_records(arm)]
         if metrics:
             rows.append((arm.name, [m["test_accuracy"] for m in metrics], metrics))
     return rows
