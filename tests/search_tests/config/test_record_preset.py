@@ -161,3 +161,42 @@ def test_the_detail_preset_searches_the_records_details_from_their_layouts() -> 
         assert slopes == {0.2}
         counts.append((sum(p.numel() for p in net.parameters()), cfg.budget))
     assert counts == [(923, None), (894, None), (882, None), (917, None), (1640, 950)]
+
+
+@pytest.mark.parametrize(
+    ("preset", "limit", "counts"),
+    [
+        ("mnist-record-500", 500, [(434, None), (493, None), (481, None), (1568, 445),
+                                   (703, 480)]),
+        ("mnist-record-2000", 2000, [(1549, None), (1934, None), (1606, None), (1606, None),
+                                     (2563, 1950)]),
+    ],
+)  # fmt: skip
+def test_the_detail_preset_at_500_and_2000_is_its_space_scaled_with_start_points_in_the_limit(
+    preset: str, limit: int, counts: list[tuple[int, int | None]]
+) -> None:
+    """The third design at the other two targets: mnist-record-detail's dimensions (and the
+    head's, within 500), its fixed values, recipe and schedule; only the limit and the ranges
+    of sizes differ; each start point builds to the count its comment gives, a plain one
+    within the limit, a Shapeshifted one generating more weights than its budget."""
+    from search.config._start import complete
+
+    detail, scaled = load_preset("mnist-record-detail"), load_preset(preset)
+    extra = {"sepnet.head"} if limit == 500 else set()
+    assert set(scaled.space.names) == set(detail.space.names) | extra
+    if extra:
+        assert set(scaled.space["sepnet.head"].choices) == {"gap", "flatten"}
+    assert (scaled.fixed, scaled.train, scaled.objective_names) == (
+        detail.fixed, detail.train, detail.objective_names)  # fmt: skip
+    assert scaled.constraint_texts == [f"params <= {limit}", "flops_infer <= 2000000"]
+    assert (scaled.val_size, scaled.train_size, scaled.scheduler) == (
+        detail.val_size, detail.train_size, detail.scheduler)  # fmt: skip
+    assert scaled.space["budget"].high == limit
+    built = []
+    for point in scaled.start:
+        cfg = scaled.trial_config(complete(scaled.space, point, {}))
+        net = build_model(cfg.family, (1, 28, 28), 10, **cfg.hyper)
+        weights = sum(p.numel() for p in net.parameters())
+        assert (cfg.budget or weights) <= limit and (cfg.budget or 0) < max(weights, limit + 1)
+        built.append((weights, cfg.budget))
+    assert built == counts
