@@ -14,6 +14,11 @@ is 0.20, and retrained it was level with the 8th).
    is missing.
 4. ``finalists_<label>.md``: each finalist's search accuracy, its retrained seeds, their mean.
 
+A later run with more ``--seeds`` than the choice was made on widens the stage: the ``--top``
+finalists are trained on to that many seeds (the chosen one in its ``npas-<label>`` folder)
+and ranked again on their first ``--seeds`` seeds; the earlier choices stay in the record, and
+when the choice changes the former one's folder goes back to ``fin-<label>-t<N>``.
+
     python benchmarks/finalists.py --storage sqlite:///runs/npas.db --label d3 --top 3 \\
         --seeds 2 --jobs 2
 """
@@ -59,49 +64,81 @@ def _arm_folder(board: Path, arm: str) -> Path | None:
     return next(iter(sorted(board.glob(f"le*/{arm}.found"))), None)
 
 
-def choose(board: Path, label: str, picked: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each finalist's retrained seeds and the one with the best mean validation accuracy
-    (ties: the search's order)."""
+def _holds(folder: Path | None) -> str | None:
+    """The finalist arm (``fin-<label>-t<N>.found``) whose seeds a chosen arm's folder holds."""
+    records = designs.seed_records(folder) if folder else []
+    return next((r["source"]["finalist"] for r in records if "finalist" in r["source"]), None)
+
+
+def _trial_folder(board: Path, label: str, trial: int) -> Path | None:
+    """Where a finalist's seeds are: its own arm, or ``npas-<label>`` once it is chosen."""
+    chosen = _arm_folder(board, f"npas-{label}")
+    if _holds(chosen) == f"fin-{label}-t{trial}.found":
+        return chosen
+    return _arm_folder(board, f"fin-{label}-t{trial}")
+
+
+def choose(board: Path, label: str, picked: list[dict[str, Any]], seeds: int) -> dict[str, Any]:
+    """Each finalist's first ``seeds`` retrained seeds and the one with the best mean
+    validation accuracy (ties: the search's order)."""
     for fin in picked:
-        folder = _arm_folder(board, f"fin-{label}-t{fin['trial']}")
-        seeds = [r["metrics"] for r in designs.seed_records(folder)] if folder else []
-        if not seeds:
+        folder = _trial_folder(board, label, fin["trial"])
+        done = [r["metrics"] for r in designs.seed_records(folder)][:seeds] if folder else []
+        if not done:
             sys.exit(f"finalists.py: trial {fin['trial']} has no retrained seed (see above)")
-        fin["val"] = [m["accuracy"] for m in seeds]
-        fin["test"] = [m["test_accuracy"] for m in seeds]
+        fin["val"] = [m["accuracy"] for m in done]
+        fin["test"] = [m["test_accuracy"] for m in done]
     best = max(picked, key=lambda f: statistics.mean(f["val"]))
-    return {"label": label, "finalists": picked, "chosen": best["trial"]}
+    return {"label": label, "finalists": picked, "chosen": best["trial"], "seeds": seeds}
 
 
-def promote(board: Path, label: str, trial: int) -> None:
-    """The chosen finalist's arm becomes ``npas-<label>``: seeds relabelled, then the folder
-    renamed (stopped between the two, a second call does both again)."""
-    source = _arm_folder(board, f"fin-{label}-t{trial}")
-    assert source is not None  # choose() saw its seeds
-    dest = source.with_name(f"npas-{label}.found")
-    if dest.exists():
-        sys.exit(f"finalists.py: {dest} exists already; move it away to choose again")
-    for path in sorted(source.glob("seed*/metrics.json")):
+def _relabel(folder: Path, arm: str, trial: str, finalist: str | None) -> None:
+    """Each seed's ``source`` names the arm it is in (and, chosen, the finalist it was)."""
+    for path in sorted(folder.glob("seed*/metrics.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        record["source"] |= {"arm": dest.name, "trial": f"npas-{label}",
-                             "finalist": source.name}  # fmt: skip
+        record["source"] |= {"arm": arm, "trial": trial}
+        record["source"].pop("finalist", None)
+        if finalist:
+            record["source"]["finalist"] = finalist
         path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    source.rename(dest)
 
 
-def table(record: dict[str, Any], storage: str, seeds: int) -> str:
+def apply_choice(board: Path, label: str, trial: int) -> None:
+    """``npas-<label>`` becomes the chosen finalist's arm: a former choice there goes back to
+    its ``fin-`` arm, then the chosen one's seeds are relabelled and its folder renamed (each
+    folder keeps the name of the finalist it holds until it is renamed, so a call stopped
+    anywhere is finished by the next)."""
+    held = _arm_folder(board, f"npas-{label}")
+    finalist = f"fin-{label}-t{trial}"
+    if held is not None and _holds(held) != f"{finalist}.found":
+        former = _holds(held)
+        if former is None:
+            sys.exit(f"finalists.py: {held} holds no finalist's seeds; move it away")
+        _relabel(held, former, former.removesuffix(".found"), former)
+        held = held.rename(held.with_name(former))
+        _relabel(held, former, former.removesuffix(".found"), None)
+    source = _arm_folder(board, finalist)
+    if source is not None:  # not yet renamed
+        dest = source.with_name(f"npas-{label}.found")
+        _relabel(source, dest.name, f"npas-{label}", source.name)
+        source.rename(dest)
+
+
+def table(record: dict[str, Any], storage: str) -> str:
     """The finalists side by side, ranked on what chose them."""
     lines = [
         f"# The finalists of search {record['study']} "
         f"({time.strftime('%Y-%m-%d')})",
         "",
         f"- Study: `{storage}`; the {len(record['finalists'])} most accurate feasible trials "
-        "that ran the whole schedule, each retrained with "
-        f"{seeds} seed(s) by `benchmarks/record_designs.py` (the whole training split, each "
-        "seed its own validation split) and ranked on the mean of those seeds' validation "
+        f"that ran the whole schedule, each retrained with {record['seeds']} seed(s) by "
+        "`benchmarks/record_designs.py` (the whole training split, each seed its own validation "
+        "split) and ranked on the mean of those seeds' validation "
         "accuracies; the test set, read once per model, chooses nothing (shown for the record)",
         f"- Chosen: trial {record['chosen']}, now arm `npas-{record['label']}` of the "
         "record-designs table (its seeds there start with these)",
+        *[f"- Chosen earlier on {e['seeds']} seed(s) each: trial {e['chosen']}"
+          for e in record.get("earlier", [])],
         "",
         "| trial | params | search val acc (1 seed) | retrained val acc, each seed | mean "
         "val acc | test acc | chosen |",
@@ -145,34 +182,57 @@ def _retrain(args: argparse.Namespace, found: list[str], seeds: int) -> None:
     designs.main(argv)
 
 
+def _recorded(chosen_file: Path) -> dict[str, Any] | None:
+    """The choice made so far (the seeds it was made on: the record's, or its first
+    finalist's count), or None."""
+    if not chosen_file.is_file():
+        return None
+    record = json.loads(chosen_file.read_text(encoding="utf-8"))
+    record.setdefault("seeds", len(record["finalists"][0]["val"]))
+    return record
+
+
+def _make_choice(
+    args: argparse.Namespace, exports: Path, earlier: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Export the finalists, train each to ``--seeds`` seeds (a chosen one where it is) and
+    rank them; an earlier choice is kept in the record."""
+    board, log = args.results / args.name, exports / "log.txt"
+    study, picked = finalists(args.storage, args.study, args.top)
+    named = ["--name", args.study] if args.study else []
+    for fin in picked:
+        out = exports / f"trial{fin['trial']}"
+        if not (out / "config.yaml").is_file() and _cli(
+            log, "export", "--storage", args.storage, *named, "--select",
+            f"trial:{fin['trial']}", "--out", str(out), "--replace") != 0:  # fmt: skip
+            sys.exit(f"finalists.py: search export of trial {fin['trial']} failed: {log}")
+    chosen = earlier["chosen"] if earlier else None
+    _retrain(args, [f"{'npas-' + args.label if n == chosen else f'fin-{args.label}-t{n}'}"
+                    f"={exports / f'trial{n}'}" for n in (f["trial"] for f in picked)],
+             args.seeds)  # fmt: skip
+    record = choose(board, args.label, picked, args.seeds) | {"study": study}
+    if earlier:
+        record["earlier"] = [*earlier.get("earlier", []),
+                             {"seeds": earlier["seeds"], "chosen": earlier["chosen"]}]  # fmt: skip
+    return record
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     board = args.results / args.name
     exports = args.exports or args.results / f"finalists_{args.label}"
     chosen_file = args.results / f"finalists_{args.label}.json"
-    log = exports / "log.txt"
     exports.mkdir(parents=True, exist_ok=True)
-    if not chosen_file.is_file():  # else the choice is made: only the chosen one's seeds go on
-        study, picked = finalists(args.storage, args.study, args.top)
-        named = ["--name", args.study] if args.study else []
-        for fin in picked:
-            out = exports / f"trial{fin['trial']}"
-            if not (out / "config.yaml").is_file() and _cli(
-                log, "export", "--storage", args.storage, *named, "--select",
-                f"trial:{fin['trial']}", "--out", str(out), "--replace") != 0:  # fmt: skip
-                sys.exit(f"finalists.py: search export of trial {fin['trial']} failed: {log}")
-        _retrain(args, [f"fin-{args.label}-t{n}={exports / f'trial{n}'}"
-                        for n in (f["trial"] for f in picked)], args.seeds)  # fmt: skip
-        record = choose(board, args.label, picked) | {"study": study}
+    record = _recorded(chosen_file)
+    if record is None or record["seeds"] < args.seeds:  # a first choice, or a wider stage
+        record = _make_choice(args, exports, record)
         chosen_file.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    record = json.loads(chosen_file.read_text(encoding="utf-8"))
     chosen = record["chosen"]
-    if _arm_folder(board, f"fin-{args.label}-t{chosen}") is not None:  # not yet renamed
-        promote(board, args.label, chosen)
+    apply_choice(board, args.label, chosen)
     print(f"chosen: trial {chosen} → arm npas-{args.label}", flush=True)
     _retrain(args, [f"npas-{args.label}={exports / f'trial{chosen}'}"], args.total)
     (args.results / f"finalists_{args.label}.md").write_text(
-        table(record, args.storage, args.seeds), encoding="utf-8")
+        table(record, args.storage), encoding="utf-8")
     print(f"wrote {args.results / f'finalists_{args.label}.md'}")
 
 

@@ -102,3 +102,55 @@ def test_a_choice_recorded_but_not_applied_is_applied_by_the_next_run(run, capsy
     assert "0 seed(s) to train" in capsys.readouterr().out
     assert (arms / "npas-x.found").is_dir() and not (arms / f"fin-x-t{chosen}.found").exists()
     assert len(list((arms / "npas-x.found").glob("seed*/model.pt"))) == 3
+
+
+def _wider(argv: list[str], seeds: int) -> list[str]:
+    at = argv.index("--seeds")
+    return [*argv[: at + 1], str(seeds), *argv[at + 2 :]]
+
+
+def _assert_board_matches(results: Path, record: dict) -> None:
+    """npas-x holds the chosen finalist's seeds, labelled so; each other finalist its own."""
+    arms = results / "leaderboard_records" / "le1000"
+    for fin in record["finalists"]:
+        chosen = fin["trial"] == record["chosen"]
+        arm = "npas-x.found" if chosen else f"fin-x-t{fin['trial']}.found"
+        for n, folder in enumerate(sorted((arms / arm).iterdir())):
+            source = json.loads((folder / "metrics.json").read_text("utf-8"))["source"]
+            assert source["arm"] == arm and source["trial"] == arm.removesuffix(".found")
+            assert source.get("finalist") == (f"fin-x-t{fin['trial']}.found" if chosen else None)
+            if n < record["seeds"]:
+                assert check_reads_back(folder)["accuracy"] == fin["val"][n]
+
+
+def test_a_wider_stage_trains_each_finalist_on_and_chooses_again(run, capsys) -> None:
+    """More --seeds than the choice was made on: each finalist trained to that many (the chosen
+    one where it is, with the seeds it has), ranked again on them; the first choice kept."""
+    bench, argv, results, _ = run
+    first = json.loads((results / "finalists_x.json").read_text("utf-8"))
+    bench.main(_wider(argv, 3))
+    assert "1 seed(s) to train" in capsys.readouterr().out  # the unchosen one's third
+    record = json.loads((results / "finalists_x.json").read_text("utf-8"))
+    assert record["seeds"] == 3 and record["earlier"] == [{"seeds": 2, "chosen": first["chosen"]}]
+    means = {f["trial"]: statistics.mean(f["val"]) for f in record["finalists"]}
+    assert all(len(f["val"]) == 3 for f in record["finalists"])
+    assert record["chosen"] == max(means, key=lambda n: means[n])
+    _assert_board_matches(results, record)
+    text = (results / "finalists_x.md").read_text("utf-8")
+    assert f"Chosen earlier on 2 seed(s) each: trial {first['chosen']}" in text
+    bench.main(_wider(argv, 3))
+    assert "0 seed(s) to train" in capsys.readouterr().out
+
+
+def test_a_changed_choice_sends_the_former_one_back_to_its_finalist_arm(run, capsys) -> None:
+    """A choice recorded for the other finalist (as a wider stage may make): the next run
+    moves npas-x's seeds back to their fin- arm and the new choice's in, training nothing."""
+    bench, argv, results, _ = run
+    path = results / "finalists_x.json"
+    record = json.loads(path.read_text("utf-8"))
+    record["chosen"] = next(f["trial"] for f in record["finalists"] if f["trial"] != record[
+        "chosen"])  # fmt: skip
+    path.write_text(json.dumps(record), encoding="utf-8")
+    bench.main(_wider(argv, 3))
+    assert "0 seed(s) to train" in capsys.readouterr().out
+    _assert_board_matches(results, record)
