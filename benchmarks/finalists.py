@@ -16,7 +16,7 @@ is 0.20, and retrained it was level with the 8th).
 
 A later run with more ``--seeds`` than the choice was made on widens the stage: the ``--top``
 finalists are trained on to that many seeds (the chosen one in its ``npas-<label>`` folder)
-and ranked again on their first ``--seeds`` seeds; the earlier choices stay in the record, and
+and ranked again on their first ``--seeds`` seeds; the earlier stages stay in the record, and
 when the choice changes the former one's folder goes back to ``fin-<label>-t<N>``.
 
     python benchmarks/finalists.py --storage sqlite:///runs/npas.db --label d3 --top 3 \\
@@ -137,7 +137,9 @@ def table(record: dict[str, Any], storage: str) -> str:
         "accuracies; the test set, read once per model, chooses nothing (shown for the record)",
         f"- Chosen: trial {record['chosen']}, now arm `npas-{record['label']}` of the "
         "record-designs table (its seeds there start with these)",
-        *[f"- Chosen earlier on {e['seeds']} seed(s) each: trial {e['chosen']}"
+        *[f"- Chosen earlier on {e['seeds']} seed(s) each, among trials "
+          f"{', '.join(str(f['trial']) for f in e['finalists'])}: trial {e['chosen']} (mean "
+          f"val acc: {', '.join(_mean_std(f['val']) for f in e['finalists'])})"
           for e in record.get("earlier", [])],
         "",
         "| trial | params | search val acc (1 seed) | retrained val acc, each seed | mean "
@@ -212,8 +214,8 @@ def _make_choice(
              args.seeds)  # fmt: skip
     record = choose(board, args.label, picked, args.seeds) | {"study": study}
     if earlier:
-        record["earlier"] = [*earlier.get("earlier", []),
-                             {"seeds": earlier["seeds"], "chosen": earlier["chosen"]}]  # fmt: skip
+        former = {k: v for k, v in earlier.items() if k not in ("earlier", "study", "label")}
+        record["earlier"] = [*earlier.get("earlier", []), former]
     return record
 
 

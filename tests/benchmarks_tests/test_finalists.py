@@ -131,13 +131,15 @@ def test_a_wider_stage_trains_each_finalist_on_and_chooses_again(run, capsys) ->
     bench.main(_wider(argv, 3))
     assert "1 seed(s) to train" in capsys.readouterr().out  # the unchosen one's third
     record = json.loads((results / "finalists_x.json").read_text("utf-8"))
-    assert record["seeds"] == 3 and record["earlier"] == [{"seeds": 2, "chosen": first["chosen"]}]
+    assert record["seeds"] == 3 and record["earlier"] == [
+        {k: first[k] for k in ("finalists", "chosen", "seeds")}]  # fmt: skip
     means = {f["trial"]: statistics.mean(f["val"]) for f in record["finalists"]}
     assert all(len(f["val"]) == 3 for f in record["finalists"])
     assert record["chosen"] == max(means, key=lambda n: means[n])
     _assert_board_matches(results, record)
     text = (results / "finalists_x.md").read_text("utf-8")
-    assert f"Chosen earlier on 2 seed(s) each: trial {first['chosen']}" in text
+    among = ", ".join(str(f["trial"]) for f in first["finalists"])
+    assert f"on 2 seed(s) each, among trials {among}: trial {first['chosen']}" in text
     bench.main(_wider(argv, 3))
     assert "0 seed(s) to train" in capsys.readouterr().out
 
