@@ -44,8 +44,14 @@ def finalists(storage: str, name: str | None, top: int) -> tuple[str, list[dict[
     accurate first (ties: the lower number): number, validation accuracy, params."""
     import optuna
 
+    from search.record import read_storage
+    from spaces import ConfigError
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.load_study(study_name=name, storage=storage)
+    try:  # read only: a mistyped SQLite path must not leave an empty database behind
+        study = optuna.load_study(study_name=name, storage=read_storage(storage))
+    except ConfigError as err:
+        sys.exit(f"finalists.py: {err}")
     done = []
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)):
         attrs = trial.user_attrs

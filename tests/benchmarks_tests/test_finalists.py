@@ -156,3 +156,11 @@ def test_a_changed_choice_sends_the_former_one_back_to_its_finalist_arm(run, cap
     bench.main(_wider(argv, 3))
     assert "0 seed(s) to train" in capsys.readouterr().out
     _assert_board_matches(results, record)
+
+
+def test_a_storage_that_does_not_exist_is_refused_and_not_created(tmp_path) -> None:
+    bench = load_benchmark("finalists")
+    missing = tmp_path / "no-such.db"
+    with pytest.raises(SystemExit, match=r"no-such\.db' does not exist"):
+        bench.finalists(f"sqlite:///{missing}", None, 3)
+    assert not missing.exists()
