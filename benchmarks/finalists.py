@@ -116,8 +116,8 @@ def apply_choice(board: Path, label: str, trial: int) -> None:
     anywhere is finished by the next)."""
     held = _arm_folder(board, f"npas-{label}")
     finalist = f"fin-{label}-t{trial}"
-    if held is not None and _holds(held) != f"{finalist}.found":
-        former = _holds(held)
+    former = _holds(held)
+    if held is not None and former != f"{finalist}.found":
         if former is None:
             sys.exit(f"finalists.py: {held} holds no finalist's seeds; move it away")
         _relabel(held, former, former.removesuffix(".found"), former)
@@ -215,9 +215,9 @@ def _make_choice(
             f"trial:{fin['trial']}", "--out", str(out), "--replace") != 0:  # fmt: skip
             sys.exit(f"finalists.py: search export of trial {fin['trial']} failed: {log}")
     chosen = earlier["chosen"] if earlier else None
-    _retrain(args, [f"{'npas-' + args.label if n == chosen else f'fin-{args.label}-t{n}'}"
-                    f"={exports / f'trial{n}'}" for n in (f["trial"] for f in picked)],
-             args.seeds)  # fmt: skip
+    arms = {n: f"npas-{args.label}" if n == chosen else f"fin-{args.label}-t{n}"
+            for n in (f["trial"] for f in picked)}  # fmt: skip
+    _retrain(args, [f"{arm}={exports / f'trial{n}'}" for n, arm in arms.items()], args.seeds)
     record = choose(board, args.label, picked, args.seeds) | {"study": study}
     if earlier:
         former = {k: v for k, v in earlier.items() if k not in ("earlier", "study", "label")}
