@@ -58,16 +58,21 @@ def unreadable(folder: str | Path) -> str | None:
     or damaged (a full disk, a crash while it was copied, a careless hand) would otherwise fail
     the resumed trial, which then counts as a trial that ran.
 
-    Checked: the folder holds a file besides the learning-curve point (the trial's state);
-    every JSON file parses (the point, a trial function's own state); every zip archive,
-    which is what ``torch.save`` writes (``trial_state.pt``), is whole (each member's CRC).
+    Checked: the folder holds a file besides the learning-curve point (the trial's state; a
+    worker killed while its checkpoint was copied leaves the folder empty or with the point
+    alone); every JSON file parses (the point, a trial function's own state); every zip
+    archive, which is what ``torch.save`` writes (``trial_state.pt``), is whole (each member's
+    CRC).
     """
-    files = sorted(p for p in Path(folder).iterdir() if p.is_file())
+    files = sorted(p for p in Path(folder).rglob("*") if p.is_file())
     for path in files:
         why = _damaged(path)
         if why is not None:
             return f"{path}: {why}"
-    if [p.name for p in files] == [RayKey.POINT_FILE]:
+    point = Path(folder) / RayKey.POINT_FILE
+    if not files:
+        return f"{folder} is empty: no trial state"
+    if files == [point]:
         return f"{folder} holds the learning-curve point ({RayKey.POINT_FILE}) but no trial state"
     return None
 

@@ -59,6 +59,26 @@ def _mid_schedule(url: str) -> bool:
     return any(t.state == TrialState.RUNNING and t.intermediate_values for t in study.trials)
 
 
+def _workers_gone(out: Path) -> bool:
+    """Whether every worker a killed driver's trials ran in has exited: Ray ends them a moment
+    after their driver, and until then one may still be copying a checkpoint into its trial's
+    folder, which the relaunch would then find half-written."""
+    for path in (out / "t-random" / "trials").glob("*/pid"):
+        try:
+            os.kill(int(path.read_text()), 0)
+        except (ProcessLookupError, ValueError):  # exited, or its pid file half-written
+            continue
+        return False
+    return True
+
+
+def _kill_driver(driver: subprocess.Popen, out: Path) -> None:
+    """SIGKILLs the driver and waits for it and for its trials' workers to be gone."""
+    driver.kill()
+    driver.wait()
+    wait_until(lambda: _workers_gone(out), 60, what="the killed driver's workers to exit")
+
+
 def test_a_killed_worker_resumes_its_trial_from_the_last_checkpoint(tmp_path):
     """fifo: the trial whose worker is SIGKILLed in epoch 3+ ends COMPLETE, every epoch but the
     one in flight run once (Ray Tune restores it from its checkpoint in the same launch)."""
@@ -103,8 +123,7 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
             what="two epochs >= 2, and a running trial with an epoch in the storage",
         )
     finally:
-        driver.kill()
-        driver.wait()
+        _kill_driver(driver, tmp_path)
     killed_at = len(epoch_log(tmp_path))
     before = optuna.load_study(study_name="t-random", storage=url)
     running = {t.number: len(t.intermediate_values) for t in before.trials
@@ -152,8 +171,7 @@ def test_a_checkpoint_cut_short_is_run_again_as_a_missing_one_not_counted(
         wait_until(lambda: _mid_schedule(url), 120,
                    what="a running trial with an epoch in the storage")
     finally:
-        driver.kill()
-        driver.wait()
+        _kill_driver(driver, tmp_path)
     before = optuna.load_study(study_name="t-random", storage=url)
     # a checkpoint whose file is there (the kill may land between its folder and its files)
     saved = [t for t in before.trials if t.state == TrialState.RUNNING

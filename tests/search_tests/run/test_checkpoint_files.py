@@ -61,3 +61,22 @@ def test_a_checkpoint_without_its_state_is_unreadable(tmp_path: Path) -> None:
     folder = _checkpoint(tmp_path / "checkpoint_000002")
     (folder / STATE_NAME).unlink()
     assert "but no trial state" in unreadable(folder)
+
+
+def test_an_empty_checkpoint_folder_is_unreadable(tmp_path: Path) -> None:
+    """A worker killed between making the folder and copying its files into it."""
+    folder = tmp_path / "checkpoint_000002"
+    folder.mkdir()
+    assert unreadable(folder) == f"{folder} is empty: no trial state"
+
+
+def test_a_state_in_a_subfolder_is_read_and_counts(tmp_path: Path) -> None:
+    """A trial function may keep its state in a folder of its own: it is checked, and it is
+    the state the point alone is not."""
+    folder = _checkpoint(tmp_path / "checkpoint_000002")
+    (folder / STATE_NAME).rename(tmp_path / STATE_NAME)
+    (folder / "mine").mkdir()
+    (folder / "mine" / "state.json").write_text('{"epoch": 2')
+    assert unreadable(folder).startswith(f"{folder / 'mine' / 'state.json'}: cut short")
+    (folder / "mine" / "state.json").write_text('{"epoch": 2}')
+    assert unreadable(folder) is None
