@@ -168,21 +168,24 @@ def test_the_detail_preset_searches_the_records_details_from_their_layouts() -> 
     [
         ("mnist-record-500", 500, [(434, None), (493, None), (481, None), (1568, 445),
                                    (703, 480)]),
+        ("mnist-record-697", 697, [(692, None), (629, None), (694, None), (493, None),
+                                   (863, 690)]),
         ("mnist-record-2000", 2000, [(1549, None), (1934, None), (1606, None), (1606, None),
                                      (2563, 1950)]),
     ],
 )  # fmt: skip
-def test_the_detail_preset_at_500_and_2000_is_its_space_scaled_with_start_points_in_the_limit(
+def test_the_detail_preset_at_the_other_targets_is_its_space_scaled_with_starts_in_the_limit(
     preset: str, limit: int, counts: list[tuple[int, int | None]]
 ) -> None:
-    """The third design at the other two targets: mnist-record-detail's dimensions (and the
-    head's, within 500), its fixed values, recipe and schedule; only the limit and the ranges
-    of sizes differ; each start point builds to the count its comment gives, a plain one
-    within the limit, a Shapeshifted one generating more weights than its budget."""
+    """The third design at the other targets (500, the 697 record's count, 2,000):
+    mnist-record-detail's dimensions (and the head's, below 1,000), its fixed values, recipe
+    and schedule; only the limit and the ranges of sizes differ; each start point builds to
+    the count its comment gives, a plain one within the limit, a Shapeshifted one generating
+    more weights than its budget."""
     from search.config._start import complete
 
     detail, scaled = load_preset("mnist-record-detail"), load_preset(preset)
-    extra = {"sepnet.head"} if limit == 500 else set()
+    extra = {"sepnet.head"} if limit < 1000 else set()
     assert set(scaled.space.names) == set(detail.space.names) | extra
     if extra:
         assert set(scaled.space["sepnet.head"].choices) == {"gap", "flatten"}
