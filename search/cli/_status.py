@@ -215,7 +215,7 @@ def _trial_status(
     from search._trial_list import outcomes, paused
     from search.config import unknown
     from search.pareto import frame_of
-    from search.record import constraints_of, latest_checkpoint, read_trial, resumable
+    from search.record import constraints_of, latest_checkpoint, read_trial, resume_checkpoint
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
@@ -227,7 +227,8 @@ def _trial_status(
     trial = study.trials[args.trial]
     read = read_trial(trial, constraints=constraints_of(study))
     live = holder(study.study_name) is not None
-    resumed = [read.number] if resumable(trial) else []
+    resume = resume_checkpoint(trial)
+    resumed = [read.number] if resume is not None else []
     held = paused([read]) if live else []
     outcome = outcomes(frame_of([read]), live=live, resumable=resumed, held=held)
     record: dict[str, Any] = {
@@ -238,6 +239,7 @@ def _trial_status(
         Column.EPOCHS: read.epochs or 0,
         "stopped": read.stopped or read.error or read.why_infeasible,
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
+        "resumes_from": None if resume is None else str(resume),
         "decisions": list(read.decisions),
     }
     if args.format == "json":
@@ -259,6 +261,8 @@ def _trial_status(
     if record["stopped"]:
         print(f"  why it ended: {record['stopped']}")
     print(f"  checkpoint: {record['checkpoint'] or 'none'}")
+    if record["resumes_from"] != record["checkpoint"]:  # the latest cannot be read
+        print(f"  a relaunch resumes it from: {record['resumes_from'] or 'none (interrupted)'}")
     if not record["decisions"]:
         print("  rung decisions: none (no multi-fidelity scheduler decided on it)")
     for d in record["decisions"]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from search.record._checkpoint_files import folder_size as folder_size
     from search.record._checkpoint_files import latest_checkpoint as latest_checkpoint
     from search.record._checkpoint_files import resumable as resumable
+    from search.record._checkpoint_files import resume_checkpoint as resume_checkpoint
     from search.record._counting import DISK_FULL as DISK_FULL
     from search.record._counting import INTERRUPTED as INTERRUPTED
     from search.record._counting import counts as counts
@@ -120,6 +121,7 @@ _SHARED = {
     "record_metrics": "search.record._records",
     "refusal": "search.record._data_record",
     "resumable": "search.record._checkpoint_files",
+    "resume_checkpoint": "search.record._checkpoint_files",
     "rung_history": "search.record._curves",
     "screened": "search.record._counting",
     "set_metric_names": "search.record._study",

@@ -17,6 +17,7 @@ __all__ = [
     "folder_size",
     "latest_checkpoint",
     "resumable",
+    "resume_checkpoint",
     "unreadable",
 ]
 
@@ -38,12 +39,22 @@ def latest_checkpoint(trial: Any) -> Path | None:
     return found[-1] if found else None
 
 
+def resume_checkpoint(trial: Any) -> Path | None:
+    """The checkpoint folder a relaunch resumes a trial from: its latest that can be read
+    (:func:`unreadable`), or None. An older one is there only while a newer one was being
+    written (the search deletes a trial's older checkpoints once a newer one is reported), so
+    a worker killed mid-copy costs the trial one epoch, not its whole schedule."""
+    folder = trial.user_attrs.get(TrialAttr.RAY_TRIAL)
+    found = checkpoint_folders(folder) if folder else []
+    return next((f for f in reversed(found) if unreadable(f) is None), None)
+
+
 def resumable(trial: Any) -> bool:
     """Whether a trial that a stopped search left RUNNING goes on when the search is relaunched
-    (from its latest checkpoint); without a checkpoint, or with one that cannot be read
-    (:func:`checkpoint_problem`), the relaunch marks it interrupted and runs another in its
-    place. The launch and ``search status`` both ask this."""
-    return latest_checkpoint(trial) is not None and checkpoint_problem(trial) is None
+    (from :func:`resume_checkpoint`); without a checkpoint that can be read, the relaunch
+    marks it interrupted and runs another in its place. The launch and ``search status`` both
+    ask this."""
+    return resume_checkpoint(trial) is not None
 
 
 def checkpoint_problem(trial: Any) -> str | None:

@@ -41,6 +41,7 @@ from search.record import (
     open_study,
     record_cost,
     resumable,
+    resume_checkpoint,
     trials_counted,
 )
 from search.run._bound import bound_optimiser, constraint_keys
@@ -282,14 +283,18 @@ def _launch_leased(
 
 def _resumable_or_said(trial: optuna.trial.FrozenTrial) -> bool:
     """``resumable``, with a warning naming the file and the reason when a RUNNING trial's
-    checkpoint cannot be read: it is then treated as one without (the resumed trial would
-    fail, and count)."""
+    latest checkpoint cannot be read: it goes on from the one before when that one is whole,
+    else it is treated as a trial without one (resumed, it would fail, and count)."""
     problem = checkpoint_problem(trial)
-    if problem is not None:
-        print(f"[npas] warning: trial {trial.number}'s checkpoint cannot be read ({problem}); "
-              "it is recorded as interrupted (not counted) and another trial runs in its "
-              "place, as for a trial without one", file=sys.stderr, flush=True)  # fmt: skip
-    return resumable(trial)
+    if problem is None:
+        return resumable(trial)
+    older = resume_checkpoint(trial)
+    then = (f"it goes on from the one before ({older.name})" if older is not None else
+            "it is recorded as interrupted (not counted) and another trial runs in its "
+            "place, as for a trial without one")  # fmt: skip
+    print(f"[npas] warning: trial {trial.number}'s checkpoint cannot be read ({problem}); "
+          f"{then}", file=sys.stderr, flush=True)  # fmt: skip
+    return older is not None
 
 
 def _screen(config: SearchConfig, trial_fn: TrialFn) -> ScreenFn | None:

@@ -33,7 +33,7 @@ from ray.tune.search import Searcher
 from search._compat import trial_id_of
 from search.config import TrialConfig
 from search.optimisers import Optimiser
-from search.record import DISK_FULL, Metric, RayKey, TrialAttr
+from search.record import DISK_FULL, Metric, RayKey, TrialAttr, resume_checkpoint
 from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
 from search.run._limits import OUT_OF_TIME, TrialLimits
@@ -215,10 +215,10 @@ class NpasSearcher(Searcher):
         return self._write(lambda writer: writer.finished(frozen, study_attrs=attrs))
 
     def _resume(self, trial_id: str, number: int) -> dict | str:
-        """The Ray config that resumes trial ``number`` from its latest checkpoint."""
+        """The Ray config that resumes trial ``number`` from its latest readable checkpoint."""
         study = self.optimiser.study
         frozen = study.trials[number]
-        folder = latest_checkpoint(frozen)
+        folder = resume_checkpoint(frozen)
         if self.recorder is not None and not self.recorder.adopt(number):
             return self._finished()
         self._live[trial_id] = optuna.trial.Trial(study, trial_id_of(study, number))

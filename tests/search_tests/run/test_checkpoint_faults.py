@@ -6,6 +6,7 @@ Optuna's own API."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,8 +17,9 @@ import pytest
 import ray
 from optuna.trial import TrialState
 
+from search.cli import main
 from search.record import trials_counted
-from search.record._checkpoint_files import latest_checkpoint
+from search.record._checkpoint_files import checkpoint_folders, resume_checkpoint
 from search.record._counting import INTERRUPTED, counts
 from search.record._schema import RayKey, TrialAttr
 from search.run import launch
@@ -154,15 +156,21 @@ def test_a_killed_driver_relaunched_resumes_its_trials_not_counting_them_twice(t
         assert log[: len(decided[number])] == decided[number]  # the decisions go on
 
 
-@pytest.mark.parametrize("damaged", [RayKey.POINT_FILE, "state.json"])
-def test_a_checkpoint_cut_short_is_run_again_as_a_missing_one_not_counted(
-    tmp_path, capsys, damaged
+@pytest.mark.parametrize(
+    ("damaged", "older"),
+    [(RayKey.POINT_FILE, False), ("state.json", False), ("state.json", True)],
+    ids=["point, alone", "state, alone", "state, the one before whole"],
+)
+def test_a_checkpoint_cut_short_goes_on_from_the_one_before_or_runs_again_not_counted(
+    tmp_path, capsys, damaged, older
 ):
     """The driver is SIGKILLed with trials mid-schedule, and one of their latest checkpoints
     has a file cut short (the learning-curve point the trainable wrote, or the trial's own
     state). Before, the relaunch resumed it, the trial failed (`JSONDecodeError … (char 13)`,
-    no file named) and counted toward `trials`; now it is recorded as interrupted, with a
-    warning naming the file and the reason, and another trial runs in its place."""
+    no file named) and counted toward `trials`; now, with a warning naming the file and the
+    reason, it goes on from the checkpoint before when that one is whole (as it is when a
+    worker dies copying the next), else it is recorded as interrupted and another trial runs
+    in its place."""
     address = ray.get_runtime_context().gcs_address
     script = DRIVER.format(root=str(ROOT), address=address, out=str(tmp_path), scheduler="fifo")
     driver = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
@@ -173,22 +181,38 @@ def test_a_checkpoint_cut_short_is_run_again_as_a_missing_one_not_counted(
     finally:
         _kill_driver(driver, tmp_path)
     before = optuna.load_study(study_name="t-random", storage=url)
-    # a checkpoint whose file is there (the kill may land between its folder and its files)
+    # a whole checkpoint (the kill may land between a folder and its files)
     saved = [t for t in before.trials if t.state == TrialState.RUNNING
-             and (found := latest_checkpoint(t)) is not None
+             and (found := resume_checkpoint(t)) is not None
              and (found / damaged).is_file()]  # fmt: skip
     assert saved, "the driver was killed with no checkpointed trial running"
     victim = saved[0]
-    path = latest_checkpoint(victim) / damaged
+    whole = resume_checkpoint(victim)
+    for folder in checkpoint_folders(whole.parent):  # only that one, then perhaps a copy
+        if folder != whole:
+            shutil.rmtree(folder)
+    if older:  # the next checkpoint, cut short while it was copied
+        copy = whole.with_name(f"checkpoint_{int(whole.name.rpartition('_')[2]) + 1:06d}")
+        shutil.copytree(whole, copy)
+    path = (copy if older else whole) / damaged
     text = path.read_text()
     path.write_text(text[: min(13, len(text) // 2)])  # cut short, as a crash or full disk does
+    main(["status", "--run", str(tmp_path), "--trial", str(victim.number)])
+    resumes = whole if older else "none (interrupted)"
+    assert f"a relaunch resumes it from: {resumes}\n" in capsys.readouterr().out
 
     study = launch(checkpointing_config(tmp_path, "fifo"), trial_fn=slow_checkpointing_trial,
                    progress=False)  # fmt: skip
     err = capsys.readouterr().err
     assert f"trial {victim.number}'s checkpoint cannot be read ({path}: cut short" in err, err
     trial = study.trials[victim.number]
-    assert trial.state == FAIL and trial.user_attrs["error"] == INTERRUPTED  # not counted
+    if older:
+        assert f"it goes on from the one before ({whole.name})" in err, err
+        assert trial.state == TrialState.COMPLETE
+        curve = [p["epoch"] for p in trial.user_attrs["curve"]]
+        assert curve == list(range(1, EPOCHS + 1))  # each epoch once, from the whole one on
+    else:
+        assert trial.state == FAIL and trial.user_attrs["error"] == INTERRUPTED  # not counted
     assert trials_counted(study) == TRIALS and not study.get_trials(states=(TrialState.RUNNING,))
     counted = {t.number: (t.state.name, t.user_attrs.get("error")) for t in study.trials
                if counts(t)}  # fmt: skip

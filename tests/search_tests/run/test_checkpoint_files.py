@@ -1,17 +1,19 @@
 """search.record._checkpoint_files.unreadable: a checkpoint folder whose files are cut short,
-empty or missing is named with the file and the reason (a relaunch then treats it as no
-checkpoint); a whole one, as a real trial writes it, reads."""
+empty or missing is named with the file and the reason (a relaunch then resumes from the one
+before, or treats the trial as one without a checkpoint); a whole one, as a real trial writes
+it, reads."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
-from search.record._checkpoint_files import unreadable
-from search.record._schema import RayKey
+from search.record._checkpoint_files import resumable, resume_checkpoint, unreadable
+from search.record._schema import RayKey, TrialAttr
 from search.trial import STATE_NAME
 
 
@@ -80,3 +82,16 @@ def test_a_state_in_a_subfolder_is_read_and_counts(tmp_path: Path) -> None:
     assert unreadable(folder).startswith(f"{folder / 'mine' / 'state.json'}: cut short")
     (folder / "mine" / "state.json").write_text('{"epoch": 2}')
     assert unreadable(folder) is None
+
+
+def test_a_relaunch_resumes_from_the_latest_checkpoint_that_reads(tmp_path: Path) -> None:
+    """The one before a cut-short latest (a worker killed copying it); None when none reads."""
+    trial = SimpleNamespace(user_attrs={TrialAttr.RAY_TRIAL: str(tmp_path)})
+    assert resume_checkpoint(trial) is None and not resumable(trial)
+    first = _checkpoint(tmp_path / "checkpoint_000001")
+    second = _checkpoint(tmp_path / "checkpoint_000002")
+    assert resume_checkpoint(trial) == second
+    (second / STATE_NAME).write_bytes(b"")
+    assert resume_checkpoint(trial) == first and resumable(trial)
+    (first / RayKey.POINT_FILE).write_text("{")
+    assert resume_checkpoint(trial) is None and not resumable(trial)
