@@ -27,7 +27,10 @@ its own), is evaluated on the official test set once, after training, and is wri
 bundle, ``<results>/<name>/le<target>/<design>.<recipe>/seed<s>/`` (config.yaml, model.pt,
 model.onnx, model.pt2, metrics.json; ``search.load_bundle`` loads it). ``<target>`` is the
 smallest leaderboard target at or above the design's count (500, 1,000, 2,000). A seed with
-a bundle of the same network and recipe is kept, so a stopped run goes on where it was.
+a bundle of the same network and recipe is kept, so a stopped run goes on where it was;
+a seed being trained is claimed (``.seed<s>.training`` beside its folder, the worker's pid),
+so a second run on the same board, started on a free core, trains the seeds the first has
+not begun, and a killed run's claims are taken over.
 ``--train-on train+val`` retrains on the validation split too (after selection, as
 ``search train --with-val`` does; the arm's folder ends in ``.trainval``, the table names
 it). ``--table-only`` trains nothing: it writes ``<results>/<name>.md`` from the bundles, with the
@@ -43,6 +46,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as futures
 import json
+import os
 import platform
 import statistics
 import sys
@@ -224,19 +228,78 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
     return todo
 
 
+def claim_of(folder: Path) -> Path:
+    """The file that says a run is training the seed of ``folder`` (beside it, hidden: the
+    arm's ``seed*`` folders are bundles only)."""
+    return folder.with_name(f".{folder.name}.training")
+
+
+def _claim(folder: Path) -> bool:
+    """Takes the seed of ``folder`` for this process, or False when another live process has
+    it: two runs on one board (a second one started on a free core) train each seed once. A
+    claim left by a killed run on this machine (its pid gone) is taken over; the claim file
+    appears whole (written aside, then linked), so a half-written one is never read."""
+    path = claim_of(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    aside = path.with_name(f"{path.name}.{os.getpid()}")
+    aside.write_text(json.dumps({"pid": os.getpid(), "host": platform.node()}), encoding="utf-8")
+    try:
+        for _ in range(2):
+            try:
+                os.link(aside, path)
+                return True
+            except FileExistsError:
+                if _held(path):
+                    return False
+                path.unlink(missing_ok=True)  # a killed run's: taken over
+        return False
+    finally:
+        aside.unlink()
+
+
+def _held(claim: Path) -> bool:
+    """Whether a claim is a live process's; another machine's always is (its pid means
+    nothing here: delete the file by hand if that run is gone)."""
+    try:
+        held = json.loads(claim.read_text(encoding="utf-8"))
+        if held["host"] != platform.node():
+            return True
+        os.kill(int(held["pid"]), 0)
+    except PermissionError:  # alive, another user's
+        return True
+    except (OSError, ValueError, KeyError, TypeError):  # gone, released, or not a claim
+        return False
+    return True
+
+
+def train_claimed(cfg: dict[str, Any], folder: Path, source: dict[str, Any],
+                  device: str) -> dict[str, Any] | None:  # fmt: skip
+    """One seed trained and written (:func:`train_seeds`) unless another run holds it or
+    has written it meanwhile (None)."""
+    if not _claim(folder):
+        return None
+    try:
+        if _seed_metrics(folder, source["trial"], cfg) is not None:
+            return None
+        return train_seeds([cfg], False, [str(folder)], source, device)[0]
+    finally:
+        claim_of(folder).unlink(missing_ok=True)
+
+
 def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int,
           device: str = "cpu") -> None:  # fmt: skip
     """Trains the seeds on ``device``, ``jobs`` at once (one CPU thread each), printing each
-    as it ends."""
+    as it ends; a seed another run is training, or has trained since, is left to it."""
     start = time.time()
     with futures.ProcessPoolExecutor(jobs, initializer=_worker_init) as pool:
-        running = {pool.submit(train_seeds, [cfg], False, [str(folder)], source, device): folder
+        running = {pool.submit(train_claimed, cfg, folder, source, device): folder
                    for cfg, folder, source in todo}  # fmt: skip
         for n, done in enumerate(futures.as_completed(running), 1):
             folder = running[done]
             try:
-                metrics = done.result()[0]
-                said = (f"test {100 * metrics['test_accuracy']:.2f} %, "
+                metrics = done.result()
+                said = (f"left to another run ({claim_of(folder).name})" if metrics is None else
+                        f"test {100 * metrics['test_accuracy']:.2f} %, "
                         f"{metrics['train_time_s'] / 60:.1f} min")  # fmt: skip
             except Exception as err:  # a failed seed is reported, the others go on
                 said = f"failed: {err}"

@@ -5,8 +5,12 @@ records (``search.load_bundle`` and onnxruntime), a second run keeps the seeds i
 from __future__ import annotations
 
 import json
+import os
+import platform
 import re
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -197,3 +201,34 @@ def test_an_ablation_is_compared_with_the_record_it_changes(bench) -> None:
     # p = 1 - 1.414 / sqrt(1.414**2 + 2) = 0.29, and the interval ±4.303 * 0.1414 = ±0.61 pt
     want = "- abl-997-slope.found − record-997.own: -0.20 pt [-0.81, +0.41], Welch p 0.29"
     assert lines == [want]
+
+
+def test_a_seed_another_live_run_holds_is_left_to_it_and_a_dead_runs_is_taken_over(
+    bench, tmp_path, capsys
+) -> None:
+    """Two runs on one board train each seed once: a seed whose claim is a live process's is
+    not trained; once that process is killed, the next run takes the seed over."""
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        arm = tmp_path / "leaderboard_records" / "le1000" / "record-697.own"
+        arm.mkdir(parents=True)
+        claim = bench.claim_of(arm / "seed1")
+        claim.write_text(json.dumps({"pid": holder.pid, "host": platform.node()}), "utf-8")
+        run = ["--designs", "record-697", "--recipes", "own", "--seeds", "2", "--epochs", "1",
+               "--jobs", "1", "--set", "dataset=digits", "--results", str(tmp_path)]  # fmt: skip
+        bench.main(run)
+        out = capsys.readouterr().out
+        assert "le1000/record-697.own/seed1: left to another run (.seed1.training)" in out, out
+        assert sorted(p.name for p in arm.iterdir()) == [".seed1.training", "seed0"]
+    finally:
+        holder.kill()
+        holder.wait()
+    bench.main(run)  # the holder is gone: its claim is taken over, the seed trained, released
+    assert "1 seed(s) to train" in capsys.readouterr().out
+    assert sorted(p.name for p in arm.iterdir()) == ["seed0", "seed1"]
+    check_reads_back(arm / "seed1")
+    another = {"pid": os.getpid(), "host": f"not-{platform.node()}"}  # another machine's
+    claim.write_text(json.dumps(another), "utf-8")
+    assert bench._claim(arm / "seed2") is True  # a free seed is taken
+    assert bench._claim(arm / "seed2") is False  # ... and then held (by this live process)
+    assert bench._claim(arm / "seed1") is False  # another machine's claim is not judged here
