@@ -34,12 +34,14 @@ class CheckpointJanitor(Callback):
     """Tells ``on_folder`` each trial's Ray Tune folder when it starts (recorded, a relaunch
     finds its checkpoints there); deletes the checkpoints of a trial that ended without its
     full schedule: stopped by a scheduler (at a rung, or paused and never promoted) or failed,
-    unless ``keep`` says otherwise (a trial a time limit stopped).
+    unless ``keep`` says otherwise (a trial a time limit stopped). A trial a relaunch resumed
+    runs in a new folder: the checkpoints of the one it resumed from (``on_folder`` returns
+    it) are deleted when it ends, once they are no trial's latest.
     """
 
     def __init__(
         self,
-        on_folder: Callable[[str, str], None] | None = None,
+        on_folder: Callable[[str, str], str | None] | None = None,
         keep: Callable[[str], bool] = lambda trial_id: False,
         latest: int = 1,
     ) -> None:
@@ -47,13 +49,14 @@ class CheckpointJanitor(Callback):
         self.keep = keep  # a stopped trial (Ray trial id) whose checkpoints stay
         self.latest = latest  # checkpoints kept per trial
         self.deleted = 0
+        self._former: dict[str, str] = {}  # Ray trial id -> the folder it was resumed from
 
     def on_checkpoint(
         self, iteration: int, trials: list, trial: Any, checkpoint: Any, **info: Any
     ) -> None:
         """Deletes the trial's checkpoints older than its ``latest`` up to this one (a later
         one may be being written)."""
-        if trial.path is None or "://" in trial.path:
+        if not _ours(trial.path):
             return
         folders = checkpoint_folders(trial.path)
         this = Path(checkpoint.path).name
@@ -65,20 +68,39 @@ class CheckpointJanitor(Callback):
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         if self.on_folder is not None and trial.path is not None:
-            self.on_folder(trial.trial_id, trial.path)
+            former = self.on_folder(trial.trial_id, trial.path)
+            if former is not None:
+                self._former[trial.trial_id] = former
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         if RayKey.METRICS not in (trial.last_result or {}):
             self._delete(trial)
+        self._retire(trial)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._delete(trial)
+        self._retire(trial)
 
     def _delete(self, trial: Any) -> None:
-        if trial.path is None or "://" in trial.path:  # a storage URI: not ours to clean
-            return
-        if self.keep(trial.trial_id):
+        if not _ours(trial.path) or self.keep(trial.trial_id):
             return
         for folder in checkpoint_folders(trial.path):
             shutil.rmtree(folder, ignore_errors=True)
             self.deleted += 1
+
+    def _retire(self, trial: Any) -> None:
+        """Deletes the checkpoints of the folder an ended trial was resumed from, unless they
+        are still what a relaunch would go on from (it was adjourned without one of its own)."""
+        former = self._former.pop(trial.trial_id, None)
+        if former is None or not _ours(former) or not _ours(trial.path):
+            return
+        if self.keep(trial.trial_id) and not checkpoint_folders(trial.path):
+            return
+        for folder in checkpoint_folders(former):
+            shutil.rmtree(folder, ignore_errors=True)
+            self.deleted += 1
+
+
+def _ours(path: str | None) -> bool:
+    """Whether a trial folder is on this machine's disk (a storage URI is not ours to clean)."""
+    return path is not None and "://" not in path

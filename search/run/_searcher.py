@@ -228,13 +228,16 @@ class NpasSearcher(Searcher):
         resume = str(folder)
         return {RayKey.NUMBER: number, RayKey.TRIAL_CONFIG: trial_config, RayKey.RESUME: resume}
 
-    def on_folder(self, trial_id: str, folder: str) -> None:
-        """Ray Tune's folder of a trial that started: recorded once (its checkpoints)."""
+    def on_folder(self, trial_id: str, folder: str) -> str | None:
+        """Ray Tune's folder of a trial that started: recorded once (its checkpoints). Returns
+        the folder recorded before, where a relaunch resumed the trial from (else None)."""
         trial = self._live.get(trial_id)
-        if trial is None or trial.user_attrs.get(TrialAttr.RAY_TRIAL) == folder:
-            return
+        former = None if trial is None else trial.user_attrs.get(TrialAttr.RAY_TRIAL)
+        if trial is None or former == folder:
+            return None
         trial.set_user_attr(TrialAttr.RAY_TRIAL, folder)
         self._write(lambda writer: writer.user_attr(trial.number, TrialAttr.RAY_TRIAL, folder))
+        return former
 
     def _finished(self) -> str:
         if self.gate is not None:  # told when the search's time ended it: paused trials adjourn

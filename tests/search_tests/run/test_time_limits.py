@@ -21,7 +21,7 @@ from search.record import trials_counted
 from search.record._schema import RayKey, TrialAttr
 from search.record._study import INTERRUPTED
 from search.run import launch
-from search.run._checkpoints import latest_checkpoint
+from search.run._checkpoints import checkpoint_folders, latest_checkpoint
 from search.run._limits import GRACE_S, OUT_OF_TIME, TrialLimits
 from tests._support.checkpointing import (
     check_each_epoch_ran_once_but_the_one_in_flight,
@@ -137,6 +137,7 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
         assert latest_checkpoint(trial) is not None and "error" not in trial.user_attrs
     epochs = {t.number: len(t.user_attrs.get("curve", [])) for t in running}
     decided = {t.number: len(t.user_attrs.get("npas:decisions", [])) for t in running}
+    folders = {t.number: t.user_attrs[TrialAttr.RAY_TRIAL] for t in running}
     cut = len(epoch_log(tmp_path))
     # Nothing runs them now (no launch holds the search): status says adjourned, not running.
     assert main(["status", "--run", str(tmp_path), "--format", "json"]) == 0
@@ -167,6 +168,11 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     (status,) = json.loads(capsys.readouterr().out)
     assert status["adjourned"] == 0 and status["trials"] == len(study.trials), status
     check_each_epoch_ran_once_but_the_one_in_flight(epochs_by_trial(epoch_log(tmp_path)))
+    for number, former in folders.items():  # each went on in a new folder; the old one's
+        trial = study.trials[number]        # checkpoints are gone once it ended
+        assert trial.user_attrs[TrialAttr.RAY_TRIAL] != former and not checkpoint_folders(former)
+        ran = trial.state == TrialState.COMPLETE and not trial.user_attrs.get(TrialAttr.STOPPED)
+        assert (latest_checkpoint(trial) is not None) == ran, (number, trial.user_attrs)
     after = epochs_by_trial(epoch_log(tmp_path)[cut:])
     for number, done in epochs.items():
         curve = [p["epoch"] for p in study.trials[number].user_attrs["curve"]]
