@@ -36,11 +36,11 @@ from search.record import (
     StudyWriter,
     checkpoint_problem,
     enqueue_start,
+    latest_checkpoint,
     lost_report,
     open_storage,
     open_study,
     record_cost,
-    resumable,
     resume_checkpoint,
     trials_counted,
 )
@@ -282,12 +282,13 @@ def _launch_leased(
 
 
 def _resumable_or_said(trial: optuna.trial.FrozenTrial) -> bool:
-    """``resumable``, with a warning naming the file and the reason when a RUNNING trial's
-    latest checkpoint cannot be read: it goes on from the one before when that one is whole,
-    else it is treated as a trial without one (resumed, it would fail, and count)."""
+    """Whether a relaunch resumes a RUNNING trial, with a warning naming the file and the
+    reason when its latest checkpoint cannot be read: it goes on from the one before when that
+    one is whole, else it is treated as a trial without one (resumed, it would fail, and
+    count)."""
     problem = checkpoint_problem(trial)
-    if problem is None:
-        return resumable(trial)
+    if problem is None:  # none, or a whole one: read once
+        return latest_checkpoint(trial) is not None
     older = resume_checkpoint(trial)
     then = (f"it goes on from the one before ({older.name})" if older is not None else
             "it is recorded as interrupted (not counted) and another trial runs in its "
