@@ -271,16 +271,27 @@ class StudyWriter:
                 self._same_study(connection)
                 yield connection
         except sqlalchemy.exc.SQLAlchemyError as err:
-            where = self.storage.engine.url.render_as_string(hide_password=True)
-            self.error = StorageWriteError(
-                f"a trial could not be written to the search's storage {masked_url(where)} "
-                f"({first_line(err)}); the trials written so far are kept: relaunch the search "
-                "once the storage works to resume it"
-            )
+            self.error = self._cause(err)
             raise self.error from err
         except StorageWriteError as err:
             self.error = err
             raise
+
+    def _cause(self, err: sqlalchemy.exc.SQLAlchemyError) -> StorageWriteError:
+        """Why a write failed: a fence's own reason when one now refuses (the file was made
+        immutable, deleted or taken over between the fences and the write, and SQLite only
+        says "disk I/O error"), else the database's error."""
+        try:
+            for fence in self.fences:
+                fence()
+        except StorageWriteError as reason:
+            return reason
+        where = self.storage.engine.url.render_as_string(hide_password=True)
+        return StorageWriteError(
+            f"a trial could not be written to the search's storage {masked_url(where)} "
+            f"({first_line(err)}); the trials written so far are kept: relaunch the search "
+            "once the storage works to resume it"
+        )
 
     def _same_study(self, db: sqlalchemy.Connection) -> None:
         """Raises ``StorageLost`` unless the study's id still names the search."""

@@ -98,6 +98,30 @@ def test_a_replaced_sqlite_file_is_lost_and_left_as_it_is(tmp_path: Path) -> Non
     assert _trials_in(path) == 1
 
 
+def test_a_file_replaced_between_the_check_and_the_write_is_named_lost(tmp_path: Path) -> None:
+    """The file changes after the fences passed and before the write (CI saw it: the write
+    then failed with SQLite's bare "disk I/O error"): the writer asks the fences again, and
+    the error is theirs (the file was replaced), not the database's."""
+    path = tmp_path / "s.db"
+    memory, writer = _open(f"sqlite:///{path}")
+    _start(memory, writer)
+    armed = [True]
+
+    def replace_after_the_check() -> None:
+        if armed:
+            armed.clear()
+            for file in tmp_path.glob("s.db*"):
+                file.unlink()
+            path.write_bytes(b"not a database" * 100)
+            writer.storage.engine.dispose()
+
+    writer.fences.append(replace_after_the_check)
+    with pytest.raises(StorageLost, match=f"its storage file {path} was replaced") as caught:
+        _start(memory, writer)
+    assert isinstance(caught.value.__cause__, sqlalchemy.exc.DatabaseError)
+    assert writer.error is caught.value
+
+
 def test_a_study_id_naming_another_study_is_lost(storage_url: str) -> None:
     """The database was swapped under the launch (PostgreSQL: dropped and restored; here the
     study renamed): the write's own transaction notices, and writes nothing."""
