@@ -385,6 +385,33 @@ def _lever_gaps(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> li
     return lines
 
 
+def _at_record_counts(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[str]:
+    """The issue's comparison at each record's count: every ``record-<count>.own`` arm against
+    the npas-found net (an ``npas-`` arm, its own recipe, no lever, no twin) of every target
+    with the most parameters within the record's count, and whether it beats the record
+    (higher mean, Welch p < 0.05)."""
+    ours = [(int(ms[0]["params"]), arm, accs) for arm, accs, ms in arms
+            if arm.startswith("npas-") and "+" not in arm and not _twin_of(arm)[1]]  # fmt: skip
+    lines = []
+    for arm, accs, metrics in arms:
+        if not (arm.startswith("record-") and arm.endswith(".own")):
+            continue
+        count = int(metrics[0]["params"])
+        within = [o for o in ours if o[0] <= count]
+        if not within:
+            lines.append(f"- {arm} ({count:,} params): no npas-found net within its count yet")
+            continue
+        params, name, found = max(within, key=lambda o: (o[0], o[1]))
+        verdict = "not compared (below two seeds)"
+        if min(len(found), len(accs)) >= 2:
+            diff, *_, p = gap(found, accs)
+            verdict = "beats it" if diff > 0 and p < 0.05 else "does not beat it"
+        lines.append(f"- {arm} ({count:,} params, {_mean_std(accs)}): {name} ({params:,} "
+                     f"params, {_mean_std(found)}) − it: {_gap_cell(found, accs)}; "
+                     f"{verdict}")  # fmt: skip
+    return lines
+
+
 def gap(ours: list[float], theirs: list[float]) -> tuple[float, float, float, float]:
     """``ours``' mean minus ``theirs``', its 95 % confidence interval and the two-sided p of
     Welch's t-test (unequal variances): the comparison of two arms' seeds."""
@@ -458,6 +485,7 @@ def table(board: Path, seeds: int) -> str:
     ]
     sharing: list[str] = []
     levers: list[str] = []
+    every: list[tuple[str, list[float], list[dict[str, Any]]]] = []
     notes: dict[str, str] = {}  # each npas-found net's network and recipe, once
     for target in TARGETS:
         arms = _arm_rows(board, target)
@@ -468,6 +496,7 @@ def table(board: Path, seeds: int) -> str:
             p = "" if label == name else _gap_cell(accs, reference)
             lines.append(f"| ≤ {target:,} | {label} | | | searched | train | cpu | 81 | | "
                          f"{len(accs)} | {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
+        every += arms
         sharing += _sharing(arms)
         levers += _lever_gaps(arms)
         for arm, accs, metrics in arms:
@@ -490,6 +519,11 @@ def table(board: Path, seeds: int) -> str:
         lines += ["", "The nets of `--found` arms and their twins (network; recipe `found`; "
                   "`npas-` ones were chosen by a search, others are a search's start points):",
                   "", *notes.values()]  # fmt: skip
+    records = _at_record_counts(every)
+    if records:
+        lines += ["", "At each record's count (the npas-found net with the most parameters "
+                  "within it − the record design with its own recipe; beaten when the gap is "
+                  "above 0 with Welch p < 0.05):", "", *records]  # fmt: skip
     if levers:
         lines += ["", "What each lever and change added (the arm with it − the same design "
                   "without it; `abl-<count>-…`: record-<count> with one change, its own "
