@@ -190,6 +190,7 @@ def _launch_leased(
     data: DataCheck | None = None,
 ) -> optuna.Study:
     keys = constraint_keys(config)
+    resumable = _Resumable()
     study = open_study(
         name=config.name,
         storage=rdb,
@@ -198,12 +199,13 @@ def _launch_leased(
         objectives=config.objectives,
         constraints=config.constraint_texts,
         optimiser=config.algorithm.name,
-        resumable=_resumable_or_said,
+        resumable=resumable,
         data=data,
     )
     held = len(study.get_trials(deepcopy=False))  # what the storage holds before this launch
     # What a killed search left RUNNING with a checkpoint goes on from it, before new trials.
-    resumes = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
+    resumes = {t.number: resumable.chosen[t.number]
+               for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))}
     remaining = config.trials - trials_counted(study)
     if remaining <= 0:
         return study
@@ -270,7 +272,7 @@ def _launch_leased(
                               trials_folder=out / config.name / "trials") from None  # fmt: skip
         if writer.error is not None:
             raise writer.error
-        ending = Ending.of(searcher, ran=ran, remaining=remaining, resumes=resumes,
+        ending = Ending.of(searcher, ran=ran, remaining=remaining, resumes=list(resumes),
                            disk_full=bool(received.get("full")), signum=received.get("signum"))
         conclude(ending, study, config, out, progress)
     finally:
@@ -281,21 +283,27 @@ def _launch_leased(
     return optuna.load_study(study_name=config.name, storage=rdb)
 
 
-def _resumable_or_said(trial: optuna.trial.FrozenTrial) -> bool:
+class _Resumable:
     """Whether a relaunch resumes a RUNNING trial, with a warning naming the file and the
     reason when its latest checkpoint cannot be read: it goes on from the one before when that
     one is whole, else it is treated as a trial without one (resumed, it would fail, and
-    count)."""
-    problem = checkpoint_problem(trial)
-    if problem is None:  # none, or a whole one: read once
-        return latest_checkpoint(trial) is not None
-    older = resume_checkpoint(trial)
-    then = (f"it goes on from the one before ({older.name})" if older is not None else
-            "it is recorded as interrupted (not counted) and another trial runs in its "
-            "place, as for a trial without one")  # fmt: skip
-    print(f"[npas] warning: trial {trial.number}'s checkpoint cannot be read ({problem}); "
-          f"{then}", file=sys.stderr, flush=True)  # fmt: skip
-    return older is not None
+    count). Keeps the folder it chose for each, so no checkpoint is read twice."""
+
+    def __init__(self) -> None:
+        self.chosen: dict[int, Path] = {}
+
+    def __call__(self, trial: optuna.trial.FrozenTrial) -> bool:
+        problem = checkpoint_problem(trial)
+        folder = latest_checkpoint(trial) if problem is None else resume_checkpoint(trial)
+        if problem is not None:
+            then = (f"it goes on from the one before ({folder.name})" if folder is not None
+                    else "it is recorded as interrupted (not counted) and another trial runs "
+                    "in its place, as for a trial without one")  # fmt: skip
+            print(f"[npas] warning: trial {trial.number}'s checkpoint cannot be read "
+                  f"({problem}); {then}", file=sys.stderr, flush=True)  # fmt: skip
+        if folder is not None:
+            self.chosen[trial.number] = folder
+        return folder is not None
 
 
 def _screen(config: SearchConfig, trial_fn: TrialFn) -> ScreenFn | None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 import optuna
@@ -33,7 +34,7 @@ from ray.tune.search import Searcher
 from search._compat import trial_id_of
 from search.config import TrialConfig
 from search.optimisers import Optimiser
-from search.record import DISK_FULL, Metric, RayKey, TrialAttr, resume_checkpoint
+from search.record import DISK_FULL, Metric, RayKey, TrialAttr
 from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
 from search.run._limits import OUT_OF_TIME, TrialLimits
@@ -107,8 +108,9 @@ class NpasSearcher(Searcher):
             and one left unfinished once the search's time is spent stays RUNNING with its
             checkpoint (adjourned: a relaunch continues it).
         resumes: Trials the storage holds RUNNING that a killed search left with a
-            checkpoint, by number: started before any new proposal, each from its latest
-            checkpoint, as the same trial (its curve and decisions go on).
+            checkpoint, by number, with the checkpoint folder each resumes from (the launch
+            chose its latest readable one): started before any new proposal, as the same
+            trial (its curve and decisions go on).
         screen: Refuses a proposal before training (see the module's docstring; None: every
             proposal goes to Ray Tune).
     """
@@ -123,7 +125,7 @@ class NpasSearcher(Searcher):
         cost: SearchCost | None = None,
         gate: Gate | None = None,
         limits: TrialLimits | None = None,
-        resumes: Sequence[int] = (),
+        resumes: Mapping[int, Path] | None = None,
         screen: ScreenFn | None = None,
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
@@ -136,7 +138,7 @@ class NpasSearcher(Searcher):
         self.cost = cost
         self.gate = gate
         self.limits = limits
-        self._resumes = list(resumes)
+        self._resumes = list((resumes or {}).items())
         self._last: dict[str, dict] = {}  # trial id -> its last epoch's result
         #: Why the searcher stopped starting trials before Ray Tune's count (a budget).
         self.stopped: str | None = None
@@ -170,7 +172,7 @@ class NpasSearcher(Searcher):
         if self.gate is not None and not self.gate.may_start():
             return None
         if self._resumes:
-            return self._resume(trial_id, self._resumes.pop(0))
+            return self._resume(trial_id, *self._resumes.pop(0))
         for _ in range(SCREENED_PER_SUGGEST):
             proposal = self.optimiser.ask()
             if proposal is None:
@@ -214,11 +216,10 @@ class NpasSearcher(Searcher):
         frozen, attrs = _frozen(trial), trial.study.user_attrs
         return self._write(lambda writer: writer.finished(frozen, study_attrs=attrs))
 
-    def _resume(self, trial_id: str, number: int) -> dict | str:
-        """The Ray config that resumes trial ``number`` from its latest readable checkpoint."""
+    def _resume(self, trial_id: str, number: int, folder: Path) -> dict | str:
+        """The Ray config that resumes trial ``number`` from checkpoint ``folder``."""
         study = self.optimiser.study
         frozen = study.trials[number]
-        folder = resume_checkpoint(frozen)
         if self.recorder is not None and not self.recorder.adopt(number):
             return self._finished()
         self._live[trial_id] = optuna.trial.Trial(study, trial_id_of(study, number))
