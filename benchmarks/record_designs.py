@@ -72,6 +72,8 @@ from leaderboard import (
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 TARGETS = (500, 1000, 2000)
+#: The public record designs (``spaces``' names; ``objectives.RECORD_RECIPES`` has each recipe).
+RECORD_DESIGNS = ("record-697", "record-997", "record-1936")
 #: The trial config every arm starts from: the last round's winner at ≤ 1,000 (its dataset,
 #: indicators, measurement and constraints), whose training section is the searched recipe.
 SEARCHED = RESULTS / "leaderboard_valid" / "le1000" / "seed0" / "config.yaml"
@@ -153,15 +155,15 @@ def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
 
     if found is not None:
         network = {key: found[key] for key in NETWORK if key in found}
-        train = dict(found["train"])  # recipe "found": its own search's
     else:
         network = {"family": design, "hyper": {}, "budget": None}
-        own = RECORD_RECIPES[design].to_dict()
-        train = (
-            dict(base["train"])
-            if recipe == "searched"
-            else {k: v for k, v in own.items() if k in TRAIN_OPTIONS}
-        )  # what a search config says
+    if recipe == "found":  # its own search's
+        train = dict(found["train"]) if found is not None else {}
+    elif recipe == "searched":
+        train = dict(base["train"])
+    else:  # a record's own: this design's ("own"), or another's by name (a found net's)
+        own = RECORD_RECIPES[design if recipe == "own" else recipe].to_dict()
+        train = {k: v for k, v in own.items() if k in TRAIN_OPTIONS}  # what a config says
     for lever in levers:
         train.update(LEVERS[lever])
     if epochs is not None:
@@ -210,7 +212,7 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
     plain arm's twins too, in its target's folder (``<design>-shared``, ``<design>-wide``)."""
     todo = []
     arms = [(d, r, None) for d in args.designs for r in args.recipes]
-    arms += [(name, "found", found_config(path)) for name, path in args.found]
+    arms += [(name, args.found_recipe, found_config(path)) for name, path in args.found]
     for design, recipe, found in arms:
         for seed in range(args.seeds):
             cfg = arm_config(base, design, recipe, seed, args.epochs, args.train_on,
@@ -511,7 +513,7 @@ def table(board: Path, seeds: int) -> str:
                          f"{recipe} | {on} | {device} | {m['epochs']} | {minutes:.1f} | "
                          f"{len(accs)}{so_far} | {_mean_std(accs)} | {_each(accs)} | "
                          f"{p} |")  # fmt: skip
-            if recipe.startswith("found") and design not in notes:
+            if not design.startswith("record-") and design not in notes:
                 first = min((board / f"le{target}" / arm).glob("seed*/config.yaml"))
                 cfg = yaml.safe_load(first.read_text(encoding="utf-8"))
                 notes[design] = f"- {design}: {_describe(cfg)}"
@@ -549,7 +551,7 @@ def _found(text: str) -> tuple[str, Path]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--designs", type=lambda s: s.split(",") if s else [],
-                        default=["record-697", "record-997", "record-1936"])  # fmt: skip
+                        default=list(RECORD_DESIGNS))  # fmt: skip
     parser.add_argument("--recipes", type=lambda s: s.split(","), default=["own", "searched"])
     parser.add_argument(
         "--found",
@@ -558,8 +560,14 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=PATH",
         help="a search's trial: NAME an arm label (npas-… for a net the search chose), PATH "
-        "search export's bundle or its config.yaml; trained with its own search's recipe "
-        "('found'); repeatable",
+        "search export's bundle or its config.yaml; trained with --found-recipe; repeatable",
+    )
+    parser.add_argument(
+        "--found-recipe",
+        choices=["found", "searched", *RECORD_DESIGNS],
+        default="found",
+        help="the --found nets' recipe: 'found' their own search's, 'searched' round 5's, or "
+        "a record design's own (its arm: NAME.record-697); default: found",
     )
     parser.add_argument(
         "--levers",
