@@ -12,7 +12,8 @@ For each design of ``--designs`` (``spaces``' ``record-697``, ``record-997``,
   winner at ≤ 1,000 parameters (``--searched``, default the ``leaderboard_valid`` bundle).
 
 ``--found NAME=PATH`` adds a search's trial, ``search export``'s bundle of it: its network,
-trained with its own search's recipe (``found``). Name a net the search chose ``npas-…``: the
+trained with its own search's recipe (``found``), or ``--found-recipe``'s (a record's own,
+``record-697``: its arm ``NAME.record-697``). Name a net the search chose ``npas-…``: the
 first such arm of a target (without levers or twins) is what the other rows are compared with;
 name a start point (a trial the user gave) otherwise. ``--levers kd,ema`` adds
 recipe levers to every arm (:data:`LEVERS`; the arm's recipe reads ``own+kd``): ``kd``

@@ -151,6 +151,27 @@ def test_a_found_net_trains_with_its_own_recipe_and_a_lever_makes_its_own_arm(
     assert "- npas-x: sepnet" in table
 
 
+def test_a_found_net_takes_a_records_recipe_as_its_own_arm(bench, tmp_path) -> None:
+    """``--found-recipe record-697``: the found net's network, record-697's recipe, arm
+    ``npas-x.record-697``, described under the table and compared at record-697's count."""
+    found = _found_config(tmp_path / "config.yaml")
+    bench.main(["--designs", "record-697", "--recipes", "own", "--found", f"npas-x={found}",
+                "--found-recipe", "record-697", "--seeds", "2", "--epochs", "1", "--jobs", "2",
+                "--set", "dataset=digits", "--results", str(tmp_path)])  # fmt: skip
+    arms = tmp_path / "leaderboard_records"
+    small = yaml.safe_load((arms / "le500/npas-x.record-697/seed0/config.yaml").read_text())
+    record = yaml.safe_load((arms / "le1000/record-697.own/seed0/config.yaml").read_text())
+    assert small["hyper"] == {"stem": 4, "blocks": 1, "width": 6}
+    assert small["train"] == record["train"]  # the record's recipe, epochs as --epochs says
+    assert small["train"]["batch_size"] == 256 and small["train"]["schedule"] == "step"
+    table = (tmp_path / "leaderboard_records.md").read_text("utf-8")
+    assert "| npas-x | " in table and "| record-697 | " in table
+    assert "- npas-x: sepnet" in table
+    assert re.search(r"- record-697\.own \(697 params, .*\): npas-x\.record-697 \(", table)
+    with pytest.raises(SystemExit):
+        bench.main(["--found", f"npas-x={found}", "--found-recipe", "own"])
+
+
 def test_an_unknown_lever_or_a_found_path_that_is_not_there_is_refused(bench, tmp_path
                                                                        ) -> None:  # fmt: skip
     with pytest.raises(SystemExit, match="unknown lever 'bogus'"):
