@@ -404,14 +404,15 @@ def _at_record_counts(arms: list[tuple[str, list[float], list[dict[str, Any]]]])
         if not within:
             lines.append(f"- {arm} ({count:,} params): no npas-found net within its count yet")
             continue
-        params, name, found = max(within, key=lambda o: (o[0], o[1]))
-        verdict = "not compared (below two seeds)"
-        if min(len(found), len(accs)) >= 2:
-            diff, *_, p = gap(found, accs)
-            verdict = "beats it" if diff > 0 and p < 0.05 else "does not beat it"
-        lines.append(f"- {arm} ({count:,} params, {_mean_std(accs)}): {name} ({params:,} "
-                     f"params, {_mean_std(found)}) − it: {_gap_cell(found, accs)}; "
-                     f"{verdict}")  # fmt: skip
+        most = max(params for params, _, _ in within)
+        for params, name, found in sorted(o for o in within if o[0] == most):  # each recipe
+            verdict = "not compared (below two seeds)"
+            if min(len(found), len(accs)) >= 2:
+                diff, *_, p = gap(found, accs)
+                verdict = "beats it" if diff > 0 and p < 0.05 else "does not beat it"
+            lines.append(f"- {arm} ({count:,} params, {_mean_std(accs)}): {name} ({params:,} "
+                         f"params, {_mean_std(found)}) − it: {_gap_cell(found, accs)}; "
+                         f"{verdict}")  # fmt: skip
     return lines
 
 

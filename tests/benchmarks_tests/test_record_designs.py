@@ -225,11 +225,12 @@ def test_an_ablation_is_compared_with_the_record_it_changes(bench) -> None:
 
 
 def test_each_record_is_compared_with_the_largest_npas_net_within_its_count(bench) -> None:
-    """record-697 against npas-a (690 params; npas-c has fewer, npas-b more than 697, the
-    ``+kd`` arm is a lever), record-997 and record-1936 against npas-b, record-400 against
-    nothing."""
+    """record-697 against npas-a with each of its recipes (690 params; npas-c has fewer, npas-b
+    more than 697, the ``+kd`` arm is a lever), record-997 and record-1936 against npas-b,
+    record-400 against nothing."""
     arms = [("npas-a.found", [0.990, 0.992], 690), ("npas-b.found", [0.980, 0.982], 980),
             ("npas-c.found", [0.995, 0.995], 500), ("npas-z.found+kd", [1.0, 1.0], 697),
+            ("npas-a.record-697", [0.98, 0.981], 690),
             ("record-697.own", [0.980, 0.982], 697), ("record-697.searched", [0.9, 0.9], 697),
             ("record-997.own", [0.981, 0.983], 997), ("record-1936.own", [0.99, 0.991], 1936),
             ("record-400.own", [0.9, 0.9], 400)]
@@ -239,11 +240,13 @@ def test_each_record_is_compared_with_the_largest_npas_net_within_its_count(benc
     assert lines[0] == ("- record-697.own (697 params, 98.10 ± 0.14 %): npas-a.found (690 "
                         "params, 99.10 ± 0.14 %) − it: +1.00 pt [+0.39, +1.61], Welch p 0.019; "
                         "beats it")  # fmt: skip
-    assert lines[1].startswith("- record-997.own (997 params, 98.20 ± 0.14 %): npas-b.found ")
-    assert lines[1].endswith("-0.10 pt [-0.71, +0.51], Welch p 0.55; does not beat it")
-    assert lines[2].startswith("- record-1936.own (1,936 params, 99.05 ± 0.07 %): npas-b.found ")
-    assert lines[3] == "- record-400.own (400 params): no npas-found net within its count yet"
-    assert len(lines) == 4
+    assert lines[1].startswith("- record-697.own (697 params, 98.10 ± 0.14 %): npas-a.record-697 ")
+    assert lines[1].endswith("does not beat it")  # the same net, another recipe: both shown
+    assert lines[2].startswith("- record-997.own (997 params, 98.20 ± 0.14 %): npas-b.found ")
+    assert lines[2].endswith("-0.10 pt [-0.71, +0.51], Welch p 0.55; does not beat it")
+    assert lines[3].startswith("- record-1936.own (1,936 params, 99.05 ± 0.07 %): npas-b.found ")
+    assert lines[4] == "- record-400.own (400 params): no npas-found net within its count yet"
+    assert len(lines) == 5
 
 
 def test_a_seed_another_live_run_holds_is_left_to_it_and_a_dead_runs_is_taken_over(
