@@ -159,7 +159,10 @@ def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
     else:
         network = {"family": design, "hyper": {}, "budget": None}
     if recipe == "found":  # its own search's
-        train = dict(found["train"]) if found is not None else {}
+        if found is None:
+            raise SystemExit(f"record_designs.py: {design} has no search of its own: recipe "
+                             "'found' is a --found net's")
+        train = dict(found["train"])
     elif recipe == "searched":
         train = dict(base["train"])
     else:  # a record's own: this design's ("own"), or another's by name (a found net's)
@@ -388,13 +391,17 @@ def _lever_gaps(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> li
     return lines
 
 
+def _npas_found(arm: str) -> bool:
+    """Whether an arm is an npas-found net as a search chose it: ``npas-``, no lever, no twin."""
+    return arm.startswith("npas-") and "+" not in arm and not _twin_of(arm)[1]
+
+
 def _at_record_counts(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[str]:
     """The issue's comparison at each record's count: every ``record-<count>.own`` arm against
-    the npas-found net (an ``npas-`` arm, its own recipe, no lever, no twin) of every target
-    with the most parameters within the record's count, and whether it beats the record
-    (higher mean, Welch p < 0.05)."""
-    ours = [(int(ms[0]["params"]), arm, accs) for arm, accs, ms in arms
-            if arm.startswith("npas-") and "+" not in arm and not _twin_of(arm)[1]]  # fmt: skip
+    the npas-found net (:func:`_npas_found`; each recipe of it) of every target with the most
+    parameters within the record's count, and whether it beats the record (higher mean, Welch
+    p < 0.05)."""
+    ours = [(int(ms[0]["params"]), arm, accs) for arm, accs, ms in arms if _npas_found(arm)]
     lines = []
     for arm, accs, metrics in arms:
         if not (arm.startswith("record-") and arm.endswith(".own")):
@@ -461,8 +468,7 @@ def _reference(board: Path, target: int
     (plain recipe, no lever) when the board has one, else the earliest round's; with the
     earlier rounds' rows."""
     earlier = [(label, seed_accuracies(folder)) for label, folder in COMPARE.get(target, [])]
-    ours = [(arm, accs) for arm, accs, _ in _arm_rows(board, target)
-            if arm.startswith("npas-") and "+" not in arm and not _twin_of(arm)[1]]  # fmt: skip
+    ours = [(arm, accs) for arm, accs, _ in _arm_rows(board, target) if _npas_found(arm)]
     name, accs = ours[0] if ours else earlier[0] if earlier else ("", [])
     return name, accs, earlier
 
