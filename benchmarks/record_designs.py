@@ -159,9 +159,7 @@ def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
     else:
         network = {"family": design, "hyper": {}, "budget": None}
     if recipe == "found":  # its own search's
-        if found is None:
-            raise SystemExit(f"record_designs.py: {design} has no search of its own: recipe "
-                             "'found' is a --found net's")
+        assert found is not None, "--recipes refuses 'found' for a record design"
         train = dict(found["train"])
     elif recipe == "searched":
         train = dict(base["train"])

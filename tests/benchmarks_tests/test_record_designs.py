@@ -176,7 +176,7 @@ def test_an_unknown_lever_or_a_found_path_that_is_not_there_is_refused(bench, tm
                                                                        ) -> None:  # fmt: skip
     with pytest.raises(SystemExit, match="unknown lever 'bogus'"):
         bench.main(["--designs", "record-697", "--levers", "bogus", "--results", str(tmp_path)])
-    with pytest.raises(SystemExit, match="record-697 has no search of its own"):
+    with pytest.raises(SystemExit, match="unknown recipe 'found'"):
         bench.main(["--designs", "record-697", "--recipes", "found", "--results", str(tmp_path)])
     with pytest.raises(SystemExit, match=r"no such config\.yaml"):
         bench.main(["--designs", "", "--found", f"npas-y={tmp_path / 'none'}",
