@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -22,6 +24,7 @@ from search.record._schema import RayKey, TrialAttr
 from search.record._study import INTERRUPTED
 from search.run import launch
 from search.run._checkpoints import checkpoint_folders, latest_checkpoint
+from search.run._cost import SearchCost
 from search.run._limits import GRACE_S, OUT_OF_TIME, TrialLimits
 from tests._support.checkpointing import (
     check_each_epoch_ran_once_but_the_one_in_flight,
@@ -77,10 +80,32 @@ def test_a_spent_time_ends_the_search_after_a_silence_longer_than_an_epoch() -> 
     assert not TrialLimits(LimitsConfig(), SimpleNamespace(elapsed_s=1e9)).stop_all()
 
 
+#: The file a silent trial leaves in its folder as it starts.
+STARTED = "started"
+
+
 def silent_trial(cfg, on_epoch=None, on_state=None, resume=None):
-    """A checkpointing trial whose first epoch outlasts the search's time."""
-    time.sleep(12)
+    """A checkpointing trial whose first epoch outlasts the search's time (it says it started
+    first)."""
+    folder = Path(cfg.artifact_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / STARTED).touch()
+    time.sleep(20)
     return slow_checkpointing_trial(cfg, on_epoch, on_state, resume)
+
+
+def clock_from_a_trials_start(out: Path) -> Callable[[], float]:
+    """A launch clock that stands still until a trial under ``out`` has started: the search's
+    time then runs out before any epoch however long the launch took to start one (a CI run
+    once spent the whole limit before its first trial, which then never started)."""
+    started: list[float] = []
+
+    def clock() -> float:
+        if not started and any(out.rglob(STARTED)):
+            started.append(time.monotonic())
+        return time.monotonic() - started[0] if started else 0.0
+
+    return clock
 
 
 @pytest.mark.usefixtures("local_ray")
@@ -88,9 +113,11 @@ def test_time_up_before_any_epoch_ends_the_search_without_an_error_and_the_trial
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setattr("search.run._limits.GRACE_S", 1.0)  # the silence that ends it
+    clock = clock_from_a_trials_start(tmp_path)
+    monkeypatch.setattr("search.run._launch.SearchCost",
+                        lambda limits: SearchCost(limits, clock=clock))  # fmt: skip
     cfg = checkpointing_config(tmp_path, "fifo")
-    # 5 s: time for a trial to start on a loaded machine (the clock runs from the launch's
-    # start, Ray's start-up included; with 2 s none might), well before the first epoch (12 s)
+    # 5 s after a trial started, well before its first epoch (20 s)
     short = type(cfg).from_dict({**cfg.to_dict(), "trials": 2, "limits": {"time": 5}})
     first = launch(short, trial_fn=silent_trial, progress=True)  # no stop signal: no error
     err = capsys.readouterr().err
@@ -211,7 +238,6 @@ def test_a_time_limit_foreseen_adjourns_the_paused_trials_as_a_spent_one_does(
     from search.record._storage import open_storage
     from search.record._study import open_study
     from search.run._bound import bound_optimiser, constraint_keys
-    from search.run._cost import SearchCost
     from search.run._outcome import OutcomeReader
     from search.run._searcher import NpasSearcher
     from tests._support.searches import make_config
