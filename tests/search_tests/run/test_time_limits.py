@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -80,32 +80,29 @@ def test_a_spent_time_ends_the_search_after_a_silence_longer_than_an_epoch() -> 
     assert not TrialLimits(LimitsConfig(), SimpleNamespace(elapsed_s=1e9)).stop_all()
 
 
-#: The file a silent trial leaves in its folder as it starts.
-STARTED = "started"
-
-
 def silent_trial(cfg, on_epoch=None, on_state=None, resume=None):
-    """A checkpointing trial whose first epoch outlasts the search's time (it says it started
-    first)."""
+    """A checkpointing trial whose first epoch outlasts the search's time (it leaves its
+    worker's pid first, as every slow checkpointing trial does)."""
     folder = Path(cfg.artifact_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / STARTED).touch()
+    (folder / "pid").write_text(str(os.getpid()))
     time.sleep(20)
     return slow_checkpointing_trial(cfg, on_epoch, on_state, resume)
 
 
-def clock_from_a_trials_start(out: Path) -> Callable[[], float]:
-    """A launch clock that stands still until a trial under ``out`` has started: the search's
-    time then runs out before any epoch however long the launch took to start one (a CI run
-    once spent the whole limit before its first trial, which then never started)."""
+def time_from_a_trials_start(monkeypatch: pytest.MonkeyPatch, out: Path) -> None:
+    """The launches' clock stands still until a trial under ``out`` has started (left its
+    pid): a time limit then runs out with trials in flight however long the launch took to
+    start one (a CI run once spent a 5 s limit before its first trial, which never started)."""
     started: list[float] = []
 
     def clock() -> float:
-        if not started and any(out.rglob(STARTED)):
+        if not started and any(out.rglob("pid")):
             started.append(time.monotonic())
         return time.monotonic() - started[0] if started else 0.0
 
-    return clock
+    monkeypatch.setattr("search.run._launch.SearchCost",
+                        lambda limits: SearchCost(limits, clock=clock))  # fmt: skip
 
 
 @pytest.mark.usefixtures("local_ray")
@@ -113,9 +110,7 @@ def test_time_up_before_any_epoch_ends_the_search_without_an_error_and_the_trial
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setattr("search.run._limits.GRACE_S", 1.0)  # the silence that ends it
-    clock = clock_from_a_trials_start(tmp_path)
-    monkeypatch.setattr("search.run._launch.SearchCost",
-                        lambda limits: SearchCost(limits, clock=clock))  # fmt: skip
+    time_from_a_trials_start(monkeypatch, tmp_path)
     cfg = checkpointing_config(tmp_path, "fifo")
     # 5 s after a trial started, well before its first epoch (20 s)
     short = type(cfg).from_dict({**cfg.to_dict(), "trials": 2, "limits": {"time": 5}})
@@ -154,10 +149,15 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
 
 
 @pytest.mark.usefixtures("local_ray")
-def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(tmp_path, capsys):
+def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
+    tmp_path, monkeypatch, capsys
+):
     cfg = checkpointing_config(tmp_path, "promotion")
-    short = type(cfg).from_dict({**cfg.to_dict(), "limits": {"time": 4}})
-    first = launch(short, trial_fn=slow_checkpointing_trial, progress=False)
+    # 1.5 s from the first trial's start: 6 of its 9 epochs (of 0.25 s), with trials in flight
+    short = type(cfg).from_dict({**cfg.to_dict(), "limits": {"time": 1.5}})
+    with monkeypatch.context() as patched:
+        time_from_a_trials_start(patched, tmp_path)
+        first = launch(short, trial_fn=slow_checkpointing_trial, progress=False)
     running = first.get_trials(states=(TrialState.RUNNING,))
     assert running, [t.state for t in first.trials]
     for trial in running:  # adjourned: a checkpoint, no interruption recorded
