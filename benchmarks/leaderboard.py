@@ -55,6 +55,8 @@ from typing import Any
 
 import yaml
 
+from spaces import WIDTHS
+
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = "mnist-record"
 #: parameters at most → (accuracy goal on the official test set, the record it answers)
@@ -68,8 +70,6 @@ REFERENCES = [
     ("575 non-zero", "98.00 %", "pruning guided by the test set"),
     ("1,398", "99 %", "SCS net"),
 ]
-#: The hyper-parameters that set a family's width, scaled together to shrink a plain network.
-WIDTHS = {"convnet": ("width",), "scs": ("widths",), "sepnet": ("stem", "width")}
 #: A shrunk twin's count is at least this share of the most a narrowing within the count has.
 NEAR = 0.95
 #: A plain winner's shared twin: its widths times WIDEN, Shapeshifted into its parameter count

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from spaces._build import hyper_keys as hyper_keys
     from spaces._build import list_families as list_families
     from spaces._build import register_family as register_family
+    from spaces._builtin import WIDTHS as WIDTHS
     from spaces._builtin import family_hyper_keys as family_hyper_keys
     from spaces._builtin import family_names as family_names
     from spaces._builtin import ssn_names as ssn_names
@@ -78,6 +79,7 @@ _MODULES = ("ssn",)
 _SHARED = {
     "BatchNorm2d": "spaces._families._norm",
     "FAMILIES": "spaces._build",
+    "WIDTHS": "spaces._builtin",
     "family_hyper_keys": "spaces._builtin",
     "family_names": "spaces._builtin",
     "UnsupportedDependency": "spaces._errors",

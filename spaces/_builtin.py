@@ -14,6 +14,7 @@ __all__ = [
     "BUILTIN_FAMILIES",
     "BUILTIN_HYPER",
     "BUILTIN_SSN",
+    "WIDTHS",
     "family_hyper_keys",
     "family_names",
     "ssn_names",
@@ -25,6 +26,14 @@ BUILTIN_FAMILIES = (
     "scs", "scs-cifar-47643", "scs-fashion-7659", "sepnet", "wrn", "wrn-16-4", "wrn-16-8",
     "wrn-28-10", "wrn-40-4",
 )  # fmt: skip
+
+#: The hyper-parameters of each built-in family that are widths (channels, units, their
+#: per-stage lists): what a narrowing or widening of a network scales, and nothing else.
+WIDTHS: dict[str, tuple[str, ...]] = {
+    "convmixer": ("dim",), "convnet": ("width",), "minimal": ("stem", "width", "hidden"),
+    "mlp": ("width", "hidden"), "resnet": ("width",), "scs": ("widths",),
+    "sepnet": ("stem", "width", "widths"), "wrn": ("widen",),
+}  # fmt: skip
 
 #: Each built-in family's hyper-parameters, in its builder's order (the test named above keeps
 #: them equal to :func:`spaces.hyper_keys` of the registered family).

@@ -122,3 +122,11 @@ def _in_a_fresh_process(script: str, *args: str) -> dict:
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
                           timeout=120, check=True)  # fmt: skip
     return json.loads(done.stdout)
+
+
+def test_every_width_is_a_hyper_parameter_of_its_family() -> None:
+    """``spaces.WIDTHS`` (what narrowing and widening scale) names only real widths."""
+    from spaces import WIDTHS
+
+    for family, widths in WIDTHS.items():
+        assert set(widths) <= set(family_hyper_keys(family)), family

@@ -405,6 +405,14 @@ class SearchConfig(DataAndMetrics):
         "trials; false: every proposal is a trial, as before (applies with the default "
         "trial function); may change between launches",
     )
+    repair: bool = config_key(
+        True,
+        check=checks.boolean,
+        help="a proposal the screen refused is queued again with its family's searched "
+        "widths narrowed together to the widest the screen passes (the optimiser's next "
+        "proposal, marked npas:narrowed_from): the search trains a point near each one too "
+        "big for its limits; false: refused only; may change between launches",
+    )
     resources: ResourceConfig = config_key(
         check=ResourceConfig.from_dict,
         factory=ResourceConfig,
@@ -565,9 +573,9 @@ class SearchConfig(DataAndMetrics):
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
         out = dump_keys(self)
         out["dataset"] = copy.deepcopy(self.data_source) or self.dataset
-        # imports, loading, start, loggers and screen only when set: a search stored before
-        # they existed resumes (a relaunch compares its stored config with this one)
-        for name in ("imports", "loading", "start", "loggers", "screen"):
+        # imports, loading, start, loggers, screen and repair only when set: a search stored
+        # before they existed resumes (a relaunch compares its stored config with this one)
+        for name in ("imports", "loading", "start", "loggers", "screen", "repair"):
             if out[name] == dumped_default(SearchConfig, name):
                 del out[name]
         return {"name": out.pop("name"), **out}

@@ -59,6 +59,9 @@ class TrialAttr:
     #: True when the screen refused it before training (``search.config.screen``): recorded
     #: as a refused trial, never sent to Ray Tune, not counted toward ``trials``.
     SCREENED: Final = "npas:screened"
+    #: The number of the refused proposal it is, narrowed until the screen passed it
+    #: (``search.config.repair``).
+    NARROWED: Final = "npas:narrowed_from"
     #: Prefix of the attribute holding one of its metrics (``metric_accuracy``).
     METRIC_PREFIX: Final = "metric_"
     #: The one nested attribute holding every metric, in studies recorded before

@@ -36,10 +36,10 @@ __all__ = [
 ]
 
 #: Config keys that may change between launches of one search (how much and where it runs,
-#: what it logs to, and whether proposals are screened before they start).
+#: what it logs to, and whether proposals are screened before they start, or narrowed).
 _MAY_CHANGE = frozenset(
     {"trials", "storage", "address", "out", "name", "resources", "limits", "start", "loggers",
-     "screen"}
+     "screen", "repair"}
 )  # fmt: skip
 
 

@@ -41,6 +41,7 @@ class Ending:
         time_up: The search's time limit ended it.
         signum: The stop signal that ended it (Ctrl-C, SIGTERM); None if none did.
         screened: Proposals the screen refused before training (recorded, not counted).
+        narrowed: Those of them queued again narrowed (``search.config.repair``).
     """
 
     ran: int
@@ -52,6 +53,7 @@ class Ending:
     time_up: bool
     signum: int | None
     screened: int = 0
+    narrowed: int = 0
 
     @classmethod
     def of(
@@ -67,7 +69,8 @@ class Ending:
         return cls(ran=ran, remaining=remaining, stopped=searcher.stopped, adjourned=adjourned,
                    full=sorted(searcher.full), disk_full=disk_full,
                    time_up=limits is not None and limits.ended, signum=signum,
-                   screened=len(searcher.screened))  # fmt: skip
+                   screened=len(searcher.screened),
+                   narrowed=len(searcher.narrowed))  # fmt: skip
 
 
 def conclude(
@@ -90,6 +93,10 @@ def conclude(
               "(over a constraint, or a budget Shapeshifting cannot meet): recorded as refused "
               "trials, not started, not counted toward trials (screen: false sends them to "
               "Ray Tune)", file=sys.stderr)  # fmt: skip
+    if ending.narrowed and progress:
+        print(f"[npas] {ending.narrowed} of them queued again with narrower widths that pass "
+              "the screen (npas:narrowed_from names the refused one; repair: false turns it "
+              "off)", file=sys.stderr)  # fmt: skip
     if ending.adjourned and progress:
         print(f"[npas] {len(ending.adjourned)} trial(s) {ending.adjourned} adjourned: "
               "unfinished, kept with their checkpoints; relaunch the same command (with more "

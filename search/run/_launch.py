@@ -234,6 +234,7 @@ def _launch_leased(
             limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
             resumes=resumes,
             screen=_screen(config, trial_fn),
+            repair=config.repair,
         )
 
         def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly

@@ -33,11 +33,12 @@ from ray.tune.search import Searcher
 
 from search._compat import trial_id_of
 from search.config import TrialConfig
-from search.optimisers import Optimiser
+from search.optimisers import Optimiser, point_params
 from search.record import DISK_FULL, Metric, RayKey, TrialAttr
 from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
 from search.run._limits import OUT_OF_TIME, TrialLimits
+from search.run._narrowing import narrowed
 from search.run._outcome import OutcomeReader, record
 from search.run._trainable import report_of
 
@@ -113,6 +114,8 @@ class NpasSearcher(Searcher):
             trial (its curve and decisions go on).
         screen: Refuses a proposal before training (see the module's docstring; None: every
             proposal goes to Ray Tune).
+        repair: Whether a refused proposal is queued again narrowed until the screen passes
+            it (:func:`~search.run._narrowing.narrowed`), marked :data:`TrialAttr.NARROWED`.
     """
 
     def __init__(
@@ -127,6 +130,7 @@ class NpasSearcher(Searcher):
         limits: TrialLimits | None = None,
         resumes: Mapping[int, Path] | None = None,
         screen: ScreenFn | None = None,
+        repair: bool = False,
     ) -> None:
         super().__init__()  # no metric: our results always carry the objectives anyway
         self.optimiser = optimiser
@@ -153,6 +157,10 @@ class NpasSearcher(Searcher):
         self.screen = screen
         #: Numbers of the proposals the screen refused (recorded, never started).
         self.screened: list[int] = []
+        self.repair = repair
+        #: Numbers of the refused proposals queued again narrowed (the narrowed trial's
+        #: :data:`TrialAttr.NARROWED` names it).
+        self.narrowed: list[int] = []
         self._in_a_row: Counter[str] = Counter()  # what refused the refusals in a row
         self._row = 0
 
@@ -185,6 +193,8 @@ class NpasSearcher(Searcher):
                 return self._start(trial_id, trial, trial_config)
             if not self._refuse(trial, refused) or self.stopped is not None:
                 return self._finished()
+            if self.repair and TrialAttr.NARROWED not in trial.user_attrs:
+                self._narrow(trial.number, proposal.point, trial_config.family)
         return None  # many refused in one go: Ray Tune asks again
 
     def _start(self, trial_id: str, trial: optuna.trial.Trial, trial_config: TrialConfig
@@ -215,6 +225,22 @@ class NpasSearcher(Searcher):
             self.stopped = _hardly_met(self._row, self._in_a_row)
         frozen, attrs = _frozen(trial), trial.study.user_attrs
         return self._write(lambda writer: writer.finished(frozen, study_attrs=attrs))
+
+    def _narrow(self, number: int, point: dict[str, Any], family: str) -> None:
+        """Queues the refused proposal ``number`` narrowed until the screen passes it (the
+        optimiser's next proposal, whatever the algorithm), when some narrowing does."""
+        screen = self.screen
+        assert screen is not None  # only a screened proposal is narrowed
+
+        def fits(candidate: dict[str, Any]) -> bool:
+            return screen(self._make(candidate, number)) is None
+
+        space = self.optimiser.space
+        repaired = narrowed(space, point, family, fits)
+        if repaired is not None:
+            params = point_params(space, repaired)
+            self.optimiser.study.enqueue_trial(params, user_attrs={TrialAttr.NARROWED: number})
+            self.narrowed.append(number)
 
     def _resume(self, trial_id: str, number: int, folder: Path) -> dict | str:
         """The Ray config that resumes trial ``number`` from checkpoint ``folder``."""

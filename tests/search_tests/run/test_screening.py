@@ -37,7 +37,8 @@ def _config(tmp_path: Path, optimiser: str = "tpe") -> SearchConfig:
                        constraints=["params <= 1000"])  # fmt: skip
 
 
-def _searcher_of(config: SearchConfig, screen: Any, *, recorded: bool = True) -> NpasSearcher:
+def _searcher_of(config: SearchConfig, screen: Any, *, recorded: bool = True,
+                 repair: bool = False) -> NpasSearcher:  # fmt: skip
     """A searcher as launch makes one, writing to the config's storage (``recorded``)."""
     rdb = open_storage(config.storage_url)
     study = open_study(name=config.name, storage=rdb, sampler=optuna.samplers.RandomSampler(),
@@ -50,6 +51,7 @@ def _searcher_of(config: SearchConfig, screen: Any, *, recorded: bool = True) ->
         trial_config=lambda point, number: config.trial_config(point),
         recorder=StudyRecorder(StudyWriter(rdb, config.name)) if recorded else None,
         screen=screen,
+        repair=repair,
     )
 
 
@@ -122,6 +124,10 @@ def test_the_progress_the_end_and_status_say_how_many_were_screened_apart(
     lines = _status_lines(record)
     assert lines[1] == ("  1 of the infeasible refused before training by the screen: never "
                         "started, not counted toward trials")  # fmt: skip
+    searcher.narrowed = [0]
+    ending = Ending.of(searcher, ran=1, remaining=1, resumes=[], disk_full=False, signum=None)
+    conclude(ending, study, config, tmp_path, progress=True)
+    assert "1 of them queued again with narrower widths" in capsys.readouterr().err
 
 
 def test_refusals_in_a_row_stop_the_search_naming_what_refused_most(
@@ -198,6 +204,11 @@ def test_a_search_on_accuracy_within_a_params_limit_trains_what_it_starts(
         assert reason == "violates params <= 1500" or reason.startswith("budget: ")
     assert all(t.state == TrialState.COMPLETE or t.user_attrs.get(TrialAttr.PRUNED_AT)
                for t in started)  # fmt: skip
+    narrowed = [t for t in started if TrialAttr.NARROWED in t.user_attrs]  # repair: true
+    assert narrowed, "a plain MLP over the limit narrows into it (width 8: 682 params)"
+    for trial in narrowed:
+        assert trials[trial.user_attrs[TrialAttr.NARROWED]] in screened
+        assert trial.user_attrs[f"{TrialAttr.METRIC_PREFIX}params"] <= 1500
 
 
 @pytest.mark.parametrize("optimiser", ["tpe", "nsga2", "random", "pymoo-nsga2"])
@@ -222,6 +233,41 @@ def test_every_optimiser_is_told_a_screened_proposal_and_asked_again(
     assert [t.number for t in _stored(config) if t.user_attrs.get(TrialAttr.SCREENED)] == (
         searcher.screened
     )
+
+
+@pytest.mark.parametrize("optimiser", ["tpe", "nsga2", "random", "pymoo-nsga2"])
+def test_a_refused_proposal_is_proposed_next_narrowed_until_the_screen_passes_it(
+    tmp_path: Path, optimiser: str
+) -> None:
+    """``repair``: each proposal over the width the screen allows is followed, whatever the
+    algorithm, by the same point with narrower widths, which trains; it names the refused
+    one (``npas:narrowed_from``) in the storage, read through Optuna's own API."""
+    config = _config(tmp_path, optimiser)
+
+    def screen(cfg: Any) -> dict[str, Any] | None:
+        return dict(REFUSED) if cfg.hyper["width"] > 24 else None
+
+    searcher = _searcher_of(config, screen, repair=True)
+    names = [name for name, _ in config.objectives]
+    for i in range(16):
+        if isinstance(searcher.suggest(f"t{i}"), dict):
+            result = report_of({"accuracy": 0.5 + i / 100, "params": 500, Metric.FEASIBLE: 1.0,
+                                "constraint_0": -500.0}, names)  # fmt: skip
+            searcher.on_trial_complete(f"t{i}", result)
+    stored = _stored(config)
+    assert searcher.narrowed, "the space was meant to propose some nets too wide"
+    repairs = [t for t in stored if TrialAttr.NARROWED in t.user_attrs]
+    # each queued one proposed next; the last may still wait (a pymoo generation in flight)
+    assert [t.user_attrs[TrialAttr.NARROWED] for t in repairs] == searcher.narrowed[: len(repairs)]
+    assert len(searcher.narrowed) - len(repairs) <= 1
+    for trial in repairs:
+        refused = stored[trial.user_attrs[TrialAttr.NARROWED]]
+        assert refused.user_attrs[TrialAttr.SCREENED] and trial.number > refused.number
+        assert trial.state == TrialState.COMPLETE and TrialAttr.SCREENED not in trial.user_attrs
+        width = f"{refused.params['family']}.width"
+        assert trial.params[width] <= 24 < refused.params[width]
+        others = {k: v for k, v in trial.params.items() if not k.endswith("width")}
+        assert others == {k: v for k, v in refused.params.items() if not k.endswith("width")}
 
 
 def test_the_screen_leaves_its_models_out_when_pickled() -> None:
