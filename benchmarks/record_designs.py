@@ -306,7 +306,7 @@ def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int,
             folder = running[done]
             try:
                 metrics = done.result()
-                said = (f"left to another run ({claim_of(folder).name})" if metrics is None else
+                said = (_left_to(folder) if metrics is None else
                         f"test {100 * metrics['test_accuracy']:.2f} %, "
                         f"{metrics['train_time_s'] / 60:.1f} min")  # fmt: skip
             except Exception as err:  # a failed seed is reported, the others go on
@@ -316,6 +316,20 @@ def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int,
                 f"{folder.relative_to(folder.parents[2])}: {said}",
                 flush=True,
             )
+
+
+def _left_to(folder: Path) -> str:
+    """Who a seed this run did not train was left to: another run here, or one on another
+    machine, whose claim only a person can judge (its pid means nothing here)."""
+    claim = claim_of(folder)
+    try:
+        host = json.loads(claim.read_text(encoding="utf-8"))["host"]
+    except (OSError, ValueError, KeyError, TypeError):  # released, or trained since
+        return f"left to another run ({claim.name})"
+    if host == platform.node():
+        return f"left to another run ({claim.name})"
+    return (f"left to a run on {host} ({claim.name}; delete that file if the run is gone, "
+            "and run again)")
 
 
 #: The ``--twins`` arms' suffixes, in the order they follow their arm.

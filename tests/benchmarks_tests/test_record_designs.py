@@ -307,3 +307,7 @@ def test_a_seed_another_live_run_holds_is_left_to_it_and_a_dead_runs_is_taken_ov
     assert bench._claim(arm / "seed2") is True  # a free seed is taken
     assert bench._claim(arm / "seed2") is False  # ... and then held (by this live process)
     assert bench._claim(arm / "seed1") is False  # another machine's claim is not judged here
+    assert bench._left_to(arm / "seed1") == (
+        f"left to a run on not-{platform.node()} (.seed1.training; delete that file if the run "
+        "is gone, and run again)")
+    assert bench._left_to(arm / "seed2") == "left to another run (.seed2.training)"  # here
