@@ -215,7 +215,13 @@ def _trial_status(
     from search._trial_list import outcomes, paused
     from search.config import unknown
     from search.pareto import frame_of
-    from search.record import constraints_of, latest_checkpoint, read_trial, resume_checkpoint
+    from search.record import (
+        TrialAttr,
+        constraints_of,
+        latest_checkpoint,
+        read_trial,
+        resume_checkpoint,
+    )
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
@@ -241,6 +247,7 @@ def _trial_status(
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
         "resumes_from": None if resume is None else str(resume),
         "decisions": list(read.decisions),
+        "narrowed_from": trial.user_attrs.get(TrialAttr.NARROWED),
     }
     if args.format == "json":
         print(json.dumps(record, indent=2, default=str))
@@ -260,6 +267,9 @@ def _trial_status(
         print(f"  {_NOTES[record['outcome']][1:-1]}")
     if record["stopped"]:
         print(f"  why it ended: {record['stopped']}")
+    if record["narrowed_from"] is not None:
+        print(f"  narrowed from trial {record['narrowed_from']}, which the screen refused: the "
+              "same point with narrower widths")  # fmt: skip
     print(f"  checkpoint: {record['checkpoint'] or 'none'}")
     if record["resumes_from"] != record["checkpoint"]:  # the latest cannot be read
         print(f"  a relaunch resumes it from: {record['resumes_from'] or 'none (interrupted)'}")

@@ -173,11 +173,12 @@ def test_the_screen_applies_to_run_trial_when_the_config_asks(tmp_path: Path) ->
 
 
 def test_a_search_on_accuracy_within_a_params_limit_trains_what_it_starts(
-    tmp_path: Path, local_ray: None
+    tmp_path: Path, local_ray: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """One objective and a params constraint under promotion MOASHA and TPE: the proposals
     over the limit are screened (recorded with their reason, never a Ray trial), and
     ``trials`` counts the trials Ray Tune ran."""
+    from search.cli import main
     from search.run import launch
 
     config = make_config(
@@ -209,6 +210,11 @@ def test_a_search_on_accuracy_within_a_params_limit_trains_what_it_starts(
     for trial in narrowed:
         assert trials[trial.user_attrs[TrialAttr.NARROWED]] in screened
         assert trial.user_attrs[f"{TrialAttr.METRIC_PREFIX}params"] <= 1500
+    first = narrowed[0]
+    assert main(["status", "--run", str(tmp_path), "--trial", str(first.number)]) == 0
+    refused = first.user_attrs[TrialAttr.NARROWED]
+    assert (f"  narrowed from trial {refused}, which the screen refused: the same point with "
+            "narrower widths") in capsys.readouterr().out  # fmt: skip
 
 
 @pytest.mark.parametrize("optimiser", ["tpe", "nsga2", "random", "pymoo-nsga2"])
