@@ -15,7 +15,9 @@ told on the meta device), a proposal it refuses never reaches Ray Tune: it is re
 as the refused trial it would have been (PRUNED at epoch 0, its reason and counts), marked
 :attr:`TrialAttr.SCREENED`, the optimiser is told, and asked again: at most
 :data:`SCREENED_PER_SUGGEST` times per ``suggest``. :data:`SCREENED_IN_A_ROW` refusals in a
-row stop the search: its space hardly meets its constraints.
+row stop the search: its space hardly meets its constraints. With ``repair``, a refused
+proposal is queued again with its widths narrowed until the screen passes it
+(:mod:`search.run._narrowing`): the optimiser's next proposal, whatever the algorithm.
 """
 
 from __future__ import annotations
