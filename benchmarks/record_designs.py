@@ -324,8 +324,8 @@ def _left_to(folder: Path) -> str:
     claim = claim_of(folder)
     try:
         host = json.loads(claim.read_text(encoding="utf-8"))["host"]
-    except (OSError, ValueError, KeyError, TypeError):  # released, or trained since
-        return f"left to another run ({claim.name})"
+    except (OSError, ValueError, KeyError, TypeError):  # released since: nothing to judge
+        host = platform.node()
     if host == platform.node():
         return f"left to another run ({claim.name})"
     return (f"left to a run on {host} ({claim.name}; delete that file if the run is gone, "
