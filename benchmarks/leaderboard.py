@@ -296,10 +296,19 @@ def _seed_metrics(folder: Path, trial: Any, cfg: dict[str, Any]) -> dict[str, An
         return None
     record = json.loads(path.read_text(encoding="utf-8"))
     trained = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
-    keys = ("family", "hyper", "budget", "dataset", "train")
-    same = all(trained.get(key) == cfg.get(key) for key in keys)
-    same = same and trained.get("train_on", "train") == cfg.get("train_on", "train")
+    same = _what_trains(trained) == _what_trains(cfg)
     return record["metrics"] if record["source"]["trial"] == trial and same else None
+
+
+def _what_trains(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The network, data and recipe of a trial config, each option spelled out (its default
+    where the config omits it), so that a config written before an option existed, or a
+    bundle's, which names every option, compares equal to the same training."""
+    from search.config import TrialConfig
+
+    full = TrialConfig.from_dict(cfg).to_dict()
+    return {key: full.get(key) for key in ("family", "hyper", "budget", "dataset", "train",
+                                           "train_on")}  # fmt: skip
 
 
 def _mean_std(values: list[float]) -> str:

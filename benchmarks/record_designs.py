@@ -404,8 +404,10 @@ def _without_change(arm: str) -> str | None:
     """The arm ``arm`` is one change away from: its recipe without the lever
     (``record-997.own+kd`` → ``record-997.own``); the record an ablation ``abl-<count>-…``
     changes (``record-<count>.own``); the same arm trained on the training split only (a
-    ``.trainval`` arm); a found net with its own search's recipe (``npas-d3.record-697`` →
-    ``npas-d3.found``). None for an arm that is no change of another."""
+    ``.trainval`` arm); a record design with its own recipe (``record-697.searched`` →
+    ``record-697.own``: what npas's searched recipe changed); a found net with its own
+    search's recipe (``npas-d3.record-697`` → ``npas-d3.found``). None for an arm that is no
+    change of another."""
     design, recipe, *rest = arm.split(".")
     if "+" in recipe:
         return ".".join([design, recipe.split("+")[0], *rest])
@@ -413,6 +415,8 @@ def _without_change(arm: str) -> str | None:
         return ".".join([f"record-{design.split('-')[1]}", "own", *rest])
     if rest:
         return f"{design}.{recipe}"
+    if design.startswith("record-") and recipe == "searched":
+        return f"{design}.own"
     if recipe.startswith("record-") and not design.startswith("record-"):
         return f"{design}.found"
     return None
@@ -424,14 +428,16 @@ def _npas_found(arm: str) -> bool:
 
 
 def _at_record_counts(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[str]:
-    """The issue's comparison at each record's count: every ``record-<count>.own`` arm against
+    """The issue's comparison at each record's count: every record design trained with its
+    own recipe and with npas's searched one (``record-<count>.own``, ``.searched``) against
     the npas-found net (:func:`_npas_found`; each recipe of it) of every target with the most
     parameters within the record's count, and whether it beats the record (higher mean, Welch
     p < 0.05)."""
     ours = [(int(ms[0]["params"]), arm, accs) for arm, accs, ms in arms if _npas_found(arm)]
     lines = []
     for arm, accs, metrics in arms:
-        if not (arm.startswith("record-") and arm.endswith(".own")):
+        design, _, recipe = arm.partition(".")
+        if not (design.startswith("record-") and recipe in ("own", "searched")):
             continue
         count = int(metrics[0]["params"])
         within = [o for o in ours if o[0] <= count]
@@ -601,13 +607,15 @@ def table(board: Path, seeds: int) -> str:
     records = _at_record_counts(every)
     if records:
         lines += ["", "At each record's count (the npas-found net with the most parameters "
-                  "within it − the record design with its own recipe; beaten when the gap is "
-                  "above 0 with Welch p < 0.05):", "", *records]  # fmt: skip
+                  "within it − the record design with its own recipe, and with npas's "
+                  "searched one; beaten when the gap is above 0 with Welch p < 0.05):", "",
+                  *records]  # fmt: skip
     if levers:
         lines += ["", "What each lever and change added (the arm with it − the same design "
                   "without it; `abl-<count>-…`: record-<count> with one change, its own "
-                  "recipe; `.trainval`: the arm trained on the training split only; a found "
-                  "net with a record's recipe: with its own search's):",
+                  "recipe; `.trainval`: the arm trained on the training split only; a record "
+                  "design with npas's searched recipe: with its own; a found net with a "
+                  "record's recipe: with its own search's):",
                   "", *levers]  # fmt: skip
     if sharing:
         lines += ["", "Sharing against shrinking (`--twins`; weights = the deployed form's, "

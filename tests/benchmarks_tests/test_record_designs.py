@@ -68,8 +68,9 @@ def test_a_second_run_keeps_its_seeds_and_table_only_trains_nothing(bench, board
                                                                      ) -> None:  # fmt: skip
     bundles = sorted((board / "leaderboard_records").rglob("model.pt"))
     stamps = [p.stat().st_mtime_ns for p in bundles]
-    bench.main(["--designs", "record-697", "--recipes", "own", "--seeds", "2", "--epochs", "2",
-                "--set", "dataset=digits", "--results", str(board)])  # fmt: skip
+    # the searched recipe's config (round 5's winner's) predates options its bundles spell out
+    bench.main(["--designs", "record-697", "--recipes", "own,searched", "--seeds", "2",
+                "--epochs", "2", "--set", "dataset=digits", "--results", str(board)])  # fmt: skip
     assert "0 seed(s) to train" in capsys.readouterr().out
     bench.main(["--table-only", "--seeds", "2", "--results", str(board)])
     assert "to train" not in capsys.readouterr().out
@@ -211,12 +212,14 @@ def test_a_lever_is_compared_with_the_same_design_without_it(bench) -> None:
             ("d.own+ema.trainval", [0.99, 0.99], []), ("e.found+kd", [0.9, 0.9], []),
             ("n.found", [0.98, 0.98], []), ("n.found.trainval", [0.99, 0.98], []),
             ("n.record-697", [0.985, 0.985], []), ("m.record-697", [0.9, 0.9], []),
-            ("record-697.searched", [0.9, 0.9], [])]  # fmt: skip
+            ("record-697.searched", [0.9, 0.9], []), ("record-697.own", [0.98, 0.98], []),
+            ("record-997.searched", [0.9, 0.9], [])]  # fmt: skip
     lines = bench._lever_gaps(arms)
-    # no d.own.trainval, e.found or m.found: nothing to compare with; a record design's other
-    # recipe is no change of its own (both are rows of the table)
+    # no d.own.trainval, e.found, m.found or record-997.own: nothing to compare with; npas's
+    # searched recipe on a record design is a change of its own recipe
     assert [line.split(":")[0] for line in lines] == [
-        "- d.own+kd − d.own", "- n.found.trainval − n.found", "- n.record-697 − n.found"]
+        "- d.own+kd − d.own", "- n.found.trainval − n.found", "- n.record-697 − n.found",
+        "- record-697.searched − record-697.own"]
     assert lines[0].endswith(bench._gap_cell([0.97, 0.98], [0.98, 0.99]))
     assert lines[2].startswith("- n.record-697 − n.found: +0.50 pt [")
 
@@ -254,9 +257,9 @@ def test_an_ablation_is_compared_with_the_record_it_changes(bench) -> None:
 
 
 def test_each_record_is_compared_with_the_largest_npas_net_within_its_count(bench) -> None:
-    """record-697 against npas-a with each of its recipes (690 params; npas-c has fewer, npas-b
-    more than 697, the ``+kd`` arm is a lever), record-997 and record-1936 against npas-b,
-    record-400 against nothing."""
+    """record-697, with its own recipe and npas's searched one, against npas-a with each of its
+    recipes (690 params; npas-c has fewer, npas-b more than 697, the ``+kd`` arm is a lever),
+    record-997 and record-1936 against npas-b, record-400 against nothing."""
     arms = [("npas-a.found", [0.990, 0.992], 690), ("npas-b.found", [0.980, 0.982], 980),
             ("npas-c.found", [0.995, 0.995], 500), ("npas-z.found+kd", [1.0, 1.0], 697),
             ("npas-a.record-697", [0.98, 0.981], 690),
@@ -271,11 +274,19 @@ def test_each_record_is_compared_with_the_largest_npas_net_within_its_count(benc
                         "beats it")  # fmt: skip
     assert lines[1].startswith("- record-697.own (697 params, 98.10 ± 0.14 %): npas-a.record-697 ")
     assert lines[1].endswith("does not beat it")  # the same net, another recipe: both shown
-    assert lines[2].startswith("- record-997.own (997 params, 98.20 ± 0.14 %): npas-b.found ")
-    assert lines[2].endswith("-0.10 pt [-0.71, +0.51], Welch p 0.55; does not beat it")
-    assert lines[3].startswith("- record-1936.own (1,936 params, 99.05 ± 0.07 %): npas-b.found ")
-    assert lines[4] == "- record-400.own (400 params): no npas-found net within its count yet"
-    assert len(lines) == 5
+    # the record design with npas's searched recipe against the same nets: by hand +9.10 pt
+    # (99.10 − 90.00); the record's seeds have no spread, so t = 0.091 / (0.001414 / sqrt(2))
+    # = 91 on 1 degree of freedom, p = 1 - 2 * atan(91) / pi = 0.0070, the interval
+    # ±12.706 * 0.1 = ±1.27 pt
+    assert lines[2] == ("- record-697.searched (697 params, 90.00 ± 0.00 %): npas-a.found (690 "
+                        "params, 99.10 ± 0.14 %) − it: +9.10 pt [+7.83, +10.37], Welch p 0.007; "
+                        "beats it")  # fmt: skip
+    assert lines[3].startswith("- record-697.searched (697 params, 90.00 ± 0.00 %): npas-a.record")
+    assert lines[4].startswith("- record-997.own (997 params, 98.20 ± 0.14 %): npas-b.found ")
+    assert lines[4].endswith("-0.10 pt [-0.71, +0.51], Welch p 0.55; does not beat it")
+    assert lines[5].startswith("- record-1936.own (1,936 params, 99.05 ± 0.07 %): npas-b.found ")
+    assert lines[6] == "- record-400.own (400 params): no npas-found net within its count yet"
+    assert len(lines) == 7
 
 
 def test_a_seed_another_live_run_holds_is_left_to_it_and_a_dead_runs_is_taken_over(
