@@ -79,6 +79,8 @@ TARGETS = tuple(GOALS)
 GOAL_SEEDS = 5
 #: The public record designs (``spaces``' names; ``objectives.RECORD_RECIPES`` has each recipe).
 RECORD_DESIGNS = ("record-697", "record-997", "record-1936")
+#: A record design's recipes: its own (``objectives.RECORD_RECIPES``) and npas's searched one.
+RECIPES = ("own", "searched")
 #: The trial config every arm starts from: the last round's winner at ≤ 1,000 (its dataset,
 #: indicators, measurement and constraints), whose training section is the searched recipe.
 SEARCHED = RESULTS / "leaderboard_valid" / "le1000" / "seed0" / "config.yaml"
@@ -437,7 +439,7 @@ def _at_record_counts(arms: list[tuple[str, list[float], list[dict[str, Any]]]])
     lines = []
     for arm, accs, metrics in arms:
         design, _, recipe = arm.partition(".")
-        if not (design.startswith("record-") and recipe in ("own", "searched")):
+        if not (design.startswith("record-") and recipe in RECIPES):
             continue
         count = int(metrics[0]["params"])
         within = [o for o in ours if o[0] <= count]
@@ -638,7 +640,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--designs", type=lambda s: s.split(",") if s else [],
                         default=list(RECORD_DESIGNS))  # fmt: skip
-    parser.add_argument("--recipes", type=lambda s: s.split(","), default=["own", "searched"])
+    parser.add_argument("--recipes", type=lambda s: s.split(","), default=list(RECIPES))
     parser.add_argument(
         "--found",
         type=_found,
@@ -705,7 +707,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     board = args.results / args.name
-    unknown = [r for r in args.recipes if r not in ("own", "searched")]
+    unknown = [r for r in args.recipes if r not in RECIPES]
     if unknown:
         sys.exit(f"record_designs.py: unknown recipe {unknown[0]!r}: own or searched")
     levers = [lever for lever in args.levers if lever not in LEVERS]
