@@ -291,13 +291,17 @@ def _seed_metrics(folder: Path, trial: Any, cfg: dict[str, Any]) -> dict[str, An
     """A finished seed's metrics from its bundle (``--resume``), or None; None too when it
     retrained another search trial than ``trial`` (a resumed search found a new winner) or
     another network or recipe than ``cfg`` (a twin made another way)."""
-    path = folder / "metrics.json"
-    if not (path.is_file() and (folder / "model.pt").is_file()):
+    if not finished(folder):
         return None
-    record = json.loads(path.read_text(encoding="utf-8"))
+    record = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     trained = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
     same = _what_trains(trained) == _what_trains(cfg)
     return record["metrics"] if record["source"]["trial"] == trial and same else None
+
+
+def finished(folder: Path) -> bool:
+    """Whether ``folder`` holds a retrained seed's bundle (its metrics and its model)."""
+    return (folder / "metrics.json").is_file() and (folder / "model.pt").is_file()
 
 
 def _what_trains(cfg: dict[str, Any]) -> dict[str, Any]:

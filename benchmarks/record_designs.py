@@ -28,7 +28,9 @@ its own), is evaluated on the official test set once, after training, and is wri
 bundle, ``<results>/<name>/le<target>/<design>.<recipe>/seed<s>/`` (config.yaml, model.pt,
 model.onnx, model.pt2, metrics.json; ``search.load_bundle`` loads it). ``<target>`` is the
 smallest leaderboard target at or above the design's count (500, 1,000, 2,000). A seed with
-a bundle of the same network and recipe is kept, so a stopped run goes on where it was;
+a bundle of the same network and recipe is kept, so a stopped run goes on where it was; a
+seed with a bundle of another network or recipe (other ``--epochs``, say) refuses the run,
+unless ``--replace`` says to retrain it and replace its bundle;
 a seed being trained is claimed (``.seed<s>.training`` beside its folder, the worker's pid),
 so a second run on the same board, started on a free core, trains the seeds the first has
 not begun, and a killed run's claims are taken over.
@@ -66,6 +68,7 @@ from leaderboard import (
     _mean_std,
     _seed_metrics,
     _worker_init,
+    finished,
     scaled,
     train_seeds,
 )
@@ -217,8 +220,11 @@ def twins(cfg: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
           ) -> list[tuple[dict[str, Any], Path, dict[str, Any]]]:  # fmt: skip
     """The seeds still to train: (trial config, bundle folder, source); with ``--twins`` each
-    plain arm's twins too, in its target's folder (``<design>-shared``, ``<design>-wide``)."""
+    plain arm's twins too, in its target's folder (``<design>-shared``, ``<design>-wide``).
+    A finished seed whose bundle trained another network or recipe than this run's is
+    retrained, replacing its bundle, only with ``--replace``: else the run is refused."""
     todo = []
+    differs = []
     arms = [(d, r, None) for d in args.designs for r in args.recipes]
     arms += [(name, args.found_recipe, found_config(path)) for name, path in args.found]
     for design, recipe, found in arms:
@@ -235,6 +241,15 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
                     source = {"anchor": f"le{target}", "arm": arm, "trial": name,
                               "by": "benchmarks/record_designs.py"}  # fmt: skip
                     todo.append((net, folder, source))
+                    if finished(folder):
+                        differs.append(str(folder.relative_to(board)))
+    if differs and not args.replace:
+        sys.exit(
+            f"record_designs.py: {len(differs)} finished seed(s) trained another network or "
+            f"recipe than this run's would ({', '.join(differs[:3])}"
+            f"{', …' if len(differs) > 3 else ''}): --replace retrains them, replacing their "
+            "bundles; or give the options they were trained with"
+        )
     return todo
 
 
@@ -700,6 +715,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--name", default="leaderboard_records")
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="retrain a finished seed whose bundle trained another network or recipe than "
+        "this run's, replacing its bundle (without it such a run is refused)",
+    )
     parser.add_argument("--table-only", action="store_true", help="train nothing")
     return parser
 

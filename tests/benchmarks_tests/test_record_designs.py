@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,6 +76,23 @@ def test_a_second_run_keeps_its_seeds_and_table_only_trains_nothing(bench, board
     bench.main(["--table-only", "--seeds", "2", "--results", str(board)])
     assert "to train" not in capsys.readouterr().out
     assert [p.stat().st_mtime_ns for p in bundles] == stamps
+
+
+def test_a_run_that_would_replace_a_finished_seed_is_refused_unless_told(
+        bench, board, tmp_path) -> None:  # fmt: skip
+    bundles = sorted((board / "leaderboard_records").rglob("model.pt"))
+    stamps = [p.stat().st_mtime_ns for p in bundles]
+    other = ["--designs", "record-697", "--recipes", "own", "--seeds", "1", "--epochs", "3",
+             "--jobs", "1", "--set", "dataset=digits"]  # fmt: skip
+    with pytest.raises(SystemExit, match=r"1 finished seed\(s\) trained another .*"
+                                         r"le1000/record-697.own/seed0.*--replace"):
+        bench.main([*other, "--results", str(board)])
+    assert [p.stat().st_mtime_ns for p in bundles] == stamps
+    copy = tmp_path / "results"
+    shutil.copytree(board, copy)
+    bench.main([*other, "--replace", "--results", str(copy)])
+    seed0 = copy / "leaderboard_records" / "le1000" / "record-697.own" / "seed0"
+    assert check_reads_back(seed0)["epochs"] == 3
 
 
 def test_the_tables_figures_recompute_from_the_per_seed_files(bench, board) -> None:
