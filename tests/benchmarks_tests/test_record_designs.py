@@ -305,6 +305,12 @@ def test_each_record_is_compared_with_the_largest_npas_net_within_its_count(benc
     assert lines[5].startswith("- record-1936.own (1,936 params, 99.05 ± 0.07 %): npas-b.found ")
     assert lines[6] == "- record-400.own (400 params): no npas-found net within its count yet"
     assert len(lines) == 7
+    # read a third time as its seeds grew: p 0.019 is above 0.05 / 3 = 0.0167
+    again = bench._at_record_counts([(a, accs, [{"params": n}]) for a, accs, n in arms],
+                                    {("npas-a.found", "record-697.own"): 3})  # fmt: skip
+    assert again[0].endswith("Welch p 0.019; does not beat it (reading 3 of a growing count: "
+                             "p < 0.017)")  # fmt: skip
+    assert again[1:] == lines[1:]
 
 
 def test_a_seed_another_live_run_holds_is_left_to_it_and_a_dead_runs_is_taken_over(
