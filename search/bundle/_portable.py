@@ -113,8 +113,11 @@ def write_onnx(model: nn.Module, example: torch.Tensor, folder: Path) -> dict[st
             program = torch.onnx.export(
                 model,
                 # A copy: model.pt2 keeps its sample input, with the whole storage of a view
-                # (a slice of the test set made it 30 MB for a 1,000-parameter model).
-                (example.clone(),),
+                # (a slice of the test set made it 30 MB for a 1,000-parameter model). In the
+                # standard layout: one channel's tensor can carry channels-last strides too
+                # (both layouts at once), and traced with those the graph gained an unfolded
+                # as_strided subgraph (10 more nodes, Shape to Gather) in some bundles.
+                (example.clone(memory_format=torch.contiguous_format),),
                 dynamo=True,
                 opset_version=OPSET,
                 input_names=[_INPUT],
