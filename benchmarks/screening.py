@@ -124,10 +124,10 @@ def run(proposals: int, seed: int, preset: str, repair: bool) -> dict[str, Any]:
     return {"config": config, "ms": timed.ms, "screened": len(searcher.screened),
             "trained": len(trained), "narrowed": len(narrowed), "reasons": reasons,
             "wall": wall, "best": max((m["accuracy"] for m in feasible), default=float("nan")),
-            "limit_share": [trained[n]["params"] / _params_limit(config) for n in narrowed]}
+            "limit_share": [trained[n]["params"] / params_limit(config) for n in narrowed]}
 
 
-def _params_limit(config: SearchConfig) -> float:
+def params_limit(config: SearchConfig) -> float:
     """The preset's ``params <=`` limit."""
     return next(c.value for c in config.constraints if c.indicator == "params")
 

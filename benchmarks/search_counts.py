@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import optuna
+from screening import params_limit
 
 from objectives.datasets import DATASETS
-from search.config import Constraint, TrialConfig
+from search.config import SearchConfig, TrialConfig
 from search.config._meta import meta_model, planned_params, trainable
 from search.record import StudyAttr, TrialAttr
 from search.schedulers import milestones
@@ -62,12 +63,10 @@ def count(url: str) -> dict[str, Any]:
     if len(names) != 1:
         raise SystemExit(f"{url}: holds {len(names)} studies ({names}); give a storage with one")
     study = optuna.load_study(study_name=names[0], storage=url)
-    config = study.user_attrs[StudyAttr.CONFIG]
-    scheduler = config["scheduler"]
-    limit = next(Constraint(c).value for c in config["constraints"]
-                 if Constraint(c).indicator == "params")  # fmt: skip
-    rungs = (*milestones(int(scheduler["grace_epochs"]), float(scheduler["reduction_factor"]),
-                         int(scheduler["max_epochs"])), int(scheduler["max_epochs"]))  # fmt: skip
+    config = SearchConfig.from_dict(study.user_attrs[StudyAttr.CONFIG])
+    scheduler = config.scheduler
+    rungs = (*milestones(scheduler.grace_epochs, scheduler.reduction_factor, config.max_epochs),
+             config.max_epochs)  # fmt: skip
     trials = study.get_trials(deepcopy=False)
     models: dict[str, Any] = {}
     trained = []
@@ -80,8 +79,8 @@ def count(url: str) -> dict[str, Any]:
         trained.append(Trained(t.number, params_of(attrs[TrialAttr.CONFIG], models), origin(attrs),
                                epochs, t.intermediate_values.get(epochs),
                                any(d.get("at_chance") for d in decisions)))  # fmt: skip
-    return {"name": names[0], "limit": limit, "rungs": rungs, "proposals": len(trials),
-            "trained": trained}  # fmt: skip
+    return {"name": names[0], "limit": params_limit(config), "rungs": rungs,
+            "proposals": len(trials), "trained": trained}  # fmt: skip
 
 
 def rows(found: dict[str, dict[str, Any]]) -> list[str]:
