@@ -1,6 +1,11 @@
 """Deleting a search from its storage (``search delete``): Optuna's own ``delete_study``, refused
 while a launch runs the search, after the user says yes. The run folder's files (checkpoints,
-the Ray run, bundles) are the user's and stay; the message names them."""
+the Ray run, bundles) are the user's and stay; the message names them.
+
+The delete holds the search's lease (as a launch does) from before it counts the trials until
+the study is gone: a launch started while the question waits is refused, naming the delete, so
+the count asked about is the count deleted; of two deletes at once, one deletes and the other
+is refused."""
 
 from __future__ import annotations
 
@@ -11,8 +16,8 @@ import optuna
 
 from search._urls import masked_url
 from search.config import unknown
-from search.errors import SearchLocked
-from search.record import folder_size, lease_holder, read_storage
+from search.errors import ConfigError, SearchLocked
+from search.record import Lease, folder_size, lease_busy, read_storage
 
 __all__ = ["delete_search"]
 
@@ -31,15 +36,23 @@ def delete_search(
     names = sorted(s.study_name for s in storage.get_all_studies())
     if name not in names:
         raise unknown("--name", name, names)
-    holder = lease_holder(storage.engine, name)
-    if holder is not None:
-        raise SearchLocked(f"search {name!r} is being launched by {holder}: stop that launch "
-                           "before deleting the search")  # fmt: skip
-    trials = len(optuna.load_study(study_name=name, storage=storage).trials)
-    where = masked_url(url)
-    if not confirm(f"Delete search {name!r} ({trials} trial(s)) from {where}? [y/N] "):
-        return None
-    optuna.delete_study(study_name=name, storage=storage)
+    busy = lease_busy(storage.engine, name)
+    if busy is not None:
+        raise SearchLocked(f"{busy}: stop that launch before deleting the search")
+    lease = Lease(storage.engine, name, purpose="delete")
+    lease.acquire()  # a launch or delete that took it since the look above is named here
+    try:
+        if name not in {s.study_name for s in storage.get_all_studies()}:
+            raise ConfigError(f"--name: search {name!r} was deleted meanwhile (by another "
+                              "`search delete`); nothing more to delete")  # fmt: skip
+        trials = len(optuna.load_study(study_name=name, storage=storage).trials)
+        where = masked_url(url)
+        if not confirm(f"Delete search {name!r} ({trials} trial(s)) from {where}? [y/N] "):
+            return None
+        lease.check()  # still ours: not taken over while the question waited
+        optuna.delete_study(study_name=name, storage=storage)
+    finally:
+        lease.release()
     said = f"deleted search {name!r} ({trials} trial(s)) from {where}"
     kept = [p for p in _files_of(run_folder, name) if p.exists()]
     if kept:

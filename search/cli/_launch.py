@@ -102,7 +102,7 @@ def _done_before(config: Any) -> int:
     import optuna
 
     from search.errors import SearchLocked
-    from search.record import check_same_search, lease_holder, trials_counted
+    from search.record import check_same_search, lease_busy, trials_counted
 
     try:
         storage = _open(config.storage_url)
@@ -113,10 +113,10 @@ def _done_before(config: Any) -> int:
     _quiet_optuna()
     study = optuna.load_study(study_name=config.name, storage=storage)
     check_same_search(config.name, study.user_attrs, config.to_dict(), config.objectives)
-    holder = lease_holder(storage.engine, config.name)
-    if holder is not None:
-        raise SearchLocked(f"search {config.name!r} is being launched by {holder}: one launch "
-                           "of a search at a time; wait for it to end or stop it")  # fmt: skip
+    busy = lease_busy(storage.engine, config.name)
+    if busy is not None:
+        raise SearchLocked(f"{busy}: one launch or delete of a search at a time; wait for it "
+                           "to end or stop it")  # fmt: skip
     return trials_counted(study)
 
 

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from search.record._identity import StorageIdentity as StorageIdentity
     from search.record._identity import lost_report as lost_report
     from search.record._lease import Lease as Lease
+    from search.record._lease import LeaseOwner as LeaseOwner
+    from search.record._lease import lease_busy as lease_busy
     from search.record._lease import lease_holder as lease_holder
     from search.record._lease import lease_owner as lease_owner
     from search.record._records import StudyRecords as StudyRecords
@@ -86,6 +88,7 @@ _SHARED = {
     "EpochPoint": "search.record._curves",
     "INTERRUPTED": "search.record._counting",
     "Lease": "search.record._lease",
+    "LeaseOwner": "search.record._lease",
     "Metric": "search.record._schema",
     "OUTCOMES": "search.record._schema",
     "RUN_FOLDER": "search.record._schema",
@@ -110,6 +113,7 @@ _SHARED = {
     "folder_size": "search.record._checkpoint_files",
     "in_memory_copy": "search.record._writer",
     "latest_checkpoint": "search.record._checkpoint_files",
+    "lease_busy": "search.record._lease",
     "lease_holder": "search.record._lease",
     "lease_owner": "search.record._lease",
     "lost_report": "search.record._identity",

@@ -28,13 +28,15 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import NamedTuple
 
 import sqlalchemy
 
 from search.errors import SearchLocked, StorageWriteError
+from search.record._process import same_process, start_token
 from search.record._storage import created_meanwhile
 
-__all__ = ["Lease", "lease_holder", "lease_owner"]
+__all__ = ["Lease", "LeaseOwner", "lease_busy", "lease_holder", "lease_owner"]
 
 _METADATA = sqlalchemy.MetaData()
 _LEASES = sqlalchemy.Table(
@@ -46,7 +48,17 @@ _LEASES = sqlalchemy.Table(
     sqlalchemy.Column("pid", sqlalchemy.Integer, nullable=False),
     sqlalchemy.Column("since", sqlalchemy.DateTime, nullable=False),
     sqlalchemy.Column("heartbeat", sqlalchemy.DateTime, nullable=False),
+    # The holder's process start (``_process.start_token``): a pid names a process only
+    # together with it, since a dead launch's pid can be another process's now. Added after
+    # the table's first release, so nullable and added to older tables by the first holder.
+    sqlalchemy.Column("started", sqlalchemy.String(32), nullable=True),
+    # Why the search is held: "launch" (None in older rows) or "delete" (``search delete``).
+    sqlalchemy.Column("purpose", sqlalchemy.String(16), nullable=True),
 )
+#: Columns added after the table's first release: (name, SQL type), added by the first holder.
+_ADDED = (("started", "VARCHAR(32)"), ("purpose", "VARCHAR(16)"))
+#: What a holder is doing to the search, by its ``purpose``.
+_DOING = {None: "launched", "launch": "launched", "delete": "deleted"}
 #: Seconds without a heartbeat after which a lease is free (``NPAS_LEASE_TTL_S`` sets it).
 TTL_S = 60.0
 #: Seconds between heartbeats (at most a sixth of the time to live).
@@ -81,12 +93,7 @@ def _alive(row: sqlalchemy.Row, ttl_s: float, now: datetime.datetime) -> bool:
     if (now - row.heartbeat).total_seconds() > ttl_s:
         return False
     if row.host == socket.gethostname():
-        try:
-            os.kill(row.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # another user's live process
-            return True
+        return same_process(int(row.pid), getattr(row, "started", None))
     return True
 
 
@@ -98,21 +105,48 @@ def lease_holder(
     return None if row is None else _describe(row)
 
 
-def lease_owner(engine: sqlalchemy.Engine, study_name: str) -> tuple[str, int] | None:
-    """The host and pid of the launch that runs the search now, or None; reads only."""
+class LeaseOwner(NamedTuple):
+    """Who holds a search's lease: where, which process (its pid and start), and why."""
+
+    host: str
+    pid: int
+    started: str | None  # None: an older npas wrote the lease, without it
+    purpose: str  # "launch" or "delete"
+
+
+def lease_owner(engine: sqlalchemy.Engine, study_name: str) -> LeaseOwner | None:
+    """The holder of the search's lease now, or None; reads only."""
     row = _live_row(engine, study_name, None)
-    return None if row is None else (str(row.host), int(row.pid))
+    if row is None:
+        return None
+    purpose = getattr(row, "purpose", None) or "launch"
+    return LeaseOwner(str(row.host), int(row.pid), getattr(row, "started", None), purpose)
+
+
+def lease_busy(engine: sqlalchemy.Engine, study_name: str) -> str | None:
+    """What holds the search now, as the start of a sentence (``search 'x' is being launched
+    by host h pid N since T UTC``), or None; reads only."""
+    row = _live_row(engine, study_name, None)
+    return None if row is None else _busy(study_name, row)
+
+
+def _busy(study_name: str, row: sqlalchemy.Row) -> str:
+    doing = _DOING.get(getattr(row, "purpose", None), "held")
+    return f"search {study_name!r} is being {doing} by {_describe(row)}"
 
 
 def _live_row(
     engine: sqlalchemy.Engine, study_name: str, ttl_s: float | None
 ) -> sqlalchemy.Row | None:
     """The search's lease row while its launch is alive, else None."""
-    if not sqlalchemy.inspect(engine).has_table(_LEASES.name):
+    inspector = sqlalchemy.inspect(engine)
+    if not inspector.has_table(_LEASES.name):
         return None
+    present = {c["name"] for c in inspector.get_columns(_LEASES.name)}
+    columns = [c for c in _LEASES.c if c.name in present]  # an older table lacks _ADDED
     with engine.connect() as db:
         row = db.execute(
-            sqlalchemy.select(_LEASES).where(_LEASES.c.study_name == study_name)
+            sqlalchemy.select(*columns).where(_LEASES.c.study_name == study_name)
         ).one_or_none()
         now = _read_now(db)
     alive = row is not None and _alive(row, _ttl() if ttl_s is None else ttl_s, now)
@@ -136,6 +170,8 @@ class Lease:
         fence: Called before each heartbeat and before freeing the lease; once it raises
             ``StorageWriteError`` (the storage is not the one opened: ``StorageIdentity``)
             the lease writes no more.
+        purpose: "launch", or "delete" (``search delete`` holds the search while it asks and
+            deletes, so that no launch starts on a search being deleted).
     """
 
     def __init__(
@@ -146,8 +182,10 @@ class Lease:
         ttl_s: float | None = None,
         beat_s: float | None = None,
         fence: Callable[[], None] | None = None,
+        purpose: str = "launch",
     ) -> None:
         self.engine = engine
+        self.purpose = purpose
         self.fence = fence
         self.study_name = study_name
         self.ttl_s = _ttl() if ttl_s is None else ttl_s
@@ -165,11 +203,7 @@ class Lease:
         Raises:
             SearchLocked: another live launch holds it; the message names it.
         """
-        try:
-            _METADATA.create_all(self.engine, tables=[_LEASES])
-        except sqlalchemy.exc.DBAPIError as err:
-            if not created_meanwhile(err):  # else another launch created the table just now
-                raise
+        _create_table(self.engine)
         now = _db_now(self.engine)
         row = {
             "study_name": self.study_name,
@@ -178,6 +212,8 @@ class Lease:
             "pid": os.getpid(),
             "since": now,
             "heartbeat": now,
+            "started": start_token(os.getpid()),
+            "purpose": self.purpose,
         }
         while not (self._insert(row) or self._take_over(row)):
             pass  # the lease changed hands meanwhile: look again
@@ -213,10 +249,10 @@ class Lease:
                 ).rowcount
                 return taken == 1
         raise SearchLocked(
-            f"search {self.study_name!r} is being launched by {_describe(held)} (heartbeat "
-            f"{(now - held.heartbeat).total_seconds():.0f} s ago): one launch of a search "
-            "at a time. Wait for it to end or stop it; a crashed launch frees the search once "
-            f"its process is gone, or {self.ttl_s:.0f} s after its last heartbeat"
+            f"{_busy(self.study_name, held)} (heartbeat "
+            f"{(now - held.heartbeat).total_seconds():.0f} s ago): one launch or delete of a "
+            "search at a time. Wait for it to end or stop it; a crashed one frees the search "
+            f"once its process is gone, or {self.ttl_s:.0f} s after its last heartbeat"
         )
 
     def _beat(self) -> None:
@@ -290,6 +326,26 @@ class Lease:
         except StorageWriteError as err:
             return str(err)
         return None
+
+
+def _create_table(engine: sqlalchemy.Engine) -> None:
+    """The lease table, with the columns added since its first release (an older storage's
+    table gains them); holders that start together each try, and those that lose use it."""
+    try:
+        _METADATA.create_all(engine, tables=[_LEASES])
+    except sqlalchemy.exc.DBAPIError as err:
+        if not created_meanwhile(err):  # else another holder created the table just now
+            raise
+    present = {c["name"] for c in sqlalchemy.inspect(engine).get_columns(_LEASES.name)}
+    for name, kind in _ADDED:
+        if name in present:
+            continue
+        try:
+            with engine.begin() as db:
+                db.execute(sqlalchemy.text(f"ALTER TABLE {_LEASES.name} ADD COLUMN {name} {kind}"))
+        except sqlalchemy.exc.DBAPIError as err:
+            if not (created_meanwhile(err) or "duplicate column" in str(err.orig)):
+                raise  # else another holder added it just now
 
 
 def first_line(err: sqlalchemy.exc.SQLAlchemyError) -> str:

@@ -27,7 +27,8 @@ from ray import tune
 from search.cli import main
 from search.errors import SearchLocked
 from search.record import trials_counted
-from search.record._lease import Lease, lease_holder
+from search.record._lease import Lease, lease_holder, lease_owner
+from search.record._process import start_token
 from search.record._storage import open_storage
 from search.run import launch
 from tests._support.searches import fake_trial, make_config, slow_trial
@@ -147,11 +148,33 @@ def _plant(url: str, *, host: str, pid: int, age_s: float) -> sqlalchemy.Engine:
         db.execute(sqlalchemy.text("DELETE FROM npas_leases"))
         db.execute(
             sqlalchemy.text(
-                "INSERT INTO npas_leases VALUES ('t-random', 'other', :h, :p, :b, :b)"
+                "INSERT INTO npas_leases (study_name, owner, host, pid, since, heartbeat) "
+                "VALUES ('t-random', 'other', :h, :p, :b, :b)"
             ),
             {"h": host, "p": pid, "b": beat},
         )
     return engine
+
+
+def test_a_lease_table_of_an_older_npas_gains_the_start_time_and_purpose(storage_url):
+    """A storage whose lease table predates the holder's start time and purpose: its rows read
+    as launches without a start time, and the next holder adds both columns and fills them."""
+    engine = open_storage(storage_url).engine
+    with engine.begin() as db:
+        db.execute(sqlalchemy.text(
+            "CREATE TABLE npas_leases (study_name VARCHAR(512) PRIMARY KEY, owner VARCHAR(64) "
+            "NOT NULL, host VARCHAR(255) NOT NULL, pid INTEGER NOT NULL, since TIMESTAMP NOT "
+            "NULL, heartbeat TIMESTAMP NOT NULL)"
+        ))  # fmt: skip
+    assert lease_holder(engine, "t-random") is None
+    lease = Lease(engine, "t-random")
+    lease.acquire()
+    try:
+        owner = lease_owner(engine, "t-random")
+        assert owner is not None and owner.pid == os.getpid() and owner.purpose == "launch"
+        assert owner.started == start_token(os.getpid())
+    finally:
+        lease.release()
 
 
 def test_a_live_lease_elsewhere_is_refused_and_a_silent_one_expires(storage_url):
