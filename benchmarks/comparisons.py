@@ -210,19 +210,37 @@ def _accuracies(texts: list[str]) -> tuple[float, ...]:
     return tuple(float(json.loads(t)["metrics"]["test_accuracy"]) for t in texts)
 
 
+def _names(folder: Path) -> list[str]:
+    """An arm's folder names, its own first: a finalist's seeds were trained under its
+    ``fin-`` arm and renamed when chosen (``source.finalist`` in their metrics.json), so the
+    history before the rename lies under that name."""
+    earlier = set()
+    for path in folder.glob("seed*/metrics.json"):
+        finalist = json.loads(path.read_text(encoding="utf-8")).get("source", {}).get("finalist")
+        if finalist:
+            earlier.add(finalist)
+    return [folder.name, *sorted(earlier - {folder.name})]
+
+
 def history(board: Path, ours: str, theirs: str) -> list[Reading]:
-    """The committed states of two arms (``le<target>/<arm>`` under ``board``) at which their
-    per-seed test accuracies changed and each arm had at least :data:`READABLE` seeds: the
-    readings the comparison has had, oldest first (HistoryError without the whole history)."""
+    """The committed states of two arms (``le<target>/<arm>`` under ``board``, each with its
+    name before a finalist's rename, :func:`_names`) at which their per-seed test accuracies
+    changed and each arm had at least :data:`READABLE` seeds: the readings the comparison has
+    had, oldest first (HistoryError without the whole history)."""
     top = _top(board)
-    arms = [(board / arm).resolve().relative_to(top.resolve()).as_posix()
-            for arm in (ours, theirs)]  # fmt: skip
-    commits = _git(top, "log", "--reverse", "--format=%H", "--", *arms).split()
+    arms = []  # each arm's folders relative to the checkout, its present name first
+    for arm in (ours, theirs):
+        folder = (board / arm).resolve()
+        arms.append([(folder.parent / name).relative_to(top.resolve()).as_posix()
+                     for name in _names(folder)])  # fmt: skip
+    every = [path for names in arms for path in names]
+    commits = _git(top, "log", "--reverse", "--format=%H", "--", *every).split()
     readings: list[Reading] = []
     state: tuple[tuple[float, ...], ...] | None = None
     for commit in commits:
-        listing = _git(top, "ls-tree", "-r", "--name-only", commit, "--", *arms)
-        paths = [_seed_paths(listing, arm) for arm in arms]
+        listing = _git(top, "ls-tree", "-r", "--name-only", commit, "--", *every)
+        paths = [next((found for name in names if (found := _seed_paths(listing, name))), [])
+                 for names in arms]  # fmt: skip
         blobs = "".join(f"{commit}:{p}\n" for p in paths[0] + paths[1])
         texts = _batch(top, blobs) if blobs else []
         now = (_accuracies(texts[: len(paths[0])]), _accuracies(texts[len(paths[0]) :]))

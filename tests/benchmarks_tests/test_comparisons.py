@@ -88,11 +88,12 @@ def _git(repo: Path, *args: str) -> str:
                           check=True).stdout  # fmt: skip
 
 
-def _seeds(arm: Path, accs: list[float]) -> None:
-    """An arm's per-seed metrics.json files (and a model file beside each)."""
+def _seeds(arm: Path, accs: list[float], finalist: str | None = None) -> None:
+    """An arm's per-seed metrics.json files (and a model file beside each); a chosen
+    finalist's name the seeds were trained under in their source."""
     for s, acc in enumerate(accs):
         (arm / f"seed{s}").mkdir(parents=True, exist_ok=True)
-        record = {"metrics": {"test_accuracy": acc}}
+        record = {"metrics": {"test_accuracy": acc}, "source": {"finalist": finalist}}
         (arm / f"seed{s}" / "metrics.json").write_text(json.dumps(record), "utf-8")
         (arm / f"seed{s}" / "model.onnx").write_text("v1", "utf-8")
 
@@ -132,6 +133,27 @@ def test_readings_are_the_commits_where_the_seeds_changed_and_could_be_read(
     _seeds(ours, [0.98, 0.982, 0.99])  # not committed: a third reading
     count, commits = comparisons.readings(board, c, ([0.98, 0.982, 0.99], now[1]))
     assert count == 3 and commits[-1] == "working tree"
+
+
+def test_a_chosen_finalists_readings_before_its_rename_are_counted(comparisons, tmp_path) -> None:
+    """finalists.py trains a finalist as ``fin-…`` and renames the chosen one ``npas-…``: the
+    states committed under the old name are readings too; the rename alone is none."""
+    repo = tmp_path / "repo"
+    board = repo / "leaderboard_records"
+    arms = board / "le1000"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _seeds(arms / "record-1.own", [0.97, 0.971])
+    _seeds(arms / "fin-a-t3.found", [0.98, 0.982])
+    _commit(repo, "the finalist at two seeds: a reading")
+    shutil.rmtree(arms / "fin-a-t3.found")
+    _seeds(arms / "npas-a.found", [0.98, 0.982], finalist="fin-a-t3.found")
+    _commit(repo, "chosen: renamed, the same seeds")
+    _seeds(arms / "npas-a.found", [0.98, 0.982, 0.99], finalist="fin-a-t3.found")
+    _commit(repo, "a third seed: a reading")
+    found = comparisons.history(board, "le1000/npas-a.found", "le1000/record-1.own")
+    log = _git(repo, "log", "--reverse", "--format=%h").split()
+    assert [r.commit for r in found] == [log[0][:7], log[2][:7]]
 
 
 def test_a_shallow_clone_is_refused_by_name(comparisons, tmp_path) -> None:
