@@ -1,5 +1,5 @@
 """The public record designs side by side under npas's protocol: each trained with its own
-recipe and with npas's searched one, 5 seeds each, beside the npas-found net at its count.
+recipe and with npas's searched one, 5 seeds each, beside the nets npas's searches chose.
 
     NPAS_DATA=../shared/data python benchmarks/record_designs.py --designs record-997 --jobs 2
 
@@ -37,8 +37,13 @@ not begun, and a killed run's claims are taken over.
 ``--train-on train+val`` retrains on the validation split too (after selection, as
 ``search train --with-val`` does; the arm's folder ends in ``.trainval``, the table names
 it). ``--table-only`` trains nothing: it writes ``<results>/<name>.md`` from the bundles, with the
-npas-found nets (``--found`` arms, and :data:`COMPARE`'s earlier rounds) beside the
-designs at their targets, and Welch p-values. A smoke run on digits, in a minute::
+searches' nets (``--found`` arms, and :data:`COMPARE`'s earlier rounds) beside the
+designs at their targets, every arm's provenance (``benchmarks/protocols/provenance.yaml``:
+only a net the optimiser sampled is called found by npas), params, weights in use and FLOPs,
+Welch p-values, and verdicts only on the comparisons ``--comparisons`` declares
+(``benchmarks/protocols/comparisons.yaml``: arms, seeds, readings and the alpha-spending rule
+fixed in advance; an older comparison's readings counted from the git history of its
+per-seed files, :mod:`comparisons`). A smoke run on digits, in a minute::
 
     python benchmarks/record_designs.py --designs record-697 --recipes own --seeds 2 \\
         --epochs 1 --set dataset=digits --results /tmp/rd
@@ -58,6 +63,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from comparisons import (
+    DECLARED,
+    Declaration,
+    arm_provenance,
+    declared,
+    design_provenance,
+    provenances,
+    readings,
+)
+from comparisons import verdict as _verdict
 from leaderboard import (
     PROTOCOL,
     REFERENCES,
@@ -76,16 +91,10 @@ from leaderboard import (
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 #: The issue's accuracy targets by params count: (test accuracy %, label), each met by an
-#: npas-found net's mean over at least GOAL_SEEDS seeds.
+#: net's mean over at least GOAL_SEEDS seeds, a net a search chose (its provenance said).
 GOALS = {500: [(97.0, "")], 1000: [(98.8, ""), (99.0, " (stretch)")], 2000: [(99.0, "")]}
 TARGETS = tuple(GOALS)
 GOAL_SEEDS = 5
-#: How many times a comparison at a record's count (npas-found arm, record arm) was read
-#: while seeds were still being added, each reading one that could have declared it beaten:
-#: it is beaten at p < 0.05 / readings (Bonferroni), as the docs' rounds report them.
-LOOKS = {("npas-d3.found", "record-997.own"): 3, ("npas-d3.found", "record-997.searched"): 3,
-         ("npas-p2000.found", "record-1936.own"): 2,
-         ("npas-p2000.found", "record-1936.searched"): 2}  # fmt: skip
 #: The public record designs (``spaces``' names; ``objectives.RECORD_RECIPES`` has each recipe).
 RECORD_DESIGNS = ("record-697", "record-997", "record-1936")
 #: A record design's recipes: its own (``objectives.RECORD_RECIPES``) and npas's searched one.
@@ -93,12 +102,13 @@ RECIPES = ("own", "searched")
 #: The trial config every arm starts from: the last round's winner at ≤ 1,000 (its dataset,
 #: indicators, measurement and constraints), whose training section is the searched recipe.
 SEARCHED = RESULTS / "leaderboard_valid" / "le1000" / "seed0" / "config.yaml"
-#: Earlier rounds' npas-found nets, by target: (label, folder of per-seed bundles).
+#: Earlier rounds' chosen nets, by target: (label, folder of per-seed bundles, its design's
+#: name in ``benchmarks/protocols/provenance.yaml``).
 ROUND5 = RESULTS / "leaderboard_valid"
 COMPARE = {
-    1000: [("npas-found, round 5 (plain, 983 params)", ROUND5 / "le1000"),
-           ("its Shapeshifted twin (983 params)", ROUND5 / "le1000" / "shared")],
-    500: [("npas-found, round 5 (SSN, 445 params)", ROUND5 / "le500")],
+    1000: [("round 5's choice (plain, 983 params)", ROUND5 / "le1000", "round5-le1000"),
+           ("its Shapeshifted twin (983 params)", ROUND5 / "le1000" / "shared", "")],
+    500: [("round 5's choice (SSN, 445 params)", ROUND5 / "le500", "round5-le500")],
 }  # fmt: skip
 #: The teacher of the ``kd`` lever: a 24k-parameter ConvNet (3 blocks of 16, 32, 64 channels,
 #: batch norm), 12 epochs, about 4 minutes on one CPU core; trained once per training split
@@ -164,7 +174,7 @@ def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
                epochs: int | None, train_on: str = "train", levers: tuple[str, ...] = (),
                found: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """The trial config of one seed of an arm: ``base`` (the searched winner's) with the
-    design as its network (a record design's, or ``found``'s: an npas-found trial config) and
+    design as its network (a record design's, or ``found``'s: a search's trial config) and
     the arm's recipe, its levers added, as its training section."""
     from objectives import RECORD_RECIPES
     from search.config import TRAIN_OPTIONS
@@ -445,63 +455,86 @@ def _without_change(arm: str) -> str | None:
     return None
 
 
-def _npas_found(arm: str) -> bool:
-    """Whether an arm is an npas-found net as a search chose it: ``npas-``, no lever, no twin."""
+def _chosen(arm: str) -> bool:
+    """Whether an arm is a search's chosen net (``npas-``: by its finalist stage or its
+    validation), no lever, no twin; whether npas found it is its provenance's to say (only a
+    sampled net was)."""
     return arm.startswith("npas-") and "+" not in arm and not _twin_of(arm)[1]
 
 
-def _at_record_counts(arms: list[tuple[str, list[float], list[dict[str, Any]]]],
-                      looks: dict[tuple[str, str], int] = LOOKS) -> list[str]:  # fmt: skip
-    """The issue's comparison at each record's count: every record design trained with its
-    own recipe and with npas's searched one (``record-<count>.own``, ``.searched``) against
-    the npas-found net (:func:`_npas_found`; each recipe of it) of every target with the most
-    parameters within the record's count, and whether it beats the record (higher mean, Welch
-    p < 0.05, or 0.05 / its readings where ``looks`` counts several)."""
-    ours = [(int(ms[0]["params"]), arm, accs) for arm, accs, ms in arms if _npas_found(arm)]
+def _short(metrics: dict[str, Any]) -> str:
+    """``949 params, 1,477 weights in use, 291k FLOPs``: what a net costs, every count."""
+    return (f"{metrics['params']:,} params, {metrics['weights']:,} weights in use, "
+            f"{_flops(metrics)} FLOPs")  # fmt: skip
+
+
+def _flops(metrics: dict[str, Any]) -> str:
+    """Inference FLOPs a sample, in thousands (``291k``; blank when not measured)."""
+    flops = metrics.get("flops_infer")
+    return "" if flops is None else f"{flops / 1000:,.0f}k"
+
+
+def _declared(by_name: dict[str, tuple[list[float], dict[str, Any]]], board: Path,
+              declaration: Declaration, known: dict[str, dict[str, Any]]
+              ) -> list[str]:  # fmt: skip
+    """Each comparison ``declaration`` holds for this board whose two arms have seeds
+    (``by_name``: ``le<target>/<arm>`` → its per-seed accuracies and first seed's metrics):
+    both arms with their provenance and costs, the gap with its interval and Welch's p, and
+    the verdict at its readings (declared looks, or counted from the committed history), with
+    alpha spent over them; a comparison short of its declared seeds is not read."""
     lines = []
-    for arm, accs, metrics in arms:
-        design, _, recipe = arm.partition(".")
-        if not (design.startswith("record-") and recipe in RECIPES):
+    for c in declaration.comparisons:
+        if c.board != board.name or c.ours not in by_name or c.theirs not in by_name:
             continue
-        count = int(metrics[0]["params"])
-        within = [o for o in ours if o[0] <= count]
-        if not within:
-            lines.append(f"- {arm} ({count:,} params): no npas-found net within its count yet")
+        (ours, mine), (theirs, record) = by_name[c.ours], by_name[c.theirs]
+        arms = [f"  - {arm}: {arm_provenance(arm, known).text}; {_short(m)}; "
+                f"{_mean_std(accs)}, {len(accs)} seeds"
+                for arm, accs, m in zip(c.key, (ours, theirs), (mine, record), strict=True)]
+        head = f"- {c.key[0]} − {c.key[1]}"
+        if len(ours) < c.seeds[0] or len(theirs) < c.seeds[1]:
+            lines += [f"{head}: not read yet ({len(ours)} and {len(theirs)} seeds of the "
+                      f"{c.seeds[0]} and {c.seeds[1]} declared)", *arms]  # fmt: skip
             continue
-        most = max(params for params, _, _ in within)
-        for params, name, found in sorted(o for o in within if o[0] == most):  # each recipe
-            verdict = "not compared (below two seeds)"
-            if min(len(found), len(accs)) >= 2:
-                diff, *_, p = gap(found, accs)
-                read = looks.get((name, arm), 1)
-                verdict = "beats it" if diff > 0 and p < 0.05 / read else "does not beat it"
-                if read > 1:
-                    verdict += f" (reading {read} of a growing count: p < {0.05 / read:.2g})"
-            lines.append(f"- {arm} ({count:,} params, {_mean_std(accs)}): {name} ({params:,} "
-                         f"params, {_mean_std(found)}) − it: {_gap_cell(found, accs)}; "
-                         f"{verdict}")  # fmt: skip
+        diff, *_, p = gap(ours, theirs)
+        count, commits = readings(board, c, (ours, theirs))
+        at = f" at {', '.join(commits)}" if commits else ", declared"
+        lines += [f"{head}: {_gap_cell(ours, theirs)}; "
+                  f"{_verdict(diff, p, count, declaration.threshold(count))}; "
+                  f"readings{at}", *arms]  # fmt: skip
     return lines
 
 
-def _against_goals(arms: list[tuple[str, list[float], list[dict[str, Any]]]]) -> list[str]:
-    """Each count's targets (:data:`GOALS`) against every npas-found net of that target
-    (:func:`_npas_found`, each recipe and training split of it): by how much its mean passes
-    or misses each, with the mean's 95 % interval; a target is met by a net's mean over at
-    least :data:`GOAL_SEEDS` seeds."""
-    ours = [(arm, accs, int(ms[0]["params"])) for arm, accs, ms in arms if _npas_found(arm)]
+def _kind(arm: str, known: dict[str, dict[str, Any]]) -> str:
+    """An arm's provenance in a few words (``found by npas``, ``a hand start point, retrained
+    on train+val``), for lists of arms."""
+    prov = arm_provenance(arm, known)
+    words = {"sampled": "found by npas", "narrowed": "sampled, then narrowed",
+             "start": "a hand start point"}.get(prov.kind, prov.kind)  # fmt: skip
+    _, _, retrained = prov.text.partition("; retrained ")
+    return f"{words}, retrained {retrained}" if retrained else words
+
+
+def _against_goals(arms: list[tuple[str, list[float], list[dict[str, Any]]]],
+                   known: dict[str, dict[str, Any]]) -> list[str]:  # fmt: skip
+    """Each count's targets (:data:`GOALS`) against every net a search chose at that target
+    (:func:`_chosen`, each recipe and training split of it, its provenance said): by how much
+    its mean passes or misses each, with the mean's 95 % interval; a target is met by a net's
+    mean over at least :data:`GOAL_SEEDS` seeds."""
+    ours = [(arm, accs, int(ms[0]["params"])) for arm, accs, ms in arms if _chosen(arm)]
     lines = []
     for count, goals in GOALS.items():
         within = [(arm, accs, n) for arm, accs, n in ours if target_of(n) == count]
         verdicts = []
         for goal, label in goals:
-            met = [arm for arm, accs, _ in within
+            met = [f"{arm} ({_kind(arm, known)})" for arm, accs, _ in within
                    if len(accs) >= GOAL_SEEDS and 100 * statistics.mean(accs) >= goal]  # fmt: skip
             verdicts.append(f"≥ {goal:.1f} %{label} " + (f"met by {', '.join(met)}" if met
                                                          else "not met"))  # fmt: skip
         lines.append(f"- ≤ {count:,} params: {'; '.join(verdicts)}")
         for arm, accs, n in within:
             seeds = f"{len(accs)}" + (f" of {GOAL_SEEDS}" if len(accs) < GOAL_SEEDS else "")
-            line = f"  - {arm} ({n:,} params, {seeds} seeds): {_mean_std(accs)}"
+            line = f"  - {arm} ({_kind(arm, known)}; {n:,} params, {seeds} seeds): "
+            line += _mean_std(accs)
             if len(accs) >= 2:
                 low, high = _mean_interval(accs)
                 line += f" (the mean's 95 % interval {100 * low:.2f}–{100 * high:.2f} %)"
@@ -548,7 +581,7 @@ def _recipes_line() -> str:
         "- Recipes: `own` = `objectives.RECORD_RECIPES` (the record's file, with its test-set "
         "plateaus and early stopping replaced by a step schedule, as that module states); "
         "`searched` = the training section of round 5's winner at ≤ 1,000 (AdamW, cosine, "
-        "lr 0.0126, weight decay 1e-4, batch 128, 81 epochs); `found` = an npas-found net's "
+        "lr 0.0126, weight decay 1e-4, batch 128, 81 epochs); `found` = a searched net's "
         "own search's (below the table); `+kd` = distillation (temperature "
         f"{LEVERS['kd']['distill_temperature']}, weight {LEVERS['kd']['distill_weight']}) "
         f"from a {TEACHER['family']} {json.dumps(TEACHER['hyper'], separators=(',', ':'))} "
@@ -559,19 +592,36 @@ def _recipes_line() -> str:
     )
 
 
-def _reference(board: Path, target: int
-               ) -> tuple[str, list[float], list[tuple[str, list[float]]]]:  # fmt: skip
-    """The npas-found net the rows of ``target`` are compared with: the first ``npas-`` arm
-    (plain recipe, no lever) when the board has one, else the earliest round's; with the
-    earlier rounds' rows."""
-    earlier = [(label, seed_accuracies(folder)) for label, folder in COMPARE.get(target, [])]
-    ours = [(arm, accs) for arm, accs, _ in _arm_rows(board, target) if _npas_found(arm)]
-    name, accs = ours[0] if ours else earlier[0] if earlier else ("", [])
-    return name, accs, earlier
+#: An earlier round's row: its label, its design in the provenance file, its per-seed records.
+Earlier = tuple[str, str, list[dict[str, Any]]]
 
 
-def table(board: Path, seeds: int) -> str:
-    """The side-by-side table of every target with design arms, from the bundles alone."""
+def _reference(board: Path, target: int) -> tuple[str, list[float], list[Earlier]]:
+    """The chosen net the rows of ``target`` are compared with: the first ``npas-`` arm
+    trained on the training split (:func:`_chosen`) when the board has one, else the earliest
+    round's; with the earlier rounds' rows (label, provenance design, per-seed metrics)."""
+    earlier = [(label, design, seed_records(folder))
+               for label, folder, design in COMPARE.get(target, [])]  # fmt: skip
+    ours = [(arm, accs) for arm, accs, _ in _arm_rows(board, target)
+            if _chosen(arm) and not arm.endswith(".trainval")]  # fmt: skip
+    if ours:
+        return *ours[0], earlier
+    if earlier:
+        return earlier[0][0], _accs(earlier[0][2]), earlier
+    return "", [], earlier
+
+
+def _accs(records: list[dict[str, Any]]) -> list[float]:
+    return [r["metrics"]["test_accuracy"] for r in records]
+
+
+def table(board: Path, seeds: int, declaration: Declaration | None = None,
+          known: dict[str, dict[str, Any]] | None = None) -> str:  # fmt: skip
+    """The side-by-side table of every target with design arms, from the bundles alone; the
+    verdicts only on ``declaration``'s comparisons (default: the committed file), every arm's
+    provenance from ``known`` (default: ``benchmarks/protocols/provenance.yaml``)."""
+    declaration = declared() if declaration is None else declaration
+    known = provenances() if known is None else known
     lines = [
         f"# The record designs side by side under npas's protocol ({time.strftime('%Y-%m-%d')})",
         "",
@@ -581,40 +631,59 @@ def table(board: Path, seeds: int) -> str:
         "measured it (`cond_device_name`; train min compares only within one device); every "
         "row's indicators are measured on a CPU",
         _recipes_line(),
-        "- vs npas-found: the row's mean minus the npas-found net's of its target (the first "
-        "`npas-` arm trained with its own recipe, else round 5's), its 95 % "
-        "confidence interval and Welch's two-sided t-test of their seeds (unequal variances); "
-        "within noise when the interval holds 0 (p ≥ 0.05)",
+        "- How it came to be: sampled by the optimiser (study, trial; the only nets called "
+        "found by npas), sampled and then narrowed by the screen, a start point written by "
+        "hand into a preset (from what), a record's design, a twin made from another net by "
+        "rule, or a retraining of one of these (another recipe, or train+val); "
+        "`benchmarks/protocols/provenance.yaml`, checked against the committed studies",
+        "- Costs: params = trainable parameters; weights in use = the deployed form's, every "
+        "use of a reused block counted; FLOPs = inference FLOPs of one image",
+        "- vs the chosen net: the row's mean minus the mean of the net a search chose at its "
+        "target (the first `npas-` arm trained on the training split with its own recipe, "
+        "else round 5's), its 95 % confidence interval and Welch's two-sided t-test of their "
+        "seeds (unequal variances); a description, not a verdict (verdicts: the declared "
+        "comparisons below); a train+val row is not compared with a train-only net",
         "",
-        "| target | arm | params | weights | recipe | trained on | device | epochs | train min "
-        "| seeds | test acc, mean ± std | each seed | vs npas-found |",
-        "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|---|---|",
+        "| target | arm | how it came to be | params | weights in use | FLOPs | recipe "
+        "| trained on | device | epochs | train min | seeds | test acc, mean ± std | each seed "
+        "| vs the chosen net |",
+        "|---|---|---|---:|---:|---:|---|---|---|---:|---:|---:|---:|---|---|",
     ]
     sharing: list[str] = []
     levers: list[str] = []
     every: list[tuple[str, list[float], list[dict[str, Any]]]] = []
-    notes: dict[str, str] = {}  # each npas-found net's network and recipe, once
+    located: dict[str, tuple[list[float], dict[str, Any]]] = {}
+    notes: dict[str, str] = {}  # each searched net's network and recipe, once
     for target in TARGETS:
         arms = _arm_rows(board, target)
         if not arms:
             continue
         name, reference, earlier = _reference(board, target)
-        for label, accs in earlier:
+        for label, design, records in earlier:
+            accs = _accs(records)
+            m = records[0]["metrics"]
             p = "" if label == name else _gap_cell(accs, reference)
-            lines.append(f"| ≤ {target:,} | {label} | | | searched | train | cpu | 81 | | "
+            how = (design_provenance(design, known).text if design else
+                   "round 5's choice made 1.5× as wide and Shapeshifted into its count")
+            lines.append(f"| ≤ {target:,} | {label} | {how} | {m['params']:,} | "
+                         f"{m['weights']:,} | {_flops(m)} | searched | train | cpu | 81 | | "
                          f"{len(accs)} | {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
         every += arms
         sharing += _sharing(arms)
         levers += _lever_gaps(arms)
         for arm, accs, metrics in arms:
+            located[f"le{target}/{arm}"] = (accs, metrics[0])
             design, recipe, *val = arm.split(".")
             m = metrics[0]
             so_far = f" of {seeds}" if len(accs) < seeds else ""
             p = "" if arm == name else _gap_cell(accs, reference)
+            if val and not name.endswith(".trainval"):
+                p = "not compared (train+val)"
             on = "train+val" if val else "train"
             minutes = statistics.mean(m["train_time_s"] for m in metrics) / 60
             device = ", ".join(sorted({m["device"] for m in metrics}))
-            lines.append(f"| ≤ {target:,} | {design} | {m['params']:,} | {m['weights']:,} | "
+            lines.append(f"| ≤ {target:,} | {design} | {arm_provenance(arm, known).text} | "
+                         f"{m['params']:,} | {m['weights']:,} | {_flops(m)} | "
                          f"{recipe} | {on} | {device} | {m['epochs']} | {minutes:.1f} | "
                          f"{len(accs)}{so_far} | {_mean_std(accs)} | {_each(accs)} | "
                          f"{p} |")  # fmt: skip
@@ -624,25 +693,33 @@ def table(board: Path, seeds: int) -> str:
                 notes[design] = f"- {design}: {_describe(cfg)}"
     if notes:
         lines += ["", "The nets of `--found` arms and their twins (network; recipe `found`; "
-                  "`npas-` ones were chosen by a search, others are a search's start points):",
+                  "`npas-` ones a search chose, `fin-` ones a search's finalists, `start-` "
+                  "ones its start points; how each came to be: the table's column):",
                   "", *notes.values()]  # fmt: skip
-    goals = _against_goals(every)
+    goals = _against_goals(every, known)
     if goals:
-        lines += ["", f"The targets (each npas-found net of the target, every recipe and "
-                  f"training split of it: its mean − the target; met by a mean over at least "
-                  f"{GOAL_SEEDS} seeds):", "", *goals]  # fmt: skip
-    records = _at_record_counts(every)
-    if records:
-        lines += ["", "At each record's count (the npas-found net with the most parameters "
-                  "within it − the record design with its own recipe, and with npas's "
-                  "searched one; beaten when the gap is above 0 with Welch p < 0.05, or 0.05 / "
-                  "n at the n-th reading of a comparison whose seeds grew, Bonferroni's):", "",
-                  *records]  # fmt: skip
+        lines += ["", f"The targets (each net a search chose at the target, every recipe and "
+                  f"training split of it, how it came to be in brackets: its mean − the "
+                  f"target; met by a mean over at least {GOAL_SEEDS} seeds; a target is about "
+                  "the test accuracy alone, so a train+val retraining may meet it):", "",
+                  *goals]  # fmt: skip
+    compared = _declared(located, board, declaration, known)
+    if compared:
+        rule = declaration.spending.capitalize()
+        lines += ["", f"The declared comparisons (`benchmarks/protocols/comparisons.yaml`, "
+                  f"fixed in advance; the only verdicts of this table): the first arm − the "
+                  f"second; beaten when the gap is above 0 with Welch p below "
+                  f"{declaration.alpha:g} spent over the comparison's readings ({rule}: "
+                  f"{declaration.alpha:g} / readings), its readings declared, or, for a "
+                  "comparison made before that file, counted from the committed history of its "
+                  "per-seed files (each commit at which they changed with at least two seeds "
+                  "an arm, listed; a working tree that differs from the last is one more):",
+                  "", *compared]  # fmt: skip
     if levers:
         lines += ["", "What each lever and change added (the arm with it − the same design "
                   "without it; `abl-<count>-…`: record-<count> with one change, its own "
                   "recipe; `.trainval`: the arm trained on the training split only; a record "
-                  "design with npas's searched recipe: with its own; a found net with a "
+                  "design with npas's searched recipe: with its own; a searched net with a "
                   "record's recipe: with its own search's):",
                   "", *levers]  # fmt: skip
     if sharing:
@@ -732,6 +809,13 @@ def _parser() -> argparse.ArgumentParser:
         help="retrain a finished seed whose bundle trained another network or recipe than "
         "this run's, replacing its bundle (without it such a run is refused)",
     )
+    parser.add_argument(
+        "--comparisons",
+        type=Path,
+        default=DECLARED,
+        help="the declared comparisons, the only ones given a verdict (default: "
+        "benchmarks/protocols/comparisons.yaml)",
+    )
     parser.add_argument("--table-only", action="store_true", help="train nothing")
     return parser
 
@@ -749,7 +833,8 @@ def main(argv: list[str] | None = None) -> None:
         todo = _runs(args, base_config(args.searched, args.sets), board)
         print(f"{len(todo)} seed(s) to train, {args.jobs} at once", flush=True)
         train(todo, args.jobs, args.device)
-    (args.results / f"{args.name}.md").write_text(table(board, args.seeds), encoding="utf-8")
+    text = table(board, args.seeds, declared(args.comparisons))
+    (args.results / f"{args.name}.md").write_text(text, encoding="utf-8")
     print(f"wrote {args.results / f'{args.name}.md'}")
 
 
