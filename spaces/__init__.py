@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from spaces._build import list_families as list_families
     from spaces._build import register_family as register_family
     from spaces._builtin import WIDTHS as WIDTHS
+    from spaces._builtin import families_for as families_for
     from spaces._builtin import family_hyper_keys as family_hyper_keys
+    from spaces._builtin import family_layouts as family_layouts
     from spaces._builtin import family_names as family_names
     from spaces._builtin import ssn_names as ssn_names
     from spaces._checks import check_int as check_int
@@ -68,6 +70,8 @@ _EXPORTS = {
     "hyper_keys": "spaces._build",
     "list_families": "spaces._build",
     "register_family": "spaces._build",
+    "families_for": "spaces._builtin",
+    "family_layouts": "spaces._builtin",
     "Range": "spaces._hyper",
     "MaxAbsPool2d": "spaces._families.scs",
     "SharpCosSim2d": "spaces._families.scs",

@@ -13,6 +13,7 @@ from typing import Any
 
 from torch import nn
 
+from spaces._builtin import BUILTIN_LAYOUTS, check_layouts
 from spaces._checks import check_int, is_int
 from spaces._errors import ConfigError
 from spaces._hyper import check_hyper
@@ -21,11 +22,15 @@ from spaces._registry import Registry
 FamilyBuilder = Callable[..., nn.Module]
 
 FAMILIES: Registry[FamilyBuilder] = Registry("family")
+#: The layouts each registered family declared, by registered name (absent: none declared).
+_LAYOUTS: dict[str, tuple[str, ...]] = {}
 
 _LEADING = ("in_shape", "num_classes")
 
 
-def register_family(name: str) -> Callable[[FamilyBuilder], FamilyBuilder]:
+def register_family(
+    name: str, *, layouts: str | Sequence[str] | None = None
+) -> Callable[[FamilyBuilder], FamilyBuilder]:
     """Registers a family under ``name``; a duplicate name raises.
 
     The entry must accept ``(in_shape, num_classes, **hyper)``. Its keyword arguments after
@@ -33,12 +38,42 @@ def register_family(name: str) -> Callable[[FamilyBuilder], FamilyBuilder]:
     entry taking ``**kwargs`` declares its keys in a ``hyper_keys`` attribute (see
     :func:`family_variant`).
 
+    Args:
+        name: The family's name (case-insensitive).
+        layouts: The samples it takes: ``image`` (C×H×W), ``signal`` (C×L), ``table`` (F), one
+            or several; shown by ``search families`` and :func:`spaces.family_layouts`. None:
+            not declared (a built-in's come from one table, ``spaces._builtin``).
+
+    Raises:
+        ConfigError: a layout that is not one of the three.
+
     Example:
-        >>> @register_family("tiny-mlp")  # doctest: +SKIP
+        >>> @register_family("tiny-mlp", layouts=["signal", "table"])  # doctest: +SKIP
         ... class TinyMLP(nn.Module):
         ...     def __init__(self, in_shape, num_classes, *, width: int = 8): ...
     """
-    return FAMILIES.register(name)
+    declared = None
+    if layouts is not None:
+        declared = check_layouts(layouts, f"family {name!r}: layouts")
+    elif name.lower() in BUILTIN_LAYOUTS:
+        declared = BUILTIN_LAYOUTS[name.lower()]
+
+    def register(builder: FamilyBuilder) -> FamilyBuilder:
+        FAMILIES.add(name, builder)
+        if declared is None:
+            _LAYOUTS.pop(name.lower(), None)
+        else:
+            _LAYOUTS[name.lower()] = declared
+        return builder
+
+    return register
+
+
+def declared_layouts(family: str) -> tuple[str, ...] | None:
+    """The layouts the registered ``family`` declared (None: none); an unknown name raises
+    :class:`UnknownNameError` listing the known ones."""
+    FAMILIES.get(family)
+    return _LAYOUTS.get(family.lower())
 
 
 def family_variant(base: FamilyBuilder, /, **fixed: Any) -> FamilyBuilder:

@@ -1,6 +1,7 @@
 """The table of architecture families on the Spaces page, generated from the registry at every
-docs build: each family's hyper-parameters with the defaults of its own signature, and the
-variants registered on it, so a new hyper-parameter or variant cannot be left off the page."""
+docs build: the layouts each family takes, its hyper-parameters with the defaults of its own
+signature, and the variants registered on it, so a new hyper-parameter, variant or layout
+cannot be left off the page."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ def markdown() -> str:
     """The table: one row per family that is not a variant of another."""
     import spaces  # noqa: F401  (registers the built-in families)
     from spaces._build import FAMILIES, hyper_keys
+    from spaces._builtin import family_layouts
 
     variants: dict[object, list[str]] = {}
     bases = []
@@ -24,7 +26,10 @@ def markdown() -> str:
             bases.append((name, builder))
         else:
             variants.setdefault(base, []).append(name)
-    lines = ["| family | what | hyper-parameters (defaults) | variants |", "|---|---|---|---|"]
+    lines = [
+        "| family | takes | what | hyper-parameters (defaults) | variants |",
+        "|---|---|---|---|---|",
+    ]
     for name, builder in bases:
         params = inspect.signature(builder).parameters
         hypers = ", ".join(
@@ -34,7 +39,9 @@ def markdown() -> str:
         )  # fmt: skip
         summary = (inspect.getdoc(builder) or "").split("\n\n")[0].replace("\n", " ")
         named = ", ".join(f"`{v}`" for v in variants.get(builder, []))
-        lines.append(f"| `{name}` | {summary.replace('|', chr(92) + '|')} | {hypers} | {named} |")
+        takes = ", ".join(family_layouts(name) or ("not declared",))
+        summary = summary.replace("|", chr(92) + "|")
+        lines.append(f"| `{name}` | {takes} | {summary} | {hypers} | {named} |")
     return "\n".join(lines)
 
 

@@ -1,8 +1,10 @@
 """An npas plugin: a 1-D convolutional family for signals (N×C×L), registered on import.
 
-npas's built-in convolutional families take images (C, H, W) only; ``mlp`` flattens a signal,
-so it works too, but ignores that neighbouring steps belong together. A search names this file
-in its config (``imports: [signals_plugin.py]``).
+npas has built-in families for signals (``conv1d``, ``sepconv1d``, ``resnet1d``: ``search
+families --layout signal``); this one shows how a family of your own joins them: its head reads
+both the mean and the maximum over time, which the built-ins' ``gap`` and ``flatten`` heads do
+not. A search names this file in its config (``imports: [signals_plugin.py]``); ``layouts``
+says what it takes (``search families --import signals_plugin.py`` shows it).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from torch import nn
 import spaces
 
 
-@spaces.register_family("conv1d")
-class Conv1dNet(nn.Module):
+@spaces.register_family("meanmax1d", layouts=["signal"])
+class MeanMax1d(nn.Module):
     """(conv1d(width) → ReLU) × depth → mean and max over time → linear."""
 
     def __init__(

@@ -13,14 +13,30 @@ from search.cli._common import _WIDTH
 
 
 def _families(args: argparse.Namespace) -> int:
+    """Each registered family: the layouts it takes and its hyper-parameters; ``--import``
+    lists a user's families too, ``--layout`` only those that take a layout."""
+    from search._usercode import import_modules, normalise_imports
+    from spaces import FAMILIES, family_layouts, hyper_keys
+    from spaces._builtin import check_layouts
 
-    from spaces import FAMILIES, hyper_keys
-
-    width = max(len(n) for n in FAMILIES)
+    import_modules(normalise_imports(args.imports, path="--import"), path="--import")
+    wanted = None if args.layout is None else check_layouts(args.layout, "--layout")[0]
+    rows = []
     for name in FAMILIES:
-        hypers = ", ".join(hyper_keys(FAMILIES.get(name))) or "(none free: a fixed variant)"
-        print(textwrap.fill(hypers, width=_WIDTH, initial_indent=f"{name:<{width}}  ",
-                            subsequent_indent=" " * (width + 2)))  # fmt: skip
+        layouts = family_layouts(name)
+        if wanted is None or wanted in (layouts or ()):
+            taken = ", ".join(layouts) if layouts else "(not declared)"
+            hypers = ", ".join(hyper_keys(FAMILIES.get(name))) or "(none free: a fixed variant)"
+            rows.append((name, taken, hypers))
+    width = max(len(n) for n in [*FAMILIES, "family"])
+    column = max(len(t) for t in ["layouts", *(t for _, t, _ in rows)])
+    indent = width + column + 4
+    print(f"{'family':<{width}}  {'layouts':<{column}}  hyper-parameters")
+    for name, taken, hypers in rows:
+        first, *more = textwrap.wrap(hypers, width=_WIDTH - indent)
+        print(f"{name:<{width}}  {taken:<{column}}  {first}")
+        for line in more:
+            print(" " * indent + line)
     return 0
 
 

@@ -318,7 +318,18 @@ def build_parser() -> argparse.ArgumentParser:
         "let the dashboard change the storage (notes, deleting studies); default read-only",
     )
 
-    add("families", _families, "List the architecture families and their hyper-parameters.")
+    cmd = add(
+        "families",
+        _families,
+        "List the architecture families: the layouts each takes (image, signal, table) and "
+        "its hyper-parameters.",
+    )
+    cmd.add_argument(
+        "--layout",
+        metavar="LAYOUT",
+        help="only the families that take this layout: image, signal or table",
+    )
+    _import_options(cmd, reads=False)
     add("indicators", _indicators, "List the cost indicators: unit, direction, phase.")
     cmd = add("presets", _presets, "List the packaged search presets, or print one's YAML.")
     cmd.add_argument("--show", metavar="NAME", help="print this preset's YAML file")

@@ -1,4 +1,4 @@
-"""What the family modules share: activations, the image shape, the argument checks
+"""What the family modules share: activations, the image and signal shapes, the argument checks
 (``spaces._checks``, with the kernel sizes' odd check) and the record designs' registration."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 from torch import nn
 
 from spaces._build import FamilyBuilder, family_variant, register_family
+from spaces._builtin import families_for
 from spaces._checks import check_choice, check_int
 from spaces._errors import ConfigError
 
@@ -20,6 +21,7 @@ __all__ = [
     "check_odd",
     "image_shape",
     "register_record",
+    "signal_shape",
 ]
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -52,15 +54,32 @@ def activation(name: str, negative_slope: float | None = None) -> Callable[[], n
 
 
 def image_shape(in_shape: Sequence[int]) -> tuple[int, int, int]:
-    """``(C, H, W)`` of an image input; convolutional families accept nothing else."""
+    """``(C, H, W)`` of an image input; the 2-D convolutional families accept nothing else."""
     if len(in_shape) != 3:
         raise ConfigError(
             f"in_shape must be (channels, height, width) for a convolutional family, "
-            f"got {tuple(in_shape)!r}; allowed for a signal (C, L) or a table row (F,): "
-            "mlp, or a family of your own"
+            f"got {tuple(in_shape)!r}; allowed for a signal (C, L): {_takes('signal')}; for "
+            f"a table row (F,): {_takes('table')}; or a family of your own"
         )
     c, h, w = in_shape
     return c, h, w
+
+
+def signal_shape(in_shape: Sequence[int]) -> tuple[int, int]:
+    """``(C, L)`` of a signal input (channels × length); the 1-D families accept nothing else."""
+    if len(in_shape) != 2:
+        raise ConfigError(
+            f"in_shape must be (channels, length) for a 1-D family, got {tuple(in_shape)!r}; "
+            f"allowed for a table row (F,): {_takes('table')}; an image (C, H, W) takes a 2-D "
+            "family (`search families` lists the layouts each takes)"
+        )
+    c, length = in_shape
+    return c, length
+
+
+def _takes(layout: str) -> str:
+    """The built-in families that take ``layout``, as a message lists them."""
+    return ", ".join(families_for(layout))
 
 
 def check_odd(key: str, value: Any) -> int:

@@ -183,5 +183,6 @@ def test_an_image_folder_is_images_only(tmp_path):
 def test_mlp_takes_signals_and_table_rows_and_image_families_say_what_does(shape):
     model = build_model("mlp", shape, 3, width=4)
     assert model(torch.zeros(2, *shape)).shape == (2, 3)
-    with pytest.raises(ConfigError, match=r"\(channels, height, width\).*: mlp, or a family"):
+    what = r"signal \(C, L\): conv1d, mlp, resnet1d, sepconv1d; for a table row \(F,\): mlp; or"
+    with pytest.raises(ConfigError, match=r"\(channels, height, width\).*" + what):
         build_model("convnet", shape, 3)

@@ -339,6 +339,39 @@ def test_registries(capsys: pytest.CaptureFixture) -> None:
     assert descriptions and all(not line.endswith((",", "public", "GPU")) for line in descriptions)
 
 
+def test_families_shows_the_layouts_and_a_users_families_with_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    import spaces._build
+
+    monkeypatch.setattr(spaces._build.FAMILIES, "_entries", dict(spaces._build.FAMILIES._entries))
+    monkeypatch.setattr(spaces._build, "_LAYOUTS", dict(spaces._build._LAYOUTS))
+    plugin = tmp_path / "my_families.py"
+    plugin.write_text(
+        "import spaces\n"
+        "@spaces.register_family('cli-wave', layouts=['signal', 'table'])\n"
+        "def wave(in_shape, num_classes, *, taps: int = 3): ...\n"
+        "@spaces.register_family('cli-odd')\n"
+        "def odd(in_shape, num_classes): ...\n"
+    )
+    assert main(["families"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert rows["family"].split() == ["family", "layouts", "hyper-parameters"]
+    assert rows["conv1d"].split()[1:3] == ["signal", "depth,"]
+    assert rows["mlp"].split()[1:4] == ["image,", "signal,", "table"]
+    assert rows["wrn-16-4"].split()[1:3] == ["image", "dropout"]
+    assert "cli-wave" not in rows
+    assert main(["families", "--layout", "signal", "--import", str(plugin)]) == 0
+    text = capsys.readouterr().out
+    names = [line.split()[0] for line in text.splitlines()[1:] if not line.startswith(" ")]
+    assert names == ["cli-wave", "conv1d", "mlp", "resnet1d", "sepconv1d"]
+    assert re.search(r"^cli-wave +signal, table +taps$", text, re.M)
+    assert main(["families"]) == 0
+    assert re.search(r"^cli-odd +\(not declared\) +\(none free", capsys.readouterr().out, re.M)
+    assert main(["families", "--layout", "sound"]) == 2
+    assert "--layout: got 'sound'; allowed: image, signal, table" in capsys.readouterr().err
+
+
 def test_help_version_and_presets_load_no_torch_optuna_or_ray() -> None:
     probe = (
         "import sys, contextlib, io\n"

@@ -15,6 +15,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +26,13 @@ import optuna
 import pytest
 import torch
 
-from objectives.datasets import load
+from objectives import Splits, register_dataset
+from objectives.datasets import DATASETS, load
 from search.bundle import Exported, export_bundle, load_bundle
 from search.bundle._folder import MANIFEST
 from search.bundle._portable import OPSET, data_record, write_onnx
 from search.trial import run_trial
-from spaces import build_model, list_families
+from spaces import build_model, family_layouts, list_families
 from tests.search_tests.studies import npas_study
 
 #: Small hyper-parameters of every family (variants only fix arguments of these).
@@ -46,7 +48,14 @@ SMALL: dict[str, dict[str, Any]] = {
     # one block reused 3 times with skips, PReLU, whole-tensor norm, a widened separable block
     "sepnet": {"stem": 4, "width": 4, "blocks": 2, "reuse": 3, "residual": True,
                "activation": "prelu", "norm": "layer", "expansion": 2.0, "dropout": 0.1},
-}
+    # 1-D families on signals (SIGNALS): a flatten head, a strided stem, projection shortcuts
+    "conv1d": {"depth": 2, "width": 4, "head": "flatten", "pooling": "avg", "dropout": 0.1},
+    "sepconv1d": {"depth": 3, "width": 4, "stem_stride": 2, "activation": "prelu"},
+    "resnet1d": {"depth": 2, "width": 4, "dropout": 0.1, "dropout_at": "every"},
+}  # fmt: skip
+#: The registered dataset of the 1-D families' bundles: 3 channels × 40 steps, 3 classes.
+SIGNALS = "onnx-test-signals"
+SIGNAL_SHAPE = (3, 40)
 #: Run in the bundle folder by a fresh interpreter; prints one JSON line.
 WITHOUT_NPAS = r"""
 import importlib.abc, json, re, sys
@@ -97,16 +106,42 @@ print(json.dumps({
 """
 
 
+@pytest.fixture(scope="module", autouse=True)
+def signals() -> Iterator[None]:
+    """:data:`SIGNALS`: noisy sines whose frequency is the class, registered for this module."""
+
+    @register_dataset(SIGNALS, source="tests/search_tests/test_onnx.py", layout="signal")
+    def make() -> Splits:
+        rng = np.random.default_rng(0)
+        y = np.arange(240) % 3
+        steps = np.linspace(0, 2 * np.pi, SIGNAL_SHAPE[1], dtype=np.float32)
+        phase = rng.uniform(0, 2 * np.pi, size=(240, SIGNAL_SHAPE[0], 1))
+        x = np.sin((y[:, None, None] + 1) * steps + phase) + 0.3 * rng.normal(size=phase.shape)
+        return Splits(train=(x[:180].astype(np.float32), y[:180]),
+                      test=(x[180:].astype(np.float32), y[180:]))  # fmt: skip
+
+    yield
+    DATASETS._entries.pop(SIGNALS, None)
+
+
+def _sample(family: str) -> tuple[str, tuple[int, ...], int]:
+    """The dataset a family's bundle is trained on, its sample shape and classes."""
+    if "signal" in family_layouts(family):
+        return SIGNALS, SIGNAL_SHAPE, 3
+    return "digits", (1, 8, 8), 10
+
+
 def _bundle(
     folder: Path, family: str, hyper: dict[str, Any], *, train: dict[str, Any]
 ) -> tuple[optuna.Study, Exported]:
     """A Shapeshifter trial at 3/4 of the plain model's parameters, trained, saved and
     exported as ``search export`` would."""
     torch.set_num_threads(1)
-    plain = sum(p.numel() for p in build_model(family, (1, 8, 8), 10, **hyper).parameters())
+    dataset, shape, classes = _sample(family)
+    plain = sum(p.numel() for p in build_model(family, shape, classes, **hyper).parameters())
     result = run_trial(
         {
-            "dataset": "digits",
+            "dataset": dataset,
             "family": family,
             "hyper": hyper,
             "budget": plain * 3 // 4,
@@ -129,6 +164,8 @@ def _session(path: Path) -> ort.InferenceSession:
 
 def test_every_family_is_covered() -> None:
     assert set(SMALL) == {f for f in list_families() if "-" not in f}
+    assert {f for f in SMALL if "signal" in family_layouts(f)} == {
+        "conv1d", "mlp", "resnet1d", "sepconv1d"}  # fmt: skip
 
 
 @pytest.mark.slow  # an ONNX export (torch.export) per family
@@ -136,20 +173,21 @@ def test_every_family_is_covered() -> None:
 def test_onnx_computes_what_pytorch_computes(family: str, tmp_path: Path) -> None:
     _, done = _bundle(tmp_path, family, SMALL[family], train={"epochs": 1, "max_steps": 3})
     assert done.onnx_error is None
+    _, shape, classes = _sample(family)
     meta = json.loads((done.folder / "metrics.json").read_text(encoding="utf-8"))["onnx"]
     assert meta["opset"] == OPSET and meta["error"] is None
-    assert meta["input"] == {"name": "input", "shape": ["batch", 1, 8, 8], "dtype": "float32"}
-    assert meta["output"] == {"name": "logits", "shape": ["batch", 10], "dtype": "float32"}
+    assert meta["input"] == {"name": "input", "shape": ["batch", *shape], "dtype": "float32"}
+    assert meta["output"] == {"name": "logits", "shape": ["batch", classes], "dtype": "float32"}
     proto = onnx.load(done.paths["model.onnx"])
     onnx.checker.check_model(proto, full_check=True)
     assert {o.domain: o.version for o in proto.opset_import}[""] == OPSET
     session = _session(done.paths["model.onnx"])
-    assert session.get_inputs()[0].shape == ["batch", 1, 8, 8]
+    assert session.get_inputs()[0].shape == ["batch", *shape]
     model = load_bundle(done.folder)
     program = torch.export.load(done.paths["model.pt2"]).module()
     generator = torch.Generator().manual_seed(0)
     for batch in (1, 5):  # neither is the batch of two the export traced with
-        x = torch.randn(batch, 1, 8, 8, generator=generator)
+        x = torch.randn(batch, *shape, generator=generator)
         with torch.no_grad():
             expected = model(x)
             traced = program(x)

@@ -1,4 +1,5 @@
-"""Architecture families: a contract over every registered family, counts, errors, SCS maths."""
+"""Architecture families: a contract over every registered family (on a sample of each layout
+it declares), counts, errors, SCS maths."""
 
 from __future__ import annotations
 
@@ -7,13 +8,24 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from spaces import family_layouts
 from spaces._build import FAMILIES, build_model, family_variant, list_families, register_family
 from spaces._errors import ConfigError, NpasError, UnknownNameError
 from spaces._families.scs import MaxAbsPool2d, SharpCosSim2d
+from spaces.ssn import shapeshift
 
 # Too big for a training step in the contract test: counted below, and one batch-1 forward.
 HEAVY = {"wrn-28-10"}
 SMALL = (1, 8, 8)  # sklearn digits
+#: A small sample of each layout: digits' images, two-channel signals of 24 steps, table rows.
+SAMPLES = {"image": SMALL, "signal": (2, 24), "table": (12,)}
+#: Each family (but the heavy one) with a sample of every layout it declares.
+CASES = [
+    pytest.param(family, SAMPLES[layout], id=f"{family}-{layout}")
+    for family in list_families()
+    if family not in HEAVY
+    for layout in family_layouts(family) or ()
+]
 
 
 def n_params(model: nn.Module) -> int:
@@ -26,11 +38,17 @@ def forward_backward(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-@pytest.mark.parametrize("family", [f for f in list_families() if f not in HEAVY])
-def test_every_family_trains_on_digits_with_finite_values(family):
+def test_every_family_declares_its_layouts():
+    assert all(family_layouts(f) for f in list_families())
+    assert {f for f in list_families() if "signal" in family_layouts(f)} == {
+        "conv1d", "mlp", "resnet1d", "sepconv1d"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("family", "shape"), CASES)
+def test_every_family_trains_on_its_samples_with_finite_values(family, shape):
     torch.manual_seed(0)
-    model = build_model(family, SMALL, 10)
-    out = forward_backward(model, torch.randn(2, *SMALL))
+    model = build_model(family, shape, 10)
+    out = forward_backward(model, torch.randn(2, *shape))
     assert out.shape == (2, 10)
     assert torch.isfinite(out).all()
     grads = [p.grad for p in model.parameters() if p.requires_grad]
@@ -38,17 +56,33 @@ def test_every_family_trains_on_digits_with_finite_values(family):
     assert any(g.abs().sum() > 0 for g in grads)
 
 
-@pytest.mark.parametrize("family", [f for f in list_families() if f not in HEAVY])
-def test_every_family_is_deterministic_under_manual_seed(family):
-    x = torch.randn(2, *SMALL)
+@pytest.mark.parametrize(("family", "shape"), CASES)
+def test_every_family_is_deterministic_under_manual_seed(family, shape):
+    x = torch.randn(2, *shape)
     outs = []
     for _ in range(2):
         torch.manual_seed(123)
-        outs.append(build_model(family, SMALL, 3)(x))
+        outs.append(build_model(family, shape, 3)(x))
     torch.manual_seed(124)
-    other = build_model(family, SMALL, 3)(x)
+    other = build_model(family, shape, 3)(x)
     assert torch.equal(outs[0], outs[1])
     assert not torch.equal(outs[0], other)
+
+
+@pytest.mark.parametrize(
+    ("family", "shape"), [c for c in CASES if not hasattr(FAMILIES.get(c.values[0]), "hyper_base")]
+)
+def test_every_base_family_meets_a_shapeshifter_budget(family, shape):
+    """Shapeshifted at a third of its weights, a family's default model stays within budget
+    and trains (every store parameter gets a finite gradient)."""
+    torch.manual_seed(0)
+    model = build_model(family, shape, 10)
+    budget = n_params(model) // 3
+    net = shapeshift(model, budget)
+    assert 0.9 * budget <= net.num_params <= budget
+    out = forward_backward(net, torch.randn(4, *shape))
+    assert out.shape == (4, 10) and torch.isfinite(out).all()
+    assert all(s.grad is not None and torch.isfinite(s.grad).all() for s in net.stores)
 
 
 @pytest.mark.parametrize("family", ["mlp", "convnet", "wrn", "resnet", "convmixer", "scs"])
