@@ -61,8 +61,8 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
         if reported:
             return REPORTED_ONLY[name]
         raise ConfigError(
-            f"{path}: {name!r} is measured on the test set, which a search never optimised on "
-            f"or constrained (search export reads it once); use 'accuracy' (validation) "
+            f"{path}: {name!r} is measured on the test set, which a search is never optimised "
+            f"on or constrained by (search export reads it once); use 'accuracy' (validation) "
             "instead"
         )
     if name in TRIAL_METRICS:
