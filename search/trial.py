@@ -77,8 +77,9 @@ def run_trial(
     Steps: seed; load the dataset (cached per process; with ``train_on: train+val`` its
     validation split joins the training split); build the model; shapeshift it into
     ``budget`` (pretraining first for ``mapping: auto``); measure the analytic indicators and
-    stop there, untrained, when they violate a constraint; train; evaluate on validation and
-    test; measure the other indicators; save the model when ``artifact_dir`` is set.
+    stop there, untrained, when they violate a constraint; train; take the validation figures
+    of the last epoch (and, only with ``report_test``, evaluate on the test split); measure the
+    other indicators; save the model when ``artifact_dir`` is set.
 
     Args:
         cfg: A trial config (validated once: a dict is checked, a TrialConfig trusted); only
@@ -105,7 +106,8 @@ def run_trial(
 
     Returns:
         ``accuracy`` (validation: what the search optimises), ``val_loss``, ``test_accuracy``
-        and ``test_loss`` (reported only), the indicators measured (``indicators``, plus every
+        and ``test_loss`` only with ``report_test`` (never optimised or chosen on; without it
+        the test split is not read), the indicators measured (``indicators``, plus every
         objective and constraint metric; None: the full panel), ``train_time_s``,
         ``train_energy_j``, ``energy_source``, ``train_loss``, ``train_accuracy``, ``epochs``,
         ``plain_params`` (the model before shapeshifting), ``feasible`` (1.0/0.0),
@@ -171,19 +173,19 @@ def _run(
         on_state=None if on_state is None else _state_writer(on_state, net, cfg),
         resume=None if saved is None else saved["fit"],
     )
-    test = evaluate(net, data.test)
     last = result.history[-1]
     metrics.update(
         accuracy=last["val_accuracy"],
         val_loss=last["val_loss"],
-        test_accuracy=test["accuracy"],
-        test_loss=test["loss"],
         train_loss=last["train_loss"],
         train_accuracy=last["train_accuracy"],
         epochs=result.epochs,
         train_time_s=result.train_time_s,
         train_energy_j=result.energy_j,
     )
+    if cfg.report_test:  # opted in: a benchmark's per-trial test figures
+        test = evaluate(net, data.test)
+        metrics.update(test_accuracy=test["accuracy"], test_loss=test["loss"])
     gate_s = metrics.pop("cond_measure_s", 0.0)
     later = _measure(net, data, [n for n in names if n not in early], cfg.measure, device)
     metrics.update(later)

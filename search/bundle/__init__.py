@@ -12,8 +12,9 @@ A bundle is a folder::
     model.pt       {"state_dict" (the plain, materialised model), "family", "in_shape",
                     "num_classes", "hyper", "mapping", "trial_config", "format", ...}
     metrics.json   the recorded metrics and their conditions, the trial and why it was chosen;
+                   ``exported`` (the test accuracy, read once at export for this model only),
                    ``onnx`` (opset, input and output names and shapes, or why ONNX is missing)
-                   and ``data`` (the test split and preprocessing that reproduce test_accuracy)
+                   and ``data`` (the test split and preprocessing that reproduce it)
     model.onnx     the plain model for onnxruntime & co. (opset 18, dynamic batch)
     model.pt2      the same traced program for ``torch.export.load`` (no npas code needed)
     README.md      how to load it in your own code, with npas or without

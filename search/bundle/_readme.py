@@ -24,7 +24,7 @@ def readme(
     record: Mapping[str, Any],
 ) -> str:
     metrics = record["metrics"]
-    shown = [n for n, _ in record["objectives"]] + ["test_accuracy"]
+    shown = [n for n, _ in record["objectives"]] + ["accuracy"]
     lines = "\n".join(
         f"| {n} | {format_value(metrics.get(n))} |" for n in dict.fromkeys(shown) if n in metrics
     )
@@ -43,11 +43,13 @@ Chosen by `{chosen.selector}`: {chosen.reason}.
 Family `{saved["family"]}`, hyper-parameters `{json.dumps(saved["hyper"])}`, input shape
 {tuple(saved["in_shape"])}, {saved["num_classes"]} classes. {ssn}
 
-| metric (as the search recorded it) | value |
+| metric (as the search recorded it; accuracy: validation) | value |
 |---|---|
 {lines}
 
-The exported model scores {record["exported"]["test_accuracy"]:.4f} on the test split.
+The exported model scores {record["exported"]["test_accuracy"]:.4f} on the test split
+({record["exported"]["test_correct"]:,} of {record["data"]["test"]["size"]:,}), read once by
+`search export`, for this model only, after the search chose it on validation.
 `metrics.json` holds every indicator with the conditions it was measured under.
 {_checkpoint_readme(record["checkpoint"])}
 ## Load it in your own code

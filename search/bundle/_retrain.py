@@ -47,7 +47,8 @@ def _retrain_config(
     seed: int | None = None,
     train_on: str | None = None,
 ) -> TrialConfig:
-    """The bundle's trial config at the full schedule, with the bundle's SSN mapping fixed."""
+    """The bundle's trial config at the full schedule, with the bundle's SSN mapping fixed,
+    scored on the test split once trained (``report_test``: the one model, not a search)."""
     if epochs is None:
         epochs = FULL_SCHEDULE * cfg.train["epochs"]
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
@@ -63,6 +64,7 @@ def _retrain_config(
         device=device,
         seed=cfg.seed if seed is None else checks.seed(seed, "seed"),
         train_on=cfg.train_on if train_on is None else train_on,
+        report_test=True,
     )
 
 
@@ -122,7 +124,9 @@ def train_bundle(
 
     Same family, hyper-parameters, budget and SSN options; the parameter-store mapping is the
     bundle's (an ``auto`` mapping is not searched again). Accuracy and the same indicators are
-    measured as the search did (:func:`search.trial.run_trial`).
+    measured as the search did (:func:`search.trial.run_trial`); the retrained model, and it
+    alone, is also scored on the test split (``test_accuracy``, compared with the exported
+    model's, which ``search export`` read).
 
     Args:
         folder: The bundle.
@@ -163,7 +167,7 @@ def train_bundle(
     held_out = result if cfg.train_on == "train" else {
         k: v for k, v in result.items() if k not in _VALIDATION_METRICS
     }  # fmt: skip
-    table = _compare(recorded, held_out, blob["trial_config"])
+    table = _compare({**_exported_test(folder), **recorded}, held_out, blob["trial_config"])
     target.mkdir(parents=True, exist_ok=True)
     path = target / "train.json"
     payload = {
@@ -195,6 +199,13 @@ def _recorded(folder: Path) -> dict[str, Any]:
     if not isinstance(metrics, dict):
         raise ExportError(f"{folder / 'metrics.json'}: its metrics are not a JSON object")
     return metrics
+
+
+def _exported_test(folder: Path) -> dict[str, Any]:
+    """The exported model's test figures (metrics.json's ``exported``), which the comparison
+    sets beside the retrained model's: the search's trials read none."""
+    exported = metrics_json(folder).get("exported") or {}
+    return {k: exported[k] for k in ("test_accuracy", "test_loss") if _number(exported.get(k))}
 
 
 def _compare(

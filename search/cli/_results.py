@@ -110,13 +110,10 @@ def _export(args: argparse.Namespace) -> int:
         from_checkpoint=args.from_checkpoint,
         replace=args.replace,
     )
-    recorded = done.recorded_test_accuracy
     print(f"Exported trial {done.number} of {study.study_name!r} to {done.folder}")
     print(f"  why: {done.selection.reason}")
-    print(
-        f"  test accuracy: {done.test_accuracy:.4f} (exported model), "
-        f"{'n/a' if recorded is None else f'{recorded:.4f}'} (recorded by the search)"
-    )
+    print(f"  test accuracy {done.test_accuracy:.4f} on the test split ({done.test_rows:,} rows), "
+          "read once, for this model only")  # fmt: skip
     trained = "n/a" if done.params is None else f"{done.params:,}"
     print(f"  parameters: {trained} trained (params, what its constraints saw), "
           f"{done.deployed:,} in the exported model (materialised_params)")  # fmt: skip

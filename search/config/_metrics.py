@@ -24,7 +24,8 @@ TRIAL_METRICS = {
     "train_time_s": "minimize",
     "train_energy_j": "minimize",
 }
-#: Reported by every trial, never optimised on or constrained (the test set stays unseen).
+#: Test-split metrics: a trial records them only with ``report_test: true`` (a benchmark's
+#: per-trial figures); never optimised on, constrained, chosen on or shown in the report.
 REPORTED_ONLY = {"test_accuracy": "maximize", "test_loss": "minimize"}
 _DIRECTIONS = {
     "maximize": "maximize",
@@ -48,8 +49,8 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
     Args:
         name: The metric.
         path: Where it was given, for the error message.
-        reported: Also answer for the test-set metrics, which are reported (in a front table,
-            a report) but never optimised on or constrained.
+        reported: Also answer for the test-set metrics, which a trial records only with
+            ``report_test`` and which are never optimised on or constrained.
 
     Raises:
         ConfigError: an unknown metric, or a test-set metric where ``reported`` is False.
@@ -60,8 +61,9 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
         if reported:
             return REPORTED_ONLY[name]
         raise ConfigError(
-            f"{path}: {name!r} is measured on the test set, which is reported but never "
-            f"optimised on or constrained; use 'accuracy' (validation) instead"
+            f"{path}: {name!r} is measured on the test set, which a search is never optimised "
+            f"on or constrained by (search export reads it once); use 'accuracy' (validation) "
+            "instead"
         )
     if name in TRIAL_METRICS:
         return TRIAL_METRICS[name]

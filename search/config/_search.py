@@ -559,6 +559,7 @@ class SearchConfig(DataAndMetrics):
             "indicators": self.indicators,
             "measure": copy.deepcopy(self.measure),
             "seed": self.seed,
+            "report_test": self.report_test,
             "device": None,
             "artifact_dir": artifact_dir,
         }
@@ -573,9 +574,10 @@ class SearchConfig(DataAndMetrics):
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
         out = dump_keys(self)
         out["dataset"] = copy.deepcopy(self.data_source) or self.dataset
-        # imports, loading, start, loggers, screen and repair only when set: a search stored
-        # before they existed resumes (a relaunch compares its stored config with this one)
-        for name in ("imports", "loading", "start", "loggers", "screen", "repair"):
+        # imports, loading, start, loggers, screen, repair and report_test only when set: a
+        # search stored before they existed resumes (a relaunch compares its stored config
+        # with this one)
+        for name in ("imports", "loading", "start", "loggers", "screen", "repair", "report_test"):
             if out[name] == dumped_default(SearchConfig, name):
                 del out[name]
         return {"name": out.pop("name"), **out}

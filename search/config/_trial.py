@@ -284,6 +284,14 @@ class DataAndMetrics:
     seed: int = config_key(
         0, check=checks.seed, help="seeds the algorithm, the validation split and every trial"
     )
+    report_test: bool = config_key(
+        False,
+        check=checks.boolean,
+        help="also score every trained trial on the test split and store its test_accuracy "
+        "and test_loss (for a benchmark that wants per-trial test figures); no selector, "
+        "front or report ever uses them; false: no trial reads the test split, search export "
+        "reads it once for the exported model",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -329,17 +329,18 @@ _VALIDATION = "accuracy, val_loss"
 
 
 def _chosen_on_test(spec: str, names: Sequence[str]) -> None:
-    """Refuses a spec that chooses on a test-set metric: the test set is reported, and a trial
-    chosen on it would report an optimistic test accuracy."""
+    """Refuses a spec that chooses on a test-set metric (recorded per trial only with
+    ``report_test``): a trial chosen on it would report an optimistic test accuracy."""
     from search.config import REPORTED_ONLY  # the indicator registry: torch
 
     for name in names:
         if name in REPORTED_ONLY:
             raise _bad(
                 spec,
-                f"{name!r} is measured on the test set, which is reported but never chosen "
-                "on (a trial picked by its test score would report an optimistic test "
-                f"score); choose on validation ({_VALIDATION})",
+                f"{name!r} is measured on the test set, which is never chosen on (a trial "
+                "picked by its test score would report an optimistic test score; search "
+                f"export reads it once for the chosen model); choose on validation "
+                f"({_VALIDATION})",
             )
 
 

@@ -41,7 +41,10 @@ Objectives = Sequence[tuple[str, str] | str]
 
 
 def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tuple[str, str], ...]:
-    """Validates objective names against the frame and fills in missing directions."""
+    """Validates objective names against the frame and fills in missing directions; a
+    test-split metric (recorded only with ``report_test``) is refused: no front ranks on it."""
+    from search.config import REPORTED_ONLY  # the indicator registry: torch
+
     if isinstance(objectives, str) or not objectives:
         raise ConfigError(
             f"objectives must be a non-empty list of names or (name, direction), got "
@@ -50,6 +53,12 @@ def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tup
     pairs = []
     for item in objectives:
         name, direction = (item, None) if isinstance(item, str) else tuple(item)
+        if name in REPORTED_ONLY:
+            raise ConfigError(
+                f"objective {name!r} is measured on the test set, which no front or selection "
+                "ranks on (search export reads it once, for the chosen model); use 'accuracy' "
+                "(validation)"
+            )
         if name not in frame.columns:
             if not (frame[Column.STATE] == "COMPLETE").any():
                 raise ConfigError(f"{why_empty(frame, [name])}: nothing to compare yet")
@@ -127,11 +136,12 @@ def hypervolume_by_trial(
 
 
 def front_rows(frame: pd.DataFrame, front: Front, indicators: Sequence[str]) -> pd.DataFrame:
-    """The front's rows of ``frame``: number, objectives, the other accuracies, ``indicators``,
+    """The front's rows of ``frame``: number, objectives, validation accuracy, ``indicators``,
     the conditions they were measured under and the sampled parameters (``attrs["message"]``
-    says why when it is empty)."""
+    says why when it is empty). Never a test-split figure (``report_test``): the front is
+    what a person chooses from."""
     names = [n for n, _ in front.objectives]
-    extra = [c for c in ("accuracy", "test_accuracy") if c in frame.columns and c not in names]
+    extra = [c for c in ("accuracy",) if c in frame.columns and c not in names]
     shown = [i for i in indicators if i not in names]
     params = sorted(c for c in frame.columns if str(c).startswith(Column.PARAMS_PREFIX))
     columns = [Column.NUMBER, *names, *extra, *shown, *condition_columns(frame), *params]

@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 
 from search.pareto import usable
 from search.record import Column
-from search.report._scatter import PALETTE, Marks, Scatter, scatter
+from search.report._scatter import PALETTE, Scatter
 from search.report._style import FEASIBLE, FRONT, INFEASIBLE, LIMIT, log_scale
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "objective_matrix",
     "parallel_coordinates",
     "trade_off",
-    "validation_vs_test",
 ]
 
 _TEMPLATE = "plotly_white"
@@ -232,24 +231,6 @@ def importance_bars(table: pd.DataFrame) -> go.Figure:
     height = 140 + 22 * len(table) * max(len(table.columns) - 1, 1)
     _layout(fig, title="Parameter importance per objective", height=height)
     return fig.update_layout(legend={"orientation": "v", "y": 1, "yanchor": "top"})
-
-
-def validation_vs_test(frame: pd.DataFrame, marks: Marks, *, on_front: pd.Series) -> go.Figure:
-    """Validation against test accuracy of the front's trials; on the dashed diagonal they are
-    equal, below it the validation set flattered the trial."""
-    panel = scatter(frame[on_front], "accuracy", "test_accuracy", marks, on_front=None)
-    fig = go.Figure()
-    pts = panel.points[np.isfinite(panel.points).all(axis=1)]
-    if len(pts):
-        lo, hi = float(pts.min()), float(pts.max())
-        fig.add_trace(
-            go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", hoverinfo="skip",
-                       line={"color": LIMIT, "dash": "dash", "width": 1}, name="test = validation")
-        )  # fmt: skip
-    _add_points(fig, panel)
-    fig.update_xaxes(title_text="validation accuracy (what the search saw)")
-    fig.update_yaxes(title_text="test accuracy", scaleanchor="x", scaleratio=1)
-    return _layout(fig, title="Validation vs test accuracy of the front", height=420)
 
 
 def learning_curves(

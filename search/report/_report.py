@@ -2,9 +2,9 @@
 
 :func:`write_report` gathers the study into sections (summary, the multi-objective front as a
 matrix of objective pairs, accuracy against each cost indicator, PePR isoclines, hypervolume
-history, parameter importance, parallel coordinates, validation vs test accuracy, learning
-curves, the multi-fidelity scheduler's rung decisions, indicator disagreement, the front table,
-failures) and renders them twice:
+history, parameter importance, parallel coordinates, where the test figure comes from (the
+report is on validation only), learning curves, the multi-fidelity scheduler's rung decisions,
+indicator disagreement, the front table, failures) and renders them twice:
 ``report.md`` beside the PNGs for the terminal, and ``report.html``, one offline file with
 interactive plotly versions of the plots (hover names each trial) and the other PNGs embedded.
 The full trial table goes to ``trials.csv``. Anything missing (no feasible trial, a constant or
@@ -24,7 +24,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from objectives import INDICATORS
-from search.config import Constraint
+from search.config import REPORTED_ONLY, Constraint
 from search.pareto import (
     Front,
     Selection,
@@ -275,27 +275,23 @@ def _parallel_section(
     return Section(title, text, plots=[Plot("Parallel coordinates", interactive=fig, wide=True)])
 
 
-def _generalisation_section(frame: pd.DataFrame, front: Front, marks: Marks) -> Section:
-    title = "Validation vs test accuracy of the front"
-    test = "test_accuracy"
-    if front.message:
-        return Section(title, [f"No front: {front.message}."])
-    if _PERFORMANCE not in frame or test not in frame:
-        why = f"{_PERFORMANCE} and {test} are not both recorded"
-        return Section(title, [f"Nothing to compare: {why}."])
-    rows = frame[front.mask & usable(frame, [_PERFORMANCE, test])]
-    if rows.empty:
-        return Section(title, [f"No front trial has both {_PERFORMANCE} and {test}."])
-    gap = rows[_PERFORMANCE].astype(float) - rows[test].astype(float)
-    worst = rows[Column.NUMBER].to_dict()[gap.idxmax()]
+def _test_split_section(recorded: list[str]) -> Section:
+    """Where a model's test figure comes from: never the report, which is on validation."""
     text = [
-        f"The search saw only the validation split; the test split was held out. Over the "
-        f"{len(rows)} front trial(s), validation − test accuracy: mean "
-        f"{format_value(gap.mean(), digits=3)}, largest {format_value(gap.max(), digits=3)} "
-        f"(trial {int(worst)}). " + _HOVER
+        "Every figure, table and ranking here is on the validation split, the one the search "
+        "saw. The test figure of a model comes from `search export`, which reads the test "
+        "split once, for the exported model only: it prints it and writes it into the "
+        "bundle's metrics.json (`exported.test_accuracy`)."
     ]
-    fig = _interactive.validation_vs_test(frame, marks, on_front=front.mask)
-    return Section(title, text, plots=[Plot(title, interactive=fig)])
+    if recorded:
+        text.append(
+            f"This search also recorded {' and '.join(recorded)} per trial (`report_test: "
+            "true`, for a benchmark); the report leaves them out, trials.csv included, and no "
+            "selector chooses on them."
+        )
+    else:
+        text.append("No trial of this search read the test split.")
+    return Section("The test split", text)
 
 
 def _hypervolume_section(
@@ -542,6 +538,8 @@ def write_report(
     paths: dict[str, Path] = {}
     records = read_study(study)
     frame = frame_of(records.trials)
+    tested = [c for c in REPORTED_ONLY if c in frame.columns]  # report_test: left out
+    frame = frame.drop(columns=tested)
     objectives = objectives_of(study)
     names = [n for n, _ in objectives]
     recorded = cost_indicators(frame)
@@ -569,7 +567,7 @@ def write_report(
     sections.append(_hypervolume_section(frame, objectives, out, paths))
     sections.append(_importance_section(feasible, objectives))
     sections.append(_parallel_section(frame, front, feasible))
-    sections.append(_generalisation_section(frame, front, marks))
+    sections.append(_test_split_section(tested))
     curves = _curves_section(records, marks, frame, out, paths)
     if curves is not None:
         sections.append(curves)

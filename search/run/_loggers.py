@@ -123,8 +123,8 @@ def logged_result(result: Mapping[str, Any], objectives: Sequence[str]) -> dict[
     After an epoch: the objectives and the learning-curve point (``epoch``, ``accuracy``,
     ``val_loss``, ``train_time_s``, the cost indicators that are objectives or constraints),
     at step = the epoch. At the end: the objectives and every number of the trial's metrics
-    (the test accuracy, the cost panel, energy, ...), at the step of its last epoch (0 when
-    it trained none). A failed trial's last result has none: it is {}.
+    (the cost panel, energy, ...; a test accuracy only with ``report_test``), at the step of
+    its last epoch (0 when it trained none). A failed trial's last result has none: it is {}.
     """
     if RayKey.CURVE in result:
         point = json.loads(result[RayKey.CURVE])

@@ -81,6 +81,12 @@ def test_launch_records_and_says_where_to_look(launched: dict) -> None:
     frame = trials_frame(study)
     assert list(frame["state"]) == ["COMPLETE", "COMPLETE"]
     assert frame["feasible"].all()
+    # default settings: no trial read the test split, so the study holds no test figure
+    for trial in study.trials:
+        assert trial.user_attrs["curve"] and trial.intermediate_values
+        for attrs in (trial.user_attrs, trial.system_attrs):
+            text = json.dumps(attrs, default=str)
+            assert "test_accuracy" not in text and "test_loss" not in text, trial.number
     text = launched["stdout"]
     assert f"Storage: {launched['url']}" in text
     for command in ("status", "pareto", "report", "export", "dashboard"):
@@ -112,7 +118,8 @@ def test_pareto_in_every_format(launched: dict, capsys: pytest.CaptureFixture) -
     assert main(["pareto", "--name", CLI_NAME, "--storage", url, "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["number"] for r in rows] == front
-    assert {"accuracy", "params", "flops_infer", "activations", "test_accuracy"} <= set(rows[0])
+    assert {"accuracy", "params", "flops_infer", "activations"} <= set(rows[0])
+    assert not [k for k in rows[0] if k.startswith("test_")]  # no trial read the test split
     assert main(["pareto", "--storage", url, "--format", "csv", "--objectives", "params"]) == 0
     single = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert len(single) == 1, "one objective: one best trial (no ties on params here)"
@@ -175,10 +182,12 @@ def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
     deployed = sum(v.numel() for v in load_bundle(bundle).parameters())
     assert (f"  parameters: {searched['params']:,} trained (params, what its constraints saw), "
             f"{deployed:,} in the exported model (materialised_params)") in text  # fmt: skip
-    recorded = searched["test_accuracy"]
+    assert "test_accuracy" not in searched  # the search read no test figure: export reads it
     test = load("digits", seed=0, progress=False).test
     accuracy = evaluate(load_bundle(bundle), test.x, test.y)["accuracy"]
-    assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
+    assert accuracy == pytest.approx(meta["exported"]["test_accuracy"], abs=0.5 / len(test))
+    assert (f"  test accuracy {meta['exported']['test_accuracy']:.4f} on the test split "
+            f"({len(test):,} rows), read once, for this model only\n") in text  # fmt: skip
     assert main(["train", str(bundle), "--epochs", "1"]) == 0
     text = capsys.readouterr().out
     assert "search vs train" in text and "test_accuracy" in text

@@ -1,6 +1,8 @@
 """search.bundle: a bundle exported from a real (small) study rebuilds, with nothing but
-``spaces.build_model``, a model whose test accuracy is the one the search recorded; its files
-say which trial and why; ``train_bundle`` retrains it with the same parameter-store mapping.
+``spaces.build_model``, a model whose validation accuracy is the one the search recorded; the
+test split is read once, by the export, for that model only (no trial of a search reads it
+unless its config sets ``report_test``, and nothing ranks on it then); its files say which
+trial and why; ``train_bundle`` retrains it with the same parameter-store mapping.
 
 The study is written the way ``search launch`` writes it (search.record._study: open_study;
 report_of → outcome_of → record → tell, one artifact folder per trial) but without Ray, with
@@ -14,6 +16,7 @@ import math
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import optuna
 import pytest
@@ -49,7 +52,7 @@ SPACE = {
 }
 
 
-def _config(name: str, *, budget: bool) -> SearchConfig:
+def _config(name: str, *, budget: bool, **extra: Any) -> SearchConfig:
     space = dict(SPACE) if budget else {"family": ["mlp"], "mlp.width": {"low": 16, "high": 32}}
     return SearchConfig.from_dict(
         {
@@ -64,6 +67,7 @@ def _config(name: str, *, budget: bool) -> SearchConfig:
             "measure": {"threads": 1},
             "trials": 2,
             "seed": 0,
+            **extra,
         }
     )
 
@@ -115,16 +119,93 @@ def _test_split():
     return load("digits", seed=0, progress=False).test
 
 
-def test_bundle_rebuilds_the_recorded_test_accuracy(searched, bundle) -> None:
-    study, _, _ = searched
-    recorded = metrics_of(study.trials[bundle.number])["test_accuracy"]
+def _val_split():
+    return load("digits", seed=0, progress=False).val
+
+
+def _test_figures(study: optuna.Study) -> list[str]:
+    """Every test-split figure a study holds, read through Optuna's own API: its trials' user
+    and system attributes (metrics in either layout, curves, the Ray results) and its own
+    user attributes (the stored config)."""
+    found = []
+    for trial in study.trials:
+        for where, attrs in (("user", trial.user_attrs), ("system", trial.system_attrs)):
+            text = json.dumps(attrs, default=str)
+            found += [f"trial {trial.number} {where}: {name}" for name in
+                      ("test_accuracy", "test_loss") if name in text]  # fmt: skip
+    text = json.dumps(study.user_attrs, default=str)
+    return found + [f"study: {n}" for n in ("test_accuracy", "test_loss") if n in text]
+
+
+def test_a_default_search_leaves_no_test_figure_in_its_study(searched) -> None:
+    _, url, _ = searched
+    study = optuna.load_study(study_name="ssn", storage=url)
+    assert len(study.trials) == 2 and all(metrics_of(t)["accuracy"] > 0 for t in study.trials)
+    assert _test_figures(study) == []
+
+
+def test_export_reads_the_test_split_once_and_prints_one_figure(
+    searched, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, url, _ = searched
+    import search.bundle._write as write
+
+    read: list[int] = []  # the sizes of the splits the export evaluates a model on
+    real = write.evaluate
+
+    def counted(model: Any, split: Any, *args: Any, **kwargs: Any) -> dict[str, float]:
+        read.append(len(split))
+        return real(model, split, *args, **kwargs)
+
+    monkeypatch.setattr(write, "evaluate", counted)
+    out = tmp_path / "b"
+    assert main(["export", "--name", "ssn", "--storage", url, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
     test = _test_split()
+    assert read == [len(test)]  # the test split, once, for the exported model
+    exported = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["exported"]
+    lines = [line for line in text.replace(str(tmp_path), "<tmp>").splitlines() if "test" in line]
+    assert lines == [f"  test accuracy {exported['test_accuracy']:.4f} on the test split "
+                     f"({len(test):,} rows), read once, for this model only"]  # fmt: skip
+    assert "no trial of the search read the test split" in exported["note"]
+    assert "test_accuracy" not in json.loads((out / "metrics.json").read_text())["metrics"]
+
+
+def test_with_report_test_the_trials_carry_it_and_nothing_ranks_on_it(tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    config = _config("tested", budget=False, report_test=True)
+    assert config.to_dict()["report_test"] is True
+    url = f"sqlite:///{tmp_path / 'npas.db'}"
+    _study(config, url, tmp_path, trials=2)
+    stored = optuna.load_study(study_name="tested", storage=url)
+    for trial in stored.trials:
+        assert 0.0 <= metrics_of(trial)["test_accuracy"] <= 1.0
+        assert math.isfinite(metrics_of(trial)["test_loss"])
+    assert _test_figures(stored)
+    for spec in ("best:test_accuracy", "epsilon:test_accuracy>=0.5", "pepr:params+test_loss"):
+        with pytest.raises(ConfigError, match="is measured on the test set"):
+            export_bundle(stored, tmp_path / "never", select=spec)
+    with pytest.raises(ConfigError, match="objective 'test_accuracy' is measured on the test"):
+        export_bundle(stored, tmp_path / "never", objectives=[("test_accuracy", "maximize")])
+    with pytest.raises(ConfigError, match="objective 'test_accuracy' is measured on the test"):
+        front_table(stored, [("test_accuracy", "maximize"), ("params", "minimize")])
+    assert not (tmp_path / "never").exists()
+    assert "test_accuracy" not in front_table(stored).columns  # the front: validation only
+    done = export_bundle(stored, tmp_path / "b", select="best:accuracy")
+    exported = json.loads((done.folder / "metrics.json").read_text(encoding="utf-8"))
+    assert "report_test: true" in exported["exported"]["note"]
+
+
+def test_bundle_rebuilds_the_trials_model(searched, bundle) -> None:
+    study, _, _ = searched
+    recorded = metrics_of(study.trials[bundle.number])["accuracy"]
+    val, test = _val_split(), _test_split()
     model = load_bundle(bundle.folder)
-    accuracy = evaluate(model, test.x, test.y)["accuracy"]
     # Materialised weights compute what the Shapeshifter network computed: same predictions.
-    assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
-    assert bundle.test_accuracy == pytest.approx(recorded, abs=0.5 / len(test))
-    assert bundle.recorded_test_accuracy == recorded
+    assert evaluate(model, val.x, val.y)["accuracy"] == pytest.approx(recorded, abs=0.5 / len(val))
+    accuracy = evaluate(model, test.x, test.y)["accuracy"]
+    assert bundle.test_accuracy == pytest.approx(accuracy, abs=0.5 / len(test))
+    assert bundle.test_rows == len(test)
     blob = read_bundle(bundle.folder)
     plain = sum(p.numel() for p in model.parameters())
     assert plain > blob["budget"], "a materialised SSN has the full model's parameter count"
@@ -176,6 +257,9 @@ def test_train_reuses_the_mapping_and_compares(bundle, tmp_path: Path) -> None:
     assert saved["epochs"] == 1 and saved["search_epochs"] == 2
     rows = {r["metric"]: r for r in saved["comparison"]}
     assert {"accuracy", "test_accuracy", "params", "flops_infer"} <= set(rows)
+    # the retrained model's test figure, beside the exported model's (the search read none)
+    assert rows["test_accuracy"]["search"] == bundle.test_accuracy
+    assert 0.0 < rows["test_accuracy"]["train"] == saved["metrics"]["test_accuracy"] <= 1.0
     # Same budget and the bundle's store mapping: the parameter count cannot change.
     assert rows["params"]["train"] == rows["params"]["search"]
     assert saved["trial_config"]["ssn"]["mapping"] == read_bundle(bundle.folder)["mapping"]
@@ -204,10 +288,10 @@ def test_plain_model_bundle(tmp_path: Path) -> None:
     done = export_bundle(study, tmp_path / "bundle", select="trial:0")
     blob = read_bundle(done.folder)
     assert blob["budget"] is None and blob["mapping"] is None
-    test = _test_split()
-    recorded = metrics_of(study.trials[0])["test_accuracy"]
-    accuracy = evaluate(load_bundle(done.folder), test.x, test.y)["accuracy"]
-    assert accuracy == pytest.approx(recorded, abs=0.5 / len(test))
+    val = _val_split()
+    recorded = metrics_of(study.trials[0])["accuracy"]
+    accuracy = evaluate(load_bundle(done.folder), val.x, val.y)["accuracy"]
+    assert accuracy == pytest.approx(recorded, abs=0.5 / len(val))
 
 
 def test_export_errors(searched, tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> str:
     study = optuna.create_study(
         directions=["maximize", "minimize"], storage=address, study_name=NAME
     )
-    row = {k: result[k] for k in ("accuracy", "params", "test_accuracy")}
+    row = {k: result[k] for k in ("accuracy", "params")}
     npas_study([row], study=study, attrs={"artifact": result["artifact"]})
     return address
 

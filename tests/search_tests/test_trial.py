@@ -1,5 +1,6 @@
-"""One trial on real digits data: metrics, the constraint gate, infeasible budgets, divergence,
-and artifacts that rebuild to the recorded test accuracy."""
+"""One trial on real digits data: metrics (no test-split figure unless ``report_test``), the
+constraint gate, infeasible budgets, divergence, and artifacts that rebuild to the recorded
+accuracies."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ BASE: dict[str, Any] = {
     "measure": FAST,
 }
 ALWAYS = [
-    "accuracy", "val_loss", "test_accuracy", "test_loss", "train_loss", "train_accuracy",
+    "accuracy", "val_loss", "train_loss", "train_accuracy",
     "train_time_s", "train_energy_j", "params", "flops_infer", "weights", "latency_ms",
     "plain_params", "feasible", "constraint_0", "trial_time_s", "cond_measure_s",
 ]  # fmt: skip
@@ -49,16 +50,28 @@ def check_complete(result: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow  # real training
-def test_plain_model_reports_every_metric_and_learns(tmp_path: Path) -> None:
+def test_plain_model_reports_every_metric_and_learns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[int] = []  # the sizes of the splits the trial evaluates after training
+    real = search.trial.evaluate
+
+    def counted(model: Any, split: Any, *args: Any, **kwargs: Any) -> dict[str, float]:
+        read.append(len(split))
+        return real(model, split, *args, **kwargs)
+
+    monkeypatch.setattr(search.trial, "evaluate", counted)
     result = run_trial(BASE | {"artifact_dir": str(tmp_path)})
     check_complete(result)
     assert result["params"] == result["plain_params"] == result["weights"]
     assert result["constraint_0"] == result["params"] - 5000 < 0
     assert result["accuracy"] > 0.5  # ten classes: chance is 0.1
     assert result["epochs"] == 2 and result["artifact"] == str(tmp_path / "model.pt")
+    # the test split is not read: no figure of it, no evaluation on it
+    assert read == [] and not [k for k in result if k.startswith("test_")]
     data = load("digits")
     model = rebuild(tmp_path)
-    assert evaluate(model, data.test.x, data.test.y)["accuracy"] == result["test_accuracy"]
+    assert evaluate(model, data.val.x, data.val.y)["accuracy"] == result["accuracy"]
 
 
 def test_ssn_model_meets_its_budget_and_rebuilds_with_auto_mapping(tmp_path: Path) -> None:
@@ -67,9 +80,11 @@ def test_ssn_model_meets_its_budget_and_rebuilds_with_auto_mapping(tmp_path: Pat
         "budget": 900,
         "ssn": {"mapping": "auto", "stores": 2, "generator": "emb"},
         "artifact_dir": str(tmp_path),
+        "report_test": True,  # a benchmark's per-trial test figure: opted in
     }
     result = run_trial(cfg)
     check_complete(result)
+    assert 0.0 <= result["test_accuracy"] <= 1.0 and math.isfinite(result["test_loss"])
     assert result["params"] <= 900 < result["plain_params"] == result["weights"]
     blob = torch.load(tmp_path / "model.pt", weights_only=True)
     assert sorted(set(blob["mapping"].values())) == [0, 1]  # two learned stores
@@ -260,7 +275,7 @@ def test_a_trial_resumed_from_its_state_ends_as_the_uninterrupted_one(
     assert calls == [None]  # the trial's training only: no mapping pretraining
     untimed = [{k: v for k, v in p.items() if k != "train_time_s"} for p in whole]
     assert [{k: v for k, v in p.items() if k != "train_time_s"} for p in rest] == untimed[1:]
-    for key in ("accuracy", "val_loss", "test_accuracy", "test_loss", "params", "epochs"):
+    for key in ("accuracy", "val_loss", "train_loss", "params", "epochs"):
         assert part[key] == full[key], key
 
 

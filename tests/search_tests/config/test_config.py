@@ -308,6 +308,25 @@ def test_yaml_round_trip_gives_an_equal_config(name: str, tmp_path: Path) -> Non
     assert SearchConfig.from_dict(config.to_dict()) == config
 
 
+def test_report_test_is_off_by_default_and_reaches_every_trial_when_on() -> None:
+    """Per-trial test figures are asked for (a benchmark's); off, the stored config is as
+    before the key existed (a stored search resumes)."""
+    off = SearchConfig.from_dict(BASE)
+    point = off.space.sample(0)
+    assert off.report_test is False and "report_test" not in off.to_dict()
+    assert off.trial_config(point).report_test is False
+    on = SearchConfig.from_dict({**BASE, "report_test": True})
+    assert on.to_dict()["report_test"] is True and SearchConfig.from_dict(on.to_dict()) == on
+    assert on.trial_config(point).report_test is True
+    assert on.trial_config(point).to_dict()["report_test"] is True
+    with pytest.raises(ConfigError, match=r"report_test: got 'yes'; allowed: true or false"):
+        SearchConfig.from_dict({**BASE, "report_test": "yes"})
+    # opted in, the test metrics are still never an objective or a constraint
+    for key, value in (("objectives", ["test_accuracy"]), ("constraints", ["test_loss <= 1"])):
+        with pytest.raises(ConfigError, match="is measured on the test set"):
+            SearchConfig.from_dict({**BASE, "report_test": True, key: value})
+
+
 def test_yaml_errors_name_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text("dataset: digits\nspace: {family: [mlp\n")

@@ -249,7 +249,9 @@ def test_report_writes_every_file(report):
     assert len(csv) == len(study.trials) == 18
     # the frame's column names (as in `search pareto`, its CSV and JSON): metrics by their
     # own name, sampled parameters params_<name>, no name with a space
-    assert list(csv.columns) == list(trials_frame(study).columns)
+    # (the study's per-trial test figures, recorded with report_test, left out)
+    tested = ["test_accuracy"]
+    assert list(csv.columns) == [c for c in trials_frame(study).columns if c not in tested]
     sampled = {f"params_{name}" for trial in study.trials for name in trial.params}
     assert {c for c in csv.columns if c.startswith("params_")} == sampled
     assert csv["params"].dtype == float and not any(" " in c for c in csv.columns)
@@ -291,7 +293,7 @@ def test_report_text_states_selection_hypervolume_and_conditions(report):
             assert f"]({name})" in md
 
 
-def test_report_ranks_parameters_per_objective_and_compares_test_accuracy(report):
+def test_report_ranks_parameters_per_objective(report):
     _, paths = report
     md = paths["report.md"].read_text()
     table = md[md.index("**Importance**") :].split("\n\n")[1].splitlines()
@@ -303,8 +305,24 @@ def test_report_ranks_parameters_per_objective_and_compares_test_accuracy(report
         shares = [float(row.strip("| ").split(" | ")[1 + objective]) for row in rows.values()]
         assert sum(shares) == pytest.approx(1.0, abs=0.01)
     assert "No parameter importance" not in md
-    assert "validation − test accuracy: mean 0.01, largest 0.01" in md
     assert "*Parallel coordinates: interactive only, in `report.html`.*" in md
+
+
+def test_report_is_on_validation_only_and_says_where_the_test_figure_comes_from(report):
+    """The fixture's trials carry test_accuracy (a search with report_test: true): no figure,
+    table or file of the report shows it, and the report says where a test figure comes from."""
+    study, paths = report
+    assert "test_accuracy" in trials_frame(study).columns
+    assert "test_accuracy" not in paths["trials.csv"].read_text(encoding="utf-8")
+    md = paths["report.md"].read_text(encoding="utf-8")
+    section = md[md.index("## The test split") :].split("\n## ")[0]
+    # named only in that section's text (where it comes from, what is left out)
+    assert "test_accuracy" not in md.replace(section, "")
+    assert paths["report.html"].read_text(encoding="utf-8").count("test_accuracy") == 2
+    assert "comes from `search export`, which reads the test split once, for the exported " \
+        "model only" in section  # fmt: skip
+    assert "also recorded test_accuracy per trial (`report_test: true`" in section
+    assert "Validation vs test" not in md and "test accuracy" not in md.replace(section, "")
 
 
 def test_report_shows_the_schedulers_rung_decisions(report):
@@ -368,10 +386,10 @@ def test_html_is_self_contained(report):
     assert sources and all(s.startswith("data:") for s in sources)
     # PNGs without an interactive version are embedded; the others are shown interactive
     assert markup.count('src="data:image/png;base64,') == 3  # isoclines, hypervolume, heatmaps
-    # one per indicator, the front matrix, importance, parallel coordinates, validation/test
-    # and the learning curves
+    # one per indicator, the front matrix, importance, parallel coordinates and the learning
+    # curves (no test figure: the report is on validation only)
     trade_offs = len([n for n in paths if n.startswith("accuracy_vs_")])
-    assert html.count('class="plotly-graph-div"') == trade_offs + 5
+    assert html.count('class="plotly-graph-div"') == trade_offs + 4
     assert '"hovertext":["trial ' in html
 
 
@@ -483,7 +501,7 @@ def test_html_renders_in_headless_chromium_offline_without_console_messages(repo
     for name, markup in divs.items():
         assert 'class="main-svg"' in markup, name  # plotly drew it
     scatters = [m for m in divs.values() if 'class="point"' in m]
-    assert len(scatters) >= 7  # every accuracy-vs-indicator plot, the matrix, validation/test
+    assert len(scatters) >= 6  # every accuracy-vs-indicator plot and the matrix
     matrix = next(m for m in divs.values() if "every pair of objectives" in m)
     assert matrix.count('class="point"') > 30 and "limit params &lt;= 5000" in matrix
     # the legend, as drawn, names every kind of marker and the dashed limits
@@ -591,6 +609,7 @@ def test_only_failed_trials_and_missing_indicators(tmp_path):
     assert "Indicators asked for but not recorded: params, co2_infer_g" in md
     assert "No hypervolume: no completed trial among 2 trial(s)" in md
     assert not [p for p in paths if p.endswith(".png")]
+    assert "No trial of this search read the test split." in md  # no test figure recorded
 
 
 def test_selection_that_finds_nothing_is_reported(tmp_path):
