@@ -1,0 +1,282 @@
+"""The unaided benchmark: runs benchmarks/protocols/unaided.yaml, part by part, and tables it.
+
+Each run is one (dataset, arm, seed) of the protocol, written to
+``benchmarks/results/unaided/<dataset>/<arm>/seed<k>/result.json`` when it ends (a run whose
+result exists is not run again, so an interrupted night goes on where it stopped); the table,
+``benchmarks/results/unaided.md``, is rewritten from every result after each run. A run not in
+the protocol (a dataset, arm or seed it does not list) is refused.
+
+The search arms go through the command line a user types: ``search launch`` on the data-only
+config (``npas``), or on the same config with TPE or random sampling, no early stopping and no
+finalists (``tpe``, ``random``), then ``search export``, which reads the test split once for the
+exported model (``npas``: its recommendation; the others: their trial of best validation
+accuracy, ``--select best:accuracy``). The hand arm trains the protocol's hand design once per
+seed (``search.trial.run_trial``) and reads the test split once for it.
+
+    NPAS_DATA=../shared/data python benchmarks/unaided.py [--datasets digits,osu_leaf]
+        [--arms npas,hand] [--seeds 0,1] [--results benchmarks/results/unaided]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PROTOCOL = ROOT / "benchmarks" / "protocols" / "unaided.yaml"
+RESULTS = ROOT / "benchmarks" / "results" / "unaided"
+DATA = ROOT / "benchmarks" / "data" / "unaided"
+#: The datasets npas has built in; the others are the committed npz files.
+BUILT_IN = {"digits", "mnist"}
+#: What each search arm's config says beyond the data-only one.
+ARM_KEYS: dict[str, dict[str, Any]] = {
+    "npas": {},
+    "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False},
+    "random": {"algorithm": "random", "scheduler": "fifo", "finalists": False},
+}
+#: How each search arm's model is chosen for export.
+BEST = ["--select", "best:accuracy"]
+SELECT: dict[str, list[str]] = {"npas": [], "tpe": BEST, "random": BEST}
+
+
+def protocol() -> dict[str, Any]:
+    return yaml.safe_load(PROTOCOL.read_text())
+
+
+def dataset_entry(name: str) -> str | dict[str, Any]:
+    """The config's ``dataset``: a built-in's name, or the committed npz declared with its
+    layout."""
+    if name in BUILT_IN:
+        return name
+    layout = protocol()["datasets"][name]["layout"]
+    return {"name": name, "npz": str(DATA / f"{name}.npz"), "layout": layout}
+
+
+def search_config(name: str, arm: str, seed: int) -> dict[str, Any]:
+    """The config an arm launches: the data-only config of the protocol's dataset, its seed,
+    and the arm's own keys."""
+    entry = protocol()["datasets"][name]
+    config = {
+        "name": f"unaided-{name}-{arm}-{seed}",
+        "dataset": dataset_entry(name),
+        "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+        "constraints": [f"params <= {entry['params_limit']}"],
+        "limits": {"time": f"{entry['search_minutes']}m"},
+        "seed": seed,
+    }
+    return {**config, **ARM_KEYS[arm]}
+
+
+def _search(cmd: Sequence[str], log: Path) -> None:
+    """One ``search`` command, its output appended to ``log``; raises naming the log."""
+    with log.open("a") as out:
+        out.write(f"$ search {shlex.join(cmd)}\n")
+        out.flush()
+        done = subprocess.run([sys.executable, "-m", "search", *cmd], stdout=out,
+                              stderr=subprocess.STDOUT, cwd=ROOT)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"search {cmd[0]} exited {done.returncode}: see {log}")
+
+
+def run_search_arm(name: str, arm: str, seed: int, folder: Path) -> dict[str, Any]:
+    """Launch, then export: the exported model's test accuracy, read once by export."""
+    config = search_config(name, arm, seed)
+    path = folder / "search.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    log = folder / "log.txt"
+    start = time.monotonic()
+    _search(["launch", str(path), "--out", str(folder / "run")], log)
+    wall = time.monotonic() - start
+    bundle = folder / "bundle"
+    _search(["export", "--run", str(folder / "run"), "--name", config["name"], "--out",
+             str(bundle), "--replace", *SELECT[arm]], log)  # fmt: skip
+    metrics = json.loads((bundle / "metrics.json").read_text())
+    exported = metrics["exported"]
+    return {
+        "test_accuracy": exported["test_accuracy"],
+        "params": metrics["metrics"].get("params"),
+        "weights": metrics["metrics"].get("weights"),
+        "trial": metrics.get("trial"),
+        "search_wall_s": round(wall, 1),
+    }
+
+
+def run_hand(name: str, seed: int, folder: Path) -> dict[str, Any]:
+    """The hand design trained once with the hand recipe; the test split read once after."""
+    import torch
+
+    from objectives.train import evaluate
+    from search.config import TrialConfig
+    from search.trial import rebuild, run_trial, trial_data
+
+    hand = protocol()["hand"]
+    net = dict(hand["nets"][name])
+    family = net.pop("family")
+    cfg = {
+        "dataset": dataset_entry(name),
+        "family": family,
+        "hyper": net,
+        "train": {**hand["recipe"], "epochs": hand["epochs"][name]},
+        "seed": seed,
+        "artifact_dir": str(folder / "model"),
+    }
+    start = time.monotonic()
+    metrics = run_trial(cfg)
+    wall = time.monotonic() - start
+    model = rebuild(metrics["artifact"])
+    data = trial_data(TrialConfig.from_dict(cfg).prepare(), "cpu")
+    with torch.no_grad():
+        test = evaluate(model, data.test)
+    return {
+        "test_accuracy": float(test["accuracy"]),
+        "val_accuracy": metrics["accuracy"],
+        "params": metrics.get("params"),
+        "search_wall_s": round(wall, 1),
+    }
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
+    """Mean, sample standard deviation and the half-width of the mean's 95 % t interval."""
+    from scipy.stats import t
+
+    n = len(values)
+    mean = statistics.fmean(values)
+    if n < 2:
+        return mean, math.nan, math.nan
+    std = statistics.stdev(values)
+    return mean, std, t.ppf(0.975, n - 1) * std / math.sqrt(n)
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """Mean of ``a`` less mean of ``b``, the 95 % Welch interval's half-width, and the two-sided
+    Welch p."""
+    from scipy.stats import t, ttest_ind
+
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    diff = statistics.fmean(a) - statistics.fmean(b)
+    if va + vb == 0:
+        return diff, 0.0, 0.0 if diff else 1.0
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = t.ppf(0.975, df) * math.sqrt(va + vb)
+    return diff, half, float(ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def _results(root: Path) -> dict[str, dict[str, dict[int, dict[str, Any]]]]:
+    """Every finished run: dataset → arm → seed → result."""
+    found: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+    for path in sorted(root.glob("*/*/seed*/result.json")):
+        seed = int(path.parent.name.removeprefix("seed"))
+        found.setdefault(path.parents[2].name, {}).setdefault(path.parents[1].name, {})[seed] = (
+            json.loads(path.read_text())
+        )
+    return found
+
+
+def table(root: Path) -> str:
+    """The Markdown table of every finished run, with the protocol's verdicts where a dataset
+    has all its runs, and "partial" (deciding nothing) where it has not."""
+    spec = protocol()
+    seeds, arms = spec["seeds"], list(spec["arms"])
+    lines = [
+        "# The unaided benchmark",
+        "",
+        f"Protocol `{spec['protocol']}` (`benchmarks/protocols/unaided.yaml`, registered "
+        f"{spec['registered']}); written by `benchmarks/unaided.py`. Test accuracy of each "
+        "arm's recommended model (read once), mean ± std over seeds and the mean's 95 % t "
+        "interval; `vs hand`: npas − hand, its 95 % Welch interval and p. No correction across "
+        "datasets: each verdict stands alone. Machine: "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs.",
+        "",
+        "| dataset | arm | seeds | test accuracy | 95 % CI | params (mean) | wall s (mean) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    verdicts = []
+    for name, by_arm in _results(root).items():
+        means = {}
+        for arm in arms:
+            runs = by_arm.get(arm, {})
+            if not runs:
+                continue
+            acc = [runs[s]["test_accuracy"] for s in sorted(runs)]
+            mean, std, half = mean_ci(acc)
+            means[arm] = mean
+            params = statistics.fmean(r["params"] for r in runs.values() if r.get("params"))
+            wall = statistics.fmean(r["search_wall_s"] for r in runs.values())
+            lines.append(f"| {name} | {arm} | {len(acc)} | {mean:.4f} ± {std:.4f} | "
+                         f"[{mean - half:.4f}, {mean + half:.4f}] | {params:,.0f} | "
+                         f"{wall:.0f} |")  # fmt: skip
+        complete = all(set(by_arm.get(a, {})) >= set(seeds) for a in arms)
+        verdicts.append(_verdict(name, by_arm, means, complete))
+    return "\n".join([*lines, "", "## Verdicts", "", *verdicts, ""])
+
+
+def _verdict(name: str, by_arm: dict, means: dict[str, float], complete: bool) -> str:
+    if not complete:
+        return f"- {name}: partial (not every arm has every seed): decides nothing"
+    npas = [r["test_accuracy"] for r in by_arm["npas"].values()]
+    hand = [r["test_accuracy"] for r in by_arm["hand"].values()]
+    diff, half, p = welch(npas, hand)
+    limit = protocol()["datasets"][name]["params_limit"]
+    within = all((r.get("params") or math.inf) <= limit for r in by_arm["npas"].values())
+    beats = diff > 0 and p < 0.05 and within
+    noise = " (within noise)" if abs(diff) <= half else ""
+    top = max(means, key=lambda arm: means[arm])
+    return (f"- {name}: npas − hand {diff:+.4f} [{diff - half:+.4f}, {diff + half:+.4f}], "
+            f"Welch p {p:.3g}{noise}: {'beats' if beats else 'does not beat'} the hand design"
+            f"{'' if within else ' (a recommendation over the params limit)'}; npas ranks "
+            f"{'first' if top == 'npas' else 'below ' + top} on mean")  # fmt: skip
+
+
+def _chosen(given: str | None, allowed: Sequence[Any], what: str) -> list[Any]:
+    if given is None:
+        return list(allowed)
+    picked = [type(allowed[0])(v) for v in given.split(",")]
+    extra = [v for v in picked if v not in allowed]
+    if extra:
+        raise SystemExit(f"--{what}: {extra} not in the protocol ({list(allowed)})")
+    return picked
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets")
+    parser.add_argument("--arms")
+    parser.add_argument("--seeds")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    spec = protocol()
+    names = _chosen(args.datasets, list(spec["datasets"]), "datasets")
+    arms = _chosen(args.arms, list(spec["arms"]), "arms")
+    seeds = _chosen(args.seeds, spec["seeds"], "seeds")
+    for name in names:
+        for seed in seeds:
+            for arm in arms:
+                folder = args.results / name / arm / f"seed{seed}"
+                if (folder / "result.json").exists():
+                    continue
+                folder.mkdir(parents=True, exist_ok=True)
+                print(f"[unaided] {name} {arm} seed {seed} …", flush=True)
+                if arm == "hand":
+                    result = run_hand(name, seed, folder)
+                else:
+                    result = run_search_arm(name, arm, seed, folder)
+                (folder / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+                args.results.with_suffix(".md").write_text(table(args.results))
+                print(f"[unaided] {name} {arm} seed {seed}: test {result['test_accuracy']:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The unaided benchmark's metric and verdicts, on figures computed by hand, and the configs its
+arms launch (checked by ``search check``, the user's own command)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests._support.bundles import load_benchmark
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_the_interval_and_welch_s_test_on_figures_computed_by_hand():
+    bench = load_benchmark("unaided")
+    mean, std, half = bench.mean_ci([1.0, 2.0, 3.0])
+    assert (mean, std) == (2.0, 1.0) and half == pytest.approx(4.3027 / 3**0.5, abs=1e-4)
+    # 1, 2, 3 against 4, 5, 6: t = -3 / sqrt(2/3) = -3.674 on 4 degrees of freedom.
+    diff, half, p = bench.welch([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    assert diff == -3.0 and half == pytest.approx(2.7764 * (2 / 3) ** 0.5, abs=1e-4)
+    assert p == pytest.approx(0.02131, abs=1e-4)
+
+
+def _write(root: Path, name: str, arm: str, accuracies: list[float], params: int) -> None:
+    for seed, accuracy in enumerate(accuracies):
+        folder = root / name / arm / f"seed{seed}"
+        folder.mkdir(parents=True)
+        result = {"test_accuracy": accuracy, "params": params, "search_wall_s": 240.0}
+        (folder / "result.json").write_text(json.dumps(result))
+
+
+def test_the_verdicts_follow_the_protocol(tmp_path):
+    bench = load_benchmark("unaided")
+    _write(tmp_path, "digits", "npas", [0.95, 0.96, 0.97, 0.96, 0.96], 1500)
+    _write(tmp_path, "digits", "hand", [0.90, 0.91, 0.92, 0.91, 0.91], 1442)
+    _write(tmp_path, "digits", "tpe", [0.94, 0.95, 0.96, 0.95, 0.95], 1800)
+    _write(tmp_path, "digits", "random", [0.93, 0.94, 0.95, 0.94, 0.94], 1700)
+    _write(tmp_path, "osu_leaf", "npas", [0.5, 0.6], 3000)
+    text = bench.table(tmp_path)
+    assert "- digits: npas − hand +0.0500" in text and ": beats the hand design" in text
+    assert "npas ranks first on mean" in text
+    assert "- osu_leaf: partial" in text
+    _write(tmp_path / "over", "digits", "npas", [0.95, 0.96, 0.97, 0.96, 0.96], 2500)
+    for arm in ("hand", "tpe", "random"):
+        _write(tmp_path / "over", "digits", arm, [0.90, 0.91, 0.92, 0.91, 0.91], 1442)
+    assert "does not beat the hand design (a recommendation over" in bench.table(tmp_path / "over")
+
+
+@pytest.mark.parametrize("arm", ["npas", "tpe"])
+def test_each_arm_s_config_is_one_search_check_accepts(tmp_path, arm):
+    bench = load_benchmark("unaided")
+    path = tmp_path / "search.yaml"
+    path.write_text(yaml.safe_dump(bench.search_config("italy_power", arm, 0)))
+    done = subprocess.run([sys.executable, "-m", "search", "check", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "conv1d" in done.stdout
+
+
+def test_a_run_outside_the_protocol_is_refused():
+    with pytest.raises(SystemExit, match="not in the protocol"):
+        load_benchmark("unaided")._chosen("cifar10", ["digits", "mnist"], "datasets")
