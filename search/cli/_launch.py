@@ -82,7 +82,8 @@ def _launched(args: argparse.Namespace) -> int:
               flush=True)  # fmt: skip
     study = launch(config, progress=not args.quiet, data_changed=args.data_changed)
     lines = _status_lines(_status_record(study, None))
-    print("\n".join([lines[0], *(line for line in lines[1:] if "search trials" in line)]))
+    shown = ("search trials", "recommended: ")
+    print("\n".join([lines[0], *(line for line in lines[1:] if any(s in line for s in shown))]))
     print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
           "Ray's start-up included)")  # fmt: skip
     print(f"Storage: {url}")
@@ -217,7 +218,7 @@ def _hints(name: str, out: Path, store: str) -> None:
         f"trials --name {name} {store}",
         f"pareto --name {name} {store}",
         f"report --name {name} {store} --out {out / name / 'report'}",
-        f"export --name {name} {store} --select knee --out {out / name / 'bundle'}",
+        f"export --name {name} {store} --out {out / name / 'bundle'}",
         f"dashboard {store}",
     )
     print("Look at the results:\n" + "\n".join(
