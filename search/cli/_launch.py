@@ -72,9 +72,10 @@ def _launched(args: argparse.Namespace) -> int:
         print(f"search launch: warning: {warning}", file=sys.stderr)
     done = _done_before(config)
     if done >= config.trials:
+        finalists = "; its finalists' missing runs only" if config.finalists.on else ""
         print(f"{config.name!r} already has {done} trial(s) done, and --trials (or the config's "
-              f"trials) asks for {config.trials} in all: no trial to run; give --trials above "
-              f"{done} to go on", flush=True)  # fmt: skip
+              f"trials) asks for {config.trials} in all: no trial to run{finalists}; give "
+              f"--trials above {done} to go on", flush=True)  # fmt: skip
     elif not args.quiet:
         more = f" ({done} done, {config.trials - done} to run)" if done else ""
         print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}; "

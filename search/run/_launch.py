@@ -8,9 +8,11 @@ or the exception's message: a crashing trial is recorded as FAIL and the search 
 The optimiser works on an in-memory copy of the study, and each trial is written to the storage
 in one transaction when it starts and one when it ends (``search.record._writer``); the trainable
 lives in ``search.run._trainable``, which imports no more than the standard library on the
-workers. This module holds the steps of one launch in order; the Ray it runs on is
-``search.run._ray_session``'s, the Ray Tune run ``search.run._tuner``'s, and a stop (Ctrl-C,
-SIGTERM) is handled by ``search.run._interrupts``.
+workers. With a ``finalists`` section, the search's best trials are retrained after it, in
+this process, and its recommendation recorded (``search.run._finalists``); the search itself
+then has the rest of ``limits.time``. This module holds the steps of one launch in order; the
+Ray it runs on is ``search.run._ray_session``'s, the Ray Tune run ``search.run._tuner``'s, and a
+stop (Ctrl-C, SIGTERM) is handled by ``search.run._interrupts``.
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ def launch(
     Relaunching with the same name and storage resumes: trials already ended count toward
     ``trials`` and only the rest run; trials a killed search left RUNNING are marked FAIL
     (``interrupted``) and re-run. Optuna samplers read the history from the study; pymoo
-    algorithms are told it again.
+    algorithms are told it again. With ``config.finalists`` on, the finalists follow the
+    trials (only the runs the study does not hold yet) and the recommendation is recorded.
 
     Args:
         config: A ``SearchConfig``.
@@ -111,7 +114,8 @@ def launch(
         ConfigError: bad overrides or data, or a stored search of that name with another
             config or, unless ``data_changed``, other data.
         SearchInterrupted: Ray Tune was stopped (Ctrl-C) before every trial ran; the trials
-            it cut short are marked interrupted and the search resumes when relaunched.
+            it cut short are marked interrupted and the search resumes when relaunched. Or a
+            stop during the finalists: the runs that ended are kept.
         StorageWriteError: a trial could not be written to the storage (the search stopped).
     """
     config = config.with_overrides(
