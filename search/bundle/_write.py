@@ -284,7 +284,9 @@ def _metrics_record(
     storage_url: str | None,
     deploy: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """metrics.json; ``deploy`` holds its ``onnx``, ``data`` and ``checkpoint`` sections."""
+    """metrics.json; ``deploy`` holds its ``onnx``, ``data`` and ``checkpoint`` sections; a
+    recommendation's selection keeps the finalists' record (every seed's validation accuracy)."""
+    behind = {"finalists": recommendation_of(study)} if chosen.selector == "recommended" else {}
     return {
         "format": BUNDLE_FORMAT,
         "study": study.study_name,
@@ -294,6 +296,7 @@ def _metrics_record(
             "spec": chosen.selector,
             "reason": chosen.reason,
             "scores": dict(chosen.scores),
+            **behind,
         },
         "objectives": [list(o) for o in objectives_of(study)],
         "constraints": list(constraints_of(study)),

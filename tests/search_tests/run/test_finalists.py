@@ -158,6 +158,7 @@ def test_export_without_select_writes_the_recommendation_and_status_names_it(
     assert f"Exported trial {trial} of 'fin'" in out and "best mean validation accuracy" in out
     meta = json.loads((tmp_path / "bundle" / "metrics.json").read_text(encoding="utf-8"))
     assert meta["trial"] == trial and meta["selection"]["spec"] == "recommended"
+    assert meta["selection"]["finalists"] == _stored(searched, StudyAttr.RECOMMENDATION)
 
 
 def _runs_recorded(out: Path) -> int:
