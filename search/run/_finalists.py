@@ -219,14 +219,14 @@ def run_finalists(
     stored = study.user_attrs.get(StudyAttr.FINALIST_RUNS)
     runs: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (stored or {}).items()}
     cost = SearchCost(LimitsConfig())
-    todo = [(f, s) for i in range(setting.seeds) for f in finalists
-            for s in f.seeds[i:i + 1] if str(s) not in runs.get(str(f.trial), {})]  # fmt: skip
+    todo = [(f, f.seeds[i]) for i in range(setting.seeds) for f in finalists
+            if str(f.seeds[i]) not in runs.get(str(f.trial), {})]  # fmt: skip
     if todo:
         _say(progress, f"finalists: trials {[f.trial for f in finalists]}, {setting.seeds} "
                        f"fresh seed(s) each; {len(todo)} run(s) to train")  # fmt: skip
-    late = None
+    late, stopped = None, dict[str, int]()
     try:
-        with _stops() as stopped:
+        with _stops(stopped):
             for finalist, seed in todo:
                 pace = finalist.time_s or _mean_time(runs) or 0.0
                 if deadline is not None and time.monotonic() + pace > deadline:
@@ -237,10 +237,7 @@ def run_finalists(
                 cost.add(metrics)
                 runs.setdefault(str(finalist.trial), {})[str(seed)] = run
                 _write(study, StudyAttr.FINALIST_RUNS, runs, fences)
-                _say(progress, f"finalist trial {finalist.trial} seed {seed}: " + (
-                    f"failed: {run['error']}" if run["error"] else
-                    f"validation accuracy {run['accuracy']:.4f}"
-                    f"{'' if run['feasible'] else ' (breaks a constraint)'}"))  # fmt: skip
+                _say(progress, f"finalist trial {finalist.trial} seed {seed}: {_told(run)}")
     except KeyboardInterrupt:
         record_cost(study, cost)
         signum = stopped.get("signum", signal.SIGINT)
@@ -282,6 +279,14 @@ def _run(trial_fn: TrialFn, finalist: Finalist, seed: int) -> tuple[dict[str, An
             "time_s": time.monotonic() - started}, metrics  # fmt: skip
 
 
+def _told(run: Mapping[str, Any]) -> str:
+    """One run as its progress line tells it."""
+    if run["error"]:
+        return f"failed: {run['error']}"
+    accuracy = "none" if run["accuracy"] is None else f"{run['accuracy']:.4f}"
+    return f"validation accuracy {accuracy}{'' if run['feasible'] else ' (breaks a constraint)'}"
+
+
 def _one_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
@@ -310,12 +315,11 @@ def _say(progress: bool, line: str) -> None:
 
 
 @contextlib.contextmanager
-def _stops() -> Iterator[dict[str, int]]:
+def _stops(stopped: dict[str, int]) -> Iterator[None]:
     """Ctrl-C and SIGTERM raise KeyboardInterrupt in the runs (in the main thread), the
-    signal kept; the handlers before are restored."""
-    stopped: dict[str, int] = {}
+    signal kept in ``stopped["signum"]``; the handlers before are restored."""
     if threading.current_thread() is not threading.main_thread():
-        yield stopped
+        yield
         return
 
     def stop(signum: int, _frame: Any) -> None:
@@ -324,7 +328,7 @@ def _stops() -> Iterator[dict[str, int]]:
 
     before = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield stopped
+        yield
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import sqlite3
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import optuna
@@ -23,11 +25,12 @@ from optuna.trial import TrialState
 
 from search.cli import main
 from search.config import FinalistsConfig, load_config
-from search.record import StudyAttr
+from search.record import StudyAttr, TrialAttr
 from search.run import launch
-from search.run._finalists import Finalist, choose, finalists_of
+from search.run._finalists import Finalist, choose, finalists_of, run_finalists
 from spaces import ConfigError
 from tests._support.waiting import wait_until
+from tests.search_tests.studies import npas_study
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -89,6 +92,42 @@ def test_the_finalists_section():
         FinalistsConfig.from_dict({"share": 1.5})
     with pytest.raises(ConfigError, match="finalists"):
         FinalistsConfig.from_dict({"topp": 2})
+
+
+def _width_trial(cfg, on_epoch=None) -> dict:
+    """Scores by width and seed; width 9 crashes on seed 2, width 10 has no finite accuracy."""
+    width = cfg.hyper["width"]
+    if (width, cfg.seed) == (9, 2):
+        raise ValueError("boom\nsecond line")
+    accuracy = math.nan if width == 10 else 0.5 + (width - 7) / 100 + cfg.seed / 1000
+    return {"accuracy": accuracy, "feasible": 1.0, "trial_time_s": 0.01}
+
+
+def test_finalists_run_in_process_crashes_and_nan_disqualify_and_a_spent_time_trains_none(
+    tmp_path, capsys
+):
+    config = _config(tmp_path, top=3, seeds=2)
+    study = None
+    for width, accuracy in ((8, 0.90), (9, 0.95), (10, 0.93), (11, 0.80), (9, 0.95)):
+        cfg = config.trial_config({"family": "mlp", "mlp.width": width}).to_dict()
+        study = npas_study([{"accuracy": accuracy, "params": 100.0 * width}], study=study,
+                           attrs={TrialAttr.CONFIG: cfg})  # fmt: skip
+    # Trial 4 trains trial 1's point again: one finalist. Finalists: 1 (w9), 2 (w10), 0 (w8).
+    spent = run_finalists(study, config, _width_trial, deadline=time.monotonic() - 1.0)
+    assert spent["trial"] is None and spent["n"] == 0
+    assert StudyAttr.FINALIST_RUNS not in study.user_attrs
+    assert "left no room for the 6 run(s) still to train" in capsys.readouterr().err
+    found = run_finalists(study, config, _width_trial, deadline=None)
+    err = capsys.readouterr().err
+    assert [f["trial"] for f in found["finalists"]] == [1, 2, 0]
+    assert found["trial"] == 0 and found["accuracies"] == [0.511, 0.512]
+    rows = {r["trial"]: r for r in found["finalists"]}
+    assert rows[1]["why_not"] == "seed 2 failed: ValueError: boom"
+    assert rows[2]["why_not"] == "seed 1 has no finite validation accuracy"
+    assert "finalist trial 1 seed 2: failed: ValueError: boom" in err
+    assert "finalist trial 2 seed 1: validation accuracy none" in err
+    assert study.user_attrs[StudyAttr.RECOMMENDATION] == found
+    assert study.user_attrs[StudyAttr.TIME_S] > 0  # the runs count toward the search's cost
 
 
 #: A tiny real search: three trials of an MLP on digits, two finalists of two seeds each.
