@@ -35,7 +35,14 @@ from search.pareto import (
     trials_frame,
     why_none,
 )
-from search.record import TrialRecord, conditions_of, constraints_of, latest_checkpoint, read_trial
+from search.record import (
+    TrialRecord,
+    conditions_of,
+    constraints_of,
+    latest_checkpoint,
+    read_trial,
+    recommendation_of,
+)
 from search.trial import STATE_NAME, model_of, read_state, read_weights
 
 __all__ = ["Exported", "export_bundle"]
@@ -59,6 +66,8 @@ class Exported:
             ``params`` constraints see); None when the search did not record them.
         deployed: The exported model's parameters (a Shapeshifter net's weights materialised:
             what model.pt and model.onnx hold).
+        fallback: Why the knee was exported when no selection was given (the search has no
+            recommendation); None otherwise.
     """
 
     folder: Path
@@ -70,6 +79,7 @@ class Exported:
     onnx_error: str | None
     params: int | None
     deployed: int
+    fallback: str | None = None
 
 
 def _frozen(study: optuna.Study, number: int) -> optuna.trial.FrozenTrial:
@@ -124,7 +134,7 @@ def export_bundle(
     study: optuna.Study,
     out_dir: str | os.PathLike[str],
     *,
-    select: str = "knee",
+    select: str | None = None,
     objectives: Sequence[Any] | None = None,
     storage_url: str | None = None,
     from_checkpoint: bool = False,
@@ -146,8 +156,10 @@ def export_bundle(
         study: A study written by ``search launch``.
         out_dir: The bundle folder: a new or empty one, or one holding an npas bundle and
             nothing else (with ``replace``); a symlink is followed.
-        select: ``knee``, ``pepr:<indicator>``, ``best:<metric>``, ``trial:<n>``, ... (see
-            :func:`search.pareto.select`).
+        select: ``recommended``, ``knee``, ``pepr:<indicator>``, ``best:<metric>``,
+            ``trial:<n>``, ... (see :func:`search.pareto.select`); None: the search's
+            recommendation (its finalists' choice), else the knee when it has none
+            (:attr:`Exported.fallback` then says why).
         objectives: The front's objectives; None: the study's.
         storage_url: Recorded in metrics.json (password removed) as where the trial came from.
         from_checkpoint: Take the weights from the trial's latest Ray Tune checkpoint instead
@@ -163,8 +175,16 @@ def export_bundle(
             file, holds a symlink leading out of it or files that are not an npas bundle's,
             or holds a bundle and not ``replace``.
     """
-    parse_spec(select)  # a bad spec or --out fails before anything is read or written
+    if select is not None:
+        parse_spec(select)  # a bad spec or --out fails before anything is read or written
     bundle_target(out_dir, replace=replace)
+    fallback = None
+    if select is None:
+        select = "recommended" if recommendation_of(study) is not None else "knee"
+        if select == "knee":
+            fallback = (f"search {study.study_name!r} has no recommendation (no finalists key "
+                        "in its config, or launched before npas recorded one): the knee is "
+                        "exported instead; --select names another trial (search selectors)")
     chosen = _choose(study, select, objectives)
     trial = _frozen(study, chosen.number)
     recorded = read_trial(trial, conditions_of(study), constraints_of(study))
@@ -240,6 +260,7 @@ def export_bundle(
         onnx_error=onnx["error"],
         params=None if trained is None else int(trained),
         deployed=int(record["exported"]["materialised_params"]),
+        fallback=fallback,
     )
 
 
@@ -266,7 +287,9 @@ def _metrics_record(
     storage_url: str | None,
     deploy: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """metrics.json; ``deploy`` holds its ``onnx``, ``data`` and ``checkpoint`` sections."""
+    """metrics.json; ``deploy`` holds its ``onnx``, ``data`` and ``checkpoint`` sections; a
+    recommendation's selection keeps the finalists' record (every seed's validation accuracy)."""
+    behind = {"finalists": recommendation_of(study)} if chosen.selector == "recommended" else {}
     return {
         "format": BUNDLE_FORMAT,
         "study": study.study_name,
@@ -276,6 +299,7 @@ def _metrics_record(
             "spec": chosen.selector,
             "reason": chosen.reason,
             "scores": dict(chosen.scores),
+            **behind,
         },
         "objectives": [list(o) for o in objectives_of(study)],
         "constraints": list(constraints_of(study)),

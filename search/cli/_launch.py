@@ -72,9 +72,10 @@ def _launched(args: argparse.Namespace) -> int:
         print(f"search launch: warning: {warning}", file=sys.stderr)
     done = _done_before(config)
     if done >= config.trials:
+        finalists = "; its finalists' missing runs only" if config.finalists.on else ""
         print(f"{config.name!r} already has {done} trial(s) done, and --trials (or the config's "
-              f"trials) asks for {config.trials} in all: no trial to run; give --trials above "
-              f"{done} to go on", flush=True)  # fmt: skip
+              f"trials) asks for {config.trials} in all: no trial to run{finalists}; give "
+              f"--trials above {done} to go on", flush=True)  # fmt: skip
     elif not args.quiet:
         more = f" ({done} done, {config.trials - done} to run)" if done else ""
         print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}; "
@@ -82,7 +83,8 @@ def _launched(args: argparse.Namespace) -> int:
               flush=True)  # fmt: skip
     study = launch(config, progress=not args.quiet, data_changed=args.data_changed)
     lines = _status_lines(_status_record(study, None))
-    print("\n".join([lines[0], *(line for line in lines[1:] if "search trials" in line)]))
+    shown = ("search trials", "recommended: ")
+    print("\n".join([lines[0], *(line for line in lines[1:] if any(s in line for s in shown))]))
     print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
           "Ray's start-up included)")  # fmt: skip
     print(f"Storage: {url}")
@@ -217,7 +219,7 @@ def _hints(name: str, out: Path, store: str) -> None:
         f"trials --name {name} {store}",
         f"pareto --name {name} {store}",
         f"report --name {name} {store} --out {out / name / 'report'}",
-        f"export --name {name} {store} --select knee --out {out / name / 'bundle'}",
+        f"export --name {name} {store} --out {out / name / 'bundle'}",
         f"dashboard {store}",
     )
     print("Look at the results:\n" + "\n".join(

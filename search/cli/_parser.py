@@ -245,7 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmd = add("export", _export, "Write a training-ready bundle of one trial.")
     _study_options(cmd, objectives="front for knee/pepr on these metrics", writes=True)
-    cmd.add_argument("--select", default="knee", metavar="SPEC", help=_SELECT_HELP)
+    cmd.add_argument("--select", default=None, metavar="SPEC",
+                     help="which trial: a selection spec (default: the search's recommendation, "
+                     "else knee); `search selectors` lists the forms")  # fmt: skip
     cmd.add_argument("--out", required=True, metavar="DIR", help="bundle folder")
     _flag(
         cmd,

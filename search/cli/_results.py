@@ -98,7 +98,8 @@ def _export(args: argparse.Namespace) -> int:
     from search.bundle import bundle_target, export_bundle
     from search.pareto import parse_spec
 
-    parse_spec(args.select)
+    if args.select is not None:
+        parse_spec(args.select)
     bundle_target(args.out, replace=args.replace)  # before the search's modules are imported
     study = _study(args)
     done = export_bundle(
@@ -110,6 +111,8 @@ def _export(args: argparse.Namespace) -> int:
         from_checkpoint=args.from_checkpoint,
         replace=args.replace,
     )
+    if done.fallback is not None:
+        print(f"search export: {done.fallback}", file=sys.stderr)
     print(f"Exported trial {done.number} of {study.study_name!r} to {done.folder}")
     print(f"  why: {done.selection.reason}")
     print(f"  test accuracy {done.test_accuracy:.4f} on the test split ({done.test_rows:,} rows), "

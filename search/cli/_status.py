@@ -67,7 +67,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
     from search._format import json_number
     from search._trial_list import outcomes, paused
     from search.pareto import frame_of, front_of, objectives_of, usable, why_empty
-    from search.record import read_study, screened
+    from search.record import read_study, recommendation_of, screened
 
     records = read_study(study).trials
     frame = frame_of(records)
@@ -90,6 +90,7 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         "energy_source": attrs.get(StudyAttr.ENERGY_SOURCE),
         "front": [],
         "best": {},
+        "recommended": _recommended(recommendation_of(study)),
     }
     names = [n for n, _ in objectives]
     if len(frame) == 0 or any(n not in frame.columns for n in names):
@@ -108,6 +109,17 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         value = json_number(values.to_dict()[pick])
         record["best"][name] = {"value": value, Column.NUMBER: number}
     return record
+
+
+def _recommended(found: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The recommendation as status shows it: its trial, mean, std and n, and the line."""
+    if found is None:
+        return None
+    from search.record import recommended_line
+
+    keys = (Column.NUMBER, "mean_val_accuracy", "std", "seeds", "line")
+    values = (found["trial"], found["mean"], found.get("std"), found["n"], recommended_line(found))
+    return dict(zip(keys, values, strict=True))
 
 
 def _status_lines(record: dict[str, Any]) -> list[str]:
@@ -137,6 +149,9 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
             f"{format_value(energy, digits=4)} J, {format_value(co2, digits=4)} g CO2 (energy: "
             f"{', '.join(record['energy_source'] or ['estimate'])})"
         )
+    if record["recommended"] is not None:
+        lines.append(f"  recommended: {record['recommended']['line']} (search export without "
+                     "--select writes it)")  # fmt: skip
     if "front_empty" in record:
         lines.append(f"  front: empty ({record['front_empty']})")
         return lines

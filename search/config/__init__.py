@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from search.config._checks import unknown as unknown
     from search.config._describe import describe as describe
     from search.config._describe import suspicions as suspicions
+    from search.config._finalists import FinalistsConfig as FinalistsConfig
     from search.config._floor import budget_warning as budget_warning
     from search.config._keys import RENAMED_KEYS as RENAMED_KEYS
     from search.config._keys import ConfigKey as ConfigKey
@@ -69,6 +70,7 @@ _EXPORTS = {
     "parse_constraints": "search.config._metrics",
     "parse_objectives": "search.config._metrics",
     "AlgorithmConfig": "search.config._search",
+    "FinalistsConfig": "search.config._finalists",
     "LimitsConfig": "search.config._search",
     "ResourceConfig": "search.config._search",
     "SearchConfig": "search.config._search",
@@ -110,6 +112,7 @@ __all__ = [
     "AlgorithmConfig",
     "ConfigKey",
     "Constraint",
+    "FinalistsConfig",
     "LimitsConfig",
     "Objective",
     "ResourceConfig",

@@ -110,6 +110,7 @@ def describe(config: SearchConfig, *, cost: bool = True) -> list[str]:
     lines.append(f"Algorithm: {config.algorithm.name}{options}")
     lines.append("Limits: " + _limits(config))
     lines.append("Scheduler: " + _scheduler(config))
+    lines.append("Finalists: " + _finalists(config))
     if config.loggers:
         lines.append("Logged to: " + ", ".join(config.loggers))
     share = ", ".join(f"{k} {format_value(v)}" for k, v in config.resources.ray().items())
@@ -130,6 +131,16 @@ def _limits(config: SearchConfig) -> str:
     if b.trial_timeout is not None:
         parts.append(f"{duration(b.trial_timeout)} of training per trial")
     return ", ".join(parts)
+
+
+def _finalists(config: SearchConfig) -> str:
+    f = config.finalists
+    if not f.on:
+        return "none (no recommendation; search export takes the knee)"
+    kept = "" if config.limits.time is None else (
+        f", {format_value(100 * f.share)} % of the time limit kept for them")  # fmt: skip
+    return (f"the {f.top} most accurate feasible trials retrained with {f.seeds} fresh seed(s) "
+            f"each, the best mean validation accuracy recommended{kept}")  # fmt: skip
 
 
 def _scheduler(config: SearchConfig) -> str:

@@ -28,6 +28,7 @@ from objectives import pinned_root
 from search._urls import default_storage_url, masked_url
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
+from search.config._finalists import FinalistsConfig
 from search.config._keys import (
     RENAMED_KEYS,
     check_of,
@@ -440,6 +441,13 @@ class SearchConfig(DataAndMetrics):
         factory=LimitsConfig,
         help="the search's own limits: time, energy, CO2, per trial",
     )
+    finalists: FinalistsConfig = config_key(
+        check=FinalistsConfig.from_dict,
+        factory=FinalistsConfig,
+        help="after the search, its best trials retrained with fresh seeds and the best mean "
+        "validation accuracy recommended (search export's default): true, or {top, seeds, "
+        "share}; may change between launches",
+    )
     loggers: tuple[str, ...] = config_key(
         (),
         check=_loggers,
@@ -574,10 +582,11 @@ class SearchConfig(DataAndMetrics):
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
         out = dump_keys(self)
         out["dataset"] = copy.deepcopy(self.data_source) or self.dataset
-        # imports, loading, start, loggers, screen, repair and report_test only when set: a
-        # search stored before they existed resumes (a relaunch compares its stored config
-        # with this one)
-        for name in ("imports", "loading", "start", "loggers", "screen", "repair", "report_test"):
+        # imports, loading, start, loggers, screen, repair, report_test and finalists only when
+        # set: a search stored before they existed resumes (a relaunch compares its stored
+        # config with this one)
+        for name in ("imports", "loading", "start", "loggers", "screen", "repair", "report_test",
+                     "finalists"):  # fmt: skip
             if out[name] == dumped_default(SearchConfig, name):
                 del out[name]
         return {"name": out.pop("name"), **out}

@@ -17,7 +17,14 @@ import optuna
 import pandas as pd
 
 from search._format import format_value
-from search.record import Column, Metric, StudyAttr, TrialRecord, read_study
+from search.record import (
+    Column,
+    Metric,
+    StudyAttr,
+    TrialRecord,
+    read_study,
+    recommendation_of,
+)
 
 __all__ = [
     "condition_columns",
@@ -73,9 +80,13 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
     ``why_infeasible`` (the constraints a completed or refused trial missed and by how much),
     ``epochs``, ``datetime_complete``, ``error`` (the failure message or None), then every
     metric of the trial and its measurement conditions (missing values are NaN; a list or dict
-    is JSON text) and ``params_<name>`` for each sampled parameter.
+    is JSON text) and ``params_<name>`` for each sampled parameter. Its ``attrs`` hold the
+    search's recommendation (:attr:`StudyAttr.RECOMMENDATION`, None without one), for the
+    ``recommended`` selector.
     """
-    return frame_of(read_study(study).trials)
+    frame = frame_of(read_study(study).trials)
+    frame.attrs[StudyAttr.RECOMMENDATION] = recommendation_of(study)  # the selector reads it
+    return frame
 
 
 def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:

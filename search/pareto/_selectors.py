@@ -30,7 +30,7 @@ from search._format import format_value
 from search.pareto._frame import direction_of, usable, values
 from search.pareto._front import non_dominated, normalise
 from search.pareto._study_front import Objectives, resolve_objectives
-from search.record import Column, Metric
+from search.record import Column, Metric, StudyAttr
 from spaces import ConfigError, Registry, did_you_mean
 
 __all__ = [
@@ -564,6 +564,32 @@ class TrialSelector(Selector):
         return cand.pick(pos, self.name, reason)
 
 
+@_register
+class RecommendedSelector(Selector):
+    """The search's recommendation: the finalist with the best mean validation accuracy over
+    fresh seeds, within the constraints (``finalists`` in the config); the default of
+    ``search export`` when the search has one."""
+
+    name = "recommended"
+    forms = ("recommended",)
+
+    def _do(self, cand: Candidates) -> Selection | None:
+        found = cand.frame.attrs.get(StudyAttr.RECOMMENDATION)
+        if not found:
+            return None
+        hits = np.flatnonzero(cand.frame[Column.NUMBER].to_numpy() == found["trial"])
+        if not hits.size:
+            return None
+        scores = {"mean_val_accuracy": float(found["mean"]), "seeds": float(found["n"])}
+        return cand.pick(int(hits[0]), self.name, str(found["reason"]), **scores)
+
+    def why_none(self, frame: pd.DataFrame, *args: Any, **options: Any) -> str | None:
+        if frame.attrs.get(StudyAttr.RECOMMENDATION):
+            return "its recommended trial is no longer a completed, feasible trial"
+        return ("the search recorded no recommendation (no finalists key in its config, or "
+                "launched before npas recorded one)")  # fmt: skip
+
+
 # -- specs ------------------------------------------------------------------------------------
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -636,5 +662,5 @@ def select(frame: pd.DataFrame, spec: str, objectives: Objectives) -> Selection 
         return None
     reason = chosen.reason
     if spec.strip() in _ALIASES:
-        reason = f"{spec.strip()} (= the {name} selector, the default): {reason}"
+        reason = f"{spec.strip()} (= the {name} selector): {reason}"
     return replace(chosen, selector=spec.strip(), reason=reason)

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from search.record._lease import lease_busy as lease_busy
     from search.record._lease import lease_holder as lease_holder
     from search.record._lease import lease_owner as lease_owner
+    from search.record._recommendation import recommendation_of as recommendation_of
+    from search.record._recommendation import recommended_line as recommended_line
     from search.record._records import StudyRecords as StudyRecords
     from search.record._records import TrialRecord as TrialRecord
     from search.record._records import conditions_of as conditions_of
@@ -76,6 +78,7 @@ _EXPORTS = {
     "read_study": "search.record._records",
     "read_trial": "search.record._records",
     "read_storage": "search.record._storage",
+    "recommendation_of": "search.record._recommendation",
     "trials_counted": "search.record._counting",
 }
 
@@ -122,6 +125,7 @@ _SHARED = {
     "open_study": "search.record._study",
     "plain": "search.record._records",
     "record_cost": "search.record._study",
+    "recommended_line": "search.record._recommendation",
     "record_metrics": "search.record._records",
     "refusal": "search.record._data_record",
     "resumable": "search.record._checkpoint_files",

@@ -99,6 +99,14 @@ class StudyAttr:
     COST: Final = (TIME_S, ENERGY_J, CO2_G)
     #: Where the energy figures come from (``estimate``, a meter's name, ...).
     ENERGY_SOURCE: Final = "search_energy_source"
+    #: The finalists' retrained runs (``search.run._finalists``), written after each run so a
+    #: relaunch redoes none: ``{"<trial>": {"<seed>": {"accuracy", "feasible", "error",
+    #: "time_s"}}}``, validation accuracy only (the test split chooses nothing).
+    FINALIST_RUNS: Final = "npas:finalist_runs"
+    #: The search's recommendation, the trial ``search export`` writes without ``--select``:
+    #: ``trial``, ``mean``/``std``/``n`` of its seeds' validation accuracies, ``reason`` and
+    #: every finalist's per-seed accuracies (``search.record._recommendation``).
+    RECOMMENDATION: Final = "npas:recommendation"
 
 
 class Metric:

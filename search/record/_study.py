@@ -36,10 +36,11 @@ __all__ = [
 ]
 
 #: Config keys that may change between launches of one search (how much and where it runs,
-#: what it logs to, and whether proposals are screened before they start, or narrowed).
+#: what it logs to, whether proposals are screened before they start, or narrowed, and its
+#: finalists).
 _MAY_CHANGE = frozenset(
     {"trials", "storage", "address", "out", "name", "resources", "limits", "start", "loggers",
-     "screen", "repair"}
+     "screen", "repair", "finalists"}
 )  # fmt: skip
 
 

@@ -8,17 +8,22 @@ or the exception's message: a crashing trial is recorded as FAIL and the search 
 The optimiser works on an in-memory copy of the study, and each trial is written to the storage
 in one transaction when it starts and one when it ends (``search.record._writer``); the trainable
 lives in ``search.run._trainable``, which imports no more than the standard library on the
-workers. This module holds the steps of one launch in order; the Ray it runs on is
-``search.run._ray_session``'s, the Ray Tune run ``search.run._tuner``'s, and a stop (Ctrl-C,
-SIGTERM) is handled by ``search.run._interrupts``.
+workers. With a ``finalists`` section, the search's best trials are retrained after it, in
+this process, and its recommendation recorded (``search.run._finalists``); the search itself
+then has the rest of ``limits.time``. This module holds the steps of one launch in order; the
+Ray it runs on is ``search.run._ray_session``'s, the Ray Tune run ``search.run._tuner``'s, and a
+stop (Ctrl-C, SIGTERM) is handled by ``search.run._interrupts``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +53,7 @@ from search.run._bound import bound_optimiser, constraint_keys
 from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._ending import Ending, conclude
+from search.run._finalists import run_finalists
 from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
 from search.run._limits import TrialLimits
 from search.run._outcome import OutcomeReader
@@ -91,7 +97,8 @@ def launch(
     Relaunching with the same name and storage resumes: trials already ended count toward
     ``trials`` and only the rest run; trials a killed search left RUNNING are marked FAIL
     (``interrupted``) and re-run. Optuna samplers read the history from the study; pymoo
-    algorithms are told it again.
+    algorithms are told it again. With ``config.finalists`` on, the finalists follow the
+    trials (only the runs the study does not hold yet) and the recommendation is recorded.
 
     Args:
         config: A ``SearchConfig``.
@@ -107,7 +114,8 @@ def launch(
         ConfigError: bad overrides or data, or a stored search of that name with another
             config or, unless ``data_changed``, other data.
         SearchInterrupted: Ray Tune was stopped (Ctrl-C) before every trial ran; the trials
-            it cut short are marked interrupted and the search resumes when relaunched.
+            it cut short are marked interrupted and the search resumes when relaunched. Or a
+            stop during the finalists: the runs that ended are kept.
         StorageWriteError: a trial could not be written to the storage (the search stopped).
     """
     config = config.with_overrides(
@@ -189,7 +197,7 @@ def _launch_leased(
     identity: StorageIdentity | None = None,
     data: DataCheck | None = None,
 ) -> optuna.Study:
-    keys = constraint_keys(config)
+    started = time.monotonic()  # the launch's clock: the finalists end by its time limit
     resumable = _Resumable()
     study = open_study(
         name=config.name,
@@ -207,8 +215,32 @@ def _launch_leased(
     resumes = {t.number: resumable.chosen[t.number]
                for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))}
     remaining = config.trials - trials_counted(study)
-    if remaining <= 0:
-        return study
+    fences = [f.check for f in (identity, lease) if f is not None]
+    if remaining > 0:
+        _search(config, rdb, study, out, trial_fn, progress, resumes, remaining, held, fences)
+    deadline = None if config.limits.time is None else started + config.limits.time
+    run_finalists(study, config, trial_fn, deadline=deadline, fences=fences, progress=progress)
+    return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+def _search(
+    config: SearchConfig,
+    rdb: optuna.storages.RDBStorage,
+    study: optuna.Study,
+    out: Path,
+    trial_fn: TrialFn,
+    progress: bool,
+    resumes: dict[int, Path],
+    remaining: int,
+    held: int,
+    fences: list[Callable[[], None]],
+) -> None:
+    """The search itself: Ray Tune runs ``remaining`` trials (with finalists, under the
+    search's share of the time limit), each recorded as it starts and ends."""
+    if config.finalists.on and config.limits.time is not None:
+        share = config.finalists.search_time(config.limits.time)
+        config = dataclasses.replace(config, limits=dataclasses.replace(config.limits, time=share))
+    keys = constraint_keys(config)
     # A resumed search must not replay the first launch's random stream.
     optimiser = bound_optimiser(
         config, study, seed=config.seed + len(study.trials), scheduler=config.scheduler.name
@@ -218,7 +250,6 @@ def _launch_leased(
         started = start_ray(config.address, config.imports)
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
     try:
-        fences = [f.check for f in (identity, lease) if f is not None]
         writer = StudyWriter(rdb, config.name, fences=fences)
         cost = SearchCost(config.limits)
         deaths = WorkerDeaths(ray_logs())
@@ -281,7 +312,6 @@ def _launch_leased(
             stop_ray()
         if "timer" in received:  # the stop ended in time
             received["timer"].cancel()
-    return optuna.load_study(study_name=config.name, storage=rdb)
 
 
 class _Resumable:

@@ -370,3 +370,17 @@ def test_pareto_and_export_of_a_search_without_completed_trials_say_so(tmp_path:
         export_bundle(study, tmp_path / "b")
     with pytest.raises(ConfigError, match="no completed trial"):
         front_table(study)
+
+
+def test_export_without_select_falls_back_to_the_knee_when_the_search_has_no_recommendation(
+    searched, tmp_path: Path, capsys
+) -> None:
+    study, url, _ = searched  # launched without finalists: no recommendation recorded
+    done = export_bundle(study, tmp_path / "knee", storage_url=url)
+    assert done.selection.selector == "knee"
+    assert done.fallback is not None and "has no recommendation" in done.fallback
+    assert main(["export", "--storage", url, "--name", "ssn", "--out", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "search export: search 'ssn' has no recommendation" in err and "knee" in err
+    with pytest.raises(ExportError, match="the search recorded no recommendation"):
+        export_bundle(study, tmp_path / "rec", select="recommended")

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search.pareto import SELECTORS, front_of, parse_spec, select
+from search.pareto import SELECTORS, front_of, parse_spec, select, why_none
+from search.record import StudyAttr
 from spaces._errors import ConfigError, UnknownNameError
 from tests.search_tests.studies import ACC_PARAMS, ROWS, npas_frame
 
@@ -246,6 +247,7 @@ EXAMPLES = {
     "epsilon": ("epsilon:params<=2500", "epsilon:accuracy>=0.86"),
     "pepr": ("pepr:params:alpha=2", "pepr:0.5*params+0.5*latency_ms"),
     "pseudo": ("pseudo:1,1",),
+    "recommended": ("recommended",),
     "tradeoff": ("knee", "tradeoff"),
     "trial": ("trial:5",),
 }
@@ -267,3 +269,17 @@ def test_selector_forms_parse_to_it_and_choose_on_the_front(name):
         assert parse_spec(spec)[0] == name
         chosen = select(frame, spec, ACC_PARAMS)
         assert chosen is None or chosen.number in front, (spec, chosen)
+
+
+def test_recommended_takes_the_trial_the_finalists_chose_and_only_a_feasible_one():
+    frame = npas_frame(ROWS)
+    assert select(frame, "recommended", ACC_PARAMS) is None  # no finalists: none recorded
+    assert "recorded no recommendation" in why_none(frame, "recommended")
+    reason = "the best mean validation accuracy over 3 fresh seed(s): trial 2 0.8100"
+    frame.attrs[StudyAttr.RECOMMENDATION] = {"trial": 2, "mean": 0.81, "n": 3, "reason": reason}
+    chosen = select(frame, "recommended", ACC_PARAMS)  # off the front: the finalists decide
+    assert (chosen.number, chosen.reason) == (2, reason)
+    assert chosen.scores == {"mean_val_accuracy": 0.81, "seeds": 3.0}
+    frame.attrs[StudyAttr.RECOMMENDATION] = {"trial": 3, "mean": 0.9, "n": 3, "reason": reason}
+    assert select(frame, "recommended", ACC_PARAMS) is None  # trial 3 is infeasible
+    assert "no longer a completed, feasible trial" in why_none(frame, "recommended")

@@ -1,0 +1,334 @@
+"""Finalists: after the search, its ``finalists.top`` most accurate feasible trials that ran
+their whole schedule are retrained with ``finalists.seeds`` fresh seeds each, and the one with
+the best mean validation accuracy, within every constraint on every seed, is recommended.
+
+One validation accuracy picked the search's best trials, and on small data it is noisy: the
+winner of a search once led its finishers by 0.30 points of a validation accuracy whose
+standard error was 0.20, and retrained it was level with the 8th (issue 38). The search's own
+run of a trial is therefore not one of its seeds (it is the run that chose it); each fresh seed
+has its own initialisation and validation split (a trial's ``seed`` carves the split), and the
+test split is never read.
+
+The runs go seed by seed across the finalists (every finalist's first seed, then every
+second), so a time limit that ends them leaves the finalists compared on equally many seeds:
+the fewest any retrained finalist has. Each run is written to the study as it ends
+(:attr:`StudyAttr.FINALIST_RUNS`), so a stopped launch loses only the run in flight and a
+relaunch trains only the runs missing; the choice and its reasons are
+:attr:`StudyAttr.RECOMMENDATION`. They run in the launch's own process, one after another,
+after Ray has stopped (all of the machine is theirs), with the launch's trial function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import signal
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import optuna
+
+from search.config import LimitsConfig, TrialConfig
+from search.errors import SearchInterrupted
+from search.record import StudyAttr, TrialAttr, read_study, recommended_line, record_cost
+from search.run._cost import SearchCost
+from search.run._trainable import TrialFn
+
+if TYPE_CHECKING:
+    from search.config import SearchConfig
+
+__all__ = ["Finalist", "choose", "finalists_of", "run_finalists"]
+
+#: The metric finalists are ranked on: ``run_trial``'s validation accuracy.
+METRIC = "accuracy"
+
+
+@dataclass(frozen=True)
+class Finalist:
+    """A trial retrained as a finalist.
+
+    Attributes:
+        trial: Its number.
+        search_accuracy: Its validation accuracy in the search (what made it a finalist).
+        seeds: The fresh seeds it is retrained with, in order.
+        config: Its trial config as it ran (the stored dict).
+        time_s: How long its run in the search took (None: not recorded).
+    """
+
+    trial: int
+    search_accuracy: float
+    seeds: tuple[int, ...]
+    config: Mapping[str, Any]
+    time_s: float | None = None
+
+
+def finalists_of(study: optuna.Study, top: int, seeds: int) -> list[Finalist]:
+    """The ``top`` most accurate feasible trials of ``study`` that ran their whole schedule
+    (ties: the lower number; a trial config trained twice counts once), each with ``seeds``
+    fresh seeds (its own seed + 1, + 2, ...)."""
+    frozen = {t.number: t for t in study.get_trials(deepcopy=False)}
+    found = []
+    seen: set[str] = set()  # a point trained twice (a sampler may repeat one) is one finalist
+    for record in read_study(study).trials:
+        accuracy = _finite(record.metrics.get(METRIC))
+        config = frozen[record.number].user_attrs.get(TrialAttr.CONFIG)
+        if not (record.feasible and accuracy is not None and isinstance(config, dict)):
+            continue
+        schedule = (config.get("train") or {}).get("epochs")
+        if schedule is not None and record.epochs is not None and record.epochs != schedule:
+            continue  # a scheduler stopped it at a rung
+        same = json.dumps({k: v for k, v in config.items() if k != "artifact_dir"},
+                          sort_keys=True, default=str)  # fmt: skip
+        if same in seen:
+            continue
+        seen.add(same)
+        base = int(config.get("seed") or 0)
+        found.append(Finalist(record.number, accuracy,
+                              tuple(base + i for i in range(1, seeds + 1)), config,
+                              _finite(record.metrics.get("trial_time_s"))))  # fmt: skip
+    found.sort(key=lambda f: (-f.search_accuracy, f.trial))
+    return found[:top]
+
+
+def choose(
+    finalists: Sequence[Finalist], runs: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    wanted: int,
+) -> dict[str, Any]:  # fmt: skip
+    """The recommendation: among the finalists, each compared on its first ``n`` seeds'
+    runs (``n``: the fewest any retrained finalist has), those feasible with a finite
+    validation accuracy on every one of them, the best mean (ties: the search's order).
+
+    Args:
+        finalists: The finalists, in the search's order.
+        runs: ``{"<trial>": {"<seed>": {"accuracy", "feasible", "error"}}}`` done so far.
+        wanted: Seeds each finalist was to have.
+
+    Returns:
+        The record stored as :attr:`StudyAttr.RECOMMENDATION`: ``trial`` (None when no
+        finalist qualifies), ``metric``, ``mean``, ``std`` (None for one seed), ``n``,
+        ``seeds``, ``accuracies``, ``complete`` (every finalist had ``wanted`` seeds),
+        ``reason`` and ``finalists`` (each one's seeds, accuracies, mean, std, whether it
+        qualified and why not).
+    """
+    done = {f.trial: [(s, runs[str(f.trial)][str(s)]) for s in f.seeds
+                      if str(s) in runs.get(str(f.trial), {})]
+            for f in finalists}  # fmt: skip
+    retrained = [len(d) for d in done.values() if d]
+    n = min(retrained, default=0)
+    rows: list[dict[str, Any]] = []
+    for f in finalists:
+        compared = done[f.trial][:n]
+        accuracies = [_finite(run.get("accuracy")) for _, run in compared]
+        why_not = _why_not(compared, accuracies)
+        ok = [a for a in accuracies if a is not None]
+        rows.append({
+            "trial": f.trial, "search_accuracy": f.search_accuracy,
+            "seeds": [s for s, _ in compared], "accuracies": accuracies,
+            "feasible": [bool(run.get("feasible")) for _, run in compared],
+            "mean": statistics.fmean(ok) if ok else None, "std": _std(ok), "n": len(compared),
+            "qualified": why_not is None, "why_not": why_not,
+        })  # fmt: skip
+    qualified = [r for r in rows if r["qualified"]]
+    complete = bool(finalists) and all(len(d) >= wanted for d in done.values())
+    record: dict[str, Any] = {"trial": None, "metric": METRIC, "split": "validation",
+                              "n": n, "wanted_seeds": wanted, "complete": complete,
+                              "finalists": rows}  # fmt: skip
+    if not qualified:
+        record["reason"] = ("no finalist was retrained (the time ran out first)" if n == 0 else
+                            "no finalist met every constraint with a finite validation "
+                            "accuracy on all its seeds")  # fmt: skip
+        return record
+    best = max(qualified, key=lambda r: r["mean"])  # max keeps the first of equals
+    others = sorted((r for r in qualified if r is not best), key=lambda r: -r["mean"])
+    runner = f"; next: trial {others[0]['trial']} {others[0]['mean']:.4f}" if others else ""
+    out = [r for r in rows if not r["qualified"]]
+    dropped = "".join(f"; trial {r['trial']} left out: {r['why_not']}" for r in out)
+    record |= {"trial": best["trial"], "mean": best["mean"], "std": best["std"],
+               "seeds": best["seeds"], "accuracies": best["accuracies"]}  # fmt: skip
+    record["reason"] = (
+        f"the best mean validation accuracy over {n} fresh seed(s) among the "
+        f"{len(rows)} most accurate feasible trials of the search (each seed its own "
+        f"initialisation and validation split; the test split chose nothing): trial "
+        f"{best['trial']} {best['mean']:.4f}{runner}{dropped}"
+    )
+    return record
+
+
+def _why_not(compared: list[tuple[int, Mapping[str, Any]]], accuracies: list[Any]) -> str | None:
+    if not compared:
+        return "not retrained (the time ran out first)"
+    for (seed, run), accuracy in zip(compared, accuracies, strict=True):
+        if run.get("error"):
+            return f"seed {seed} failed: {run['error']}"
+        if not run.get("feasible"):
+            return f"seed {seed} broke a constraint"
+        if accuracy is None:
+            return f"seed {seed} has no finite validation accuracy"
+    return None
+
+
+def _std(values: list[float]) -> float | None:
+    return statistics.stdev(values) if len(values) > 1 else None
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def run_finalists(
+    study: optuna.Study,
+    config: SearchConfig,
+    trial_fn: TrialFn,
+    *,
+    deadline: float | None,
+    fences: Sequence[Callable[[], None]] = (),
+    progress: bool = True,
+) -> dict[str, Any] | None:
+    """Retrains the search's finalists (the runs ``study`` does not hold yet), records each
+    run and the recommendation, and returns it (None: finalists off, or no trial qualifies
+    as a finalist).
+
+    Args:
+        study: The search's study (on its storage).
+        config: The search config (``finalists``).
+        trial_fn: The trial function, called as ``trial_fn(trial_config)``.
+        deadline: ``time.monotonic()`` past which no run starts, nor one that would end past
+            it at its search run's pace (None: no limit).
+        fences: Called before every write (the lease's and the storage's checks).
+        progress: Print one line per run and the recommendation to stderr.
+
+    Raises:
+        SearchInterrupted: Ctrl-C or SIGTERM during a run: the runs ended before it are kept
+            and a relaunch trains the rest.
+    """
+    setting = config.finalists
+    if not setting.on:
+        return None
+    finalists = finalists_of(study, setting.top, setting.seeds)
+    if not finalists:
+        _say(progress, "finalists: no feasible trial ran its whole schedule; no recommendation")
+        return None
+    stored = study.user_attrs.get(StudyAttr.FINALIST_RUNS)
+    runs: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (stored or {}).items()}
+    cost = SearchCost(LimitsConfig())
+    todo = [(f, f.seeds[i]) for i in range(setting.seeds) for f in finalists
+            if str(f.seeds[i]) not in runs.get(str(f.trial), {})]  # fmt: skip
+    if todo:
+        _say(progress, f"finalists: trials {[f.trial for f in finalists]}, {setting.seeds} "
+                       f"fresh seed(s) each; {len(todo)} run(s) to train")  # fmt: skip
+    late, stopped = None, dict[str, int]()
+    try:
+        with _stops(stopped):
+            for finalist, seed in todo:
+                pace = finalist.time_s or _mean_time(runs) or 0.0
+                if deadline is not None and time.monotonic() + pace > deadline:
+                    left = len(todo) - len(_done(todo, runs))
+                    late = f"the time limit left no room for the {left} run(s) still to train"
+                    break
+                run, metrics = _run(trial_fn, finalist, seed)
+                cost.add(metrics)
+                runs.setdefault(str(finalist.trial), {})[str(seed)] = run
+                _write(study, StudyAttr.FINALIST_RUNS, runs, fences)
+                _say(progress, f"finalist trial {finalist.trial} seed {seed}: {_told(run)}")
+    except KeyboardInterrupt:
+        record_cost(study, cost)
+        signum = stopped.get("signum", signal.SIGINT)
+        raise SearchInterrupted(
+            f"search {config.name!r} stopped by {signal.Signals(signum).name} during its "
+            f"finalists: its trials are all recorded, and {len(_done(todo, runs))} of the "
+            f"{len(todo)} finalist run(s) of this launch; relaunch the same command to train "
+            "the rest and record the recommendation",
+            signum=signum,
+        ) from None
+    if todo:
+        record_cost(study, cost)
+    if late is not None:
+        _say(progress, f"finalists: {late}; compared on the seeds every finalist has")
+    recommendation = choose(finalists, runs, setting.seeds)
+    if study.user_attrs.get(StudyAttr.RECOMMENDATION) != recommendation:
+        _write(study, StudyAttr.RECOMMENDATION, recommendation, fences)
+    if recommendation["trial"] is None:
+        _say(progress, f"finalists: no recommendation: {recommendation['reason']}")
+    else:
+        _say(progress, f"recommended: {recommended_line(recommendation)} (search export "
+                       "without --select writes it)")  # fmt: skip
+    return recommendation
+
+
+def _run(trial_fn: TrialFn, finalist: Finalist, seed: int) -> tuple[dict[str, Any], Any]:
+    """One finalist run: its validation accuracy, feasibility, error and time, and the
+    metrics (for the cost)."""
+    extra = {"progress": False} if "progress" in finalist.config else {}
+    cfg = TrialConfig.from_dict({**finalist.config, **extra, "seed": seed, "artifact_dir": None})
+    started = time.monotonic()
+    try:
+        metrics = dict(trial_fn(cfg))
+    except Exception as err:  # a crashing seed disqualifies its finalist, as a trial's fails
+        return {"accuracy": None, "feasible": False, "error": _one_line(err),
+                "time_s": time.monotonic() - started}, None  # fmt: skip
+    return {"accuracy": _finite(metrics.get(METRIC)),
+            "feasible": bool(metrics.get("feasible", True)), "error": None,
+            "time_s": time.monotonic() - started}, metrics  # fmt: skip
+
+
+def _told(run: Mapping[str, Any]) -> str:
+    """One run as its progress line tells it."""
+    if run["error"]:
+        return f"failed: {run['error']}"
+    accuracy = "none" if run["accuracy"] is None else f"{run['accuracy']:.4f}"
+    return f"validation accuracy {accuracy}{'' if run['feasible'] else ' (breaks a constraint)'}"
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _done(todo: list[tuple[Finalist, int]], runs: Mapping[str, Mapping[str, Any]]) -> list[Any]:
+    return [(f, s) for f, s in todo if str(s) in runs.get(str(f.trial), {})]
+
+
+def _mean_time(runs: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> float | None:
+    times = [r["time_s"] for seeds in runs.values() for r in seeds.values()
+             if isinstance(r.get("time_s"), int | float)]  # fmt: skip
+    return statistics.fmean(times) if times else None
+
+
+def _write(study: optuna.Study, key: str, value: Any, fences: Sequence[Callable[[], None]]
+           ) -> None:  # fmt: skip
+    for fence in fences:  # the lease still ours, the storage the one opened
+        fence()
+    study.set_user_attr(key, value)
+
+
+def _say(progress: bool, line: str) -> None:
+    if progress:
+        print(f"[npas] {line}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _stops(stopped: dict[str, int]) -> Iterator[None]:
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt in the runs (in the main thread), the
+    signal kept in ``stopped["signum"]``; the handlers before are restored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        stopped.setdefault("signum", signum)
+        raise KeyboardInterrupt
+
+    before = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

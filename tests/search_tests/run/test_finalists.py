@@ -1,0 +1,250 @@
+"""Finalists (search.run._finalists): the choice rule on hand-computed per-seed scores, and a
+tiny real search on digits whose finalists are retrained, recorded and read back through
+Optuna's API, exported by ``search export`` without ``--select``, named by ``search status``,
+stopped by a real SIGTERM during the finalists and finished by a relaunch that trains only
+the runs missing."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+from optuna.trial import TrialState
+
+from search.cli import main
+from search.config import FinalistsConfig, load_config
+from search.record import StudyAttr, TrialAttr
+from search.run import launch
+from search.run._finalists import Finalist, choose, finalists_of, run_finalists
+from spaces import ConfigError
+from tests._support.waiting import wait_until
+from tests.search_tests.studies import npas_study
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _finalist(trial: int, accuracy: float) -> Finalist:
+    return Finalist(trial, accuracy, (1, 2, 3), {})
+
+
+def _runs(**by_trial: list[tuple[float | None, bool, str | None]]) -> dict:
+    return {name.removeprefix("t"): {str(seed): {"accuracy": a, "feasible": f, "error": e}
+                                     for seed, (a, f, e) in enumerate(runs, start=1)}
+            for name, runs in by_trial.items()}  # fmt: skip
+
+
+def test_the_recommendation_is_the_best_mean_of_the_finalists_within_the_constraints():
+    # Search order (by the one validation accuracy that chose them): 4, 9, 2, 7.
+    finalists = [_finalist(4, 0.97), _finalist(9, 0.96), _finalist(2, 0.95), _finalist(7, 0.94)]
+    runs = _runs(
+        t4=[(0.90, True, None), (0.92, True, None), (0.91, True, None)],  # mean 0.91
+        t9=[(0.95, True, None), (0.96, True, None), (0.97, False, None)],  # best, breaks one
+        t2=[(0.93, True, None), (0.92, True, None), (0.94, True, None)],  # mean 0.93: chosen
+        t7=[(0.99, True, None), (None, False, "NonFiniteLossError: nan"), (0.99, True, None)],
+    )
+    found = choose(finalists, runs, 3)
+    assert found["trial"] == 2 and found["n"] == 3 and found["complete"]
+    assert found["mean"] == pytest.approx(0.93) and found["accuracies"] == [0.93, 0.92, 0.94]
+    assert found["std"] == pytest.approx(statistics.stdev([0.93, 0.92, 0.94]))
+    assert found["seeds"] == [1, 2, 3] and found["metric"] == "accuracy"
+    rows = {r["trial"]: r for r in found["finalists"]}
+    assert [r["trial"] for r in found["finalists"]] == [4, 9, 2, 7]  # the search's order
+    assert rows[9]["why_not"] == "seed 3 broke a constraint" and not rows[9]["qualified"]
+    assert rows[7]["why_not"] == "seed 2 failed: NonFiniteLossError: nan"
+    assert rows[4]["qualified"] and rows[4]["mean"] == pytest.approx(0.91)
+    assert "trial 2 0.9300; next: trial 4 0.9100" in found["reason"]
+    assert "trial 9 left out: seed 3 broke a constraint" in found["reason"]
+
+
+def test_finalists_cut_short_are_compared_on_the_seeds_each_has_and_ties_keep_the_search_order():
+    finalists = [_finalist(1, 0.9), _finalist(2, 0.8), _finalist(3, 0.7)]
+    # The time ran out after the second seed of trial 1: every retrained one has one seed.
+    runs = _runs(t1=[(0.80, True, None), (0.99, True, None)], t2=[(0.80, True, None)])
+    found = choose(finalists, runs, 3)
+    assert found["trial"] == 1 and found["n"] == 1 and not found["complete"]
+    assert found["accuracies"] == [0.80] and found["std"] is None  # one seed: no spread
+    assert found["finalists"][2]["why_not"] == "not retrained (the time ran out first)"
+    assert choose(finalists, {}, 3)["trial"] is None  # none retrained: no recommendation
+    nothing = choose(finalists[:1], _runs(t1=[(0.8, False, None)]), 1)
+    assert nothing["trial"] is None and "no finalist met every constraint" in nothing["reason"]
+
+
+def test_the_finalists_section():
+    assert not FinalistsConfig.from_dict(None).on and not FinalistsConfig.from_dict(False).on
+    given = FinalistsConfig.from_dict(True)
+    assert (given.top, given.seeds, given.share) == (3, 3, 0.2)
+    assert FinalistsConfig.from_dict({"seeds": 5}).top == 3
+    assert given.search_time(100.0) == pytest.approx(80.0) and given.search_time(None) is None
+    assert FinalistsConfig().search_time(100.0) == 100.0  # off: the search has all of it
+    with pytest.raises(ConfigError, match=r"finalists\.share"):
+        FinalistsConfig.from_dict({"share": 1.5})
+    with pytest.raises(ConfigError, match="finalists"):
+        FinalistsConfig.from_dict({"topp": 2})
+
+
+def _width_trial(cfg, on_epoch=None) -> dict:
+    """Scores by width and seed; width 9 crashes on seed 2, width 10 has no finite accuracy."""
+    width = cfg.hyper["width"]
+    if (width, cfg.seed) == (9, 2):
+        raise ValueError("boom\nsecond line")
+    accuracy = math.nan if width == 10 else 0.5 + (width - 7) / 100 + cfg.seed / 1000
+    return {"accuracy": accuracy, "feasible": 1.0, "trial_time_s": 0.01}
+
+
+def test_finalists_run_in_process_crashes_and_nan_disqualify_and_a_spent_time_trains_none(
+    tmp_path, capsys
+):
+    config = _config(tmp_path, top=3, seeds=2)
+    study = None
+    for width, accuracy in ((8, 0.90), (9, 0.95), (10, 0.93), (11, 0.80), (9, 0.95)):
+        cfg = config.trial_config({"family": "mlp", "mlp.width": width}).to_dict()
+        study = npas_study([{"accuracy": accuracy, "params": 100.0 * width}], study=study,
+                           attrs={TrialAttr.CONFIG: cfg})  # fmt: skip
+    # Trial 4 trains trial 1's point again: one finalist. Finalists: 1 (w9), 2 (w10), 0 (w8).
+    spent = run_finalists(study, config, _width_trial, deadline=time.monotonic() - 1.0)
+    assert spent["trial"] is None and spent["n"] == 0
+    assert StudyAttr.FINALIST_RUNS not in study.user_attrs
+    assert "left no room for the 6 run(s) still to train" in capsys.readouterr().err
+    found = run_finalists(study, config, _width_trial, deadline=None)
+    err = capsys.readouterr().err
+    assert [f["trial"] for f in found["finalists"]] == [1, 2, 0]
+    assert found["trial"] == 0 and found["accuracies"] == [0.511, 0.512]
+    rows = {r["trial"]: r for r in found["finalists"]}
+    assert rows[1]["why_not"] == "seed 2 failed: ValueError: boom"
+    assert rows[2]["why_not"] == "seed 1 has no finite validation accuracy"
+    assert "finalist trial 1 seed 2: failed: ValueError: boom" in err
+    assert "finalist trial 2 seed 1: validation accuracy none" in err
+    assert study.user_attrs[StudyAttr.RECOMMENDATION] == found
+    assert study.user_attrs[StudyAttr.TIME_S] > 0  # the runs count toward the search's cost
+
+
+#: A tiny real search: three trials of an MLP on digits, two finalists of two seeds each.
+SEARCH = {
+    "name": "fin",
+    "dataset": "digits",
+    "space": {"family": ["mlp"], "mlp.width": {"low": 8, "high": 24}},
+    "train": {"epochs": 2, "batch_size": 64},
+    "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+    "constraints": ["params <= 2000"],
+    "algorithm": "random",
+    "trials": 3,
+    "indicators": ["params"],
+    "measure": {"threads": 1},
+    "seed": 0,
+    "finalists": {"top": 2, "seeds": 2},
+}
+
+
+def _config(out: Path, **finalists: int):
+    return load_config({**SEARCH, "out": str(out),
+                        "finalists": {**SEARCH["finalists"], **finalists}})  # fmt: skip
+
+
+def _stored(out: Path, key: str) -> dict:
+    study = optuna.load_study(study_name="fin", storage=f"sqlite:///{out / 'npas.db'}")
+    return study.user_attrs.get(key) or {}
+
+
+@pytest.fixture(scope="module")
+def searched(local_ray, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("finalists")
+    study = launch(_config(out), progress=False)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 3
+    return out
+
+
+def test_a_search_records_its_finalists_and_recommendation_read_back_through_optuna(searched):
+    study = optuna.load_study(study_name="fin", storage=f"sqlite:///{searched / 'npas.db'}")
+    runs = study.user_attrs[StudyAttr.FINALIST_RUNS]
+    found = study.user_attrs[StudyAttr.RECOMMENDATION]
+    finalists = finalists_of(study, 2, 2)
+    assert sorted(runs) == sorted(str(f.trial) for f in finalists) and len(finalists) == 2
+    for f in finalists:
+        assert sorted(runs[str(f.trial)]) == ["1", "2"]  # the search's seed 0 + 1, + 2
+        for run in runs[str(f.trial)].values():
+            assert set(run) == {"accuracy", "feasible", "error", "time_s"}  # validation only
+            assert 0.0 < run["accuracy"] <= 1.0 and run["feasible"] and run["error"] is None
+    assert found == choose(finalists, runs, 2)  # the decision is reproducible from the record
+    mine = [runs[str(found["trial"])][s]["accuracy"] for s in ("1", "2")]
+    assert found["n"] == 2 and found["mean"] == pytest.approx(statistics.fmean(mine))
+    assert found["mean"] == max(r["mean"] for r in found["finalists"])
+
+
+def test_export_without_select_writes_the_recommendation_and_status_names_it(
+    searched, tmp_path, capsys
+):
+    trial = _stored(searched, StudyAttr.RECOMMENDATION)["trial"]
+    assert main(["status", "--run", str(searched)]) == 0
+    assert f"  recommended: trial {trial}: mean validation accuracy" in capsys.readouterr().out
+    assert main(["status", "--run", str(searched), "--format", "json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)
+    assert status["recommended"]["number"] == trial and status["recommended"]["seeds"] == 2
+    assert main(["export", "--run", str(searched), "--name", "fin", "--out",
+                 str(tmp_path / "bundle")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"Exported trial {trial} of 'fin'" in out and "best mean validation accuracy" in out
+    meta = json.loads((tmp_path / "bundle" / "metrics.json").read_text(encoding="utf-8"))
+    assert meta["trial"] == trial and meta["selection"]["spec"] == "recommended"
+    assert meta["selection"]["finalists"] == _stored(searched, StudyAttr.RECOMMENDATION)
+
+
+def _runs_recorded(out: Path) -> int:
+    with contextlib.suppress(sqlite3.Error):
+        with sqlite3.connect(f"file:{out / 'npas.db'}?mode=ro", uri=True) as db:
+            row = db.execute("SELECT value_json FROM study_user_attributes WHERE key = ?",
+                             (StudyAttr.FINALIST_RUNS,)).fetchone()  # fmt: skip
+        if row:
+            return sum(len(seeds) for seeds in json.loads(row[0]).values())
+    return 0
+
+
+def test_sigterm_during_finalists_keeps_the_search_and_a_relaunch_trains_only_what_is_missing(
+    searched, tmp_path
+):
+    before = _runs_recorded(searched)
+    # More seeds: the search is done (no trial to run, no Ray), only finalist runs remain.
+    config = tmp_path / "fin.yaml"
+    config.write_text(yaml.safe_dump({**SEARCH, "finalists": {"top": 2, "seeds": 8}}), "utf-8")
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(searched),
+               "--address", "local", "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": path})  # fmt: skip
+    try:
+        wait_until(lambda: proc.poll() is not None or _runs_recorded(searched) > before, 180,
+                   interval_s=0.1, raise_on_timeout=False)  # fmt: skip
+        assert proc.poll() is None, "the finalists ended before they could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert "stopped by SIGTERM during its finalists: its trials are all recorded" in err
+    study = optuna.load_study(study_name="fin", storage=f"sqlite:///{searched / 'npas.db'}")
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 3  # the search is whole
+    kept = study.user_attrs[StudyAttr.FINALIST_RUNS]
+    assert before < _runs_recorded(searched) < 2 * 8
+    assert study.user_attrs[StudyAttr.RECOMMENDATION]["n"] == 2  # not chosen again yet
+
+    again = launch(_config(searched, seeds=3), progress=False)
+    runs = again.user_attrs[StudyAttr.FINALIST_RUNS]
+    for trial, seeds in kept.items():  # every run recorded before is kept as it was
+        assert {s: runs[trial][s] for s in seeds} == seeds
+    assert all({"1", "2", "3"} <= set(runs[t]) for t in runs)
+    found = again.user_attrs[StudyAttr.RECOMMENDATION]
+    assert found["n"] == 3 and found == choose(finalists_of(again, 2, 3), runs, 3)
