@@ -52,4 +52,4 @@ def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
     assert len(states) == 2 and set(states) <= {TrialState.COMPLETE, TrialState.PRUNED}, states
     stored = study.user_attrs["config"]
     assert "family" in stored["space"] and stored["trials"] == 2
-    assert all(t.user_attrs["params"] <= 1500 for t in study.trials)
+    assert all(t.user_attrs["metric_params"] <= 1500 for t in study.trials)
