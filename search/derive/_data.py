@@ -81,7 +81,7 @@ def read_facts(data: Mapping[str, Any], *, base: str | None = None) -> DataFacts
         shape, layout, classes = tuple(entry.in_shape), "image", int(entry.num_classes)
         default = entry.val_size if val_size is None else val_size
         augment = _plain(entry.augment)
-        why = why or f"the built-in dataset {name!r}'s own augmentation"
+        why = why or f"the built-in dataset {name}'s own augmentation"
     else:
         total = int(entry.train_samples)
         shape, layout = tuple(entry.in_shape), entry.sample_layout
