@@ -89,14 +89,23 @@ def read_facts(data: Mapping[str, Any], *, base: str | None = None) -> DataFacts
         default = entry.val_size if val_size is None else val_size
         augment = _plain(entry.augment)
         why = why or (f"dataset {name!r} declares it" if augment else "")
-    held = round(default * total) if isinstance(default, float) and default < 1 else int(default)
+    held = _held(default, total)
     train = max(1, total - held)
-    if data.get("train_size") is not None:
-        train = min(train, int(data["train_size"]))
+    size = data.get("train_size")
+    if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        train = min(train, size)  # a bad train_size is refused when the config is validated
     return DataFacts(
         name=name, layout=layout, in_shape=shape, classes=classes, train=train,
         augment=augment, augment_why=why, declaration=spec,
     )  # fmt: skip
+
+
+def _held(val_size: Any, total: int) -> int:
+    """Samples a validation split of ``val_size`` (a fraction or a count) holds; 0 for a value
+    the config's validation will refuse."""
+    if isinstance(val_size, bool) or not isinstance(val_size, int | float) or val_size < 0:
+        return 0
+    return round(val_size * total) if val_size < 1 else min(total - 1, int(val_size))
 
 
 def _plain(augment: Any) -> dict[str, Any] | None:
@@ -114,7 +123,9 @@ def _image_pad(spec: Mapping[str, Any], base: str | None) -> tuple[dict[str, Any
     if side is None:
         return None, ""
     pad = max(1, round(side / 14))
-    return {"pad": pad}, f"pad-crop of 1/14 of the image's shorter side ({side} px), at least 1"
+    where = "" if "image_folder" not in spec or spec.get("size") else ", taken as 28: no size"
+    return {"pad": pad}, (f"pad-crop of 1/14 of the image's shorter side ({side} px{where}), "
+                          "at least 1")  # fmt: skip
 
 
 def _image_side(spec: Mapping[str, Any], base: str | None) -> int | None:

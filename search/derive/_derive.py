@@ -111,10 +111,10 @@ def derive(data: Mapping[str, Any], *, base: str | None = None) -> Derivation:
     if "space" in data:
         raise ConfigError("space: given; a derivation completes configs without one")
     data = dict(data)
-    limits = dict(data.get("limits") or {})
-    if "trials" in limits:  # the data-only spelling: limits.trials is the search's trials
-        data["trials"] = limits.pop("trials")
-        data["limits"] = limits
+    limits = data.get("limits") or {}
+    if isinstance(limits, Mapping) and "trials" in limits:  # limits.trials: the search's trials
+        limits = {k: v for k, v in limits.items() if k != "trials"}
+        data["trials"], data["limits"] = data["limits"]["trials"], limits
     time_s = LimitsConfig.from_dict(limits).time
     if time_s is None and "trials" not in data:
         raise ConfigError(
@@ -139,7 +139,10 @@ def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
     train, space_train = _recipe(facts, limit, time_s, out)
     space.update(space_train)
     derived.update(space=space, fixed=fixed, train=train)
-    derived.update(_search(facts, limit, time_s, data.get("trials"), train["epochs"], out))
+    user_train = data.get("train")
+    given = user_train.get("epochs") if isinstance(user_train, Mapping) else None
+    epochs = given if isinstance(given, int) and given > 0 else train["epochs"]
+    derived.update(_search(facts, limit, time_s, data.get("trials"), epochs, out))
     return _merged(data, derived, out, facts)
 
 
@@ -309,7 +312,7 @@ def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, out: list
             "signal": "no signal augmentation exists in objectives (a dataset's augment "
             "is pad-crop and flip of images)",
             "table": "a table's features have no label-preserving transform",
-            "image": "the dataset has no augmentation (declare augment: {pad: N} in it)",
+            "image": "the dataset has none (a declared dataset may give augment: {pad: N})",
         }
         out.append(Derived("train.augment", False, why[facts.layout]))
     return train, space

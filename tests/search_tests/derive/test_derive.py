@@ -145,8 +145,9 @@ def test_the_users_keys_override_the_derived_ones(tmp_path):
     assert not any(n.endswith("train.lr") for n in config.space.names)
     assert "ssn.mapping" not in config.space.names and config.fixed["ssn.mapping"] == "none"
     assert config.algorithm.name == "random"
-    keys = [d.key for d in derivation.values]
+    keys = {d.key: d for d in derivation.values}
     assert "train.epochs" not in keys and "algorithm" not in keys
+    assert "1.33 epochs on average" in keys["trials"].because  # the user's 2 epochs, not 81
     assert {"train.epochs", "train.lr", "fixed.ssn.mapping", "algorithm"} <= set(derivation.given)
 
 
