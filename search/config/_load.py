@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from search.config import _checks as checks
+from search.config._keys import RENAMED_KEYS, names
 from search.config._presets import list_presets, preset_text, unknown_preset
 from search.config._search import SearchConfig
 from search.config._source import MAX_CONFIG_BYTES, config_file
@@ -77,6 +79,18 @@ class ConfigData(NamedTuple):
     where: str
     name: str | None
     base: str | None
+
+    def check_keys(self) -> None:
+        """Refuses an unknown top-level key (a renamed key's old name is known), as validating
+        does first: a mistyped key is named before anything is derived from the data.
+
+        Raises:
+            ConfigError: the key, the nearest known one and every known one.
+        """
+        try:
+            checks.known_keys(self.data, [*names(SearchConfig), *RENAMED_KEYS], "")
+        except ConfigError as err:
+            raise ConfigError(f"{self.where}: {err}") from None
 
     def validated(self, data: Mapping[str, Any] | None = None) -> SearchConfig:
         """The config, validated; ``data`` in place of the sections read (a derivation's)."""

@@ -23,6 +23,7 @@ def load_config(source: str | os.PathLike[str]) -> tuple[SearchConfig, Derivatio
     read = config_data(source)
     if "space" in read.data:
         return read.validated(), None
+    read.check_keys()
     try:
         derivation = derive(read.data, base=read.base)
     except NpasError as err:

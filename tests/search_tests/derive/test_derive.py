@@ -213,3 +213,9 @@ def test_proposals_of_a_derived_space_fit_its_params_limit(shape, classes, limit
     config = SearchConfig.from_dict(derived.config)
     counts = refusals(config, facts, samples=30)
     assert counts["ok"] >= 27, (shape, classes, limit, dict(counts))
+
+
+def test_a_mistyped_key_is_named_before_anything_is_derived(tmp_path):
+    path = _write(tmp_path, "typo", {**_data_only("digits"), "trails": 4})
+    with pytest.raises(ConfigError, match=r"typo\.yaml: unknown key 'trails'.*'trials'"):
+        load_config(path)
