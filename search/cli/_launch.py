@@ -70,11 +70,14 @@ def _launch(args: argparse.Namespace) -> int:
 def _launched(args: argparse.Namespace) -> int:
     from search._format import duration
 
-    config = _config(args)  # every check runs before the storage is opened, and torch loads
+    config, derivation = _derived_config(args)  # every check runs before the storage opens
     from search.config import suspicions
     from search.run import launch
 
     url = masked_url(config.storage_url)
+    if derivation is not None and not args.quiet:
+        print(f"{len(derivation.values)} value(s) derived from the data and the constraints "
+              f"(`search check {args.config}` prints each with its rule)", flush=True)
     for warning in suspicions(config, floor=False):  # launch() warns of the budget floor
         print(f"search launch: warning: {warning}", file=sys.stderr)
     done = _done_before(config)

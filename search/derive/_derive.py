@@ -190,8 +190,8 @@ def _space(facts: DataFacts, limit: int | None, out: list[Derived]
             Derived(
                 f"{spec.name}.{key}",
                 [low, high],
-                f"{spec.name}'s depths ({spec.why}), the deepest whose narrowest "
-                f"model fits {why_target}",
+                f"{spec.name}'s depths ({spec.why}), the deepest whose model "
+                f"{2 * spec.min_width} wide fits {why_target}",
             )
         )
         out.append(Derived(

@@ -133,6 +133,17 @@ def test_a_declared_image_npz_gets_pad_crop_searched(tmp_path, declared):
     assert "train.augment" in config.space.names
 
 
+def test_a_derivation_read_again_gives_the_same_config(tmp_path, declared):
+    """What a relaunch compares with the stored search: the same file derives the same config
+    (the declared dataset's added augmentation registered once)."""
+    x = np.random.default_rng(0).integers(0, 255, (80, 12, 12), dtype=np.uint8)
+    np.savez(tmp_path / "again.npz", x_train=x, y_train=np.arange(80) % 2)
+    declared.append("again-derive")
+    path = _write(tmp_path, "again", _data_only({"name": "again-derive", "npz": "again.npz"}))
+    first, second = load_config(path)[0].to_dict(), load_config(path)[0].to_dict()
+    assert first == second and first["dataset"]["augment"] == {"pad": 1}
+
+
 def test_the_users_keys_override_the_derived_ones(tmp_path):
     data = {
         **_data_only("digits"),

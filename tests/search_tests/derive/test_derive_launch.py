@@ -1,6 +1,6 @@
 """Data-only configs launched for real (``search launch``, a subprocess with its own local
 Ray): a digits config and a generated table finish their trials, their study records the
-derived config."""
+derived config, and a relaunch with more trials resumes it."""
 
 from __future__ import annotations
 
@@ -41,15 +41,25 @@ def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
     path = tmp_path / f"{kind}.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     out = tmp_path / "runs"
-    done = subprocess.run(
-        [sys.executable, "-m", "search", "launch", str(path), "--out", str(out),
-         "--address", "local", "--quiet"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = _launch(path, out)
     assert done.returncode == 0, done.stderr[-3000:]
-    study = optuna.load_study(study_name=f"unaided-{kind}", storage=f"sqlite:///{out / 'npas.db'}")
+    assert "derived from the data" in done.stdout
+    url = f"sqlite:///{out / 'npas.db'}"
+    study = optuna.load_study(study_name=f"unaided-{kind}", storage=url)
     states = [t.state for t in study.trials]  # MOASHA may stop one at a rung: PRUNED
     assert len(states) == 2 and set(states) <= {TrialState.COMPLETE, TrialState.PRUNED}, states
     stored = study.user_attrs["config"]
     assert "family" in stored["space"] and stored["trials"] == 2
     assert all(t.user_attrs["metric_params"] <= 1500 for t in study.trials)
+    if kind == "table":  # a relaunch derives the same config, so it resumes the search
+        again = _launch(path, out, "--trials", "3")
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert len(optuna.load_study(study_name="unaided-table", storage=url).trials) == 3
+
+
+def _launch(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "search", "launch", str(path), "--out", str(out),
+         "--address", "local", *extra],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
