@@ -170,6 +170,12 @@ class CustomDataset:
         return tuple(int(n) for n in _sample(self._parts[0]).shape)
 
     @property
+    def train_samples(self) -> int:
+        """Samples of the training split before a validation split is carved from it (a test
+        split carved already): what a derivation sizes epochs and batches by."""
+        return len(self._parts[0].y)
+
+    @property
     def sample_layout(self) -> str:
         """``image``, ``signal`` or ``table``: as declared, else what the samples' rank gave."""
         return sample_layout(self.in_shape, self.layout, f"dataset {self.name!r}")

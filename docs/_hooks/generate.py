@@ -36,6 +36,7 @@ PACKAGES = (
     "objectives.datasets",
     "objectives",
     "search.config",
+    "search.derive",
     "search.optimisers",
     "search.pareto",
     "search.report",

@@ -21,15 +21,22 @@ if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets s
 
 def _config(args: argparse.Namespace) -> Any:
     """The search config with the command line's overrides applied and validated."""
+    return _derived_config(args)[0]
+
+
+def _derived_config(args: argparse.Namespace) -> tuple[Any, Any]:
+    """:func:`_config`, and the derivation of a config file without ``space`` (else None)."""
     from search._usercode import import_modules, normalise_imports
-    from search.config import check_source, load_config, load_preset
+    from search.config import check_source, load_preset
+    from search.derive import load_config
 
     check_source(args.config, args.preset)
 
     extra = normalise_imports(args.imports, path="--import")
     import_modules(extra, path="--import")  # before the config names what they register
+    derivation = None
     if args.config:
-        config = load_config(args.config)
+        config, derivation = load_config(args.config)
     else:
         config = load_preset(args.preset or _DEFAULT_PRESET)
     try:
@@ -39,7 +46,7 @@ def _config(args: argparse.Namespace) -> Any:
                 for k in ("trials", "name", "storage", "address", "out", "time_limit")
             },
             imports=[*config.imports, *extra] if extra else None,
-        )
+        ), derivation
     except ConfigError as err:
         raise ConfigError(f"command-line override: {err}") from None
 
@@ -63,11 +70,14 @@ def _launch(args: argparse.Namespace) -> int:
 def _launched(args: argparse.Namespace) -> int:
     from search._format import duration
 
-    config = _config(args)  # every check runs before the storage is opened, and torch loads
+    config, derivation = _derived_config(args)  # every check runs before the storage opens
     from search.config import suspicions
     from search.run import launch
 
     url = masked_url(config.storage_url)
+    if derivation is not None and not args.quiet:
+        print(f"{len(derivation.values)} value(s) derived from the data and the constraints "
+              f"(`search check {args.config}` prints each with its rule)", flush=True)
     for warning in suspicions(config, floor=False):  # launch() warns of the budget floor
         print(f"search launch: warning: {warning}", file=sys.stderr)
     done = _done_before(config)
@@ -147,11 +157,13 @@ def _all_failed(study: optuna.Study) -> str | None:
 def _check(args: argparse.Namespace) -> int:
     """``launch``'s checks alone (the config, the user's code, its dataset and indicators),
     then the resolved search and its warnings; nothing is created, started or trained."""
-    config = _config(args)  # its errors come before torch loads (the checks below load it)
+    config, derivation = _derived_config(args)  # its errors come before torch loads
     from search.config import check_user_code, describe, suspicions
 
     fingerprint = check_user_code(config)
     _stored_data(config, fingerprint, args.data_changed)
+    if derivation is not None:
+        print("\n".join(derivation.lines()))
     print("\n".join(describe(config)))
     if fingerprint is not None:
         print(_data_line(fingerprint))

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from search.config._keys import RENAMED_KEYS as RENAMED_KEYS
     from search.config._keys import ConfigKey as ConfigKey
     from search.config._keys import reference as reference
+    from search.config._load import ConfigData as ConfigData
+    from search.config._load import config_data as config_data
     from search.config._load import load_config as load_config
     from search.config._load import load_preset as load_preset
     from search.config._metrics import REPORTED_ONLY as REPORTED_ONLY
@@ -88,6 +90,8 @@ _EXPORTS = {
 #: free to change with them.
 _SHARED = {
     "RENAMED_KEYS": "search.config._keys",
+    "ConfigData": "search.config._load",
+    "config_data": "search.config._load",
     "breach": "search.config._verdict",
     "SchedulerConfig": "search.config._search",
     "Screen": "search.config._screen",

@@ -9,16 +9,18 @@ import io
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
+from search.config import _checks as checks
+from search.config._keys import RENAMED_KEYS, names
 from search.config._presets import list_presets, preset_text, unknown_preset
 from search.config._search import SearchConfig
 from search.config._source import MAX_CONFIG_BYTES, config_file
 from spaces import ConfigError, NpasError
 
-__all__ = ["list_presets", "load_config", "load_preset"]
+__all__ = ["ConfigData", "config_data", "list_presets", "load_config", "load_preset"]
 
 
 #: The largest config file read (a config is a page of YAML; a 50 MB scalar hung the parser).
@@ -69,6 +71,37 @@ _Loader.add_implicit_resolver(
 )
 
 
+class ConfigData(NamedTuple):
+    """A config file as read, before it is validated: its sections, where it was read (for
+    messages), the name it gives a search without ``name`` and the folder of its paths."""
+
+    data: Mapping[str, Any]
+    where: str
+    name: str | None
+    base: str | None
+
+    def check_keys(self) -> None:
+        """Refuses an unknown top-level key (a renamed key's old name is known), as validating
+        does first: a mistyped key is named before anything is derived from the data.
+
+        Raises:
+            ConfigError: the key, the nearest known one and every known one.
+        """
+        try:
+            checks.known_keys(self.data, [*names(SearchConfig), *RENAMED_KEYS], "")
+        except ConfigError as err:
+            raise ConfigError(f"{self.where}: {err}") from None
+
+    def validated(self, data: Mapping[str, Any] | None = None) -> SearchConfig:
+        """The config, validated; ``data`` in place of the sections read (a derivation's)."""
+        try:
+            return SearchConfig.from_dict(
+                self.data if data is None else data, name=self.name, base=self.base
+            )
+        except NpasError as err:
+            raise ConfigError(f"{self.where}: {err}") from None
+
+
 def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> SearchConfig:
     """A search config from a YAML file or a dict (a dict is taken as :meth:`from_dict` does).
     A file's relative ``imports`` and data paths are taken from its folder.
@@ -79,13 +112,22 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> SearchCon
     """
     if isinstance(source, Mapping):
         return SearchConfig.from_dict(source)
+    return config_data(source).validated()
+
+
+def config_data(source: str | os.PathLike[str]) -> ConfigData:
+    """A config file read and parsed, not validated (``search.derive`` completes a config
+    without ``space`` before it is).
+
+    Raises:
+        ConfigError: a missing file, a YAML syntax error or a file that holds no mapping.
+    """
     path = config_file(source)
-    return _load_text(
-        path.read_text(encoding="utf-8"), where=str(path), name=path.stem, base=str(path.parent)
-    )
+    text = path.read_text(encoding="utf-8")
+    return ConfigData(_parsed(text, where=str(path)), str(path), path.stem, str(path.parent))
 
 
-def _load_text(text: str, *, where: str, name: str, base: str | None = None) -> SearchConfig:
+def _parsed(text: str, *, where: str) -> Mapping[str, Any]:
     if len(text) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{where}: a config may hold at most {MAX_CONFIG_BYTES:,} characters")
     stream = io.StringIO(text)
@@ -96,10 +138,7 @@ def _load_text(text: str, *, where: str, name: str, base: str | None = None) -> 
         raise ConfigError(f"{where}: not valid YAML: {err}") from None
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: must hold a mapping of sections, got {data!r}")
-    try:
-        return SearchConfig.from_dict(data, name=name, base=base)
-    except NpasError as err:
-        raise ConfigError(f"{where}: {err}") from None
+    return data
 
 
 def load_preset(name: str) -> SearchConfig:
@@ -111,4 +150,5 @@ def load_preset(name: str) -> SearchConfig:
     text = preset_text(name)
     if text is None:
         raise unknown_preset(name)
-    return _load_text(text, where=f"preset {name!r}", name=name)
+    where = f"preset {name!r}"
+    return ConfigData(_parsed(text, where=where), where, name, None).validated()

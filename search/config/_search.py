@@ -622,9 +622,13 @@ class SearchConfig(DataAndMetrics):
         for old, new in RENAMED_KEYS.items():
             data = renamed(data, old, new)
         checks.known_keys(data, names(cls), "")
-        for key_ in ("dataset", "space"):
-            if key_ not in data:
-                raise ConfigError(f"{key_}: missing; it is required (see the presets)")
+        if "dataset" not in data:
+            raise ConfigError("dataset: missing; it is required (see the presets)")
+        if "space" not in data:
+            raise ConfigError(
+                "space: missing; it is required here (search check and search launch derive "
+                "it from the data of a config file without one: search.derive.load_config)"
+            )
         imports = normalise_imports(data.get("imports"), base=base)
         import_modules(imports)
         data, source = declared_dataset(data, base=base)

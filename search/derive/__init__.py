@@ -1,0 +1,35 @@
+"""The unaided search's derivation: a data-only config (name, dataset, objectives,
+constraints, limits) made whole from the data and the constraints, each derived value with
+the rule that set it.
+
+It sits above :mod:`search.config`, which never imports it: ``search check`` and ``search
+launch`` call :func:`load_config` here, which derives what a config without ``space`` lacks and
+validates the whole as :func:`search.config.load_config` does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spaces import lazy_getattr
+
+if TYPE_CHECKING:
+    from search.derive._derive import Derivation as Derivation
+    from search.derive._derive import Derived as Derived
+    from search.derive._derive import derive as derive
+    from search.derive._families import LAYOUT_FAMILIES as LAYOUT_FAMILIES
+    from search.derive._families import FamilySpec as FamilySpec
+    from search.derive._load import load_config as load_config
+
+_EXPORTS = {
+    "Derivation": "search.derive._derive",
+    "Derived": "search.derive._derive",
+    "derive": "search.derive._derive",
+    "LAYOUT_FAMILIES": "search.derive._families",
+    "FamilySpec": "search.derive._families",
+    "load_config": "search.derive._load",
+}
+
+__all__ = ["LAYOUT_FAMILIES", "Derivation", "Derived", "FamilySpec", "derive", "load_config"]
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -1,0 +1,431 @@
+"""A data-only config made whole: every key a search needs, derived from the data and the
+constraints by fixed rules (no training, no timing), each value with the rule that set it.
+
+The rules, in order (``docs/guides/unaided.md`` states them for users):
+
+- families: the built-in families of the data's layout (:data:`LAYOUT_FAMILIES`) whose
+  shallowest, narrowest model fits the parameter limit;
+- depths: each family's range, its top lowered until a model twice the narrowest width fits
+  the limit;
+- widths: for each family, the widest first width whose plain model at the deepest depth fits
+  the limit, and a third of it (at least the family's narrowest) as the low end, on a log scale;
+- Shapeshifting: with a params limit, plain models (``ssn.mapping: none``) and one shared store
+  (``single``, the wavg generator) with a budget from a quarter of the limit to the limit; no
+  limit, plain only;
+- recipe: SGD-Nesterov with one-cycle, each family's learning-rate range, weight decay
+  1e-5..1e-3, no label smoothing; batch the largest power of two up to a sixteenth of the
+  training samples (16..128); epochs per trial the largest rung (3, 9, 27, 81) that one trial
+  trains within a tenth of the time limit (a minute without one), at a stated rate of 5,000
+  samples a second for a net of 5,000 parameters;
+- augmentation: the dataset's own, searched on and off, for images only;
+- search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets; trials from the
+  time at the mean epochs MOASHA trains a trial.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from search.config import LimitsConfig, parse_constraints
+from search.derive._data import DataFacts, read_facts
+from search.derive._families import FamilySpec, families_of
+from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
+from spaces import ConfigError
+
+__all__ = ["Derivation", "Derived", "derive", "derive_from"]
+
+#: The sample rate the epoch rule assumes: one CPU thread training a net of
+#: :data:`REFERENCE_PARAMS` parameters (slower in proportion above it).
+SAMPLES_PER_SECOND = 5_000
+REFERENCE_PARAMS = 5_000
+#: One fully trained trial may take this share of the time limit (not of the CPUs: the space
+#: and the recipe do not depend on the machine, so a relaunch elsewhere resumes the search).
+FULL_TRIAL_SHARE = 10
+#: A fully trained trial's seconds without a time limit.
+UNTIMED_TRIAL_S = 60.0
+#: Seconds a trial costs besides its epochs (start, measurement).
+TRIAL_OVERHEAD_S = 3.0
+#: The rungs a trial's epochs are chosen from (MOASHA's, grace 1, η 3).
+RUNGS = (3, 9, 27, 81)
+#: The indicators every derived search measures: the cheap ones, as the presets.
+INDICATORS = ["params", "weights", "flops_infer", "activations", "latency_ms"]
+MEASURE = {"threads": 1, "latency_budget_s": 0.2, "latency_max_repeats": 50}
+#: A Shapeshifted model's budget, as shares of the params limit.
+BUDGET_SHARE = (0.25, 1.0)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """One derived value: its config key, the value, and the rule that set it."""
+
+    key: str
+    value: Any
+    because: str
+
+    def line(self) -> str:
+        return f"{self.key}: {_shown(self.value)}  because {self.because}"
+
+
+@dataclass
+class Derivation:
+    """A data-only config made whole.
+
+    Attributes:
+        config: The plain data of the whole config (what ``SearchConfig.from_dict`` takes).
+        values: Every derived value with its rule, in config order (overridden ones left out).
+        given: The keys the user wrote that replaced a derived value.
+        facts: The data as read.
+    """
+
+    config: dict[str, Any]
+    values: list[Derived] = field(default_factory=list)
+    given: list[str] = field(default_factory=list)
+    facts: DataFacts | None = None
+
+    def lines(self) -> list[str]:
+        """What ``search check`` prints: one line per derived value, then the user's."""
+        out = [f"Derived from the data and the constraints ({len(self.values)} values):"]
+        out += [f"  {d.line()}" for d in self.values]
+        out += [f"  {key}: yours, kept over the derived value" for key in self.given]
+        return out
+
+
+def derive(data: Mapping[str, Any], *, base: str | None = None) -> Derivation:
+    """The whole config of a data-only one (no ``space``), each derived value with its rule;
+    what the user wrote wins over what is derived.
+
+    Args:
+        data: The config's plain data (a parsed YAML file).
+        base: The folder a declared dataset's relative paths are taken from.
+
+    Raises:
+        ConfigError: no time limit or trial count, or data the derivation cannot read.
+    """
+    from search._usercode import import_modules, normalise_imports
+
+    if "space" in data:
+        raise ConfigError("space: given; a derivation completes configs without one")
+    data = dict(data)
+    limits = data.get("limits") or {}
+    if isinstance(limits, Mapping) and "trials" in limits:  # limits.trials: the search's trials
+        limits = {k: v for k, v in limits.items() if k != "trials"}
+        data["trials"], data["limits"] = data["limits"]["trials"], limits
+    time_s = LimitsConfig.from_dict(limits).time
+    if time_s is None and "trials" not in data:
+        raise ConfigError(
+            "limits: a data-only config needs limits.time (e.g. 30m) or limits.trials; got neither"
+        )
+    if "dataset" not in data:
+        raise ConfigError("dataset: missing; it is required (a name or a declaration)")
+    import_modules(normalise_imports(data.get("imports"), base=base))
+    return derive_from(read_facts(data, base=base), data)
+
+
+def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
+    """:func:`derive` from data facts already read (``data``'s ``limits.trials`` moved to
+    ``trials``)."""
+    time_s = LimitsConfig.from_dict(data.get("limits") or {}).time
+    limit = _params_limit(data.get("constraints"))
+    out: list[Derived] = []
+    derived: dict[str, Any] = {"dataset": facts.declaration}
+    if facts.augment is not None and facts.declaration != data.get("dataset"):
+        out.append(Derived("dataset.augment", facts.augment, facts.augment_why))
+    space, fixed = _space(facts, limit, out)
+    train, space_train = _recipe(facts, limit, time_s, out)
+    space.update(space_train)
+    derived.update(space=space, fixed=fixed, train=train)
+    user_train = data.get("train")
+    given = user_train.get("epochs") if isinstance(user_train, Mapping) else None
+    epochs = given if isinstance(given, int) and given > 0 else train["epochs"]
+    derived.update(_search(facts, limit, time_s, data.get("trials"), epochs, out))
+    return _merged(data, derived, out, facts)
+
+
+def _params_limit(constraints: Any) -> int | None:
+    """The tightest ``params <= N`` (or ``< N``) of the constraints; None without one."""
+    bounds = [
+        int(c.value) - (1 if c.op == "<" and float(c.value).is_integer() else 0)
+        for c in parse_constraints(constraints)
+        if c.indicator == "params" and c.op in ("<=", "<")
+    ]
+    return min(bounds) if bounds else None
+
+
+# -- the space -------------------------------------------------------------------------------
+
+
+def _space(facts: DataFacts, limit: int | None, out: list[Derived]
+           ) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """Families, their depths and widths, and Shapeshifting."""
+    target = limit if limit is not None else _free_params(facts)
+    why_target = (f"the params limit {limit:,}" if limit is not None else
+                  f"no params limit: sized for {target:,} parameters (10 per training sample, "
+                  "20,000..500,000)")  # fmt: skip
+    space: dict[str, Any] = {}
+    fixed: dict[str, Any] = {}
+    chosen: list[str] = []
+    for spec in families_of(facts.layout):
+        fitted = _widths(spec, facts, target)
+        if fitted is None:
+            out.append(Derived(f"family {spec.name}", "left out",
+                               f"its shallowest, narrowest model ({spec.min_width} wide) has "
+                               f"more parameters than {why_target}"))  # fmt: skip
+            continue
+        chosen.append(spec.name)
+        key, low, _ = spec.depth
+        high, widths = fitted
+        space[f"{spec.name}.{key}"] = {"low": low, "high": high, "step": spec.depth_step}
+        space[f"{spec.name}.{spec.width}"] = {"low": widths[0], "high": widths[1], "log": True}
+        for name, choices in spec.searched.items():
+            space[f"{spec.name}.{name}"] = {"choices": list(choices)}
+        for name, value in spec.fixed.items():
+            fixed[f"{spec.name}.{name}"] = value
+        space[f"{spec.name}.train.lr"] = {"low": spec.lr[0], "high": spec.lr[1], "log": True}
+        out.append(
+            Derived(
+                f"{spec.name}.{key}",
+                [low, high],
+                f"{spec.name}'s depths ({spec.why}), the deepest whose model "
+                f"{2 * spec.min_width} wide fits {why_target}",
+            )
+        )
+        out.append(Derived(
+            f"{spec.name}.{spec.width}", list(widths),
+            f"the widest whose plain model at the deepest depth fits {why_target}, and a third "
+            f"of it (at least {spec.min_width})",
+        ))  # fmt: skip
+        if spec.searched or spec.fixed:
+            out.append(
+                Derived(
+                    f"{spec.name} levers",
+                    {**spec.fixed, **{k: list(v) for k, v in spec.searched.items()}},
+                    "fixed at what trains tiny nets well; the choices searched",
+                )
+            )
+        out.append(
+            Derived(
+                f"{spec.name}.train.lr",
+                list(spec.lr),
+                "the family's range of "
+                "SGD peak rates (nets with batch norm take high ones, an MLP lower)",
+            )
+        )
+    if not chosen:
+        every = [spec.name for spec in families_of(facts.layout)]
+        raise ConfigError(
+            f"constraints: no built-in {facts.layout} family ({every}) has a model within "
+            f"{why_target} for samples of shape {facts.in_shape} and {facts.classes} classes; "
+            "allowed: a larger params limit, or a space of your own"
+        )
+    family = {"choices": chosen} if len(chosen) > 1 else {"value": chosen[0]}
+    space = {"family": family, **space}
+    out.insert(0, Derived("family", chosen, f"the built-in {facts.layout} families that fit"))
+    if limit is None:
+        fixed["ssn.mapping"] = "none"
+        out.append(Derived("ssn.mapping", "none", "no params limit: no sharing to meet one"))
+        return space, fixed
+    low, high = max(1, round(limit * BUDGET_SHARE[0])), max(1, round(limit * BUDGET_SHARE[1]))
+    space["ssn.mapping"] = {"choices": ["none", "single"]}
+    space["budget"] = {"low": low, "high": high, "log": True,
+                       "when": {"ssn.mapping": ["single"]}}  # fmt: skip
+    fixed.update({"ssn.generator": "wavg", "ssn.upsampler": "mask", "ssn.templates": 4})
+    out += [
+        Derived("ssn.mapping", ["none", "single"], "plain models and one shared store: the "
+                "front says whether sharing pays at the limit"),
+        Derived("budget", [low, limit], "a Shapeshifted model's parameters, everything counted: "
+                "a quarter of the params limit up to it"),
+        Derived("ssn.generator", "wavg", "emb's per-layer embeddings cost more than a tiny "
+                "net's budget spares (searched with wavg, the screen refused 14 of 200 random "
+                "proposals on digits at params <= 500, 5 with wavg alone)"),
+        Derived("ssn.upsampler, ssn.templates", ["mask", 4], "the presets' Shapeshifting"),
+    ]  # fmt: skip
+    return space, fixed
+
+
+def _free_params(facts: DataFacts) -> int:
+    return int(min(500_000, max(20_000, 10 * facts.train)))
+
+
+def _widths(spec: FamilySpec, facts: DataFacts, target: int
+            ) -> tuple[int, tuple[int, int]] | None:  # fmt: skip
+    """The family's deepest depth and width range: the deepest of its range whose plain model
+    fits ``target`` at twice ``min_width`` (the shallowest: at ``min_width``); at it, the widest
+    width whose plain model fits, and a third of that (at least ``min_width``). None when no
+    depth fits."""
+    _, low, high = spec.depth
+    for deepest in range(high, low - 1, -spec.depth_step):
+        count = lambda w: spec.params(deepest, w, facts.in_shape, facts.classes)  # noqa: B023, E731
+        if count(spec.min_width) > target:
+            continue
+        top = spec.min_width
+        while top < 4096 and count(top + 1) <= target:
+            top += 1
+        if top < 2 * spec.min_width and deepest > low:
+            continue  # too narrow to search widths: one depth less
+        return deepest, (max(spec.min_width, math.ceil(top / 3)), top)
+    return None
+
+
+# -- the recipe ------------------------------------------------------------------------------
+
+
+def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, out: list[Derived]
+            ) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """The ``train`` section and the training options searched."""
+    batch = int(min(128, max(16, 2 ** math.floor(math.log2(max(1, facts.train / 16))))))
+    epoch_s = _epoch_seconds(facts, limit)
+    if time_s is None:
+        allowed, where = UNTIMED_TRIAL_S, f"{UNTIMED_TRIAL_S:.0f} s (no time limit)"
+    else:
+        allowed = time_s / FULL_TRIAL_SHARE
+        where = f"1/{FULL_TRIAL_SHARE} of the time limit ({time_s:,.0f} s)"
+    fitting = [e for e in RUNGS if e * epoch_s <= allowed]
+    epochs = fitting[-1] if fitting else RUNGS[0]
+    train = {"epochs": epochs, "batch_size": batch, "optimizer": "sgd", "schedule": "onecycle",
+             "label_smoothing": 0.0}  # fmt: skip
+    space: dict[str, Any] = {"train.weight_decay": {"low": 1e-5, "high": 1e-3, "log": True}}
+    out += [
+        Derived("train.optimizer, train.schedule", ["sgd", "onecycle"],
+                "SGD-Nesterov with one-cycle trains every built-in family (presets)"),
+        Derived("train.weight_decay", [1e-5, 1e-3], "log range: tiny nets underfit more "
+                "than they overfit"),
+        Derived("train.label_smoothing", 0.0, "tiny nets cannot spare the accuracy"),
+        Derived("train.batch_size", batch, f"the largest power of two up to a sixteenth of "
+                f"the {facts.train:,} training samples, 16..128"),
+        Derived("train.epochs", epochs, f"the longest rung {list(RUNGS)} whose training fits "
+                f"{where}, at {epoch_s:.2f} s an epoch (the rule's "
+                f"{SAMPLES_PER_SECOND:,} samples/s at {REFERENCE_PARAMS:,} parameters)"),
+    ]  # fmt: skip
+    if facts.layout == "image" and facts.augment is not None:
+        space["train.augment"] = {"choices": [False, True]}
+        out.append(Derived("train.augment", [False, True],
+                           f"label-preserving {_shown(facts.augment)} ({facts.augment_why}), "
+                           "searched on and off"))  # fmt: skip
+    else:
+        train["augment"] = False
+        why = {
+            "signal": "no signal augmentation exists in objectives (a dataset's augment "
+            "is pad-crop and flip of images)",
+            "table": "a table's features have no label-preserving transform",
+            "image": "the dataset has none (a declared dataset may give augment: {pad: N})",
+        }
+        out.append(Derived("train.augment", False, why[facts.layout]))
+    return train, space
+
+
+def _epoch_seconds(facts: DataFacts, limit: int | None) -> float:
+    size = limit if limit is not None else _free_params(facts)
+    return facts.train / SAMPLES_PER_SECOND * max(1.0, size / REFERENCE_PARAMS)
+
+
+def _workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+# -- the search ------------------------------------------------------------------------------
+
+
+def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: Any,
+            epochs: int, out: list[Derived]) -> dict[str, Any]:  # fmt: skip
+    """Algorithm, scheduler, trials, indicators and resources."""
+    rungs = [r for r in (1, 3, 9, 27, 81) if r <= epochs]
+    mean_epochs = 1 + sum((b - a) / REDUCTION_FACTOR ** (i + 1)
+                          for i, (a, b) in enumerate(zip(rungs, [*rungs[1:], epochs], strict=True))
+                          if b > a)  # fmt: skip
+    derived: dict[str, Any] = {
+        "algorithm": {"name": "tpe"},
+        "scheduler": {"name": "moasha", "grace_epochs": GRACE_EPOCHS,
+                      "reduction_factor": REDUCTION_FACTOR},
+        "indicators": list(INDICATORS),
+        "measure": dict(MEASURE),
+        "resources": {"cpu": 1, "gpu": 0},
+    }  # fmt: skip
+    out += [
+        Derived("algorithm", "tpe", "the presets' optimiser (highest hypervolume in "
+                "benchmarks/results/search_quality.md)"),
+        Derived("scheduler", f"moasha (stopping, grace {GRACE_EPOCHS}, η {REDUCTION_FACTOR:g})",
+                "the presets' multi-fidelity default (docs/guides/multi-fidelity.md)"),
+        Derived("indicators", INDICATORS, "the cheap ones: a throughput or energy sweep "
+                "would cost more than training a tiny net"),
+        Derived("resources", {"cpu": 1, "gpu": 0}, "one CPU per trial, trials side by side"),
+    ]  # fmt: skip
+    if trials is None:
+        assert time_s is not None
+        per_trial = mean_epochs * _epoch_seconds(facts, limit) + TRIAL_OVERHEAD_S
+        count = max(8, math.ceil(time_s * _workers() / per_trial))
+        derived["trials"] = count
+        out.append(Derived("trials", count, f"the time ({time_s:,.0f} s × {_workers()} CPUs) "
+                           f"over a trial's {per_trial:.1f} s ({mean_epochs:.2f} epochs on "
+                           f"average under MOASHA, {TRIAL_OVERHEAD_S:g} s overhead); the time "
+                           "limit ends the search first"))  # fmt: skip
+    return derived
+
+
+# -- the user's keys over the derived ones ---------------------------------------------------
+
+
+def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived],
+            facts: DataFacts) -> Derivation:  # fmt: skip
+    """The derived config with the user's keys on top: a section the user gives replaces the
+    derived one, except ``train`` and ``fixed``, merged key by key; a searched dimension of a
+    key the user fixes is dropped."""
+    config = copy.deepcopy(derived)
+    given: list[str] = []
+    for key, value in data.items():
+        if key in ("train", "fixed"):
+            continue
+        if key in config and key != "dataset":
+            given.append(key)
+        config[key] = copy.deepcopy(value)
+    if isinstance(derived["dataset"], Mapping):
+        config["dataset"] = derived["dataset"]
+    user_train = dict(data.get("train") or {})
+    user_fixed = dict(data.get("fixed") or {})
+    space, fixed, train = config["space"], config["fixed"], config["train"]
+    for option in user_train:
+        given.append(f"train.{option}")
+        train.pop(option, None)
+        for name in [n for n in space if n == f"train.{option}" or n.endswith(f".train.{option}")]:
+            del space[name]
+    for name in user_fixed:
+        given.append(f"fixed.{name}")
+        space.pop(name, None)
+        fixed.pop(name, None)
+    for name, entry in list(space.items()):  # a condition on a dimension the user fixed
+        when = dict(entry.get("when") or {})
+        for on in [k for k in when if k in user_fixed]:
+            if user_fixed[on] not in when.pop(on):
+                del space[name]
+                break
+        else:
+            if "when" in entry:
+                space[name] = (
+                    {**entry, "when": when}
+                    if when
+                    else {k: v for k, v in entry.items() if k != "when"}
+                )
+    config["train"] = {**train, **user_train}
+    config["fixed"] = {**fixed, **user_fixed}
+    overridden = set(given)
+    kept = [d for d in out if not _overridden(d.key, overridden)]
+    return Derivation(config=config, values=kept, given=given, facts=facts)
+
+
+def _overridden(key: str, given: set[str]) -> bool:
+    head = key.split(" ")[0].split(",")[0]
+    return head in given or head.split(".")[0] in given - {"train", "fixed"}
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {_shown(v)}" for k, v in value.items()) + "}"
+    return str(value)

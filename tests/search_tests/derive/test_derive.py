@@ -1,0 +1,232 @@
+"""The unaided search's derivation: a data-only config (name, dataset, objectives, constraints,
+limits) on an image, a table and a signal dataset is completed from its data, ``search check``
+prints each derived value with its rule, the user's keys win, and bad data is refused before a
+study exists. Launches of the completed configs are in ``test_derive_launch.py``."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from objectives.datasets import DATASETS
+from search.cli import main
+from search.config import SearchConfig, load_preset
+from search.derive import LAYOUT_FAMILIES, derive, load_config
+from search.derive._data import DataFacts
+from search.derive._derive import derive_from
+from search.derive._refusals import refusals
+from spaces import ConfigError
+
+
+@pytest.fixture
+def declared():
+    """Names of datasets a test declares, unregistered after it."""
+    names: list[str] = []
+    yield names
+    for name in names:
+        DATASETS._entries.pop(name, None)
+
+
+def _write(folder, name: str, config: dict) -> str:
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def _table(folder, rows: int = 300, features: int = 6, classes: int = 3) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(rows, features)).astype(np.float32)
+    y = np.arange(rows) % classes
+    np.savez(folder / "table.npz", x_train=x, y_train=y)
+
+
+def _signal(folder, rows: int = 200, channels: int = 2, length: int = 48) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(rows, channels, length)).astype(np.float32)
+    np.savez(folder / "signal.npz", x_train=x, y_train=np.arange(rows) % 2)
+
+
+def _data_only(dataset, *, limit: int = 2000, **limits) -> dict:
+    return {
+        "name": "unaided",
+        "dataset": dataset,
+        "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+        "constraints": [f"params <= {limit}"],
+        "limits": limits or {"time": "10m"},
+    }
+
+
+def _derived(out: str) -> dict[str, str]:
+    """``search check``'s derived lines: key → the line's rest."""
+    lines = out.split("Derived from the data")[1].split("\nSearch ")[0].splitlines()[1:]
+    return dict(line.strip().split(": ", 1) for line in lines if "because" in line)
+
+
+def test_check_prints_every_derived_value_of_a_digits_config(tmp_path, capsys):
+    path = _write(tmp_path, "digits", {**_data_only("digits"), "out": str(tmp_path / "runs")})
+    assert main(["check", path]) == 0
+    out = capsys.readouterr().out
+    derived = _derived(out)
+    assert derived["family"].startswith("[convnet, sepnet]  because the built-in image")
+    assert derived["family resnet"].startswith("left out  because its shallowest")
+    for key in (
+        "convnet.width",
+        "budget",
+        "train.epochs",
+        "train.batch_size",
+        "algorithm",
+        "scheduler",
+        "trials",
+        "train.augment",
+        "ssn.mapping",
+    ):
+        assert " because " in derived[key], key
+    assert derived["budget"].startswith("[500, 2000]")
+    assert derived["train.batch_size"].startswith("64")  # 1,150 samples / 16 → 64
+    assert "Space: " in out and "valid (nothing was created" in out
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_table_npz_gets_an_mlp_and_no_augmentation(tmp_path, capsys, declared):
+    _table(tmp_path)
+    declared.append("t-derive")
+    config = _data_only({"name": "t-derive", "npz": "table.npz"}, limit=800, trials=3)
+    assert main(["check", _write(tmp_path, "table", config)]) == 0
+    derived = _derived(capsys.readouterr().out)
+    assert derived["family"].startswith("[mlp]")
+    assert derived["train.augment"].startswith("False  because a table")
+    assert "trials" not in derived  # the user's limits.trials
+
+
+def test_a_signal_npz_derives_the_signal_families_as_data(tmp_path, declared):
+    """The signal families are built on another branch: their derivation is checked as data,
+    no model built."""
+    _signal(tmp_path)
+    declared.append("s-derive")
+    data = _data_only({"name": "s-derive", "npz": "signal.npz", "layout": "signal"})
+    derivation = derive(data, base=str(tmp_path))
+    names = [spec.name for spec in LAYOUT_FAMILIES["signal"]]
+    assert derivation.config["space"]["family"] == {"choices": names}
+    assert derivation.facts.in_shape == (2, 48) and derivation.facts.layout == "signal"
+    keys = {d.key: d for d in derivation.values}
+    assert keys["train.augment"].value is False and "signal" in keys["train.augment"].because
+    assert derivation.config["train"]["augment"] is False
+    for name in names:
+        width = derivation.config["space"][f"{name}.width"]
+        assert 1 <= width["low"] <= width["high"]
+    assert all(" because " in line for line in derivation.lines()[1:])
+
+
+def test_a_declared_image_npz_gets_pad_crop_searched(tmp_path, declared):
+    x = np.random.default_rng(0).integers(0, 255, (120, 1, 14, 14), dtype=np.uint8)
+    np.savez(tmp_path / "img.npz", x_train=x, y_train=np.arange(120) % 4)
+    declared.append("i-derive")
+    config, _ = load_config(
+        _write(tmp_path, "img", _data_only({"name": "i-derive", "npz": "img.npz"}, limit=3000))
+    )
+    assert config.data_source["augment"] == {"pad": 1}  # 14 px / 14
+    assert "train.augment" in config.space.names
+
+
+def test_a_derivation_read_again_gives_the_same_config(tmp_path, declared):
+    """What a relaunch compares with the stored search: the same file derives the same config
+    (the declared dataset's added augmentation registered once)."""
+    x = np.random.default_rng(0).integers(0, 255, (80, 12, 12), dtype=np.uint8)
+    np.savez(tmp_path / "again.npz", x_train=x, y_train=np.arange(80) % 2)
+    declared.append("again-derive")
+    path = _write(tmp_path, "again", _data_only({"name": "again-derive", "npz": "again.npz"}))
+    first, second = load_config(path)[0].to_dict(), load_config(path)[0].to_dict()
+    assert first == second and first["dataset"]["augment"] == {"pad": 1}
+
+
+def test_the_users_keys_override_the_derived_ones(tmp_path):
+    data = {
+        **_data_only("digits"),
+        "train": {"epochs": 2, "lr": 0.05},
+        "fixed": {"ssn.mapping": "none"},
+        "algorithm": {"name": "random"},
+    }
+    config, derivation = load_config(_write(tmp_path, "over", data))
+    assert config.train["epochs"] == 2 and config.train["lr"] == 0.05
+    assert not any(n.endswith("train.lr") for n in config.space.names)
+    assert "ssn.mapping" not in config.space.names and config.fixed["ssn.mapping"] == "none"
+    assert config.algorithm.name == "random"
+    keys = {d.key: d for d in derivation.values}
+    assert "train.epochs" not in keys and "algorithm" not in keys
+    assert "1.33 epochs on average" in keys["trials"].because  # the user's 2 epochs, not 81
+    assert {"train.epochs", "train.lr", "fixed.ssn.mapping", "algorithm"} <= set(derivation.given)
+
+
+def test_a_config_with_a_space_is_loaded_as_before(tmp_path):
+    preset = load_preset("digits-quick").to_dict()
+    config, derivation = load_config(_write(tmp_path, "preset", preset))
+    assert derivation is None and config.to_dict() == preset
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "layout", "message"),
+    [
+        (np.full((40, 5), np.nan, np.float32), np.arange(40) % 2, None, "not finite|NaN|nan"),
+        (np.zeros((40, 5), np.float32), np.zeros(40, np.int64), None, "one class"),
+        (np.zeros((40, 5), np.float32), np.arange(40) % 2, "image", "shape"),
+    ],
+)
+def test_bad_data_is_refused_before_a_study_exists(
+    tmp_path, capsys, declared, x, y, layout, message
+):
+    np.savez(tmp_path / "bad.npz", x_train=x, y_train=y)
+    declared.append("bad-derive")
+    spec = {"name": "bad-derive", "npz": "bad.npz", **({"layout": layout} if layout else {})}
+    path = _write(tmp_path, "bad", {**_data_only(spec), "out": str(tmp_path / "runs")})
+    assert main(["check", path]) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_data_only_config_needs_a_limit():
+    with pytest.raises(ConfigError, match=r"limits\.time .* or limits\.trials"):
+        derive({"name": "x", "dataset": "digits", "limits": {}})
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    shape=st.sampled_from([(1, 8, 8), (3, 16, 16), (1, 28, 28), (10,), (40,)]),
+    classes=st.integers(2, 12),
+    limit=st.integers(300, 30_000),
+)
+def test_proposals_of_a_derived_space_fit_its_params_limit(shape, classes, limit):
+    """Random proposals of the space derived for random data shapes and params limits are
+    within the limit (counted on the meta device, Shapeshifted ones as planned): at most a
+    tenth refused."""
+    layout = "image" if len(shape) == 3 else "table"
+    facts = DataFacts(
+        name="digits",
+        layout=layout,
+        in_shape=shape,
+        classes=classes,
+        train=1000,
+        augment=None,
+        augment_why="",
+        declaration="digits",
+    )
+    try:
+        derived = derive_from(
+            facts,
+            {"name": "p", "dataset": "digits", "constraints": [f"params <= {limit}"], "trials": 4},
+        )
+    except ConfigError:  # no family fits: refused, as a test above shows
+        assume(False)
+    config = SearchConfig.from_dict(derived.config)
+    counts = refusals(config, facts, samples=30)
+    assert counts["ok"] >= 27, (shape, classes, limit, dict(counts))
+
+
+def test_a_mistyped_key_is_named_before_anything_is_derived(tmp_path):
+    path = _write(tmp_path, "typo", {**_data_only("digits"), "trails": 4})
+    with pytest.raises(ConfigError, match=r"typo\.yaml: unknown key 'trails'.*'trials'"):
+        load_config(path)

@@ -1,0 +1,65 @@
+"""Data-only configs launched for real (``search launch``, a subprocess with its own local
+Ray): a digits config and a generated table finish their trials, their study records the
+derived config, and a relaunch with more trials resumes it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import optuna
+import pytest
+import yaml
+from optuna.trial import TrialState
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _dataset(folder: Path, kind: str) -> object:
+    if kind == "digits":
+        return "digits"
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(240, 6)).astype(np.float32)
+    np.savez(folder / "table.npz", x_train=x, y_train=(x[:, 0] > 0).astype(np.int64))
+    return {"name": "table-launch", "npz": "table.npz"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["digits", "table"])
+def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
+    config = {
+        "name": f"unaided-{kind}",
+        "dataset": _dataset(tmp_path, kind),
+        # train_size keeps digits' 81 derived epochs to seconds
+        **({"train_size": 200} if kind == "digits" else {}),
+        "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+        "constraints": ["params <= 1500"],
+        "limits": {"trials": 2},
+    }
+    path = tmp_path / f"{kind}.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    out = tmp_path / "runs"
+    done = _launch(path, out)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "derived from the data" in done.stdout
+    url = f"sqlite:///{out / 'npas.db'}"
+    study = optuna.load_study(study_name=f"unaided-{kind}", storage=url)
+    states = [t.state for t in study.trials]  # MOASHA may stop one at a rung: PRUNED
+    assert len(states) == 2 and set(states) <= {TrialState.COMPLETE, TrialState.PRUNED}, states
+    stored = study.user_attrs["config"]
+    assert "family" in stored["space"] and stored["trials"] == 2
+    assert all(t.user_attrs["metric_params"] <= 1500 for t in study.trials)
+    if kind == "table":  # a relaunch derives the same config, so it resumes the search
+        again = _launch(path, out, "--trials", "3")
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert len(optuna.load_study(study_name="unaided-table", storage=url).trials) == 3
+
+
+def _launch(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "search", "launch", str(path), "--out", str(out),
+         "--address", "local", *extra],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
