@@ -2,9 +2,9 @@
 each has at a depth and a width: the one place that names them.
 
 The counts are closed forms of each family's layers at the hyper-parameters the derivation
-fixes (3×3 kernels for images, batch norm, a global-average-pool head), not models built:
-a derivation answers in milliseconds, and a family another branch adds (the signal ones) is
-sized before its module exists. They are estimates for choosing ranges; the screen counts
+fixes (3×3 kernels for images, 5 for signals, batch norm, growth 1.5, a global-average-pool
+head), not models built: a derivation answers in milliseconds; a test holds each form to the
+built model's count. They are estimates for choosing ranges; the screen counts
 every proposal exactly before it trains (:mod:`search.config._screen`).
 """
 
@@ -99,22 +99,47 @@ def _mlp(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
     return total + fan_in * classes + classes
 
 
-def _conv1d(kernel: int, convs_per_block: int, separable: bool) -> Callable[..., int]:
-    """A 1-D stack of ``depth`` blocks at ``width`` channels with a norm after each conv and a
-    GAP head: the shape of the signal families (their modules live on another branch until
-    merged; the screen counts each proposal exactly)."""
+#: The signal families' kernel, fixed (their default): 5 steps see more of a sequence than 3.
+_KERNEL_1D = 5
+
+
+def _conv1d(separable: bool) -> Callable[..., int]:
+    """``conv1d`` (``sepconv1d`` when ``separable``): ``depth`` blocks of a conv (kernel 5; a
+    depthwise then a pointwise one past the first when separable) and batch norm, growth 1.5,
+    GAP head."""
 
     def params(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
-        channels = shape[0]
-        total = kernel * channels * width + 2 * width  # the first conv, on the signal's channels
-        for _ in range(max(0, depth - 1)):
-            for _ in range(convs_per_block):
-                conv = kernel * width + width * width if separable else kernel * width * width
-                total += conv + 2 * width
-        return total + width * classes + classes
+        channels, total = shape[0], 0
+        for i in range(depth):
+            out = _grown(width, i, 1.5)
+            if separable and i > 0:
+                total += _KERNEL_1D * channels + channels * out
+            else:
+                total += _KERNEL_1D * channels * out
+            total += 2 * out
+            channels = out
+        return total + channels * classes + classes
 
     return params
 
+
+def _resnet1d(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
+    """``resnet1d``: a stem conv of ``width``, then ``depth`` stages of one basic block (two
+    kernel-5 convs with batch norm), growth 1.5, each stage past the first with a 1×1
+    projection shortcut (its channels or length change), GAP head."""
+    total = _KERNEL_1D * shape[0] * width + 2 * width
+    channels = width
+    for s in range(depth):
+        out = _grown(width, s, 1.5)
+        total += _KERNEL_1D * channels * out + _KERNEL_1D * out * out + 4 * out
+        if s > 0:
+            total += channels * out + 2 * out
+        channels = out
+    return total + channels * classes + classes
+
+
+#: What every signal family fixes (the closed forms above count these).
+_SIGNAL_FIXED = {"kernel": _KERNEL_1D, "growth": 1.5, "bn": True, "head": "gap"}
 
 #: Layout → the built-in families a data-only config searches, in order. The one table to edit
 #: when a family is added: ``conv1d``, ``sepconv1d`` and ``resnet1d`` are the signal families
@@ -141,12 +166,15 @@ LAYOUT_FAMILIES: dict[str, tuple[FamilySpec, ...]] = {
         ),
     ),
     "signal": (
-        FamilySpec("conv1d", ("depth", 2, 5), "width", _conv1d(5, 1, False), lr=(0.02, 0.3),
+        FamilySpec("conv1d", ("depth", 2, 5), "width", _conv1d(separable=False),
+                   fixed=_SIGNAL_FIXED, lr=(0.02, 0.3),
                    why="plain 1-D conv stack with normalisation"),
-        FamilySpec("sepconv1d", ("depth", 2, 5), "width", _conv1d(5, 1, True),
-                   lr=(0.02, 0.3), why="depthwise-separable 1-D convs: more depth per parameter"),
-        FamilySpec("resnet1d", ("depth", 2, 4), "width", _conv1d(5, 2, False),
-                   lr=(0.02, 0.3), why="residual 1-D blocks for deeper nets"),
+        FamilySpec("sepconv1d", ("depth", 2, 5), "width", _conv1d(separable=True),
+                   fixed=_SIGNAL_FIXED, lr=(0.02, 0.3),
+                   why="depthwise-separable 1-D convs: more depth per parameter"),
+        FamilySpec("resnet1d", ("depth", 1, 4), "width", _resnet1d,
+                   fixed={**_SIGNAL_FIXED, "blocks": 1, "pooling": "stride"}, lr=(0.02, 0.3),
+                   why="residual 1-D blocks for deeper nets"),
     ),
     "table": (
         FamilySpec("mlp", ("depth", 1, 3), "width", _mlp, min_width=8, lr=(0.01, 0.1),

@@ -230,3 +230,23 @@ def test_a_mistyped_key_is_named_before_anything_is_derived(tmp_path):
     path = _write(tmp_path, "typo", {**_data_only("digits"), "trails": 4})
     with pytest.raises(ConfigError, match=r"typo\.yaml: unknown key 'trails'.*'trials'"):
         load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("layout", "shape"), [("image", (1, 28, 28)), ("image", (3, 8, 8)), ("signal", (3, 50)),
+                          ("signal", (12, 29)), ("table", (30,))],
+)  # fmt: skip
+def test_each_family_s_closed_form_is_its_built_model_s_count(layout, shape):
+    """The derivation sizes depths and widths by closed forms: each equals the trainable
+    parameters of the model the family builds with the derived fixed levers."""
+    import spaces
+    from search.derive._families import families_of
+
+    for spec in families_of(layout):
+        name, low, high = spec.depth
+        for depth in range(low, high + 1, spec.depth_step):
+            for width in (spec.min_width, 9, 16):
+                hyper = {**spec.fixed, name: depth, spec.width: width}
+                model = spaces.build_model(spec.name, in_shape=shape, num_classes=7, **hyper)
+                built = sum(p.numel() for p in model.parameters())
+                assert spec.params(depth, width, shape, 7) == built, (spec.name, depth, width)
