@@ -36,6 +36,8 @@ class DataFacts:
         classes: Number of classes.
         train: Samples the models train on (the training split less validation, or
             ``train_size``).
+        total: The training split before validation is carved from it.
+        held: Samples the validation split holds (as configured, or the dataset's default).
         augment: The dataset's default augmentation as ``{pad, flip}`` (None: none).
         augment_why: Where that augmentation comes from.
         declaration: The dataset entry to write in the derived config (a name, or the user's
@@ -47,6 +49,8 @@ class DataFacts:
     in_shape: tuple[int, ...]
     classes: int
     train: int
+    total: int
+    held: int
     augment: dict[str, Any] | None
     augment_why: str
     declaration: Any
@@ -95,8 +99,8 @@ def read_facts(data: Mapping[str, Any], *, base: str | None = None) -> DataFacts
     if isinstance(size, int) and not isinstance(size, bool) and size > 0:
         train = min(train, size)  # a bad train_size is refused when the config is validated
     return DataFacts(
-        name=name, layout=layout, in_shape=shape, classes=classes, train=train,
-        augment=augment, augment_why=why, declaration=spec,
+        name=name, layout=layout, in_shape=shape, classes=classes, train=train, total=total,
+        held=held, augment=augment, augment_why=why, declaration=spec,
     )  # fmt: skip
 
 

@@ -25,6 +25,7 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 from collections.abc import Mapping
@@ -51,10 +52,18 @@ UNTIMED_TRIAL_S = 60.0
 #: Seconds a trial costs besides its epochs (start, measurement).
 TRIAL_OVERHEAD_S = 3.0
 #: The rungs a trial's epochs are chosen from (MOASHA's, grace 1, η 3).
-RUNGS = (3, 9, 27, 81)
+RUNGS = (3, 9, 27, 81, 243)
+#: Early stopping saves training time; below this many seconds of training a whole trial
+#: (ten trial starts) there is nothing worth saving, and MOASHA's first rungs, in one-cycle's
+#: warm-up, would judge nets on a few steps: FIFO then.
+STOPPING_PAYS_S = 10 * TRIAL_OVERHEAD_S
 #: The indicators every derived search measures: the cheap ones, as the presets.
 INDICATORS = ["params", "weights", "flops_infer", "activations", "latency_ms"]
 MEASURE = {"threads": 1, "latency_budget_s": 0.2, "latency_max_repeats": 50}
+#: The fewest validation samples a derived search ranks trials on (one sample is 2 points of
+#: accuracy at 50), and the largest share of the training split carved for them.
+MIN_VALIDATION = 50
+MAX_VALIDATION_SHARE = 0.3
 #: A Shapeshifted model's budget, as shares of the params limit.
 BUDGET_SHARE = (0.25, 1.0)
 
@@ -133,6 +142,15 @@ def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
     limit = _params_limit(data.get("constraints"))
     out: list[Derived] = []
     derived: dict[str, Any] = {"dataset": facts.declaration}
+    held = min(MIN_VALIDATION, round(MAX_VALIDATION_SHARE * facts.total))
+    if "val_size" not in data and held > facts.held:
+        derived["val_size"] = held
+        share = f"{MAX_VALIDATION_SHARE:.0%}"
+        out.append(Derived("val_size", held, f"the dataset's default held {facts.held} of "
+                           f"{facts.total:,} training samples: {MIN_VALIDATION} or {share} of "
+                           "them, the fewer, rank trials less by chance"))  # fmt: skip
+        train = max(1, facts.train - (held - facts.held))
+        facts = dataclasses.replace(facts, held=held, train=train)
     if facts.augment is not None and facts.declaration != data.get("dataset"):
         out.append(Derived("dataset.augment", facts.augment, facts.augment_why))
     space, fixed = _space(facts, limit, out)
@@ -336,14 +354,10 @@ FINALISTS = {"top": 3, "seeds": 3, "share": 0.2}
 def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: Any,
             epochs: int, out: list[Derived]) -> dict[str, Any]:  # fmt: skip
     """Algorithm, scheduler, trials, indicators and resources."""
-    rungs = [r for r in (1, 3, 9, 27, 81) if r <= epochs]
-    mean_epochs = 1 + sum((b - a) / REDUCTION_FACTOR ** (i + 1)
-                          for i, (a, b) in enumerate(zip(rungs, [*rungs[1:], epochs], strict=True))
-                          if b > a)  # fmt: skip
+    scheduler, mean_epochs, why = _scheduler(epochs, epochs * _epoch_seconds(facts, limit))
     derived: dict[str, Any] = {
         "algorithm": {"name": "tpe"},
-        "scheduler": {"name": "moasha", "grace_epochs": GRACE_EPOCHS,
-                      "reduction_factor": REDUCTION_FACTOR},
+        "scheduler": scheduler,
         "indicators": list(INDICATORS),
         "measure": dict(MEASURE),
         "resources": {"cpu": 1, "gpu": 0},
@@ -352,8 +366,7 @@ def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: A
     out += [
         Derived("algorithm", "tpe", "the presets' optimiser (highest hypervolume in "
                 "benchmarks/results/search_quality.md)"),
-        Derived("scheduler", f"moasha (stopping, grace {GRACE_EPOCHS}, η {REDUCTION_FACTOR:g})",
-                "the presets' multi-fidelity default (docs/guides/multi-fidelity.md)"),
+        Derived("scheduler", _shown_scheduler(scheduler), why),
         Derived("indicators", INDICATORS, "the cheap ones: a throughput or energy sweep "
                 "would cost more than training a tiny net"),
         Derived("resources", {"cpu": 1, "gpu": 0}, "one CPU per trial, trials side by side"),
@@ -369,9 +382,32 @@ def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: A
         derived["trials"] = count
         out.append(Derived("trials", count, f"the time ({time_s:,.0f} s × {_workers()} CPUs) "
                            f"over a trial's {per_trial:.1f} s ({mean_epochs:.2f} epochs on "
-                           f"average under MOASHA, {TRIAL_OVERHEAD_S:g} s overhead); the time "
-                           "limit ends the search first"))  # fmt: skip
+                           f"average, {TRIAL_OVERHEAD_S:g} s overhead); the time limit ends the "
+                           "search first"))  # fmt: skip
     return derived
+
+
+def _scheduler(epochs: int, full_s: float) -> tuple[dict[str, Any], float, str]:
+    """The scheduler, the epochs a trial trains on average under it, and why."""
+    if full_s < STOPPING_PAYS_S:
+        why = (f"a whole trial trains in about {full_s:.1f} s, under {STOPPING_PAYS_S:g} s (ten "
+               "trial starts): stopping early has nothing to save, and its first rungs would "
+               "judge nets on a few warm-up steps")
+        return {"name": "fifo"}, float(epochs), why
+    rungs = [r for r in (1, 3, 9, 27, 81, 243) if r <= epochs]
+    mean = 1 + sum((b - a) / REDUCTION_FACTOR ** (i + 1)
+                   for i, (a, b) in enumerate(zip(rungs, [*rungs[1:], epochs], strict=True))
+                   if b > a)  # fmt: skip
+    moasha = {"name": "moasha", "grace_epochs": GRACE_EPOCHS, "reduction_factor": REDUCTION_FACTOR}
+    why = (f"a whole trial trains for about {full_s:,.0f} s: the presets' multi-fidelity default "
+           "(docs/guides/multi-fidelity.md) stops the unpromising ones early")
+    return moasha, mean, why
+
+
+def _shown_scheduler(scheduler: Mapping[str, Any]) -> str:
+    if scheduler["name"] == "fifo":
+        return "fifo"
+    return f"moasha (stopping, grace {GRACE_EPOCHS}, η {REDUCTION_FACTOR:g})"
 
 
 # -- the user's keys over the derived ones ---------------------------------------------------

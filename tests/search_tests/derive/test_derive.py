@@ -158,7 +158,7 @@ def test_the_users_keys_override_the_derived_ones(tmp_path):
     assert config.algorithm.name == "random"
     keys = {d.key: d for d in derivation.values}
     assert "train.epochs" not in keys and "algorithm" not in keys
-    assert "1.33 epochs on average" in keys["trials"].because  # the user's 2 epochs, not 81
+    assert "2.00 epochs on average" in keys["trials"].because  # the user's 2 epochs, not 81
     assert {"train.epochs", "train.lr", "fixed.ssn.mapping", "algorithm"} <= set(derivation.given)
 
 
@@ -210,6 +210,8 @@ def test_proposals_of_a_derived_space_fit_its_params_limit(shape, classes, limit
         in_shape=shape,
         classes=classes,
         train=1000,
+        total=1100,
+        held=100,
         augment=None,
         augment_why="",
         declaration="digits",
