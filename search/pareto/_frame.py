@@ -17,7 +17,7 @@ import optuna
 import pandas as pd
 
 from search._format import format_value
-from search.record import Column, Metric, StudyAttr, TrialRecord, read_study
+from search.record import Column, Metric, StudyAttr, TrialRecord, read_study, value_names
 
 __all__ = [
     "condition_columns",
@@ -83,8 +83,7 @@ def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:
     stored = study.user_attrs.get(StudyAttr.OBJECTIVES)
     if stored:
         return [(str(name), str(direction)) for name, direction in stored]
-    names = study.metric_names or [f"values_{i}" for i in range(len(study.directions))]
-    return [(n, d.name.lower()) for n, d in zip(names, study.directions, strict=True)]
+    return [(n, d.name.lower()) for n, d in zip(value_names(study), study.directions, strict=True)]
 
 
 def direction_of(name: str, objectives: Sequence[tuple[str, str]] | None = None) -> str:
