@@ -64,3 +64,45 @@ def test_a_dataset_that_is_no_regular_file_is_refused_at_once(tmp_path, make, sa
     (tmp_path / "search.yaml").write_text(json.dumps(config))
     line = _one_line(_check(tmp_path))
     assert line.startswith("search check: error: ") and said in line, line
+
+
+CONFIG = "dataset: digits\nspace:\n  family: [mlp]\n  budget: [400, 800]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("name: first\n" + CONFIG + "trials: 2\nname: second\n",
+         "the key 'name' is given twice in one mapping (lines 1 and 7); allowed: each key once"),
+        (CONFIG + "train:\n  epochs: 2\n  lr: 0.1\n  epochs: 5\n",
+         "the key 'epochs' is given twice in one mapping (lines 6 and 8)"),
+        (CONFIG.encode() + b"# caf\xe9 au lait\ntrials: 2\n",
+         "byte 0xe9 on line 5 is not UTF-8; allowed: a file saved as UTF-8"),
+        (CONFIG.replace("[400, 800]", "{low: 400, high: 1000000000000000000000000000000}"),
+         "space.budget: got 1000000000000000000000000000000; allowed: an int >= 1 and <= "
+         "1000000000000"),
+        ("dataset: digits\nspace:\n  family: [mlp]\nfixed:\n  budget: 1000000000001\n",
+         "fixed.budget: got 1000000000001; allowed: an int >= 1 and <= 1000000000000"),
+    ],
+    ids=["name twice", "nested key twice", "latin-1 comment", "budget range 1e30", "budget 1e12+1"],
+)  # fmt: skip
+def test_a_config_read_wrongly_before_is_refused_in_one_line(tmp_path, capsys, text, said):
+    """Before, YAML kept the last of two keys silently (the search was named 'second'), a
+    Latin-1 byte gave a UnicodeDecodeError traceback and a budget of 10^30 passed `check`, then
+    every trial failed on an overflow in torch."""
+    from search.cli import main
+
+    path = tmp_path / "search.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"search check: error: {path}: ") and len(err.splitlines()) == 1, err
+    assert said in err, err
+
+
+def test_the_largest_budget_is_allowed():
+    from search.config import load_config
+
+    config = load_config({"dataset": "digits", "space": {"family": ["mlp"]},
+                          "fixed": {"budget": 10**12}})  # fmt: skip
+    assert config.fixed["budget"] == 10**12
