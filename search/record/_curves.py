@@ -53,7 +53,7 @@ def epoch_values(
     metrics = metrics_of(trial)
     final = final_violation(trial)
     return {
-        p["epoch"]: EpochPoint(
+        int(p["epoch"]): EpochPoint(
             [_number(p.get(n, metrics.get(n))) for n in objectives],
             _number(p.get("violation", final)),
             bool(p.get("at_chance")),

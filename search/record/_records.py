@@ -219,19 +219,18 @@ def read_study(study: optuna.Study) -> StudyRecords:
 
 def curve_of(trial: optuna.trial.FrozenTrial) -> list[dict[str, Any]]:
     """A trial's learning curve as stored, keeping only its well-formed points: dicts whose
-    ``epoch`` is a whole number >= 1 (a damaged ``curve`` attribute, edited or written by
-    other code, reads as the points that are whole, or none, never an error)."""
+    ``epoch`` is a whole number >= 1 (``3`` or ``3.0``; a damaged ``curve`` attribute, edited
+    or written by other code, reads as the points that are whole, or none, never an error)."""
     stored = trial.user_attrs.get(TrialAttr.CURVE)
     if not isinstance(stored, list):
         return []
-    return [
-        p
-        for p in stored
-        if isinstance(p, dict)
-        and isinstance(p.get("epoch"), int)
-        and not isinstance(p["epoch"], bool)
-        and p["epoch"] >= 1
-    ]
+    return [p for p in stored if isinstance(p, dict) and _whole_epoch(p.get("epoch"))]
+
+
+def _whole_epoch(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    return math.isfinite(value) and float(value).is_integer() and value >= 1
 
 
 def read_trial(
