@@ -61,8 +61,8 @@ def _replay(args: argparse.Namespace) -> int:
 
     if args.seeds > MAX_SEEDS:
         raise ConfigError(f"--seeds: got {args.seeds:,}; allowed: 1 to {MAX_SEEDS:,}")
-    jobs = usable_jobs(args.jobs)
-    if jobs < args.jobs:
+    jobs = usable_jobs(args.jobs or 2)
+    if args.jobs and jobs < args.jobs:
         print(f"[npas] --jobs {args.jobs}: this process may use {jobs} CPU core(s), so {jobs} "
               "replay(s) run at once", file=sys.stderr)  # fmt: skip
     if args.optimiser is not None:
