@@ -230,7 +230,7 @@ def curve_of(trial: optuna.trial.FrozenTrial) -> list[dict[str, Any]]:
 def _whole_epoch(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
-    return math.isfinite(value) and float(value).is_integer() and value >= 1
+    return math.isfinite(value) and float(value).is_integer() and float(value) >= 1
 
 
 def read_trial(

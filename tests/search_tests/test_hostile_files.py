@@ -84,7 +84,8 @@ CONFIG = "dataset: digits\nspace:\n  family: [mlp]\n  budget: [400, 800]\n"
         ("dataset: digits\nspace:\n  family: [mlp]\nfixed:\n  budget: 1000000000001\n",
          "fixed.budget: got 1000000000001; allowed: an int >= 1 and <= 1000000000000"),
     ],
-    ids=["name twice", "nested key twice", "latin-1 comment", "budget range 1e30", "budget 1e12+1"],
+    ids=["name twice", "nested key twice", "latin-1 comment", "budget range 1e30",
+         "budget 1e12+1"],
 )  # fmt: skip
 def test_a_config_read_wrongly_before_is_refused_in_one_line(tmp_path, capsys, text, said):
     """Before, YAML kept the last of two keys silently (the search was named 'second'), a
@@ -106,3 +107,45 @@ def test_the_largest_budget_is_allowed():
     config = load_config({"dataset": "digits", "space": {"family": ["mlp"]},
                           "fixed": {"budget": 10**12}})  # fmt: skip
     assert config.fixed["budget"] == 10**12
+
+
+def _loop_of(folder: Path, name: str) -> Path:
+    """``name`` in ``folder``: a link to a link back to it."""
+    (folder / name).symlink_to(f"{name}.other")
+    (folder / f"{name}.other").symlink_to(name)
+    return folder / name
+
+
+def test_a_symlink_loop_as_an_import_or_a_run_folder_is_said_in_one_line(tmp_path, capsys):
+    """Before, `search check` with ``imports: [a.py]`` and `search status --run DIR` each gave
+    a RuntimeError's traceback (``Symlink loop from …``), as `launch --out` did (below)."""
+    from search.cli import main
+
+    _loop_of(tmp_path, "a.py")
+    os.mkfifo(tmp_path / "f.py")
+    for name in ("a.py", "f.py"):
+        config = {"dataset": "digits", "space": {"family": ["mlp"]}, "imports": [name]}
+        (tmp_path / "search.yaml").write_text(json.dumps(config))
+        assert main(["check", str(tmp_path / "search.yaml")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2, err
+    assert "imports[0]: " in err[0] and "a.py cannot be opened: it is a symlink loop" in err[0]
+    assert err[1].endswith("f.py is not a regular file; allowed: a .py file"), err[1]
+    loop = _loop_of(tmp_path, "runs")
+    assert main(["status", "--run", str(loop)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and f"{loop / 'npas.db'}' does not exist" in err[0], err
+
+
+@pytest.mark.slow  # `search launch` in a fresh interpreter importing torch
+def test_a_symlink_loop_as_the_run_folder_is_refused_before_anything_runs(tmp_path):
+    loop = _loop_of(tmp_path, "runs")
+    config = {"dataset": "digits", "space": {"family": ["mlp"]}, "trials": 1}
+    (tmp_path / "search.yaml").write_text(json.dumps(config))
+    run = subprocess.run(
+        [sys.executable, "-m", "search", "launch", "search.yaml", "--out", str(loop)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert _one_line(run) == (f"search launch: error: out: got {str(loop)!r}, a symlink loop (a "
+                              "link that leads back to itself); allowed: a folder")  # fmt: skip
