@@ -21,8 +21,11 @@ Every process checks the labels and each split's first sample; :meth:`CustomData
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
+import os
+import stat
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -543,13 +546,8 @@ def declare(
         raise ConfigError(
             f"{path}.{kind}: got {target!r}; allowed: {DECLARED_KINDS.get(kind).about}"
         )
-    resolved = [str((Path(base or Path.cwd()) / Path(str(f)).expanduser()).resolve())
-                for f in files]  # fmt: skip
-    for f in resolved:
-        if not Path(f).exists():
-            raise ConfigError(
-                f"{path}.{kind}: {f} does not exist; allowed: {DECLARED_KINDS.get(kind).about}"
-            )
+    resolved = [_declared_path(Path(base or Path.cwd()) / Path(str(f)).expanduser(), kind,
+                               f"{path}.{kind}") for f in files]  # fmt: skip
     record = {**spec, kind: resolved if kind == "npy" else resolved[0]}
     record.setdefault("source", f"{kind} {record[kind]}")
     name = record["name"]
@@ -566,6 +564,32 @@ def declare(
                           val_size=record.get("val_size", 0.1), declared=record)  # fmt: skip
     DATASETS.add(name, entry)
     return record
+
+
+def _declared_path(given: Path, kind: str, path: str) -> str:
+    """The absolute path, links resolved, of a declared dataset's file (its folder, for an
+    image folder), refused unless it is one: a FIFO, a device or a socket would block or
+    feed the reader for ever (a FIFO as ``dataset.npz`` kept ``search check`` waiting), and a
+    symlink loop is said in words (it was a RuntimeError's traceback)."""
+    allowed = DECLARED_KINDS.get(kind).about
+    try:
+        found = given.resolve(strict=True)
+        mode = found.stat().st_mode
+    except FileNotFoundError:
+        missing = os.path.realpath(given)  # as far as it resolves
+        raise ConfigError(f"{path}: {missing} does not exist; allowed: {allowed}") from None
+    except (OSError, RuntimeError) as err:  # a loop: RuntimeError, or OSError ELOOP
+        loop = isinstance(err, RuntimeError) or getattr(err, "errno", None) == errno.ELOOP
+        why = "it is a symlink loop (a link that leads back to itself)" if loop else str(err)
+        raise ConfigError(f"{path}: {given} cannot be opened: {why}; allowed: {allowed}") from None
+    folder = kind == "image_folder"
+    if not (stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode)):
+        what = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFSOCK: "a socket",
+                stat.S_IFCHR: "a device", stat.S_IFBLK: "a device",
+                stat.S_IFDIR: "a folder", stat.S_IFREG: "a file"}.get(stat.S_IFMT(mode), "special")
+        need = "a folder" if folder else "a regular file"
+        raise ConfigError(f"{path}: {found} is {what}, not {need}; allowed: {allowed}")
+    return str(found)
 
 
 def _given_of(record: Mapping[str, Any]) -> dict[str, Any]:

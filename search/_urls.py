@@ -91,5 +91,7 @@ def masked_url(url: str | None) -> str | None:
 
 
 def default_storage_url(out: str | Path) -> str:
-    """``sqlite:///<out>/npas.db``, absolute (Ray workers and later commands agree on it)."""
-    return f"sqlite:///{Path(out).expanduser().resolve() / 'npas.db'}"
+    """``sqlite:///<out>/npas.db``, absolute (Ray workers and later commands agree on it); a
+    folder that is a symlink loop stays as given (``Path.resolve`` raised a RuntimeError: a
+    traceback from every command given such a ``--run``), and is then found to hold no storage."""
+    return f"sqlite:///{Path(os.path.realpath(Path(out).expanduser())) / 'npas.db'}"

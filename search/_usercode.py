@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import importlib
 import importlib.util
+import os
 import re
 import shutil
 import sys
@@ -76,7 +77,7 @@ def normalise_imports(
             file = Path(entry).expanduser()
             if not file.is_absolute():
                 file = Path(base or Path.cwd()) / file
-            entry = str(file.resolve())
+            entry = _user_file(file, where)
         elif not all(part.isidentifier() for part in entry.split(".")):
             raise ConfigError(
                 f"{where}: got {entry!r}; allowed: a dotted module name (my_pkg.models) or a "
@@ -91,6 +92,24 @@ def normalise_imports(
         if entry not in out:
             out.append(entry)
     return tuple(out)
+
+
+def _user_file(file: Path, where: str) -> str:
+    """A ``.py`` file's absolute path, links resolved; refused in one line when it is a
+    symlink loop (a RuntimeError's traceback before) or no regular file (a FIFO would keep
+    the import waiting for ever). A missing file is left to the import, which names it."""
+    try:
+        found = file.resolve(strict=True)
+    except FileNotFoundError:
+        return os.path.realpath(file)
+    except (OSError, RuntimeError):  # a loop: RuntimeError, or OSError ELOOP
+        raise ConfigError(
+            f"{where}: {file} cannot be opened: it is a symlink loop (a link that leads back to "
+            "itself); allowed: a .py file"
+        ) from None
+    if not found.is_file():
+        raise ConfigError(f"{where}: {found} is not a regular file; allowed: a .py file")
+    return str(found)
 
 
 #: Set by :func:`refuse_imports` (``--no-imports``): nothing more is imported in this process.

@@ -217,9 +217,11 @@ class Categorical(_Dim):
                 raise ConfigError(
                     f"choices must be None, bool, int, float (not NaN) or str, got {c!r}"
                 )
-        for i, c in enumerate(choices):
-            if any(same_value(c, d) for d in choices[:i]):
+        seen: set[tuple[type, Choice]] = set()  # same_value's equality, hashed: linear
+        for c in choices:
+            if (type(c), c) in seen:
                 raise ConfigError(f"choices must be unique, {c!r} appears twice")
+            seen.add((type(c), c))
         object.__setattr__(self, "choices", choices)
 
     def index(self, value: Any) -> int:

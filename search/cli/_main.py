@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import time
@@ -50,13 +51,36 @@ def _leave_storage_alone(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _end_program(code: int) -> NoReturn:
+    """Ends the program once its command is done, whatever threads are still running: a
+    user's module (``imports:``) that started a thread that is not a daemon kept the
+    interpreter waiting on it for ever after the command printed its result. The ``atexit``
+    hooks run first (what they close, the storages among them, is closed); the interpreter's
+    teardown is skipped (unloading torch's and Ray's modules kept a finished launch's prompt
+    waiting a second)."""
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``search`` command line and returns its exit code.
 
     Args:
-        argv: The arguments after the program name; None: ``sys.argv[1:]``, as the program,
-            whose ``launch`` runs the search in a child process group (``search._supervisor``).
+        argv: The arguments after the program name; None: ``sys.argv[1:]``, as the program
+            (the ``search`` script, ``python -m search``), whose ``launch`` runs the search in
+            a child process group (``search._supervisor``) and which ends the process once
+            the command is done, threads still running or not (it never returns).
     """
+    code = _command(argv)
+    if argv is None:
+        _end_program(code)
+    return code
+
+
+def _command(argv: Sequence[str] | None) -> int:
+    """The command's exit code (see :func:`main`)."""
     started = time.monotonic()
     parser = build_parser()
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -301,8 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="trials trained at once in the replay (default: 2)")  # fmt: skip
     cmd.add_argument("--seeds", type=_positive, default=20, metavar="N",
                      help="replays per scheduler (default: 20)")  # fmt: skip
-    cmd.add_argument("--jobs", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
-                     help="replays run at once (default: 2, or 1 on one CPU)")  # fmt: skip
+    cmd.add_argument("--jobs", type=_positive, metavar="N",
+                     help="replays run at once, at most the CPU cores this command may use "
+                     "(default: 2, or 1 on one core)")  # fmt: skip
     cmd.add_argument("--plot", metavar="PNG", help="also draw hypervolume against time here")
     cmd.add_argument("--format", choices=("table", "json"), default="table",
                      help="output format")  # fmt: skip

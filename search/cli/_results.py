@@ -17,6 +17,7 @@ from search.cli._common import (
     _user_code,
     _wrote_as_data,
 )
+from search.errors import ConfigError
 from search.record import Column
 
 
@@ -56,7 +57,14 @@ def _pareto(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     """The what-if table of ``search replay`` (``search.lab``); progress on stderr."""
     from search.lab import CurveTable, what_if
+    from search.lab._compare import MAX_SEEDS, usable_jobs
 
+    if args.seeds > MAX_SEEDS:
+        raise ConfigError(f"--seeds: got {args.seeds:,}; allowed: 1 to {MAX_SEEDS:,}")
+    jobs = usable_jobs(args.jobs or 2)
+    if args.jobs and jobs < args.jobs:
+        print(f"[npas] --jobs {args.jobs}: this process may use {jobs} CPU core(s), so {jobs} "
+              "replay(s) run at once", file=sys.stderr)  # fmt: skip
     if args.optimiser is not None:
         from search.optimisers import OPTIMISERS
 
@@ -72,7 +80,7 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"\r[npas] replayed {done[0]}/{total}", end="", file=sys.stderr, flush=True)
 
     result = what_if(table, scheduler=args.scheduler, kinds=kinds, optimiser=args.optimiser,
-                     workers=args.workers, seeds=args.seeds, jobs=args.jobs,
+                     workers=args.workers, seeds=args.seeds, jobs=jobs,
                      progress=progress)  # fmt: skip
     print(file=sys.stderr)
     print(result.json() if args.format == "json" else result.text())

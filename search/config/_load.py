@@ -9,6 +9,7 @@ import io
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import yaml
@@ -31,7 +32,9 @@ MAX_DEPTH = 32
 class _Loader(yaml.SafeLoader):
     """SafeLoader that reads ``1e-3`` as a float (YAML 1.1 wants ``1.0e-3``), refuses an
     alias of a mapping or a list (a few lines of them expand exponentially: the "billion
-    laughs"; an alias of a plain value is kept) and nesting deeper than :data:`MAX_DEPTH`."""
+    laughs"; an alias of a plain value is kept), nesting deeper than :data:`MAX_DEPTH` and a
+    key given twice in one mapping (YAML's loader keeps the last silently: a second ``name:``
+    far below the first renamed the search)."""
 
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
@@ -57,6 +60,23 @@ class _Loader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = self.construct_object(key_node)
+                line = key_node.start_mark.line + 1
+                if key in first:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} is given twice in one mapping (lines "
+                        f"{first[key]} and {line}); allowed: each key once", key_node.start_mark,
+                    )  # fmt: skip
+                first[key] = line
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_implicit_resolver(
@@ -123,8 +143,22 @@ def config_data(source: str | os.PathLike[str]) -> ConfigData:
         ConfigError: a missing file, a YAML syntax error or a file that holds no mapping.
     """
     path = config_file(source)
-    text = path.read_text(encoding="utf-8")
-    return ConfigData(_parsed(text, where=str(path)), str(path), path.stem, str(path.parent))
+    return ConfigData(_parsed(_utf8(path), where=str(path)), str(path), path.stem,
+                      str(path.parent))
+
+
+def _utf8(path: Path) -> str:
+    """The file's text; a byte that is not UTF-8 (a Latin-1 ``é`` in a comment) is refused
+    naming its line (it was a UnicodeDecodeError's traceback)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ConfigError(
+            f"{path}: byte 0x{data[err.start]:02x} on line {line} is not "
+            "UTF-8; allowed: a file saved as UTF-8 (plain ASCII is UTF-8)"
+        ) from None
 
 
 def _parsed(text: str, *, where: str) -> Mapping[str, Any]:

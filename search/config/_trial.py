@@ -110,6 +110,13 @@ def _device(value: Any, path: str) -> str:
 
 
 _at_least_1 = checks.at_least(1)
+
+#: The largest ``budget`` (parameters): a trillion, beyond any model one search trains; far
+#: larger ones (``1e30``) passed the check and failed every trial on an overflow in torch.
+MAX_BUDGET = 10**12
+_budget = checks.described(
+    lambda value, path: checks.integer(value, path, 1, MAX_BUDGET), checks.int_range(1, MAX_BUDGET)
+)
 _fraction = checks.number_in(0.0, 1.0, open_high=True)
 
 
@@ -310,7 +317,7 @@ class TrialConfig(DataAndMetrics):
     )
     budget: int | None = config_key(
         None,
-        check=checks.optional(_at_least_1),
+        check=checks.optional(_budget),
         help="total trainable parameters of the Shapeshifter network; null: the plain model",
     )
     ssn: dict[str, Any] = config_key(check=None, factory=dict, help="the ssn.* options")

@@ -15,7 +15,9 @@ table's bounds (:meth:`CurveTable.bounds`), so every arm and seed is measured on
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from search.lab._replay import ReplaySpec, replay
 from search.lab._stats import paired_p, summarise
 from search.lab._table import CurveTable
 from search.pareto import hypervolume
+from spaces import ConfigError
 
 __all__ = ["FRACTIONS", "Arm", "Comparison", "Run", "hv_at", "hv_curve", "reach_time"]
 
@@ -94,6 +97,19 @@ def _replayed(table: CurveTable, arm: Arm, seed: int, horizon_s: float) -> Run:
     return Run(arm.label, seed, result.completed, counts)
 
 
+#: The most seeds a comparison runs (each replays every arm once; ``search replay`` runs 20):
+#: the runs of every seed are held in memory until the figures are read.
+MAX_SEEDS = 10_000
+
+
+def usable_jobs(jobs: int) -> int:
+    """``jobs`` but at most the CPU cores this process may run on (its affinity): replays
+    are pure computation, so more processes than cores only contend for them."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    return max(1, min(jobs, cores))
+
+
 @dataclass
 class Comparison:
     """Every arm's runs on the same seeds and horizon, and the figures read from them."""
@@ -115,8 +131,18 @@ class Comparison:
         jobs: int = 1,
         progress: Callable[[Run], None] | None = None,
     ) -> Comparison:
-        """Runs every arm on every seed (the first arm is the baseline), ``jobs`` at once."""
-        seeds = list(seeds)
+        """Runs every arm on every seed (the first arm is the baseline), ``jobs`` at once (at
+        most :func:`usable_jobs`).
+
+        Raises:
+            ConfigError: more than :data:`MAX_SEEDS` seeds, or a table with no feasible row
+                to measure hypervolumes on (refused before any replay).
+        """
+        seeds = list(itertools.islice(seeds, MAX_SEEDS + 1))
+        if len(seeds) > MAX_SEEDS:
+            raise ConfigError(f"more than {MAX_SEEDS:,} seeds; allowed: 1 to {MAX_SEEDS:,}")
+        table.bounds()  # the scale of every figure: none, nothing to compare
+        jobs = usable_jobs(jobs)
         work = [(arm, seed) for seed in seeds for arm in arms]
         runs: dict[str, list[Run]] = {arm.label: [] for arm in arms}
         if jobs > 1:

@@ -161,8 +161,18 @@ class CurveTable:
 
     def bounds(self) -> dict[str, tuple[float, float]]:
         """``(lo, hi)`` per objective over the feasible rows' final values: the common scale
-        of every hypervolume the lab compares on this table."""
+        of every hypervolume the lab compares on this table.
+
+        Raises:
+            ConfigError: no row is feasible (a hypervolume counts feasible trials only).
+        """
         final = self.final_values()[self.feasible()]
+        if not len(final):
+            raise ConfigError(
+                f"search {self.name!r}: none of its {len(self.rows)} trial(s) that trained the "
+                "full schedule met its constraints, so there is no feasible front to measure "
+                "hypervolumes on: nothing to compare"
+            )
         out = {}
         for j, name in enumerate(self.names):
             lo, hi = float(np.min(final[:, j])), float(np.max(final[:, j]))

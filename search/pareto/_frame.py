@@ -24,6 +24,7 @@ from search.record import (
     TrialRecord,
     read_study,
     recommendation_of,
+    value_names,
 )
 
 __all__ = [
@@ -94,8 +95,7 @@ def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:
     stored = study.user_attrs.get(StudyAttr.OBJECTIVES)
     if stored:
         return [(str(name), str(direction)) for name, direction in stored]
-    names = study.metric_names or [f"values_{i}" for i in range(len(study.directions))]
-    return [(n, d.name.lower()) for n, d in zip(names, study.directions, strict=True)]
+    return [(n, d.name.lower()) for n, d in zip(value_names(study), study.directions, strict=True)]
 
 
 def direction_of(name: str, objectives: Sequence[tuple[str, str]] | None = None) -> str:

@@ -48,11 +48,13 @@ if TYPE_CHECKING:
     from search.record._records import TrialRecord as TrialRecord
     from search.record._records import conditions_of as conditions_of
     from search.record._records import constraints_of as constraints_of
+    from search.record._records import curve_of as curve_of
     from search.record._records import metrics_of as metrics_of
     from search.record._records import plain as plain
     from search.record._records import read_study as read_study
     from search.record._records import read_trial as read_trial
     from search.record._records import record_metrics as record_metrics
+    from search.record._records import value_names as value_names
     from search.record._schema import OUTCOMES as OUTCOMES
     from search.record._schema import RUN_FOLDER as RUN_FOLDER
     from search.record._schema import TRIAL_STATES as TRIAL_STATES
@@ -108,6 +110,7 @@ _SHARED = {
     "conditions_of": "search.record._records",
     "constraints_of": "search.record._records",
     "counts": "search.record._counting",
+    "curve_of": "search.record._records",
     "disk_full": "search.record._counting",
     "enqueue_start": "search.record._study",
     "epoch_values": "search.record._curves",
@@ -133,6 +136,7 @@ _SHARED = {
     "rung_history": "search.record._curves",
     "screened": "search.record._counting",
     "set_metric_names": "search.record._study",
+    "value_names": "search.record._records",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -4,12 +4,13 @@ it: per epoch, its objective vector, its constraint violation and whether it was
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import optuna
 
-from search.record._records import metrics_of
+from search.record._records import curve_of, metrics_of
 from search.record._schema import TrialAttr
 
 __all__ = ["EpochPoint", "epoch_values", "final_violation", "rung_history"]
@@ -46,19 +47,26 @@ def epoch_values(
     where it has one: accuracy, loss; else the trial's recorded metric: the cost indicators,
     the same at every epoch), the violation the epoch reported (else the trial's final one)
     and whether it was no better than chance. Empty when the trial recorded no curve."""
-    curve = trial.user_attrs.get(TrialAttr.CURVE) or []
+    curve = curve_of(trial)
     if not curve:
         return {}
     metrics = metrics_of(trial)
     final = final_violation(trial)
     return {
         int(p["epoch"]): EpochPoint(
-            [float(p.get(n, metrics.get(n, math.nan))) for n in objectives],
-            float(p.get("violation", final)),
+            [_number(p.get(n, metrics.get(n))) for n in objectives],
+            _number(p.get("violation", final)),
             bool(p.get("at_chance")),
         )
         for p in curve
     }
+
+
+def _number(value: object) -> float:
+    """A stored value as a float; NaN where it is none (a damaged point reads as unknown)."""
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return math.nan
 
 
 def final_violation(trial: optuna.trial.FrozenTrial) -> float:

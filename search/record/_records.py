@@ -35,19 +35,21 @@ from typing import Any
 
 import optuna
 
-from search.record._schema import Metric, OptunaAttr, TrialAttr
+from search.record._schema import Metric, OptunaAttr, StudyAttr, TrialAttr
 
 __all__ = [
     "StudyRecords",
     "TrialRecord",
     "conditions_of",
     "constraints_of",
+    "curve_of",
     "metric_attrs",
     "metrics_of",
     "plain",
     "read_study",
     "read_trial",
     "record_metrics",
+    "value_names",
 ]
 
 
@@ -195,23 +197,48 @@ def constraints_of(study: optuna.Study) -> tuple[str, ...]:
     return tuple(str(c) for c in study.user_attrs.get(TrialAttr.CONSTRAINTS) or [])
 
 
+def value_names(study: optuna.Study) -> list[str]:
+    """The names of a study's Optuna values: its metric names, else ``values_<i>``."""
+    return list(study.metric_names or [f"values_{i}" for i in range(len(study.directions))])
+
+
 def read_study(study: optuna.Study) -> StudyRecords:
     """Every trial of ``study`` as a :class:`TrialRecord`, in trial-number order (the study's
-    attributes are read once)."""
+    attributes are read once). A study npas did not record (no stored objectives: one made
+    with Optuna alone) has its trials' values read as metrics under :func:`value_names`."""
     constraints = constraints_of(study)
     conditions = conditions_of(study)
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
+    names = () if study.user_attrs.get(StudyAttr.OBJECTIVES) else value_names(study)
     return StudyRecords(
         constraints,
         {k: plain(v) for k, v in conditions.items()},
-        tuple(read_trial(t, conditions, constraints) for t in trials),
+        tuple(read_trial(t, conditions, constraints, values_as=names) for t in trials),
     )
+
+
+def curve_of(trial: optuna.trial.FrozenTrial) -> list[dict[str, Any]]:
+    """A trial's learning curve as stored, keeping only its well-formed points: dicts whose
+    ``epoch`` is a whole number >= 1 (``3`` or ``3.0``; a damaged ``curve`` attribute, edited
+    or written by other code, reads as the points that are whole, or none, never an error)."""
+    stored = trial.user_attrs.get(TrialAttr.CURVE)
+    if not isinstance(stored, list):
+        return []
+    return [p for p in stored if isinstance(p, dict) and _whole_epoch(p.get("epoch"))]
+
+
+def _whole_epoch(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    return math.isfinite(value) and float(value).is_integer() and float(value) >= 1
 
 
 def read_trial(
     trial: optuna.trial.FrozenTrial,
     conditions: Mapping[str, Any] | None = None,
     constraints: Sequence[str] = (),
+    *,
+    values_as: Sequence[str] = (),
 ) -> TrialRecord:
     """One stored trial as a :class:`TrialRecord`.
 
@@ -219,15 +246,20 @@ def read_trial(
         trial: The trial.
         conditions: :func:`conditions_of` its study; None: only those the trial holds.
         constraints: :func:`constraints_of` its study (names its violations).
+        values_as: Names under which its Optuna values are metrics where it recorded none of
+            that name (a study made with Optuna alone: :func:`value_names`).
     """
     found = metrics_of(trial, conditions)
+    if trial.values is not None and len(values_as) == len(trial.values):
+        for name, value in zip(values_as, trial.values, strict=True):
+            found.setdefault(name, value)
     metrics = {k: plain(v) for k, v in found.items() if not k.startswith(Metric.CONDITION_PREFIX)}
     own = {k: plain(v) for k, v in found.items() if k.startswith(Metric.CONDITION_PREFIX)}
     complete = trial.state == optuna.trial.TrialState.COMPLETE
     violations = _violations(trial, metrics, constraints)
     feasible = complete and _feasible(trial, metrics, violations)
     error = trial.user_attrs.get(TrialAttr.ERROR) or trial.system_attrs.get(OptunaAttr.FAIL_REASON)
-    curve = tuple(p for p in trial.user_attrs.get(TrialAttr.CURVE) or [] if isinstance(p, dict))
+    curve = tuple(curve_of(trial))
     decisions = trial.user_attrs.get(TrialAttr.DECISIONS)
     stopped = trial.user_attrs.get(TrialAttr.STOPPED)
     return TrialRecord(

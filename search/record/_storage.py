@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import atexit
 import functools
+import sqlite3
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -24,6 +26,8 @@ __all__ = ["created_meanwhile", "open_storage", "read_storage"]
 
 #: Tries to open a new storage that other launches are creating at the same time.
 _OPEN_TRIES = 5
+#: Seconds a write to a SQLite storage waits for another process's lock before it fails.
+LOCK_WAIT_S = 60
 
 
 def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStorage:
@@ -32,8 +36,9 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
     SQLite files are switched to write-ahead logging with ``synchronous=NORMAL``: a trial's
     dozen small commits then cost ~5x less (no fsync per commit; a killed process still loses
     nothing committed), readers such as the dashboard do not block the search, and writers
-    wait for a lock (60 s) instead of failing. Launches that start together on a new storage
-    may all open it (each is retried while another creates Optuna's tables).
+    wait for a lock (:data:`LOCK_WAIT_S`) instead of failing, saying so at once on stderr when
+    another process holds the lock as the storage is opened. Launches that start together on a
+    new storage may all open it (each is retried while another creates Optuna's tables).
 
     Args:
         url: The storage.
@@ -46,7 +51,7 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
             installed (``postgresql://``: psycopg, ``npas[postgres]``).
     """
     sqlite = url.startswith("sqlite")
-    kwargs = {"connect_args": {"timeout": 60}} if sqlite else None
+    kwargs = {"connect_args": {"timeout": LOCK_WAIT_S}} if sqlite else None
     try:
         parsed = connect_url(url)
         if parsed.get_driver_name() in EXTRAS:  # psycopg: the postgres extra's driver
@@ -66,10 +71,33 @@ def open_storage(url: str, *, checked: bool = False) -> optuna.storages.RDBStora
             "a SQLAlchemy URL such as sqlite:///runs/npas.db or postgresql://user@host/db"
         ) from None
     if sqlite:
+        if not checked:
+            _say_if_locked(storage.engine.url.database, url)
         sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
         storage.engine.dispose()  # reconnect with the pragmas
         _closed_at_exit(storage.engine)
     return storage
+
+
+def _say_if_locked(database: str | None, url: str) -> None:
+    """Says on stderr, at once, that another process holds the SQLite file's write lock (a
+    long transaction, a tool that opened it): the writes that follow wait for it, and a launch
+    sat silent for half a minute. A probe that waits for nothing and changes nothing."""
+    if not database or database == ":memory:" or not Path(database).is_file():
+        return
+    try:
+        probe = sqlite3.connect(f"{Path(database).absolute().as_uri()}?mode=rw", uri=True,
+                                timeout=0, isolation_level=None)  # fmt: skip
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+        finally:
+            probe.close()
+    except sqlite3.OperationalError as err:
+        if "locked" in str(err) or "busy" in str(err):
+            print(f"[npas] storage {masked_url(url)!r} is locked by another process (a write "
+                  f"in progress, or a program holding it open in a transaction); waiting for "
+                  f"it, up to {LOCK_WAIT_S} s …", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _closed_at_exit(engine: sqlalchemy.engine.Engine) -> None:

@@ -24,8 +24,12 @@ def no_room(out: Path) -> bool:
 
 
 def run_folder(out: str) -> Path:
-    """The run folder, created and writable, or a ConfigError naming what is wrong."""
-    folder = Path(out).expanduser().resolve()
+    """The run folder, created and writable, or a ConfigError naming what is wrong (a symlink
+    loop among them: ``Path.resolve`` raised a RuntimeError there)."""
+    folder = Path(os.path.realpath(Path(out).expanduser()))
+    if folder.is_symlink():  # realpath stops at a link only when it loops
+        raise ConfigError(f"out: got {out!r}, a symlink loop (a link that leads back to itself); "
+                          "allowed: a folder")  # fmt: skip
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"out: got {out!r}, which is a file; allowed: a folder")
     try:

@@ -36,7 +36,7 @@ from ray.tune.search import Searcher
 from search._compat import trial_id_of
 from search.config import TrialConfig
 from search.optimisers import Optimiser, point_params
-from search.record import DISK_FULL, Metric, RayKey, TrialAttr
+from search.record import DISK_FULL, Metric, RayKey, TrialAttr, curve_of
 from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
 from search.run._limits import OUT_OF_TIME, TrialLimits
@@ -251,7 +251,7 @@ class NpasSearcher(Searcher):
         if self.recorder is not None and not self.recorder.adopt(number):
             return self._finished()
         self._live[trial_id] = optuna.trial.Trial(study, trial_id_of(study, number))
-        self._curves[trial_id] = list(frozen.user_attrs.get(TrialAttr.CURVE, []))
+        self._curves[trial_id] = curve_of(frozen)
         self.resumed.append(number)
         trial_config = TrialConfig.from_dict(frozen.user_attrs[TrialAttr.CONFIG])
         resume = str(folder)

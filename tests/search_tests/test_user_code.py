@@ -6,8 +6,10 @@ calling ``sys.exit``, files named like a module already imported)."""
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +197,36 @@ def test_search_check_runs_the_launch_checks_and_creates_nothing(tmp_path):
         )  # fmt: skip
         assert run.returncode == code, run.stderr[-3000:]
     assert "returned 'small'" in run.stderr and not (tmp_path / "runs").exists()
+
+
+#: The ``search`` script's own body (the console script pip writes runs exactly this).
+SCRIPT = "import sys\nfrom search.cli import main\nsys.exit(main())\n"
+QUICK_DB = ROOT / "tests" / "search_tests" / "lab" / "digits-quick.db.gz"
+
+
+@pytest.mark.slow  # `search check` and `search replay` in fresh interpreters importing torch
+@pytest.mark.parametrize("command", ["check", "replay"])
+def test_a_user_thread_that_never_ends_keeps_no_command_waiting(tmp_path, command):
+    """A user module that starts a thread that is not a daemon (and sleeps an hour): the
+    ``search`` script ends once its command is done (before, it printed its result and waited
+    on the thread for ever; ``subprocess.run`` kills it by pid when the time is up)."""
+    (tmp_path / "spin.py").write_text(
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(3600,), name='users-own').start()\n"
+    )
+    if command == "check":
+        config = {"dataset": "digits", "space": {"family": ["mlp"]}, "imports": ["spin.py"]}
+        (tmp_path / "search.yaml").write_text(json.dumps(config))
+        argv = ["check", "search.yaml"]
+    else:
+        with gzip.open(QUICK_DB, "rb") as src, open(tmp_path / "npas.db", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        argv = ["replay", "--run", ".", "--import", "spin.py", "--seeds", "1", "--jobs", "1"]
+    try:
+        run = subprocess.run([sys.executable, "-c", SCRIPT, *argv], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=150,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    except subprocess.TimeoutExpired as hung:
+        raise AssertionError(f"`search {command}` did not exit: {hung.stdout!r}") from None
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert ("are valid (nothing was created" if command == "check" else "What if") in run.stdout
