@@ -9,6 +9,7 @@ search.trial.run_trial called directly: the Ray path is covered once in test_cli
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -286,3 +287,28 @@ def test_pareto_and_export_of_a_search_without_completed_trials_say_so(tmp_path:
         export_bundle(study, tmp_path / "b")
     with pytest.raises(ConfigError, match="no completed trial"):
         front_table(study)
+
+
+@pytest.mark.parametrize("where", ["read-only", "file", "full"])
+def test_train_to_an_out_it_cannot_write_is_refused_before_training(bundle, tmp_path, capsys,
+                                                                    where):  # fmt: skip
+    # Before, every epoch trained, then a traceback (a full disk: a 0-byte trained/model.pt).
+    from tests.search_tests.disks import full, read_only
+
+    folder = tmp_path / "dest"
+    with contextlib.ExitStack() as stack:
+        if where == "read-only":
+            stack.enter_context(read_only(folder))
+        elif where == "full":
+            stack.enter_context(full(folder))
+        else:
+            folder.write_text("mine", encoding="utf-8")
+        args = ["train", str(bundle.folder), "--epochs", "1", "--out", str(folder)]
+        assert main(args) == 1
+        captured = capsys.readouterr()
+        assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured
+        assert "OutputError: --out" in captured.err
+        if where == "full":
+            assert sorted(p.name for p in folder.iterdir()) == ["filler"]
+        elif where == "file":
+            assert folder.read_text(encoding="utf-8") == "mine"
