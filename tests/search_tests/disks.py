@@ -48,3 +48,17 @@ def full(folder: Path) -> Iterator[Path]:
         finally:
             os.close(fd)
         yield folder
+
+
+@contextlib.contextmanager
+def bound_read_only(folder: Path) -> Iterator[Path]:
+    """``folder`` (with what it holds) bind-mounted on itself read-only, as a finished run
+    copied to read-only media or shared read-only is: root cannot write it either."""
+    subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True,
+                   capture_output=True)  # fmt: skip
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True,
+                       capture_output=True)  # fmt: skip
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)
