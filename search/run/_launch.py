@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +50,14 @@ from search.run._bound import bound_optimiser, constraint_keys
 from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._ending import Ending, conclude
-from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
+from search.run._interrupts import (
+    STOP_GRACE_S,
+    StopRequested,
+    interrupted,
+    ray_exit,
+    sigterm_as_sigint,
+    sigterm_held,
+)
 from search.run._limits import TrialLimits
 from search.run._outcome import OutcomeReader
 from search.run._ray_session import (
@@ -214,74 +223,108 @@ def _launch_leased(
         config, study, seed=config.seed + len(study.trials), scheduler=config.scheduler.name
     )
     enqueue_start(optimiser.study, config.start)  # the points a user knows, before any proposal
-    with Stage(starting(config.address), enabled=progress):
-        started = start_ray(config.address, config.imports)
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
-    try:
-        fences = [f.check for f in (identity, lease) if f is not None]
-        writer = StudyWriter(rdb, config.name, fences=fences)
-        cost = SearchCost(config.limits)
-        deaths = WorkerDeaths(ray_logs())
-        recorder = StudyRecorder(writer)
-        searcher = NpasSearcher(
-            optimiser,
-            outcomes=OutcomeReader(
-                config.objectives, keys, logs=str(out / "ray" / config.name), deaths=deaths
-            ),
-            trial_config=_TrialConfigOf(config, out / config.name / "trials"),
-            recorder=recorder,
-            cost=cost,
-            limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
-            resumes=resumes,
-            screen=_screen(config, trial_fn),
-            repair=config.repair,
-        )
 
-        def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly
-            # Ends with 128 + signum even when recording the cut trials fails or hangs (a
-            # storage a loaded machine answers slowly): the exit code is the promise.
-            last = threading.Timer(STOP_GRACE_S, os._exit, args=(128 + signum,))
-            last.daemon = True
-            last.start()
-            try:
-                print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
-                      flush=True)  # fmt: skip
-            finally:
-                os._exit(128 + signum)
-
+    def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly
+        # Ends with 128 + signum even when recording the cut trials fails or hangs (a
+        # storage a loaded machine answers slowly): the exit code is the promise.
+        last = threading.Timer(STOP_GRACE_S, os._exit, args=(128 + signum,))
+        last.daemon = True
+        last.start()
         try:
-            with sigterm_as_sigint(received, stuck), deaths:
-                ran = run_tuner(config, searcher, recorder, study, out, remaining, trial_fn,
-                                progress)  # fmt: skip
-        except Exception:
-            if "signum" in received:  # what Ray raised on its way down after a stop (its GCS
-                ran = 0  # killed with the process group) is the stop's: it ends as stopped
-            # Ray Tune reads back files it wrote to the run folder (a trial's error), and one
-            # written to a full disk is empty: its error is the disk's, the search has ended.
-            elif searcher.full or no_room(out):
-                ran, received["full"] = 0, True
-            else:
-                raise
+            print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
+                  flush=True)  # fmt: skip
         finally:
-            with contextlib.suppress(StorageWriteError):  # kept in writer.error
-                writer.confirm()  # nothing below writes to a storage that is not the search's
-            if writer.error is None:
-                record_cost(study, cost)
-        if isinstance(writer.error, StorageLost):
-            raise lost_report(writer.error, search=config.name, held=held,
-                              started=writer.numbers, ray_folder=out / "ray" / config.name,
-                              trials_folder=out / config.name / "trials") from None  # fmt: skip
-        if writer.error is not None:
-            raise writer.error
-        ending = Ending.of(searcher, ran=ran, remaining=remaining, resumes=list(resumes),
-                           disk_full=bool(received.get("full")), signum=received.get("signum"))
-        conclude(ending, study, config, out, progress)
-    finally:
-        if started:
-            stop_ray()
-        if "timer" in received:  # the stop ended in time
-            received["timer"].cancel()
+            os._exit(128 + signum)
+
+    # A SIGTERM while Ray starts, or after Ray Tune's run, stops the search as one during it
+    # does (exit 143, the summary): ray.init's own handler would exit with code 15.
+    started = False
+    with sigterm_held(received, stuck) as hold:
+        try:
+            started = _start_ray(config, progress, received, hold)
+            fences = [f.check for f in (identity, lease) if f is not None]
+            writer = StudyWriter(rdb, config.name, fences=fences)
+            cost = SearchCost(config.limits)
+            deaths = WorkerDeaths(ray_logs())
+            recorder = StudyRecorder(writer)
+            searcher = NpasSearcher(
+                optimiser,
+                outcomes=OutcomeReader(
+                    config.objectives, keys, logs=str(out / "ray" / config.name), deaths=deaths
+                ),
+                trial_config=_TrialConfigOf(config, out / config.name / "trials"),
+                recorder=recorder,
+                cost=cost,
+                limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
+                resumes=resumes,
+                screen=_screen(config, trial_fn),
+                repair=config.repair,
+            )
+
+            try:
+                with sigterm_as_sigint(received, stuck), deaths:
+                    ran = run_tuner(config, searcher, recorder, study, out, remaining, trial_fn,
+                                    progress)  # fmt: skip
+            except Exception:
+                if "signum" in received:  # what Ray raised on its way down after a stop (its
+                    ran = 0  # GCS killed with the process group) is the stop's: ends as stopped
+                # Ray Tune reads back files it wrote to the run folder (a trial's error), and
+                # one written to a full disk is empty: its error is the disk's; the search ended.
+                elif searcher.full or no_room(out):
+                    ran, received["full"] = 0, True
+                else:
+                    raise
+            finally:
+                with contextlib.suppress(StorageWriteError):  # kept in writer.error
+                    writer.confirm()  # nothing below writes to a storage not the search's
+                if writer.error is None:
+                    record_cost(study, cost)
+            if isinstance(writer.error, StorageLost):
+                raise lost_report(writer.error, search=config.name, held=held,
+                                  started=writer.numbers, ray_folder=out / "ray" / config.name,
+                                  trials_folder=out / config.name / "trials",
+                                  ) from None  # fmt: skip
+            if writer.error is not None:
+                raise writer.error
+            ending = Ending.of(searcher, ran=ran, remaining=remaining, resumes=list(resumes),
+                               disk_full=bool(received.get("full")), signum=received.get("signum"))
+            conclude(ending, study, config, out, progress)
+        except StopRequested as stop:
+            raise interrupted(study, config, stop.signum) from None
+        finally:
+            if started:
+                stop_ray()
+            if "timer" in received:  # the stop ended in time
+                received["timer"].cancel()
     return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+def _start_ray(
+    config: SearchConfig, progress: bool, received: dict[str, Any], hold: Callable[[], None]
+) -> bool:
+    """:func:`start_ray`, its SIGTERM taken as a stop: ``ray.init`` installs a handler that
+    calls ``sys.exit(15)`` (put back to npas's with ``hold`` once it returns); a Ray half
+    started when the signal came is shut down before the stop is raised."""
+    import ray
+
+    before = ray.is_initialized()
+    try:
+        with Stage(starting(config.address), enabled=progress):
+            started = start_ray(config.address, config.imports)
+    except (StopRequested, SystemExit) as err:
+        hold()  # a second SIGTERM meanwhile is the same stop's
+        if isinstance(err, SystemExit) and not ray_exit(err):
+            raise
+        received.setdefault("signum", signal.SIGTERM)
+        if not before:
+            if ray.is_initialized():
+                stop_ray()
+            else:  # killed mid-start: the processes it started, if any
+                ray.shutdown()
+        raise StopRequested(received["signum"]) from None
+    hold()
+    return started
 
 
 class _Resumable:
