@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,6 +219,8 @@ def _launch_leased(
     remaining = config.trials - trials_counted(study)
     if remaining <= 0:
         return study
+    if held == 0:  # a new search: the trial folders of a deleted one of its name stay whole
+        _set_aside(out / config.name / "trials", config.name)
     # A resumed search must not replay the first launch's random stream.
     optimiser = bound_optimiser(
         config, study, seed=config.seed + len(study.trials), scheduler=config.scheduler.name
@@ -298,6 +301,25 @@ def _launch_leased(
             if "timer" in received:  # the stop ended in time
                 received["timer"].cancel()
     return optuna.load_study(study_name=config.name, storage=rdb)
+
+
+def _set_aside(folder: Path, name: str) -> None:
+    """Moves ``folder`` (a search's trial folders) to a name of its own when it holds files
+    while the storage holds no trial of the search: they are a deleted search's (``search
+    delete`` keeps them, and says so), whose ``model.pt`` files the new trials 0, 1, …
+    would overwrite."""
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    target = folder.with_name(f"{folder.name}-before-{stamp}")
+    for n in range(1, 100):
+        if not target.exists():
+            break
+        target = folder.with_name(f"{folder.name}-before-{stamp}-{n}")
+    folder.rename(target)
+    print(f"[npas] {folder} held the trials of an earlier search {name!r} that its storage "
+          f"no longer holds (deleted): moved to {target}, so that no file of it is "
+          "overwritten", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _start_ray(
