@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STOP_GRACE_S",
+    "SigtermHeld",
     "StopRequested",
     "interrupted",
     "ray_exit",
     "sigint_kept",
     "sigterm_as_sigint",
-    "sigterm_held",
 ]
 
 #: Seconds a stopped search has to end cleanly before it ends itself (see sigterm_as_sigint).
@@ -84,31 +84,37 @@ def ray_exit(err: SystemExit) -> bool:
     return err.code == signal.SIGTERM
 
 
-@contextlib.contextmanager
-def sigterm_held(
-    received: dict[str, Any], stuck: Callable[[int], None]
-) -> Iterator[Callable[[], None]]:
-    """Around all a launch does with Ray, outside :func:`sigterm_as_sigint`'s window: the first
-    SIGTERM raises :class:`StopRequested` (its grace timer started, as in the window), a later
-    one is ignored (the stop is under way). Yields a function that puts this handler back,
-    to call once ``ray.init`` has installed its own (``sys.exit(signum)``: an exit with code
-    15 and no summary, where 143 and the summary are documented)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: None
-        return
+class SigtermHeld:
+    """npas's SIGTERM handler for all a launch does with Ray, outside
+    :func:`sigterm_as_sigint`'s window (installed when made, the one before put back by
+    :meth:`restore`): the first SIGTERM raises :class:`StopRequested` (its grace timer
+    started, as in the window), a later one is ignored (the stop is under way). ``ray.init``
+    installs its own (``sys.exit(signum)``: an exit with code 15 and no summary, where 143
+    and the summary are documented): :meth:`hold` puts npas's back."""
 
-    def stop(signum: int, _frame: Any) -> None:
-        if _first(received, stuck, signum):
+    def __init__(self, received: dict[str, Any], stuck: Callable[[int], None]) -> None:
+        self._received, self._stuck = received, stuck
+        self._main = threading.current_thread() is threading.main_thread()
+        self._before = signal.signal(signal.SIGTERM, self._stop) if self._main else None
+
+        self._ending = False
+
+    def _stop(self, signum: int, _frame: Any) -> None:
+        if _first(self._received, self._stuck, signum) and not self._ending:
             raise StopRequested(signum)
 
-    def hold() -> None:
-        signal.signal(signal.SIGTERM, stop)
+    def hold(self) -> None:
+        if self._main:
+            signal.signal(signal.SIGTERM, self._stop)
 
-    before = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield hold
-    finally:
-        signal.signal(signal.SIGTERM, before)
+    def ending(self) -> None:
+        """From now on a SIGTERM raises nothing (Ray is being shut down, the launch ends
+        anyway; its grace timer still bounds the end)."""
+        self._ending = True
+
+    def restore(self) -> None:
+        if self._main and self._before is not None:
+            signal.signal(signal.SIGTERM, self._before)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,11 +52,11 @@ from search.run._deaths import WorkerDeaths
 from search.run._ending import Ending, conclude
 from search.run._interrupts import (
     STOP_GRACE_S,
+    SigtermHeld,
     StopRequested,
     interrupted,
     ray_exit,
     sigterm_as_sigint,
-    sigterm_held,
 )
 from search.run._limits import TrialLimits
 from search.run._outcome import OutcomeReader
@@ -242,64 +241,65 @@ def _launch_leased(
 
     # A SIGTERM while Ray starts, or after Ray Tune's run, stops the search as one during it
     # does (exit 143, the summary): ray.init's own handler would exit with code 15.
+    held_term = SigtermHeld(received, stuck)
     started = False
-    with sigterm_held(received, stuck) as hold:
-        try:
-            started = _start_ray(config, progress, received, hold)
-            fences = [f.check for f in (identity, lease) if f is not None]
-            writer = StudyWriter(rdb, config.name, fences=fences)
-            cost = SearchCost(config.limits)
-            deaths = WorkerDeaths(ray_logs())
-            recorder = StudyRecorder(writer)
-            searcher = NpasSearcher(
-                optimiser,
-                outcomes=OutcomeReader(
-                    config.objectives, keys, logs=str(out / "ray" / config.name), deaths=deaths
-                ),
-                trial_config=_TrialConfigOf(config, out / config.name / "trials"),
-                recorder=recorder,
-                cost=cost,
-                limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
-                resumes=resumes,
-                screen=_screen(config, trial_fn),
-                repair=config.repair,
-            )
+    try:
+        started = _start_ray(config, progress, received, held_term)
+        fences = [f.check for f in (identity, lease) if f is not None]
+        writer = StudyWriter(rdb, config.name, fences=fences)
+        cost = SearchCost(config.limits)
+        deaths = WorkerDeaths(ray_logs())
+        recorder = StudyRecorder(writer)
+        searcher = NpasSearcher(
+            optimiser,
+            outcomes=OutcomeReader(
+                config.objectives, keys, logs=str(out / "ray" / config.name), deaths=deaths
+            ),
+            trial_config=_TrialConfigOf(config, out / config.name / "trials"),
+            recorder=recorder,
+            cost=cost,
+            limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
+            resumes=resumes,
+            screen=_screen(config, trial_fn),
+            repair=config.repair,
+        )
 
-            try:
-                with sigterm_as_sigint(received, stuck), deaths:
-                    ran = run_tuner(config, searcher, recorder, study, out, remaining, trial_fn,
-                                    progress)  # fmt: skip
-            except Exception:
-                if "signum" in received:  # what Ray raised on its way down after a stop (its
-                    ran = 0  # GCS killed with the process group) is the stop's: ends as stopped
-                # Ray Tune reads back files it wrote to the run folder (a trial's error), and
-                # one written to a full disk is empty: its error is the disk's; the search ended.
-                elif searcher.full or no_room(out):
-                    ran, received["full"] = 0, True
-                else:
-                    raise
-            finally:
-                with contextlib.suppress(StorageWriteError):  # kept in writer.error
-                    writer.confirm()  # nothing below writes to a storage not the search's
-                if writer.error is None:
-                    record_cost(study, cost)
-            if isinstance(writer.error, StorageLost):
-                raise lost_report(writer.error, search=config.name, held=held,
-                                  started=writer.numbers, ray_folder=out / "ray" / config.name,
-                                  trials_folder=out / config.name / "trials",
-                                  ) from None  # fmt: skip
-            if writer.error is not None:
-                raise writer.error
-            ending = Ending.of(searcher, ran=ran, remaining=remaining, resumes=list(resumes),
-                               disk_full=bool(received.get("full")), signum=received.get("signum"))
-            conclude(ending, study, config, out, progress)
-        except StopRequested as stop:
-            raise interrupted(study, config, stop.signum) from None
+        try:
+            with sigterm_as_sigint(received, stuck), deaths:
+                ran = run_tuner(config, searcher, recorder, study, out, remaining, trial_fn,
+                                progress)  # fmt: skip
+        except Exception:
+            if "signum" in received:  # what Ray raised on its way down after a stop (its GCS
+                ran = 0  # killed with the process group) is the stop's: it ends as stopped
+            # Ray Tune reads back files it wrote to the run folder (a trial's error), and one
+            # written to a full disk is empty: its error is the disk's, the search has ended.
+            elif searcher.full or no_room(out):
+                ran, received["full"] = 0, True
+            else:
+                raise
         finally:
-            if started:
-                stop_ray()
-            if "timer" in received:  # the stop ended in time
-                received["timer"].cancel()
+            with contextlib.suppress(StorageWriteError):  # kept in writer.error
+                writer.confirm()  # nothing below writes to a storage that is not the search's
+            if writer.error is None:
+                record_cost(study, cost)
+        if isinstance(writer.error, StorageLost):
+            raise lost_report(writer.error, search=config.name, held=held,
+                              started=writer.numbers, ray_folder=out / "ray" / config.name,
+                              trials_folder=out / config.name / "trials") from None  # fmt: skip
+        if writer.error is not None:
+            raise writer.error
+        ending = Ending.of(searcher, ran=ran, remaining=remaining, resumes=list(resumes),
+                           disk_full=bool(received.get("full")), signum=received.get("signum"))
+        conclude(ending, study, config, out, progress)
+    except StopRequested as stop:
+        raise interrupted(study, config, stop.signum) from None
+    finally:
+        held_term.ending()
+        if started:
+            stop_ray()
+        if "timer" in received:  # the stop ended in time
+            received["timer"].cancel()
+        held_term.restore()
     return optuna.load_study(study_name=config.name, storage=rdb)
 
 
@@ -323,10 +323,10 @@ def _set_aside(folder: Path, name: str) -> None:
 
 
 def _start_ray(
-    config: SearchConfig, progress: bool, received: dict[str, Any], hold: Callable[[], None]
+    config: SearchConfig, progress: bool, received: dict[str, Any], held: SigtermHeld
 ) -> bool:
     """:func:`start_ray`, its SIGTERM taken as a stop: ``ray.init`` installs a handler that
-    calls ``sys.exit(15)`` (put back to npas's with ``hold`` once it returns); a Ray half
+    calls ``sys.exit(15)`` (npas's put back once it returns); a Ray half
     started when the signal came is shut down before the stop is raised."""
     import ray
 
@@ -335,7 +335,7 @@ def _start_ray(
         with Stage(starting(config.address), enabled=progress):
             started = start_ray(config.address, config.imports)
     except (StopRequested, SystemExit) as err:
-        hold()  # a second SIGTERM meanwhile is the same stop's
+        held.hold()  # a second SIGTERM meanwhile is the same stop's
         if isinstance(err, SystemExit) and not ray_exit(err):
             raise
         received.setdefault("signum", signal.SIGTERM)
@@ -345,7 +345,7 @@ def _start_ray(
             else:  # killed mid-start: the processes it started, if any
                 ray.shutdown()
         raise StopRequested(received["signum"]) from None
-    hold()
+    held.hold()
     return started
 
 
