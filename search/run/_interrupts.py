@@ -95,9 +95,8 @@ class SigtermHeld:
     def __init__(self, received: dict[str, Any], stuck: Callable[[int], None]) -> None:
         self._received, self._stuck = received, stuck
         self._main = threading.current_thread() is threading.main_thread()
-        self._before = signal.signal(signal.SIGTERM, self._stop) if self._main else None
-
         self._ending = False
+        self._before = signal.signal(signal.SIGTERM, self._stop) if self._main else None
 
     def _stop(self, signum: int, _frame: Any) -> None:
         if _first(self._received, self._stuck, signum) and not self._ending:
