@@ -615,7 +615,8 @@ def _report_command(run: Path, out: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("where", ["read-only", "file", "full"])
-def test_a_report_it_cannot_write_is_refused_before_any_plot(report, tmp_path, where):
+def test_a_report_it_cannot_write_is_refused_before_any_plot(report, tmp_path, capsys, where):
+    from search.cli import main
     from tests.search_tests.disks import full, read_only
 
     run = report[1]["report.html"].parent.parent  # the fixture's npas.db
@@ -627,11 +628,11 @@ def test_a_report_it_cannot_write_is_refused_before_any_plot(report, tmp_path, w
             stack.enter_context(full(folder))
         else:
             folder.write_text("mine", encoding="utf-8")
-        done = subprocess.run(_report_command(run, folder), cwd=ROOT, capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
-        assert done.returncode == 1 and done.stdout == "", done
-        assert done.stderr.startswith("search report: OutputError: --out"), done.stderr
-        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert main(_report_command(run, folder)[3:]) == 1
+        done = capsys.readouterr()
+        assert done.out == "", done
+        assert done.err.startswith("search report: OutputError: --out"), done.err
+        assert len(done.err.strip().splitlines()) == 1, done.err
         if where == "full":
             assert sorted(p.name for p in folder.iterdir()) == ["filler"]
 
