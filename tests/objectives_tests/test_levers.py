@@ -298,6 +298,16 @@ def _nan_first(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
+@pytest.fixture(scope="module")
+def cached(digits: Data, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, bytes, list]:
+    """A good teacher file (its name and bytes), made once, and the run that distilled from it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        first = fit(net(), digits, distilling())
+    path = Path(first.config["teacher_targets"])
+    return path.name, path.read_bytes(), untimed(first)
+
+
 @pytest.mark.parametrize(
     "poison",
     [
@@ -309,12 +319,18 @@ def _nan_first(t: torch.Tensor) -> torch.Tensor:
     ids=["flipped-bytes", "nan", "rows", "classes"],
 )
 def test_a_poisoned_teacher_file_is_a_miss_trained_again_and_replaced(
-    digits: Data, monkeypatch: pytest.MonkeyPatch, poison: Any
+    digits: Data, teachers: Path, monkeypatch: pytest.MonkeyPatch, cached: tuple, poison: Any
 ) -> None:
     # Before, each was read: a flipped value trained the student silently on it, a NaN failed
     # every trial with "non-finite training loss" advice, a wrong shape with an IndexError.
     from objectives._distill import read_targets
 
+    name, good, first = cached
+    path = teachers / name
+    teachers.mkdir(parents=True)
+    path.write_bytes(good)
+    blob = torch.load(path, weights_only=True)
+    poison(path)
     taught: list[Data] = []
     real_fit = train_module.fit
 
@@ -323,13 +339,9 @@ def test_a_poisoned_teacher_file_is_a_miss_trained_again_and_replaced(
         return real_fit(model, data, recipe, **options)
 
     monkeypatch.setattr(train_module, "fit", spy)
-    first = fit(net(), digits, distilling())
-    path = Path(first.config["teacher_targets"])
-    blob = torch.load(path, weights_only=True)
-    poison(path)
     again = fit(net(), digits, distilling())
-    assert len(taught) == 2, "the poisoned file was read instead of training the teacher again"
-    assert untimed(again) == untimed(first)
+    assert len(taught) == 1, "the poisoned file was read instead of training the teacher again"
+    assert Path(again.config["teacher_targets"]) == path and untimed(again) == first
     shape = (len(digits.train), 10)
     assert torch.equal(read_targets(path, blob["provenance"], shape), blob["targets"])
-    assert [p.name for p in path.parent.iterdir() if not p.name.endswith(".lock")] == [path.name]
+    assert [p.name for p in teachers.iterdir() if not p.name.endswith(".lock")] == [name]
