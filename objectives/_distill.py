@@ -14,7 +14,14 @@ The file (``torch.save``, loadable with ``weights_only=True``)::
                     train_split: {size, labels_sha256, mean, std, val_size, train_size,
                                   seed}, device, torch},
      "targets": float32 (N, classes) logits on the CPU,
+     "targets_sha256": the SHA-256 of the targets' bytes,
      "teacher": {trained_on: "train", history, train_time_s}}
+
+A file is read only when it is whole and right (:func:`read_targets`): its provenance, the
+checksum of its targets (``torch.load`` checks no CRC: flipped bytes in a tensor load
+silently), their shape (one row per training sample, one column per class) and their values
+(all finite). Anything else is a miss: the teacher is trained again and the file replaced,
+never a distilled trial failing on a poisoned target.
 """
 
 from __future__ import annotations
@@ -35,19 +42,22 @@ from filelock import FileLock
 from objectives._recipe import Teacher
 from objectives._root import cache_home
 from objectives.datasets import Data, Split
+from spaces import ConfigError
 
 __all__ = [
     "TARGETS_FORMAT",
+    "check_teachers_folder",
     "distill_loss",
     "provenance",
     "read_targets",
+    "targets_digest",
     "targets_path",
     "teacher_lock",
     "write_targets",
 ]
 
 #: ``provenance.format`` of a teacher's cached targets.
-TARGETS_FORMAT = "npas-teacher-targets/1"
+TARGETS_FORMAT = "npas-teacher-targets/2"  # /2: with the targets' checksum
 
 
 def distill_loss(
@@ -96,6 +106,30 @@ def targets_path(made_by: Mapping[str, Any]) -> Path:
     return cache_home() / "teachers" / f"{made_by['dataset']}-{key}.pt"
 
 
+def check_teachers_folder() -> Path:
+    """The folder of the teachers' targets, once shown to take a file (written, removed): a
+    search that distils is refused before it starts where it cannot cache its teacher, not
+    trial after trial once it runs.
+
+    Raises:
+        ConfigError: the folder cannot be created or written (read-only, full, no permission).
+    """
+    folder = cache_home() / "teachers"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder) as probe:
+            probe.write(b"\0" * 4096)
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as err:
+        raise ConfigError(
+            f"train.teacher: the teachers' cache {str(folder)!r} cannot be written "
+            f"({err.strerror or type(err).__name__}), so no trial could cache its teacher's "
+            "targets; make it writable, or set XDG_CACHE_HOME to a writable folder"
+        ) from None
+    return folder
+
+
 def teacher_lock(path: Path) -> FileLock:
     """An inter-process lock on the targets at ``path`` (``<path>.lock``, beside it), held
     while one process trains the teacher: without it, every trial that starts before the
@@ -109,19 +143,37 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
-def read_targets(path: Path, made_by: Mapping[str, Any]) -> torch.Tensor | None:
-    """The cached targets at ``path``, or None when there are none or they were made by
-    anything else than ``made_by`` (a hash collision, an edited file: computed again)."""
+def targets_digest(targets: torch.Tensor) -> str:
+    """The SHA-256 of ``targets``' bytes (float32, contiguous, on the CPU)."""
+    data = targets.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_targets(
+    path: Path, made_by: Mapping[str, Any], shape: tuple[int, int]
+) -> torch.Tensor | None:
+    """The cached targets at ``path``, or None (a miss: computed again) when there are none,
+    they were made by anything else than ``made_by`` (a hash collision, an edited file), or
+    they are damaged: a checksum that differs, a shape other than ``shape`` (training
+    samples, classes), a value that is not finite."""
     if not path.is_file():
         return None
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError):
+    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError):
         return None
     if not isinstance(blob, dict) or _plain(blob.get("provenance")) != _plain(made_by):
         return None
     targets = blob.get("targets")
-    return targets if isinstance(targets, torch.Tensor) else None
+    if (
+        not isinstance(targets, torch.Tensor)
+        or targets.dtype != torch.float32
+        or tuple(targets.shape) != tuple(shape)
+        or not bool(torch.isfinite(targets).all())
+        or blob.get("targets_sha256") != targets_digest(targets)
+    ):
+        return None
+    return targets
 
 
 def write_targets(
@@ -133,8 +185,10 @@ def write_targets(
     tmp = Path(name)
     try:
         with os.fdopen(handle, "wb") as out:
-            torch.save({"provenance": dict(made_by), "targets": targets.detach().to("cpu"),
-                        "teacher": dict(teacher)}, out)  # fmt: skip
+            cpu = targets.detach().to("cpu")
+            torch.save({"provenance": dict(made_by), "targets": cpu,
+                        "targets_sha256": targets_digest(cpu), "teacher": dict(teacher)},
+                       out)  # fmt: skip
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

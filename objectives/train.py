@@ -350,10 +350,11 @@ def _soft_targets(teacher: Teacher, data: Data) -> tuple[torch.Tensor, Path]:
     device = data.device
     made_by = provenance(teacher, data, device)
     path = targets_path(made_by)
-    logits = read_targets(path, made_by)
+    shape = (len(data.train), data.num_classes)
+    logits = read_targets(path, made_by, shape)  # a damaged file is a miss: trained again
     if logits is None:
         with teacher_lock(path):  # another trial may be training it: then read what it wrote
-            logits = read_targets(path, made_by)
+            logits = read_targets(path, made_by, shape)
             if logits is None:
                 logits = _train_teacher(teacher, data, path, made_by)
     return logits.to(device), path

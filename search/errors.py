@@ -16,6 +16,7 @@ __all__ = [
     "ExportError",
     "MissingExtraError",
     "NpasError",
+    "OutputError",
     "RunFolderFull",
     "SearchInterrupted",
     "SearchLocked",
@@ -55,6 +56,11 @@ class RunFolderFull(NpasError, OSError):
 
 class ExportError(NpasError):
     """A trial cannot be exported (no saved model), or a folder is not a bundle."""
+
+
+class OutputError(NpasError):
+    """Where a command was told to write (``--out``, ``--plot``) cannot take its files: a
+    file where a folder belongs, a read-only folder, a full disk."""
 
 
 class DashboardError(NpasError):

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import io
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -28,6 +29,7 @@ from torch import nn
 from objectives import INDICATORS, EnergyMeter, measure, measuring_data
 from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, Recipe, evaluate, fit, trained_weights
+from search._output import write_atomic
 from search.config import Constraint, TrialConfig, breach, verdict
 from search.errors import ExportError
 from spaces import BudgetError, ConfigError, build_model
@@ -516,7 +518,11 @@ def _save(net: nn.Module, cfg: TrialConfig) -> str:
         "mapping": getattr(net, "mapping", None),
         "trial_config": cfg.to_dict(),
     }
-    torch.save(blob, path)
+    # serialised in memory first: torch's own writer turns a full disk into a RuntimeError,
+    # Python's into the OSError that says so; written whole or not at all
+    buffer = io.BytesIO()
+    torch.save(blob, buffer)
+    write_atomic(path, lambda tmp: tmp.write_bytes(buffer.getbuffer()))
     return str(path)
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 import yaml
 
+from search._output import check_folder, write_atomic
 from search.bundle._files import BUNDLE_FORMAT, metrics_json, read_bundle, versions
 from search.config import TrialConfig
 from search.config import _checks as checks
@@ -148,6 +149,8 @@ def train_bundle(
     Raises:
         ExportError: not a bundle, or ``from_checkpoint`` and the bundle holds no checkpoint.
         ConfigError: bad epochs or device.
+        OutputError: ``out`` is a file, read-only or full (refused before training), or
+            filled up while the results were written (no file is left cut short).
     """
     folder = Path(folder)
     check_device(device)
@@ -163,12 +166,13 @@ def train_bundle(
             f"{folder} holds no checkpoint ({STATE_NAME}): export the trial with `search "
             "export --from-checkpoint`, or retrain from scratch without --from-checkpoint"
         )
+    check_folder(target, flag="--out")  # before any training, not after it
+    check_folder(target / "trained", flag="--out")
     result = run_trial(cfg, warm=warm)
     held_out = result if cfg.train_on == "train" else {
         k: v for k, v in result.items() if k not in _VALIDATION_METRICS
     }  # fmt: skip
     table = _compare({**_exported_test(folder), **recorded}, held_out, blob["trial_config"])
-    target.mkdir(parents=True, exist_ok=True)
     path = target / "train.json"
     payload = {
         "format": BUNDLE_FORMAT,
@@ -184,7 +188,8 @@ def train_bundle(
         "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "versions": versions(),
     }
-    path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+    text = json.dumps(payload, indent=2, default=str)
+    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return Trained(table=table, metrics=result, path=path)
 
 

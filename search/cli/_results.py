@@ -69,6 +69,10 @@ def _replay(args: argparse.Namespace) -> int:
         from search.optimisers import OPTIMISERS
 
         OPTIMISERS.get(args.optimiser)  # an unknown name fails before any replay
+    if args.plot:
+        from search._output import check_file
+
+        check_file(args.plot, flag="--plot")  # a plot it could not save: refused before
     study = _study(args)
     table = CurveTable.from_study(study)
     kinds = (args.kind,) if args.kind else ("stopping", "promotion")

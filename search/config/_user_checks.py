@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from objectives import INDICATORS, USER_INDICATORS, measure
+from objectives._distill import check_teachers_folder
 from objectives.datasets import DATASETS, DatasetInfo
 from search.config._floor import ENDS, corners, every
 from spaces import ConfigError, NpasError, build_model
@@ -33,11 +34,14 @@ def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
         The fingerprint of the user's dataset (``CustomDataset.check``); None for a built-in.
 
     Raises:
-        ConfigError: a dataset that cannot be read, or whose splits have bad shapes, labels
+        ConfigError: a teachers' cache that cannot be written (a search that distils), a
+            dataset that cannot be read, or whose splits have bad shapes, labels
             or values, a family that builds no model of its signals or table rows, or a user
             indicator that fails or returns anything but a real number
             on a model of the space.
     """
+    if _distils(config.to_dict()):
+        check_teachers_folder()
     info = DATASETS.get(config.dataset)
     fingerprint = None if isinstance(info, DatasetInfo) else info.check()
     if fingerprint is not None and info.sample_layout != "image":
@@ -61,6 +65,17 @@ def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
                 f"{type(err).__name__}: {err}"
             ) from None
     return fingerprint
+
+
+def _distils(value: Any) -> bool:
+    """Whether a config gives a teacher anywhere (``train``, ``fixed``, ``space``)."""
+    if isinstance(value, dict):
+        return any(
+            ((str(k) == "teacher" or str(k).endswith(".teacher")) and v is not None)
+            or _distils(v)
+            for k, v in value.items()
+        )
+    return isinstance(value, list) and any(_distils(v) for v in value)
 
 
 def _check_families(config: SearchConfig, info: Any) -> None:

@@ -16,12 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from search._output import check_file, write_atomic
 from search.lab._compare import Arm, Comparison, hv_at
 from search.lab._replay import ReplaySpec
 from search.lab._stats import Summary
 from search.lab._table import CurveTable
 
 __all__ = ["WhatIf", "arms_for", "full_horizon", "what_if"]
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite replaced by None, nested."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def full_horizon(table: CurveTable, workers: int) -> float:
@@ -113,9 +125,12 @@ class WhatIf:
         return "\n".join(lines)
 
     def json(self) -> str:
-        return json.dumps({"study": self.comparison.table.name, "optimiser": self.optimiser,
-                           "workers": self.workers, "horizon_s": self.comparison.horizon_s,
-                           "arms": self.rows()}, indent=2)  # fmt: skip
+        """The rows as strict JSON: a time never reached (infinite) or a figure that is not a
+        number is ``null`` (JSON has no ``Infinity``; Python's own writer wrote it)."""
+        data = {"study": self.comparison.table.name, "optimiser": self.optimiser,
+                "workers": self.workers, "horizon_s": self.comparison.horizon_s,
+                "arms": self.rows()}  # fmt: skip
+        return json.dumps(_finite(data), indent=2, allow_nan=False)
 
     def plot(self, path: str | Path) -> Path:
         """Hypervolume against simulated time per arm: the median over the seeds, the
@@ -140,11 +155,11 @@ class WhatIf:
         ax.set_title(f"{c.table.name}: {self.optimiser}, {self.workers} worker(s)")
         ax.legend()
         fig.tight_layout()
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        return path
+        try:
+            return write_atomic(check_file(path, flag="--plot"),
+                                lambda tmp: fig.savefig(tmp, dpi=110))  # fmt: skip
+        finally:
+            plt.close(fig)
 
 
 def what_if(

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import atexit
 import functools
+import os
 import sqlite3
 import sys
 import time
 import weakref
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import optuna
 import sqlalchemy
@@ -153,6 +155,7 @@ def read_storage(url: str) -> optuna.storages.RDBStorage:
             one that is not an Optuna storage (its tables are not created then).
     """
     prefix = "sqlite:///"
+    read_only = None
     if url.startswith(prefix) and url != prefix + ":memory:":
         path = Path(url[len(prefix) :])
         if not path.is_file():
@@ -161,14 +164,19 @@ def read_storage(url: str) -> optuna.storages.RDBStorage:
                 "the storage of a search (`search launch` prints it; the default is "
                 "sqlite:///runs/npas.db; give the launch's run folder with --run DIR)"
             )
+        read_only = _read_only_url(path)
     try:
-        engine_url = connect_url(url).render_as_string(hide_password=False)
+        engine_url = read_only or connect_url(url).render_as_string(hide_password=False)
         engine = sqlalchemy.create_engine(engine_url)
         tables = set(sqlalchemy.inspect(engine).get_table_names())
         engine.dispose()
     except Exception as err:  # SQLAlchemy raises many kinds
+        hint = "" if read_only is None else (
+            "; it is read-only here, and SQLite reads its write-ahead log (-wal) only with "
+            "the log's index (-shm) beside it: copy the files to a writable folder"
+        )  # fmt: skip
         raise ConfigError(
-            f"storage {masked_url(url)!r} cannot be opened ({type(err).__name__}: {err})"
+            f"storage {masked_url(url)!r} cannot be opened ({type(err).__name__}: {err}){hint}"
         ) from None
     if not {"studies", "trials", "version_info"} <= tables:
         raise ConfigError(
@@ -181,6 +189,20 @@ def read_storage(url: str) -> optuna.storages.RDBStorage:
         raise ConfigError(
             f"storage {masked_url(url)!r} cannot be read ({type(err).__name__}: {err})"
         ) from None
+
+
+def _read_only_url(path: Path) -> str | None:
+    """The SQLite URI that reads ``path`` where it cannot be written (a read-only mount or
+    folder, a file without write permission), else None. SQLite opens a WAL database for
+    reading by creating its ``-shm`` index beside it, which a read-only folder refuses
+    ("unable to open database file"): a file with no log to replay is opened ``immutable``
+    (no index, no lock: nothing writes it meanwhile), one with a log ``mode=ro``. URIs are
+    refused in a storage the user gives; this one is made here, for the reading commands."""
+    if os.access(path.parent, os.W_OK) and os.access(path, os.W_OK):
+        return None
+    wal = path.with_name(path.name + "-wal")
+    mode = "mode=ro" if wal.is_file() and wal.stat().st_size > 0 else "immutable=1"
+    return f"sqlite:///file:{quote(str(path.resolve()))}?{mode}&uri=true"
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

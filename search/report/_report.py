@@ -14,6 +14,9 @@ a sentence, not an error.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from objectives import INDICATORS
+from search._output import check_folder
 from search.config import REPORTED_ONLY, Constraint
+from search.errors import OutputError
 from search.pareto import (
     Front,
     Selection,
@@ -532,9 +537,35 @@ def write_report(
     Returns:
         File name → path of everything written: ``report.html``, ``report.md``,
         ``trials.csv`` and the PNG plots.
+
+    Raises:
+        OutputError: ``out_dir`` is a file, read-only or full: refused before any plot; or
+            it filled up while the report was written.
+
+    The files are written into a temporary folder inside ``out_dir`` and moved into place
+    when all are written, ``report.html`` last: a report cut short (Ctrl-C, a full disk)
+    leaves ``out_dir`` as it was, and no temporary folder.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_folder(out_dir, flag="--out")
+    stage = Path(tempfile.mkdtemp(prefix=".npas-report-", dir=out))
+    try:
+        written = _write_report(study, stage, select=select, indicators=indicators)
+        order = sorted(written, key=lambda name: name == "report.html")
+        for name in order:
+            os.replace(written[name], out / name)
+    except OSError as err:
+        raise OutputError(
+            f"the report could not be written to {str(out)!r} ({err.strerror or err}); the "
+            "files there are as they were"
+        ) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return {name: out / name for name in order}
+
+
+def _write_report(
+    study: optuna.Study, out: Path, *, select: str, indicators: Sequence[str] | None
+) -> dict[str, Path]:
     paths: dict[str, Path] = {}
     records = read_study(study)
     frame = frame_of(records.trials)

@@ -19,7 +19,15 @@ from search.record import fail_interrupted, resumable, trials_counted
 if TYPE_CHECKING:
     from search.config import SearchConfig
 
-__all__ = ["STOP_GRACE_S", "interrupted", "sigint_kept", "sigterm_as_sigint"]
+__all__ = [
+    "STOP_GRACE_S",
+    "SigtermHeld",
+    "StopRequested",
+    "interrupted",
+    "ray_exit",
+    "sigint_kept",
+    "sigterm_as_sigint",
+]
 
 #: Seconds a stopped search has to end cleanly before it ends itself (see sigterm_as_sigint).
 STOP_GRACE_S = 10.0
@@ -38,18 +46,74 @@ def sigterm_as_sigint(received: dict[str, Any], stuck: Callable[[int], None]) ->
         return
 
     def stop(signum: int, _frame: Any) -> None:
-        if "signum" not in received:
-            received["signum"] = signum
-            received["timer"] = threading.Timer(STOP_GRACE_S, stuck, args=(signum,))
-            received["timer"].daemon = True
-            received["timer"].start()
-        signal.raise_signal(signal.SIGINT)
+        if _first(received, stuck, signum):  # a second one: the stop is under way already
+            signal.raise_signal(signal.SIGINT)
 
     before = signal.signal(signal.SIGTERM, stop)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def _first(received: dict[str, Any], stuck: Callable[[int], None], signum: int) -> bool:
+    """Records the first stop signal and starts its grace timer; False for any later one."""
+    if "signum" in received:
+        return False
+    received["signum"] = signum
+    received["timer"] = threading.Timer(STOP_GRACE_S, stuck, args=(signum,))
+    received["timer"].daemon = True
+    received["timer"].start()
+    return True
+
+
+class StopRequested(BaseException):
+    """A SIGTERM outside Ray Tune's run (Ray starting, the search's end being recorded):
+    raised where the launch is, so that it stops as for a SIGTERM during the run (a
+    BaseException: no ``except Exception`` on the way swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def ray_exit(err: SystemExit) -> bool:
+    """Whether ``err`` is Ray's own SIGTERM handler ending the program (``ray.init`` installs
+    one that calls ``sys.exit(signum)``, in force while Ray starts and until npas's own is
+    put back): a SIGTERM the launch takes as a stop, not an exit with code 15."""
+    return err.code == signal.SIGTERM
+
+
+class SigtermHeld:
+    """npas's SIGTERM handler for all a launch does with Ray, outside
+    :func:`sigterm_as_sigint`'s window (installed when made, the one before put back by
+    :meth:`restore`): the first SIGTERM raises :class:`StopRequested` (its grace timer
+    started, as in the window), a later one is ignored (the stop is under way). ``ray.init``
+    installs its own (``sys.exit(signum)``: an exit with code 15 and no summary, where 143
+    and the summary are documented): :meth:`hold` puts npas's back."""
+
+    def __init__(self, received: dict[str, Any], stuck: Callable[[int], None]) -> None:
+        self._received, self._stuck = received, stuck
+        self._main = threading.current_thread() is threading.main_thread()
+        self._ending = False
+        self._before = signal.signal(signal.SIGTERM, self._stop) if self._main else None
+
+    def _stop(self, signum: int, _frame: Any) -> None:
+        if _first(self._received, self._stuck, signum) and not self._ending:
+            raise StopRequested(signum)
+
+    def hold(self) -> None:
+        if self._main:
+            signal.signal(signal.SIGTERM, self._stop)
+
+    def ending(self) -> None:
+        """From now on a SIGTERM raises nothing (Ray is being shut down, the launch ends
+        anyway; its grace timer still bounds the end)."""
+        self._ending = True
+
+    def restore(self) -> None:
+        if self._main and self._before is not None:
+            signal.signal(signal.SIGTERM, self._before)
 
 
 @contextlib.contextmanager

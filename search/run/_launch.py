@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import signal
 import sys
 import threading
 import time
@@ -54,7 +55,14 @@ from search.run._cost import SearchCost
 from search.run._deaths import WorkerDeaths
 from search.run._ending import Ending, conclude
 from search.run._finalists import run_finalists
-from search.run._interrupts import STOP_GRACE_S, interrupted, sigterm_as_sigint
+from search.run._interrupts import (
+    STOP_GRACE_S,
+    SigtermHeld,
+    StopRequested,
+    interrupted,
+    ray_exit,
+    sigterm_as_sigint,
+)
 from search.run._limits import TrialLimits
 from search.run._outcome import OutcomeReader
 from search.run._ray_session import (
@@ -217,6 +225,8 @@ def _launch_leased(
     remaining = config.trials - trials_counted(study)
     fences = [f.check for f in (identity, lease) if f is not None]
     if remaining > 0:
+        if held == 0:  # a new search: the trial folders of a deleted one of its name stay whole
+            _set_aside(out / config.name / "trials", config.name)
         _search(config, rdb, study, out, trial_fn, progress, resumes, remaining, held, fences)
     deadline = None if config.limits.time is None else started + config.limits.time
     run_finalists(study, config, trial_fn, deadline=deadline, fences=fences, progress=progress)
@@ -246,10 +256,26 @@ def _search(
         config, study, seed=config.seed + len(study.trials), scheduler=config.scheduler.name
     )
     enqueue_start(optimiser.study, config.start)  # the points a user knows, before any proposal
-    with Stage(starting(config.address), enabled=progress):
-        started = start_ray(config.address, config.imports)
     received: dict[str, Any] = {}  # the stop signal and its timer; whether the disk filled
+
+    def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly
+        # Ends with 128 + signum even when recording the cut trials fails or hangs (a
+        # storage a loaded machine answers slowly): the exit code is the promise.
+        last = threading.Timer(STOP_GRACE_S, os._exit, args=(128 + signum,))
+        last.daemon = True
+        last.start()
+        try:
+            print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
+                  flush=True)  # fmt: skip
+        finally:
+            os._exit(128 + signum)
+
+    # A SIGTERM while Ray starts, or after Ray Tune's run, stops the search as one during it
+    # does (exit 143, the summary): ray.init's own handler would exit with code 15.
+    held_term = SigtermHeld(received, stuck)
+    started = False
     try:
+        started = _start_ray(config, progress, received, held_term)
         writer = StudyWriter(rdb, config.name, fences=fences)
         cost = SearchCost(config.limits)
         deaths = WorkerDeaths(ray_logs())
@@ -267,18 +293,6 @@ def _search(
             screen=_screen(config, trial_fn),
             repair=config.repair,
         )
-
-        def stuck(signum: int) -> None:  # the stop did not end: end it here, honestly
-            # Ends with 128 + signum even when recording the cut trials fails or hangs (a
-            # storage a loaded machine answers slowly): the exit code is the promise.
-            last = threading.Timer(STOP_GRACE_S, os._exit, args=(128 + signum,))
-            last.daemon = True
-            last.start()
-            try:
-                print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
-                      flush=True)  # fmt: skip
-            finally:
-                os._exit(128 + signum)
 
         try:
             with sigterm_as_sigint(received, stuck), deaths:
@@ -307,11 +321,61 @@ def _search(
         ending = Ending.of(searcher, ran=ran, remaining=remaining, resumes=list(resumes),
                            disk_full=bool(received.get("full")), signum=received.get("signum"))
         conclude(ending, study, config, out, progress)
+    except StopRequested as stop:
+        raise interrupted(study, config, stop.signum) from None
     finally:
+        held_term.ending()
         if started:
             stop_ray()
         if "timer" in received:  # the stop ended in time
             received["timer"].cancel()
+        held_term.restore()
+
+
+def _set_aside(folder: Path, name: str) -> None:
+    """Moves ``folder`` (a search's trial folders) to a name of its own when it holds files
+    while the storage holds no trial of the search: they are a deleted search's (``search
+    delete`` keeps them, and says so), whose ``model.pt`` files the new trials 0, 1, …
+    would overwrite."""
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    target = folder.with_name(f"{folder.name}-before-{stamp}")
+    for n in range(1, 100):
+        if not target.exists():
+            break
+        target = folder.with_name(f"{folder.name}-before-{stamp}-{n}")
+    folder.rename(target)
+    print(f"[npas] {folder} held the trials of an earlier search {name!r} that its storage "
+          f"no longer holds (deleted): moved to {target}, so that no file of it is "
+          "overwritten", file=sys.stderr, flush=True)  # fmt: skip
+
+
+def _start_ray(
+    config: SearchConfig, progress: bool, received: dict[str, Any], held: SigtermHeld
+) -> bool:
+    """:func:`start_ray`, its SIGTERM taken as a stop: ``ray.init`` installs a handler that
+    calls ``sys.exit(15)`` (npas's put back once it returns); a Ray half
+    started when the signal came is shut down before the stop is raised."""
+    import ray
+
+    before = ray.is_initialized()
+    try:
+        with Stage(starting(config.address), enabled=progress):
+            started = start_ray(config.address, config.imports)
+    except (StopRequested, SystemExit) as err:
+        held.hold()  # a second SIGTERM meanwhile is the same stop's
+        if isinstance(err, SystemExit) and not ray_exit(err):
+            raise
+        received.setdefault("signum", signal.SIGTERM)
+        if not before:
+            if ray.is_initialized():
+                stop_ray()
+            else:  # killed mid-start: the processes it started, if any
+                ray.shutdown()
+        raise StopRequested(received["signum"]) from None
+    held.hold()
+    return started
 
 
 class _Resumable:

@@ -14,6 +14,7 @@ the search, which may have hours left, goes on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -139,6 +140,13 @@ def logged_result(result: Mapping[str, Any], objectives: Sequence[str]) -> dict[
     return {k: v for k, v in numbers.items() if math.isfinite(v)} | {_STEP: int(step)}
 
 
+def _one_line(err: BaseException) -> str:
+    """An error as one short line: its first line (SQLAlchemy's add the statement and a
+    link), at most 200 characters."""
+    first = next((line.strip() for line in str(err).splitlines() if line.strip()), "")
+    return first if len(first) <= 200 else first[:199] + "…"
+
+
 class TrialView:
     """A Ray Tune trial as npas's loggers show it: named ``trial-<number>`` (the study's trial
     number), its hyper-parameters as its ``config`` (:func:`hyper_parameters`), and a
@@ -195,8 +203,15 @@ class Readable(_Logger):
             call(*args, **kwargs)
         except Exception as err:  # logging is a view of the search, never its end
             self._failed = True
-            print(f"[npas] warning: loggers: {self._name} stopped logging ({type(err).__name__}: "
-                  f"{err}); the search goes on", file=sys.stderr, flush=True)  # fmt: skip
+            with contextlib.suppress(Exception):
+                self._stopped()
+            print(f"[npas] warning: loggers: {self._name} stopped logging "
+                  f"({type(err).__name__}: {_one_line(err)}); the search goes on",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    def _stopped(self) -> None:
+        """Releases what the logger holds once it failed, quietly (a logger whose files are
+        left open would fail again, with a traceback, when the program ends)."""
 
     def _hook(self, name: str, iteration: int, trials: list, trial: Any, *rest: Any,
               **info: Any) -> None:  # fmt: skip

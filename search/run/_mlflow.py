@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ray.air.integrations.mlflow import MLflowLoggerCallback
@@ -49,8 +50,17 @@ class MLflowLogger(Readable, MLflowLoggerCallback):
 
         # a new store's "Creating initial MLflow database tables..." would cut the progress view
         logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
-        client = MlflowClient(tracking_uri=self.tracking_uri)
-        if client.get_experiment_by_name(self._experiment_name) is None:
-            client.create_experiment(
-                self._experiment_name, artifact_location=self._artifact_location
-            )
+        store = Path(str(self.tracking_uri).removeprefix("sqlite:///"))
+        fresh = not store.exists()
+        try:
+            client = MlflowClient(tracking_uri=self.tracking_uri)
+            if client.get_experiment_by_name(self._experiment_name) is None:
+                client.create_experiment(
+                    self._experiment_name, artifact_location=self._artifact_location
+                )
+        except BaseException:
+            if fresh:  # a store MLflow made half (its migrations cut by a full disk) would
+                for path in (store, *(Path(f"{store}{end}") for end in ("-journal", "-wal",
+                                                                       "-shm"))):  # fmt: skip
+                    path.unlink(missing_ok=True)  # fail every relaunch: it is made anew then
+            raise

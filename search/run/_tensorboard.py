@@ -23,3 +23,15 @@ class TensorBoardLogger(Readable, TBXLoggerCallback):
 
     def __init__(self, objectives: Sequence[str], folder: Path) -> None:
         super().__init__(objectives, folder, "tensorboard")
+
+    def _stopped(self) -> None:
+        """Closes every trial's event files, quietly: tensorboardX closes them again when the
+        program ends, and on a full disk each such close printed a traceback."""
+        for writer in self._trial_writer.values():
+            for files in [*writer.all_writers.values(), writer.file_writer]:
+                events = files.event_writer
+                try:
+                    events.close()
+                except OSError:
+                    events._closed = True  # its final flush failed: nothing left to write
+        self._trial_writer.clear()

@@ -3,6 +3,8 @@ soft targets are cached on disk, with their checks, resume and the fused trainer
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +221,7 @@ def test_a_streamed_training_split_is_refused(digits: Data) -> None:
 #: A process that waits for ``go``, distils from a slow teacher and prints what it did.
 _RACER = """
 import sys, time
+import struct
 from pathlib import Path
 import torch
 import objectives.train as t
@@ -266,3 +269,79 @@ def test_trials_starting_at_once_train_the_teacher_once(tmp_path: Path) -> None:
     paths = [line.split()[1:] for line in said if line.startswith("PATH")]
     assert len(paths) == 2 and paths[0] == paths[1]  # one file, the same training from it
     assert Path(paths[0][0] + ".lock").exists()
+
+
+# -- a poisoned cache ---------------------------------------------------------------------------
+
+
+def _flip_a_target(path: Path) -> None:
+    """Overwrites the first logit's 4 bytes in the file with another finite float32: the
+    file still loads (torch.load checks no CRC), the shape and values stay plausible."""
+    raw = path.read_bytes()
+    first = torch.load(path, weights_only=True)["targets"][0, :4].numpy().tobytes()
+    at = raw.index(first)
+    path.write_bytes(raw[:at] + struct.pack("<f", 1234.5) + raw[at + 4 :])
+
+
+def _rewrite(path: Path, change: Any) -> None:
+    """The file saved again with its targets changed by ``change`` and their checksum made to
+    fit: only the shape or finiteness check can catch it."""
+    blob = torch.load(path, weights_only=True)
+    blob["targets"] = change(blob["targets"]).contiguous()
+    blob["targets_sha256"] = hashlib.sha256(blob["targets"].numpy().tobytes()).hexdigest()
+    torch.save(blob, path)
+
+
+def _nan_first(t: torch.Tensor) -> torch.Tensor:
+    t = t.clone()
+    t[0, 0] = float("nan")
+    return t
+
+
+@pytest.fixture(scope="module")
+def cached(digits: Data, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, bytes, list]:
+    """A good teacher file (its name and bytes), made once, and the run that distilled from it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        first = fit(net(), digits, distilling())
+    path = Path(first.config["teacher_targets"])
+    return path.name, path.read_bytes(), untimed(first)
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        _flip_a_target,
+        lambda p: _rewrite(p, _nan_first),
+        lambda p: _rewrite(p, lambda t: t[:-1]),  # one sample short
+        lambda p: _rewrite(p, lambda t: t[:, :-1]),  # one class short
+    ],
+    ids=["flipped-bytes", "nan", "rows", "classes"],
+)
+def test_a_poisoned_teacher_file_is_a_miss_trained_again_and_replaced(
+    digits: Data, teachers: Path, monkeypatch: pytest.MonkeyPatch, cached: tuple, poison: Any
+) -> None:
+    # Before, each was read: a flipped value trained the student silently on it, a NaN failed
+    # every trial with "non-finite training loss" advice, a wrong shape with an IndexError.
+    from objectives._distill import read_targets
+
+    name, good, first = cached
+    path = teachers / name
+    teachers.mkdir(parents=True)
+    path.write_bytes(good)
+    blob = torch.load(path, weights_only=True)
+    poison(path)
+    taught: list[Data] = []
+    real_fit = train_module.fit
+
+    def spy(model: nn.Module, data: Data, recipe: Recipe, **options: Any) -> FitResult:
+        taught.append(data)
+        return real_fit(model, data, recipe, **options)
+
+    monkeypatch.setattr(train_module, "fit", spy)
+    again = fit(net(), digits, distilling())
+    assert len(taught) == 1, "the poisoned file was read instead of training the teacher again"
+    assert Path(again.config["teacher_targets"]) == path and untimed(again) == first
+    shape = (len(digits.train), 10)
+    assert torch.equal(read_targets(path, blob["provenance"], shape), blob["targets"])
+    assert [p.name for p in teachers.iterdir() if not p.name.endswith(".lock")] == [name]

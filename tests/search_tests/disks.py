@@ -4,6 +4,7 @@ does), unmounted afterwards."""
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,48 @@ def tmpfs(folder: Path, size: str) -> Iterator[Path]:
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
                    check=True, capture_output=True)  # fmt: skip
     try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[Path]:
+    """``folder``, created and mounted as a read-only tmpfs: root cannot write it either (a
+    ``chmod`` does not stop root), unmounted afterwards."""
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
+                   check=True, capture_output=True)  # fmt: skip
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def full(folder: Path) -> Iterator[Path]:
+    """``folder``, a 256 KiB tmpfs filled up to its last byte by a file ``filler``."""
+    with tmpfs(folder, "256k"):
+        fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:  # ENOSPC: full
+            pass
+        finally:
+            os.close(fd)
+        yield folder
+
+
+@contextlib.contextmanager
+def bound_read_only(folder: Path) -> Iterator[Path]:
+    """``folder`` (with what it holds) bind-mounted on itself read-only, as a finished run
+    copied to read-only media or shared read-only is: root cannot write it either."""
+    subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True,
+                   capture_output=True)  # fmt: skip
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True,
+                       capture_output=True)  # fmt: skip
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)

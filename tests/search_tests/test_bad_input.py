@@ -15,6 +15,7 @@ import torch
 import yaml
 
 from search.cli import main
+from tests._support.configs import MINIMAL
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,6 +70,7 @@ import sys
 import ray._private.services
 ray._private.services._find_address_from_flag = lambda flag: set()
 from search.cli import main
+from tests._support.configs import MINIMAL
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -260,3 +262,21 @@ def test_hyper_parameters_outside_the_familys_declaration_are_refused(
                                       "space": {"family": ["convnet"], **space}}))  # fmt: skip
     err = _refused(["launch", str(config), "--out", str(tmp_path)], capsys)
     assert fragment in err and not (tmp_path / "npas.db").exists()
+
+
+def test_a_teachers_cache_that_cannot_be_written_is_refused_by_check(tmp_path, capsys,
+                                                                     monkeypatch):  # fmt: skip
+    # Before, `check` passed, then every distilled trial failed writing its teacher's targets.
+    from tests.search_tests.disks import read_only
+
+    config = {**MINIMAL, "name": "taught",
+              "train": {"epochs": 1, "teacher": {"family": "mlp", "train": {"epochs": 1}}}}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({**config, "out": str(tmp_path / "run")}), encoding="utf-8")
+    with read_only(tmp_path / "cache") as cache:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+        err = _refused(["check", str(path)], capsys)
+    assert "train.teacher: the teachers' cache" in err and "Read-only file system" in err, err
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "writable"))
+    assert main(["check", str(path)]) == 0
+    assert (tmp_path / "writable" / "npas" / "data" / "teachers").is_dir()

@@ -11,6 +11,7 @@ search.trial.run_trial called directly: the Ray path is covered once in test_cli
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -384,3 +385,28 @@ def test_export_without_select_falls_back_to_the_knee_when_the_search_has_no_rec
     assert "search export: search 'ssn' has no recommendation" in err and "knee" in err
     with pytest.raises(ExportError, match="the search recorded no recommendation"):
         export_bundle(study, tmp_path / "rec", select="recommended")
+
+
+@pytest.mark.parametrize("where", ["read-only", "file", "full"])
+def test_train_to_an_out_it_cannot_write_is_refused_before_training(bundle, tmp_path, capsys,
+                                                                    where):  # fmt: skip
+    # Before, every epoch trained, then a traceback (a full disk: a 0-byte trained/model.pt).
+    from tests.search_tests.disks import full, read_only
+
+    folder = tmp_path / "dest"
+    with contextlib.ExitStack() as stack:
+        if where == "read-only":
+            stack.enter_context(read_only(folder))
+        elif where == "full":
+            stack.enter_context(full(folder))
+        else:
+            folder.write_text("mine", encoding="utf-8")
+        args = ["train", str(bundle.folder), "--epochs", "1", "--out", str(folder)]
+        assert main(args) == 1
+        captured = capsys.readouterr()
+        assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured
+        assert "OutputError: --out" in captured.err
+        if where == "full":
+            assert sorted(p.name for p in folder.iterdir()) == ["filler"]
+        elif where == "file":
+            assert folder.read_text(encoding="utf-8") == "mine"

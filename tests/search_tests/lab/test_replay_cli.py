@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -53,3 +54,44 @@ def test_a_search_that_ran_under_moasha_is_replayed_with_a_warning(table):
     table.config["scheduler"] = {**table.config["scheduler"], "name": "moasha"}
     text = what_if(table, scheduler="moasha", kinds=("stopping",), seeds=1).text()
     assert "ran under 'moasha', so only the trials it let finish are replayed" in text
+
+
+def _strict(constant: str) -> None:
+    raise AssertionError(f"not JSON: {constant}")
+
+
+def test_json_of_an_arm_that_never_reaches_fifo_is_strict_json(quick_run, capsys):
+    # On one worker, MOASHA's stopping type never reaches FIFO's final hypervolume within the
+    # horizon: its time is infinite, which Python's json wrote as `Infinity` (not JSON).
+    argv = ["replay", "--run", str(quick_run), "--seeds", "2", "--scheduler", "moasha",
+            "--type", "stopping", "--workers", "1", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out, parse_constant=_strict)
+    never = [arm for arm in out["arms"] if arm["reach_s_median"] is None]
+    assert never and all(arm["reach_median"] is None for arm in never)
+
+
+@pytest.mark.parametrize("where", ["read-only", "file", "full"])
+def test_a_plot_that_cannot_be_saved_is_refused_before_replaying(quick_run, tmp_path, capsys,
+                                                                 where):  # fmt: skip
+    from tests.search_tests.disks import full, read_only
+
+    folder = tmp_path / "dest"
+    with contextlib.ExitStack() as stack:
+        if where == "read-only":
+            stack.enter_context(read_only(folder))
+        elif where == "full":
+            stack.enter_context(full(folder))
+        else:
+            folder.mkdir()
+            (folder / "file").write_text("mine", encoding="utf-8")
+            folder = folder / "file"
+        png = folder / "replay.png"
+        argv = ["replay", "--run", str(quick_run), "--seeds", "1", "--plot", str(png)]
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert "OutputError: --plot" in err and "replayed" not in err, err
+        assert len(err.strip().splitlines()) == 1, err
+        assert not png.exists()
+        if where == "full":
+            assert sorted(p.name for p in folder.iterdir()) == ["filler"]

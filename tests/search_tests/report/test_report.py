@@ -4,11 +4,14 @@ self-contained and loads in headless Chromium with no console message, and awkwa
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
 import shutil
+import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +40,10 @@ from search.report._scatter import (
     scatter,
     staircase,
 )
+from tests._support.waiting import wait_until
 from tests.search_tests.studies import npas_study
+
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.slow  # reports of real studies: seconds of plotting each
 
@@ -620,3 +626,52 @@ def test_selection_that_finds_nothing_is_reported(tmp_path):
     md = paths["report.md"].read_text()
     assert ("Selection `epsilon:params<=1`: no trial selected (no feasible trial has params "
             "<= 1; the smallest found is ") in md  # fmt: skip
+
+
+def _report_command(run: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "search", "report", "--run", str(run), "--name", "digits-quick",
+            "--out", str(out)]  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["read-only", "file", "full"])
+def test_a_report_it_cannot_write_is_refused_before_any_plot(report, tmp_path, capsys, where):
+    from search.cli import main
+    from tests.search_tests.disks import full, read_only
+
+    run = report[1]["report.html"].parent.parent  # the fixture's npas.db
+    folder = tmp_path / "dest"
+    with contextlib.ExitStack() as stack:
+        if where == "read-only":
+            stack.enter_context(read_only(folder))
+        elif where == "full":
+            stack.enter_context(full(folder))
+        else:
+            folder.write_text("mine", encoding="utf-8")
+        assert main(_report_command(run, folder)[3:]) == 1
+        done = capsys.readouterr()
+        assert done.out == "", done
+        assert done.err.startswith("search report: OutputError: --out"), done.err
+        assert len(done.err.strip().splitlines()) == 1, done.err
+        if where == "full":
+            assert sorted(p.name for p in folder.iterdir()) == ["filler"]
+
+
+def test_ctrl_c_while_a_report_is_written_leaves_no_half_report_and_exits_130(report, tmp_path):
+    # Before, the PNGs written so far stayed without report.html, and it sometimes exited 0.
+    run = report[1]["report.html"].parent.parent
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    proc = subprocess.Popen(_report_command(run, out), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        wait_until(lambda: any(out.rglob("*.png")), 120, interval_s=0.02, what="a first PNG")
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, stdout, stderr)
+    assert "search report: interrupted" in stderr and "Traceback" not in stderr, stderr
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
