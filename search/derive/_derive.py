@@ -149,8 +149,8 @@ def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
         out.append(Derived("val_size", held, f"the dataset's default held {facts.held} of "
                            f"{facts.total:,} training samples: {MIN_VALIDATION} or {share} of "
                            "them, the fewer, rank trials less by chance"))  # fmt: skip
-        train = max(1, facts.train - (held - facts.held))
-        facts = dataclasses.replace(facts, held=held, train=train)
+        kept = max(1, facts.train - (held - facts.held))
+        facts = dataclasses.replace(facts, held=held, train=kept)
     if facts.augment is not None and facts.declaration != data.get("dataset"):
         out.append(Derived("dataset.augment", facts.augment, facts.augment_why))
     space, fixed = _space(facts, limit, out)
