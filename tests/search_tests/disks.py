@@ -62,3 +62,20 @@ def bound_read_only(folder: Path) -> Iterator[Path]:
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)
+
+
+#: The ways a destination can refuse what a command writes, for :func:`unwritable`.
+UNWRITABLE = ("read-only", "file", "full")
+
+
+@contextlib.contextmanager
+def unwritable(folder: Path, where: str) -> Iterator[Path]:
+    """``folder`` as a destination that takes nothing: a read-only tmpfs (``read-only``), a
+    full one (``full``, holding ``filler``), or a file of the user's (``file``, holding
+    ``mine``) where a folder is named."""
+    if where == "file":
+        folder.write_text("mine", encoding="utf-8")
+        yield folder
+        return
+    with read_only(folder) if where == "read-only" else full(folder):
+        yield folder

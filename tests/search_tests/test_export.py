@@ -11,7 +11,6 @@ search.trial.run_trial called directly: the Ray path is covered once in test_cli
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
@@ -39,6 +38,7 @@ from search.run._outcome import outcome_of, record
 from search.run._trainable import report_of
 from search.trial import run_trial
 from spaces import ConfigError
+from tests.search_tests.disks import UNWRITABLE, unwritable
 from tests.search_tests.studies import npas_study
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -387,20 +387,11 @@ def test_export_without_select_falls_back_to_the_knee_when_the_search_has_no_rec
         export_bundle(study, tmp_path / "rec", select="recommended")
 
 
-@pytest.mark.parametrize("where", ["read-only", "file", "full"])
+@pytest.mark.parametrize("where", UNWRITABLE)
 def test_train_to_an_out_it_cannot_write_is_refused_before_training(bundle, tmp_path, capsys,
                                                                     where):  # fmt: skip
     # Before, every epoch trained, then a traceback (a full disk: a 0-byte trained/model.pt).
-    from tests.search_tests.disks import full, read_only
-
-    folder = tmp_path / "dest"
-    with contextlib.ExitStack() as stack:
-        if where == "read-only":
-            stack.enter_context(read_only(folder))
-        elif where == "full":
-            stack.enter_context(full(folder))
-        else:
-            folder.write_text("mine", encoding="utf-8")
+    with unwritable(tmp_path / "dest", where) as folder:
         args = ["train", str(bundle.folder), "--epochs", "1", "--out", str(folder)]
         assert main(args) == 1
         captured = capsys.readouterr()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 import pytest
 
 from search.cli import main
+from tests.search_tests.disks import UNWRITABLE, unwritable
 
 
 def test_the_what_if_table_of_the_quick_run(quick_run, tmp_path, capsys):
@@ -71,21 +71,10 @@ def test_json_of_an_arm_that_never_reaches_fifo_is_strict_json(quick_run, capsys
     assert never and all(arm["reach_median"] is None for arm in never)
 
 
-@pytest.mark.parametrize("where", ["read-only", "file", "full"])
+@pytest.mark.parametrize("where", UNWRITABLE)
 def test_a_plot_that_cannot_be_saved_is_refused_before_replaying(quick_run, tmp_path, capsys,
                                                                  where):  # fmt: skip
-    from tests.search_tests.disks import full, read_only
-
-    folder = tmp_path / "dest"
-    with contextlib.ExitStack() as stack:
-        if where == "read-only":
-            stack.enter_context(read_only(folder))
-        elif where == "full":
-            stack.enter_context(full(folder))
-        else:
-            folder.mkdir()
-            (folder / "file").write_text("mine", encoding="utf-8")
-            folder = folder / "file"
+    with unwritable(tmp_path / "dest", where) as folder:
         png = folder / "replay.png"
         argv = ["replay", "--run", str(quick_run), "--seeds", "1", "--plot", str(png)]
         assert main(argv) == 1

@@ -4,7 +4,6 @@ self-contained and loads in headless Chromium with no console message, and awkwa
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import re
@@ -41,6 +40,7 @@ from search.report._scatter import (
     staircase,
 )
 from tests._support.waiting import wait_until
+from tests.search_tests.disks import UNWRITABLE, unwritable
 from tests.search_tests.studies import npas_study
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -633,20 +633,12 @@ def _report_command(run: Path, out: Path) -> list[str]:
             "--out", str(out)]  # fmt: skip
 
 
-@pytest.mark.parametrize("where", ["read-only", "file", "full"])
+@pytest.mark.parametrize("where", UNWRITABLE)
 def test_a_report_it_cannot_write_is_refused_before_any_plot(report, tmp_path, capsys, where):
     from search.cli import main
-    from tests.search_tests.disks import full, read_only
 
     run = report[1]["report.html"].parent.parent  # the fixture's npas.db
-    folder = tmp_path / "dest"
-    with contextlib.ExitStack() as stack:
-        if where == "read-only":
-            stack.enter_context(read_only(folder))
-        elif where == "full":
-            stack.enter_context(full(folder))
-        else:
-            folder.write_text("mine", encoding="utf-8")
+    with unwritable(tmp_path / "dest", where) as folder:
         assert main(_report_command(run, folder)[3:]) == 1
         done = capsys.readouterr()
         assert done.out == "", done
