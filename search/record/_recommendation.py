@@ -26,6 +26,9 @@ def recommendation_of(study: optuna.Study) -> dict[str, Any] | None:
 
 def recommended_line(recommendation: dict[str, Any]) -> str:
     """``trial 7: mean validation accuracy 0.9712 ± 0.0031 over 3 fresh seed(s)``."""
+    if not recommendation.get("n"):
+        return (f"trial {recommendation['trial']}: validation accuracy "
+                f"{recommendation['mean']:.4f} in the search, no finalist retrained (time)")
     std = recommendation.get("std")
     spread = "" if std is None else f" ± {std:.4f}"
     partial = "" if recommendation.get("complete", True) else " (fewer seeds than asked: time)"

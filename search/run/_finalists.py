@@ -111,7 +111,8 @@ def choose(
 
     Returns:
         The record stored as :attr:`StudyAttr.RECOMMENDATION`: ``trial`` (None when no
-        finalist qualifies), ``metric``, ``mean``, ``std`` (None for one seed), ``n``,
+        finalist qualifies; when none was retrained, the first finalist on its search run
+        alone, ``n`` 0), ``metric``, ``mean``, ``std`` (None for one seed), ``n``,
         ``seeds``, ``accuracies``, ``complete`` (every finalist had ``wanted`` seeds),
         ``reason`` and ``finalists`` (each one's seeds, accuracies, mean, std, whether it
         qualified and why not).
@@ -139,9 +140,17 @@ def choose(
     record: dict[str, Any] = {"trial": None, "metric": METRIC, "split": "validation",
                               "n": n, "wanted_seeds": wanted, "complete": complete,
                               "finalists": rows}  # fmt: skip
+    if n == 0 and finalists:  # none retrained: the search's own run is all there is
+        first = finalists[0]
+        record |= {"trial": first.trial, "mean": first.search_accuracy, "std": None,
+                   "seeds": [], "accuracies": [], "reason": (
+                       "no finalist was retrained (the time ran out first): the most accurate "
+                       f"feasible trial of the search by its one validation run, trial "
+                       f"{first.trial} {first.search_accuracy:.4f} (a larger finalists.share "
+                       "leaves the choice less to chance)")}  # fmt: skip
+        return record
     if not qualified:
-        record["reason"] = ("no finalist was retrained (the time ran out first)" if n == 0 else
-                            "no finalist met every constraint with a finite validation "
+        record["reason"] = ("no finalist met every constraint with a finite validation "
                             "accuracy on all its seeds")  # fmt: skip
         return record
     best = max(qualified, key=lambda r: r["mean"])  # max keeps the first of equals
