@@ -1,0 +1,59 @@
+"""The perfect-foresight scheduler: the bound no early-stopping scheduler can beat with a given
+optimiser on a curve table.
+
+It knows each proposal's final values (the table's row the replay trains it as) and follows the
+optimiser's own proposals: after a trial's first epoch it lets the trial finish if its final
+values will be on the front, feasible and dominated by no trial it has let finish, and stops it
+otherwise. A stopped trial has paid what any scheduler pays to reject it, a start and one
+epoch (rejecting before the first result is not something Ray Tune's schedulers can do), and the
+optimiser is told its final values, as under FIFO: the proposals are the optimiser's own, not
+bent by what the scheduler saw at an early epoch. Its time to reach FIFO's hypervolume is the
+floor under any scheduler's reach with that optimiser: a scheduler that decides on partial
+curves can only stop fewer of the trials that will not count, or stop some that would.
+
+Foresight reaches only as far as the proposals made so far: a trial that is on the front when
+it is let finish may be dominated by one proposed later (no scheduler can know the optimiser's
+future proposals, so the bound does not either).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from ray.tune.schedulers import FIFOScheduler, TrialScheduler
+
+from search.record import RayKey
+
+__all__ = ["Foresight"]
+
+
+class Foresight(FIFOScheduler):
+    """Ray Tune's FIFO order, and a stop after epoch 1 of each trial that will not be on the
+    front (see module doc). Reads the replay's trial (its ``row``: the recorded curve)."""
+
+    def __init__(self, directions: list[str]) -> None:
+        super().__init__()
+        self.sign = np.array([1.0 if d == "minimize" else -1.0 for d in directions])
+        #: Minimisation-form final values of every trial let finish.
+        self.kept: list[np.ndarray] = []
+        self.decided: set[str] = set()
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        if trial.trial_id in self.decided or result.get(RayKey.EPOCH) != 1:
+            return TrialScheduler.CONTINUE
+        self.decided.add(trial.trial_id)
+        if not self.on_front(trial.row.values[-1], trial.row.feasible):
+            return TrialScheduler.STOP
+        self.kept.append(np.asarray(trial.row.values[-1], dtype=float) * self.sign)
+        return TrialScheduler.CONTINUE
+
+    def on_front(self, values: list[float], feasible: bool) -> bool:
+        """Whether final ``values`` are feasible and weakly dominated by none let finish."""
+        if not feasible or not np.isfinite(values).all():
+            return False
+        point = np.asarray(values, dtype=float) * self.sign
+        return not any(bool(np.all(kept <= point)) for kept in self.kept)
+
+    def debug_string(self) -> str:
+        return "Perfect foresight: trials not on the front stopped after one epoch."
