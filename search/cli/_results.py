@@ -65,7 +65,7 @@ def _replay(args: argparse.Namespace) -> int:
     table = CurveTable.from_study(study)
     kinds = (args.kind,) if args.kind else ("stopping", "promotion")
     others = {"moasha": len(kinds), "fifo": 0}.get(args.scheduler, 1)
-    total = args.seeds * (1 + others)
+    total = args.seeds * (2 + others)  # FIFO, the others, the perfect-foresight bound
     done = [0]
     terminal = sys.stderr.isatty()  # a log gets no carriage returns, and no progress
 

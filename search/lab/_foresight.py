@@ -7,9 +7,12 @@ values will be on the front, feasible and dominated by no trial it has let finis
 otherwise. A stopped trial has paid what any scheduler pays to reject it, a start and one
 epoch (rejecting before the first result is not something Ray Tune's schedulers can do), and the
 optimiser is told its final values, as under FIFO: the proposals are the optimiser's own, not
-bent by what the scheduler saw at an early epoch. Its time to reach FIFO's hypervolume is the
-floor under any scheduler's reach with that optimiser: a scheduler that decides on partial
-curves can only stop fewer of the trials that will not count, or stop some that would.
+bent by what the scheduler saw at an early epoch. On the same proposals its time to reach FIFO's
+hypervolume is the floor under any scheduler's: one that decides on partial curves can only
+stop fewer of the trials that will not count, or stop some that would. Across seeds it is a
+floor in distribution, not seed by seed: with several workers the optimiser is asked at other
+moments than under FIFO, so its proposals differ, and on a small table a seed's bound can miss
+FIFO's hypervolume within the horizon.
 
 Foresight reaches only as far as the proposals made so far: a trial that is on the front when
 it is let finish may be dominated by one proposed later (no scheduler can know the optimiser's

@@ -24,7 +24,20 @@ from search.lab._stats import Summary
 from search.lab._table import CurveTable
 from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR, milestones
 
-__all__ = ["FRONT_SIZE", "PAYOFF", "WhatIf", "arms_for", "full_horizon", "limits", "what_if"]
+__all__ = [
+    "BOUND",
+    "FRONT_SIZE",
+    "PAYOFF",
+    "WhatIf",
+    "arms_for",
+    "full_horizon",
+    "limits",
+    "what_if",
+]
+
+#: The perfect-foresight arm's label (:mod:`search.lab._foresight`): the floor under any
+#: scheduler's reach with the optimiser.
+BOUND = "foresight"
 
 #: Trials a front is built from: a table should let this many survive every rung.
 FRONT_SIZE = 10
@@ -99,7 +112,8 @@ def full_horizon(table: CurveTable, workers: int) -> float:
 def arms_for(
     optimiser: str, scheduler: str, kinds: Sequence[str], workers: int, options: dict[str, Any]
 ) -> list[Arm]:
-    """The baseline (FIFO) first, then the scheduler asked for (each MOASHA type given)."""
+    """The baseline (FIFO) first, then the scheduler asked for (each MOASHA type given), then
+    the perfect-foresight bound (:data:`BOUND`)."""
 
     def spec(name: str, kind: str = "stopping") -> ReplaySpec:
         return ReplaySpec(optimiser, name, kind, workers, options=options)
@@ -109,7 +123,7 @@ def arms_for(
         arms += [Arm(f"moasha-{kind}", spec("moasha", kind)) for kind in kinds]
     elif scheduler != "fifo":
         arms.append(Arm(scheduler, spec(scheduler)))
-    return arms
+    return [*arms, Arm(BOUND, spec("foresight"))]
 
 
 @dataclass
@@ -165,6 +179,12 @@ class WhatIf:
                 f"{row.get('mean_started', 0):>7.1f} {row.get('mean_completed', 0):>9.1f} "
                 f"{row['hv_end_median']:>7.3f}"
             )
+        if BOUND in c.runs:
+            lines.append(
+                f"{BOUND} = the perfect-foresight bound: the same optimiser, each trial that will "
+                "not be on the front stopped after one epoch (on the same proposals, no scheduler "
+                "reaches sooner)."
+            )
         lines.append(
             f"The true front of the {len(table.rows)} recorded configurations: hypervolume "
             f"{c.true_front_hv():.3f} (objectives on the table's bounds, reference 1.1)."
@@ -186,7 +206,7 @@ class WhatIf:
     def verdict(self) -> str:
         """One sentence: how soon the best other arm reached FIFO's front, or why none could."""
         c = self.comparison
-        others = [arm for arm in c.runs if arm != c.baseline]
+        others = [arm for arm in c.runs if arm not in (c.baseline, BOUND)]
         if not others:
             return "FIFO alone was replayed: nothing to compare it with"
         medians = {arm: c.summary(arm)["reach"].median for arm in others}
@@ -202,7 +222,11 @@ class WhatIf:
                     f"{len(c.reach(best))})")  # fmt: skip
         said = (f"{_SPOKEN.get(best, best)} would have reached FIFO's front in "
                 f"{100 * medians[best]:.0f} % of the time (median over "
-                f"{len(c.reach(best))} seeds; FIFO itself {100 * fifo:.0f} %)")  # fmt: skip
+                f"{len(c.reach(best))} seeds; FIFO itself {100 * fifo:.0f} %")  # fmt: skip
+        if BOUND in c.runs:
+            bound = c.summary(BOUND)["reach"].median
+            said += f", the perfect-foresight bound {100 * bound:.0f} %"
+        said += ")"
         if medians[best] >= fifo:
             said += ": no faster than FIFO"
         return said

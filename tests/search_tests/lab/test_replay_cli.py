@@ -23,6 +23,7 @@ def test_the_what_if_table_of_the_quick_run(quick_run, tmp_path, capsys):
     assert lines[0].startswith("What if 'digits-quick' (16 curves of 8 epochs")
     arms = [line.split()[0] for line in lines if line.startswith(("fifo", "moasha"))]
     assert arms == ["fifo", "moasha-stopping", "moasha-promotion"]
+    assert any(line.startswith("foresight ") for line in lines)
     assert "The true front of the 16 recorded configurations" in lines[-2]
     # 16 curves of 8 epochs: too few for a front to survive MOASHA's rungs, and it says so
     assert lines[-1].startswith("Verdict: early stopping cannot pay here: 16 curves are too "
@@ -82,7 +83,7 @@ def test_progress_is_drawn_on_a_terminal_only(quick_run):
         if slave >= 0:
             os.close(slave)
     assert done.returncode == 0, seen[-2000:]
-    assert b"\r[npas] replayed 1/2" in seen and b"\r[npas] replayed 2/2" in seen
+    assert b"\r[npas] replayed 1/3" in seen and b"\r[npas] replayed 3/3" in seen
     assert b"Verdict: " in done.stdout
 
 
