@@ -298,8 +298,9 @@ def header(args: argparse.Namespace, table: CurveTable, began: float, done: bool
 #: The notes every table carries: what each comparison isolates.
 FAIRNESS = [
     "How to read the arms. `foresight` is the perfect-foresight bound: the block's optimiser, "
-    "told every trial's final values, each trial that will not be on the front (dominated by "
-    "one it let finish, or infeasible) stopped after a start and one epoch; `× bound` is an "
+    "told every trial's final values, each trial that will not be on the front (infeasible, "
+    "or dominated by one it let finish or by the front the seed's proposals end with, found "
+    "by a first pass) stopped after a start and one epoch; `× bound` is an "
     "arm's median reach over the bound's. The `sampler` column names what proposed each arm's "
     "trials. Comparisons that isolate the scheduler hold the sampler fixed: "
     "`moasha-stopping-random` against `syne-moasha-fixed` (both random; npas's sampler draws "

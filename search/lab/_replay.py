@@ -432,6 +432,17 @@ def replay(
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # a study per replay: no news
     try:
-        return _Driver(table, spec, seed, charge_decisions).run(horizon_s)
+        if spec.scheduler != "foresight":
+            return _Driver(table, spec, seed, charge_decisions).run(horizon_s)
+        # the bound looks ahead to the front its own proposals end with: a first pass finds
+        # it (letting finish what is on the front so far), the second stops every trial that
+        # front dominates (the same seed proposes the same points, sooner)
+        first = _Driver(table, spec, seed, charge_decisions)
+        first.run(horizon_s)
+        proposed = [t.row for t in first.trials.values() if t.status != "PENDING"]
+        second = _Driver(table, spec, seed, charge_decisions)
+        assert isinstance(second.scheduler, Foresight)
+        second.scheduler.ahead(proposed)
+        return second.run(horizon_s)
     finally:
         optuna.logging.set_verbosity(verbosity)

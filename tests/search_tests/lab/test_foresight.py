@@ -11,12 +11,14 @@ import pytest
 from search.lab import CurveTable, NearestRow, ReplaySpec, replay
 from search.lab._replay import replay_config
 
-#: Final values (accuracy max, params min, flops_infer min) and violation of six rows: A, C
-#: and D are the front; B is dominated by A; E equals A; F dominates all but is infeasible.
+#: Final values (accuracy max, params min, flops_infer min) and violation of seven rows: A, C
+#: and D are the front; B is dominated by A; E equals A; F dominates all but is infeasible; G
+#: is dominated by D only (on the front until D is proposed: the look-ahead stops it anyway).
 ROWS = {
     "A": ([0.90, 100.0, 1000.0], 0.0),
     "B": ([0.80, 200.0, 2000.0], 0.0),
     "C": ([0.95, 500.0, 5000.0], 0.0),
+    "G": ([0.60, 60.0, 600.0], 0.0),
     "D": ([0.70, 50.0, 500.0], 0.0),
     "E": ([0.90, 100.0, 1000.0], 0.0),
     "F": ([0.99, 10.0, 10.0], 1.0),
@@ -26,7 +28,7 @@ START = 1.0
 
 @pytest.fixture
 def tiny(table: CurveTable) -> CurveTable:
-    """Six of the quick run's configurations with hand-made curves: 8 epochs of ``i + 1``
+    """Seven of the quick run's configurations with hand-made curves: 8 epochs of ``i + 1``
     seconds for the i-th row, a start of 1 s, no final measurement."""
     rows = []
     for i, (row, (final, violation)) in enumerate(zip(table.rows, ROWS.values(), strict=False)):
@@ -48,8 +50,9 @@ def test_foresight_finishes_the_front_only_and_pays_a_start_and_an_epoch_per_rej
     spec = ReplaySpec("random", "foresight", workers=1)
     result = replay(tiny, spec, seed=0, horizon_s=400.0, charge_decisions=False)
     order = _rows(tiny, spec, result)
-    assert len(set(order)) == 6, order  # every kind of row was proposed
-    # the known answer: a trial finishes iff it is feasible and no finished one is as good
+    assert len(set(order)) == 7, order  # every row was proposed (in both passes: one worker)
+    # the known answer: a trial finishes iff it is feasible, no finished one is as good, and
+    # no row of the front (A, C, D, E) is better
     kept: list[str] = []
     clock, expected = 0.0, []
     seconds = {name: float(i + 1) for i, name in enumerate(ROWS)}
@@ -58,7 +61,10 @@ def test_foresight_finishes_the_front_only_and_pays_a_start_and_an_epoch_per_rej
         values, violation = ROWS[name]
         dominated = any(all(a <= b for a, b in zip(_min(ROWS[k][0]), _min(values),
                                                    strict=True)) for k in kept)  # fmt: skip
-        if violation > 0 or dominated:
+        ahead = any(_min(ROWS[k][0]) != _min(values) and all(
+            a <= b for a, b in zip(_min(ROWS[k][0]), _min(values), strict=True))
+            for k in "ACDE")  # fmt: skip
+        if violation > 0 or dominated or ahead:
             assert (epochs, how) == (1, "stopped"), (trial_id, name)
             clock += START + seconds[name]
         else:
@@ -70,7 +76,8 @@ def test_foresight_finishes_the_front_only_and_pays_a_start_and_an_epoch_per_rej
     assert [v for _, v, _ in result.completed] == [v for _, v in expected]
     assert set(kept) == {"C", "D"} | ({"A"} & set(kept)) | ({"E"} & set(kept))
     assert ("A" in kept) != ("E" in kept)  # equal values: the second is not on the front
-    assert "B" not in kept and "F" not in kept
+    assert "B" not in kept and "F" not in kept and "G" not in kept
+    assert order.index("G") < order.index("D")  # G came first: only the look-ahead stops it
     # the optimiser was told every trial's final values: all complete in its study
     assert all(t.state.name == "COMPLETE" for t in result.study.trials[: len(result.ends)])
 
