@@ -57,7 +57,8 @@ from search.run import launch
 RESULTS = Path(__file__).parent / "results" / "multifidelity.md"
 OBJECTIVES = [["accuracy", "maximize"], ["params", "minimize"]]
 DIRECTIONS = [d for _, d in OBJECTIVES]
-BOUNDS = [(0.5, 1.0), (0.0, 5000.0)]
+NAMES = [n for n, _ in OBJECTIVES]
+BOUNDS = {"accuracy": (0.5, 1.0), "params": (0.0, 5000.0)}
 #: Optimiser options that act only under a stopping scheduler (see :func:`fifo_key`).
 MOASHA_ONLY = ("rung_view",)
 EPOCHS = 9
@@ -131,7 +132,7 @@ def curve(study: optuna.Study) -> list[tuple[float, float]]:
     points, out = [], []
     for trial in done:
         points.append(trial.values)
-        hv = hypervolume(np.array(points), DIRECTIONS, bounds=BOUNDS).value
+        hv = hypervolume(np.array(points), DIRECTIONS, bounds=BOUNDS, names=NAMES).value
         out.append(((trial.datetime_complete - start).total_seconds(), hv))
     return out
 

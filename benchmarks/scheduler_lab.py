@@ -10,12 +10,21 @@ median, interquartile mean and the IQM's bootstrap 95 % CI over the seeds (Syne 
 multi-fidelity comparison), a paired Wilcoxon test of promotion against stopping, and one of
 npas's better MOASHA type against Syne Tune's MOASHA at every checkpoint.
 
-Arms: ``fifo`` (the baseline), ``moasha-stopping``, ``moasha-promotion`` (npas, the optimiser
-given), ``asha`` (Ray Tune's, on accuracy alone, the same optimiser), ``random-fifo`` (the
-floor), ``syne-moasha`` and ``syne-random`` (Syne Tune 0.16 through its own simulator, its own
-samplers). ``moasha-stopping-hv`` and ``moasha-promotion-hv`` order a rung's fronts by
-hypervolume contribution instead of crowding; ``moasha-promotion-early`` promotes the top
-``ceil(n / η)`` of a rung, not ``floor`` (``--arms`` picks arms).
+Arms: ``fifo`` (the baseline), ``foresight`` (the perfect-foresight bound, in every block: the
+optimiser's own proposals, each trial that will not be on the front stopped after one epoch;
+:mod:`search.lab._foresight`), ``moasha-stopping``, ``moasha-promotion`` (npas, the optimiser
+given), ``moasha-stopping-random`` (npas's stopping MOASHA with npas's random sampler: the
+same sampler as Syne Tune's arms, so that it and ``syne-moasha-fixed`` differ by the scheduler
+only), ``asha`` (Ray Tune's, on accuracy alone, the same optimiser: a single-objective
+reference, not a peer), ``random-fifo`` (the floor), ``syne-moasha`` (Syne Tune 0.16's MOASHA as
+shipped, which reads its sort's index order as ranks), ``syne-moasha-fixed`` (the same with the
+rank read correctly, patched in the arm: ``syne_tune_arm.RankedPriority``) and ``syne-random``
+(Syne Tune through its own simulator, its random sampler). ``moasha-stopping-hv`` and
+``moasha-promotion-hv`` order a rung's fronts by hypervolume contribution instead of crowding;
+``moasha-promotion-early`` promotes the top ``ceil(n / η)`` of a rung, not ``floor``
+(``--arms`` picks arms; ``fifo`` and ``foresight`` always run).
+
+Each arm's reach is also given as a multiple of the bound's (median over median, same seeds).
 
 Run: ``python benchmarks/scheduler_lab.py [--table benchmarks/results/curves/mnist-r27.json.gz]
 [--seeds 50] [--workers 2,8] [--optimisers tpe,nsga2] [--budget 100] [--jobs 2] [--arms ...]``
@@ -73,8 +82,20 @@ def syne(table: CurveTable, seed: int, horizon_s: float, *, scheduler: str, work
 
 
 #: The arms a run compares unless ``--arms`` says otherwise.
-DEFAULT_ARMS = ("fifo", "moasha-stopping", "moasha-promotion", "asha", "random-fifo",
-                "syne-moasha", "syne-random")  # fmt: skip
+DEFAULT_ARMS = ("fifo", "foresight", "moasha-stopping", "moasha-promotion",
+                "moasha-stopping-random", "asha", "random-fifo", "syne-moasha",
+                "syne-moasha-fixed", "syne-random")  # fmt: skip
+#: Arms that sample at random whatever the block's optimiser (the rest use the optimiser).
+RANDOM_SAMPLER = {"moasha-stopping-random": "random (npas)", "random-fifo": "random (npas)",
+                  "syne-moasha": "random (Syne Tune)", "syne-moasha-fixed": "random (Syne Tune)",
+                  "syne-random": "random (Syne Tune)"}  # fmt: skip
+#: How the table names an arm whose role is not a peer's.
+ROLES = {"asha": "asha (single-objective reference)", "foresight": "foresight (the bound)"}
+
+
+def sampler_of(arm: str, optimiser: str) -> str:
+    """The sampler that proposed the arm's trials, as the table names it."""
+    return RANDOM_SAMPLER.get(arm, f"{optimiser} (npas)")
 
 
 def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
@@ -101,15 +122,32 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
                                       spec("moasha", "promotion", chance_from=3)),
         "asha": Arm("asha", spec("asha")),
         "random-fifo": Arm("random-fifo", spec("fifo", name="random")),
+        "foresight": Arm("foresight", spec("foresight")),
+        "moasha-stopping-random": Arm("moasha-stopping-random",
+                                      spec("moasha", name="random", within_front="crowding")),
     }
-    for scheduler in ("moasha", "random"):
+    for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)
         known[f"syne-{scheduler}"] = Arm(f"syne-{scheduler}", run=run)
     unknown = sorted(set(chosen) - set(known))
     if unknown or "fifo" not in chosen:
         raise SystemExit(f"--arms: got {unknown or chosen}; allowed: fifo (always) and any of "
                          f"{', '.join(known)}")  # fmt: skip
-    return [known[name] for name in chosen]
+    bound = [] if "foresight" in chosen else ["foresight"]  # in every table
+    names = [chosen[0], *bound, *chosen[1:]] if chosen[0] == "fifo" else [*chosen, *bound]
+    return [known[name] for name in names]
+
+
+def bound_multiple(c: Comparison, arm: str) -> float:
+    """The arm's median reach over the perfect-foresight bound's (inf: the arm's median is
+    never; nan: no bound arm, or a bound that never reached)."""
+    if "foresight" not in c.runs:
+        return math.nan
+    bound = c.summary("foresight")["reach"].median
+    mine = c.summary(arm)["reach"].median
+    if math.isinf(bound) or bound <= 0:
+        return math.nan
+    return mine / bound
 
 
 def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[str, Any]]:
@@ -120,9 +158,9 @@ def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[
         f"Horizon {c.horizon_s:.0f} simulated s; {len(c.runs[c.baseline])} seeds per arm; true "
         f"front hypervolume {c.true_front_hv():.4f}.",
         "",
-        "| arm | reach: median / IQM [95 % CI] | reached | regret@25 % IQM [CI] | "
-        "regret@50 % | regret@100 % | trials started | completed | decision CPU s |",
-        "|---|---|---:|---|---|---|---:|---:|---:|",
+        "| arm | sampler | reach: median / IQM [95 % CI] | × bound | reached | regret@25 % IQM "
+        "[CI] | regret@50 % | regret@100 % | trials started | completed | decision CPU s |",
+        "|---|---|---|---:|---:|---|---|---|---:|---:|---:|",
     ]
     raw: dict[str, Any] = {}
     for arm in c.runs:
@@ -131,19 +169,24 @@ def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[
         counts = s["counts"]
         regrets = [s[f"regret@{f:g}"] for f in FRACTIONS]
         cells = [f"{r.iqm:.4f} [{r.ci[0]:.4f}, {r.ci[1]:.4f}]" for r in regrets]
+        multiple = bound_multiple(c, arm)
+        times = ("never" if math.isinf(multiple) else "-" if math.isnan(multiple)
+                 else f"{multiple:.2f}")  # fmt: skip
         lines.append(
-            f"| {arm} | {s['reach'].text()} | {sum(math.isfinite(x) for x in reach)}/"
+            f"| {ROLES.get(arm, arm)} | {sampler_of(arm, optimiser)} | {s['reach'].text()} | "
+            f"{times} | {sum(math.isfinite(x) for x in reach)}/"
             f"{len(reach)} | {' | '.join(cells)} | {counts.get('started', math.nan):.1f} | "
             f"{counts.get('completed', math.nan):.1f} | {counts.get('decision_s', math.nan):.1f} |"
         )
-        raw[arm] = {"reach": reach,
+        raw[arm] = {"reach": reach, "sampler": sampler_of(arm, optimiser),
+                    "reach_over_bound": multiple,
                     **{f"regret@{f:g}": c.regret(arm, f) for f in FRACTIONS},
                     "counts": [run.counts for run in c.runs[arm]]}  # fmt: skip
-    lines += ["", *verdicts(c, workers)]
+    lines += ["", *verdicts(c, workers, optimiser)]
     return lines, raw
 
 
-def verdicts(c: Comparison, workers: int) -> list[str]:
+def verdicts(c: Comparison, workers: int, optimiser: str = "") -> list[str]:
     """Promotion vs stopping, npas's best MOASHA arm vs Syne Tune's MOASHA, and the targets."""
     out = []
     for suffix in ("", "-hv"):
@@ -165,19 +208,39 @@ def verdicts(c: Comparison, workers: int) -> list[str]:
                 f"{c.summary(design)['reach'].text()} vs {c.summary(base)['reach'].text()}, "
                 f"p = {p:.3g}" + (" (within noise)" if p >= 0.05 else "") + "."
             )
-    ours = [arm for arm in c.runs if arm.startswith("moasha-")]
+    pairs = [
+        ("moasha-stopping-random", "syne-moasha-fixed",
+         "npas's MOASHA vs Syne Tune's rank-fixed MOASHA, both sampling at random (isolates "
+         "the scheduler)"),
+        ("syne-moasha-fixed", "syne-moasha",
+         "Syne Tune's MOASHA rank-fixed vs as shipped (the bug alone)"),
+        ("moasha-stopping", "moasha-stopping-random",
+         "npas's stopping MOASHA with the optimiser vs with random sampling (isolates the "
+         "optimiser)"),
+        ("fifo", "random-fifo", "FIFO with the optimiser vs with random sampling"),
+    ]
+    for a, b, what in pairs:
+        if a in c.runs and b in c.runs and a != b:
+            p = c.paired(a, b)
+            noise = " (within noise)" if p >= 0.05 else ""
+            out.append(f"- {what} (reach, paired Wilcoxon): medians "
+                       f"{c.summary(a)['reach'].text()} vs {c.summary(b)['reach'].text()}, "
+                       f"p = {p:.3g}{noise}.")  # fmt: skip
+    ours = [arm for arm in c.runs if arm.startswith("moasha-") and arm != "moasha-stopping-random"]
     if not ours:
         return out
     best = min(ours, key=lambda arm: (c.summary(arm)["reach"].iqm, c.summary(arm)["reach"].median))
-    if "syne-moasha" in c.runs:
+    peer = next((a for a in ("syne-moasha-fixed", "syne-moasha") if a in c.runs), None)
+    if peer is not None:
         parts = []
         for f in FRACTIONS:
             mine = summarise(c.regret(best, f)).iqm
-            theirs = summarise(c.regret("syne-moasha", f)).iqm
-            pf = c.paired(best, "syne-moasha", f"regret@{f:g}")
+            theirs = summarise(c.regret(peer, f)).iqm
+            pf = c.paired(best, peer, f"regret@{f:g}")
             parts.append(f"{f:.0%}: {mine:.4f} vs {theirs:.4f} (p = {pf:.3g})")
-        out.append(f"- npas's best MOASHA arm ({best}) vs Syne Tune's MOASHA, regret IQM: "
-                   + "; ".join(parts) + ".")  # fmt: skip
+        out.append(f"- npas's best MOASHA arm ({best}, {optimiser} sampling) vs Syne Tune's "
+                   f"MOASHA ({peer}, random sampling: the scheduler and the sampler differ), "
+                   "regret IQM: " + "; ".join(parts) + ".")  # fmt: skip
     reach = c.summary(best)["reach"]
     if workers == 2:
         met = reach.median <= TARGET_MEDIAN and reach.ci[1] <= TARGET_CI
@@ -190,13 +253,15 @@ def verdicts(c: Comparison, workers: int) -> list[str]:
 
 
 class Progress:
-    """One line on stderr, rewritten after each replay."""
+    """One line on stderr, rewritten after each replay (on a terminal only)."""
 
     def __init__(self, label: str, total: int) -> None:
         self.label, self.total, self.done = label, total, 0
 
     def __call__(self, run: Run) -> None:
         self.done += 1
+        if not sys.stderr.isatty():  # a log gets no carriage returns
+            return
         print(f"\r{self.label}: {self.done}/{self.total} ({run.arm})", end="", file=sys.stderr,
               flush=True)  # fmt: skip
 
@@ -225,7 +290,31 @@ def header(args: argparse.Namespace, table: CurveTable, began: float, done: bool
         "hypervolume (every recorded configuration's final values) minus the arm's, on the "
         "table's bounds (reference 1.1), counting completed feasible trials.",
         "",
+        *FAIRNESS,
+        "",
     ]
+
+
+#: The notes every table carries: what each comparison isolates.
+FAIRNESS = [
+    "How to read the arms. `foresight` is the perfect-foresight bound: the block's optimiser, "
+    "told every trial's final values, each trial that will not be on the front (infeasible, "
+    "or dominated by one it let finish or by the front the seed's proposals end with, found "
+    "by a first pass) stopped after a start and one epoch; `× bound` is an "
+    "arm's median reach over the bound's. The `sampler` column names what proposed each arm's "
+    "trials. Comparisons that isolate the scheduler hold the sampler fixed: "
+    "`moasha-stopping-random` against `syne-moasha-fixed` (both random; npas's sampler draws "
+    "the space as Syne Tune's domains do, but each arm maps a draw to its nearest recorded row "
+    "by its own metric). Comparisons that isolate the optimiser hold the scheduler fixed: "
+    "`moasha-stopping` against `moasha-stopping-random`, `fifo` against `random-fifo`. "
+    "`syne-moasha` is Syne Tune 0.16 as shipped: its MOASHA reads `nondominated_sort`'s index "
+    "order as each trial's rank (`asha.py` 258-267 against `non_dominated_priority.py` 146), "
+    "so a new trial that dominates its rung can be stopped; `syne-moasha-fixed` reads the "
+    "rank correctly (patched in the arm), and the two differ by that bug alone. `npas's best "
+    "MOASHA arm vs Syne Tune's` compares the optimiser and the scheduler together. `asha` "
+    "ranks on accuracy alone and finishes the large nets: a single-objective reference, not a "
+    "peer.",
+]
 
 
 def main() -> None:
@@ -251,7 +340,7 @@ def main() -> None:
         todo = arms(optimiser, workers, args.arms.split(","))
         c = Comparison.run(table, todo, seeds=range(args.seeds), horizon_s=horizon,
                            jobs=args.jobs, progress=Progress(label, args.seeds * len(todo)))
-        print(file=sys.stderr)
+        print(f"{label}: done" if not sys.stderr.isatty() else "", file=sys.stderr)
         lines, figures = block(c, optimiser, workers)
         body += [*lines, ""]
         raw[f"{optimiser}-W{workers}"] = {"horizon_s": horizon, "arms": figures}

@@ -55,7 +55,7 @@ def search(out: Path, optimiser: str, seed: int, trials: int, epochs: int | None
     return config, study, time.perf_counter() - start
 
 
-def table(studies: dict[tuple[str, int], Any], directions: list[str], checkpoints: list[int]):
+def table(studies: dict[tuple[str, int], Any], objectives: list[Any], checkpoints: list[int]):
     """Hypervolume per (optimiser, seed, checkpoint) on bounds common to all runs."""
     rows = {}
     for key, study in studies.items():
@@ -64,7 +64,8 @@ def table(studies: dict[tuple[str, int], Any], directions: list[str], checkpoint
     every = np.array(
         [v for r in rows.values() for _, v, ok in r if ok and np.all(np.isfinite(v))], dtype=float
     )
-    bounds = np.stack([every.min(axis=0), every.max(axis=0)], axis=1)
+    names, directions = [n for n, _ in objectives], [d for _, d in objectives]
+    bounds = {n: (every[:, j].min(), every[:, j].max()) for j, n in enumerate(names)}
     out: dict[tuple[str, int], list[float]] = {}
     for key, r in rows.items():
         out[key] = []
@@ -75,7 +76,8 @@ def table(studies: dict[tuple[str, int], Any], directions: list[str], checkpoint
                 continue
             values = np.array([v for v, _ in first], dtype=float)
             feasible = np.array([ok for _, ok in first])
-            result = hypervolume(values, directions, bounds=bounds, feasible=feasible)
+            result = hypervolume(values, directions, bounds=bounds, names=names,
+                                 feasible=feasible)
             out[key].append(result.value)
     return out, bounds
 
@@ -104,8 +106,7 @@ def main() -> None:
                 studies[(optimiser, seed)] = study
                 seconds[(optimiser, seed)] = took
                 print(f"{optimiser} seed {seed}: {took:.0f} s", file=sys.stderr, flush=True)
-        directions = [d for _, d in config.objectives]
-        hv, bounds = table(studies, directions, checkpoints)
+        hv, bounds = table(studies, list(config.objectives), checkpoints)
         failed = {k: sum(t.state.name == "FAIL" for t in s.trials) for k, s in studies.items()}
     ray.shutdown()
     write(args, config, optimisers, checkpoints, hv, bounds, seconds, failed)
@@ -126,9 +127,7 @@ def write(args, config, optimisers, checkpoints, hv, bounds, seconds, failed) ->
         seeds = ", ".join(f"{hv[k][-1]:.3f}" for k in sorted(keys))
         lines.append(f"| {optimiser} | {' | '.join(cells)} | {seeds} | {minutes:.1f} | "
                      f"{sum(failed[k] for k in keys)} |")  # fmt: skip
-    names = [n for n, _ in config.objectives]
-    pairs = zip(names, bounds, strict=True)
-    bound_text = ", ".join(f"{n} [{lo:.4g}, {hi:.4g}]" for n, (lo, hi) in pairs)
+    bound_text = ", ".join(f"{n} [{lo:.4g}, {hi:.4g}]" for n, (lo, hi) in bounds.items())
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(
         f"""# Search quality on digits-quick

@@ -1,4 +1,5 @@
-"""Syne Tune's own MOASHA (and its random search, FIFO) replayed on an npas curve table.
+"""Syne Tune's own MOASHA (as shipped, and with its rank read correctly) and its random search
+(FIFO) replayed on an npas curve table.
 
 What it measures: the completed trials (when each ended on the simulated clock, its final
 objective values, whether it is feasible) of Syne Tune 0.16's ``MOASHA`` and of its random
@@ -38,6 +39,16 @@ scheduler's own calls are charged (``charge_decisions``), in CPU time, as npas's
 its searcher's and scheduler's: at such a step the tuner loop's own time would otherwise dominate.
 Communication delays of the simulator are 0 (the record's seconds are the whole cost).
 
+The rank fix (``moasha-fixed``): Syne Tune 0.16's MOASHA ranks a rung with
+``NonDominatedPriority``, whose ``priority_unsafe`` returns ``nondominated_sort``'s result
+(``non_dominated_priority.py`` 146: the items' *indices, best first*), and ASHA's rung reads
+that array as each item's priority (``asha.py`` 258-267: ``ranks[-1]``, the new trial's, is the
+index of the item sorted last, not the new trial's own rank). A new trial that dominates every
+recorded one is stopped whenever the worst item's index is high, i.e. at random. The fixed arm
+passes :class:`RankedPriority`, the same sort with its order turned into ranks (three lines);
+``moasha`` keeps 0.16's behaviour, so the difference the bug makes is measured beside it. Both
+sample at random (Syne Tune's MOASHA has no other searcher).
+
 Run: ``python benchmarks/syne_tune_arm.py TABLE.json.gz`` → a smoke run of each arm.
 """
 
@@ -75,15 +86,20 @@ from syne_tune.config_space import (
 )
 from syne_tune.optimizer.scheduler import TrialScheduler
 from syne_tune.optimizer.schedulers.multiobjective.moasha import MOASHA
+from syne_tune.optimizer.schedulers.multiobjective.multiobjective_priority import (
+    NonDominatedPriority,
+)
 from syne_tune.optimizer.schedulers.single_fidelity_scheduler import SingleFidelityScheduler
 from syne_tune.tuner_logger import TunerLogger
 
 from search.lab import CurveRow, CurveTable
 from spaces import Categorical, Fixed, Float, Int, Space
 
-__all__ = ["SCHEDULERS", "run_syne_tune"]
+__all__ = ["SCHEDULERS", "RankedPriority", "run_syne_tune"]
 
-SCHEDULERS = ("moasha", "random")
+#: ``moasha``: 0.16's MOASHA as shipped; ``moasha-fixed``: with :class:`RankedPriority`;
+#: ``random``: its random search under FIFO.
+SCHEDULERS = ("moasha", "moasha-fixed", "random")
 EPOCH = "epoch"
 ELAPSED = "elapsed_time"
 ROW = "row"
@@ -123,7 +139,8 @@ def tune(
     Args:
         table: The recorded curves.
         scheduler: ``"moasha"`` (Syne Tune's MOASHA, stopping at rungs ``grace_epochs *
-            reduction_factor**k`` up to R) or ``"random"`` (its random search, FIFO: every
+            reduction_factor**k`` up to R), ``"moasha-fixed"`` (the same, its rank read
+            correctly: :class:`RankedPriority`) or ``"random"`` (its random search, FIFO: every
             trial to R).
         seed: Seeds Syne Tune's sampling (NumPy's global generator, which its samplers use;
             restored afterwards).
@@ -276,11 +293,12 @@ def _scheduler(
     blackbox: TableBlackbox, name: str, seed: int, grace: int, reduction: float
 ) -> TrialScheduler:
     space = blackbox.configuration_space
-    if name == "moasha":
+    if name in ("moasha", "moasha-fixed"):
+        priority = RankedPriority() if name == "moasha-fixed" else None  # None: 0.16's own
         return MOASHA(
             config_space=space, metrics=blackbox.metrics, do_minimize=True, time_attr=EPOCH,
             max_t=len(blackbox.fidelity_values), grace_period=grace,
-            reduction_factor=reduction, random_seed=seed,
+            reduction_factor=reduction, random_seed=seed, multiobjective_priority=priority,
         )  # fmt: skip
     # baselines.RandomSearch asserts a single metric in 0.16 (its searcher is single-objective);
     # the scheduler's factory picks the multi-objective random searcher
@@ -288,6 +306,17 @@ def _scheduler(
         config_space=space, metrics=blackbox.metrics, do_minimize=True,
         searcher="random_search", random_seed=seed,
     )  # fmt: skip
+
+
+class RankedPriority(NonDominatedPriority):
+    """Syne Tune 0.16's non-dominated priority with its result read as it is: the sort's
+    order (indices, best first) turned into each item's rank, which ASHA's rung expects."""
+
+    def priority_unsafe(self, objectives: np.ndarray) -> np.ndarray:
+        order = super().priority_unsafe(objectives)
+        ranks = np.empty(len(order), dtype=int)
+        ranks[order] = np.arange(len(order))
+        return ranks
 
 
 def _step(table: CurveTable, horizon_s: float) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,18 @@ class _Moved(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
         parser.error("--out names where a command writes; give the run folder with --run DIR")
+
+
+class _Renamed(argparse.Action):
+    """A flag renamed to the config key it sets (``--optimiser`` is ``--algorithm``, as
+    ``algorithm:`` in a config): still taken, with a one-line note on stderr."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:  # fmt: skip
+        new = self.metavar_new  # type: ignore[attr-defined]
+        print(f"[npas] {option_string} is deprecated: use {new} (the config key's name)",
+              file=sys.stderr)  # fmt: skip
+        setattr(namespace, self.dest, values)
 
 
 def _flag(parser: argparse.ArgumentParser, name: str, text: str) -> None:
@@ -294,8 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the scheduler to compare with FIFO (default: moasha)")  # fmt: skip
     cmd.add_argument("--type", choices=("stopping", "promotion"), dest="kind",
                      help="MOASHA's type (default: both)")  # fmt: skip
-    cmd.add_argument("--optimiser", metavar="NAME",
-                     help="the optimiser replayed (default: the search's own)")  # fmt: skip
+    cmd.add_argument("--algorithm", metavar="NAME",
+                     help="the optimiser replayed, as the config's algorithm (default: the "
+                     "search's own)")  # fmt: skip
+    renamed = cmd.add_argument("--optimiser", dest="algorithm", action=_Renamed,
+                               help=argparse.SUPPRESS)  # fmt: skip
+    renamed.metavar_new = "--algorithm"  # type: ignore[attr-defined]
     cmd.add_argument("--workers", type=_positive, default=2, metavar="N",
                      help="trials trained at once in the replay (default: 2)")  # fmt: skip
     cmd.add_argument("--seeds", type=_positive, default=20, metavar="N",

@@ -65,10 +65,10 @@ def _replay(args: argparse.Namespace) -> int:
     if args.jobs and jobs < args.jobs:
         print(f"[npas] --jobs {args.jobs}: this process may use {jobs} CPU core(s), so {jobs} "
               "replay(s) run at once", file=sys.stderr)  # fmt: skip
-    if args.optimiser is not None:
+    if args.algorithm is not None:
         from search.optimisers import OPTIMISERS
 
-        OPTIMISERS.get(args.optimiser)  # an unknown name fails before any replay
+        OPTIMISERS.get(args.algorithm)  # an unknown name fails before any replay
     if args.plot:
         from search._output import check_file
 
@@ -76,17 +76,20 @@ def _replay(args: argparse.Namespace) -> int:
     study = _study(args)
     table = CurveTable.from_study(study)
     kinds = (args.kind,) if args.kind else ("stopping", "promotion")
-    total = args.seeds * (1 + (len(kinds) if args.scheduler == "moasha" else 1))
+    others = {"moasha": len(kinds), "fifo": 0}.get(args.scheduler, 1)
+    total = args.seeds * (2 + others)  # FIFO, the others, the perfect-foresight bound
     done = [0]
+    terminal = sys.stderr.isatty()  # a log gets no carriage returns, and no progress
 
     def progress(run: Any) -> None:
         done[0] += 1
         print(f"\r[npas] replayed {done[0]}/{total}", end="", file=sys.stderr, flush=True)
 
-    result = what_if(table, scheduler=args.scheduler, kinds=kinds, optimiser=args.optimiser,
+    result = what_if(table, scheduler=args.scheduler, kinds=kinds, optimiser=args.algorithm,
                      workers=args.workers, seeds=args.seeds, jobs=jobs,
-                     progress=progress)  # fmt: skip
-    print(file=sys.stderr)
+                     progress=progress if terminal else None)  # fmt: skip
+    if terminal:
+        print(file=sys.stderr)
     print(result.json() if args.format == "json" else result.text())
     if args.plot:
         print(f"plot: {result.plot(args.plot)}", file=sys.stderr)

@@ -44,14 +44,14 @@ def hv_curve(
     completed: Completed, table: CurveTable, bounds: dict[str, tuple[float, float]]
 ) -> list[tuple[float, float]]:
     """``(second, hypervolume)`` after each completed trial, on ``bounds`` by objective."""
-    pairs = [bounds[name] for name in table.names]
     out: list[tuple[float, float]] = []
     points: list[list[float]] = []
     feasible: list[bool] = []
     for second, values, ok in sorted(completed, key=lambda c: c[0]):
         points.append(values)
         feasible.append(ok)
-        value = hypervolume(np.array(points), table.directions, bounds=pairs, feasible=feasible)
+        value = hypervolume(np.array(points), table.directions, bounds=bounds, names=table.names,
+                            feasible=feasible)  # fmt: skip
         out.append((second, value.value))
     return out
 
@@ -170,9 +170,8 @@ class Comparison:
     def true_front_hv(self) -> float:
         """The hypervolume of every recorded configuration's final values (the best any
         search on this table can end with)."""
-        bounds = self.table.bounds()
-        pairs = [bounds[name] for name in self.table.names]
-        return hypervolume(self.table.final_values(), self.table.directions, bounds=pairs,
+        return hypervolume(self.table.final_values(), self.table.directions,
+                           bounds=self.table.bounds(), names=self.table.names,
                            feasible=self.table.feasible()).value  # fmt: skip
 
     def targets(self) -> list[float]:

@@ -44,6 +44,7 @@ from ray.tune.schedulers import ASHAScheduler, TrialScheduler
 from ray.tune.search import Searcher
 
 from search.config import SchedulerConfig, complete, load_config
+from search.lab._foresight import Foresight
 from search.lab._table import CurveRow, CurveTable
 from search.record import RayKey
 from search.run import NpasSearcher, OutcomeReader, bound_optimiser, constraint_keys
@@ -55,9 +56,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEDULER_ARMS", "NearestRow", "ReplayResult", "ReplaySpec", "replay"]
 
-#: What a replay's scheduler may be: npas's FIFO and MOASHA, and Ray Tune's ASHA on the first
-#: objective alone (the single-objective reference).
-SCHEDULER_ARMS = ("fifo", "moasha", "asha")
+#: What a replay's scheduler may be: npas's FIFO and MOASHA, Ray Tune's ASHA on the first
+#: objective alone (the single-objective reference) and the perfect-foresight bound
+#: (:class:`search.lab._foresight.Foresight`).
+SCHEDULER_ARMS = ("fifo", "moasha", "asha", "foresight")
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,8 @@ class _Driver:
         decision = self.timed(self.scheduler.on_trial_result, self, trial, result)
         last = trial.epoch >= trial.row.epochs
         if decision == TrialScheduler.STOP and not last:
+            if isinstance(self.scheduler, Foresight):  # the optimiser is told what FIFO tells
+                result = _final_result(trial.row, self.table.names)
             self.end(trial, result, stopped=True)
             return
         # Ray Tune's ASHA stops a trial at its last epoch: it has trained all the same
@@ -369,6 +373,8 @@ def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
             time_attr=RayKey.EPOCH, metric=name, mode=direction[:3], max_t=epochs,
             grace_period=spec.grace_epochs, reduction_factor=spec.reduction_factor,
         )  # fmt: skip
+    if spec.scheduler == "foresight":
+        return Foresight(list(config.directions))
     if spec.scheduler not in ("fifo", "moasha"):
         raise ConfigError(f"replay scheduler {spec.scheduler!r}; allowed: {SCHEDULER_ARMS}")
     section = {"name": spec.scheduler, "type": spec.kind, "grace_epochs": spec.grace_epochs,
@@ -426,6 +432,17 @@ def replay(
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # a study per replay: no news
     try:
-        return _Driver(table, spec, seed, charge_decisions).run(horizon_s)
+        if spec.scheduler != "foresight":
+            return _Driver(table, spec, seed, charge_decisions).run(horizon_s)
+        # the bound looks ahead to the front its own proposals end with: a first pass finds
+        # it (letting finish what is on the front so far), the second stops every trial that
+        # front dominates (the same seed proposes the same points, sooner)
+        first = _Driver(table, spec, seed, charge_decisions)
+        first.run(horizon_s)
+        proposed = [t.row for t in first.trials.values() if t.status != "PENDING"]
+        second = _Driver(table, spec, seed, charge_decisions)
+        assert isinstance(second.scheduler, Foresight)
+        second.scheduler.ahead(proposed)
+        return second.run(horizon_s)
     finally:
         optuna.logging.set_verbosity(verbosity)

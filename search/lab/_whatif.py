@@ -16,13 +16,93 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from search._output import check_file, write_atomic
 from search.lab._compare import Arm, Comparison, hv_at
 from search.lab._replay import ReplaySpec
 from search.lab._stats import Summary
 from search.lab._table import CurveTable
+from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR, milestones
 
-__all__ = ["WhatIf", "arms_for", "full_horizon", "what_if"]
+__all__ = [
+    "BOUND",
+    "FRONT_SIZE",
+    "PAYOFF",
+    "WhatIf",
+    "arms_for",
+    "full_horizon",
+    "limits",
+    "what_if",
+]
+
+#: The perfect-foresight arm's label (:mod:`search.lab._foresight`): the floor under any
+#: scheduler's reach with the optimiser.
+BOUND = "foresight"
+
+#: Trials a front is built from: a table should let this many survive every rung.
+FRONT_SIZE = 10
+#: How many more configurations than FIFO a stopping scheduler must be able to see in the same
+#: time for its early decisions (on a few epochs' values) to have room to pay.
+PAYOFF = 2.0
+_CANNOT = "early stopping cannot pay here"
+#: How the verdict names an arm.
+_SPOKEN = {"moasha-stopping": "stopping-type MOASHA", "moasha-promotion": "promotion-type MOASHA",
+           "asha": "Ray Tune's ASHA (accuracy alone)"}  # fmt: skip
+
+
+def limits(
+    table: CurveTable,
+    *,
+    grace_epochs: int = GRACE_EPOCHS,
+    reduction_factor: float = REDUCTION_FACTOR,
+) -> list[str]:
+    """Why early stopping cannot pay on ``table``, each with what it would need (empty: none).
+
+    With rungs at ``r_0 < ... < r_(k-1)`` below the schedule's ``R`` epochs, one trial in
+    ``N = η^k`` survives every rung. Two things are read from the table alone:
+
+    - *too few curves*: a front of :data:`FRONT_SIZE` trials that each survived the rungs is
+      drawn from ``FRONT_SIZE * N`` configurations, and the replay can only propose the
+      recorded ones;
+    - *epochs too short*: screening ``N`` configurations costs ``N`` starts and the epochs each
+      trains up to its rung, against ``N`` full trials under FIFO; when that lets a stopping
+      scheduler see fewer than :data:`PAYOFF` times as many configurations as FIFO in the same
+      time, the starts eat what stopping saves.
+    """
+    R = table.epochs
+    rungs = milestones(grace_epochs, reduction_factor, R)
+    out: list[str] = []
+    if not rungs:
+        return [f"its {R}-epoch schedule has no rung below its last epoch (grace "
+                f"{grace_epochs}): nothing is ever stopped"]  # fmt: skip
+    eta, k = reduction_factor, len(rungs)
+    n = eta**k
+    needed = math.ceil(FRONT_SIZE * n)
+    if len(table.rows) < needed:
+        out.append(
+            f"{len(table.rows)} curves are too few: one trial in {n:.0f} survives the {k} "
+            f"rung(s) at epochs {', '.join(map(str, rungs))} (eta = {eta:g}), so a front of "
+            f"{FRONT_SIZE} needs about {needed} recorded configurations"
+        )
+    start, end = table.start_s(), float(table.overheads.get("end_s", 0.0))
+    epoch = float(np.median([s for row in table.rows for s in row.seconds]))
+    ends = [*rungs, R]
+    # epochs a bracket of n trials trains: all n to r_0, n / eta**i from r_(i-1) to r_i
+    work = sum(n / eta**i * (ends[i] - (ends[i - 1] if i else 0)) for i in range(k + 1))
+    full = start + R * epoch + end
+    screened = (n * start + work * epoch + end) / n
+    if full / screened < PAYOFF:
+        grow = R - PAYOFF * work / n
+        need = (PAYOFF * (start + end / n) - start - end) / grow if grow > 0 else math.inf
+        what = (f"epochs of at least {need:.3g} s" if math.isfinite(need) else
+                f"a schedule longer than {R} epochs")  # fmt: skip
+        out.append(
+            f"epochs too short: a {epoch:.3g} s epoch against a {start:.3g} s trial start lets "
+            f"early stopping see only {full / screened:.2f}x as many configurations as FIFO "
+            f"in the same time; it needs {PAYOFF:g}x, so {what}"
+        )
+    return out
 
 
 def _finite(value: Any) -> Any:
@@ -44,7 +124,8 @@ def full_horizon(table: CurveTable, workers: int) -> float:
 def arms_for(
     optimiser: str, scheduler: str, kinds: Sequence[str], workers: int, options: dict[str, Any]
 ) -> list[Arm]:
-    """The baseline (FIFO) first, then the scheduler asked for (each MOASHA type given)."""
+    """The baseline (FIFO) first, then the scheduler asked for (each MOASHA type given), then
+    the perfect-foresight bound (:data:`BOUND`)."""
 
     def spec(name: str, kind: str = "stopping") -> ReplaySpec:
         return ReplaySpec(optimiser, name, kind, workers, options=options)
@@ -54,7 +135,7 @@ def arms_for(
         arms += [Arm(f"moasha-{kind}", spec("moasha", kind)) for kind in kinds]
     elif scheduler != "fifo":
         arms.append(Arm(scheduler, spec(scheduler)))
-    return arms
+    return [*arms, Arm(BOUND, spec("foresight"))]
 
 
 @dataclass
@@ -110,6 +191,12 @@ class WhatIf:
                 f"{row.get('mean_started', 0):>7.1f} {row.get('mean_completed', 0):>9.1f} "
                 f"{row['hv_end_median']:>7.3f}"
             )
+        if BOUND in c.runs:
+            lines.append(
+                f"{BOUND} = the perfect-foresight bound: the same optimiser, each trial that will "
+                "not be on the front stopped after one epoch (on the same proposals, no scheduler "
+                "reaches sooner)."
+            )
         lines.append(
             f"The true front of the {len(table.rows)} recorded configurations: hypervolume "
             f"{c.true_front_hv():.3f} (objectives on the table's bounds, reference 1.1)."
@@ -122,14 +209,47 @@ class WhatIf:
                 "configurations only, which flatters every arm. Replay a FIFO search to compare "
                 "schedulers fairly."
             )
+        verdict = self.verdict()
+        if not verdict.startswith(_CANNOT):  # a verdict that cites the limits says them
+            lines += [f"Limit: {why}." for why in limits(table)]
+        lines.append(f"Verdict: {verdict}.")
         return "\n".join(lines)
+
+    def verdict(self) -> str:
+        """One sentence: how soon the best other arm reached FIFO's front, or why none could."""
+        c = self.comparison
+        others = [arm for arm in c.runs if arm not in (c.baseline, BOUND)]
+        if not others:
+            return "FIFO alone was replayed: nothing to compare it with"
+        medians = {arm: c.summary(arm)["reach"].median for arm in others}
+        best = min(others, key=lambda arm: medians[arm])
+        fifo = c.summary(c.baseline)["reach"].median
+        reasons = limits(c.table)
+        if math.isinf(medians[best]):
+            if reasons:
+                return f"{_CANNOT}: " + "; ".join(reasons)
+            reached = sum(math.isfinite(r) for r in c.reach(best))
+            return (f"no scheduler reached FIFO's front within FIFO's time in most seeds "
+                    f"(the best, {_SPOKEN.get(best, best)}, in {reached} of "
+                    f"{len(c.reach(best))})")  # fmt: skip
+        said = (f"{_SPOKEN.get(best, best)} would have reached FIFO's front in "
+                f"{100 * medians[best]:.0f} % of the time (median over "
+                f"{len(c.reach(best))} seeds; FIFO itself {100 * fifo:.0f} %")  # fmt: skip
+        if BOUND in c.runs:
+            bound = c.summary(BOUND)["reach"].median
+            said += f", the perfect-foresight bound {100 * bound:.0f} %"
+        said += ")"
+        if medians[best] >= fifo:
+            said += ": no faster than FIFO"
+        return said
 
     def json(self) -> str:
         """The rows as strict JSON: a time never reached (infinite) or a figure that is not a
         number is ``null`` (JSON has no ``Infinity``; Python's own writer wrote it)."""
         data = {"study": self.comparison.table.name, "optimiser": self.optimiser,
                 "workers": self.workers, "horizon_s": self.comparison.horizon_s,
-                "arms": self.rows()}  # fmt: skip
+                "arms": self.rows(), "limits": limits(self.comparison.table),
+                "verdict": self.verdict()}  # fmt: skip
         return json.dumps(_finite(data), indent=2, allow_nan=False)
 
     def plot(self, path: str | Path) -> Path:

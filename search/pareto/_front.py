@@ -9,8 +9,9 @@ study.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -136,27 +137,72 @@ def non_dominated(
     return mask
 
 
-def _bounds(
-    F: NDArray[np.float64], sign: NDArray[np.float64], bounds: ArrayLike | None
-) -> NDArray[np.float64]:
-    """``(m, 2)`` ``(best, worst)`` in minimisation form, from the data or the user."""
-    m = F.shape[1]
+#: What ``bounds`` may be: ``{objective name: (lo, hi)}`` (with ``names``), or an ``(m, 2)``
+#: array of ``(lo, hi)`` rows when its shape tells it from its transpose (``m != 2``).
+Bounds = Mapping[str, Sequence[float]] | ArrayLike
+
+
+def _by_name(bounds: Any, names: Sequence[str] | None, m: int) -> NDArray[np.float64] | None:
+    """The user's ``bounds`` as ``(m, 2)`` ``(lo, hi)`` rows in the objectives' order.
+
+    A mapping is read by objective name. An array is read as rows only when its transpose
+    could not be taken for it: with two objectives a ``2 x 2`` array cannot (``[(0, 1), (300,
+    5000)]`` is accuracy 0-1 and params 300-5,000, or accuracy 0-300 and params 1-5,000), so it
+    is refused.
+    """
     if bounds is None:
-        if F.shape[0] == 0:
-            return np.tile([0.0, 1.0], (m, 1))
-        return np.stack([F.min(axis=0), F.max(axis=0)], axis=1)
-    b = np.asarray(bounds, dtype=np.float64)
+        return None
+    if isinstance(bounds, Mapping):
+        if names is None or len(names) != m:
+            raise ConfigError(
+                f"bounds by objective name need names=, one per objective ({m}); got {names!r}"
+            )
+        if set(bounds) != set(names):
+            raise ConfigError(
+                f"bounds name {sorted(map(str, bounds))}; allowed: exactly the objectives "
+                f"{list(names)}"
+            )
+        rows = [bounds[name] for name in names]
+    else:
+        rows = bounds
+    b = np.asarray(rows, dtype=np.float64) if _numeric(rows) else np.empty(0)
     if b.shape != (m, 2) or not np.isfinite(b).all():
         raise ConfigError(
             f"bounds must be one finite (lo, hi) pair per objective ({m}), got {bounds!r}"
         )
+    if m == 2 and not isinstance(bounds, Mapping):
+        raise ConfigError(
+            f"bounds {np.asarray(bounds).tolist()!r}: a 2 x 2 array reads the same transposed; "
+            "pass them by objective name, {name: (lo, hi)}, with names="
+        )
+    which = list(names) if names is not None and len(names) == m else list(range(m))
     backwards = np.flatnonzero(b[:, 0] >= b[:, 1])
     if backwards.size:
         i = int(backwards[0])
         raise ConfigError(
-            f"bounds[{i}] is ({b[i, 0]:g}, {b[i, 1]:g}); allowed: (lo, hi) with lo < hi, one "
-            "row per objective (a transposed array puts one objective's lows in a row)"
+            f"bounds[{which[i]!r}] is ({b[i, 0]:g}, {b[i, 1]:g}); allowed: (lo, hi) with lo < "
+            "hi, one pair per objective (a transposed array puts one objective's lows in a row)"
         )
+    return b
+
+
+def _numeric(rows: Any) -> bool:
+    try:
+        np.asarray(rows, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _bounds(
+    F: NDArray[np.float64], sign: NDArray[np.float64], b: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """``(m, 2)`` ``(best, worst)`` in minimisation form, from the data or checked rows."""
+    m = F.shape[1]
+    if b is None:
+        if F.shape[0] == 0:
+            return np.tile([0.0, 1.0], (m, 1))
+        return np.stack([F.min(axis=0), F.max(axis=0)], axis=1)
     signed = np.stack([b[:, 0] * sign, b[:, 1] * sign], axis=1)
     return np.sort(signed, axis=1)
 
@@ -165,27 +211,37 @@ def normalise(
     values: ArrayLike,
     directions: Sequence[str],
     *,
-    bounds: ArrayLike | None = None,
+    bounds: Bounds | None = None,
+    names: Sequence[str] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Objectives mapped to minimisation on ``[0, 1]``: 0 at the best bound, 1 at the worst.
 
     Args:
         values: ``(n, m)`` objective values in their own units.
         directions: ``"minimize"`` or ``"maximize"`` per objective.
-        bounds: ``(lo, hi)`` per objective in its own units, ``lo < hi`` (a pair in the other
-            order is refused: it is what a transposed array looks like); None takes the
-            minimum and maximum of the finite rows of ``values``. A zero-width range maps
-            every value to 0 (the span counts as 1, so values beyond it stay ordered).
+        bounds: ``{objective: (lo, hi)}`` in its own units, ``lo < hi`` (with ``names``, the
+            objectives' names in the columns' order); an ``(m, 2)`` array of ``(lo, hi)`` rows
+            only when its shape tells it from its transpose, so never with two objectives.
+            None takes the minimum and maximum of the finite rows of ``values``. A zero-width
+            range maps every value to 0 (the span counts as 1, so values beyond it stay
+            ordered).
+        names: The objectives' names, one per column (needed by ``bounds`` by name).
 
     Returns:
         ``(normalised values, bounds)`` with bounds as ``(best, worst)`` per objective in the
         objectives' own units.
     """
     arr = _values(values)
+    return _normalise(arr, directions, _by_name(bounds, names, arr.shape[1]))
+
+
+def _normalise(
+    arr: NDArray[np.float64], directions: Sequence[str], rows: NDArray[np.float64] | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     sign = _directions(directions, arr.shape[1])
     F = arr * sign
     finite = F[np.isfinite(F).all(axis=1)]
-    b = _bounds(finite, sign, bounds)
+    b = _bounds(finite, sign, rows)
     span = b[:, 1] - b[:, 0]
     span = np.where(span > 0, span, 1.0)
     return (F - b[:, 0]) / span, b * sign[:, None]
@@ -202,7 +258,8 @@ def hypervolume(
     values: ArrayLike,
     directions: Sequence[str],
     *,
-    bounds: ArrayLike | None = None,
+    bounds: Bounds | None = None,
+    names: Sequence[str] | None = None,
     ref: float | ArrayLike | None = None,
     feasible: ArrayLike | None = None,
 ) -> HVResult:
@@ -216,20 +273,39 @@ def hypervolume(
     Args:
         values: ``(n, m)`` objective values in their own units.
         directions: ``"minimize"`` or ``"maximize"`` per objective.
-        bounds: ``(lo, hi)`` per objective in its own units; fix them to compare studies or
-            to get a monotone history. None derives them from the feasible, finite points.
+        bounds: ``{objective: (lo, hi)}`` in its own units, with ``names`` (see
+            :func:`normalise`); fix them to compare studies or to get a monotone history.
+            None derives them from the feasible, finite points.
+        names: The objectives' names, one per column.
         ref: Reference point in normalised space, a scalar or one value per objective;
             default 1.1 (10 % beyond the worst bound, so boundary points still count).
         feasible: Optional flag per point.
 
     Returns:
         An :class:`HVResult` stating the value, the reference point and the bounds.
+
+    Example:
+        >>> hv = hypervolume([[0.9, 1200.0]], ["maximize", "minimize"],
+        ...                  names=["accuracy", "params"],
+        ...                  bounds={"accuracy": (0.0, 1.0), "params": (0, 5000)})
+        >>> round(hv.value, 2)
+        0.86
     """
     arr = _values(values)
+    return _hypervolume(arr, directions, _by_name(bounds, names, arr.shape[1]), ref, feasible)
+
+
+def _hypervolume(
+    arr: NDArray[np.float64],
+    directions: Sequence[str],
+    rows: NDArray[np.float64] | None,
+    ref: float | ArrayLike | None,
+    feasible: ArrayLike | None,
+) -> HVResult:
     sign = _directions(directions, arr.shape[1])
     keep = _usable(arr, feasible)
     pts = arr[keep]
-    norm, b = normalise(pts, directions, bounds=bounds)
+    norm, b = _normalise(pts, directions, rows)
     r = _ref(ref, arr.shape[1])
     value = float(HV(ref_point=r)(norm)) if pts.shape[0] else 0.0
     span = b[:, 1] - b[:, 0]
@@ -243,13 +319,14 @@ def hypervolume_history(
     directions: Sequence[str],
     *,
     feasible: ArrayLike | None = None,
-    bounds: ArrayLike | None = None,
+    bounds: Bounds | None = None,
+    names: Sequence[str] | None = None,
     ref: float | ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], HVResult]:
     """Hypervolume of the feasible front after each point, in the order given.
 
-    The bounds are fixed once over all feasible points (unless given), so the history is
-    non-decreasing: a later point can only add volume.
+    The bounds (as :func:`hypervolume` takes them) are fixed once over all feasible points
+    (unless given), so the history is non-decreasing: a later point can only add volume.
 
     Returns:
         ``(history, final)``: one value per point, and the :class:`HVResult` of the whole set
@@ -257,7 +334,7 @@ def hypervolume_history(
     """
     arr = _values(values)
     keep = _usable(arr, feasible)
-    final = hypervolume(arr, directions, bounds=bounds, ref=ref, feasible=keep)
+    final = _hypervolume(arr, directions, _by_name(bounds, names, arr.shape[1]), ref, keep)
     # (best, worst) → (lo, hi); a zero-width range (one distinct value) is widened by 1 on
     # its worst side, which maps its value to 0 as the data-derived bounds did
     sign = _directions(directions, arr.shape[1])
@@ -270,9 +347,7 @@ def hypervolume_history(
         seen = keep.copy()
         seen[i + 1 :] = False
         if seen.any():
-            history[i] = hypervolume(
-                arr, directions, bounds=fixed, ref=final.ref_point, feasible=seen
-            ).value
+            history[i] = _hypervolume(arr, directions, fixed, final.ref_point, seen).value
         elif i:
             history[i] = history[i - 1]
     return history, final

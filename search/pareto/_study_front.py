@@ -128,7 +128,8 @@ def hypervolume_by_trial(
     done = done.sort_values(order, kind="stable", na_position="last")
     ok = usable(done, names).to_numpy()
     history, final = hypervolume_history(
-        values(done, names), [d for _, d in pairs], feasible=ok, bounds=bounds, ref=ref
+        values(done, names), [d for _, d in pairs], feasible=ok, bounds=bounds, names=names,
+        ref=ref,
     )
     table = done[[Column.NUMBER, Column.DATETIME_COMPLETE]].reset_index(drop=True)
     table["hypervolume"] = history

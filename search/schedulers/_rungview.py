@@ -101,7 +101,12 @@ class RungView(BaseSampler):
     ) -> dict[str, Any]:
         view = self._view_of(study, trial)
         mirrored = _in(view, trial)
-        params = self.inner.sample_relative(view, mirrored, search_space)
+        try:
+            params = self.inner.sample_relative(view, mirrored, search_space)
+        except ValueError:
+            if view is study or not _short_of_parents(self.inner, view, mirrored):
+                raise
+            params = {}  # at random this once, as a GA's first generation is
         if view is study:
             return params
         # What the sampler wrote on the trial (TPE's constant liar shares its relative params
@@ -198,6 +203,29 @@ class RungView(BaseSampler):
         if trial.state.is_finished():
             self._points[key] = points
         return points
+
+
+#: Parents a crossover of npas's genetic samplers takes (Optuna's default, uniform crossover).
+_CROSSOVER_PARENTS = 2
+
+
+def _short_of_parents(sampler: BaseSampler, view: optuna.Study, trial: FrozenTrial) -> bool:
+    """Whether a genetic sampler (NSGA-II, NSGA-III) would breed ``trial`` in the view from
+    fewer parents than its crossover takes.
+
+    A GA numbers its generations by the trials it saw complete, on the trials themselves; in a
+    view a trial seen complete at one epoch is pruned at another (no better than chance there),
+    so a generation can come to hold a single complete parent, and Optuna's parent selection
+    then draws from an empty list (ValueError; NSGA-II under MOASHA, ``grace_epochs: 3``, lab
+    seed 4). Optuna proposes at random when a generation has no parent at all; so does the view
+    when it has too few to cross. Read after the sampler failed (its parents are then cached on
+    the view), so that an ask that does not fail is the sampler's own, untouched.
+    """
+    parents_of = getattr(sampler, "get_parent_population", None)
+    generation_of = getattr(sampler, "get_trial_generation", None)
+    if parents_of is None or generation_of is None:
+        return False
+    return 0 < len(parents_of(view, generation_of(view, trial))) < _CROSSOVER_PARENTS
 
 
 def _bare(trial: FrozenTrial, **changes: Any) -> FrozenTrial:

@@ -19,7 +19,7 @@ def _module(name: str):
     return load_benchmark(name)
 
 
-@pytest.mark.parametrize("scheduler", ["moasha", "random"])
+@pytest.mark.parametrize("scheduler", ["moasha", "moasha-fixed", "random"])
 def test_syne_tune_completes_recorded_rows_within_the_horizon(table, scheduler):
     arm = _module("syne_tune_arm")
     horizon = 12.0
@@ -38,6 +38,27 @@ def test_syne_tune_completes_recorded_rows_within_the_horizon(table, scheduler):
     assert again == done  # seeded
 
 
+def test_the_rank_fixed_syne_tune_moasha_keeps_a_trial_that_dominates_its_rung():
+    """Syne Tune 0.16's own rung (``asha.Bracket``): five trials recorded on a chain, the worst
+    with index 4, then a sixth that dominates them all. As shipped the rung reads the sort's
+    index order as ranks and stops it (its "rank" is the worst trial's index, 4 of 6); with
+    the rank read correctly it is first and goes on."""
+    from syne_tune.optimizer.schedulers.asha import Bracket
+    from syne_tune.optimizer.schedulers.multiobjective.multiobjective_priority import (
+        NonDominatedPriority,
+    )
+
+    arm = _module("syne_tune_arm")
+    chain = [(0.5, 5.0), (0.6, 6.0), (0.7, 7.0), (0.8, 8.0), (0.9, 9.0)]
+    decisions = {}
+    for name, priority in (("shipped", NonDominatedPriority()), ("fixed", arm.RankedPriority())):
+        bracket = Bracket(min_t=1, max_t=27, reduction_factor=3, s=0, priority=priority)
+        for i, (a, b) in enumerate(chain):
+            bracket.on_result(i, 1, {"a": a, "b": b})
+        decisions[name] = bracket.on_result(5, 1, {"a": 0.1, "b": 1.0})
+    assert decisions == {"shipped": "STOP", "fixed": "CONTINUE"}, decisions
+
+
 def test_the_lab_writes_every_arm_and_its_verdicts(table, tmp_path):
     path = table.save(tmp_path / "digits.json.gz")
     out = tmp_path / "lab.md"
@@ -49,13 +70,25 @@ def test_the_lab_writes_every_arm_and_its_verdicts(table, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     text = out.read_text()
-    for arm in ("fifo", "moasha-stopping", "moasha-promotion", "asha", "random-fifo",
-                "syne-moasha", "syne-random"):  # fmt: skip
-        assert f"| {arm} |" in text
+    samplers = {"fifo": "random (npas)", "foresight (the bound)": "random (npas)",
+                "moasha-stopping": "random (npas)", "moasha-promotion": "random (npas)",
+                "moasha-stopping-random": "random (npas)",
+                "asha (single-objective reference)": "random (npas)",
+                "random-fifo": "random (npas)", "syne-moasha": "random (Syne Tune)",
+                "syne-moasha-fixed": "random (Syne Tune)",
+                "syne-random": "random (Syne Tune)"}  # fmt: skip
+    for arm, sampler in samplers.items():
+        assert f"| {arm} | {sampler} | " in text, arm
+    bound = next(line for line in text.splitlines() if line.startswith("| foresight"))
+    assert bound.split(" | ")[3] == "1.00"  # the bound's reach is 1.00 times its own
     assert "moasha-promotion vs moasha-stopping (reach, paired Wilcoxon" in text
-    assert "vs Syne Tune's MOASHA, regret IQM" in text and "Target (2 workers" in text
+    assert "npas's MOASHA vs Syne Tune's rank-fixed MOASHA, both sampling at random " in text
+    assert "Syne Tune's MOASHA rank-fixed vs as shipped (the bug alone)" in text
+    assert "vs Syne Tune's MOASHA (syne-moasha-fixed, random sampling" in text
+    assert "Target (2 workers" in text and "How to read the arms." in text
     raw = json.loads(out.with_suffix(".json").read_text())
     assert len(raw["random-W2"]["arms"]["fifo"]["reach"]) == 3
+    assert raw["random-W2"]["arms"]["syne-moasha-fixed"]["sampler"] == "random (Syne Tune)"
 
 
 def test_the_lab_runs_the_design_arms_it_is_asked_for_and_refuses_unknown_ones(table, tmp_path):
@@ -70,6 +103,7 @@ def test_the_lab_runs_the_design_arms_it_is_asked_for_and_refuses_unknown_ones(t
     assert done.returncode == 0, done.stderr[-2000:]
     text = out.read_text()
     assert all(f"| {arm} |" in text for arm in arms.split(","))
+    assert "| foresight (the bound) |" in text  # in every table
     assert "| asha |" not in text and "syne" not in text.split("###")[1]
     assert "moasha-stopping-hv vs moasha-stopping (reach, paired Wilcoxon)" in text
     bad = subprocess.run([*command, "--arms", "fifo,moasha-fast"], capture_output=True,

@@ -99,7 +99,8 @@ def test_each_recorded_point_is_its_own_nearest_row(table):
     [
         (ReplaySpec(workers=0), 10.0, "workers 0"),
         (ReplaySpec(), float("inf"), "finite horizon"),
-        (ReplaySpec(scheduler="hyperband"), 10.0, "allowed: \\('fifo', 'moasha', 'asha'\\)"),
+        (ReplaySpec(scheduler="hyperband"), 10.0,
+         "allowed: \\('fifo', 'moasha', 'asha', 'foresight'\\)"),
         (ReplaySpec(optimiser="tpee"), 10.0, "tpee"),
     ],
 )

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,8 +24,13 @@ def test_the_what_if_table_of_the_quick_run(quick_run, tmp_path, capsys):
     assert lines[0].startswith("What if 'digits-quick' (16 curves of 8 epochs")
     arms = [line.split()[0] for line in lines if line.startswith(("fifo", "moasha"))]
     assert arms == ["fifo", "moasha-stopping", "moasha-promotion"]
-    assert "The true front of the 16 recorded configurations" in lines[-1]
-    assert "replayed 9/9" in captured.err
+    assert any(line.startswith("foresight ") for line in lines)
+    assert "The true front of the 16 recorded configurations" in lines[-2]
+    # 16 curves of 8 epochs: too few for a front to survive MOASHA's rungs, and it says so
+    assert lines[-1].startswith("Verdict: early stopping cannot pay here: 16 curves are too "
+                                "few: one trial in 9 survives")  # fmt: skip
+    assert "needs about 90 recorded configurations" in lines[-1]
+    assert "\r" not in captured.err and "replayed" not in captured.err  # not a terminal
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -33,12 +43,55 @@ def test_json_rows_hold_the_figures(quick_run, capsys):
     asha = out["arms"][1]
     assert asha["arm"] == "asha" and len(asha["reach_ci95"]) == 2
     assert asha["mean_started"] >= asha["mean_completed"] > 0
+    assert out["limits"][0].startswith("16 curves are too few") and out["verdict"]
+
+
+def test_the_option_is_named_as_the_config_key_and_the_old_name_still_works(quick_run, capsys):
+    argv = ["replay", "--run", str(quick_run), "--seeds", "1", "--jobs", "1", "--scheduler",
+            "asha", "--format", "json"]  # fmt: skip
+    assert main([*argv, "--algorithm", "random"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["optimiser"] == "random" and "deprecated" not in captured.err
+    assert main([*argv, "--optimiser", "random"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["optimiser"] == "random"
+    assert "--optimiser is deprecated: use --algorithm" in captured.err
+
+
+def test_progress_is_drawn_on_a_terminal_only(quick_run):
+    """A real pseudo-terminal as stderr gets the rewritten progress line."""
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    command = [sys.executable, "-m", "search", "replay", "--run", str(quick_run), "--seeds",
+               "1", "--jobs", "1", "--scheduler", "asha"]  # fmt: skip
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=slave, env=env,
+                              timeout=300, check=False)  # fmt: skip
+        os.close(slave)
+        slave = -1
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)
+    assert done.returncode == 0, seen[-2000:]
+    assert b"\r[npas] replayed 1/3" in seen and b"\r[npas] replayed 3/3" in seen
+    assert b"Verdict: " in done.stdout
 
 
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--optimiser", "tpee"], "tpee"),
+        (["--algorithm", "tpee"], "tpee"),
         (["--name", "nope"], "--name: got 'nope'"),
         (["--workers", "0"], "--workers"),
     ],

@@ -79,3 +79,22 @@ def test_nsga2_never_breeds_from_a_parameter_a_complete_trial_lacks():
     result = replay(table, ReplaySpec("nsga2", "asha", "stopping", 2), seed=42, horizon_s=500.0,
                     charge_decisions=False)  # fmt: skip
     assert result.started > 100
+
+
+def test_nsga2_with_a_late_first_rung_never_breeds_from_a_single_parent(monkeypatch):
+    """Seed 4 of NSGA-II under stopping MOASHA with ``grace_epochs: 3`` on the lab's MNIST
+    table: a generation seen through the view held one complete parent, and Optuna's parent
+    selection drew the second from an empty list (ValueError). That ask now proposes at
+    random (read only once the sampler failed: every other ask is the sampler's own)."""
+    from search.schedulers import _rungview
+
+    table = CurveTable.load(MNIST)
+    short: list[bool] = []
+    check = _rungview._short_of_parents
+    monkeypatch.setattr(_rungview, "_short_of_parents", lambda *a: short.append(check(*a))
+                        or short[-1])  # fmt: skip
+    horizon = 40 * sum(table.trial_s(row) for row in table.rows) / len(table.rows) / 2
+    result = replay(table, ReplaySpec("nsga2", "moasha", "stopping", 2, grace_epochs=3), seed=4,
+                    horizon_s=horizon, charge_decisions=False)  # fmt: skip
+    assert result.started > 100 and len(result.completed) > 10
+    assert short and all(short) and len(short) < result.started / 10, short

@@ -12,6 +12,11 @@ from search.pareto import hypervolume, hypervolume_history, non_dominated, norma
 from spaces._errors import ConfigError
 
 MIN2 = ["minimize", "minimize"]
+XY = ["x", "y"]
+
+
+def _box(x: tuple[float, float], y: tuple[float, float]) -> dict[str, tuple[float, float]]:
+    return {"x": x, "y": y}
 
 
 @pytest.mark.parametrize("name", ["zdt1", "zdt2", "zdt4", "zdt6"])
@@ -75,22 +80,24 @@ def test_hypervolume_of_a_dense_zdt1_front_approaches_the_analytic_value():
 
 def test_hypervolume_is_unchanged_by_dominated_points_and_directions():
     pf = get_problem("zdt2").pareto_front()
-    bounds = [(0.0, 1.0), (0.0, 1.0)]
-    base = hypervolume(pf, MIN2, bounds=bounds).value
+    bounds = _box((0.0, 1.0), (0.0, 1.0))
+    base = hypervolume(pf, MIN2, bounds=bounds, names=XY).value
     worse = np.vstack([pf, pf[::7] + 0.05])
-    assert hypervolume(worse, MIN2, bounds=bounds).value == pytest.approx(base)
-    flipped = hypervolume(-pf, ["maximize", "maximize"], bounds=[(-1.0, 0.0)] * 2)
+    assert hypervolume(worse, MIN2, bounds=bounds, names=XY).value == pytest.approx(base)
+    flipped = hypervolume(-pf, ["maximize", "maximize"], bounds=_box((-1.0, 0.0), (-1.0, 0.0)),
+                          names=XY)  # fmt: skip
     assert flipped.value == pytest.approx(base)
 
 
 def test_hypervolume_leaves_out_infeasible_and_non_finite_points_and_handles_empty():
     pts = np.array([[0.0, 1.0], [1.0, 0.0], [0.5, 0.5], [np.nan, 0.0]])
-    full = hypervolume(pts, MIN2, bounds=[(0, 1), (0, 1)])
-    part = hypervolume(pts, MIN2, bounds=[(0, 1), (0, 1)], feasible=[True, True, False, True])
+    unit = _box((0, 1), (0, 1))
+    full = hypervolume(pts, MIN2, bounds=unit, names=XY)
+    part = hypervolume(pts, MIN2, bounds=unit, names=XY, feasible=[True, True, False, True])
     assert full.n_points == 3 and part.n_points == 2
     assert full.value > part.value > 0
     assert hypervolume(pts, MIN2, feasible=[False] * 4).value == 0.0
-    beyond = hypervolume([[2.0, 2.0]], MIN2, bounds=[(0, 1), (0, 1)])
+    beyond = hypervolume([[2.0, 2.0]], MIN2, bounds=unit, names=XY)
     assert beyond.value == 0.0  # does not dominate the reference point
 
 
@@ -134,20 +141,42 @@ def test_bad_bounds_and_ref_are_rejected():
         hypervolume([[1, 2]], MIN2, ref=-1.0)
 
 
-def test_transposed_bounds_are_refused_by_name():
-    """The multi-fidelity tables' bug: ``np.array(BOUNDS).T`` for two objectives is a (2, 2)
-    array too, scoring accuracy on 0.5-0 and params on 1-5,000; it must not be accepted."""
-    bounds = [(0.5, 1.0), (0.0, 5000.0)]
-    directions = ["maximize", "minimize"]
-    with pytest.raises(ConfigError, match=r"bounds\[0\] is \(0.5, 0\).*lo < hi.*transposed"):
-        hypervolume([[0.95, 500.0]], directions, bounds=np.array(bounds).T)
+def test_bounds_are_given_by_objective_name_and_no_array_is_read_transposed():
+    """The multi-fidelity tables' bug, then issue 58's: with two objectives a ``(2, 2)`` array
+    reads the same transposed, and ``np.array([(0, 1), (300, 5000)]).T`` (ascending rows) was
+    accepted, scoring accuracy on 0-300 and params on 1-5,000 (0.103 instead of about 1.0)."""
+    names, directions = ["accuracy", "params"], ["maximize", "minimize"]
+    pairs = [(0.5, 1.0), (0.0, 5000.0)]
+    by_name = dict(zip(names, pairs, strict=True))
+    for array in (pairs, np.array(pairs).T, np.array([(0, 1), (300, 5000)]).T):
+        with pytest.raises(ConfigError, match=r"2 x 2 array.*by objective name"):
+            hypervolume([[0.95, 500.0]], directions, bounds=array, names=names)
     with pytest.raises(ConfigError, match=r"lo < hi"):
-        normalise([[0.95, 500.0]], directions, bounds=[(0.5, 1.0), (10.0, 10.0)])
-    # the right bounds: accuracy 0.95 → 0.1, params 500 → 0.1; (1.1 - 0.1)**2 = 1.0
-    assert hypervolume([[0.95, 500.0]], directions, bounds=bounds).value == pytest.approx(1.0)
+        normalise([[0.95, 500.0]], directions, names=names,
+                  bounds={"accuracy": (0.5, 1.0), "params": (10.0, 10.0)})  # fmt: skip
+    with pytest.raises(ConfigError, match=r"bounds\['params'\] is \(5000, 0\).*lo < hi"):
+        hypervolume([[0.95, 500.0]], directions, names=names,
+                    bounds={"accuracy": (0.5, 1.0), "params": (5000.0, 0.0)})  # fmt: skip
+    with pytest.raises(ConfigError, match=r"allowed: exactly the objectives"):
+        hypervolume([[0.95, 500.0]], directions, names=names, bounds={"accuracy": (0.5, 1.0)})
+    with pytest.raises(ConfigError, match=r"need names="):
+        hypervolume([[0.95, 500.0]], directions, bounds=by_name)
+    # the right bounds: accuracy 0.95 → 0.1, params 500 → 0.1; (1.1 - 0.1)**2 = 1.0, in any
+    # order of the mapping
+    flipped = dict(reversed(by_name.items()))
+    for bounds in (by_name, flipped):
+        value = hypervolume([[0.95, 500.0]], directions, bounds=bounds, names=names).value
+        assert value == pytest.approx(1.0)
     # a net at chance adds nothing: 0.11 lies beyond the reference (0.5 - 0.05 = 0.45)
-    chance = hypervolume([[0.11, 300.0]], directions, bounds=bounds)
+    chance = hypervolume([[0.11, 300.0]], directions, bounds=by_name, names=names)
     assert chance.value == 0.0
+    # three objectives: a (3, 2) array cannot be its own transpose's shape, and is read as rows
+    three = hypervolume([[0.95, 500.0, 1.0]], [*directions, "minimize"],
+                        bounds=[*pairs, (0.0, 10.0)])  # fmt: skip
+    assert three.value == pytest.approx(1.0 * 1.0 * 1.0)
+    with pytest.raises(ConfigError, match=r"one finite \(lo, hi\) pair per objective \(3\)"):
+        hypervolume([[0.95, 500.0, 1.0]], [*directions, "minimize"],
+                    bounds=np.array([*pairs, (0.0, 10.0)]).T)  # fmt: skip
 
 
 def test_history_of_one_distinct_point_keeps_its_zero_width_bounds():
