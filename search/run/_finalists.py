@@ -14,8 +14,10 @@ second), so a time limit that ends them leaves the finalists compared on equally
 the fewest any retrained finalist has. Each run is written to the study as it ends
 (:attr:`StudyAttr.FINALIST_RUNS`), so a stopped launch loses only the run in flight and a
 relaunch trains only the runs missing; the choice and its reasons are
-:attr:`StudyAttr.RECOMMENDATION`. They run in the launch's own process, one after another,
-after Ray has stopped (all of the machine is theirs), with the launch's trial function.
+:attr:`StudyAttr.RECOMMENDATION`. They run after Ray has stopped (all of the machine is
+theirs), with the launch's trial function: as many at once as the search ran trials side by
+side on this machine, each in a process of its own (one at a time, in the launch's own
+process, on a GPU or for a trial function that cannot be sent to another process).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import multiprocessing
+import os
+import pickle
 import signal
 import statistics
 import sys
@@ -233,20 +238,17 @@ def run_finalists(
     if todo:
         _say(progress, f"finalists: trials {[f.trial for f in finalists]}, {setting.seeds} "
                        f"fresh seed(s) each; {len(todo)} run(s) to train")  # fmt: skip
-    late, stopped = None, dict[str, int]()
+    stopped: dict[str, int] = {}
+
+    def record(finalist: Finalist, seed: int, run: dict[str, Any], metrics: Any) -> None:
+        cost.add(metrics)
+        runs.setdefault(str(finalist.trial), {})[str(seed)] = run
+        _write(study, StudyAttr.FINALIST_RUNS, runs, fences)
+        _say(progress, f"finalist trial {finalist.trial} seed {seed}: {_told(run)}")
+
     try:
         with _stops(stopped):
-            for finalist, seed in todo:
-                pace = finalist.time_s or _mean_time(runs) or 0.0
-                if deadline is not None and time.monotonic() + pace > deadline:
-                    left = len(todo) - len(_done(todo, runs))
-                    late = f"the time limit left no room for the {left} run(s) still to train"
-                    break
-                run, metrics = _run(trial_fn, finalist, seed)
-                cost.add(metrics)
-                runs.setdefault(str(finalist.trial), {})[str(seed)] = run
-                _write(study, StudyAttr.FINALIST_RUNS, runs, fences)
-                _say(progress, f"finalist trial {finalist.trial} seed {seed}: {_told(run)}")
+            late = _train(todo, trial_fn, runs, deadline, _workers(config, len(todo)), record)
     except KeyboardInterrupt:
         record_cost(study, cost)
         signum = stopped.get("signum", signal.SIGINT)
@@ -270,6 +272,77 @@ def run_finalists(
         _say(progress, f"recommended: {recommended_line(recommendation)} (search export "
                        "without --select writes it)")  # fmt: skip
     return recommendation
+
+
+#: ``(finalist, seed, run, metrics)`` → None: records one finished run.
+Record = Callable[[Finalist, int, dict[str, Any], Any], None]
+
+
+def _train(
+    todo: Sequence[tuple[Finalist, int]],
+    trial_fn: TrialFn,
+    runs: Mapping[str, Mapping[str, Any]],
+    deadline: float | None,
+    workers: int,
+    record: Record,
+) -> str | None:
+    """Trains the runs in order, ``workers`` at a time (in processes of their own when more
+    than one), starting none that would end past ``deadline`` at its search run's pace;
+    returns why runs were left untrained (None: none was)."""
+    queue, late = list(todo), None
+    pending: dict[Any, tuple[Finalist, int]] = {}  # a run in a worker → its finalist and seed
+    pool = _pool(workers, trial_fn)
+    with pool if pool is not None else contextlib.nullcontext():  # exit: workers terminated
+        while queue or pending:
+            while queue and len(pending) < max(1, workers):
+                finalist, seed = queue[0]
+                pace = finalist.time_s or _mean_time(runs) or 0.0
+                if deadline is not None and time.monotonic() + pace > deadline:
+                    late = (f"the time limit left no room for the {len(queue)} run(s) still "
+                            "to train")
+                    queue.clear()
+                    break
+                queue.pop(0)
+                if pool is None:
+                    record(finalist, seed, *_run(trial_fn, finalist, seed))
+                else:
+                    pending[pool.apply_async(_run, (trial_fn, finalist, seed))] = (finalist, seed)
+            for done in [r for r in pending if r.ready()]:
+                record(*pending.pop(done), *done.get())
+            if pending:
+                time.sleep(0.05)
+    return late
+
+
+def _workers(config: SearchConfig, runs: int) -> int:
+    """Runs trained at once: as many trials as the search ran side by side on this machine's
+    cores (one on a GPU: its trials shared the device), at most ``runs``."""
+    if config.resources.gpu > 0:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(runs, int((cores or 1) // max(1.0, config.resources.cpu))))
+
+
+def _pool(workers: int, trial_fn: TrialFn) -> Any:
+    """A pool of ``workers`` fresh processes (spawned: no thread or lock of the launch is
+    copied), each training on its share of the cores; None for one worker, or a trial
+    function another process cannot be given (a closure)."""
+    if workers <= 1:
+        return None
+    try:
+        pickle.dumps(trial_fn)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+    context = multiprocessing.get_context("spawn")
+    return context.Pool(workers, initializer=_one_share, initargs=(workers,))
+
+
+def _one_share(workers: int) -> None:
+    """A worker's torch threads: its share of the cores."""
+    import torch
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    torch.set_num_threads(max(1, (cores or 1) // workers))
 
 
 def _run(trial_fn: TrialFn, finalist: Finalist, seed: int) -> tuple[dict[str, Any], Any]:

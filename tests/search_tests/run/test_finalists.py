@@ -105,6 +105,30 @@ def _width_trial(cfg, on_epoch=None) -> dict:
     return {"accuracy": accuracy, "feasible": 1.0, "trial_time_s": 0.01}
 
 
+def _pid_trial(cfg, on_epoch=None) -> dict:
+    """Leaves a file named by its process in $NPAS_TEST_PIDS (a spawned worker has the
+    launch's environment), and scores by seed."""
+    (Path(os.environ["NPAS_TEST_PIDS"]) / str(os.getpid())).touch()
+    time.sleep(0.5)  # long enough that runs overlap
+    return {"accuracy": 0.5 + cfg.seed / 100, "feasible": 1.0, "trial_time_s": 0.5}
+
+
+def test_finalist_runs_train_side_by_side_in_processes_of_their_own(tmp_path, monkeypatch):
+    """Two cores, one CPU a trial: two runs at once, each in a spawned process."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
+    monkeypatch.setenv("NPAS_TEST_PIDS", str(tmp_path))
+    config = _config(tmp_path, top=2, seeds=2)
+    study = None
+    for width, accuracy in ((8, 0.90), (9, 0.95)):
+        cfg = config.trial_config({"family": "mlp", "mlp.width": width}).to_dict()
+        study = npas_study([{"accuracy": accuracy, "params": 100.0 * width}], study=study,
+                           attrs={TrialAttr.CONFIG: cfg})  # fmt: skip
+    found = run_finalists(study, config, _pid_trial, deadline=None, progress=False)
+    pids = {int(p.name) for p in tmp_path.iterdir() if p.name.isdigit()}
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert found["n"] == 2 and found["complete"]
+
+
 def test_finalists_run_in_process_crashes_and_nan_disqualify_and_a_spent_time_trains_none(
     tmp_path, capsys
 ):
