@@ -8,8 +8,7 @@ the imports), then ``--proposals`` random points of its space (``Space.sample(se
 are turned into trial configs and screened: a built-in dataset by the search's own screen
 (``search.config.screen``, as a launch screens each proposal), a declared one by
 ``search.derive._refusals.refusals`` (the same counts on the meta device: the screen cannot see
-a declared dataset's shape). The signal families are not built here (another branch writes
-them); their derivation is timed only.
+a declared dataset's shape).
 
 Run: ``python benchmarks/derive_refusals.py [--proposals 200]`` →
 ``benchmarks/results/derive_refusals.md``.
@@ -80,16 +79,14 @@ def main() -> None:
     cases = [("digits", "digits", n) for n in (500, 1000, 2000, 5000, 20000)]
     cases += [("mnist", "mnist", 1000), ("table 1000×12, 4 classes", declared["table"], 1000),
               ("image npz 3×16×16, 5 classes", declared["image"], 3000),
-              ("signal npz 3×128, 3 classes", declared["signal"], 3000)]  # fmt: skip
+              ("signal npz 3×128, 3 classes", declared["signal"], 3000),
+              ("signal npz 3×128, 3 classes", declared["signal"], 500)]  # fmt: skip
     rows = []
     for label, dataset, limit in cases:
         data = _config(dataset, limit)
         start = time.perf_counter()
         derivation = derive(data, base=str(folder))
         ms = 1e3 * (time.perf_counter() - start)
-        if "signal" in label:
-            rows.append((label, limit, ms, None, "not built (signal families on another branch)"))
-            continue
         config = SearchConfig.from_dict(derivation.config, base=str(folder))
         facts = derivation.facts
         assert facts is not None
