@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from objectives._custom import declare as declare
     from objectives._custom import register_dataset as register_dataset
     from objectives._dataset_names import dataset_names as dataset_names
+    from objectives._distill import check_teachers_folder as check_teachers_folder
     from objectives._energy import EnergyMeter as EnergyMeter
     from objectives._energy import co2_grams as co2_grams
     from objectives._flops import count_flops as count_flops
@@ -81,6 +82,7 @@ _MODULES = ("datasets", "pepr", "train")
 #: Names npas's other packages import from here: not the user API (not in ``__all__``),
 #: free to change with them.
 _SHARED = {
+    "check_teachers_folder": "objectives._distill",
     "LOADER_WORKERS": "objectives._loading",
     "SCHEDULES": "objectives._recipe",
     "STREAM_ABOVE_MB": "objectives._loading",

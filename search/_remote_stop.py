@@ -17,8 +17,7 @@ import socket
 from collections.abc import Callable, Iterator
 
 from search.config import unknown
-from search.record import LeaseOwner, lease_owner, read_storage
-from search.record._process import start_token
+from search.record import LeaseOwner, lease_owner, read_storage, start_token
 from spaces import ConfigError
 
 __all__ = ["stop_search"]

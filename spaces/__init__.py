@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from spaces._build import list_families as list_families
     from spaces._build import register_family as register_family
     from spaces._builtin import WIDTHS as WIDTHS
+    from spaces._builtin import check_layouts as check_layouts
     from spaces._builtin import families_for as families_for
     from spaces._builtin import family_hyper_keys as family_hyper_keys
     from spaces._builtin import family_layouts as family_layouts
@@ -81,6 +82,7 @@ _MODULES = ("ssn",)
 #: Names npas's other packages import from here: not the user API (not in ``__all__``),
 #: free to change with them.
 _SHARED = {
+    "check_layouts": "spaces._builtin",
     "BatchNorm2d": "spaces._families._norm",
     "FAMILIES": "spaces._build",
     "WIDTHS": "spaces._builtin",

@@ -16,8 +16,7 @@ def _families(args: argparse.Namespace) -> int:
     """Each registered family: the layouts it takes and its hyper-parameters; ``--import``
     lists a user's families too, ``--layout`` only those that take a layout."""
     from search._usercode import import_modules, normalise_imports
-    from spaces import FAMILIES, family_layouts, hyper_keys
-    from spaces._builtin import check_layouts
+    from spaces import FAMILIES, check_layouts, family_layouts, hyper_keys
 
     import_modules(normalise_imports(args.imports, path="--import"), path="--import")
     wanted = None if args.layout is None else check_layouts(args.layout, "--layout")[0]

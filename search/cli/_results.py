@@ -56,8 +56,7 @@ def _pareto(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     """The what-if table of ``search replay`` (``search.lab``); progress on stderr."""
-    from search.lab import CurveTable, what_if
-    from search.lab._compare import MAX_SEEDS, usable_jobs
+    from search.lab import MAX_SEEDS, CurveTable, usable_jobs, what_if
 
     if args.seeds > MAX_SEEDS:
         raise ConfigError(f"--seeds: got {args.seeds:,}; allowed: 1 to {MAX_SEEDS:,}")

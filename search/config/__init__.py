@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from search.config._load import config_data as config_data
     from search.config._load import load_config as load_config
     from search.config._load import load_preset as load_preset
+    from search.config._meta import meta_model as meta_model
+    from search.config._meta import planned_params as planned_params
+    from search.config._meta import trainable as trainable
     from search.config._metrics import REPORTED_ONLY as REPORTED_ONLY
     from search.config._metrics import TRIAL_METRICS as TRIAL_METRICS
     from search.config._metrics import Constraint as Constraint
@@ -89,6 +92,9 @@ _EXPORTS = {
 #: Names npas's other packages import from here: not the user API (not in ``__all__``),
 #: free to change with them.
 _SHARED = {
+    "meta_model": "search.config._meta",
+    "planned_params": "search.config._meta",
+    "trainable": "search.config._meta",
     "RENAMED_KEYS": "search.config._keys",
     "ConfigData": "search.config._load",
     "config_data": "search.config._load",

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from objectives import INDICATORS, USER_INDICATORS, measure
-from objectives._distill import check_teachers_folder
+from objectives import INDICATORS, USER_INDICATORS, check_teachers_folder, measure
 from objectives.datasets import DATASETS, DatasetInfo
 from search.config._floor import ENDS, corners, every
 from spaces import ConfigError, NpasError, build_model

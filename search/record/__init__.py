@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from search.record._lease import lease_busy as lease_busy
     from search.record._lease import lease_holder as lease_holder
     from search.record._lease import lease_owner as lease_owner
+    from search.record._process import start_token as start_token
     from search.record._recommendation import recommendation_of as recommendation_of
     from search.record._recommendation import recommended_line as recommended_line
     from search.record._records import StudyRecords as StudyRecords
@@ -87,6 +88,7 @@ _EXPORTS = {
 #: Names npas's other packages import from here: not the user API (not in ``__all__``),
 #: free to change with them.
 _SHARED = {
+    "start_token": "search.record._process",
     "Column": "search.record._schema",
     "DISK_FULL": "search.record._counting",
     "DataCheck": "search.record._data_record",
