@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent import futures
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -292,7 +293,7 @@ def _train(
     queue, late = list(todo), None
     pending: dict[Any, tuple[Finalist, int]] = {}  # a run in a worker → its finalist and seed
     pool = _pool(workers, trial_fn)
-    with pool if pool is not None else contextlib.nullcontext():  # exit: workers terminated
+    try:
         while queue or pending:
             while queue and len(pending) < max(1, workers):
                 finalist, seed = queue[0]
@@ -306,12 +307,28 @@ def _train(
                 if pool is None:
                     record(finalist, seed, *_run(trial_fn, finalist, seed))
                 else:
-                    pending[pool.apply_async(_run, (trial_fn, finalist, seed))] = (finalist, seed)
-            for done in [r for r in pending if r.ready()]:
-                record(*pending.pop(done), *done.get())
+                    pending[pool.submit(_run, trial_fn, finalist, seed)] = (finalist, seed)
             if pending:
-                time.sleep(0.05)
+                finished, _ = futures.wait(pending, timeout=0.2,
+                                           return_when=futures.FIRST_COMPLETED)  # fmt: skip
+                for done in finished:
+                    record(*pending.pop(done), *done.result())
+    except BaseException:
+        if pool is not None:
+            _end(pool)
+        raise
+    if pool is not None:
+        pool.shutdown(wait=True)
     return late
+
+
+def _end(pool: futures.ProcessPoolExecutor) -> None:
+    """The pool shut down with runs still in its workers (a stop came): the executor has no
+    public way to end a running call, so its worker processes are terminated."""
+    for pid in list(getattr(pool, "_processes", None) or {}):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _workers(config: SearchConfig, runs: int) -> int:
@@ -323,18 +340,19 @@ def _workers(config: SearchConfig, runs: int) -> int:
     return max(1, min(runs, int((cores or 1) // max(1.0, config.resources.cpu))))
 
 
-def _pool(workers: int, trial_fn: TrialFn) -> Any:
+def _pool(workers: int, trial_fn: TrialFn) -> futures.ProcessPoolExecutor | None:
     """A pool of ``workers`` fresh processes (spawned: no thread or lock of the launch is
-    copied), each training on its share of the cores; None for one worker, or a trial
-    function another process cannot be given (a closure)."""
+    copied; not daemonic, so a run may start processes of its own, as a data loader does),
+    each training on its share of the cores; None for one worker, or a trial function
+    another process cannot be given (a closure)."""
     if workers <= 1:
         return None
     try:
         pickle.dumps(trial_fn)
     except (pickle.PicklingError, AttributeError, TypeError):
         return None
-    context = multiprocessing.get_context("spawn")
-    return context.Pool(workers, initializer=_one_share, initargs=(workers,))
+    return futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_one_share, initargs=(workers,))  # fmt: skip
 
 
 def _one_share(workers: int) -> None:

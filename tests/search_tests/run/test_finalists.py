@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import multiprocessing
 import os
 import signal
 import sqlite3
@@ -107,8 +108,12 @@ def _width_trial(cfg, on_epoch=None) -> dict:
 
 def _pid_trial(cfg, on_epoch=None) -> dict:
     """Leaves a file named by its process in $NPAS_TEST_PIDS (a spawned worker has the
-    launch's environment), and scores by seed."""
+    launch's environment), starts a process of its own (as a data loader does: a daemonic
+    worker may not), and scores by seed."""
     (Path(os.environ["NPAS_TEST_PIDS"]) / str(os.getpid())).touch()
+    child = multiprocessing.get_context("fork").Process(target=os.getpid)
+    child.start()
+    child.join(timeout=30)
     time.sleep(0.5)  # long enough that runs overlap
     return {"accuracy": 0.5 + cfg.seed / 100, "feasible": 1.0, "trial_time_s": 0.5}
 
@@ -126,6 +131,8 @@ def test_finalist_runs_train_side_by_side_in_processes_of_their_own(tmp_path, mo
     found = run_finalists(study, config, _pid_trial, deadline=None, progress=False)
     pids = {int(p.name) for p in tmp_path.iterdir() if p.name.isdigit()}
     assert len(pids) == 2 and os.getpid() not in pids
+    assert all(r["error"] is None for runs in study.user_attrs[StudyAttr.FINALIST_RUNS].values()
+               for r in runs.values())  # fmt: skip
     assert found["n"] == 2 and found["complete"]
 
 
