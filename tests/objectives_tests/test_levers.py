@@ -170,17 +170,24 @@ def test_the_teacher_trains_once_on_the_training_split(
     assert untimed(second) == untimed(first)
 
 
-def test_another_teacher_split_or_provenance_trains_again(
-    digits: Data, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    taught: list[Data] = []
+@pytest.fixture()
+def taught(monkeypatch: pytest.MonkeyPatch) -> list[Data]:
+    """The data of every training of the test from here on (a spy on ``train.fit``: a
+    teacher trained again shows as one more)."""
+    seen: list[Data] = []
     real_fit = train_module.fit
 
     def spy(model: nn.Module, data: Data, recipe: Recipe, **options: Any) -> FitResult:
-        taught.append(data)
+        seen.append(data)
         return real_fit(model, data, recipe, **options)
 
     monkeypatch.setattr(train_module, "fit", spy)
+    return seen
+
+
+def test_another_teacher_split_or_provenance_trains_again(
+    digits: Data, taught: list[Data]
+) -> None:
     path = Path(fit(net(), digits, distilling()).config["teacher_targets"])
     other_seed = Recipe.from_mapping({"epochs": 2, "teacher": {**TEACHER, "seed": 1}})
     assert Path(fit(net(), digits, other_seed).config["teacher_targets"]) != path
@@ -319,7 +326,7 @@ def cached(digits: Data, tmp_path_factory: pytest.TempPathFactory) -> tuple[str,
     ids=["flipped-bytes", "nan", "rows", "classes"],
 )
 def test_a_poisoned_teacher_file_is_a_miss_trained_again_and_replaced(
-    digits: Data, teachers: Path, monkeypatch: pytest.MonkeyPatch, cached: tuple, poison: Any
+    digits: Data, teachers: Path, cached: tuple, poison: Any, taught: list[Data]
 ) -> None:
     # Before, each was read: a flipped value trained the student silently on it, a NaN failed
     # every trial with "non-finite training loss" advice, a wrong shape with an IndexError.
@@ -331,14 +338,6 @@ def test_a_poisoned_teacher_file_is_a_miss_trained_again_and_replaced(
     path.write_bytes(good)
     blob = torch.load(path, weights_only=True)
     poison(path)
-    taught: list[Data] = []
-    real_fit = train_module.fit
-
-    def spy(model: nn.Module, data: Data, recipe: Recipe, **options: Any) -> FitResult:
-        taught.append(data)
-        return real_fit(model, data, recipe, **options)
-
-    monkeypatch.setattr(train_module, "fit", spy)
     again = fit(net(), digits, distilling())
     assert len(taught) == 1, "the poisoned file was read instead of training the teacher again"
     assert Path(again.config["teacher_targets"]) == path and untimed(again) == first

@@ -11,10 +11,12 @@ from pathlib import Path
 
 
 @contextlib.contextmanager
-def tmpfs(folder: Path, size: str) -> Iterator[Path]:
-    """``folder``, created and mounted as a tmpfs of ``size`` (``"400k"``, ``"64m"``)."""
+def tmpfs(folder: Path, size: str, *, options: str = "") -> Iterator[Path]:
+    """``folder``, created and mounted as a tmpfs of ``size`` (``"400k"``, ``"64m"``), with
+    mount ``options`` before it (``"ro"``)."""
     folder.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+    given = f"{options},size={size}" if options else f"size={size}"
+    subprocess.run(["mount", "-t", "tmpfs", "-o", given, "tmpfs", str(folder)],
                    check=True, capture_output=True)  # fmt: skip
     try:
         yield folder
@@ -26,13 +28,8 @@ def tmpfs(folder: Path, size: str) -> Iterator[Path]:
 def read_only(folder: Path) -> Iterator[Path]:
     """``folder``, created and mounted as a read-only tmpfs: root cannot write it either (a
     ``chmod`` does not stop root), unmounted afterwards."""
-    folder.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
-                   check=True, capture_output=True)  # fmt: skip
-    try:
+    with tmpfs(folder, "64k", options="ro"):
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)
 
 
 @contextlib.contextmanager
