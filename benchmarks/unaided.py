@@ -20,6 +20,7 @@ seed (``search.trial.run_trial``) and reads the test split once for it.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -52,7 +53,9 @@ BEST = ["--select", "best:accuracy"]
 SELECT: dict[str, list[str]] = {"npas": [], "tpe": BEST, "random": BEST}
 
 
+@functools.cache
 def protocol() -> dict[str, Any]:
+    """The registered protocol, read once."""
     return yaml.safe_load(PROTOCOL.read_text())
 
 

@@ -336,8 +336,7 @@ def _workers(config: SearchConfig, runs: int) -> int:
     cores (one on a GPU: its trials shared the device), at most ``runs``."""
     if config.resources.gpu > 0:
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(runs, int((cores or 1) // max(1.0, config.resources.cpu))))
+    return max(1, min(runs, int(_cores() // max(1.0, config.resources.cpu))))
 
 
 def _pool(workers: int, trial_fn: TrialFn) -> futures.ProcessPoolExecutor | None:
@@ -359,8 +358,13 @@ def _one_share(workers: int) -> None:
     """A worker's torch threads: its share of the cores."""
     import torch
 
+    torch.set_num_threads(max(1, _cores() // workers))
+
+
+def _cores() -> int:
+    """The CPU cores this process may use."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    torch.set_num_threads(max(1, (cores or 1) // workers))
+    return cores or 1
 
 
 def _run(trial_fn: TrialFn, finalist: Finalist, seed: int) -> tuple[dict[str, Any], Any]:
