@@ -405,7 +405,7 @@ def _scheduler(epochs: int, full_s: float) -> tuple[dict[str, Any], float, str]:
                "trial starts): stopping early has nothing to save, and its first rungs would "
                "judge nets on a few warm-up steps")
         return {"name": "fifo"}, float(epochs), why
-    rungs = [r for r in (1, 3, 9, 27, 81, 243) if r <= epochs]
+    rungs = [r for r in (GRACE_EPOCHS, *RUNGS) if r <= epochs]
     mean = 1 + sum((b - a) / REDUCTION_FACTOR ** (i + 1)
                    for i, (a, b) in enumerate(zip(rungs, [*rungs[1:], epochs], strict=True))
                    if b > a)  # fmt: skip
