@@ -15,7 +15,7 @@ from math import ceil
 
 import numpy as np
 
-__all__ = ["stratified_split"]
+__all__ = ["stratified_folds", "stratified_split"]
 
 
 def stratified_split(
@@ -55,3 +55,25 @@ def _approximate_mode(counts: np.ndarray, draws: int, rng: np.random.RandomState
         floored[chosen] += 1
         need -= len(chosen)
     return floored.astype(int)
+
+
+def stratified_folds(y: np.ndarray, k: int, *, seed: int) -> list[np.ndarray]:
+    """``k`` sorted, disjoint index arrays covering ``y``, each class dealt across them in
+    turn after a seeded shuffle, so every fold holds the class proportions of ``y`` (to one
+    sample per class) and the folds' sizes differ by at most one per class.
+
+    Raises:
+        ValueError: ``k`` below 2 or above ``len(y)``.
+    """
+    if not 2 <= k <= len(y):
+        raise ValueError(f"folds must be 2..{len(y)} (the samples); got {k}")
+    rng = np.random.RandomState(seed)
+    folds: list[list[np.ndarray]] = [[] for _ in range(k)]
+    start = 0  # each class starts where the last one ended, so the folds stay level
+    for label in np.unique(y):
+        members = np.flatnonzero(y == label)
+        members = members[rng.permutation(len(members))]
+        for offset in range(k):
+            folds[(start + offset) % k].append(members[offset::k])
+        start = (start + len(members)) % k
+    return [np.sort(np.concatenate(parts)) for parts in folds]

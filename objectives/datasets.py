@@ -44,7 +44,7 @@ from objectives._download import (
 from objectives._idx import CIFAR_DIR, CIFAR_TEST, CIFAR_TRAIN, read_cifar, read_idx
 from objectives._loading import LOADER_WORKERS, STREAM_ABOVE_MB
 from objectives._root import cache_home, default_root
-from objectives._split import stratified_split
+from objectives._split import stratified_folds, stratified_split
 from objectives._streaming import ArrayDataset, StreamedSplit
 from spaces import ConfigError, Registry, check_int, is_int
 
@@ -241,6 +241,33 @@ class Data:
         return dataclasses.replace(
             self, train=self.train.to(device), val=self.val.to(device), test=self.test.to(device)
         )
+
+    def fold(self, index: int, folds: int, *, seed: int) -> Data:
+        """A copy for fold ``index`` of ``folds``-fold cross-validation: the training and
+        validation splits pooled, the ``index``-th of their stratified folds
+        (:func:`~objectives._split.stratified_folds`, drawn with ``seed``) the validation
+        split and the others the training split. Small data ranks models better on every
+        sample than on one held-out part; the normalisation stays the training split's.
+
+        Raises:
+            ConfigError: streamed splits, or more folds than samples.
+        """
+        pool = self.with_val_in_train().train
+        assert isinstance(pool, Split)  # with_val_in_train refuses streamed splits
+        labels = pool.y.cpu().numpy()
+        if not 2 <= folds <= len(labels) or not 0 <= index < folds:
+            raise ConfigError(f"folds: {folds} (fold {index}) for {len(labels)} training "
+                              f"samples; allowed: 2..{len(labels)} folds")  # fmt: skip
+        held = torch.as_tensor(stratified_folds(labels, folds, seed=seed)[index],
+                               device=pool.y.device)  # fmt: skip
+        kept = torch.ones(len(labels), dtype=torch.bool, device=pool.y.device)
+        kept[held] = False
+        splits = {**self.provenance.get("splits", {}), "train": int(kept.sum()), "val": len(held)}
+        provenance = {**self.provenance, "splits": splits, "fold": [index, folds]}
+        return dataclasses.replace(
+            self, train=Split(pool.x[kept], pool.y[kept]), val=Split(pool.x[held], pool.y[held]),
+            provenance=provenance,
+        )  # fmt: skip
 
     def with_val_in_train(self) -> Data:
         """A copy whose training split is the training split followed by the validation

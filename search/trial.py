@@ -15,9 +15,12 @@ Example:
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import io
 import os
+import statistics
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -126,6 +129,11 @@ def run_trial(
             layer records it as a failed trial.
     """
     cfg = TrialConfig.from_dict(cfg).prepare()
+    if cfg.folds > 1 and resume is not None:
+        raise ConfigError(
+            f"resume: a cross-validated trial (folds: {cfg.folds}) writes no state to resume "
+            "from; run it again from the start"
+        )
     device = _device(cfg.device)
     saved = None if resume is None else read_state(resume, cfg)
     warmed = None if warm is None else _warm_state(warm, cfg)
@@ -165,17 +173,20 @@ def _run(
         return _finish(metrics, constraints, start, reason=reason)
     null = _null_model(cfg, data) if on_epoch is not None else None
     report = _epoch_report(on_epoch, metrics, ranked, null)
-    result = _train(
-        net,
-        data,
-        cfg,
-        device,
-        cfg.recipe(),
-        on_epoch=report,
-        on_state=None if on_state is None else _state_writer(on_state, net, cfg),
-        resume=None if saved is None else saved["fit"],
-    )
-    last = result.history[-1]
+    if cfg.folds > 1:
+        result, last = _cross_validated(net, data, cfg, device, report)
+    else:
+        result = _train(
+            net,
+            data,
+            cfg,
+            device,
+            cfg.recipe(),
+            on_epoch=report,
+            on_state=None if on_state is None else _state_writer(on_state, net, cfg),
+            resume=None if saved is None else saved["fit"],
+        )
+        last = result.history[-1]
     metrics.update(
         accuracy=last["val_accuracy"],
         val_loss=last["val_loss"],
@@ -185,6 +196,8 @@ def _run(
         train_time_s=result.train_time_s,
         train_energy_j=result.energy_j,
     )
+    if cfg.folds > 1:
+        metrics.update(folds=cfg.folds, accuracy_folds_std=last["val_accuracy_std"])
     if cfg.report_test:  # opted in: a benchmark's per-trial test figures
         test = evaluate(net, data.test)
         metrics.update(test_accuracy=test["accuracy"], test_loss=test["loss"])
@@ -336,6 +349,48 @@ def _train(
         on_state=on_state,
         resume=resume,
     )
+
+
+def _cross_validated(
+    net: nn.Module,
+    data: Data,
+    cfg: TrialConfig,
+    device: torch.device,
+    report: Callable[[dict[str, float]], None] | None,
+) -> tuple[FitResult, dict[str, float]]:
+    """``cfg.folds``-fold cross-validation: ``net`` trained from its first weights once per
+    fold (:meth:`Data.fold`), and, when the trial saves its model, once more on every
+    training sample (the model saved and measured). The validation figures are pooled over
+    the folds, each sample scored once by the model that did not train on it; ``report``
+    hears them once, at the end (no fold's epoch is the trial's). Returns the last training's
+    result, its times and energy the sum of all, and the figures (``val_accuracy_std``: the
+    folds' spread)."""
+    first = copy.deepcopy(net.state_dict())
+    runs: list[tuple[int, dict[str, float]]] = []
+    results: list[FitResult] = []
+    for index in range(cfg.folds):
+        net.load_state_dict(first)
+        fold = data.fold(index, cfg.folds, seed=cfg.seed)
+        results.append(_train(net, fold, cfg, device, cfg.recipe()))
+        runs.append((len(fold.val), results[-1].history[-1]))
+    if cfg.artifact_dir is not None:
+        net.load_state_dict(first)
+        results.append(_train(net, data.with_val_in_train(), cfg, device, cfg.recipe()))
+    seen = sum(n for n, _ in runs)
+    accuracies = [last["val_accuracy"] for _, last in runs]
+    pooled = {
+        "val_accuracy": sum(n * last["val_accuracy"] for n, last in runs) / seen,
+        "val_loss": sum(n * last["val_loss"] for n, last in runs) / seen,
+        "val_accuracy_std": statistics.pstdev(accuracies),
+        "train_loss": results[-1].history[-1]["train_loss"],
+        "train_accuracy": results[-1].history[-1]["train_accuracy"],
+    }
+    elapsed = sum(r.train_time_s for r in results)
+    if report is not None:
+        report({"epoch": results[-1].epochs, **pooled, "elapsed_s": elapsed})
+    whole = dataclasses.replace(results[-1], train_time_s=elapsed,
+                                energy_j=sum(r.energy_j for r in results))  # fmt: skip
+    return whole, pooled
 
 
 def _state_writer(

@@ -101,6 +101,19 @@ def _artifact(trial: TrialRecord) -> Path:
     return Path(where)
 
 
+def _refit(study: optuna.Study, chosen: Selection) -> Path | None:
+    """The recommendation's refit model (trained on train and validation together after the
+    finalists chose it, ``search.run._finalists``) when the recommendation is exported and
+    its file is here; None otherwise: the trial's own saved model."""
+    if chosen.selector != "recommended":
+        return None
+    refit = (recommendation_of(study) or {}).get("refit") or {}
+    where = refit.get("artifact")
+    if refit.get("trial") != chosen.number or not where or not Path(where).is_file():
+        return None
+    return Path(where)
+
+
 def _checkpoint(trial: optuna.trial.FrozenTrial) -> Path:
     """The trial's latest checkpoint folder, for ``--from-checkpoint``."""
     found = latest_checkpoint(trial)
@@ -195,7 +208,7 @@ def export_bundle(
                 "state_dict": trained_weights(state["fit"])}  # fmt: skip
         source = {"folder": str(checkpoint), "epoch": int(state["epoch"]), "file": STATE_NAME}
     else:
-        blob, source = read_weights(_artifact(recorded)), None
+        blob, source = read_weights(_refit(study, chosen) or _artifact(recorded)), None
     cfg = TrialConfig.from_dict(blob["trial_config"])
     model = _materialised(model_of(cfg, blob["mapping"], blob["state_dict"]))
     data = load(

@@ -42,6 +42,13 @@ class FinalistsConfig:
         help="fresh seeds each finalist is retrained with (each seed its own initialisation "
         "and validation split); the search's own run of a trial is not one of them",
     )
+    refit: bool = config_key(
+        True,
+        check=checks.boolean,
+        help="train the recommended trial once more on the training and validation splits "
+        "together (one validation split: train_on train+val; folds: every training sample), "
+        "its search seed; search export writes that model (false: the search's own run)",
+    )
     share: float = config_key(
         0.2,
         check=checks.number_in(0.0, 1.0, open_low=True, open_high=True),

@@ -557,6 +557,7 @@ class SearchConfig(DataAndMetrics):
             "data_root": pinned_root(self.data_root),  # a trial runs in its own folder
             "val_size": self.val_size,
             "train_size": self.train_size,
+            "folds": self.folds,
             "family": family,
             "hyper": hyper,
             "budget": budget,
@@ -582,11 +583,11 @@ class SearchConfig(DataAndMetrics):
         """Plain data (YAML/JSON-ready) that :meth:`from_dict` turns back into an equal config."""
         out = dump_keys(self)
         out["dataset"] = copy.deepcopy(self.data_source) or self.dataset
-        # imports, loading, start, loggers, screen, repair, report_test and finalists only when
-        # set: a search stored before they existed resumes (a relaunch compares its stored
-        # config with this one)
+        # imports, loading, start, loggers, screen, repair, report_test, finalists and folds
+        # only when set: a search stored before they existed resumes (a relaunch compares its
+        # stored config with this one)
         for name in ("imports", "loading", "start", "loggers", "screen", "repair", "report_test",
-                     "finalists"):  # fmt: skip
+                     "finalists", "folds"):  # fmt: skip
             if out[name] == dumped_default(SearchConfig, name):
                 del out[name]
         return {"name": out.pop("name"), **out}
@@ -658,7 +659,19 @@ class SearchConfig(DataAndMetrics):
             except ConfigError as err:
                 raise ConfigError(f"start[{i}]: {err}") from None
         _check_algorithm(config)
+        _check_folds(config)
         return config
+
+
+def _check_folds(config: SearchConfig) -> None:
+    """Cross-validation scores a trial only when all its folds have trained: a multi-fidelity
+    scheduler, which ranks trials at each epoch, has nothing to rank on."""
+    if config.folds > 1 and config.scheduler.name != "fifo":
+        raise ConfigError(
+            f"folds: {config.folds} with scheduler {config.scheduler.name!r}: a cross-validated "
+            "trial is scored once all its folds have trained, and the scheduler ranks trials "
+            "epoch by epoch; allowed: scheduler: fifo, or folds: 1"
+        )
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

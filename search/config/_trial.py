@@ -48,6 +48,8 @@ _MEASURE_KEYS = tuple(
 )
 #: A search trial's epochs when the config gives none (a Recipe itself has no default).
 DEFAULT_EPOCHS = 3
+#: The most folds a trial's cross-validation takes (``folds``).
+MAX_FOLDS = 20
 #: What a trial trains on (``train_on``): the training split, or it and the validation split.
 TRAIN_ON = ("train", "train+val")
 
@@ -262,6 +264,17 @@ class DataAndMetrics:
     )
     train_size: int | None = config_key(
         None, check=checks.optional(_at_least_1), help="training samples used; null: all"
+    )
+    folds: int = config_key(
+        1,
+        check=checks.described(
+            lambda v, p: checks.integer(v, p, 1, MAX_FOLDS), checks.int_range(1, MAX_FOLDS)
+        ),
+        help="1: one validation split (val_size) scores a trial; k >= 2: k-fold "
+        "cross-validation over the training and validation splits together (k models a "
+        "trial, each scored on the samples it did not train on; with an artifact folder one "
+        "more trains on all of them and is saved): small data ranks trials by chance on one "
+        "small split",
     )
     objectives: tuple[Objective, ...] = config_key(
         (Objective("accuracy", "maximize"), Objective("params", "minimize")),

@@ -32,6 +32,8 @@ def recommended_line(recommendation: dict[str, Any]) -> str:
     std = recommendation.get("std")
     spread = "" if std is None else f" ± {std:.4f}"
     partial = "" if recommendation.get("complete", True) else " (fewer seeds than asked: time)"
+    refit = "; refit on train+val" if (recommendation.get("refit") or {}).get("artifact") else ""
     return (f"trial {recommendation['trial']}: mean validation accuracy "
             f"{recommendation['mean']:.4f}{spread} over {recommendation['n']} fresh seed(s) "
-            f"of {len(recommendation.get('finalists', []))} finalist(s){partial}")  # fmt: skip
+            f"of {len(recommendation.get('finalists', []))} finalist(s){partial}"
+            f"{refit}")  # fmt: skip

@@ -229,7 +229,8 @@ def _launch_leased(
             _set_aside(out / config.name / "trials", config.name)
         _search(config, rdb, study, out, trial_fn, progress, resumes, remaining, held, fences)
     deadline = None if config.limits.time is None else started + config.limits.time
-    run_finalists(study, config, trial_fn, deadline=deadline, fences=fences, progress=progress)
+    run_finalists(study, config, trial_fn, deadline=deadline, fences=fences, progress=progress,
+                  folder=out / config.name / "finalists")  # fmt: skip
     return optuna.load_study(study_name=config.name, storage=rdb)
 
 

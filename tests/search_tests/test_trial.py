@@ -286,3 +286,56 @@ def test_a_state_of_another_trial_config_is_refused(tmp_path: Path) -> None:
     run_trial(BASE | {"train": {"epochs": 1}}, on_state=keep)
     with pytest.raises(ConfigError, match=r"another trial config \(differs in \['hyper'\]\)"):
         run_trial(BASE | {"train": {"epochs": 1}, "hyper": {"width": 30}}, resume=tmp_path)
+
+
+@pytest.mark.slow  # real training, four times
+def test_a_cross_validated_trial_pools_its_folds_and_saves_a_model_of_every_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trained: list[tuple[int, float, float]] = []  # each training: val size, accuracy, loss
+    real = search.trial._train
+
+    def spy(net, data, *args, **kwargs):  # type: ignore[no-untyped-def]
+        result = real(net, data, *args, **kwargs)
+        last = result.history[-1]
+        trained.append((len(data.val), last["val_accuracy"], last["val_loss"]))
+        return result
+
+    monkeypatch.setattr(search.trial, "_train", spy)
+    heard: list[dict[str, Any]] = []
+    cfg = BASE | {"folds": 3, "artifact_dir": str(tmp_path / "cv"), "indicators": ["params"],
+                  "objectives": [["accuracy", "maximize"], ["params", "minimize"]]}  # fmt: skip
+    result = run_trial(cfg, on_epoch=heard.append)
+    folds, whole = trained[:3], trained[3]
+    data = load("digits", progress=False)
+    pool = len(data.train) + len(data.val)
+    assert len(trained) == 4 and sum(n for n, _, _ in folds) == pool
+    assert whole[0] == len(data.val)  # the last one trains on train+val (val inside it)
+    pooled = sum(n * a for n, a, _ in folds) / pool
+    assert result["accuracy"] == pytest.approx(pooled) and result["folds"] == 3
+    assert result["val_loss"] == pytest.approx(sum(n * v for n, _, v in folds) / pool)
+    spread = torch.tensor([a for _, a, _ in folds], dtype=torch.float64).std(unbiased=False)
+    assert result["accuracy_folds_std"] == pytest.approx(float(spread))
+    assert [h["epoch"] for h in heard] == [2] and heard[0]["accuracy"] == result["accuracy"]
+    # The saved model is the one train_on: train+val trains, weight for weight.
+    plain = run_trial(BASE | {"train_on": "train+val", "artifact_dir": str(tmp_path / "tv"),
+                              "indicators": ["params"]})  # fmt: skip
+    saved = torch.load(result["artifact"], weights_only=True)["state_dict"]
+    reference = torch.load(plain["artifact"], weights_only=True)["state_dict"]
+    assert all(torch.equal(saved[k], reference[k]) for k in reference)
+    with pytest.raises(ConfigError, match="cross-validated trial"):
+        run_trial(cfg, resume=tmp_path)
+
+
+def test_folds_need_fifo_and_stay_out_of_a_config_that_does_not_set_them() -> None:
+    from search.config import load_config
+
+    data = {"name": "cv", "dataset": "digits", "space": {"family": "mlp"},
+            "train": {"epochs": 1}, "trials": 1}  # fmt: skip
+    assert "folds" not in load_config(data).to_dict()  # a stored search relaunches unchanged
+    config = load_config(data | {"folds": 4})
+    assert config.folds == 4 and config.trial_config({"family": "mlp"}).folds == 4
+    with pytest.raises(ConfigError, match="folds: 4 with scheduler 'moasha'"):
+        load_config(data | {"folds": 4, "scheduler": "moasha"})
+    with pytest.raises(ConfigError, match="folds"):
+        load_config(data | {"folds": 0})

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+import torch
 import yaml
 from optuna.trial import TrialState
 
@@ -209,7 +210,14 @@ def test_a_search_records_its_finalists_and_recommendation_read_back_through_opt
         for run in runs[str(f.trial)].values():
             assert set(run) == {"accuracy", "feasible", "error", "time_s"}  # validation only
             assert 0.0 < run["accuracy"] <= 1.0 and run["feasible"] and run["error"] is None
+    refit = found.pop("refit")
     assert found == choose(finalists, runs, 2)  # the decision is reproducible from the record
+    # The recommendation trained once more on train+val with its search seed, and saved.
+    assert refit["trial"] == found["trial"] and refit["train_on"] == "train+val"
+    saved = torch.load(refit["artifact"], weights_only=True)["trial_config"]
+    assert saved["train_on"] == "train+val" and saved["seed"] == 0
+    where = searched / "fin" / "finalists" / f"refit-{found['trial']}"
+    assert Path(refit["artifact"]).parent == where
     mine = [runs[str(found["trial"])][s]["accuracy"] for s in ("1", "2")]
     assert found["n"] == 2 and found["mean"] == pytest.approx(statistics.fmean(mine))
     assert found["mean"] == max(r["mean"] for r in found["finalists"])
@@ -231,6 +239,19 @@ def test_export_without_select_writes_the_recommendation_and_status_names_it(
     meta = json.loads((tmp_path / "bundle" / "metrics.json").read_text(encoding="utf-8"))
     assert meta["trial"] == trial and meta["selection"]["spec"] == "recommended"
     assert meta["selection"]["finalists"] == _stored(searched, StudyAttr.RECOMMENDATION)
+    exported = torch.load(tmp_path / "bundle" / "model.pt", weights_only=True)
+    assert exported["trial_config"]["train_on"] == "train+val"  # the refit model, not trial's
+    assert "refit on train+val" in out or "refit on train+val" in _status_line(searched, capsys)
+    assert main(["export", "--run", str(searched), "--name", "fin", "--select", "knee",
+                 "--out", str(tmp_path / "knee")]) == 0  # fmt: skip
+    knee = torch.load(tmp_path / "knee" / "model.pt", weights_only=True)
+    assert knee["trial_config"]["train_on"] == "train"  # any other selection: the trial's run
+
+
+def _status_line(out: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    assert main(["status", "--run", str(out)]) == 0
+    return capsys.readouterr().out
 
 
 def _runs_recorded(out: Path) -> int:
@@ -280,4 +301,6 @@ def test_sigterm_during_finalists_keeps_the_search_and_a_relaunch_trains_only_wh
         assert {s: runs[trial][s] for s in seeds} == seeds
     assert all({"1", "2", "3"} <= set(runs[t]) for t in runs)
     found = again.user_attrs[StudyAttr.RECOMMENDATION]
+    refit = found.pop("refit")
     assert found["n"] == 3 and found == choose(finalists_of(again, 2, 3), runs, 3)
+    assert refit["trial"] == found["trial"] and Path(refit["artifact"]).is_file()
