@@ -252,3 +252,29 @@ def test_each_family_s_closed_form_is_its_built_model_s_count(layout, shape):
                 model = spaces.build_model(spec.name, in_shape=shape, num_classes=7, **hyper)
                 built = sum(p.numel() for p in model.parameters())
                 assert spec.params(depth, width, shape, 7) == built, (spec.name, depth, width)
+
+
+def test_small_cheap_data_is_cross_validated_and_a_large_split_is_not(tmp_path, declared):
+    _table(tmp_path, rows=300)  # the npz's default validation: 30 samples
+    declared.append("t-folds")
+    small = derive(_data_only({"name": "t-folds", "npz": "table.npz"}), base=str(tmp_path))
+    keys = {d.key: d for d in small.values}
+    assert small.config["folds"] == 5 and small.config["scheduler"] == {"name": "fifo"}
+    assert "50 samples (under 200" in keys["folds"].because  # the derived val_size: 50
+    assert "6 fits a trial" in keys["train.epochs"].because
+    assert "cross-validated" in keys["scheduler"].because
+    loaded, _ = load_config(_write(tmp_path, "folds", _data_only({"name": "t-folds",
+                                                                  "npz": "table.npz"})))
+    assert loaded.folds == 5 and loaded.scheduler.name == "fifo"  # folds with fifo load
+    digits = derive(_data_only("digits"))  # 288 validation samples: one split ranks them
+    assert "folds" not in digits.config and "folds" not in {d.key for d in digits.values}
+    moasha = derive(_data_only({"name": "t-folds", "npz": "table.npz"}) | {"scheduler": "moasha"},
+                    base=str(tmp_path))  # fmt: skip
+    assert "folds" not in moasha.config
+    fifo = derive(_data_only({"name": "t-folds", "npz": "table.npz"}) | {"scheduler": "fifo"},
+                  base=str(tmp_path))  # fmt: skip
+    assert fifo.config["folds"] == 5  # the benchmark's plain arms keep the derived recipe
+    mine = derive(_data_only({"name": "t-folds", "npz": "table.npz"}) | {"folds": 3},
+                  base=str(tmp_path))  # fmt: skip
+    assert mine.config["folds"] == 3 and "folds" in mine.given
+    assert "4 fits a trial" in {d.key: d for d in mine.values}["train.epochs"].because
