@@ -268,10 +268,11 @@ class CustomDataset:
     def _check(self, train: _Part, test: _Part, val: _Part | None, splits: Splits) -> None:
         shape = tuple(_sample(train).shape)
         layout = sample_layout(shape, self.layout, f"dataset {self.name!r}, split 'train'")
-        if layout != "image" and self.augment.enabled:
+        allowed = _augment_allowed(self.augment, layout, shape)
+        if allowed:
             raise ConfigError(
                 f"dataset {self.name!r}: augment {self.augment} on {layout} samples of shape "
-                f"{shape}; allowed: no augment (pad and flip crop and mirror images)"
+                f"{shape}; allowed: {allowed}"
             )
         for split, part in (("test", test), ("val", val)):
             if part is not None and tuple(_sample(part).shape) != shape:
@@ -499,7 +500,9 @@ _OPTIONS: dict[str, tuple[str, str, str]] = {
                     "0..num_classes-1"),
     "val_size": ("float or int", "0.1", "validation fraction or count carved from train when "
                  "there is no val split"),
-    "augment": ("mapping", "none", "{pad, flip} applied to training batches"),
+    "augment": ("mapping", "none", "applied to training batches: {pad: N, flip: bool} for "
+                "images (pad-crop by N pixels, mirror), {shift: N} for signals (shifted in "
+                "time by up to N samples, N smaller than the length)"),
     "skip_unreadable": ("bool", "false", "leave out (and count) images that cannot be decoded "
                         "(image_folder)"),
 }  # fmt: skip
@@ -558,12 +561,51 @@ def declare(
             f"{path}.name: dataset {name!r} is already registered (a built-in, a registered "
             "function or another declaration); allowed: a new name"
         )
-    augment = Augment(**record["augment"]) if record.get("augment") else None
+    augment = _declared_augment(record.get("augment"), layout, f"{path}.augment")
     make = functools.partial(DECLARED_KINDS.get(kind).read, record, path)
     entry = CustomDataset(name, make, source=record["source"], augment=augment, layout=layout,
                           val_size=record.get("val_size", 0.1), declared=record)  # fmt: skip
     DATASETS.add(name, entry)
     return record
+
+
+def _declared_augment(value: Any, layout: str | None, path: str) -> Augment | None:
+    """A declaration's ``augment`` as an :class:`Augment` (None: absent or empty), its keys
+    and values checked, and the keys fitting the declared layout (an undeclared one is checked
+    against the samples when they are read).
+
+    Raises:
+        ConfigError: naming the key, what it got and what is allowed, in one line.
+    """
+    if value is None or value == {}:
+        return None
+    keys = {"image": ("pad", "flip"), "signal": ("shift",), "table": ()}
+    allowed = keys.get(layout or "", ("pad", "flip", "shift"))
+    hint = (f"a mapping of {', '.join(allowed)}" if allowed
+            else f"no augment for layout {layout!r}: its features have no label-preserving "
+            "transform")  # fmt: skip
+    if not isinstance(value, Mapping) or any(k not in allowed for k in value):
+        raise ConfigError(f"{path}: got {value!r}; allowed: {hint}")
+    for key in ("pad", "shift"):
+        if key in value and not is_int(value[key], 0):
+            raise ConfigError(f"{path}.{key}: got {value[key]!r}; allowed: an int >= 0")
+    if "flip" in value and not isinstance(value["flip"], bool):
+        raise ConfigError(f"{path}.flip: got {value['flip']!r}; allowed: true or false")
+    try:
+        return Augment(**value)
+    except ConfigError as err:  # shift with pad or flip, on a layout not declared
+        raise ConfigError(f"{path}: {err}") from None
+
+
+def _augment_allowed(augment: Augment, layout: str, shape: tuple[int, ...]) -> str:
+    """What the samples' layout allows when ``augment`` does not fit it ("" when it fits)."""
+    if layout == "image" and augment.shift:
+        return "pad and flip (images are cropped and mirrored); shift is for signals"
+    if layout == "signal" and (augment.pad or augment.flip or augment.shift >= shape[-1]):
+        return f"shift, smaller than the length {shape[-1]} (pad and flip are for images)"
+    if layout == "table" and augment.enabled:
+        return "no augment (a table's features have no label-preserving transform)"
+    return ""
 
 
 def _declared_path(given: Path, kind: str, path: str) -> str:

@@ -295,8 +295,8 @@ class Recipe:
         """Plain data (an Augment and a Teacher as mappings) that :meth:`from_mapping` reads
         back equal."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        if dataclasses.is_dataclass(self.augment):  # an Augment (see augmentation)
-            out["augment"] = dataclasses.asdict(self.augment)
+        if self.augment is not None and not isinstance(self.augment, bool):  # an Augment
+            out["augment"] = self.augment.to_dict()
         if self.teacher is not None:
             out["teacher"] = self.teacher.to_dict()
         return out
@@ -338,7 +338,7 @@ class Recipe:
             "optimizer": self.optimizer.lower(),
             "lr": self.peak_lr,
             "schedule": self.schedule.lower(),
-            "augment": dataclasses.asdict(augment) if augment is not None else None,
+            "augment": augment.to_dict() if augment is not None else None,
         }
         if self.ema is None:
             del out["ema"]

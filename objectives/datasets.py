@@ -80,27 +80,55 @@ _DIGITS_TEST_FRACTION = 0.2  # digits has no official test split: a fixed strati
 
 @dataclass(frozen=True)
 class Augment:
-    """Per-batch augmentation on the device: random pad-crop, then random horizontal flip.
+    """Per-batch augmentation on the device, label-preserving: for images (N, C, H, W) a random
+    pad-crop, then a random horizontal flip; for signals (N, C, L) a random shift in time.
 
     Attributes:
         pad: Pixels of reflect padding before a random crop back to the input size (0: off).
         flip: Mirror each image left-right with probability 1/2 (wrong for digits).
+        shift: Samples of edge padding at both ends of a signal before a random crop back to
+            its length, so each signal moves by up to ``shift`` steps either way (0: off).
     """
 
     pad: int = 0
     flip: bool = False
+    shift: int = 0
 
     def __post_init__(self) -> None:
         check_int("Augment.pad", self.pad, low=0)
+        check_int("Augment.shift", self.shift, low=0)
+        if not isinstance(self.flip, bool):
+            raise ConfigError(f"Augment.flip must be true or false, got {self.flip!r}")
+        if self.shift and (self.pad or self.flip):
+            raise ConfigError(
+                f"Augment: shift {self.shift} with pad {self.pad} and flip {self.flip}; "
+                "allowed: shift (signals) or pad and flip (images), not both"
+            )
 
     @property
     def enabled(self) -> bool:
-        return self.pad > 0 or self.flip
+        return self.pad > 0 or self.flip or self.shift > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{shift}`` for a signal's, else ``{pad, flip}`` (what records held before shifts
+        existed): plain data that ``Augment(**d)`` reads back equal."""
+        if self.shift:
+            return {"shift": self.shift}
+        return {"pad": self.pad, "flip": self.flip}
 
     def __call__(
         self, x: torch.Tensor, *, generator: torch.Generator | None = None
     ) -> torch.Tensor:
-        """Augments a (N, C, H, W) batch; ``generator`` must live on ``x.device``."""
+        """Augments a (N, C, H, W) or, with ``shift``, a (N, C, L) batch; ``generator`` must
+        live on ``x.device``."""
+        rank = 3 if self.shift else 4
+        if self.enabled and x.ndim != rank:
+            raise ConfigError(
+                f"Augment {self}: a batch of shape {tuple(x.shape)}; allowed: "
+                + ("N×C×L signals (shift)" if self.shift else "N×C×H×W images (pad, flip)")
+            )
+        if self.shift > 0:
+            x = shift_crop(x, self.shift, generator=generator)
         if self.pad > 0:
             x = pad_crop(x, self.pad, generator=generator)
         if self.flip:
@@ -123,6 +151,24 @@ def pad_crop(
     shift = torch.randint(0, 2 * pad + 1, (2, n), generator=generator, device=x.device)
     windows = padded.unfold(2, h, 1).unfold(3, w, 1)  # (N, C, 2p+1, 2p+1, H, W), a view
     return windows[torch.arange(n, device=x.device), :, shift[0], shift[1]]
+
+
+def shift_crop(
+    x: torch.Tensor, shift: int, *, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """Pads each (N, C, L) signal's ends by repeating its edge values ``shift`` times, then
+    crops each at its own random offset back to length L, in one gather of a strided view.
+
+    Edge values rather than a mirror: a sensor that held still a little longer is a signal
+    that could have been recorded; a reflected stretch of a trajectory is not.
+    """
+    n, _, length = x.shape
+    if shift >= length:
+        raise ConfigError(f"shift must be smaller than the signal's length {length}, got {shift}")
+    padded = F.pad(x, (shift, shift), mode="replicate")
+    offset = torch.randint(0, 2 * shift + 1, (n,), generator=generator, device=x.device)
+    windows = padded.unfold(2, length, 1)  # (N, C, 2s+1, L), a view
+    return windows[torch.arange(n, device=x.device), :, offset]
 
 
 def random_flip(x: torch.Tensor, *, generator: torch.Generator | None = None) -> torch.Tensor:

@@ -23,6 +23,8 @@ __all__ = ["DataFacts", "read_facts"]
 #: its fixed 20 % test split); their registry entries hold shapes and classes, not sizes.
 BUILTIN_TRAIN_SAMPLES = {"cifar10": 50_000, "digits": 1_437, "fashion-mnist": 60_000,
                          "mnist": 60_000}  # fmt: skip
+#: A declared signal dataset's derived shift is its length over this (at least 1).
+SHIFT_FRACTION = 10
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,8 @@ class DataFacts:
             ``train_size``).
         total: The training split before validation is carved from it.
         held: Samples the validation split holds (as configured, or the dataset's default).
-        augment: The dataset's default augmentation as ``{pad, flip}`` (None: none).
+        augment: The dataset's default augmentation as ``{pad, flip}`` or ``{shift}`` (None:
+            none).
         augment_why: Where that augmentation comes from.
         declaration: The dataset entry to write in the derived config (a name, or the user's
             declaration with a derived ``augment`` added).
@@ -73,6 +76,8 @@ def read_facts(data: Mapping[str, Any], *, base: str | None = None) -> DataFacts
         spec = dict(spec)
         if "augment" not in spec:
             added, why = _image_pad(spec, base)
+            if added is None:
+                added, why = _signal_shift(spec, base)
             if added is not None:
                 spec["augment"] = added
         name = declare(spec, path="dataset", base=base)["name"]
@@ -113,10 +118,11 @@ def _held(val_size: Any, total: int) -> int:
 
 
 def _plain(augment: Any) -> dict[str, Any] | None:
-    """An :class:`objectives.datasets.Augment` as ``{pad, flip}``; None when it does nothing."""
+    """An :class:`objectives.datasets.Augment` as ``{pad, flip}`` (images) or ``{shift}``
+    (signals); None when it does nothing."""
     if augment is None or not augment.enabled:
         return None
-    return {"pad": int(augment.pad), "flip": bool(augment.flip)}
+    return augment.to_dict()
 
 
 def _image_pad(spec: Mapping[str, Any], base: str | None) -> tuple[dict[str, Any] | None, str]:
@@ -130,6 +136,22 @@ def _image_pad(spec: Mapping[str, Any], base: str | None) -> tuple[dict[str, Any
     where = "" if "image_folder" not in spec or spec.get("size") else ", taken as 28: no size"
     return {"pad": pad}, (f"pad-crop of 1/14 of the image's shorter side ({side} px{where}), "
                           "at least 1")  # fmt: skip
+
+
+def _signal_shift(spec: Mapping[str, Any], base: str | None
+                  ) -> tuple[dict[str, Any] | None, str]:  # fmt: skip
+    """The shift a declared signal dataset without ``augment`` is given: 1/10 of the length,
+    at least 1 (and less than the length); None for other layouts, signals of length 1 or
+    arrays that cannot be peeked."""
+    if spec.get("layout") != "signal":
+        return None, ""
+    shape = _array_shape(spec, base)
+    if shape is None or len(shape) not in (2, 3) or shape[-1] < 2:
+        return None, ""
+    length = int(shape[-1])
+    shift = min(length - 1, max(1, round(length / SHIFT_FRACTION)))
+    return {"shift": shift}, (f"a shift in time of 1/{SHIFT_FRACTION} of the signal's length "
+                              f"({length} samples), at least 1")  # fmt: skip
 
 
 def _image_side(spec: Mapping[str, Any], base: str | None) -> int | None:

@@ -17,7 +17,9 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
   training samples (16..128); epochs per trial the largest rung (3, 9, 27, 81) that one trial
   trains within a tenth of the time limit (a minute without one), at a stated rate of 5,000
   samples a second for a net of 5,000 parameters;
-- augmentation: the dataset's own, searched on and off, for images only;
+- augmentation: the dataset's own, searched on and off, for images and signals; a declared
+  image dataset without one gets pad-crop of 1/14 of its shorter side, a declared signal
+  dataset a shift in time of 1/10 of its length (both at least 1); tables none;
 - search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets; trials from the
   time at the mean epochs MOASHA trains a trial.
 """
@@ -338,7 +340,7 @@ def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, folds: in
                 f"{SAMPLES_PER_SECOND:,} samples/s at {REFERENCE_PARAMS:,} parameters, and "
                 f"{overhead:g} s an epoch besides)"),
     ]  # fmt: skip
-    if facts.layout == "image" and facts.augment is not None:
+    if facts.layout in ("image", "signal") and facts.augment is not None:
         space["train.augment"] = {"choices": [False, True]}
         out.append(Derived("train.augment", [False, True],
                            f"label-preserving {_shown(facts.augment)} ({facts.augment_why}), "
@@ -346,8 +348,7 @@ def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, folds: in
     else:
         train["augment"] = False
         why = {
-            "signal": "no signal augmentation exists in objectives (a dataset's augment "
-            "is pad-crop and flip of images)",
+            "signal": "the dataset has none (a declared dataset may give augment: {shift: N})",
             "table": "a table's features have no label-preserving transform",
             "image": "the dataset has none (a declared dataset may give augment: {pad: N})",
         }

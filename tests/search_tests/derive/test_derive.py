@@ -114,12 +114,37 @@ def test_a_signal_npz_derives_the_signal_families_as_data(tmp_path, declared):
     assert derivation.config["space"]["family"] == {"choices": names}
     assert derivation.facts.in_shape == (2, 48) and derivation.facts.layout == "signal"
     keys = {d.key: d for d in derivation.values}
-    assert keys["train.augment"].value is False and "signal" in keys["train.augment"].because
-    assert derivation.config["train"]["augment"] is False
+    assert keys["train.augment"].value == [False, True]  # the shift, searched on and off
+    assert derivation.config["space"]["train.augment"] == {"choices": [False, True]}
+    assert derivation.config["dataset"]["augment"] == {"shift": 5}  # 48 / 10, rounded
     for name in names:
         width = derivation.config["space"][f"{name}.width"]
         assert 1 <= width["low"] <= width["high"]
     assert all(" because " in line for line in derivation.lines()[1:])
+
+
+def test_check_prints_a_signals_shift_with_its_rule(tmp_path, capsys, declared):
+    _signal(tmp_path, length=7)
+    declared.append("s-shift")
+    config = _data_only({"name": "s-shift", "npz": "signal.npz", "layout": "signal"})
+    assert main(["check", _write(tmp_path, "signal", config)]) == 0
+    derived = _derived(capsys.readouterr().out)
+    rule = "a shift in time of 1/10 of the signal's length (7 samples), at least 1"
+    assert derived["dataset.augment"] == f"{{shift: 1}}  because {rule}"
+    assert derived["train.augment"] == (f"[False, True]  because label-preserving {{shift: 1}} "
+                                        f"({rule}), searched on and off")  # fmt: skip
+
+
+def test_a_signal_declared_without_augmentation_keeps_none(tmp_path, declared):
+    """``augment: {}`` is the user's no: nothing added, nothing searched."""
+    _signal(tmp_path)
+    declared.append("s-none")
+    data = _data_only({"name": "s-none", "npz": "signal.npz", "layout": "signal", "augment": {}})
+    derivation = derive(data, base=str(tmp_path))
+    keys = {d.key: d for d in derivation.values}
+    assert "dataset.augment" not in keys and "train.augment" not in derivation.config["space"]
+    assert keys["train.augment"].because.startswith("the dataset has none (a declared dataset "
+                                                    "may give augment: {shift: N})")  # fmt: skip
 
 
 def test_a_declared_image_npz_gets_pad_crop_searched(tmp_path, declared):
