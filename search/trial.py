@@ -234,8 +234,8 @@ def model_of(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         model = build_model(cfg.family, info.in_shape, info.num_classes, **cfg.hyper)
-    if cfg.budget is not None:
-        assignment = {str(k): int(v) for k, v in (mapping or {}).items()}
+    if cfg.budget is not None and mapping is not None:  # no mapping: trained plain
+        assignment = {str(k): int(v) for k, v in mapping.items()}
         model = _shapeshift(model, cfg, stores=max(assignment.values()) + 1, mapping=assignment)
     model.load_state_dict(state_dict)
     return model.eval()
@@ -296,7 +296,7 @@ def _model(
         torch.manual_seed(cfg.seed)
         model = build_model(cfg.family, data.in_shape, data.num_classes, **cfg.hyper)
     metrics["plain_params"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    if cfg.budget is None:
+    if not cfg.shares(metrics["plain_params"]):
         return model.to(device)
     if mapping is not None:
         assignment = {str(k): int(v) for k, v in mapping.items()}

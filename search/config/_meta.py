@@ -75,7 +75,10 @@ def planned_params(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Mod
         BudgetError: Shapeshifting cannot meet the budget (see :func:`unmet_budget`).
     """
     assert cfg.budget is not None  # a plain trial has no network to plan
-    return check_budget(meta_model(cfg, info, models), cfg.budget, **planned(cfg))
+    model = meta_model(cfg, info, models)
+    if not cfg.shares(trainable(model)):
+        return trainable(model)  # within its budget: trained plain
+    return check_budget(model, cfg.budget, **planned(cfg))
 
 
 def unmet_budget(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]
@@ -85,8 +88,11 @@ def unmet_budget(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Modul
     plain."""
     if cfg.budget is None or cfg.ssn.get("mapping") == "none":
         return None
+    model = meta_model(cfg, info, models)
+    if not cfg.shares(trainable(model)):
+        return None
     try:
-        check_budget(meta_model(cfg, info, models), cfg.budget, **planned(cfg))
+        check_budget(model, cfg.budget, **planned(cfg))
     except BudgetError as err:
         return str(err)
     return None

@@ -331,7 +331,8 @@ class TrialConfig(DataAndMetrics):
     budget: int | None = config_key(
         None,
         check=checks.optional(_budget),
-        help="total trainable parameters of the Shapeshifter network; null: the plain model",
+        help="total trainable parameters of the Shapeshifter network (a model whose own "
+        "count is at or below it trains plain); null: the plain model",
     )
     ssn: dict[str, Any] = config_key(check=None, factory=dict, help="the ssn.* options")
     train: dict[str, Any] = config_key(check=None, factory=dict, help="the train.* options")
@@ -386,6 +387,14 @@ class TrialConfig(DataAndMetrics):
                 f"exactly one store; allowed: 1, or mapping 'auto' or 'random' for more stores"
             )
         return cls(**out)
+
+    def shares(self, plain_params: int) -> bool:
+        """Whether this trial's model, of ``plain_params`` trainable parameters, is
+        Shapeshifted: it has a budget, and the budget is below the model's own count. A
+        store at or above it would hold more parameters than the weights it generates, and
+        generate no function the plain model cannot be: the plain model is trained instead
+        (its ``params`` its own count, within the budget)."""
+        return self.budget is not None and self.budget < plain_params
 
     def ssn_options(self, **changes: Any) -> dict[str, Any]:
         """The keywords of :func:`spaces.ssn.shapeshift` (:class:`spaces.ssn.SSNOptions`) this

@@ -16,6 +16,7 @@ import torch
 
 import search.trial
 from objectives import NonFiniteLossError, Recipe, evaluate, fit, load
+from objectives.datasets import DATASETS
 from search.config import load_preset
 from search.trial import PROBE_CLIP, _data, rebuild, run_trial
 from spaces import ConfigError, build_model
@@ -339,3 +340,20 @@ def test_folds_need_fifo_and_stay_out_of_a_config_that_does_not_set_them() -> No
         load_config(data | {"folds": 4, "scheduler": "moasha"})
     with pytest.raises(ConfigError, match="folds"):
         load_config(data | {"folds": 0})
+
+
+def test_a_budget_at_or_above_the_plain_count_trains_the_plain_model(tmp_path: Path) -> None:
+    """A store at least as large as the weights it would generate holds no function the plain
+    model cannot: the plain model trains, its params its own count; the screen plans the
+    same count and the artifact rebuilds plain."""
+    from search.config import TrialConfig, planned_params
+
+    cfg = BASE | {"budget": 5000, "ssn": {"mapping": "single"}, "artifact_dir": str(tmp_path),
+                  "indicators": ["params"], "train": {"epochs": 1}}  # fmt: skip
+    result = run_trial(cfg)
+    assert result["plain_params"] < 5000 and result["params"] == result["plain_params"]
+    assert not isinstance(rebuild(result["artifact"]), ShapeshiftNet)
+    info = DATASETS.get("digits")
+    assert planned_params(TrialConfig.from_dict(cfg), info, {}) == result["plain_params"]
+    below = run_trial(cfg | {"budget": result["plain_params"] - 1, "artifact_dir": None})
+    assert below["params"] < result["plain_params"]  # one under: Shapeshifted into it

@@ -32,8 +32,8 @@ def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
     config = {
         "name": f"unaided-{kind}",
         "dataset": _dataset(tmp_path, kind),
-        # train_size keeps digits' 81 derived epochs to seconds
-        **({"train_size": 200} if kind == "digits" else {}),
+        # train_size and few epochs keep the trials, finalists and refit to seconds
+        **({"train_size": 200, "train": {"epochs": 9}} if kind == "digits" else {}),
         "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
         "constraints": ["params <= 1500"],
         "limits": {"trials": 2},
@@ -51,7 +51,12 @@ def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
     stored = study.user_attrs["config"]
     assert "family" in stored["space"] and stored["trials"] == 2
     assert all(t.user_attrs["metric_params"] <= 1500 for t in study.trials)
-    if kind == "table":  # a relaunch derives the same config, so it resumes the search
+    recommendation = study.user_attrs["npas:recommendation"]
+    assert recommendation["refit"]["trial"] == recommendation["trial"]
+    assert Path(recommendation["refit"]["artifact"]).is_file()  # export writes it
+    if kind == "table":  # 240 rows: cross-validated; a relaunch derives the same config
+        assert stored["folds"] == 5 and stored["scheduler"]["name"] == "fifo"
+        assert all(t.user_attrs["metric_folds"] == 5 for t in study.trials)
         again = _launch(path, out, "--trials", "3")
         assert again.returncode == 0, again.stderr[-3000:]
         assert len(optuna.load_study(study_name="unaided-table", storage=url).trials) == 3
