@@ -287,3 +287,40 @@ def test_the_screen_leaves_its_models_out_when_pickled() -> None:
     assert check(cfg) is not None and check.models
     again = pickle.loads(pickle.dumps(check))  # Ray Tune pickles the searcher holding it
     assert again.models == {} and again(cfg) == check(cfg)
+
+
+def test_an_unmet_budget_is_screened_on_a_declared_npz_dataset_too(tmp_path: Path) -> None:
+    """A user's npz table (its shape read from its data, as the launch has read them): a
+    budget no MLP of the space can meet is refused before it becomes a Ray trial, with
+    run_trial's reason, as on a built-in dataset (issue 59: 9 of 115 ran as Ray trials)."""
+    import numpy as np
+
+    from objectives.datasets import DATASETS
+    from search.run._launch import _screen
+    from search.trial import run_trial
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "rows.npz", x_train=rng.normal(size=(60, 12)).astype(np.float32),
+             y_train=np.arange(60) % 3)  # fmt: skip
+    name = "screened-rows"
+    try:
+        config = make_config(
+            tmp_path, optimiser="random", objectives=[["accuracy", "maximize"]], constraints=[],
+            dataset={"name": name, "npz": str(tmp_path / "rows.npz"), "layout": "table"},
+            space={"family": {"choices": ["mlp"]}, "mlp.width": {"low": 16, "high": 32},
+                   "budget": {"low": 10, "high": 40}},
+            fixed={"ssn.mapping": "single"}, indicators=["params"],
+        )  # fmt: skip
+        screen = _screen(config, run_trial)
+        searcher = _searcher_of(config, screen)
+        assert searcher.suggest("a") is None and not searcher._live  # never a Ray trial
+        assert searcher.screened
+        stored = _stored(config)
+        for number in searcher.screened:
+            reason = stored[number].user_attrs[f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}"]
+            assert reason.startswith("budget: ")
+            assert not counts(stored[number])
+            cfg = config.trial_config(stored[number].params)
+            assert run_trial(cfg)[Metric.REFUSED] == reason  # what the Ray trial would say
+    finally:
+        DATASETS._entries.pop(name, None)
