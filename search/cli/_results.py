@@ -25,19 +25,22 @@ def _pareto(args: argparse.Namespace) -> int:
     """The front table; csv and json keep every column on every row (for programs), the table
     states the conditions equal on every row once above it."""
     from search._format import format_value
-    from search.pareto import condition_columns, constant_conditions, front_table
+    from search.pareto import DUPLICATES, condition_columns, constant_conditions, front_table
 
     study = _study(args)
     table = front_table(study, _objectives(study, args.objectives))
     if _wrote_as_data(table, args.format):
         return 0
-    conditions = set(condition_columns(table))
+    conditions = {*condition_columns(table), DUPLICATES}
     names = [
         str(c)
         for c in table.columns[1:]
         if c not in conditions and not str(c).startswith(Column.PARAMS_PREFIX)
     ]
     title = f"Front of {study.study_name!r}: {len(table)} trial(s) ({', '.join(names)})"
+    if DUPLICATES in table.columns:
+        title += (f"; {int(table[DUPLICATES].sum())} more with the same config and values, "
+                  f"counted in {DUPLICATES}")  # fmt: skip
     print(textwrap.fill(title, width=_WIDTH, subsequent_indent="  "))
     if table.empty:
         print(f"(empty: {table.attrs.get('message')})")
