@@ -160,4 +160,11 @@ def _train(args: argparse.Namespace) -> int:
           "search vs train")  # fmt: skip
     print(done.table.to_string(index=False, float_format=format_value))
     print(f"Saved: {done.path}")
+    trained = done.path.parent / "trained"
+    if done.onnx_error is None:
+        print(f"Retrained model: {trained}/model.pt, model.onnx, model.pt2 (the bundle's own "
+              "model.* stay the search's; metrics.json's models says which is which)")  # fmt: skip
+    else:
+        print(f"Retrained model: {trained}/model.pt; no model.onnx or model.pt2 "
+              f"({done.onnx_error})")  # fmt: skip
     return 0

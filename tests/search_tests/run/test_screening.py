@@ -217,6 +217,49 @@ def test_a_search_on_accuracy_within_a_params_limit_trains_what_it_starts(
             "narrower widths") in capsys.readouterr().out  # fmt: skip
 
 
+def test_a_search_on_weights_screens_and_records_them_as_on_params(
+    tmp_path: Path, local_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``weights`` (what the exported model holds) as an objective and a constraint: the study
+    takes it as it takes params, the proposals whose unshared model is over the limit are
+    screened (Shapeshifted ones too: their network deploys those weights), and each trained
+    trial's second value is its weights."""
+    from search.cli import main
+    from search.run import launch
+
+    config = make_config(
+        tmp_path, optimiser="random", trials=3,
+        objectives=[["accuracy", "maximize"], ["weights", "minimize"]],
+        constraints=["weights <= 3000"], train={"epochs": 1, "batch_size": 64},
+        space={"family": {"choices": ["mlp"]}, "mlp.depth": {"low": 1, "high": 1},
+               "mlp.width": {"low": 16, "high": 128, "log": True},
+               "ssn.mapping": {"choices": ["none", "single"]},
+               "budget": {"low": 600, "high": 1500, "when": {"ssn.mapping": ["single"]}}},
+        fixed={}, indicators=["params"], repair=False,
+    )  # fmt: skip
+    study = launch(config, progress=False)
+    assert study.user_attrs["objectives"] == [["accuracy", "maximize"], ["weights", "minimize"]]
+    assert [d.name for d in study.directions] == ["MAXIMIZE", "MINIMIZE"]
+    trials = _stored(config)
+    screened = [t for t in trials if t.user_attrs.get(TrialAttr.SCREENED)]
+    started = [t for t in trials if TrialAttr.RAY_TRIAL in t.user_attrs]
+    assert screened, "the space was meant to propose MLPs over 3,000 weights (width > 39)"
+    assert len(started) == trials_counted(study) == 3
+    key = f"{TrialAttr.METRIC_PREFIX}weights"
+    for trial in screened:
+        assert trial.user_attrs[f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}"] == (
+            "violates weights <= 3000"
+        )
+        assert trial.user_attrs[key] > 3000
+    for trial in started:
+        assert trial.state == TrialState.COMPLETE
+        assert trial.values[1] == trial.user_attrs[key] <= 3000
+    capsys.readouterr()
+    assert main(["pareto", "--run", str(tmp_path), "--name", config.name]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "trial(s) (accuracy, weights, params)" in out, out
+
+
 @pytest.mark.parametrize("optimiser", ["tpe", "nsga2", "random", "pymoo-nsga2"])
 def test_every_optimiser_is_told_a_screened_proposal_and_asked_again(
     tmp_path: Path, optimiser: str
