@@ -24,10 +24,10 @@ import yaml
 from search._output import check_folder, write_atomic
 from search.bundle._files import BUNDLE_FORMAT, metrics_json, read_bundle, versions
 from search.bundle._portable import ONNX_FILE, PROGRAM_FILE, write_onnx
+from search.bundle._write import MODELS, deployable
 from search.config import TrialConfig
 from search.config import _checks as checks
 from search.errors import ConfigError, ExportError, OutputError
-from search.bundle._write import MODELS, deployable
 from search.trial import ARCHITECTURE, ARTIFACT_NAME, STATE_NAME, model_of, read_weights, run_trial
 
 __all__ = ["FULL_SCHEDULE", "Trained", "check_device", "train_bundle"]
@@ -243,8 +243,10 @@ def _retrained_models(
     said = (f"the retrained model (search train: {cfg.train['epochs']} epoch(s) on "
             f"{cfg.train_on}, seed {cfg.seed}, test accuracy "
             f"{'n/a' if test is None else f'{test:.4f}'})")  # fmt: skip
-    models = {f"trained/{ARTIFACT_NAME}": f"{said}, as search.trial.run_trial saves it (a "
-              "Shapeshifter network's stores and mapping; search.trial.rebuild reads it)"}
+    models = {
+        f"trained/{ARTIFACT_NAME}": f"{said}, as search.trial.run_trial saves it (a "
+        "Shapeshifter network's stores and mapping; search.trial.rebuild reads it)"
+    }
     for key, form in (("file", "materialised, for onnxruntime"),
                       ("program", "materialised, for torch.export.load")):  # fmt: skip
         if onnx[key]:

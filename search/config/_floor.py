@@ -35,6 +35,7 @@ from search.config._meta import (
     trainable,
     unmet_budget,
 )
+from search.config._screen import COUNTED
 from search.config._trial import TrialConfig
 from spaces import Categorical, Dimension, Fixed, Float, Int, Space
 
@@ -183,14 +184,14 @@ def start_warnings(config: SearchConfig) -> list[str]:
     """A line per start point that will be refused untrained, though the user meant it to
     train: a Shapeshifted point whose budget its model cannot meet (below the minimum, or more
     than its generator uses), or a point that misses a ``params``, ``weights`` or
-    ``flops_infer`` constraint (counted on its model built on the meta device; a Shapeshifted point's params
-    are its network's as planned, 90-100 % of its budget)."""
+    ``flops_infer`` constraint (counted on its model built on the meta device; a Shapeshifted
+    point's params are its network's as planned, 90-100 % of its budget)."""
     from search.config._start import complete
 
     info = DATASETS.get(config.dataset)
     if info is None:
         return []
-    bounded = [c for c in config.constraints if c.indicator in ("params", "weights", "flops_infer")]
+    bounded = [c for c in config.constraints if c.indicator in COUNTED]
     models: dict[str, nn.Module] = {}
     found = []
     for i, point in enumerate(config.start):

@@ -221,8 +221,7 @@ def _matrix_section(
     text = [
         f"{len(front.numbers)} trial(s) on the feasible front of {', '.join(names)} "
         f"(trials {front.numbers}), ringed in red in every pair of objectives; a front trial "
-        "may look dominated in one pair and be kept for another."
-        + _duplicates_said(front),
+        "may look dominated in one pair and be kept for another." + _duplicates_said(front),
         _LEGEND,
         _HOVER,
     ]

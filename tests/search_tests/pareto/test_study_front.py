@@ -55,9 +55,8 @@ def test_duplicate_trials_are_one_front_row_that_says_how_many_it_stands_for():
     front = front_of(npas_frame(TIED), ACC_PARAMS)
     assert front.numbers == [0, 66, 67]
     assert front.duplicates == {0: tuple(range(1, 66))}
-    assert " (and 65 duplicates, same config and values: trial(s) 1, 2, 3, 4, 5, ...)" == (
-        front.standing_for(0)
-    )
+    said = " (and 65 duplicates, same config and values: trial(s) 1, 2, 3, 4, 5, ...)"
+    assert front.standing_for(0) == said
     table = front_table(npas_study(TIED))
     assert table["number"].tolist() == [0, 66, 67]
     assert table[DUPLICATES].tolist() == [65, 0, 0]
