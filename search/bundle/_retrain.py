@@ -217,8 +217,9 @@ def _export(cfg: TrialConfig, trained: Path, in_shape: list[int]) -> dict[str, A
     blob = read_weights(trained / ARTIFACT_NAME)
     model = deployable(model_of(cfg, blob["mapping"], blob["state_dict"]))
     example = torch.randn(2, *in_shape, generator=torch.Generator().manual_seed(0))
-    stage = Path(tempfile.mkdtemp(prefix=".npas-onnx-", dir=trained))
+    stage: Path | None = None
     try:
+        stage = Path(tempfile.mkdtemp(prefix=".npas-onnx-", dir=trained))
         record = write_onnx(model, example, stage)
         for name in (ONNX_FILE, PROGRAM_FILE):
             (trained / name).unlink(missing_ok=True)
@@ -228,7 +229,8 @@ def _export(cfg: TrialConfig, trained: Path, in_shape: list[int]) -> dict[str, A
         raise OutputError(f"{str(trained)!r}: the retrained model's {ONNX_FILE} and "
                           f"{PROGRAM_FILE} could not be written ({err})") from None  # fmt: skip
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
     for key in ("file", "program"):
         if record[key]:
             record[key] = f"trained/{record[key]}"
@@ -271,7 +273,7 @@ def _say_models(folder: Path, models: Mapping[str, str]) -> None:
     if not record:
         return
     kept = {k: v for k, v in (record.get("models") or MODELS).items()
-            if not k.startswith("trained/")}  # fmt: skip
+            if not k.startswith("trained/") and (folder / k).is_file()}  # fmt: skip
     record["models"] = {**kept, **models}
     text = json.dumps(record, indent=2, default=str)
     write_atomic(folder / "metrics.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
