@@ -249,10 +249,10 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
     from objectives.datasets import DATASETS
     from search.bundle._files import BUNDLE_FORMAT, versions
     from search.bundle._portable import data_record, write_onnx
-    from search.bundle._write import _materialised, _shareable
+    from search.bundle._write import _shareable, deployable
     from search.trial import _python_scalar as plain_value
 
-    model = _materialised(net)
+    model = deployable(net)
     folder.mkdir(parents=True, exist_ok=True)
     onnx = write_onnx(model, data.train.example(2).cpu(), folder)  # traced on training images
     info = DATASETS.get(cfg.dataset)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from objectives._energy import EnergyMeter as EnergyMeter
     from objectives._energy import co2_grams as co2_grams
     from objectives._flops import count_flops as count_flops
+    from objectives._flops import count_weights as count_weights
     from objectives._fused import fit_seeds as fit_seeds
     from objectives._fused import fusable as fusable
     from objectives._indicators import INDICATORS as INDICATORS
@@ -89,6 +90,7 @@ _SHARED = {
     "TORCH_OPTIMIZERS": "objectives._recipe",
     "USER_INDICATORS": "objectives._indicators",
     "count_flops": "objectives._flops",
+    "count_weights": "objectives._flops",
     "dataset_names": "objectives._dataset_names",
     "declare": "objectives._custom",
     "measuring_data": "objectives._indicators",

@@ -172,11 +172,15 @@ def _uses(module: nn.Module, calls: Counter[nn.Module], inherited: int) -> Itera
         yield from _uses(child, calls, uses)
 
 
+def count_weights(model: nn.Module, x: torch.Tensor) -> int:
+    """Effective weights of ``model`` in one forward pass of ``x``: every use of a shared
+    module counted (on the meta device too: the screen counts them before training)."""
+    return int(sum(_uses(model, _call_counts(model, x), 1)))
+
+
 def probe_weights(ctx: MeasureContext) -> dict[str, Any]:
     """Effective weights of the deployed form: every use of a shared module counted."""
-    x = ctx.example[:1]
-    calls = _call_counts(ctx.infer_model, x)
-    return {"weights": int(sum(_uses(ctx.infer_model, calls, 1)))}
+    return {"weights": count_weights(ctx.infer_model, ctx.example[:1])}
 
 
 def _is_weight_layer(module: nn.Module) -> bool:

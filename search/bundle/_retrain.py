@@ -1,5 +1,8 @@
 """``search train``: a bundle's configuration trained again at a full schedule (or from the
-checkpoint it holds), measured as the search measured it, and compared with the search."""
+checkpoint it holds), measured as the search measured it, compared with the search, and
+exported as the bundle was (``trained/model.onnx`` and ``trained/model.pt2`` beside
+``trained/model.pt``; the bundle's own ``model.*`` stay the search's model, and its
+metrics.json's ``models`` says which file is which)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ import datetime as dt
 import json
 import math
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +23,12 @@ import yaml
 
 from search._output import check_folder, write_atomic
 from search.bundle._files import BUNDLE_FORMAT, metrics_json, read_bundle, versions
+from search.bundle._portable import ONNX_FILE, PROGRAM_FILE, write_onnx
+from search.bundle._write import MODELS, deployable
 from search.config import TrialConfig
 from search.config import _checks as checks
-from search.errors import ConfigError, ExportError
-from search.trial import ARCHITECTURE, STATE_NAME, run_trial
+from search.errors import ConfigError, ExportError, OutputError
+from search.trial import ARCHITECTURE, ARTIFACT_NAME, STATE_NAME, model_of, read_weights, run_trial
 
 __all__ = ["FULL_SCHEDULE", "Trained", "check_device", "train_bundle"]
 
@@ -31,11 +38,14 @@ FULL_SCHEDULE = 4
 
 @dataclass(frozen=True)
 class Trained:
-    """What :func:`train_bundle` measured: the comparison table and where it is saved."""
+    """What :func:`train_bundle` measured: the comparison table and where it is saved;
+    ``onnx_error`` says why ``trained/model.onnx`` and ``model.pt2`` are missing (None when
+    they were written)."""
 
     table: pd.DataFrame
     metrics: dict[str, Any]
     path: Path
+    onnx_error: str | None = None
 
 
 def _retrain_config(
@@ -173,6 +183,8 @@ def train_bundle(
         k: v for k, v in result.items() if k not in _VALIDATION_METRICS
     }  # fmt: skip
     table = _compare({**_exported_test(folder), **recorded}, held_out, blob["trial_config"])
+    onnx = _export(cfg, target / "trained", blob["in_shape"])
+    models = _retrained_models(cfg, result, onnx)
     path = target / "train.json"
     payload = {
         "format": BUNDLE_FORMAT,
@@ -185,12 +197,86 @@ def train_bundle(
         "metrics": result,
         "search_metrics": recorded,
         "comparison": table.to_dict(orient="records"),
+        "onnx": onnx,
+        "models": {**_bundle_models(folder, target), **models},
         "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "versions": versions(),
     }
     text = json.dumps(payload, indent=2, default=str)
     write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    return Trained(table=table, metrics=result, path=path)
+    if folder.resolve() == target.resolve():
+        _say_models(folder, models)
+    return Trained(table=table, metrics=result, path=path, onnx_error=onnx["error"])
+
+
+def _export(cfg: TrialConfig, trained: Path, in_shape: list[int]) -> dict[str, Any]:
+    """``model.onnx`` and ``model.pt2`` of the retrained model (materialised, as ``search
+    export`` writes the bundle's) beside its ``model.pt`` in ``trained``; metrics.json's
+    ``onnx`` record. Written in a fresh folder and renamed into place, so a failed export
+    leaves neither file, not even an earlier retraining's (it would be another model)."""
+    blob = read_weights(trained / ARTIFACT_NAME)
+    model = deployable(model_of(cfg, blob["mapping"], blob["state_dict"]))
+    example = torch.randn(2, *in_shape, generator=torch.Generator().manual_seed(0))
+    stage: Path | None = None
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=".npas-onnx-", dir=trained))
+        record = write_onnx(model, example, stage)
+        for name in (ONNX_FILE, PROGRAM_FILE):
+            (trained / name).unlink(missing_ok=True)
+            if (stage / name).is_file():
+                os.replace(stage / name, trained / name)
+    except OSError as err:
+        raise OutputError(f"{str(trained)!r}: the retrained model's {ONNX_FILE} and "
+                          f"{PROGRAM_FILE} could not be written ({err})") from None  # fmt: skip
+    finally:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+    for key in ("file", "program"):
+        if record[key]:
+            record[key] = f"trained/{record[key]}"
+    return record
+
+
+def _retrained_models(
+    cfg: TrialConfig, result: Mapping[str, Any], onnx: Mapping[str, Any]
+) -> dict[str, str]:
+    """What each file of ``trained/`` holds, for ``models`` in train.json and metrics.json."""
+    test = result.get("test_accuracy")
+    said = (f"the retrained model (search train: {cfg.train['epochs']} epoch(s) on "
+            f"{cfg.train_on}, seed {cfg.seed}, test accuracy "
+            f"{'n/a' if test is None else f'{test:.4f}'})")  # fmt: skip
+    models = {
+        f"trained/{ARTIFACT_NAME}": f"{said}, as search.trial.run_trial saves it (a "
+        "Shapeshifter network's stores and mapping; search.trial.rebuild reads it)"
+    }
+    for key, form in (("file", "materialised, for onnxruntime"),
+                      ("program", "materialised, for torch.export.load")):  # fmt: skip
+        if onnx[key]:
+            models[str(onnx[key])] = f"{said}, {form}"
+    return models
+
+
+def _bundle_models(folder: Path, target: Path) -> dict[str, str]:
+    """The bundle's own files as its metrics.json names them (the search's model), by their
+    path from ``target`` when train.json is written elsewhere."""
+    named = {k: v for k, v in (metrics_json(folder).get("models") or MODELS).items()
+             if not k.startswith("trained/") and (folder / k).is_file()}  # fmt: skip
+    if folder.resolve() == target.resolve():
+        return named
+    return {str((folder / name).resolve()): said for name, said in named.items()}
+
+
+def _say_models(folder: Path, models: Mapping[str, str]) -> None:
+    """The bundle's metrics.json ``models`` with the retrained files added (those of an
+    earlier retraining replaced): which file is which model."""
+    record = metrics_json(folder)
+    if not record:
+        return
+    kept = {k: v for k, v in (record.get("models") or MODELS).items()
+            if not k.startswith("trained/") and (folder / k).is_file()}  # fmt: skip
+    record["models"] = {**kept, **models}
+    text = json.dumps(record, indent=2, default=str)
+    write_atomic(folder / "metrics.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _from_checkpoint(folder: Path) -> dict[str, Any]:

@@ -45,7 +45,16 @@ from search.record import (
 )
 from search.trial import STATE_NAME, model_of, read_state, read_weights
 
-__all__ = ["Exported", "export_bundle"]
+__all__ = ["MODELS", "Exported", "deployable", "export_bundle"]
+
+#: metrics.json's ``models`` as export writes it: which model each model file holds
+#: (``search train`` adds its ``trained/`` files).
+MODELS = {
+    "model.pt": "the search's model: the trial's weights as the search trained them, "
+    "materialised (a Shapeshifter network's generated weights)",
+    ONNX_FILE: "the search's model, as model.pt, for onnxruntime",
+    PROGRAM_FILE: "the search's model, as model.pt, for torch.export.load",
+}
 
 
 @dataclass(frozen=True)
@@ -137,7 +146,7 @@ def _choose(study: optuna.Study, spec: str, objectives: Sequence[Any] | None) ->
     return chosen
 
 
-def _materialised(net: nn.Module) -> nn.Module:
+def deployable(net: nn.Module) -> nn.Module:
     """The deployable module: a Shapeshifter network materialised, anything else as it is."""
     materialize = getattr(net, "materialize", None)
     return (materialize() if callable(materialize) else net).eval()
@@ -210,7 +219,7 @@ def export_bundle(
     else:
         blob, source = read_weights(_refit(study, chosen) or _artifact(recorded)), None
     cfg = TrialConfig.from_dict(blob["trial_config"])
-    model = _materialised(model_of(cfg, blob["mapping"], blob["state_dict"]))
+    model = deployable(model_of(cfg, blob["mapping"], blob["state_dict"]))
     data = load(
         cfg.dataset,
         root=cfg.data_root,
@@ -246,6 +255,8 @@ def export_bundle(
             _config_yaml(study, trial.number, cfg), encoding="utf-8"
         )
         deploy = {"onnx": onnx, "data": described, "checkpoint": source}
+        models = {k: v for k, v in MODELS.items() if k in names}
+        deploy = {**deploy, "models": models}
         record = _metrics_record(study, recorded, chosen, model, test, storage_url, deploy)
         (staged / "metrics.json").write_text(
             json.dumps(record, indent=2, default=str), encoding="utf-8"
@@ -300,8 +311,9 @@ def _metrics_record(
     storage_url: str | None,
     deploy: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """metrics.json; ``deploy`` holds its ``onnx``, ``data`` and ``checkpoint`` sections; a
-    recommendation's selection keeps the finalists' record (every seed's validation accuracy)."""
+    """metrics.json; ``deploy`` holds its ``onnx``, ``data``, ``checkpoint`` and ``models``
+    sections; a recommendation's selection keeps the finalists' record (every seed's
+    validation accuracy)."""
     behind = {"finalists": recommendation_of(study)} if chosen.selector == "recommended" else {}
     return {
         "format": BUNDLE_FORMAT,

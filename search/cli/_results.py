@@ -25,19 +25,22 @@ def _pareto(args: argparse.Namespace) -> int:
     """The front table; csv and json keep every column on every row (for programs), the table
     states the conditions equal on every row once above it."""
     from search._format import format_value
-    from search.pareto import condition_columns, constant_conditions, front_table
+    from search.pareto import DUPLICATES, condition_columns, constant_conditions, front_table
 
     study = _study(args)
     table = front_table(study, _objectives(study, args.objectives))
     if _wrote_as_data(table, args.format):
         return 0
-    conditions = set(condition_columns(table))
+    conditions = {*condition_columns(table), DUPLICATES}
     names = [
         str(c)
         for c in table.columns[1:]
         if c not in conditions and not str(c).startswith(Column.PARAMS_PREFIX)
     ]
     title = f"Front of {study.study_name!r}: {len(table)} trial(s) ({', '.join(names)})"
+    if DUPLICATES in table.columns:
+        title += (f"; {int(table[DUPLICATES].sum())} more with the same config and values, "
+                  f"counted in {DUPLICATES}")  # fmt: skip
     print(textwrap.fill(title, width=_WIDTH, subsequent_indent="  "))
     if table.empty:
         print(f"(empty: {table.attrs.get('message')})")
@@ -157,4 +160,11 @@ def _train(args: argparse.Namespace) -> int:
           "search vs train")  # fmt: skip
     print(done.table.to_string(index=False, float_format=format_value))
     print(f"Saved: {done.path}")
+    trained = done.path.parent / "trained"
+    if done.onnx_error is None:
+        print(f"Retrained model: {trained}/model.pt, model.onnx, model.pt2 (the bundle's own "
+              "model.* stay the search's; metrics.json's models says which is which)")  # fmt: skip
+    else:
+        print(f"Retrained model: {trained}/model.pt; no model.onnx or model.pt2 "
+              f"({done.onnx_error})")  # fmt: skip
     return 0

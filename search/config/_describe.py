@@ -194,11 +194,14 @@ def _cost(config: SearchConfig) -> list[str]:
         lines.append(
             f"    ({found.models} model(s) built on the meta device, at the corners of the space)"
         )
+        deployed = "the unshared model's"
         if found.budgets is not None:
             lines.append(
                 f"  Shapeshifted: a budget of {_span(found.budgets)} parameters (everything "
                 "counted); FLOPs as unshared"
             )
+            deployed += ", Shapeshifted or not"
+        lines.append(f"  deployed: {_span(found.weights)} weights ({deployed})")
     lines.append(f"  training: {_training(config)}")
     return lines
 

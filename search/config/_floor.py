@@ -13,7 +13,7 @@ can make a smaller model, e.g. a stride), which is why a launch warns rather tha
 training).
 
 The same corners, with every number at its smallest and then at its largest, give
-:func:`trial_cost`, the range of parameters and FLOPs of one trial that ``search check``
+:func:`trial_cost`, the range of parameters, weights and FLOPs of one trial that ``search check``
 prints.
 """
 
@@ -35,6 +35,7 @@ from search.config._meta import (
     trainable,
     unmet_budget,
 )
+from search.config._screen import COUNTED
 from search.config._trial import TrialConfig
 from spaces import Categorical, Dimension, Fixed, Float, Int, Space
 
@@ -128,6 +129,8 @@ class TrialCost:
 
     Attributes:
         params: Trainable parameters of the unshared models, smallest and largest.
+        weights: Effective weights of those models (each use of a shared module counted):
+            what a trial deploys, Shapeshifted or not (its network materialises them).
         flops_infer: Forward FLOPs per sample of those models (Shapeshifting keeps them).
         budgets: The parameter budgets of the Shapeshifted trials (everything counted),
             smallest and largest; None when every trial trains the plain model.
@@ -136,6 +139,7 @@ class TrialCost:
     """
 
     params: tuple[int, int]
+    weights: tuple[int, int]
     flops_infer: tuple[int, int]
     budgets: tuple[int, int] | None
     models: int
@@ -147,6 +151,7 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
     info = DATASETS.get(config.dataset)
     models: dict[str, nn.Module] = {}
     params: list[int] = []
+    weights: list[int] = []
     flops: list[int] = []
     budgets: list[int] = []
     failed = 0
@@ -156,6 +161,7 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
                 cfg = config.trial_config(point)
                 counted = meta_counts(meta_model(cfg, info, models), info)
                 params.append(counted["params"])
+                weights.append(counted["weights"])
                 flops.append(counted["flops_infer"])
             except Exception:  # such a trial fails on its own, with its message
                 failed += 1
@@ -166,6 +172,7 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
         return None
     return TrialCost(
         params=(min(params), max(params)),
+        weights=(min(weights), max(weights)),
         flops_infer=(min(flops), max(flops)),
         budgets=(min(budgets), max(budgets)) if budgets else None,
         models=len(models),
@@ -176,15 +183,15 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
 def start_warnings(config: SearchConfig) -> list[str]:
     """A line per start point that will be refused untrained, though the user meant it to
     train: a Shapeshifted point whose budget its model cannot meet (below the minimum, or more
-    than its generator uses), or a point that misses a ``params`` or ``flops_infer``
-    constraint (counted on its model built on the meta device; a Shapeshifted point's params
-    are its network's as planned, 90-100 % of its budget)."""
+    than its generator uses), or a point that misses a ``params``, ``weights`` or
+    ``flops_infer`` constraint (counted on its model built on the meta device; a Shapeshifted
+    point's params are its network's as planned, 90-100 % of its budget)."""
     from search.config._start import complete
 
     info = DATASETS.get(config.dataset)
     if info is None:
         return []
-    bounded = [c for c in config.constraints if c.indicator in ("params", "flops_infer")]
+    bounded = [c for c in config.constraints if c.indicator in COUNTED]
     models: dict[str, nn.Module] = {}
     found = []
     for i, point in enumerate(config.start):

@@ -7,17 +7,17 @@ Shapeshifting what it would make of the trial's budget without building the netw
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
 
-from objectives.datasets import DatasetInfo
 from search.config._trial import TrialConfig
 from spaces import BudgetError, build_model
 from spaces.ssn import check_budget, minimum_budget
 
 __all__ = [
+    "Shape",
     "meta_counts",
     "meta_model",
     "minimum_of",
@@ -28,15 +28,30 @@ __all__ = [
 ]
 
 
-def meta_counts(model: nn.Module, info: DatasetInfo) -> dict[str, int]:
-    """The trainable parameters and forward FLOPs per sample of a model on the meta device."""
-    from objectives import count_flops
+class Shape(Protocol):
+    """What a model is built for: a built-in's :class:`objectives.datasets.DatasetInfo`, or a
+    user's dataset in the registry (its shape read from its data)."""
+
+    @property
+    def in_shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def num_classes(self) -> int: ...
+
+
+def meta_counts(model: nn.Module, info: Shape, *, flops: bool = True) -> dict[str, int]:
+    """The trainable parameters, effective weights (the deployed model's: each use of a shared
+    module counted) and, with ``flops`` (they load torch._dynamo), forward FLOPs per sample of
+    a model on the meta device."""
+    from objectives import count_weights
 
     example = torch.zeros(1, *info.in_shape, device="meta")
-    return {
-        "params": trainable(model),
-        "flops_infer": int(count_flops(lambda: model.eval()(example))),
-    }
+    counts = {"params": trainable(model), "weights": count_weights(model, example)}
+    if flops:
+        from objectives import count_flops
+
+        counts["flops_infer"] = int(count_flops(lambda: model.eval()(example)))
+    return counts
 
 
 def trainable(model: nn.Module) -> int:
@@ -44,7 +59,7 @@ def trainable(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-def meta_model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> nn.Module:
+def meta_model(cfg: TrialConfig, info: Shape, models: dict[str, nn.Module]) -> nn.Module:
     """A trial's unshared model on the meta device, each built once (``models``: the cache)."""
     key = f"{cfg.family}{sorted(cfg.hyper.items())}"
     if key not in models:
@@ -55,7 +70,7 @@ def meta_model(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]
     return models[key]
 
 
-def minimum_of(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> int:
+def minimum_of(cfg: TrialConfig, info: Shape, models: dict[str, nn.Module]) -> int:
     """The minimum budget of a trial's model with its SSN options (each model built once)."""
     return minimum_budget(meta_model(cfg, info, models), **planned(cfg))
 
@@ -67,7 +82,7 @@ def planned(cfg: TrialConfig) -> dict[str, Any]:
     return cfg.ssn_options(mapping="random" if mapping == "auto" else mapping)
 
 
-def planned_params(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]) -> int:
+def planned_params(cfg: TrialConfig, info: Shape, models: dict[str, nn.Module]) -> int:
     """The trainable parameters of a Shapeshifted trial's network as planned (90-100 % of its
     budget, what the trial's ``params`` will be; ``auto`` sized as ``random``).
 
@@ -81,7 +96,7 @@ def planned_params(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Mod
     return check_budget(model, cfg.budget, **planned(cfg))
 
 
-def unmet_budget(cfg: TrialConfig, info: DatasetInfo, models: dict[str, nn.Module]
+def unmet_budget(cfg: TrialConfig, info: Shape, models: dict[str, nn.Module]
                  ) -> str | None:  # fmt: skip
     """Why a Shapeshifted trial's budget cannot be met (below its model's minimum, or more
     than its generator uses), as Shapeshifting says it; None when it can, or the trial is

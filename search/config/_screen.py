@@ -5,17 +5,20 @@ running it, so a search trains what it proposes.
 ...``) or when an analytic indicator violates a constraint (``violates params <= 1000``).
 Both are known from shapes: the trial's model is built on the meta device
 (:mod:`search.config._meta`), the budget planned without building the network, and the
-counted indicators (``params``, ``flops_infer``) counted there. The screen returns the metrics
-that refused trial records (its ``plain_params``, the counted indicators, the reason with
-``run_trial``'s text, ``constraint_<i>`` and ``feasible`` written by the same
-:func:`~search.config._verdict.verdict`), or None.
+counted indicators (``params``, ``weights``, ``flops_infer``) counted there. The shape is a
+built-in dataset's declared one, or a user's dataset's read from its data (declared in the
+config or registered by an import: the launch has read them already, to check them). The
+screen returns the metrics that refused trial records (its ``plain_params``, the counted
+indicators, the reason with ``run_trial``'s text, ``constraint_<i>`` and ``feasible`` written
+by the same :func:`~search.config._verdict.verdict`), or None.
 
 It never refuses a trial ``run_trial`` would train: it returns None whenever it cannot be
-sure (a dataset whose shape needs loading, a model that fails on the meta device, a
-constraint on an indicator other than those counted, ``mapping: auto``, whose stores a
-trained probe assigns). A Shapeshifted trial's ``params`` are its network's as planned (90-100
-% of its budget, as ``run_trial`` measures them), not the budget, and its ``flops_infer`` are
-its plain model's: ``run_trial`` measures them on the materialised network, the same model.
+sure (a dataset not registered in this process or whose data cannot be read, a model that
+fails on the meta device, a constraint on an indicator other than those counted, ``mapping:
+auto``, whose stores a trained probe assigns). A Shapeshifted trial's ``params`` are its
+network's as planned (90-100 % of its budget, as ``run_trial`` measures them), not the
+budget, and its ``weights`` and ``flops_infer`` are its plain model's: ``run_trial`` measures
+them on the materialised network, the same model.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from torch import nn
 
 from objectives import INDICATORS
 from objectives.datasets import DATASETS, DatasetInfo
-from search.config._meta import meta_counts, meta_model, planned_params, trainable
+from search.config._meta import Shape, meta_counts, meta_model, planned_params, trainable
 from search.config._trial import TrialConfig
 from search.config._verdict import breach, verdict
 from spaces import BudgetError
@@ -34,7 +37,7 @@ from spaces import BudgetError
 __all__ = ["COUNTED", "Screen", "screen"]
 
 #: The indicators the screen counts exactly on the meta device.
-COUNTED = ("params", "flops_infer")
+COUNTED = ("params", "weights", "flops_infer")
 
 
 def screen(cfg: TrialConfig, models: dict[str, nn.Module] | None = None) -> dict[str, Any] | None:
@@ -86,18 +89,29 @@ class Screen:
         return {"models": {}}
 
 
-def _shape_known(cfg: TrialConfig) -> DatasetInfo | None:
-    """The registered dataset of ``cfg`` when its shape is known without loading it."""
-    if cfg.data_source is not None or cfg.dataset not in DATASETS:
+def _shape_known(cfg: TrialConfig) -> Shape | None:
+    """The dataset of ``cfg`` as registered in this process: a built-in, whose shape is
+    declared, or a user's (declared in the config, or registered by an import), whose shape
+    is read from its data; None when it is not registered here or cannot be read."""
+    if cfg.dataset not in DATASETS:
         return None
     info = DATASETS.get(cfg.dataset)
-    return info if isinstance(info, DatasetInfo) else None
+    if isinstance(info, DatasetInfo):
+        return info
+    try:  # the launch read the data already (check_user_code): their splits are cached
+        info.in_shape, info.num_classes  # noqa: B018 (reads and checks them)
+    except Exception:  # unreadable data: every trial fails on its own, with the reason
+        return None
+    return info
 
 
-def _counted(model: nn.Module, info: DatasetInfo, wanted: set[str]) -> dict[str, Any]:
+def _counted(model: nn.Module, info: Shape, wanted: set[str]) -> dict[str, Any]:
     """The counted indicators in ``wanted``, as ``measure`` reports them (FLOPs per sample
     as a float: a total divided by the batch)."""
-    if "flops_infer" not in wanted:  # FLOPs load torch._dynamo: counted only when asked
+    if not wanted & {"weights", "flops_infer"}:
         return {"params": trainable(model)}
-    counts = meta_counts(model, info)
-    return {"params": counts["params"], "flops_infer": float(counts["flops_infer"])}
+    # FLOPs load torch._dynamo: counted only when asked
+    counts: dict[str, Any] = meta_counts(model, info, flops="flops_infer" in wanted)
+    if "flops_infer" in counts:
+        counts["flops_infer"] = float(counts["flops_infer"])
+    return {k: v for k, v in counts.items() if k == "params" or k in wanted}

@@ -56,9 +56,11 @@ if TYPE_CHECKING:
     from search.pareto._selectors import parse_spec as parse_spec
     from search.pareto._selectors import select as select
     from search.pareto._selectors import why_none as why_none
+    from search.pareto._study_front import DUPLICATES as DUPLICATES
     from search.pareto._study_front import Front as Front
     from search.pareto._study_front import Objectives as Objectives
     from search.pareto._study_front import constant_conditions as constant_conditions
+    from search.pareto._study_front import duplicates as duplicates
     from search.pareto._study_front import front_of as front_of
     from search.pareto._study_front import front_rows as front_rows
     from search.pareto._study_front import front_table as front_table
@@ -88,8 +90,10 @@ _EXPORTS = {
     "forms": "search.pareto._selectors",
     "parse_spec": "search.pareto._selectors",
     "select": "search.pareto._selectors",
+    "DUPLICATES": "search.pareto._study_front",
     "Front": "search.pareto._study_front",
     "Objectives": "search.pareto._study_front",
+    "duplicates": "search.pareto._study_front",
     "front_of": "search.pareto._study_front",
     "front_table": "search.pareto._study_front",
     "hypervolume_by_trial": "search.pareto._study_front",

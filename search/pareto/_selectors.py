@@ -29,7 +29,12 @@ from search._directions import minimisation_sign
 from search._format import format_value
 from search.pareto._frame import direction_of, usable, values
 from search.pareto._front import non_dominated, normalise
-from search.pareto._study_front import Objectives, resolve_objectives
+from search.pareto._study_front import (
+    Objectives,
+    duplicates,
+    resolve_objectives,
+    said_duplicates,
+)
 from search.record import Column, Metric, StudyAttr
 from spaces import ConfigError, Registry, did_you_mean
 
@@ -113,6 +118,9 @@ class Selector(ABC):
     forms: ClassVar[tuple[str, ...]]
     #: False for selectors that may pick an infeasible (but completed) trial on request.
     feasible_only: ClassVar[bool] = True
+    #: Whether trials with the same config and objective values are one candidate (the first
+    #: stands for the others, and the reason says so); False for a choice by trial number.
+    collapses: ClassVar[bool] = True
 
     def do(self, frame: pd.DataFrame, objectives: Objectives, **options: Any) -> Selection | None:
         """Selects a trial, or returns None when no trial qualifies.
@@ -123,10 +131,18 @@ class Selector(ABC):
             **options: The selector's own options (see its class docstring).
         """
         pairs = resolve_objectives(frame, objectives)
-        ok = usable(frame, [n for n, _ in pairs], feasible_only=self.feasible_only)
+        names = [n for n, _ in pairs]
+        ok = usable(frame, names, feasible_only=self.feasible_only)
         if not ok.any():
             return None
-        return self._do(Candidates(frame[ok], pairs), **options)
+        candidates = frame[ok]
+        repeats = duplicates(candidates, names) if self.collapses else {}
+        hidden = [n for rest in repeats.values() for n in rest]
+        chosen = self._do(Candidates(candidates[~candidates[Column.NUMBER].isin(hidden)], pairs),
+                          **options)  # fmt: skip
+        if chosen is None or chosen.number not in repeats:
+            return chosen
+        return replace(chosen, reason=chosen.reason + said_duplicates(repeats[chosen.number]))
 
     # Each subclass declares its own keyword options; mypy accepts any override of a method
     # taking `*args: Any, **options: Any`. Callers pass the options by keyword.
@@ -160,18 +176,23 @@ def _closest_to_ideal(points: np.ndarray) -> int:
 
 
 def _tradeoff_points(F: np.ndarray) -> tuple[np.ndarray | None, str]:
-    """pymoo's HighTradeoffPoints, its warnings contained; None with the reason it failed."""
-    if len(F) < 3:  # trade-offs are measured against neighbours: two points have none inside
-        return None, f"a front of {len(F)} point(s) is too small for HighTradeoffPoints"
+    """pymoo's HighTradeoffPoints on the distinct points of ``F`` (equal points have no
+    trade-off between them: 66 equal ones made it fail with "zero-size array to reduction
+    operation maximum"), its warnings contained; positions in ``F`` (the first of equal
+    ones), or None with the reason it found none."""
+    distinct, first = np.unique(F, axis=0, return_index=True)
+    if len(distinct) < 3:  # trade-offs are measured against neighbours: two points have none
+        return None, (f"a front of {len(distinct)} distinct point(s) is too small for "
+                      "HighTradeoffPoints")  # fmt: skip
     with warnings.catch_warnings():  # pymoo silences warnings globally otherwise
         warnings.simplefilter("ignore")
         try:
-            found = HighTradeoffPoints().do(F)
+            found = HighTradeoffPoints().do(distinct)
         except (ValueError, IndexError, ZeroDivisionError) as err:
-            return None, f"HighTradeoffPoints failed on {len(F)} front point(s) ({err})"
+            return None, f"HighTradeoffPoints failed on {len(distinct)} front point(s) ({err})"
     if found is None or len(found) == 0:
-        return None, f"HighTradeoffPoints found no high trade-off point among {len(F)}"
-    return np.asarray(found, dtype=int), ""
+        return None, f"HighTradeoffPoints found no high trade-off point among {len(distinct)}"
+    return first[np.asarray(found, dtype=int)], ""
 
 
 @_register
@@ -544,6 +565,7 @@ class TrialSelector(Selector):
     name = "trial"
     forms = ("trial:<number>",)
     feasible_only = False
+    collapses = False
 
     def parse(self, spec: str, body: str) -> dict[str, Any]:
         if not body.strip().isdigit():
@@ -572,6 +594,7 @@ class RecommendedSelector(Selector):
 
     name = "recommended"
     forms = ("recommended",)
+    collapses = False
 
     def _do(self, cand: Candidates) -> Selection | None:
         found = cand.frame.attrs.get(StudyAttr.RECOMMENDATION)

@@ -5,7 +5,7 @@ hypervolume after each trial, and the front table that ``search pareto`` and the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import optuna
@@ -25,19 +25,25 @@ from search.record import Column
 from spaces import ConfigError
 
 __all__ = [
+    "DUPLICATES",
     "Front",
     "Objectives",
     "constant_conditions",
+    "duplicates",
     "front_of",
     "front_rows",
     "front_table",
     "hypervolume_by_trial",
     "resolve_objectives",
+    "said_duplicates",
     "why_empty",
 ]
 
 #: Objectives as ``[(name, "minimize" | "maximize"), ...]``, or names whose direction is known.
 Objectives = Sequence[tuple[str, str] | str]
+#: The front table's column counting the other trials a row stands for (same config, same
+#: values); only in a table where some row stands for others.
+DUPLICATES = "duplicates"
 
 
 def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tuple[str, str], ...]:
@@ -74,17 +80,29 @@ def resolve_objectives(frame: pd.DataFrame, objectives: Objectives) -> tuple[tup
 class Front:
     """The feasible Pareto front of a frame on some objectives.
 
+    Trials with the same config (sampled parameters) and the same objective values are one
+    point of the front, not a tie: the first of them (the lowest number) is on it and stands
+    for the others (``duplicates``).
+
     Attributes:
         objectives: The ``(name, direction)`` pairs sorted on.
         mask: Boolean Series aligned with the frame: True on the front.
         numbers: Trial numbers on the front, ascending.
         message: None, or why the front is empty (no completed or no feasible trial).
+        duplicates: Front trial number → the numbers of the trials it stands for (same config,
+            same values), for the front trials that stand for any.
     """
 
     objectives: tuple[tuple[str, str], ...]
     mask: pd.Series
     numbers: list[int]
     message: str | None
+    duplicates: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def standing_for(self, number: int) -> str:
+        """`` (and 65 duplicates: trials 4, 7, ...)`` for a trial that stands for others,
+        else empty: what a reason or a caption adds."""
+        return said_duplicates(self.duplicates.get(number, ()))
 
 
 def why_empty(frame: pd.DataFrame, names: list[str]) -> str:
@@ -97,15 +115,42 @@ def why_empty(frame: pd.DataFrame, names: list[str]) -> str:
     return f"no feasible trial has finite values for {names}"
 
 
+def duplicates(frame: pd.DataFrame, names: Sequence[str]) -> dict[int, tuple[int, ...]]:
+    """The rows of ``frame`` that repeat another: the first trial (lowest number) of each set
+    with the same sampled parameters (``params_*``: the search's fixed values are the same
+    for all) and the same ``names`` values → the numbers of the others, for the sets of more
+    than one."""
+    columns = [*sorted(c for c in frame.columns if str(c).startswith(Column.PARAMS_PREFIX)),
+               *names]  # fmt: skip
+    found: dict[tuple[str, ...], list[int]] = {}
+    for number, *row in frame[[Column.NUMBER, *columns]].itertuples(index=False):
+        found.setdefault(tuple(map(repr, row)), []).append(int(number))
+    groups = (sorted(numbers) for numbers in found.values() if len(numbers) > 1)
+    return {first: tuple(rest) for first, *rest in groups}
+
+
+def said_duplicates(numbers: Sequence[int], shown: int = 5) -> str:
+    """`` (and 65 duplicates: trials 4, 7, 9, 12, 15, ...)``; empty for none."""
+    if not numbers:
+        return ""
+    listed = ", ".join(map(str, numbers[:shown])) + (", ..." if len(numbers) > shown else "")
+    word = "duplicate" if len(numbers) == 1 else "duplicates"
+    return f" (and {len(numbers)} {word}, same config and values: trial(s) {listed})"
+
+
 def front_of(frame: pd.DataFrame, objectives: Objectives) -> Front:
-    """Non-dominated feasible trials of ``frame`` on ``objectives`` (any subset of metrics)."""
+    """Non-dominated feasible trials of ``frame`` on ``objectives`` (any subset of metrics),
+    each set of duplicates (same config, same values) once."""
     pairs = resolve_objectives(frame, objectives)
     names = [n for n, _ in pairs]
     ok = usable(frame, names).to_numpy()
     mask = non_dominated(values(frame, names), [d for _, d in pairs], ok)
+    repeats = duplicates(frame[mask], names)
+    hidden = {n for rest in repeats.values() for n in rest}
+    mask &= ~frame[Column.NUMBER].isin(list(hidden)).to_numpy()
     series = pd.Series(mask, index=frame.index)
     numbers = sorted(int(n) for n in frame.loc[series, Column.NUMBER])
-    return Front(pairs, series, numbers, None if numbers else why_empty(frame, names))
+    return Front(pairs, series, numbers, None if numbers else why_empty(frame, names), repeats)
 
 
 def hypervolume_by_trial(
@@ -145,10 +190,24 @@ def front_rows(frame: pd.DataFrame, front: Front, indicators: Sequence[str]) -> 
     extra = [c for c in ("accuracy",) if c in frame.columns and c not in names]
     shown = [i for i in indicators if i not in names]
     params = sorted(c for c in frame.columns if str(c).startswith(Column.PARAMS_PREFIX))
-    columns = [Column.NUMBER, *names, *extra, *shown, *condition_columns(frame), *params]
+    measured = _weights_beside_params([*names, *extra, *shown], names)
+    columns = [Column.NUMBER, *measured, *condition_columns(frame), *params]
     table = frame.loc[front.mask, columns].reset_index(drop=True)
+    if front.duplicates:
+        counts = [len(front.duplicates.get(int(n), ())) for n in table[Column.NUMBER]]
+        table.insert(1 + len(measured), DUPLICATES, counts)
     table.attrs["message"] = front.message
     return table
+
+
+def _weights_beside_params(columns: list[str], objectives: list[str]) -> list[str]:
+    """``weights`` (what the exported model holds) moved next to ``params`` (what trained):
+    a Shapeshifted net's differ, by 5.5 times once (issue 59); objectives keep their order."""
+    if "params" not in columns or "weights" not in columns or "weights" in objectives:
+        return columns
+    rest = [c for c in columns if c != "weights"]
+    at = rest.index("params") + 1
+    return [*rest[:at], "weights", *rest[at:]]
 
 
 def front_table(

@@ -31,12 +31,14 @@ from search._output import check_folder
 from search.config import REPORTED_ONLY, Constraint
 from search.errors import OutputError
 from search.pareto import (
+    DUPLICATES,
     Front,
     Selection,
     constant_conditions,
     cost_indicators,
     direction_of,
     disagreement,
+    duplicates,
     format_value,
     frame_of,
     front_of,
@@ -184,7 +186,7 @@ def _indicator_sections(
         fig = _plots.accuracy_vs(panel, stair, unit=unit, direction=direction)
         caption = (
             f"{_PERFORMANCE} vs {name} [{unit}]: front of {_PERFORMANCE} vs {name} ringed "
-            f"(trials {front}), the selected trial starred"
+            f"({_trials_said(frame, front, [_PERFORMANCE, name])}), the selected trial starred"
         )
         interactive = _interactive.trade_off(panel, stair, direction=direction, unit=unit)
         png = _save(fig, out, f"accuracy_vs_{name}.png", paths)
@@ -219,7 +221,7 @@ def _matrix_section(
     text = [
         f"{len(front.numbers)} trial(s) on the feasible front of {', '.join(names)} "
         f"(trials {front.numbers}), ringed in red in every pair of objectives; a front trial "
-        "may look dominated in one pair and be kept for another.",
+        "may look dominated in one pair and be kept for another." + _duplicates_said(front),
         _LEGEND,
         _HOVER,
     ]
@@ -230,6 +232,44 @@ def _matrix_section(
     caption = f"The front of {', '.join(names)}: every pair of objectives"
     plot = Plot(caption, png=png, interactive=interactive, wide=True)
     return Section(title, text, plots=[plot])
+
+
+#: The columns of the summary's front table besides the objectives: what a reader weighs first.
+_GLANCE = ("accuracy", "params", "weights")
+
+
+def _front_glance(
+    frame: pd.DataFrame, front: Front, chosen: Selection | None
+) -> tuple[str, pd.DataFrame] | None:
+    """The report's first table: each front trial's objectives, accuracy, and the parameters
+    it trained (``params``) beside the weights its exported model holds (``weights``): a
+    Shapeshifted net's differ (by 5.5 times once); None when the front is empty."""
+    if front.message:
+        return None
+    table = front_rows(frame, front, [c for c in _GLANCE if c in frame.columns])
+    kept = [c for c in table.columns if c in (Column.NUMBER, DUPLICATES)
+            or c in {*(n for n, _ in front.objectives), *_GLANCE}]  # fmt: skip
+    table = table[kept]
+    table.insert(1, "selected", table[Column.NUMBER] == (chosen.number if chosen else -1))
+    return "The front (params: what trained; weights: what the exported model holds)", table
+
+
+def _trials_said(frame: pd.DataFrame, numbers: Sequence[int], names: list[str]) -> str:
+    """``trials [0, 66, 67], 65 more of the same config and values``: a front's trials, each
+    set of duplicates once."""
+    repeats = duplicates(frame[frame[Column.NUMBER].isin(numbers)], names)
+    hidden = {n for rest in repeats.values() for n in rest}
+    said = f"trials {[n for n in numbers if n not in hidden]}"
+    return said + (f", {len(hidden)} more of the same config and values" if hidden else "")
+
+
+def _duplicates_said(front: Front) -> str:
+    """A sentence on the front trials that stand for others (same config, same values)."""
+    if not front.duplicates:
+        return ""
+    said = "; ".join(f"trial {n}{front.standing_for(n)}" for n in sorted(front.duplicates))
+    return (" Trials of one config with equal values are one point, the first of them: "
+            f"{said}.")  # fmt: skip
 
 
 def _front(frame: pd.DataFrame, objectives: list[tuple[str, str]]) -> Front:
@@ -592,6 +632,9 @@ def _write_report(
     )
     marks = _marks(study, frame, chosen.number if chosen else None)
     front = _front(frame, objectives)
+    glance = _front_glance(frame, front, chosen)
+    if glance is not None:
+        sections[0].tables.append(glance)
     feasible = [] if front.message else _feasible_trials(study, frame, names)
     sections.append(_matrix_section(frame, front, marks, out, paths))
     sections += _indicator_sections(frame, plotted, marks, out, paths)

@@ -85,6 +85,8 @@ class Progress(Callback):
         self.enabled = enabled
         self.values: list[list[float]] = []
         self.feasible: list[bool] = []
+        #: Each completed trial's ``weights`` (NaN when not measured), as ``values``.
+        self.weights: list[float] = []
         self.failed = 0
         self.pruned = 0
         self.refused = 0
@@ -98,6 +100,7 @@ class Progress(Callback):
             elif trial.state == TrialState.COMPLETE:
                 self.values.append(list(trial.values))
                 self.feasible.append(bool(trial.user_attrs.get(Metric.FEASIBLE, True)))
+                self.weights.append(_weights(metrics_of(trial)))
             elif trial.state == TrialState.PRUNED:
                 refused = Metric.REFUSED in metrics_of(trial)
                 self.refused += refused
@@ -176,9 +179,11 @@ class Progress(Callback):
             self.failed += 1
             return
         values = [float(result.get(n, math.nan)) for n, _ in self.objectives]
-        feasible = bool(json.loads(result[RayKey.METRICS]).get(Metric.FEASIBLE, 1.0))
+        metrics = json.loads(result[RayKey.METRICS])
+        feasible = bool(metrics.get(Metric.FEASIBLE, 1.0))
         self.values.append(values)
         self.feasible.append(feasible and bool(np.all(np.isfinite(values))))
+        self.weights.append(_weights(metrics))
 
     def best(self) -> list[float] | None:
         """The best feasible value of each objective so far; None before a feasible trial."""
@@ -216,13 +221,28 @@ class Progress(Callback):
         if best is not None:
             directions = [d for _, d in self.objectives]
             values = np.array(self.values, dtype=float)
-            front = int(non_dominated(values, directions, self.feasible).sum())
+            on_front = non_dominated(values, directions, self.feasible)
             said = ", ".join(
                 f"{name} {format_value(value, digits=4)}"
                 for (name, _), value in zip(self.objectives, best, strict=True)
             )
-            text += f", front {front} (best {said})"
+            text += f", front {int(on_front.sum())} (best {said}{self._deployed(on_front)})"
         return text + self._times(done)
+
+    def _deployed(self, on_front: np.ndarray) -> str:
+        """``; deployed 1,106-4,810 weights``: the front's deployed size, beside a front on
+        ``params`` (a Shapeshifted net trains its budget but deploys its unshared model's
+        weights); empty when ``weights`` is an objective or was not measured."""
+        from search.pareto import format_value
+
+        if "weights" in (n for n, _ in self.objectives) or len(self.weights) != len(on_front):
+            return ""
+        found = np.array(self.weights, dtype=float)[on_front]
+        found = found[np.isfinite(found)]
+        if not len(found):
+            return ""
+        low, high = (format_value(v, digits=4) for v in (found.min(), found.max()))
+        return f"; deployed {low if low == high else f'{low}-{high}'} weights"
 
     def _times(self, done: int) -> str:
         elapsed = self._clock() - self._started
@@ -244,3 +264,11 @@ class Progress(Callback):
         self._said = self._clock()
         if self.enabled:
             print(f"[npas] {self.line(trials)}", file=sys.stderr, flush=True)
+
+
+def _weights(metrics: Mapping[str, Any]) -> float:
+    """A trial's ``weights`` metric, NaN when it has none (or not a number)."""
+    try:
+        return float(metrics.get("weights", math.nan))
+    except (TypeError, ValueError):
+        return math.nan

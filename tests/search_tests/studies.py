@@ -50,9 +50,10 @@ def npas_study(
     """A study holding one trial per row, with the npas storage conventions.
 
     A row is the trial's metrics plus optional keys: ``state`` (``"COMPLETE"`` or ``"FAIL"``),
-    ``feasible`` (default True) and, for a FAIL, ``error``. An objective missing from a
-    complete row is recorded as its worst value (±inf), as outcome_of does for infeasible
-    trials. Each trial samples ``width`` = its position + 1.
+    ``feasible`` (default True), ``width`` (the one sampled parameter, default the trial's
+    position + 1: every trial a config of its own) and, for a FAIL, ``error``. An objective
+    missing from a complete row is recorded as its worst value (±inf), as outcome_of does for
+    infeasible trials.
 
     Args:
         rows: One dict per trial, in trial-number order.
@@ -71,10 +72,11 @@ def npas_study(
         state = row.pop("state", "COMPLETE")
         feasible = bool(row.pop("feasible", True))
         error = row.pop("error", "NonFiniteLossError: loss is nan")
+        width = int(row.pop("width", i + 1))
         if state == "FAIL":
             trial = create_trial(
                 state=TrialState.FAIL,
-                params={"width": i + 1},
+                params={"width": width},
                 distributions=dist,
                 user_attrs={"error": error},
             )
@@ -91,7 +93,7 @@ def npas_study(
             trial = create_trial(
                 state=TrialState.COMPLETE,
                 values=[row.get(n, worst[d]) for n, d in objectives],
-                params={"width": i + 1},
+                params={"width": width},
                 distributions=dist,
                 user_attrs={
                     **stored,

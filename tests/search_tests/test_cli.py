@@ -722,6 +722,9 @@ def test_check_counts_exactly_the_meta_models(tmp_path: Path, capsys) -> None:
     sizes = [sum(p.numel() for p in build_model("mlp", (1, 8, 8), 10, width=w, depth=1)
                  .parameters()) for w in (16, 32)]  # fmt: skip
     assert f"unshared model: {sizes[0]:,} to {sizes[1]:,} parameters" in out, out
+    # the deployed size beside them: an MLP uses each layer once, so its weights are its
+    # parameters (a Shapeshifted one deploys them too, whatever its budget)
+    assert f"  deployed: {sizes[0]:,} to {sizes[1]:,} weights (the unshared model's" in out, out
 
 
 def test_check_warns_on_what_is_valid_but_wrong(tmp_path: Path, capsys) -> None:

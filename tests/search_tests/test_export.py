@@ -401,3 +401,49 @@ def test_train_to_an_out_it_cannot_write_is_refused_before_training(bundle, tmp_
             assert sorted(p.name for p in folder.iterdir()) == ["filler"]
         elif where == "file":
             assert folder.read_text(encoding="utf-8") == "mine"
+
+
+def test_train_exports_the_retrained_model_and_says_which_file_is_which(
+    bundle, tmp_path: Path, capsys
+) -> None:
+    """Issue 59: search train left the bundle's model.onnx the search's model. The retrained
+    model's model.onnx (run by onnxruntime) and model.pt2 give its outputs, the bundle's
+    stay the search's, and metrics.json's models names each file's model."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from search.trial import rebuild
+
+    torch.set_num_threads(1)
+    folder = tmp_path / "bundle"
+    shutil.copytree(bundle.folder, folder)
+    before = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    assert set(before["models"]) == {"model.pt", "model.onnx", "model.pt2"}
+    assert all(said.startswith("the search's model") for said in before["models"].values())
+    assert main(["train", str(folder), "--epochs", "1", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert f"Retrained model: {folder / 'trained'}/model.pt, model.onnx, model.pt2" in out
+    trained = folder / "trained"
+    retrained = rebuild(trained / "model.pt").materialize().eval()
+    x = _test_split().x[:64].cpu()
+    with torch.no_grad():
+        want = retrained(x).numpy()
+        searched = load_bundle(folder)(x).numpy()
+    assert not np.allclose(want, searched, atol=1e-3), "seed 3, one epoch: another model"
+    for onnx, expected in ((trained / "model.onnx", want), (folder / "model.onnx", searched)):
+        session = ort.InferenceSession(str(onnx))
+        got = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+        assert np.allclose(got, expected, atol=1e-5), onnx
+    program = torch.export.load(str(trained / "model.pt2")).module()
+    with torch.no_grad():
+        assert torch.allclose(program(x), torch.from_numpy(want), atol=1e-5)
+    after = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    assert {k: after["models"][k] for k in before["models"]} == before["models"]
+    saved = json.loads((folder / "train.json").read_text(encoding="utf-8"))
+    test = f"test accuracy {saved['metrics']['test_accuracy']:.4f}"
+    for name in ("trained/model.pt", "trained/model.onnx", "trained/model.pt2"):
+        said = after["models"][name]
+        assert said.startswith("the retrained model (search train: 1 epoch(s) on train, seed 3")
+        assert test in said, said
+    assert saved["models"] == after["models"] and saved["onnx"]["file"] == "trained/model.onnx"
+    assert saved["onnx"]["error"] is None

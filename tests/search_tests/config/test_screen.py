@@ -79,6 +79,37 @@ def test_screen_refuses_what_run_trial_refuses(seed: int) -> None:
     assert set(screened) <= set(refused)  # nothing run_trial would not record
 
 
+#: The space with the deployed model's size bounded instead: ``weights`` (a Shapeshifted
+#: trial's are its plain model's, however small its budget) as an objective and a constraint.
+WEIGHTS = SearchConfig.from_dict({**SPACE, "objectives": [["accuracy", "maximize"],
+                                                          ["weights", "minimize"]],
+                                  "constraints": ["weights <= 2000"]})  # fmt: skip
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1))
+def test_a_weights_constraint_is_screened_as_run_trial_refuses_it(seed: int) -> None:
+    cfg = WEIGHTS.trial_config(WEIGHTS.space.sample(seed))
+    screened, refused = screen(cfg), _refusal(cfg)
+    assert (screened is None) == (refused is None), (cfg.to_dict(), screened, refused)
+    if screened is not None and refused is not None:
+        assert screened[Metric.REFUSED] == refused[Metric.REFUSED]
+        for key in ("plain_params", "params", "weights", "constraint_0"):
+            assert screened.get(key) == refused.get(key), key
+
+
+def test_a_shapeshifted_net_over_a_weights_limit_is_refused_whatever_its_budget() -> None:
+    # a 64-wide MLP Shapeshifted into 900 parameters still deploys its 4,810 weights
+    ssn = {"mapping": "single", "generator": "emb", "upsampler": "inter", "templates": 4}
+    cfg = _config(budget=900, ssn=ssn, constraints=["weights <= 4000"],
+                  objectives=[["accuracy", "maximize"], ["weights", "minimize"]])  # fmt: skip
+    screened, refused = screen(cfg), _refusal(cfg)
+    assert screened is not None and refused is not None
+    assert screened[Metric.REFUSED] == refused[Metric.REFUSED] == "violates weights <= 4000"
+    assert screened["weights"] == refused["weights"] == 4810
+    assert screened["params"] == refused["params"] <= 900
+
+
 def test_the_space_has_both_verdicts_and_both_reasons() -> None:
     verdicts = [screen(CONFIG.trial_config(CONFIG.space.sample(s))) for s in range(80)]
     reasons = [v[Metric.REFUSED] for v in verdicts if v is not None]
@@ -110,7 +141,7 @@ def test_unsure_cases_are_left_to_run_trial() -> None:
     over = _config()  # a plain 64-wide MLP: 4,810 params, over the limit
     assert screen(over) is not None
     assert screen(_config(constraints=["params <= 1000", "latency_ms <= 5"])) is None
-    assert screen(_config(constraints=["weights <= 1000"])) is None
+    assert screen(_config(constraints=["activations <= 1000"])) is None  # not counted
     auto = _config(budget=50, ssn={"mapping": "auto", "stores": 2})
     assert screen(auto) is None  # the learned mapping's stores need training
     assert screen(_config(constraints=[])) is None  # nothing to violate

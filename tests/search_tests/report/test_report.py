@@ -667,3 +667,24 @@ def test_ctrl_c_while_a_report_is_written_leaves_no_half_report_and_exits_130(re
     assert proc.returncode == 130, (proc.returncode, stdout, stderr)
     assert "search report: interrupted" in stderr and "Traceback" not in stderr, stderr
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
+
+def test_the_first_table_sets_weights_beside_params_and_duplicates_are_one_row(tmp_path):
+    """Issue 59: the deployed size in view (a Shapeshifted net trains 134 parameters and its
+    exported model holds 4,810 weights) and 66 equal trials of one config one front row."""
+    rows = [*({"accuracy": 0.97, "params": 134.0, "weights": 4810.0, "width": 4}
+              for _ in range(66)),
+            {"accuracy": 0.99, "params": 900.0, "weights": 900.0, "width": 30},
+            {"accuracy": 0.95, "params": 50.0, "weights": 50.0, "width": 2}]  # fmt: skip
+    study = npas_study(rows)
+    md = write_report(study, tmp_path / "out")["report.md"].read_text()
+    first = md.index("| number |")
+    assert md.index("## Summary") < first < md.index("## The multi-objective front")
+    table = md[first:].split("\n\n")[0].splitlines()
+    assert table[0] == "| number | selected | accuracy | params | weights | duplicates |"
+    assert table[2:] == ["| 0 | True | 0.97 | 134 | 4810 | 65 |", "| 66 | False | 0.99 | 900 | "
+                         "900 | 0 |", "| 67 | False | 0.95 | 50 | 50 | 0 |"]  # fmt: skip
+    assert "(trials [0, 66, 67]), ringed in red" in md
+    assert "trial 0 (and 65 duplicates, same config and values: trial(s) 1, 2, 3, 4, 5, ...)" in md
+    assert "failed" not in md.split("Selection `knee`")[1].split("\n")[0]
+    assert "(trials [0, 66, 67], 65 more of the same config and values)" in md

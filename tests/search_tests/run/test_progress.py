@@ -178,3 +178,23 @@ def test_a_quiet_minute_gets_a_line_with_the_paused_trials(capsys):
     now[0] = 150.0  # the trial's line reset the minute
     view.on_step_end(0, trials)
     assert capsys.readouterr().err == ""
+
+
+def test_the_front_says_the_weights_its_trials_deploy():
+    """A front on params: a Shapeshifted net trains its budget but deploys its unshared
+    model's weights, so the line gives the front's weights beside its params (issue 59: a
+    front of 2,432 params deployed 13,466 weights); not when weights is an objective."""
+    view = Progress(OBJECTIVES, total=4, enabled=False)
+    for accuracy, params, weights in [(0.9, 900, 4810), (0.8, 500, 1210), (0.7, 950, 9000)]:
+        metrics = {"accuracy": accuracy, "params": params, "weights": weights, "feasible": 1.0}
+        view._add(report_of(metrics, NAMES))
+    line = view.line()
+    assert ", front 2 (best accuracy 0.9, params 500; deployed 1210-4810 weights); " in line
+    prior = npas_study([{"accuracy": 0.5, "params": 100.0, "weights": 800.0}], OBJECTIVES)
+    assert "; deployed 800 weights)" in Progress(OBJECTIVES, prior=prior, enabled=False).line()
+    on_weights = Progress([("accuracy", "maximize"), ("weights", "minimize")], enabled=False)
+    on_weights._add(report_of({"accuracy": 0.9, "weights": 4810.0}, ["accuracy", "weights"]))
+    assert "deployed" not in on_weights.line() and "weights 4810)" in on_weights.line()
+    unmeasured = Progress(OBJECTIVES, enabled=False)
+    unmeasured._add(report_of({"accuracy": 0.9, "params": 900}, NAMES))
+    assert "deployed" not in unmeasured.line()

@@ -217,6 +217,49 @@ def test_a_search_on_accuracy_within_a_params_limit_trains_what_it_starts(
             "narrower widths") in capsys.readouterr().out  # fmt: skip
 
 
+def test_a_search_on_weights_screens_and_records_them_as_on_params(
+    tmp_path: Path, local_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``weights`` (what the exported model holds) as an objective and a constraint: the study
+    takes it as it takes params, the proposals whose unshared model is over the limit are
+    screened (Shapeshifted ones too: their network deploys those weights), and each trained
+    trial's second value is its weights."""
+    from search.cli import main
+    from search.run import launch
+
+    config = make_config(
+        tmp_path, optimiser="random", trials=3,
+        objectives=[["accuracy", "maximize"], ["weights", "minimize"]],
+        constraints=["weights <= 3000"], train={"epochs": 1, "batch_size": 64},
+        space={"family": {"choices": ["mlp"]}, "mlp.depth": {"low": 1, "high": 1},
+               "mlp.width": {"low": 16, "high": 128, "log": True},
+               "ssn.mapping": {"choices": ["none", "single"]},
+               "budget": {"low": 600, "high": 1500, "when": {"ssn.mapping": ["single"]}}},
+        fixed={}, indicators=["params"], repair=False,
+    )  # fmt: skip
+    study = launch(config, progress=False)
+    assert study.user_attrs["objectives"] == [["accuracy", "maximize"], ["weights", "minimize"]]
+    assert [d.name for d in study.directions] == ["MAXIMIZE", "MINIMIZE"]
+    trials = _stored(config)
+    screened = [t for t in trials if t.user_attrs.get(TrialAttr.SCREENED)]
+    started = [t for t in trials if TrialAttr.RAY_TRIAL in t.user_attrs]
+    assert screened, "the space was meant to propose MLPs over 3,000 weights (width > 39)"
+    assert len(started) == trials_counted(study) == 3
+    key = f"{TrialAttr.METRIC_PREFIX}weights"
+    for trial in screened:
+        assert trial.user_attrs[f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}"] == (
+            "violates weights <= 3000"
+        )
+        assert trial.user_attrs[key] > 3000
+    for trial in started:
+        assert trial.state == TrialState.COMPLETE
+        assert trial.values[1] == trial.user_attrs[key] <= 3000
+    capsys.readouterr()
+    assert main(["pareto", "--run", str(tmp_path), "--name", config.name]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "trial(s) (accuracy, weights, params)" in out, out
+
+
 @pytest.mark.parametrize("optimiser", ["tpe", "nsga2", "random", "pymoo-nsga2"])
 def test_every_optimiser_is_told_a_screened_proposal_and_asked_again(
     tmp_path: Path, optimiser: str
@@ -287,3 +330,40 @@ def test_the_screen_leaves_its_models_out_when_pickled() -> None:
     assert check(cfg) is not None and check.models
     again = pickle.loads(pickle.dumps(check))  # Ray Tune pickles the searcher holding it
     assert again.models == {} and again(cfg) == check(cfg)
+
+
+def test_an_unmet_budget_is_screened_on_a_declared_npz_dataset_too(tmp_path: Path) -> None:
+    """A user's npz table (its shape read from its data, as the launch has read them): a
+    budget no MLP of the space can meet is refused before it becomes a Ray trial, with
+    run_trial's reason, as on a built-in dataset (issue 59: 9 of 115 ran as Ray trials)."""
+    import numpy as np
+
+    from objectives.datasets import DATASETS
+    from search.run._launch import _screen
+    from search.trial import run_trial
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "rows.npz", x_train=rng.normal(size=(60, 12)).astype(np.float32),
+             y_train=np.arange(60) % 3)  # fmt: skip
+    name = "screened-rows"
+    try:
+        config = make_config(
+            tmp_path, optimiser="random", objectives=[["accuracy", "maximize"]], constraints=[],
+            dataset={"name": name, "npz": str(tmp_path / "rows.npz"), "layout": "table"},
+            space={"family": {"choices": ["mlp"]}, "mlp.width": {"low": 16, "high": 32},
+                   "budget": {"low": 10, "high": 40}},
+            fixed={"ssn.mapping": "single"}, indicators=["params"],
+        )  # fmt: skip
+        screen = _screen(config, run_trial)
+        searcher = _searcher_of(config, screen)
+        assert searcher.suggest("a") is None and not searcher._live  # never a Ray trial
+        assert searcher.screened
+        stored = _stored(config)
+        for number in searcher.screened:
+            reason = stored[number].user_attrs[f"{TrialAttr.METRIC_PREFIX}{Metric.REFUSED}"]
+            assert reason.startswith("budget: ")
+            assert not counts(stored[number])
+            cfg = config.trial_config(stored[number].params)
+            assert run_trial(cfg)[Metric.REFUSED] == reason  # what the Ray trial would say
+    finally:
+        DATASETS._entries.pop(name, None)
