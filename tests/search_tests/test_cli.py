@@ -204,7 +204,7 @@ def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
 
 
 BAD = {
-    "unknown key": ({"bogus": 1}, ["unknown key 'bogus'", "allowed keys"]),
+    "unknown key": ({"bogus": 1}, ["unknown key 'bogus'", "allowed: ['dataset', "]),
     "bad value": ({"trials": -3}, ["trials", "-3", "an int >= 1"]),
     "malformed constraint": (
         {"constraints": ["params <== 5000"]},
