@@ -155,7 +155,7 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
     if "front_empty" in record:
         lines.append(f"  front: empty ({record['front_empty']})")
         return lines
-    front = clip_list(record["front"], WIDTH - 50)
+    front = clip_list(record["front"], WIDTH - 55)
     whole = " (search pareto lists them all)" if front != str(record["front"]) else ""
     lines.append(f"  front: {len(record['front'])} trial(s) {front}{whole}")
     best = [
@@ -194,7 +194,7 @@ def _status(args: argparse.Namespace) -> int:
 
     import optuna
 
-    from search._format import wrap_lines
+    from search._format import wrap, wrap_lines
     from search.record import folder_size, lease_holder
 
     _quiet_optuna()
@@ -212,12 +212,13 @@ def _status(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(_csv(records))
     else:
-        print(f"Storage {masked_url(url)}: {len(records)} search(es)")
+        print(wrap(f"Storage {masked_url(url)} holds {len(records)} search(es)"))
         for record in records:
             print("\n".join(wrap_lines(_status_lines(record))))
         if records and "run_folder_bytes" in records[0]:
             size = records[0]["run_folder_bytes"] / 2**20
-            print(f"Run folder {args.run_folder}: {size:.1f} MiB (checkpoints included)")
+            print(wrap(f"Run folder {args.run_folder} takes {size:.1f} MiB (checkpoints "
+                       "included)"))  # fmt: skip
     return 0
 
 
