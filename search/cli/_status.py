@@ -212,12 +212,12 @@ def _status(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(_csv(records))
     else:
-        print(wrap(f"Storage {masked_url(url)} holds {len(records)} search(es)"))
+        print(wrap(f"Storage {masked_url(url)}: {len(records)} search(es)"))
         for record in records:
             print("\n".join(wrap_lines(_status_lines(record))))
         if records and "run_folder_bytes" in records[0]:
             size = records[0]["run_folder_bytes"] / 2**20
-            print(wrap(f"Run folder {args.run_folder} takes {size:.1f} MiB (checkpoints "
+            print(wrap(f"Run folder {args.run_folder}: {size:.1f} MiB (checkpoints "
                        "included)"))  # fmt: skip
     return 0
 
