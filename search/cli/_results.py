@@ -89,7 +89,10 @@ def _replay(args: argparse.Namespace) -> int:
                      progress=progress if terminal else None)  # fmt: skip
     if terminal:
         print(file=sys.stderr)
-    print(result.json() if args.format == "json" else result.text())
+    from search._format import wrap_lines
+
+    print(result.json() if args.format == "json"
+          else "\n".join(wrap_lines(result.text().splitlines())))  # fmt: skip
     if args.plot:
         print(f"plot: {result.plot(args.plot)}", file=sys.stderr)
     return 0

@@ -342,6 +342,7 @@ def test_registries(capsys: pytest.CaptureFixture) -> None:
     assert main(["indicators"]) == 0
     text = capsys.readouterr().out
     assert "latency_ms" in text and "minimize" in text and "infer" in text
+    assert max(len(line) for line in text.splitlines()) <= 100  # it printed 196 characters
     assert main(["presets"]) == 0
     text = capsys.readouterr().out
     assert all(p in text for p in ("digits-quick", "mnist-tiny", "cifar10-wrn"))
