@@ -4,7 +4,8 @@ fits a terminal.
 
 - A number: :func:`format_value` (text), :func:`json_number` (JSON and CSV).
 - A missing value (a hyper-parameter a trial's family does not use, a metric not measured):
-  blank in a table (:data:`MISSING`), an empty cell in CSV, ``null`` in JSON; never ``NaN``.
+  ``—`` in a table (:data:`MISSING`: the command line's and the report's), an empty cell in
+  CSV, ``null`` in JSON; never ``NaN``, never a blank that could be an empty text.
 - A line: at most :data:`WIDTH` columns. Prose is wrapped (:func:`wrap`); a table's columns
   are split into blocks (:func:`table_text`); what is too long for a line is shortened with
   ``…`` (:func:`clip`, :func:`clip_list`) and the line says where the whole text is (most
@@ -42,8 +43,8 @@ __all__ = [
 
 #: The most columns a line the command line prints may take.
 WIDTH = 100
-#: A missing value in a table.
-MISSING = ""
+#: A missing value in a table (the command line's and the report's).
+MISSING = "—"
 #: Where a shortened line ends: the cut is marked, never silent.
 ELLIPSIS = "…"
 #: The most characters of one table cell: a longer text is cut (:func:`table_text`).
@@ -152,9 +153,9 @@ def table_text(
     whole: str = "--format json has them whole",
 ) -> str:
     """``frame`` as a text table: each cell as :func:`cell` writes it (integers as integers,
-    missing values blank) and one line of text at most ``cut`` characters (:func:`clip`; then
-    a last line says so, and where the values are whole: ``whole``), the columns split into
-    blocks of at most ``width`` columns."""
+    missing values :data:`MISSING`) and one line of text at most ``cut`` characters
+    (:func:`clip`; then a last line says so, and where the values are whole: ``whole``), the
+    columns split into blocks of at most ``width`` columns."""
     texts = frame.astype(object).map(lambda v: cell(v, digits=digits))
     lines = texts.map(lambda t: t.strip().splitlines() or [""])
     shown = lines.map(lambda ls: clip(ls[-1] if len(ls) > 1 else ls[0], cut))
