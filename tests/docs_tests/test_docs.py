@@ -139,6 +139,17 @@ def test_the_reference_reads_whole_in_the_built_page(reference):
     assert "a name or {name, options}" in shown["algorithm"][4]
 
 
+def test_a_key_is_never_broken_mid_word_in_the_reference() -> None:
+    """The theme breaks code anywhere to fit a column: the key column read `train_siz e`. The
+    site's own stylesheet keeps the code of a table's first column on one line."""
+    site = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    (sheet,) = site["extra_css"]
+    css = (ROOT / "docs" / sheet).read_text(encoding="utf-8")
+    rule = re.search(r"td:first-child code \{([^}]*)\}", css)
+    assert rule and "white-space: nowrap" in rule.group(1)
+    assert "| `train_size` |" in _generator().markdown()  # the key is a code span, first
+
+
 def _as_shown(text: str) -> str:
     """Markdown text as a browser shows it: code spans without their backticks, a link as
     its text."""
