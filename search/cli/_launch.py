@@ -112,7 +112,7 @@ def _launched(args: argparse.Namespace) -> int:
     _hints(config.name, Path(config.out), _where(config))
     failure = _all_failed(study)
     if failure is not None:
-        print(wrap(f"search launch: {failure}"), file=sys.stderr)
+        print(f"search launch: {failure}", file=sys.stderr)  # an error: one line
         return 1
     return 0
 
