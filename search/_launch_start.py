@@ -1,7 +1,8 @@
 """What ``search launch`` does before its config is built, so that it starts sooner and says
-so: its first line at once, and the local Ray the search will run on started while torch and
-the config's modules load in a thread. One after the other they took 4 s each on two cores;
-Ray's start is mostly waiting for its own processes, which run on the other core meanwhile.
+so: its first line as soon as the long wait starts (torch begins to load), and the local Ray
+the search will run on started while torch and the config's modules load in a thread. One
+after the other they took 4 s each on two cores; Ray's start is mostly waiting for its own
+processes, which run on the other core meanwhile.
 
 Ray is started early only for ``search launch [--preset NAME]`` as it is, with no option
 that names a file, a folder, a cluster or a number (``--out``, ``--storage``, ``--address``,
@@ -15,8 +16,11 @@ way out."""
 from __future__ import annotations
 
 import argparse
+import importlib.abc
 import sys
 import threading
+from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any
 
 __all__ = ["announce", "start_ray_early"]
@@ -25,10 +29,35 @@ __all__ = ["announce", "start_ray_early"]
 _OVERRIDES = ("address", "imports", "out", "storage", "name", "trials", "time_limit")
 
 
+class _OnFirstImport(importlib.abc.MetaPathFinder):
+    """Calls ``then`` once, when ``name`` starts to be imported, and leaves the import alone."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name, self.then = name, then
+        self._lock = threading.Lock()
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> None:
+        if fullname == self.name:
+            with self._lock:
+                if self in sys.meta_path:
+                    sys.meta_path.remove(self)
+                    self.then()
+        return None
+
+
 def announce(args: argparse.Namespace) -> None:
-    """The launch's first line, within a fraction of a second of the command."""
-    if not args.quiet:
+    """The launch's first line, the moment torch starts to load (seconds, on two cores), so
+    that an answer that needs no torch (a typo in the config: a quarter of a second) comes
+    alone and a launch says what it waits for within a fraction of a second of the command."""
+    if args.quiet or "torch" in sys.modules:
+        return
+
+    def say() -> None:
         print("[npas] loading torch, Optuna and Ray Tune …", file=sys.stderr, flush=True)
+
+    sys.meta_path.insert(0, _OnFirstImport("torch", say))
 
 
 def start_ray_early(args: argparse.Namespace, default_preset: str) -> bool:

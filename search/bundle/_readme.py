@@ -168,6 +168,11 @@ This bundle has no `{ONNX_FILE}` or `{PROGRAM_FILE}`: {onnx["error"]}. `model.pt
 as above. {common}"""
     inp, out = onnx["input"], onnx["output"]
     axes, raw = _RAW[len(inp["shape"]) - 1]
+    # one-channel signals: an N×L array (what an npz with `layout: signal` may hold) needs
+    # its channel axis, as npas added it
+    lone = len(inp["shape"]) == 3 and inp["shape"][1] == 1
+    channel = ("raw = raw[:, None] if raw.ndim == 2 else raw  # N×L (an npz with `layout: "
+               "signal`): add C = 1\n") if lone else ""  # fmt: skip
     shape_in, shape_out = (", ".join(map(str, v["shape"])) for v in (inp, out))
     return f"""## Run it without npas
 
@@ -181,7 +186,7 @@ in the last bit:
 import json, numpy as np, onnxruntime as ort
 pre = json.load(open("metrics.json"))["data"]["preprocessing"]
 scale, shift = (np.asarray(pre[k], np.float32){axes} for k in ("multiply", "subtract"))
-x = raw.astype(np.float32) * scale - shift  # raw: {raw}
+{channel}x = raw.astype(np.float32) * scale - shift  # raw: {raw}
 logits = ort.InferenceSession("{ONNX_FILE}").run(None, {{"{inp["name"]}": x}})[0]
 ```
 

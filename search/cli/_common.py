@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from search._format import WIDTH
 from search._urls import masked_url
 from search.errors import ConfigError
 from search.record import StudyAttr
@@ -19,8 +20,8 @@ if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets s
     import pandas as pd
 
 _DEFAULT_PRESET = "digits-quick"
-#: The widest line the listing commands print (a terminal's usual width).
-_WIDTH = 100
+#: The widest line a command prints (:data:`search._format.WIDTH`).
+_WIDTH = WIDTH
 
 
 # -- storage and studies ------------------------------------------------------------------------
@@ -138,9 +139,11 @@ def _objectives(study: optuna.Study, text: str | None) -> list[tuple[str, str]] 
 
 
 def _wrote_as_data(frame: pd.DataFrame, form: str) -> bool:
-    """Writes ``frame`` as CSV or as JSON records when ``form`` asks for one; True if it did."""
-    if form == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
-    elif form == "json":
-        print(frame.to_json(orient="records", indent=2))
+    """Writes ``frame`` as CSV or as JSON records when ``form`` asks for one (integers as
+    integers, missing values empty or null: :func:`search._format.data_text`); True if it
+    did."""
+    from search._format import data_text
+
+    if form in ("csv", "json"):
+        sys.stdout.write(data_text(frame, form))
     return form in ("csv", "json")

@@ -68,40 +68,51 @@ def _launch(args: argparse.Namespace) -> int:
 
 
 def _launched(args: argparse.Namespace) -> int:
-    from search._format import duration
+    from search._format import duration, wrap, wrap_lines
 
     config, derivation = _derived_config(args)  # every check runs before the storage opens
-    from search.config import suspicions
+    from search.config import check_user_code, suspicions
     from search.run import launch
 
+    # data that differ from those the search recorded: refused before a line says "Launching"
+    _stored_data(config, check_user_code(config), args.data_changed, said=False)
     url = masked_url(config.storage_url)
-    if derivation is not None and not args.quiet:
-        print(f"{len(derivation.values)} value(s) derived from the data and the constraints "
-              f"(`search check {args.config}` prints each with its rule)", flush=True)
     for warning in suspicions(config, floor=False):  # launch() warns of the budget floor
-        print(f"search launch: warning: {warning}", file=sys.stderr)
+        print(wrap(f"search launch: warning: {warning}"), file=sys.stderr)
     done = _done_before(config)
-    if done >= config.trials:
-        finalists = "; its finalists' missing runs only" if config.finalists.on else ""
-        print(f"{config.name!r} already has {done} trial(s) done, and --trials (or the config's "
-              f"trials) asks for {config.trials} in all: no trial to run{finalists}; give "
-              f"--trials above {done} to go on", flush=True)  # fmt: skip
-    elif not args.quiet:
-        more = f" ({done} done, {config.trials - done} to run)" if done else ""
-        print(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage {url}; "
-              f"`search dashboard{_where(config)}` in another shell watches it live",
-              flush=True)  # fmt: skip
-    study = launch(config, progress=not args.quiet, data_changed=args.data_changed)
+
+    def started() -> None:
+        """What is launched, said once launch() has checked everything (bad data, a run folder
+        that is a file: it once said "Launching 'x' …", then refused)."""
+        if derivation is not None and not args.quiet:
+            print(wrap(f"{len(derivation.values)} value(s) derived from the data and the "
+                       f"constraints (`search check {args.config}` prints each with its "
+                       "rule)"), flush=True)  # fmt: skip
+        if done >= config.trials:
+            finalists = "; its finalists' missing runs only" if config.finalists.on else ""
+            print(wrap(f"{config.name!r} already has {done} trial(s) done, and --trials (or "
+                       f"the config's trials) asks for {config.trials} in all: no trial to "
+                       f"run{finalists}; give --trials above {done} to go on"),
+                  flush=True)  # fmt: skip
+        elif not args.quiet:
+            more = f" ({done} done, {config.trials - done} to run)" if done else ""
+            print(wrap(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage "
+                       f"{url}; `search dashboard{_where(config)}` in another shell watches "
+                       "it live"), flush=True)  # fmt: skip
+
+    study = launch(config, progress=not args.quiet, data_changed=args.data_changed,
+                   on_start=started)  # fmt: skip
     lines = _status_lines(_status_record(study, None))
     shown = ("search trials", "recommended: ")
-    print("\n".join([lines[0], *(line for line in lines[1:] if any(s in line for s in shown))]))
+    kept = [lines[0], *(line for line in lines[1:] if any(s in line for s in shown))]
+    print("\n".join(wrap_lines(kept)))
     print(f"Elapsed: {duration(time.monotonic() - args.started)} (since the command started, "
           "Ray's start-up included)")  # fmt: skip
     print(f"Storage: {url}")
     _hints(config.name, Path(config.out), _where(config))
     failure = _all_failed(study)
     if failure is not None:
-        print(f"search launch: {failure}", file=sys.stderr)
+        print(f"search launch: {failure}", file=sys.stderr)  # an error: one line
         return 1
     return 0
 
@@ -162,20 +173,25 @@ def _check(args: argparse.Namespace) -> int:
 
     fingerprint = check_user_code(config)
     _stored_data(config, fingerprint, args.data_changed)
+    from search._format import wrap, wrap_lines
+
     if derivation is not None:
-        print("\n".join(derivation.lines()))
-    print("\n".join(describe(config)))
+        print("\n".join(wrap_lines(derivation.lines())))
+    print("\n".join(wrap_lines(describe(config))))
     if fingerprint is not None:
-        print(_data_line(fingerprint))
+        print(wrap(_data_line(fingerprint)))
     for warning in suspicions(config):
-        print(f"search check: warning: {warning}", file=sys.stderr)
-    print(f"{config.name!r}: the config, its imports, dataset and indicators are valid "
-          "(nothing was created, started or trained)")  # fmt: skip
+        print(wrap(f"search check: warning: {warning}"), file=sys.stderr)
+    print(wrap(f"{config.name!r}: the config, its imports, dataset and indicators are valid "
+               "(nothing was created, started or trained)"))  # fmt: skip
     return 0
 
 
-def _stored_data(config: Any, fingerprint: dict[str, Any] | None, changed: bool) -> None:
-    """``launch``'s check of the data against those the stored search recorded, read-only."""
+def _stored_data(
+    config: Any, fingerprint: dict[str, Any] | None, changed: bool, *, said: bool = True
+) -> None:
+    """``launch``'s check of the data against those the stored search recorded, read-only;
+    ``said``: a change allowed by ``--data-changed`` is said (``check``; launch records it)."""
     import optuna
 
     from search.record import refusal
@@ -193,7 +209,7 @@ def _stored_data(config: Any, fingerprint: dict[str, Any] | None, changed: bool)
     message = refusal(config.name, attrs, fingerprint)
     if message is not None and not changed:
         raise ConfigError(message)
-    if message is not None:
+    if message is not None and said:
         print(f"search check: the data differ from those {config.name!r} recorded; `search "
               "launch --data-changed` records the change", file=sys.stderr)  # fmt: skip
 

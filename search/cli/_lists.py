@@ -40,25 +40,21 @@ def _families(args: argparse.Namespace) -> int:
 
 
 def _indicators(args: argparse.Namespace) -> int:
-    import pandas as pd
-
+    """Each indicator's name, unit, direction, phase and whether it is computed without
+    running the model, then its description on the lines below, wrapped (as one table row
+    it took 196 columns)."""
     from objectives import INDICATORS
+    from search._format import wrap
 
-    rows = []
-    for name in INDICATORS.names():
-        ind = INDICATORS.get(name)
-        rows.append(
-            {
-                "indicator": name,
-                "unit": ind.unit,
-                "direction": ind.direction,
-                "phase": ind.phase,
-                "analytic": ind.analytic,
-                "description": ind.description,
-            }
-        )
-    with pd.option_context("display.max_colwidth", 80, "display.width", 200):
-        print(pd.DataFrame(rows).to_string(index=False))
+    rows = [(name, INDICATORS.get(name)) for name in INDICATORS.names()]
+    head = ("indicator", "unit", "direction", "phase", "analytic")
+    cells = [head] + [(n, i.unit, i.direction, i.phase, "yes" if i.analytic else "no")
+                      for n, i in rows]  # fmt: skip
+    widths = [max(len(row[k]) for row in cells) for k in range(len(head))]
+    for k, row in enumerate(cells):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if k:
+            print(wrap(rows[k - 1][1].description, first="    ", indent="    "))
     return 0
 
 
@@ -104,10 +100,12 @@ def _presets(args: argparse.Namespace) -> int:
 
 
 def _selectors(args: argparse.Namespace) -> int:
+    from search._format import wrap
     from search.pareto import SELECTORS
 
     for name in SELECTORS.names():
         selector = SELECTORS.get(name)
         doc = " ".join(inspect.cleandoc(type(selector).__doc__ or "").split("\n\n")[0].split())
-        print(f"{' | '.join(selector.forms)}\n    {doc}")
+        print(wrap(" | ".join(selector.forms), indent="  "))
+        print(wrap(doc, first="    ", indent="    "))
     return 0

@@ -106,7 +106,9 @@ def _command(argv: Sequence[str] | None) -> int:
         print(f"search {args.command}: error: {_message(err)}", file=sys.stderr)
         return 2
     except SearchInterrupted as err:
-        print(f"search {args.command}: interrupted: {_message(err)}", file=sys.stderr)
+        from search._format import wrap
+
+        print(wrap(f"search {args.command}: interrupted: {_message(err)}"), file=sys.stderr)
         return 128 + err.signum  # 130 for Ctrl-C, 143 for SIGTERM
     except NpasError as err:
         print(f"search {args.command}: {type(err).__name__}: {_message(err)}", file=sys.stderr)

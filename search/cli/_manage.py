@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from search._format import wrap
 from search._urls import masked_url
 from search.cli._common import _open, _quiet_optuna, _storage_url
 from search.errors import ConfigError
@@ -32,7 +33,7 @@ def _delete(args: argparse.Namespace) -> int:
 
     folder = None if args.storage else Path(args.run_folder)
     said = delete_search(_storage_url(args), args.name, confirm=confirm, run_folder=folder)
-    print(said or "nothing deleted")
+    print(wrap(said) if said else "nothing deleted")
     return 0 if said else 1
 
 
@@ -42,7 +43,7 @@ def _stop(args: argparse.Namespace) -> int:
     from search._remote_stop import stop_search
 
     _quiet_optuna()
-    print(stop_search(_storage_url(args), args.name))
+    print(wrap(stop_search(_storage_url(args), args.name)))
     return 0
 
 
@@ -60,13 +61,15 @@ def _dashboard(args: argparse.Namespace) -> int:
                                        expose=args.expose, writable=args.writable)  # fmt: skip
     try:  # from here on, a stop at any moment also stops the server
         mode = "writable" if args.writable else "read-only"
-        print(f"optuna-dashboard ({mode}) on {masked_url(url)}: {address}  (Ctrl-C or "
-              f"SIGTERM stops it; its log: {log})", flush=True)  # fmt: skip
+        print(f"optuna-dashboard ({mode}) on {masked_url(url)}: {address}\n"
+              + wrap(f"(Ctrl-C or SIGTERM stops it; its log: {log})", first="  "),
+              flush=True)  # fmt: skip
         if not loopback(args.host):
             port = address.rsplit(":", 1)[1]
-            print(f"search dashboard: warning: listening on {args.host}:{port}, beyond this "
-                  "machine, with no authentication: anyone who reaches it reads every study "
-                  f"in the storage{' and can change or delete them' if args.writable else ''}",
+            print(wrap(f"search dashboard: warning: listening on {args.host}:{port}, beyond "
+                       "this machine, with no authentication: anyone who reaches it reads every "
+                       "study in the storage"
+                       f"{' and can change or delete them' if args.writable else ''}"),
                   file=sys.stderr, flush=True)  # fmt: skip
         return process.wait()
     except KeyboardInterrupt:

@@ -24,7 +24,7 @@ from search.record import Column
 def _pareto(args: argparse.Namespace) -> int:
     """The front table; csv and json keep every column on every row (for programs), the table
     states the conditions equal on every row once above it."""
-    from search._format import format_value
+    from search._format import format_value, table_text
     from search.pareto import DUPLICATES, condition_columns, constant_conditions, front_table
 
     study = _study(args)
@@ -53,7 +53,7 @@ def _pareto(args: argparse.Namespace) -> int:
             print(textwrap.fill(format_value(value), width=_WIDTH,
                                 initial_indent=f"  {key:<{width}}  ",
                                 subsequent_indent=" " * (width + 4)))  # fmt: skip
-    print(table.drop(columns=list(constant)).to_string(index=False, line_width=_WIDTH))
+    print(table_text(table.drop(columns=list(constant))))
     return 0
 
 
@@ -92,7 +92,10 @@ def _replay(args: argparse.Namespace) -> int:
                      progress=progress if terminal else None)  # fmt: skip
     if terminal:
         print(file=sys.stderr)
-    print(result.json() if args.format == "json" else result.text())
+    from search._format import wrap_lines
+
+    print(result.json() if args.format == "json"
+          else "\n".join(wrap_lines(result.text().splitlines())))  # fmt: skip
     if args.plot:
         print(f"plot: {result.plot(args.plot)}", file=sys.stderr)
     return 0
@@ -112,6 +115,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from search._format import wrap
     from search.bundle import bundle_target, export_bundle
     from search.pareto import parse_spec
 
@@ -129,14 +133,15 @@ def _export(args: argparse.Namespace) -> int:
         replace=args.replace,
     )
     if done.fallback is not None:
-        print(f"search export: {done.fallback}", file=sys.stderr)
+        print(wrap(f"search export: {done.fallback}"), file=sys.stderr)
     print(f"Exported trial {done.number} of {study.study_name!r} to {done.folder}")
-    print(f"  why: {done.selection.reason}")
-    print(f"  test accuracy {done.test_accuracy:.4f} on the test split ({done.test_rows:,} rows), "
-          "read once, for this model only")  # fmt: skip
+    print(wrap(f"  why: {done.selection.reason}", indent="    "))
+    print(wrap(f"  test accuracy {done.test_accuracy:.4f} on the test split ({done.test_rows:,} "
+               "rows), read once, for this model only", indent="    "))  # fmt: skip
     trained = "n/a" if done.params is None else f"{done.params:,}"
-    print(f"  parameters: {trained} trained (params, what its constraints saw), "
-          f"{done.deployed:,} in the exported model (materialised_params)")  # fmt: skip
+    print(wrap(f"  parameters: {trained} trained (params, what its constraints saw), "
+               f"{done.deployed:,} in the exported model (materialised_params)",
+               indent="    "))  # fmt: skip
     for name, path in done.paths.items():
         print(f"  {name}: {path}")
     warm = " --from-checkpoint" if args.from_checkpoint else ""
@@ -145,7 +150,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from search._format import format_value
+    from search._format import table_text, wrap
     from search.bundle import check_device, read_bundle, train_bundle
 
     check_device(args.device)  # a bad flag first, as before a bundle is read
@@ -156,15 +161,15 @@ def _train(args: argparse.Namespace) -> int:
                         with_val=args.with_val)  # fmt: skip
     start = "from its checkpoint" if args.from_checkpoint else "from scratch"
     on = " on train+val" if args.with_val else ""
-    print(f"Retrained {args.bundle} {start}{on} for {done.metrics.get('epochs')} epoch(s): "
-          "search vs train")  # fmt: skip
-    print(done.table.to_string(index=False, float_format=format_value))
+    print(wrap(f"Retrained {args.bundle} {start}{on} for {done.metrics.get('epochs')} epoch(s): "
+               "search vs train"))  # fmt: skip
+    print(table_text(done.table))
     print(f"Saved: {done.path}")
     trained = done.path.parent / "trained"
     if done.onnx_error is None:
-        print(f"Retrained model: {trained}/model.pt, model.onnx, model.pt2 (the bundle's own "
-              "model.* stay the search's; metrics.json's models says which is which)")  # fmt: skip
+        print(wrap(f"Retrained model: {trained}/model.pt, model.onnx, model.pt2 (the bundle's "
+                   "own model.* stay the search's; metrics.json's models says which is which)"))
     else:
-        print(f"Retrained model: {trained}/model.pt; no model.onnx or model.pt2 "
-              f"({done.onnx_error})")  # fmt: skip
+        print(wrap(f"Retrained model: {trained}/model.pt; no model.onnx or model.pt2 "
+                   f"({done.onnx_error})"))
     return 0

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from search._urls import masked_url
 from search.cli._common import (
-    _WIDTH,
     _names,
     _open,
     _quiet_optuna,
@@ -124,7 +123,7 @@ def _recommended(found: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _status_lines(record: dict[str, Any]) -> list[str]:
     """One search's status as the lines ``search status`` prints."""
-    from search._format import duration, format_value
+    from search._format import WIDTH, clip_list, duration, format_value
     from search._trial_list import OUTCOMES
 
     shown = [k for k in OUTCOMES if record[k] or k not in _ONLY_WHEN_ANY]
@@ -136,7 +135,8 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
                      "the screen: never started, not counted toward trials")  # fmt: skip
     if record["running_now"] is not None:
         lines.append(f"  running now: launched on {record['running_now']}")
-    named = {k: record[f"{k}_trials"] for k in ("failed", "infeasible") if record[f"{k}_trials"]}
+    named = {k: clip_list(record[f"{k}_trials"], WIDTH // 3)
+             for k in ("failed", "infeasible") if record[f"{k}_trials"]}  # fmt: skip
     if named:
         lines.append("  " + "; ".join(f"{k}: {v}" for k, v in named.items())
                      + f" (search trials --state {'|'.join(named)} says why)")  # fmt: skip
@@ -155,13 +155,16 @@ def _status_lines(record: dict[str, Any]) -> list[str]:
     if "front_empty" in record:
         lines.append(f"  front: empty ({record['front_empty']})")
         return lines
-    lines.append(f"  front: {len(record['front'])} trial(s) {record['front']}")
+    front = clip_list(record["front"], WIDTH - 55)
+    whole = " (search pareto lists them all)" if front != str(record["front"]) else ""
+    lines.append(f"  front: {len(record['front'])} trial(s) {front}{whole}")
     best = [
         f"{name} {format_value(b['value'])} (trial {b[Column.NUMBER]})"
         for name, b in record["best"].items()
     ]
     lines.append("  best: " + ", ".join(best))
     return lines
+
 
 
 def _csv(records: Sequence[dict[str, Any]]) -> str:
@@ -191,6 +194,7 @@ def _status(args: argparse.Namespace) -> int:
 
     import optuna
 
+    from search._format import wrap, wrap_lines
     from search.record import folder_size, lease_holder
 
     _quiet_optuna()
@@ -208,12 +212,13 @@ def _status(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(_csv(records))
     else:
-        print(f"Storage {masked_url(url)}: {len(records)} search(es)")
+        print(wrap(f"Storage {masked_url(url)}: {len(records)} search(es)"))
         for record in records:
-            print("\n".join(_status_lines(record)))
+            print("\n".join(wrap_lines(_status_lines(record))))
         if records and "run_folder_bytes" in records[0]:
             size = records[0]["run_folder_bytes"] / 2**20
-            print(f"Run folder {args.run_folder}: {size:.1f} MiB (checkpoints included)")
+            print(wrap(f"Run folder {args.run_folder}: {size:.1f} MiB (checkpoints "
+                       "included)"))  # fmt: skip
     return 0
 
 
@@ -227,6 +232,7 @@ def _trial_status(
     it; ``holder``: the live launch running a search (by name), if any."""
     import json
 
+    from search._format import wrap_lines
     from search._trial_list import outcomes, paused
     from search.config import unknown
     from search.pareto import frame_of
@@ -276,34 +282,36 @@ def _trial_status(
         return 0
     outcome = record["outcome"].replace("_", " ")
     number, state = record[Column.NUMBER], record[Column.STATE]
-    print(f"Search {record['search']!r}, trial {number}: {state} ({outcome}) "
-          f"after {record[Column.EPOCHS]} epoch(s)")  # fmt: skip
+    lines = [f"Search {record['search']!r}, trial {number}: {state} ({outcome}) "
+             f"after {record[Column.EPOCHS]} epoch(s)"]  # fmt: skip
     if record["outcome"] in _NOTES:
-        print(f"  {_NOTES[record['outcome']][1:-1]}")
+        lines.append(f"  {_NOTES[record['outcome']][1:-1]}")
     if record["stopped"]:
-        print(f"  why it ended: {record['stopped']}")
+        first, *more = str(record["stopped"]).splitlines()  # a traceback keeps its lines
+        lines += [f"  why it ended: {first}", *(f"    {line}" for line in more)]
     if record["narrowed_from"] is not None:
-        print(f"  narrowed from trial {record['narrowed_from']}, which the screen refused: the "
-              "same point with narrower widths")  # fmt: skip
-    print(f"  checkpoint: {record['checkpoint'] or 'none'}")
+        lines.append(f"  narrowed from trial {record['narrowed_from']}, which the screen "
+                     "refused: the same point with narrower widths")  # fmt: skip
+    lines.append(f"  checkpoint: {record['checkpoint'] or 'none'}")
     if record["resumes_from"] != record["checkpoint"]:  # the latest cannot be read
-        print(f"  a relaunch resumes it from: {record['resumes_from'] or 'none (interrupted)'}")
+        lines.append("  a relaunch resumes it from: "
+                     f"{record['resumes_from'] or 'none (interrupted)'}")  # fmt: skip
     if not record["decisions"]:
-        print("  rung decisions: none (no multi-fidelity scheduler decided on it)")
+        lines.append("  rung decisions: none (no multi-fidelity scheduler decided on it)")
     for d in record["decisions"]:
         why = f"; {d['why']}" if d.get("why") else ""
         chance = ", at chance" if d.get("at_chance") else ""
-        print(f"  rung {d['rung']}: {d['outcome']} — rank {d['rank']} of {d['n']} "
-              f"(top {d['top']} go on; arrived {d['arrival'] + 1}){chance}{why}")  # fmt: skip
+        arrived = d["arrival"] + 1
+        lines.append(f"  rung {d['rung']}: {d['outcome']} — rank {d['rank']} of {d['n']} "
+                     f"(top {d['top']} go on; arrived {arrived}){chance}{why}")  # fmt: skip
+    print("\n".join(wrap_lines(lines)))
     return 0
 
 
 def _trials(args: argparse.Namespace) -> int:
     """``search trials``: every trial of one search, or those of one outcome or state, with its
     hyper-parameters, objectives and why it ended as it did."""
-    import pandas as pd
-
-    from search._format import format_value
+    from search._format import table_text
     from search._trial_list import trial_list
     from search.pareto import objectives_of
     from search.record import lease_holder
@@ -319,17 +327,6 @@ def _trials(args: argparse.Namespace) -> int:
     print(f"Search {study.study_name!r}: {len(listed)}{which} trial(s)")
     if listed.empty:
         return 0
-    shown = listed.drop(columns=[Column.STATE]).astype(object)
-    for column in shown.columns[3:-1]:  # blank where a trial has no such hyper-parameter
-        shown[column] = ["" if pd.isna(v) else format_value(v) for v in shown[column]]
-    shown[Column.WHY] = [_clipped(w) for w in shown[Column.WHY]]
-    print(shown.fillna("").to_string(index=False, line_width=_WIDTH))
+    print(table_text(listed.drop(columns=[Column.STATE]),
+                     whole="search status --trial N, or --format json, has it whole"))  # fmt: skip
     return 0
-
-
-def _clipped(text: Any, width: int = 60) -> str:
-    """One line of ``text`` at most ``width`` characters (the last line of a traceback)."""
-    if not isinstance(text, str) or not text.strip():
-        return ""
-    line = text.strip().splitlines()[-1]
-    return line if len(line) <= width else line[: width - 1] + "…"

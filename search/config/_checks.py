@@ -34,15 +34,27 @@ def join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
+#: Room an error line leaves the config's file name and ``search launch: error: ``.
+_ERROR_PREFIX = 38
+
+
 def known_keys(data: Mapping[str, Any], allowed: Iterable[str], path: str) -> None:
+    """Every key of ``data`` is one of ``allowed``; else one line of at most ``WIDTH`` columns
+    (a typical file name) naming the key, its value, and the closest allowed key where one is
+    close, else the allowed keys (as many as fit: the YAML reference lists them all)."""
+    from search._format import WIDTH, clip, clip_list
+
     allowed = list(allowed)
     for key in data:
         if key not in allowed:
             hint = did_you_mean(key, allowed)
             where = f"{path}: unknown key" if path else "unknown key"
-            raise ConfigError(
-                f"{where} {key!r} (value {data[key]!r}){hint}; allowed keys: {allowed}"
-            )
+            said = f"{where} {key!r} (value {clip(repr(data[key]), 20)}){hint}"
+            room = WIDTH - _ERROR_PREFIX - len(said) - len("; allowed: ")
+            if not hint or room >= 20:  # else the closest key says enough
+                listed = clip_list([repr(a) for a in allowed], max(room, 22))
+                said += f"; allowed: {listed}"
+            raise ConfigError(said)
 
 
 def mapping(value: Any, path: str) -> dict[str, Any]:

@@ -100,8 +100,8 @@ def _scale_axes(fig: go.Figure, panel: Scatter, at: dict[str, int]) -> None:
         update = getattr(fig, f"update_{axis}axes")
         column = panel.points[:, i]
         column = column[np.isfinite(column)]
-        if panel.log[i]:
-            update(type="log", **at)
+        if panel.log[i]:  # ticks labelled at the decades only (plotly put "2, 5" between)
+            update(type="log", dtick=1, minor={"dtick": "D1", "showgrid": True}, **at)
         elif axis == "y" and np.isfinite(panel.y_floor) and column.size:
             high = column.max()
             if high > panel.y_floor:

@@ -21,6 +21,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from search._format import MISSING, is_missing
+
 __all__ = ["Plot", "Section", "render_html", "render_markdown"]
 
 _CSS = """
@@ -37,6 +39,7 @@ figcaption { font-size: .85em; color: #555; }
 .table-wrap { overflow-x: auto; margin: .5em 0 1.5em; }
 table { border-collapse: collapse; font-size: .82em; }
 th, td { border: 1px solid #ddd; padding: .25em .5em; text-align: right; white-space: nowrap; }
+th { white-space: normal; }
 th { background: #f4f4f4; position: sticky; top: 0; }
 tr:nth-child(even) td { background: #fafafa; }
 code { background: #f2f2f2; padding: 0 .2em; border-radius: 3px; }
@@ -77,8 +80,8 @@ class Section:
 
 
 def _cell(value: Any) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
-        return "—"
+    if is_missing(value):
+        return MISSING
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
@@ -116,7 +119,12 @@ def _inline(text: str) -> str:
 
 
 def _html_table(table: pd.DataFrame) -> str:
-    return table.map(_cell).to_html(index=False, escape=True, border=0)
+    """The table as HTML; a column name may break after a dot or an underscore (a cell never
+    does), so that long names (``latency_p90_ms``, ``convnet.train.lr``) narrow the table."""
+    text = table.map(_cell).to_html(index=False, escape=True, border=0)
+    return re.sub(r"<th>([^<]*)</th>",
+                  lambda m: "<th>" + re.sub(r"([._])", r"\1<wbr>", m.group(1)) + "</th>",
+                  text)  # fmt: skip
 
 
 def _figure(plot: Plot, out: Path, number: int) -> str:

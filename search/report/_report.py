@@ -399,7 +399,17 @@ def _front_section(
     if constant:
         said = ", ".join(f"{k}={format_value(v)}" for k, v in constant.items())
         text.append(f"Measured under (the same for every trial below): {said}.")
-    return Section(title, text, tables=[("Front", table.drop(columns=list(constant)))])
+    table = table.drop(columns=list(constant))
+    # two tables, so that each fits the page (one of 21 columns scrolled sideways): what was
+    # measured, then the hyper-parameters by their dimension names
+    sampled = [c for c in table.columns if str(c).startswith(Column.PARAMS_PREFIX)]
+    hypers = table[[Column.NUMBER, *sampled]].rename(
+        columns=lambda c: str(c).removeprefix(Column.PARAMS_PREFIX)
+    )
+    tables = [("Front", table.drop(columns=sampled))]
+    if sampled:
+        tables.append(("Front: hyper-parameters", hypers))
+    return Section(title, text, tables=tables)
 
 
 def _curves_section(

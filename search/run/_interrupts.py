@@ -138,11 +138,14 @@ def interrupted(
     cut = fail_interrupted(study, resumable)
     kept = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
     ended = trials_counted(study)
+    said = []
+    if cut:
+        said.append(f"trial(s) {cut} were cut short: recorded as interrupted, they run again")
+    if kept:
+        said.append(f"trial(s) {kept} go on from their last checkpoints")
+    fates = "; ".join(said) if said else "no trial was cut short"
     return SearchInterrupted(
         f"search {config.name!r} stopped by {signal.Signals(signum).name} after {ended} of "
-        f"{config.trials} trials; "
-        f"{len(cut)} trial(s) cut short {cut} are recorded as interrupted and run again, and "
-        f"{len(kept)} {kept} go on from their last checkpoints, when you relaunch the same "
-        "command, which resumes the search",
+        f"{config.trials} trials; {fates}; relaunch the same command to resume the search",
         signum=signum,
     )

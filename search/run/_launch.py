@@ -99,6 +99,7 @@ def launch(
     trial_fn: TrialFn | None = None,
     progress: bool = True,
     data_changed: bool = False,
+    on_start: Callable[[], None] | None = None,
 ) -> optuna.Study:
     """Runs (or resumes) a search on Ray Tune and returns its Optuna study.
 
@@ -117,6 +118,8 @@ def launch(
         progress: Print one line per finished trial and a summary to stderr.
         data_changed: Go on with a search whose user dataset changed since it was launched
             (recorded; its unfinished trials start again); without it that is refused.
+        on_start: Called once every check passed, before the storage is opened (``search
+            launch`` says what it launches then: never before a refusal).
 
     Raises:
         ConfigError: bad overrides or data, or a stored search of that name with another
@@ -136,13 +139,17 @@ def launch(
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress view says enough
     try:
-        return _launch(config, trial_fn, progress, data_changed)
+        return _launch(config, trial_fn, progress, data_changed, on_start or (lambda: None))
     finally:
         optuna.logging.set_verbosity(verbosity)
 
 
 def _launch(
-    config: SearchConfig, trial_fn: TrialFn, progress: bool, data_changed: bool
+    config: SearchConfig,
+    trial_fn: TrialFn,
+    progress: bool,
+    data_changed: bool,
+    on_start: Callable[[], None],
 ) -> optuna.Study:
     import ray
 
@@ -167,6 +174,7 @@ def _launch(
         warning = budget_warning(config)
         if warning is not None:
             print(f"[npas] warning: {warning}", file=sys.stderr, flush=True)
+        on_start()
         return _launch_stored(config, out, trial_fn, progress, data=data)
     finally:
         if joined:

@@ -18,7 +18,7 @@ import contextlib
 import json
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +80,8 @@ def _tensorboard(config: SearchConfig, out: Path) -> Any:
     require("tensorboardX", purpose="loggers: tensorboard")
     from search.run._tensorboard import TensorBoardLogger
 
-    return TensorBoardLogger(config.objective_names, tensorboard_folder(out, config.name))
+    return TensorBoardLogger(config.objective_names, tensorboard_folder(out, config.name),
+                             _dimensions(config))  # fmt: skip
 
 
 @LOGGERS.register("mlflow")
@@ -94,14 +95,25 @@ def _mlflow(config: SearchConfig, out: Path) -> Any:
         tracking_uri=mlflow_uri(out, config.name),
         experiment_name=config.name,
         artifact_location=(out / config.name / "mlflow-artifacts").resolve().as_uri(),
+        dimensions=_dimensions(config),
     )
 
 
-def hyper_parameters(ray_config: Mapping[str, Any]) -> dict[str, Any]:
+def _dimensions(config: SearchConfig) -> set[str]:
+    """The names the search gives its hyper-parameters: its dimensions and fixed values."""
+    return {*config.space.names, *config.fixed}
+
+
+def hyper_parameters(
+    ray_config: Mapping[str, Any], dimensions: Collection[str] = ()
+) -> dict[str, Any]:
     """A trial's hyper-parameters from its Ray config, named as the search's dimensions:
     ``family``, ``budget``, ``<family>.<hyper>`` (``<family>.<hyper>.<i>`` per list element),
-    ``ssn.<option>``, ``train.<option>``, and the study's trial ``number``. Unset (None) values
-    are left out; what is not a string, number or bool is given as text."""
+    ``ssn.<option>``, ``train.<option>`` (``<family>.train.<option>`` where ``dimensions``, the
+    search's dimension and fixed names, scope it to the family), and the study's trial
+    ``number``. Unset (None) values are left out, and the ``distill_*`` options of a trial
+    with no teacher (they do nothing there); what is not a string, number or bool is given as
+    text."""
     cfg = ray_config[RayKey.TRIAL_CONFIG]
     named: dict[str, Any] = {"number": ray_config.get(RayKey.NUMBER), "family": cfg.family,
                              "budget": cfg.budget}  # fmt: skip
@@ -109,8 +121,13 @@ def hyper_parameters(ray_config: Mapping[str, Any]) -> dict[str, Any]:
         items = enumerate(value) if isinstance(value, list | tuple) else [(None, value)]
         for i, item in items:
             named[f"{cfg.family}.{key}" + ("" if i is None else f".{i}")] = item
-    for section in ("ssn", "train"):
-        named.update({f"{section}.{k}": v for k, v in getattr(cfg, section).items()})
+    named.update({f"ssn.{k}": v for k, v in cfg.ssn.items()})
+    taught = cfg.train.get("teacher") is not None
+    for key, value in cfg.train.items():
+        if key.startswith("distill_") and not taught:
+            continue
+        scoped = f"{cfg.family}.train.{key}"
+        named[scoped if scoped in dimensions else f"train.{key}"] = value
     return {
         k: v if isinstance(v, str | int | float | bool) else str(v)
         for k, v in named.items()
@@ -152,10 +169,10 @@ class TrialView:
     number), its hyper-parameters as its ``config`` (:func:`hyper_parameters`), and a
     TensorBoard folder of its own under ``folder``; anything else is the trial's."""
 
-    def __init__(self, trial: Any, folder: Path | None) -> None:
+    def __init__(self, trial: Any, folder: Path | None, dimensions: Collection[str] = ()) -> None:
         self._trial = trial
         self.name = f"trial-{trial.config.get('number')}"
-        self.config = self.evaluated_params = hyper_parameters(trial.config)
+        self.config = self.evaluated_params = hyper_parameters(trial.config, dimensions)
         if folder is not None:
             self.local_path = str(folder / self.name)
 
@@ -179,12 +196,20 @@ class Readable(_Logger):
         objectives: The search's objective names (logged as reported).
         folder: Where a trial's files go (its view's ``local_path``); None: the logger's own.
         name: The logger, as the warning names it.
+        dimensions: The search's dimension and fixed names (:func:`hyper_parameters`).
     """
 
     def __init__(
-        self, objectives: Sequence[str], folder: Path | None, name: str, **kwargs: Any
+        self,
+        objectives: Sequence[str],
+        folder: Path | None,
+        name: str,
+        *,
+        dimensions: Collection[str] = (),
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self._dimensions = set(dimensions)
         self._objectives = list(objectives)
         self._folder = folder
         self._name = name
@@ -193,7 +218,7 @@ class Readable(_Logger):
 
     def _view(self, trial: Any) -> TrialView:
         if trial not in self._views:
-            self._views[trial] = TrialView(trial, self._folder)
+            self._views[trial] = TrialView(trial, self._folder, self._dimensions)
         return self._views[trial]
 
     def _guarded(self, call: Callable[..., None], *args: Any, **kwargs: Any) -> None:

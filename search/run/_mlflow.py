@@ -4,7 +4,7 @@ experiment named after the search."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ class MLflowLogger(Readable, MLflowLoggerCallback):
         experiment_name: The experiment (made when missing, reused when it exists).
         artifact_location: The experiment's artifact root, when it is made: the run folder's,
             not the launching shell's working folder (MLflow's default).
+        dimensions: The search's dimension and fixed names (:func:`hyper_parameters`).
     """
 
     def __init__(
@@ -34,10 +35,10 @@ class MLflowLogger(Readable, MLflowLoggerCallback):
         tracking_uri: str,
         experiment_name: str,
         artifact_location: str,
+        dimensions: Collection[str] = (),
     ) -> None:
-        super().__init__(
-            objectives, None, "mlflow", tracking_uri=tracking_uri, experiment_name=experiment_name
-        )
+        super().__init__(objectives, None, "mlflow", dimensions=dimensions,
+                         tracking_uri=tracking_uri, experiment_name=experiment_name)  # fmt: skip
         self._artifact_location = artifact_location
         self._experiment_name = experiment_name
 

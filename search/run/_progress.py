@@ -15,7 +15,7 @@ import optuna
 from optuna.trial import TrialState
 from ray.tune import Callback
 
-from search._format import duration
+from search._format import duration, wrap
 from search.record import Metric, RayKey, counts, metrics_of
 from search.record import screened as is_screened
 from search.run._stages import Stage, command_start
@@ -160,7 +160,7 @@ class Progress(Callback):
         if self.enabled:
             done = self.done
             word = "stopped" if self.total is not None and done < self.total else "finished"
-            print(f"[npas] {word}: {self.line(trials)}", file=sys.stderr, flush=True)
+            self._say(f"{word}: {self.line(trials)}")
 
     @property
     def done(self) -> int:
@@ -263,7 +263,12 @@ class Progress(Callback):
     def _print(self, trials: Sequence[Any]) -> None:
         self._said = self._clock()
         if self.enabled:
-            print(f"[npas] {self.line(trials)}", file=sys.stderr, flush=True)
+            self._say(self.line(trials))
+
+    @staticmethod
+    def _say(text: str) -> None:
+        """One progress line on stderr, wrapped to the terminal width under its text."""
+        print(wrap(f"[npas] {text}", indent=" " * 7), file=sys.stderr, flush=True)
 
 
 def _weights(metrics: Mapping[str, Any]) -> float:

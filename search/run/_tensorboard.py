@@ -3,7 +3,7 @@ file (scalars per epoch, hyper-parameters at its end) into a folder of its own."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ray.tune.logger import TBXLoggerCallback
@@ -19,10 +19,13 @@ class TensorBoardLogger(Readable, TBXLoggerCallback):
     Args:
         objectives: The search's objective names.
         folder: Where each trial's events go, in ``trial-<number>`` (one TensorBoard run each).
+        dimensions: The search's dimension and fixed names (:func:`hyper_parameters`).
     """
 
-    def __init__(self, objectives: Sequence[str], folder: Path) -> None:
-        super().__init__(objectives, folder, "tensorboard")
+    def __init__(
+        self, objectives: Sequence[str], folder: Path, dimensions: Collection[str] = ()
+    ) -> None:
+        super().__init__(objectives, folder, "tensorboard", dimensions=dimensions)
 
     def _stopped(self) -> None:
         """Closes every trial's event files, quietly: tensorboardX closes them again when the

@@ -173,7 +173,10 @@ def _environ(**values: str) -> Iterator[None]:
 #: What Ray Tune logs that a search says better: how to resume ("Tuner.restore": relaunching
 #: resumes a search), and the trials that failed or never reported (the study records each, with
 #: its error).
-_TUNE_NOISE = ("Tuner.restore", "Trials did not complete", "Failed to fetch metrics")
+# "Stop signal received …": Ray Tune's own timestamped line on a Ctrl-C or `search stop`,
+# whose end the launch says itself (what was cut short, what goes on, how to resume).
+_TUNE_NOISE = ("Tuner.restore", "Trials did not complete", "Failed to fetch metrics",
+               "Stop signal received")  # fmt: skip
 
 
 def _no_tune_noise(record: logging.LogRecord) -> bool:

@@ -139,6 +139,58 @@ def test_the_reference_reads_whole_in_the_built_page(reference):
     assert "a name or {name, options}" in shown["algorithm"][4]
 
 
+def test_the_extras_and_the_commands_are_named_alike_everywhere() -> None:
+    """pyproject's extras, the README's and the install page's lists of them (which said `all`
+    was four of them, without `loggers`), and the README's command list (which left out
+    `families` and `indicators`) against the parser's commands."""
+    import tomllib
+
+    from search.cli._parser import build_parser
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    (everything,) = extras["all"]
+    bundled = re.search(r"\[(.*)\]", everything).group(1).split(",")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    row = re.search(r"^\| `all` \| (.*?) \|", install, re.M).group(1)
+    for name in bundled:
+        assert f"`{name}`" in row, name
+        assert f"| `{name}` |" in install and f"`{name}`" in readme, name
+    block = readme[readme.index("## The commands") :].split("```")[1]
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.choices and "launch" in a.choices).choices
+    for command in commands:
+        assert f"search {command}" in block, command
+
+
+def test_the_quick_run_takes_one_figure_everywhere() -> None:
+    """The preset's comment said "under 3 minutes", config.md "under half a minute", the
+    README 13 s: the README's measured figure, with its conditions, is the one."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    seconds = re.search(r"none failed or refused, (\d+) s\s+from the command", readme).group(1)
+    said = f"{seconds} s"
+    preset = (ROOT / "search" / "config" / "presets" / "digits-quick.yaml").read_text()
+    comment = " ".join(line for line in preset.splitlines() if line.startswith("#"))
+    config = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    started = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert f"in {said} on two idle CPU cores" in comment and "minutes" not in comment
+    assert f"`digits-quick` (the default; {said} from the command" in config
+    assert f"{said} from the command to the\nprompt on two idle CPU cores" in started
+
+
+def test_a_key_is_never_broken_mid_word_in_the_reference() -> None:
+    """The theme breaks code anywhere to fit a column: the key column read `train_siz e`. The
+    site's own stylesheet keeps the code of a table's first column on one line."""
+    site = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    (sheet,) = site["extra_css"]
+    css = (ROOT / "docs" / sheet).read_text(encoding="utf-8")
+    rule = re.search(r"td:first-child code \{([^}]*)\}", css)
+    assert rule and "white-space: nowrap" in rule.group(1)
+    assert "| `train_size` |" in _generator().markdown()  # the key is a code span, first
+
+
 def _as_shown(text: str) -> str:
     """Markdown text as a browser shows it: code spans without their backticks, a link as
     its text."""

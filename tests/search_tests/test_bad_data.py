@@ -122,7 +122,8 @@ def _config(folder: Path, kind: str, name: str, **changes) -> Path:
 
 def _refused(argv: list[str], capsys: pytest.CaptureFixture) -> str:
     assert main(argv) == 2
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert out == "", out  # nothing said as launched before the refusal ("Launching 'x' …")
     said = [line for line in err.strip().splitlines() if not line.startswith("[npas] ")]
     assert "Traceback" not in err and len(said) == 1, err  # beside the start-up lines
     return err

@@ -180,8 +180,9 @@ def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
     assert f"Exported trial {meta['trial']} of {CLI_NAME!r}" in text
     searched = metrics_of(_study(launched).trials[meta["trial"]])
     deployed = sum(v.numel() for v in load_bundle(bundle).parameters())
-    assert (f"  parameters: {searched['params']:,} trained (params, what its constraints saw), "
-            f"{deployed:,} in the exported model (materialised_params)") in text  # fmt: skip
+    assert (f"parameters: {searched['params']:,} trained (params, what its constraints saw), "
+            f"{deployed:,} in the exported model (materialised_params)"
+            ) in " ".join(text.split())  # fmt: skip
     assert "test_accuracy" not in searched  # the search read no test figure: export reads it
     test = load("digits", seed=0, progress=False).test
     accuracy = evaluate(load_bundle(bundle), test.x, test.y)["accuracy"]
@@ -204,7 +205,7 @@ def test_export_then_train(launched: dict, tmp_path: Path, capsys) -> None:
 
 
 BAD = {
-    "unknown key": ({"bogus": 1}, ["unknown key 'bogus'", "allowed keys"]),
+    "unknown key": ({"bogus": 1}, ["unknown key 'bogus'", "allowed: ['dataset', "]),
     "bad value": ({"trials": -3}, ["trials", "-3", "an int >= 1"]),
     "malformed constraint": (
         {"constraints": ["params <== 5000"]},
@@ -341,6 +342,7 @@ def test_registries(capsys: pytest.CaptureFixture) -> None:
     assert main(["indicators"]) == 0
     text = capsys.readouterr().out
     assert "latency_ms" in text and "minimize" in text and "infer" in text
+    assert max(len(line) for line in text.splitlines()) <= 100  # it printed 196 characters
     assert main(["presets"]) == 0
     text = capsys.readouterr().out
     assert all(p in text for p in ("digits-quick", "mnist-tiny", "cifar10-wrn"))
@@ -582,7 +584,8 @@ def test_a_search_out_of_time_is_adjourned_not_running_and_a_relaunch_goes_on(
             "--time-budget", "15s"]  # fmt: skip
     first = _run(*argv)
     assert first.returncode == 0, first.stderr[-3000:]
-    assert "0 running, 1 adjourned (adjourned: " in first.stdout, first.stdout
+    unwrapped = first.stdout.replace("\n  ", " ")  # a line wrapped to 100 columns, joined
+    assert "0 running, 1 adjourned (adjourned: " in unwrapped, first.stdout
     assert main(["status", "--run", str(out), "--format", "json"]) == 0
     (status,) = json.loads(capsys.readouterr().out)
     counted = [status[k] for k in ("running", "interrupted", "adjourned", "trials")]
@@ -658,6 +661,7 @@ def test_relaunch_with_trials_below_those_done_says_so(launched: dict, capsys) -
     before = _digest(launched["db"])
     assert main(argv) == 0
     out = capsys.readouterr().out
+    out = " ".join(out.split())  # wrapped to 100 columns
     assert f"{CLI_NAME!r} already has 2 trial(s) done" in out and "asks for 1 in all" in out, out
     assert "give --trials above 2 to go on" in out and "Launching" not in out
     assert len(_study(launched).trials) == 2 and _digest(launched["db"]) == before
@@ -707,8 +711,9 @@ def test_check_prints_the_resolved_search_and_creates_nothing(tmp_path: Path, ca
     assert "  Shapeshifted: a budget of 1,500 to 2,500 parameters" in out
     # digits is bundled: its training split is known (1797 less 20 % validation, less test)
     assert re.search(r"training: up to 2 epoch\(s\) x [\d,]+ training samples = [\d,]+", out)
-    assert out.rstrip().endswith("(nothing was created, started or trained)")
+    assert " ".join(out.split()).endswith("(nothing was created, started or trained)")
     assert err == "" and not (tmp_path / "runs").exists()
+    assert max(len(line) for line in out.splitlines()) <= 100
 
 
 def test_check_counts_exactly_the_meta_models(tmp_path: Path, capsys) -> None:
@@ -732,7 +737,8 @@ def test_check_warns_on_what_is_valid_but_wrong(tmp_path: Path, capsys) -> None:
               "space": {**CLI_CONFIG["space"], "budget": {"low": 10, "high": 20}},
               "constraints": []}  # fmt: skip
     code, _, err = _check(tmp_path, config, capsys)
-    assert code == 0
+    assert code == 0 and max(len(line) for line in err.splitlines()) <= 100
+    err = err.replace("\n  ", " ")  # each warning wrapped to 100 columns, joined
     warnings = [line for line in err.splitlines() if line.startswith("search check: warning: ")]
     assert len(warnings) == 2, err
     assert (

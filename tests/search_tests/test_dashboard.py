@@ -164,7 +164,9 @@ def test_search_dashboard_command_runs_until_ctrl_c_or_sigterm(
         line = proc.stdout.readline()  # printed once the dashboard answers
         assert "optuna-dashboard (read-only) on" in line, line + proc.stderr.read()
         url = line.split(": ", 1)[1].split()[0]
-        log = Path(line.rsplit("its log: ", 1)[1].rstrip(")\n"))
+        said = " ".join(proc.stdout.readline().split())  # its next line: within 100 columns
+        assert said.startswith("(Ctrl-C or SIGTERM stops it; its log: ")
+        log = Path(said.rsplit("its log: ", 1)[1].rstrip(")"))
         studies = _get(f"{url}/api/studies")["study_summaries"]
         assert studies[0]["study_name"] == "dash-study" and log.is_file()
         proc.send_signal(sig)
@@ -266,7 +268,7 @@ def test_an_exposed_dashboard_says_where_it_listens_and_stays_read_only(storage:
         line = proc.stdout.readline()
         url = line.split(": ", 1)[1].split()[0]  # on 127.0.0.1: this test stays on loopback
         port = url.rsplit(":", 1)[1]
-        warning = proc.stderr.readline()
+        warning = " ".join((proc.stderr.readline() + proc.stderr.readline()).split())  # wrapped
         assert f"warning: listening on 0.0.0.0:{port}, beyond this machine" in warning
         assert "no authentication" in warning and "delete" not in warning
         assert _request(f"{url}/api/studies/{_study_id(url)}", "DELETE") == 403

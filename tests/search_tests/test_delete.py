@@ -34,6 +34,8 @@ def _names(run: Path) -> list[str]:
 def test_delete_with_yes_removes_that_search_only_and_names_the_files_left(run, capsys):
     assert main(["delete", "--run", str(run), "--name", "gone", "--yes"]) == 0
     out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100  # wrapped at spaces
+    out = " ".join(out.split())
     assert out.startswith("deleted search 'gone' (6 trial(s)) from sqlite:///")
     assert f"yours to remove: {run / 'gone'}" in out
     assert _names(run) == ["keep"] and (run / "gone" / "trials" / "model.pt").exists()

@@ -29,13 +29,22 @@ def test_the_start_up_modules_load_nothing_heavy() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_a_launch_says_what_it_loads_before_any_other_line(tmp_path: Path) -> None:
+def test_a_quick_answer_comes_alone_and_a_launch_says_what_it_loads_first(tmp_path: Path):
+    """A typo is answered before torch loads (a quarter of a second): the error alone (it came
+    after "[npas] loading torch …"); a launch that goes on says what it loads before any
+    other line, as torch starts to load."""
     (tmp_path / "bad.yaml").write_text("dataset: digits\ntrails: 4\naddress: 10.0.0.1:1\n")
     done = subprocess.run([sys.executable, "-m", "search", "launch", "bad.yaml"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "search launch: error: bad.yaml: unknown key 'trails' (value 4) (did you mean 'trials'?)"
+    ]
+    (tmp_path / "a-file").write_text("")  # refused once the preset is loaded (with torch)
+    done = subprocess.run([sys.executable, "-m", "search", "launch", "--out", "a-file"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
     lines = done.stderr.splitlines()
     assert done.returncode == 2 and lines[0] == "[npas] loading torch, Optuna and Ray Tune …"
-    assert "unknown key 'trails'" in lines[-1], done.stderr
+    assert "which is a file" in lines[-1] and done.stdout == "", done.stderr
 
 
 @pytest.fixture

@@ -38,9 +38,8 @@ def test_search_check_refuses_an_image_family_on_table_rows_before_any_trial(tmp
         DATASETS._entries.pop("t-table", None)
 
 
-@pytest.mark.parametrize("shape", [(5, 3, 4, 4), (5, 3, 7), (5, 3)])
-def test_the_snippet_normalises_each_channel_or_feature(tmp_path, monkeypatch, shape):
-    multiply, subtract = [0.5, 2.0, 4.0], [1.0, -1.0, 3.0]
+def _snippet(tmp_path, shape: tuple[int, ...], multiply: list, subtract: list) -> str:
+    """The README's preparation of ``raw`` for a bundle whose input is ``shape``."""
     record = {
         "onnx": {"file": "model.onnx", "opset": 18, "input": {"name": "input", "dtype":
                  "float32", "shape": ["batch", *shape[1:]]},
@@ -53,7 +52,13 @@ def test_the_snippet_normalises_each_channel_or_feature(tmp_path, monkeypatch, s
     (tmp_path / "metrics.json").write_text(json.dumps({"data": record["data"]}))
     text = _portable_readme(record)
     snippet = re.search(r"```python\n(.*?)```", text, re.S).group(1)
-    prepare = snippet.split("\nlogits")[0].replace(", onnxruntime as ort", "")
+    return snippet.split("\nlogits")[0].replace(", onnxruntime as ort", "")
+
+
+@pytest.mark.parametrize("shape", [(5, 3, 4, 4), (5, 3, 7), (5, 3)])
+def test_the_snippet_normalises_each_channel_or_feature(tmp_path, monkeypatch, shape):
+    multiply, subtract = [0.5, 2.0, 4.0], [1.0, -1.0, 3.0]
+    prepare = _snippet(tmp_path, shape, multiply, subtract)
     raw = np.random.default_rng(0).normal(size=shape).astype(np.float32)
     scope = {"raw": raw}
     monkeypatch.chdir(tmp_path)
@@ -61,3 +66,15 @@ def test_the_snippet_normalises_each_channel_or_feature(tmp_path, monkeypatch, s
     for c in range(3):
         assert np.array_equal(scope["x"][:, c], raw[:, c] * np.float32(multiply[c])
                               - np.float32(subtract[c]))  # fmt: skip
+
+
+def test_the_snippet_takes_one_channel_signals_as_an_n_by_l_array(tmp_path, monkeypatch):
+    """An npz with ``layout: signal`` may hold N×L; the README said raw is N×C×L only."""
+    prepare = _snippet(tmp_path, (5, 1, 7), [0.5], [1.0])
+    assert "raw[:, None]" in prepare and "layout: signal" in prepare
+    raw = np.random.default_rng(0).normal(size=(5, 7)).astype(np.float32)
+    monkeypatch.chdir(tmp_path)
+    for given in (raw, raw[:, None]):
+        scope = {"raw": given}
+        exec(prepare, scope)
+        assert np.array_equal(scope["x"], raw[:, None] * np.float32(0.5) - np.float32(1.0))

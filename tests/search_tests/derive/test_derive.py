@@ -63,7 +63,8 @@ def _data_only(dataset, *, limit: int = 2000, **limits) -> dict:
 
 def _derived(out: str) -> dict[str, str]:
     """``search check``'s derived lines: key → the line's rest."""
-    lines = out.split("Derived from the data")[1].split("\nSearch ")[0].splitlines()[1:]
+    block = out.split("Derived from the data")[1].split("\nSearch ")[0]
+    lines = block.replace("\n    ", " ").splitlines()[1:]  # a line wrapped to 100 columns, whole
     return dict(line.strip().split(": ", 1) for line in lines if "because" in line)
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import optuna
@@ -274,14 +275,15 @@ def test_report_text_states_selection_hypervolume_and_conditions(report):
     assert "Constant over all trials (they cannot rank trials): peak_mem_infer_mb" in md
     assert "Kendall τ" in md and "Jaccard" in md
     front_header = _md_table(md, "Front")[0]
-    for column in (
-        "selected",
-        "accuracy",
-        "params",
-        "latency_ms",
-        "params_convnet.width",
-    ):
+    for column in ("selected", "accuracy", "params", "latency_ms"):
         assert column in front_header
+    # the hyper-parameters in a table of their own, by dimension name: each table fits the
+    # page (one of 21 columns scrolled sideways), and a long column name may break in HTML
+    hypers = _md_table(md, "Front: hyper-parameters")[0]
+    assert "| convnet.width |" in hypers and "params_" not in hypers + front_header
+    assert max(len(h.split("|")) - 2 for h in (front_header, hypers)) <= 14
+    html = paths["report.html"].read_text()
+    assert "<th>latency_<wbr>ms</th>" in html and "<th>convnet.<wbr>width</th>" in html
     # conditions equal on every front row are stated once, above the table
     assert "cond_device" not in front_header and "cond_threads" not in front_header
     measured = next(line for line in md.splitlines() if line.startswith("Measured under"))
@@ -564,6 +566,21 @@ def test_scatter_marks_families_infeasible_trials_and_limits(report):
     legend = [t.get_text() for t in png.axes[0].get_legend().get_texts()]
     assert {label.split(" [")[0] for label in legend} == set(traces)
     assert f"{REFUSED_LABEL} [3 below the axis]" in legend
+
+
+def test_a_log_axis_is_labelled_at_its_decades_only():
+    """Plotly labelled a log axis "2", "5" between the decades as well; they are minor ticks."""
+    import plotly.graph_objects as go
+
+    from search.report._interactive import _scale_axes
+
+    points = np.array([[900.0, 0.9], [2.0e5, 0.95]])
+    panel = SimpleNamespace(points=points, log=(True, False), y_floor=np.nan)
+    fig = go.Figure(go.Scatter(x=points[:, 0], y=points[:, 1]))
+    _scale_axes(fig, panel, {})
+    axis = fig.layout.xaxis
+    assert axis.type == "log" and axis.dtick == 1 and axis.minor.dtick == "D1"
+    assert fig.layout.yaxis.type is None
 
 
 def test_study_with_one_trial(tmp_path):

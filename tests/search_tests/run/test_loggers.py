@@ -64,6 +64,19 @@ def test_a_trial_is_shown_by_its_number_and_its_hyper_parameters_by_dimension_na
     assert view.trial_id == "ab_00003"  # anything else is the trial's
 
 
+def test_a_familys_own_train_option_keeps_its_name_and_distillation_needs_a_teacher():
+    """``convnet.train.lr`` was logged as ``train.lr``, and ``distill_*`` with no teacher."""
+    train = {"lr": 0.1, "momentum": 0.9, "teacher": None, "distill_weight": 0.5}
+    cfg = SimpleNamespace(family="convnet", budget=900, hyper={}, ssn={}, train=train)
+    trial = SimpleNamespace(config={"number": 0, "trial_config": cfg})
+    named = TrialView(trial, None, {"family", "convnet.train.lr", "train.momentum"}).config
+    assert named == {"number": 0, "family": "convnet", "budget": 900, "convnet.train.lr": 0.1,
+                     "train.momentum": 0.9}  # fmt: skip
+    taught = SimpleNamespace(**{**vars(cfg), "train": {**train, "teacher": {"family": "mlp"}}})
+    named = TrialView(SimpleNamespace(config={"number": 0, "trial_config": taught}), None).config
+    assert named["train.distill_weight"] == 0.5 and named["train.lr"] == 0.1
+
+
 class _Trial(SimpleNamespace):
     __hash__ = object.__hash__  # as Ray Tune's trials: each its own key
 
