@@ -151,6 +151,14 @@ def run_hand(name: str, seed: int, folder: Path) -> dict[str, Any]:
     }
 
 
+def engine() -> str:
+    """The commit of npas that ran: ``git describe``'s hash, ``-dirty`` when the tree had
+    changes (a dataset's verdict needs all its runs from one engine)."""
+    done = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    return done.stdout.strip() or "unknown"
+
+
 def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
     """Mean, sample standard deviation and the half-width of the mean's 95 % t interval."""
     from scipy.stats import t
@@ -229,6 +237,10 @@ def table(root: Path) -> str:
 def _verdict(name: str, by_arm: dict, means: dict[str, float], complete: bool) -> str:
     if not complete:
         return f"- {name}: partial (not every arm has every seed): decides nothing"
+    engines = {r.get("engine") for runs in by_arm.values() for r in runs.values()}
+    if len(engines) > 1:
+        return (f"- {name}: its runs come from {len(engines)} npas commits "
+                f"({', '.join(sorted(map(str, engines)))}): decides nothing")  # fmt: skip
     npas = [r["test_accuracy"] for r in by_arm["npas"].values()]
     hand = [r["test_accuracy"] for r in by_arm["hand"].values()]
     diff, half, p = welch(npas, hand)
@@ -276,6 +288,7 @@ def main() -> None:
                     result = run_hand(name, seed, folder)
                 else:
                     result = run_search_arm(name, arm, seed, folder)
+                result["engine"] = engine()
                 (folder / "result.json").write_text(json.dumps(result, indent=1) + "\n")
                 args.results.with_suffix(".md").write_text(table(args.results))
                 print(f"[unaided] {name} {arm} seed {seed}: test {result['test_accuracy']:.4f}")

@@ -49,6 +49,10 @@ def test_the_verdicts_follow_the_protocol(tmp_path):
     for arm in ("hand", "tpe", "random"):
         _write(tmp_path / "over", "digits", arm, [0.90, 0.91, 0.92, 0.91, 0.91], 1442)
     assert "does not beat the hand design (a recommendation over" in bench.table(tmp_path / "over")
+    moved = tmp_path / "digits" / "tpe" / "seed3" / "result.json"
+    moved.write_text(json.dumps({**json.loads(moved.read_text()), "engine": "abc123"}))
+    assert "- digits: its runs come from 2 npas commits" in bench.table(tmp_path)
+    assert bench.engine() not in ("", "unknown")  # this checkout's commit
 
 
 @pytest.mark.parametrize("arm", ["npas", "tpe"])
