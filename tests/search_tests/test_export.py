@@ -421,7 +421,7 @@ def test_train_exports_the_retrained_model_and_says_which_file_is_which(
     assert set(before["models"]) == {"model.pt", "model.onnx", "model.pt2"}
     assert all(said.startswith("the search's model") for said in before["models"].values())
     assert main(["train", str(folder), "--epochs", "1", "--seed", "3"]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # wrapped to 100 columns, joined
     assert f"Retrained model: {folder / 'trained'}/model.pt, model.onnx, model.pt2" in out
     trained = folder / "trained"
     retrained = rebuild(trained / "model.pt").materialize().eval()

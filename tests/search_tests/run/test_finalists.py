@@ -288,7 +288,9 @@ def test_sigterm_during_finalists_keeps_the_search_and_a_relaunch_trains_only_wh
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
     assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
-    assert "stopped by SIGTERM during its finalists: its trials are all recorded" in err
+    assert "stopped by SIGTERM during its finalists: its trials are all recorded" in " ".join(
+        err.split()
+    )  # wrapped to 100 columns, joined
     study = optuna.load_study(study_name="fin", storage=f"sqlite:///{searched / 'npas.db'}")
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 3  # the search is whole
     kept = study.user_attrs[StudyAttr.FINALIST_RUNS]

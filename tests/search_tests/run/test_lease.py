@@ -202,7 +202,7 @@ def test_a_dead_launch_on_this_host_frees_the_search_and_status_says_so(tmp_path
     dead.wait()
     _plant(url, host=socket.gethostname(), pid=dead.pid, age_s=1)
     assert main(["status", "--run", str(tmp_path)]) == 0
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())  # wrapped to 100 columns, joined
     assert "0 running" in text and "1 interrupted" in text and "running now" not in text
     study = launch(make_config(tmp_path, optimiser="random", trials=3), trial_fn=fake_trial,
                    progress=False)  # fmt: skip

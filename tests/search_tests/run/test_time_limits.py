@@ -140,7 +140,7 @@ def test_a_trial_past_its_timeout_is_pruned_with_the_reason_and_keeps_its_checkp
         assert [p["epoch"] for p in trial.user_attrs["curve"]] == [1, 2, 3]
         assert latest_checkpoint(trial) is not None  # kept: it may be exported from there
     main(["status", "--run", str(tmp_path), "--trial", "1"])
-    shown = capsys.readouterr().out
+    shown = " ".join(capsys.readouterr().out.split())  # wrapped to 100 columns, joined
     assert "trial 1: PRUNED (stopped early) after 3 epoch(s)" in shown
     assert "why it ended: trial timeout: 0.75 s of training >= 0.75 s" in shown
     assert f"checkpoint: {latest_checkpoint(study.trials[1])}" in shown
@@ -172,7 +172,7 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     assert (status["running"], status["interrupted"]) == (0, 0), status
     assert status["adjourned"] == len(running), status
     assert main(["status", "--run", str(tmp_path)]) == 0
-    shown = capsys.readouterr().out
+    shown = " ".join(capsys.readouterr().out.split())  # wrapped to 100 columns, joined
     assert f"{len(running)} adjourned (adjourned: " in shown and "0 running" in shown
     main(["status", "--run", str(tmp_path), "--trial", str(running[0].number), "--format", "json"])
     one = json.loads(capsys.readouterr().out)
