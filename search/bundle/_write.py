@@ -56,6 +56,15 @@ MODELS = {
     PROGRAM_FILE: "the search's model, as model.pt, for torch.export.load",
 }
 
+#: ``models`` when the recommendation's refit model is exported (``search.run._finalists``).
+REFIT_MODELS = {
+    "model.pt": "the recommendation's refit: the trial trained again after the finalists "
+    "chose it, on the training and validation splits together, with its search seed, "
+    "materialised",
+    ONNX_FILE: "the refit model, as model.pt, for onnxruntime",
+    PROGRAM_FILE: "the refit model, as model.pt, for torch.export.load",
+}
+
 
 @dataclass(frozen=True)
 class Exported:
@@ -210,6 +219,7 @@ def export_bundle(
     chosen = _choose(study, select, objectives)
     trial = _frozen(study, chosen.number)
     recorded = read_trial(trial, conditions_of(study), constraints_of(study))
+    refit = None  # a checkpoint's weights are the trial's own
     if from_checkpoint:
         checkpoint = _checkpoint(trial)
         state = read_state(checkpoint)
@@ -217,7 +227,8 @@ def export_bundle(
                 "state_dict": trained_weights(state["fit"])}  # fmt: skip
         source = {"folder": str(checkpoint), "epoch": int(state["epoch"]), "file": STATE_NAME}
     else:
-        blob, source = read_weights(_refit(study, chosen) or _artifact(recorded)), None
+        refit = _refit(study, chosen)
+        blob, source = read_weights(refit or _artifact(recorded)), None
     cfg = TrialConfig.from_dict(blob["trial_config"])
     model = deployable(model_of(cfg, blob["mapping"], blob["state_dict"]))
     data = load(
@@ -255,7 +266,8 @@ def export_bundle(
             _config_yaml(study, trial.number, cfg), encoding="utf-8"
         )
         deploy = {"onnx": onnx, "data": described, "checkpoint": source}
-        models = {k: v for k, v in MODELS.items() if k in names}
+        labels = MODELS if refit is None else REFIT_MODELS
+        models = {k: v for k, v in labels.items() if k in names}
         deploy = {**deploy, "models": models}
         record = _metrics_record(study, recorded, chosen, model, test, storage_url, deploy)
         (staged / "metrics.json").write_text(

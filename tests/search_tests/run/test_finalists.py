@@ -241,6 +241,7 @@ def test_export_without_select_writes_the_recommendation_and_status_names_it(
     assert meta["selection"]["finalists"] == _stored(searched, StudyAttr.RECOMMENDATION)
     exported = torch.load(tmp_path / "bundle" / "model.pt", weights_only=True)
     assert exported["trial_config"]["train_on"] == "train+val"  # the refit model, not trial's
+    assert all(said.startswith("the re") for said in meta["models"].values()), meta["models"]
     assert "refit on train+val" in out or "refit on train+val" in _status_line(searched, capsys)
     assert main(["export", "--run", str(searched), "--name", "fin", "--select", "knee",
                  "--out", str(tmp_path / "knee")]) == 0  # fmt: skip
