@@ -71,13 +71,13 @@ def _launched(args: argparse.Namespace) -> int:
     from search._format import duration, wrap, wrap_lines
 
     config, derivation = _derived_config(args)  # every check runs before the storage opens
-    from search.config import check_user_code, suspicions
+    from search.config import check_user_code
     from search.run import launch
 
     # data that differ from those the search recorded: refused before a line says "Launching"
     _stored_data(config, check_user_code(config), args.data_changed, said=False)
     url = masked_url(config.storage_url)
-    for warning in suspicions(config, floor=False):  # launch() warns of the budget floor
+    for warning in _warnings(config, floor=False):  # launch() warns of the budget floor
         print(wrap(f"search launch: warning: {warning}"), file=sys.stderr)
     done = _done_before(config)
 
@@ -169,7 +169,7 @@ def _check(args: argparse.Namespace) -> int:
     """``launch``'s checks alone (the config, the user's code, its dataset and indicators),
     then the resolved search and its warnings; nothing is created, started or trained."""
     config, derivation = _derived_config(args)  # its errors come before torch loads
-    from search.config import check_user_code, describe, suspicions
+    from search.config import check_user_code, describe
 
     fingerprint = check_user_code(config)
     _stored_data(config, fingerprint, args.data_changed)
@@ -180,11 +180,20 @@ def _check(args: argparse.Namespace) -> int:
     print("\n".join(wrap_lines(describe(config))))
     if fingerprint is not None:
         print(wrap(_data_line(fingerprint)))
-    for warning in suspicions(config):
+    for warning in _warnings(config):
         print(wrap(f"search check: warning: {warning}"), file=sys.stderr)
     print(wrap(f"{config.name!r}: the config, its imports, dataset and indicators are valid "
                "(nothing was created, started or trained)"))  # fmt: skip
     return 0
+
+
+def _warnings(config: Any, *, floor: bool = True) -> list[str]:
+    """The config's suspicions, and a validation split too small to rank its trials."""
+    from search.config import suspicions
+    from search.derive import validation_warning
+
+    small = validation_warning(config)
+    return [*suspicions(config, floor=floor), *([small] if small else [])]
 
 
 def _stored_data(

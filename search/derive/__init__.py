@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from search.derive._derive import Derivation as Derivation
     from search.derive._derive import Derived as Derived
     from search.derive._derive import derive as derive
+    from search.derive._derive import validation_warning as validation_warning
     from search.derive._families import LAYOUT_FAMILIES as LAYOUT_FAMILIES
     from search.derive._families import FamilySpec as FamilySpec
     from search.derive._load import load_config as load_config
@@ -25,11 +26,20 @@ _EXPORTS = {
     "Derivation": "search.derive._derive",
     "Derived": "search.derive._derive",
     "derive": "search.derive._derive",
+    "validation_warning": "search.derive._derive",
     "LAYOUT_FAMILIES": "search.derive._families",
     "FamilySpec": "search.derive._families",
     "load_config": "search.derive._load",
 }
 
-__all__ = ["LAYOUT_FAMILIES", "Derivation", "Derived", "FamilySpec", "derive", "load_config"]
+__all__ = [
+    "LAYOUT_FAMILIES",
+    "Derivation",
+    "Derived",
+    "FamilySpec",
+    "derive",
+    "load_config",
+    "validation_warning",
+]
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

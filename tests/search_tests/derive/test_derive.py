@@ -307,3 +307,16 @@ def test_small_cheap_data_is_cross_validated_and_a_large_split_is_not(tmp_path, 
                   base=str(tmp_path))  # fmt: skip
     assert mine.config["folds"] == 3 and "folds" in mine.given
     assert "4 fits a trial" in {d.key: d for d in mine.values}["train.epochs"].because
+
+
+def test_check_warns_of_a_validation_split_too_small_to_rank_on(tmp_path, capsys, declared):
+    _table(tmp_path, rows=300)  # 30 validation samples by default
+    declared.append("t-small")
+    one = _data_only({"name": "t-small", "npz": "table.npz"}) | {"folds": 1}
+    assert main(["check", _write(tmp_path, "one", one)]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "warning: the validation split holds 50 samples" in err  # the derived val_size
+    assert "standard error of 4.2 points" in err and "folds: 5" in err
+    assert main(["check", _write(tmp_path, "cv", _data_only({"name": "t-small",
+                                                             "npz": "table.npz"}))]) == 0
+    assert "validation split holds" not in capsys.readouterr().err  # derived: folds 5
