@@ -57,6 +57,8 @@ ARTIFACT_NAME = "model.pt"
 STATE_NAME = "trial_state.pt"
 #: ``format`` of that state.
 STATE_FORMAT = "npas-trial-state/1"
+#: Trainings a cross-validated trial's model of every sample may take (see ``_fit_all``).
+FIT_TRIES = 3
 #: Gradient-norm clip of the ``auto`` mapping's probe pretraining: the probe serves every
 #: layer from one small store, and at the trial's own learning rate (SGD at 0.1-0.3) a deep
 #: probe diverged to NaN within an epoch on MNIST; clipped, it trains (see _net._resized).
@@ -198,6 +200,7 @@ def _run(
     )
     if cfg.folds > 1:
         metrics.update(folds=cfg.folds, accuracy_folds_std=last["val_accuracy_std"])
+        metrics.update({k: last[k] for k in ("fit_accuracy", "fit_tries") if k in last})
     if cfg.report_test:  # opted in: a benchmark's per-trial test figures
         test = evaluate(net, data.test)
         metrics.update(test_accuracy=test["accuracy"], test_loss=test["loss"])
@@ -337,12 +340,13 @@ def _train(
     on_epoch: Callable[[dict[str, float]], None] | None = None,
     on_state: Callable[[dict[str, Any]], None] | None = None,
     resume: Mapping[str, Any] | None = None,
+    seed: int | None = None,
 ) -> FitResult:
     return fit(
         model,
         data,
         recipe,
-        seed=cfg.seed,
+        seed=cfg.seed if seed is None else seed,
         device=device,
         progress=cfg.progress,
         on_epoch=on_epoch,
@@ -373,24 +377,55 @@ def _cross_validated(
         fold = data.fold(index, cfg.folds, seed=cfg.seed)
         results.append(_train(net, fold, cfg, device, cfg.recipe()))
         runs.append((len(fold.val), results[-1].history[-1]))
-    if cfg.artifact_dir is not None:
-        net.load_state_dict(first)
-        results.append(_train(net, data.with_val_in_train(), cfg, device, cfg.recipe()))
     seen = sum(n for n, _ in runs)
     accuracies = [last["val_accuracy"] for _, last in runs]
     pooled = {
         "val_accuracy": sum(n * last["val_accuracy"] for n, last in runs) / seen,
         "val_loss": sum(n * last["val_loss"] for n, last in runs) / seen,
         "val_accuracy_std": statistics.pstdev(accuracies),
-        "train_loss": results[-1].history[-1]["train_loss"],
-        "train_accuracy": results[-1].history[-1]["train_accuracy"],
     }
+    if cfg.artifact_dir is not None:
+        fitted, tries = _fit_all(net, first, data.with_val_in_train(), cfg, device,
+                                 pooled["val_accuracy"], results)  # fmt: skip
+        pooled |= {"fit_accuracy": fitted, "fit_tries": tries}
+    pooled |= {"train_loss": results[-1].history[-1]["train_loss"],
+               "train_accuracy": results[-1].history[-1]["train_accuracy"]}  # fmt: skip
     elapsed = sum(r.train_time_s for r in results)
     if report is not None:
         report({"epoch": results[-1].epochs, **pooled, "elapsed_s": elapsed})
     whole = dataclasses.replace(results[-1], train_time_s=elapsed,
                                 energy_j=sum(r.energy_j for r in results))  # fmt: skip
     return whole, pooled
+
+
+def _fit_all(
+    net: nn.Module,
+    first: Mapping[str, Any],
+    pool: Data,
+    cfg: TrialConfig,
+    device: torch.device,
+    expected: float,
+    results: list[FitResult],
+) -> tuple[float, int]:
+    """``net`` trained from ``first`` on every training sample (``pool``), its training
+    appended to ``results``. Nothing is held out to check it, so its own samples are: a
+    model that fits them worse than the folds' models scored on samples they never saw
+    (``expected``) is a failed run (a GunPoint net fitted 77 % of its samples against a 92 %
+    cross-validated estimate, and scored 75 % on the test split), and it trains again with
+    another shuffle, up to :data:`FIT_TRIES` times; the best fit is kept. Returns its
+    accuracy on the pool and the trainings it took."""
+    best: tuple[float, dict[str, Any]] | None = None
+    for attempt in range(FIT_TRIES):
+        net.load_state_dict(first)
+        results.append(_train(net, pool, cfg, device, cfg.recipe(), seed=cfg.seed + attempt))
+        fitted = float(evaluate(net, pool.train)["accuracy"])
+        if best is None or fitted > best[0]:
+            best = (fitted, copy.deepcopy(net.state_dict()))
+        if fitted >= expected:
+            break
+    assert best is not None  # FIT_TRIES >= 1
+    net.load_state_dict(best[1])
+    return best[0], attempt + 1
 
 
 def _state_writer(

@@ -328,6 +328,31 @@ def test_a_cross_validated_trial_pools_its_folds_and_saves_a_model_of_every_samp
         run_trial(cfg, resume=tmp_path)
 
 
+def test_a_model_of_every_sample_that_fits_them_worse_than_the_folds_trains_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model a cross-validated trial saves has nothing held out to check it but its own
+    samples: fitting them worse than the folds scored unseen samples, it trains again with
+    another shuffle (up to FIT_TRIES), and the best fit is kept."""
+    fits = iter([0.01, 0.03, 0.02])  # each try's accuracy on its own samples: all too low
+    seeds: list[int] = []
+    real = search.trial._train
+
+    def spy(net, data, cfg, device, recipe, **kwargs):  # type: ignore[no-untyped-def]
+        seed = kwargs.get("seed")
+        seeds.append(cfg.seed if seed is None else seed)
+        return real(net, data, cfg, device, recipe, **kwargs)
+
+    monkeypatch.setattr(search.trial, "_train", spy)
+    monkeypatch.setattr(search.trial, "evaluate", lambda *a, **k: {"accuracy": next(fits)})
+    cfg = BASE | {"folds": 2, "seed": 5, "artifact_dir": str(tmp_path), "indicators": ["params"],
+                  "train": {"epochs": 1}}  # fmt: skip
+    result = run_trial(cfg)
+    assert result["fit_tries"] == search.trial.FIT_TRIES == 3
+    assert result["fit_accuracy"] == 0.03  # the best of the three kept
+    assert seeds == [5, 5, 5, 6, 7]  # two folds, then the fits of every sample: seeds 5, 6, 7
+
+
 def test_folds_need_fifo_and_stay_out_of_a_config_that_does_not_set_them() -> None:
     from search.config import load_config
 
