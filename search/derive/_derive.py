@@ -4,24 +4,27 @@ constraints by fixed rules (no training, no timing), each value with the rule th
 The rules, in order (``docs/guides/unaided.md`` states them for users):
 
 - families: the built-in families of the data's layout (:data:`LAYOUT_FAMILIES`) whose
-  shallowest, narrowest model fits the parameter limit;
+  shallowest, narrowest model fits the reach (:data:`SHARE_REACH` × the parameter limit);
 - depths: each family's range, its top lowered until a model twice the narrowest width fits
-  the limit;
+  the reach;
 - widths: for each family, the widest first width whose plain model at the deepest depth fits
-  the limit, and a third of it (at least the family's narrowest) as the low end, on a log scale;
+  the reach, and a third of it (at least the family's narrowest) as the low end, on a log scale;
+- validation: at least 50 samples (or 30 % of the training split); under
+  :data:`FOLDS_BELOW`, with trials cheap enough to run to their end, 5-fold cross-validation;
 - Shapeshifting: with a params limit, models up to 4× the limit and a budget from a quarter
   of the limit to the limit: a model within its budget trains plain, a larger one shares one
   store (``single``, the wavg generator) within it; no limit, plain only;
 - recipe: SGD-Nesterov with one-cycle, each family's learning-rate range, weight decay
   1e-5..1e-3, no label smoothing; batch the largest power of two up to a sixteenth of the
-  training samples (16..128); epochs per trial the largest rung (3, 9, 27, 81) that one trial
-  trains within a tenth of the time limit (a minute without one), at a stated rate of 5,000
-  samples a second for a net of 5,000 parameters;
+  training samples (16..128); epochs per trial the largest rung (3, 9, 27, 81, 243) that one
+  trial (every fit of it) trains within a tenth of the time limit (a minute without one), at
+  a stated rate of 5,000 samples a second for a net of 5,000 parameters;
 - augmentation: the dataset's own, searched on and off, for images and signals; a declared
   image dataset without one gets pad-crop of 1/14 of its shorter side, a declared signal
   dataset a shift in time of 1/10 of its length (both at least 1); tables none;
-- search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets; trials from the
-  time at the mean epochs MOASHA trains a trial.
+- search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets, or FIFO for
+  short or cross-validated trials; trials ten times what the time fits at the rule's rate;
+  finalists (top 3, 3 seeds, a fifth of the time) and the refit.
 """
 
 from __future__ import annotations
