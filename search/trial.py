@@ -33,7 +33,7 @@ from objectives import INDICATORS, EnergyMeter, measure, measuring_data
 from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, Recipe, evaluate, fit, trained_weights
 from search._output import write_atomic
-from search.config import Constraint, TrialConfig, breach, verdict
+from search.config import FIT_TRIES, Constraint, TrialConfig, breach, verdict
 from search.errors import ExportError
 from spaces import BudgetError, ConfigError, build_model
 from spaces.ssn import shapeshift
@@ -57,8 +57,6 @@ ARTIFACT_NAME = "model.pt"
 STATE_NAME = "trial_state.pt"
 #: ``format`` of that state.
 STATE_FORMAT = "npas-trial-state/1"
-#: Trainings a cross-validated trial's model of every sample may take (see ``_fit_all``).
-FIT_TRIES = 3
 #: Gradient-norm clip of the ``auto`` mapping's probe pretraining: the probe serves every
 #: layer from one small store, and at the trial's own learning rate (SGD at 0.1-0.3) a deep
 #: probe diverged to NaN within an epoch on MNIST; clipped, it trains (see _net._resized).

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from search.config._search import SearchConfig as SearchConfig
     from search.config._source import check_source as check_source
     from search.config._start import complete as complete
+    from search.config._trial import FIT_TRIES as FIT_TRIES
     from search.config._trial import SSN_OPTIONS as SSN_OPTIONS
     from search.config._trial import TRAIN_OPTIONS as TRAIN_OPTIONS
     from search.config._trial import TrialConfig as TrialConfig
@@ -85,6 +86,7 @@ _EXPORTS = {
     "TRAIN_OPTIONS": "search.config._trial",
     "ConfigKey": "search.config._keys",
     "reference": "search.config._keys",
+    "FIT_TRIES": "search.config._trial",
     "TrialConfig": "search.config._trial",
     "check_trial_config": "search.config._trial",
 }
@@ -115,6 +117,7 @@ _SHARED = {
 }
 
 __all__ = [
+    "FIT_TRIES",
     "REPORTED_ONLY",
     "SSN_OPTIONS",
     "TRAIN_OPTIONS",

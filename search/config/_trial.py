@@ -50,6 +50,9 @@ _MEASURE_KEYS = tuple(
 DEFAULT_EPOCHS = 3
 #: The most folds a trial's cross-validation takes (``folds``).
 MAX_FOLDS = 20
+#: Trainings a model of every sample may take (a cross-validated trial's, a refit): one that
+#: fits its own samples worse than unseen ones were scored trains again, the best kept.
+FIT_TRIES = 3
 #: What a trial trains on (``train_on``): the training split, or it and the validation split.
 TRAIN_ON = ("train", "train+val")
 

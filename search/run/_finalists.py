@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import optuna
 
-from search.config import LimitsConfig, TrialConfig
+from search.config import FIT_TRIES, LimitsConfig, TrialConfig
 from search.errors import SearchInterrupted
 from search.record import StudyAttr, TrialAttr, read_study, recommended_line, record_cost
 from search.run._cost import SearchCost
@@ -54,8 +54,7 @@ __all__ = ["Finalist", "choose", "finalists_of", "run_finalists"]
 
 #: The metric finalists are ranked on: ``run_trial``'s validation accuracy.
 METRIC = "accuracy"
-#: Runs a refit may take when one fits its own samples worse than the finalists scored.
-FIT_TRIES = 3
+
 
 
 @dataclass(frozen=True)
@@ -326,10 +325,11 @@ def _refit(
                 "train_on": "train+val", "time_s": 0.0,
                 "note": "the cross-validated trial's own model of every training sample"}
     best: tuple[float, dict[str, Any]] | None = None
-    started = time.monotonic()
+    started, tries = time.monotonic(), 0
     for attempt in range(FIT_TRIES):
         if deadline is not None and time.monotonic() + (chosen.time_s or 0.0) > deadline:
             break
+        tries += 1
         try:
             metrics = dict(trial_fn(TrialConfig.from_dict({
                 **chosen.config, "folds": 1, "train_on": "train+val", "seed": seed + attempt,
@@ -352,8 +352,8 @@ def _refit(
         return {"trial": chosen.trial, "skipped": "no time was left for it, or it failed"}
     spent = time.monotonic() - started
     _say(progress, f"refit: trial {chosen.trial} trained again on the training and validation "
-                   f"splits together in {spent:.0f} s ({attempt + 1} run(s))")  # fmt: skip
-    return {**best[1], "tries": attempt + 1, "train_on": "train+val", "time_s": spent}
+                   f"splits together in {spent:.0f} s ({tries} run(s))")  # fmt: skip
+    return {**best[1], "tries": tries, "train_on": "train+val", "time_s": spent}
 
 
 #: ``(finalist, seed, run, metrics)`` → None: records one finished run.
