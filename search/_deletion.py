@@ -35,7 +35,7 @@ def delete_search(
     storage = read_storage(url)
     names = sorted(s.study_name for s in storage.get_all_studies())
     if name not in names:
-        raise unknown("--name", name, names)
+        raise unknown("--name", name, names, "search status")
     busy = lease_busy(storage.engine, name)
     if busy is not None:
         raise SearchLocked(f"{busy}: stop that launch before deleting the search")

@@ -33,7 +33,7 @@ def stop_search(url: str, name: str) -> str:
     storage = read_storage(url)
     names = sorted(s.study_name for s in storage.get_all_studies())
     if name not in names:
-        raise unknown("--name", name, names)
+        raise unknown("--name", name, names, "search status")
     owner = lease_owner(storage.engine, name)
     if owner is None:
         raise ConfigError(f"--name: no launch runs search {name!r} now; nothing to stop")

@@ -247,7 +247,7 @@ def _trial_status(
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
         names = [s.study_name for s in studies]
-        raise unknown("--name", args.name, names)
+        raise unknown("--name", args.name, names, "search status")
     study = chosen[0]
     if not 0 <= args.trial < len(study.trials):
         raise ConfigError(f"--trial: got {args.trial}; allowed: 0 to {len(study.trials) - 1}")

@@ -22,20 +22,35 @@ def bad(path: str, value: Any, allowed: str) -> ConfigError:
     return ConfigError(f"{path}: got {value!r}; allowed: {allowed}")
 
 
-def unknown(path: str, value: Any, names: Iterable[str]) -> ConfigError:
-    """A name that is not one of ``names``: the closest one right after the value given."""
+#: Room an error line leaves the config's file name and ``search launch: error: ``.
+_ERROR_PREFIX = 38
+#: The most characters of a list of allowed names an error line writes out.
+_NAMES_SHOWN = 64
+
+
+def unknown(path: str, value: Any, names: Iterable[str], listing: str = "") -> ConfigError:
+    """A name that is not one of ``names``: the closest one right after the value given, then
+    the names when they are few (:data:`_NAMES_SHOWN` characters); a registry's many names
+    are left to the closest one, the command that lists them (``listing``), or as many as
+    fit, so that the line stays near ``WIDTH`` columns."""
+    from search._format import WIDTH, clip_list
+
     names = list(names)
-    return ConfigError(
-        f"{path}: got {value!r}{did_you_mean(value, names)}; allowed: one of {names}"
-    )
+    hint = did_you_mean(value, names)
+    said = f"{path}: got {value!r}{hint}"
+    if len(str(names)) <= _NAMES_SHOWN:
+        return ConfigError(f"{said}; allowed: one of {names}")
+    if hint:
+        return ConfigError(said)
+    if listing:
+        return ConfigError(f"{said}; allowed: see {listing}")
+    said += "; allowed: one of "
+    room = max(WIDTH - _ERROR_PREFIX - len(said), 22)
+    return ConfigError(said + clip_list([repr(n) for n in names], room))
 
 
 def join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
-
-
-#: Room an error line leaves the config's file name and ``search launch: error: ``.
-_ERROR_PREFIX = 38
 
 
 def known_keys(data: Mapping[str, Any], allowed: Iterable[str], path: str) -> None:
@@ -93,9 +108,10 @@ def number_in(
     return described(check, interval(low, high, open_low, open_high))
 
 
-def one_of(names: Callable[[], Iterable[str]]) -> Check:
-    """The check of a name among ``names()`` (a registry's, read when checked)."""
-    return described(lambda v, p: name(v, p, names()), names)
+def one_of(names: Callable[[], Iterable[str]], listing: str = "") -> Check:
+    """The check of a name among ``names()`` (a registry's, read when checked); ``listing``
+    the command that lists them all, named when an error cannot."""
+    return described(lambda v, p: name(v, p, names(), listing), names)
 
 
 def described(check: Check, allowed: str | Callable[[], Iterable[str]]) -> Check:
@@ -150,10 +166,10 @@ def interval(low: float, high: float, open_low: bool, open_high: bool) -> str:
     return f"a finite number in {left}{low}, {high}{right}"
 
 
-def name(value: Any, path: str, names: Iterable[str]) -> str:
+def name(value: Any, path: str, names: Iterable[str], listing: str = "") -> str:
     names = list(names)
     if not isinstance(value, str) or value.lower() not in names:
-        raise unknown(path, value, names)
+        raise unknown(path, value, names, listing)
     return value.lower()
 
 

@@ -56,7 +56,7 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
         ConfigError: an unknown metric, or a test-set metric where ``reported`` is False.
     """
     if not isinstance(name, str):
-        raise checks.unknown(path, name, metric_names())
+        raise checks.unknown(path, name, metric_names(), "search indicators")
     if name in REPORTED_ONLY:
         if reported:
             return REPORTED_ONLY[name]
@@ -69,7 +69,7 @@ def metric_direction(name: str, *, path: str = "metric", reported: bool = False)
         return TRIAL_METRICS[name]
     if name in INDICATORS:
         return INDICATORS.get(name).direction
-    raise checks.unknown(path, name, metric_names())
+    raise checks.unknown(path, name, metric_names(), "search indicators")
 
 
 class Objective(NamedTuple):

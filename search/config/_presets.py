@@ -26,4 +26,4 @@ def preset_text(name: str) -> str | None:
 
 def unknown_preset(name: str) -> ConfigError:
     """The error for a preset name that is not shipped: the closest name and every name."""
-    return unknown("preset", name, list_presets())
+    return unknown("preset", name, list_presets(), "search presets")

@@ -288,7 +288,7 @@ class AlgorithmConfig:
 
     name: str = config_key(
         "tpe",
-        check=checks.one_of(_algorithm_names),
+        check=checks.one_of(_algorithm_names, "docs/running.md"),
         help="the search algorithm (search.optimisers)",
     )
     options: dict[str, Any] = config_key(
@@ -730,9 +730,9 @@ def _families(plain: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
     else:
         raise ConfigError(
             "family: missing; declare it in space (e.g. family: [mlp, convnet]) or in fixed "
-            f"(e.g. family: convnet); allowed families: {family_names()}"
+            "(e.g. family: convnet); search families lists them"
         )
-    return [checks.name(v, where, family_names()) for v in values]
+    return [checks.name(v, where, family_names(), "search families") for v in values]
 
 
 def _values(space: Space, fixed: Mapping[str, Any], name: str) -> list[Any]:

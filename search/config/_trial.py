@@ -65,7 +65,8 @@ def _indicators(value: Any, path: str) -> list[str] | None:
     if isinstance(value, str) or not isinstance(value, Iterable) or not list(value):
         allowed = f"null (the full panel) or a non-empty list of {INDICATORS.names()}"
         raise checks.bad(path, value, allowed)
-    return [checks.name(v, f"{path}[{i}]", INDICATORS.names()) for i, v in enumerate(value)]
+    names, listing = INDICATORS.names(), "search indicators"
+    return [checks.name(v, f"{path}[{i}]", names, listing) for i, v in enumerate(value)]
 
 
 def _measure(value: Any, path: str) -> dict[str, Any]:
@@ -327,7 +328,9 @@ class TrialConfig(DataAndMetrics):
     arguments. :meth:`to_dict` gives the plain data that :meth:`from_dict` reads back equal.
     """
 
-    family: str = config_key(check=checks.one_of(family_names), help="a registered family")
+    family: str = config_key(
+        check=checks.one_of(family_names, "search families"), help="a registered family"
+    )
     hyper: dict[str, Any] = config_key(
         check=None, factory=dict, help="the family's hyper-parameters"
     )
@@ -372,8 +375,9 @@ class TrialConfig(DataAndMetrics):
         data, source = declared_dataset(data)
         for key in ("dataset", "family"):
             if data.get(key) is None:
-                allowed = dataset_names() if key == "dataset" else family_names()
-                raise ConfigError(f"{key}: missing; allowed: {allowed}")
+                if key == "family":
+                    raise ConfigError("family: missing; search families lists them")
+                raise ConfigError(f"dataset: missing; allowed: {dataset_names()}")
         out = parse_keys(TrialConfig, data, "")
         hyper = checks.mapping({} if data.get("hyper") is None else data["hyper"], "hyper")
         family = out["family"]

@@ -136,7 +136,9 @@ class Selector(ABC):
         if not ok.any():
             return None
         candidates = frame[ok]
-        repeats = duplicates(candidates, names) if self.collapses else {}
+        extra = [n for n in self.reads(**options) if n not in names and n in frame.columns]
+        read = [*names, *extra]
+        repeats = duplicates(candidates, read) if self.collapses else {}
         hidden = [n for rest in repeats.values() for n in rest]
         chosen = self._do(Candidates(candidates[~candidates[Column.NUMBER].isin(hidden)], pairs),
                           **options)  # fmt: skip
@@ -150,6 +152,11 @@ class Selector(ABC):
     @abstractmethod
     def _do(self, cand: Candidates, *args: Any, **options: Any) -> Selection | None:
         """Chooses among ``cand`` (never empty)."""
+
+    def reads(self, **options: Any) -> list[str]:
+        """The metrics the choice reads besides the objectives: trials the same on the
+        objectives but not on these are different candidates."""
+        return []
 
     def why_none(self, frame: pd.DataFrame, *args: Any, **options: Any) -> str | None:
         """Why :meth:`do` chose no trial, beyond an empty front (None: nothing more to say)."""
@@ -410,6 +417,9 @@ class PeprSelector(Selector):
             else:
                 raise _bad(spec, f"unknown pepr option {opt!r} (alpha=<a>, normalize=minmax|max)")
         return options
+
+    def reads(self, **options: Any) -> list[str]:
+        return [options.get("performance", "accuracy"), *_indicator_weights(options["indicators"])]
 
     def _do(
         self,

@@ -93,7 +93,7 @@ BAD = [
     ("train/epochs", 0, ["train.epochs", "0", "an int >= 1"]),
     ("train/epoch", 3, ["train: unknown key 'epoch'", "'epochs'"]),
     ("dataset", "imagenet", ["dataset", "'imagenet'", "digits", "mnist"]),
-    ("space/family", ["mlp", "transformer"], ["space.family", "'transformer'", "convnet"]),
+    ("space/family", ["mlp", "transformer"], ["space.family", "'transformer'", "search families"]),
     ("space/convnet.widht", [8, 16], ["space.convnet.widht", "'widht'", "'width'"]),
     ("space/colour", [1, 2], ["space.colour", "'colour'", "'budget'", "ssn.<option>"]),
     ("space/budget", {"low": 3000, "high": 300}, ["budget", "low must be <= high"]),
@@ -107,22 +107,22 @@ BAD = [
     ("train/lr", 0.1, ["train.lr", "train section"]),
     ("fixed/scs.widths.1", 8, ["scs", "never searched"]),
     ("objectives", [["accuracy", "up"]], ["objectives[0].direction", "'up'", "maximize"]),
-    ("objectives", ["bogus"], ["objectives[0]", "'bogus'", "flops_infer"]),
+    ("objectives", ["bogus"], ["objectives[0]", "'bogus'", "search indicators"]),
     ("objectives", ["test_accuracy"], ["test_accuracy", "never optimised"]),
     ("objectives", [], ["objectives", "non-empty"]),
     ("objectives", ["params", "params"], ["objectives[1]", "'params'", "once"]),
     ("constraints", ["params =< 5"], ["constraints[0]", "'params =< 5'", "<=|<|>=|>"]),
-    ("constraints", ["nope <= 5"], ["constraints[0]", "'nope'", "params"]),
+    ("constraints", ["nope <= 5"], ["constraints[0]", "'nope'", "search indicators"]),
     ("constraints", ["params <= lots"], ["constraints[0]", "'params <= lots'", "<number>"]),
     ("constraints", "params <= 5", ["constraints", "a list of constraints"]),
-    ("algorithm", "cmaes", ["algorithm.name", "'cmaes'", "nsga2", "pymoo-smsemoa"]),
+    ("algorithm", "cmaes", ["algorithm.name", "'cmaes'", "docs/running.md"]),
     ("algorithm/options", {"bogus": 1}, ["algorithm", "'bogus'", "population_size"]),
     ("algorithm/algo", "x", ["algorithm: unknown key 'algo'", "'options'"]),
     ("trials", 0, ["trials", "0", "int >= 1"]),
     ("resources/cpu", 0, ["resources.cpu", "0", "[0.0001, inf]"]),
     ("resources/gpu", -0.5, ["resources.gpu", "-0.5", "[0.0, inf]"]),
     ("resources/mem", 4, ["resources: unknown key 'mem'", "'memory_mb'"]),
-    ("indicators", ["params", "joy"], ["indicators[1]", "'joy'", "latency_ms"]),
+    ("indicators", ["params", "joy"], ["indicators[1]", "'joy'", "search indicators"]),
     ("measure/latency_budget", 1, ["measure: unknown key", "'latency_budget_s'"]),
     ("measure/warmup", -1, ["measure", "warmup", "-1", ">= 0"]),
     ("name", "bad name!", ["name", "'bad name!'", "letters"]),
@@ -160,7 +160,7 @@ def test_family_is_required_and_list_elements_need_no_gaps() -> None:
     data = edited("space/family", ...)
     for key in ("mlp.width", "convnet.depth"):
         del data["space"][key]
-    with pytest.raises(ConfigError, match=r"family: missing.*allowed families: \[.*'mlp'"):
+    with pytest.raises(ConfigError, match=r"family: missing.*; search families lists them$"):
         load_config(data)
     data = edited("space/scs.widths.1", [4, 8])
     data["space"]["family"] = {"choices": ["mlp", "convnet", "scs"]}
@@ -310,7 +310,7 @@ def test_presets_are_the_three_promised_with_their_objectives() -> None:
     assert wrn.resources.gpu == 0.25 and wrn.fixed["family"] == "wrn"
     assert wrn.space["ssn.stores"].high == 14
     assert set(wrn.space["ssn.upsampler"].choices) == {"mask", "inter", "repeat"}
-    with pytest.raises(ConfigError, match=r"preset: got 'nope'; allowed: one of \["):
+    with pytest.raises(ConfigError, match=r"preset: got 'nope'; allowed: see search presets$"):
         load_preset("nope")
 
 
@@ -378,7 +378,7 @@ def test_optimiser_names_come_from_the_registry() -> None:
 TRIAL = {"dataset": "digits", "family": "mlp"}
 
 BAD_TRIALS = [
-    ({"family": ...}, ["family: missing", "convnet"]),
+    ({"family": ...}, ["family: missing", "search families"]),
     ({"epochs": 3}, ["unknown key 'epochs'", "allowed: ['", " more]"]),
     ({"hyper": {"widht": 3}}, ["hyper (family mlp)", "'widht'", "'width'"]),
     ({"train": {"batch_size": 0}}, ["train.batch_size", "0", "int >= 1"]),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from search.pareto import SELECTORS, front_of, parse_spec, select, why_none
@@ -105,6 +105,8 @@ def test_selectors_are_registered_and_pepr_rejects_maximised_metrics():
 
 
 @settings(max_examples=60, deadline=None)
+# Trials the same on the objectives but not on a cost PePR weighs are two candidates.
+@example(points=[(0, 0, 1), (0, 0, 0)], alpha=1.0, w=1)
 @given(
     st.lists(
         st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20)),
