@@ -188,7 +188,7 @@ class WhatIf:
             lines.append(
                 f"{arm:<20} {reach.text():<32} {row['reached_in']:>4}/{row['seeds']:<3} "
                 f"{'never' if math.isinf(seconds) else f'{seconds:.0f}':>9} "
-                f"{row.get('mean_started', 0):>7.1f} {row.get('mean_completed', 0):>9.1f} "
+                f"{_mean(row.get('mean_started', 0)):>7} {_mean(row.get('mean_completed', 0)):>9} "
                 f"{row['hv_end_median']:>7.3f}"
             )
         if BOUND in c.runs:
@@ -303,3 +303,9 @@ def what_if(
                                 progress=progress)  # fmt: skip
     return WhatIf(comparison, name, workers)
 
+
+def _mean(value: float) -> str:
+    """A mean count over seeds: ``17`` when whole (as every count prints), else ``17.3``."""
+    from search._format import format_value
+
+    return format_value(round(value, 1))

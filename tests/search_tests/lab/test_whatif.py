@@ -43,3 +43,14 @@ def test_the_verdict_names_the_share_of_fifos_time_and_the_bound(table):
     arms["moasha-stopping"] = [Run("moasha-stopping", seed, []) for seed in (0, 1)]  # never
     never = WhatIf(Comparison(table, "fifo", 10.0, arms), "tpe", 2).verdict()
     assert never.startswith("early stopping cannot pay here: 16 curves are too few")
+
+
+def test_counts_print_as_integers(table):
+    """A mean count over seeds that is whole prints as a count (``1``, never ``1.0``)."""
+    done = [list(table.rows[0].values[-1]), True]
+    counts = [{"started": 17, "completed": 15}, {"started": 17, "completed": 16}]
+    arms = {arm: [Run(arm, seed, [(4.0, *done)], counts[seed])  # type: ignore[list-item]
+                  for seed in (0, 1)] for arm in ("fifo", "moasha-stopping")}  # fmt: skip
+    text = WhatIf(Comparison(table, "fifo", 10.0, arms), "tpe", 2).text()
+    fifo = next(line for line in text.splitlines() if line.startswith("fifo"))
+    assert fifo.split()[-3:-1] == ["17", "15.5"]
