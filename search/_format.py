@@ -36,6 +36,7 @@ __all__ = [
     "format_value",
     "is_missing",
     "json_number",
+    "note",
     "table_text",
     "wrap",
     "wrap_lines",
@@ -118,6 +119,12 @@ def wrap(text: str, *, indent: str = "  ", first: str = "", width: int = WIDTH) 
     whole on a line of its own, so it can still be copied."""
     return textwrap.fill(text, width=width, initial_indent=first, subsequent_indent=indent,
                          break_long_words=False, break_on_hyphens=False)  # fmt: skip
+
+
+def note(text: str) -> str:
+    """``[npas] text``, a line npas says on stderr while it works, :func:`wrap` ped under its
+    text."""
+    return wrap(f"[npas] {text}", indent=" " * 7)
 
 
 def wrap_lines(lines: Sequence[str]) -> list[str]:

@@ -59,7 +59,9 @@ def _retrain_config(
     train_on: str | None = None,
 ) -> TrialConfig:
     """The bundle's trial config at the full schedule, with the bundle's SSN mapping fixed,
-    scored on the test split once trained (``report_test``: the one model, not a search)."""
+    scored on the test split once trained (``report_test``: the one model, not a search). A
+    cross-validated trial's model is its fit of every sample: it is trained once, on the
+    training and validation splits (unless ``train_on`` says otherwise), not k+1 times."""
     if epochs is None:
         epochs = FULL_SCHEDULE * cfg.train["epochs"]
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
@@ -74,7 +76,8 @@ def _retrain_config(
         artifact_dir=str(out / "trained"),
         device=device,
         seed=cfg.seed if seed is None else checks.seed(seed, "seed"),
-        train_on=cfg.train_on if train_on is None else train_on,
+        train_on=train_on or ("train+val" if cfg.folds > 1 else cfg.train_on),
+        folds=1,
         report_test=True,
     )
 

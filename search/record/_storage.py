@@ -20,6 +20,7 @@ from urllib.parse import quote
 import optuna
 import sqlalchemy
 
+from search._format import note
 from search._imports import EXTRAS, require
 from search._urls import connect_url, masked_url
 from search.errors import ConfigError, MissingExtraError
@@ -97,9 +98,10 @@ def _say_if_locked(database: str | None, url: str) -> None:
             probe.close()
     except sqlite3.OperationalError as err:
         if "locked" in str(err) or "busy" in str(err):
-            print(f"[npas] storage {masked_url(url)!r} is locked by another process (a write "
-                  f"in progress, or a program holding it open in a transaction); waiting for "
-                  f"it, up to {LOCK_WAIT_S} s …", file=sys.stderr, flush=True)  # fmt: skip
+            print(note(f"storage {masked_url(url)!r} is locked by another process (a write "
+                       "in progress, or a program holding it open in a transaction); waiting "
+                       f"for it, up to {LOCK_WAIT_S} s …"),
+                  file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _closed_at_exit(engine: sqlalchemy.engine.Engine) -> None:

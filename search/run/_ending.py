@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import optuna
 from optuna.trial import TrialState
 
+from search._format import note
 from search.errors import RunFolderFull
 from search.record import fail_interrupted, resumable, trials_counted
 from search.run._interrupts import interrupted
@@ -89,18 +90,18 @@ def conclude(
             "kept in the storage: free space and relaunch the same command to go on"
         )
     if ending.screened and progress:
-        print(f"[npas] {ending.screened} proposal(s) refused before training by the screen "
-              "(over a constraint, or a budget Shapeshifting cannot meet): recorded as refused "
-              "trials, not started, not counted toward trials (screen: false sends them to "
-              "Ray Tune)", file=sys.stderr)  # fmt: skip
+        print(note(f"{ending.screened} proposal(s) refused before training by the screen "
+                   "(over a constraint, or a budget Shapeshifting cannot meet): recorded as "
+                   "refused trials, not started, not counted toward trials (screen: false "
+                   "sends them to Ray Tune)"), file=sys.stderr, flush=True)  # fmt: skip
     if ending.narrowed and progress:
-        print(f"[npas] {ending.narrowed} of them queued again with narrower widths that pass "
-              "the screen (npas:narrowed_from names the refused one; repair: false turns it "
-              "off)", file=sys.stderr)  # fmt: skip
+        print(note(f"{ending.narrowed} of them queued again with narrower widths that pass "
+                   "the screen (npas:narrowed_from names the refused one; repair: false "
+                   "turns it off)"), file=sys.stderr, flush=True)  # fmt: skip
     if ending.adjourned and progress:
-        print(f"[npas] {len(ending.adjourned)} trial(s) {ending.adjourned} adjourned: "
-              "unfinished, kept with their checkpoints; relaunch the same command (with more "
-              "time) to go on with them", file=sys.stderr)  # fmt: skip
+        print(note(f"{len(ending.adjourned)} trial(s) {ending.adjourned} adjourned: "
+                   "unfinished, kept with their checkpoints; relaunch the same command (with "
+                   "more time) to go on with them"), file=sys.stderr, flush=True)  # fmt: skip
     if ending.time_up and ending.signum is None:  # the time limit ended it
         _time_up(study, progress)
     else:
@@ -109,7 +110,7 @@ def conclude(
         if cut or (ending.stopped is None and ending.ran < ending.remaining):  # a stop signal
             raise interrupted(study, config, ending.signum or signal.SIGINT)
     if ending.stopped is not None and progress:
-        print(f"[npas] no further trial started: {ending.stopped}", file=sys.stderr)
+        print(note(f"no further trial started: {ending.stopped}"), file=sys.stderr, flush=True)
 
 
 def _time_up(study: optuna.Study, progress: bool) -> None:
@@ -117,6 +118,6 @@ def _time_up(study: optuna.Study, progress: bool) -> None:
     are recorded as interrupted, so that a relaunch runs them again: nobody stopped the search."""
     cut = fail_interrupted(study, resumable)
     if cut and progress:
-        print(f"[npas] time is up: {len(cut)} trial(s) {cut} had reported no epoch; they are "
-              "recorded as interrupted and run again when you relaunch the same command",
-              file=sys.stderr)  # fmt: skip
+        print(note(f"time is up: {len(cut)} trial(s) {cut} had reported no epoch; they are "
+                   "recorded as interrupted and run again when you relaunch the same command"),
+              file=sys.stderr, flush=True)  # fmt: skip

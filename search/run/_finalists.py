@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import optuna
 
+from search._format import note
 from search.config import FIT_TRIES, LimitsConfig, TrialConfig
 from search.errors import SearchInterrupted
 from search.record import StudyAttr, TrialAttr, read_study, recommended_line, record_cost
@@ -496,7 +497,7 @@ def _write(study: optuna.Study, key: str, value: Any, fences: Sequence[Callable[
 
 def _say(progress: bool, line: str) -> None:
     if progress:
-        print(f"[npas] {line}", file=sys.stderr, flush=True)
+        print(note(line), file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager

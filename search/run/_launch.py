@@ -32,6 +32,7 @@ import optuna
 from optuna.trial import TrialState
 
 from search._compat import check as check_dependencies
+from search._format import note
 from search._urls import masked_url
 from search.config import Screen, TrialConfig, budget_warning, check_user_code
 from search.errors import StorageLost, StorageWriteError
@@ -173,7 +174,7 @@ def _launch(
             slots(config.resources.ray())
         warning = budget_warning(config)
         if warning is not None:
-            print(f"[npas] warning: {warning}", file=sys.stderr, flush=True)
+            print(note(f"warning: {warning}"), file=sys.stderr, flush=True)
         on_start()
         return _launch_stored(config, out, trial_fn, progress, data=data)
     finally:
@@ -274,7 +275,7 @@ def _search(
         last.daemon = True
         last.start()
         try:
-            print(f"[npas] stopped: {interrupted(study, config, signum)}", file=sys.stderr,
+            print(note(f"stopped: {interrupted(study, config, signum)}"), file=sys.stderr,
                   flush=True)  # fmt: skip
         finally:
             os._exit(128 + signum)
@@ -355,9 +356,9 @@ def _set_aside(folder: Path, name: str) -> None:
             break
         target = folder.with_name(f"{folder.name}-before-{stamp}-{n}")
     folder.rename(target)
-    print(f"[npas] {folder} held the trials of an earlier search {name!r} that its storage "
-          f"no longer holds (deleted): moved to {target}, so that no file of it is "
-          "overwritten", file=sys.stderr, flush=True)  # fmt: skip
+    print(note(f"{folder} held the trials of an earlier search {name!r} that its storage "
+               f"no longer holds (deleted): moved to {target}, so that no file of it is "
+               "overwritten"), file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _start_ray(
@@ -403,8 +404,8 @@ class _Resumable:
             then = (f"it goes on from the one before ({folder.name})" if folder is not None
                     else "it is recorded as interrupted (not counted) and another trial runs "
                     "in its place, as for a trial without one")  # fmt: skip
-            print(f"[npas] warning: trial {trial.number}'s checkpoint cannot be read "
-                  f"({problem}); {then}", file=sys.stderr, flush=True)  # fmt: skip
+            print(note(f"warning: trial {trial.number}'s checkpoint cannot be read "
+                       f"({problem}); {then}"), file=sys.stderr, flush=True)  # fmt: skip
         if folder is not None:
             self.chosen[trial.number] = folder
         return folder is not None

@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from search._format import note
 from search._imports import require
 from search.record import RayKey
 from search.run._trainable import is_number
@@ -230,8 +231,8 @@ class Readable(_Logger):
             self._failed = True
             with contextlib.suppress(Exception):
                 self._stopped()
-            print(f"[npas] warning: loggers: {self._name} stopped logging "
-                  f"({type(err).__name__}: {_one_line(err)}); the search goes on",
+            print(note(f"warning: loggers: {self._name} stopped logging "
+                       f"({type(err).__name__}: {_one_line(err)}); the search goes on"),
                   file=sys.stderr, flush=True)  # fmt: skip
 
     def _stopped(self) -> None:

@@ -15,7 +15,7 @@ import optuna
 from optuna.trial import TrialState
 from ray.tune import Callback
 
-from search._format import duration, wrap
+from search._format import duration, note
 from search.record import Metric, RayKey, counts, metrics_of
 from search.record import screened as is_screened
 from search.run._stages import Stage, command_start
@@ -268,7 +268,7 @@ class Progress(Callback):
     @staticmethod
     def _say(text: str) -> None:
         """One progress line on stderr, wrapped to the terminal width under its text."""
-        print(wrap(f"[npas] {text}", indent=" " * 7), file=sys.stderr, flush=True)
+        print(note(text), file=sys.stderr, flush=True)
 
 
 def _weights(metrics: Mapping[str, Any]) -> float:

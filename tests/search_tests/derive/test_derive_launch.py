@@ -4,6 +4,7 @@ derived config, and a relaunch with more trials resumes it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,16 @@ def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
         again = _launch(path, out, "--trials", "3")
         assert again.returncode == 0, again.stderr[-3000:]
         assert len(optuna.load_study(study_name="unaided-table", storage=url).trials) == 3
+        # its recommendation retrained: once, on every sample, as the search's model was
+        bundle = tmp_path / "bundle"
+        for argv in (["export", "--run", str(out), "--name", "unaided-table", "--out",
+                      str(bundle)], ["train", str(bundle), "--epochs", "2"]):  # fmt: skip
+            done = subprocess.run([sys.executable, "-m", "search", *argv], cwd=ROOT,
+                                  capture_output=True, text=True, timeout=300)  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+        trained = json.loads((bundle / "train.json").read_text())
+        assert trained["train_on"] == "train+val" and "folds" not in trained["metrics"]
+        assert trained["trial_config"]["folds"] == 1
 
 
 def _launch(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
