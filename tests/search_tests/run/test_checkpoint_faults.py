@@ -204,7 +204,7 @@ def test_a_checkpoint_cut_short_goes_on_from_the_one_before_or_runs_again_not_co
 
     study = launch(checkpointing_config(tmp_path, "fifo"), trial_fn=slow_checkpointing_trial,
                    progress=False)  # fmt: skip
-    err = capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())  # wrapped to 100 columns, joined
     assert f"trial {victim.number}'s checkpoint cannot be read ({path}: cut short" in err, err
     trial = study.trials[victim.number]
     if older:

@@ -150,9 +150,10 @@ def test_finalists_run_in_process_crashes_and_nan_disqualify_and_a_spent_time_tr
     spent = run_finalists(study, config, _width_trial, deadline=time.monotonic() - 1.0)
     assert spent["trial"] == 1 and spent["n"] == 0  # the search's most accurate, on its own
     assert StudyAttr.FINALIST_RUNS not in study.user_attrs
-    assert "left no room for the 6 run(s) still to train" in capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    assert "left no room for the 6 run(s) still to train" in err
     found = run_finalists(study, config, _width_trial, deadline=None)
-    err = capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
     assert [f["trial"] for f in found["finalists"]] == [1, 2, 0]
     assert found["trial"] == 0 and found["accuracies"] == [0.511, 0.512]
     rows = {r["trial"]: r for r in found["finalists"]}

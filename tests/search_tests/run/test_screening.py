@@ -118,7 +118,8 @@ def test_the_progress_the_end_and_status_say_how_many_were_screened_apart(
     assert "; 3 more refused before training (screened, not counted)" in line
     ending = Ending.of(searcher, ran=1, remaining=1, resumes=[], disk_full=False, signum=None)
     conclude(ending, study, config, tmp_path, progress=True)
-    assert "1 proposal(s) refused before training by the screen" in capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    assert "1 proposal(s) refused before training by the screen" in err
     record = _status_record(study, None)
     assert (record["infeasible"], record["screened"]) == (2, 1)
     lines = _status_lines(record)
@@ -127,7 +128,8 @@ def test_the_progress_the_end_and_status_say_how_many_were_screened_apart(
     searcher.narrowed = [0]
     ending = Ending.of(searcher, ran=1, remaining=1, resumes=[], disk_full=False, signum=None)
     conclude(ending, study, config, tmp_path, progress=True)
-    assert "1 of them queued again with narrower widths" in capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    assert "1 of them queued again with narrower widths" in err
 
 
 def test_refusals_in_a_row_stop_the_search_naming_what_refused_most(
