@@ -24,7 +24,7 @@ from search.record import Column
 def _pareto(args: argparse.Namespace) -> int:
     """The front table; csv and json keep every column on every row (for programs), the table
     states the conditions equal on every row once above it."""
-    from search._format import format_value, table_text
+    from search._format import table_text
     from search.pareto import DUPLICATES, condition_columns, constant_conditions, front_table
 
     study = _study(args)
@@ -47,14 +47,22 @@ def _pareto(args: argparse.Namespace) -> int:
         return 0
     constant = constant_conditions(table)
     if constant:
-        print("Measured under (the same for every trial below):")
-        width = max(len(str(k)) for k in constant)
-        for key, value in constant.items():
-            print(textwrap.fill(format_value(value), width=_WIDTH,
-                                initial_indent=f"  {key:<{width}}  ",
-                                subsequent_indent=" " * (width + 4)))  # fmt: skip
+        print("\n".join(["Measured under (the same for every trial below):",
+                         *conditions_lines(constant)]))  # fmt: skip
     print(table_text(table.drop(columns=list(constant))))
     return 0
+
+
+def conditions_lines(constant: dict[str, Any]) -> list[str]:
+    """The conditions every trial was measured under, one per line (a long value wrapped under
+    itself; an empty one, such as no GPU ids, the missing-value mark, never a blank line)."""
+    from search._format import MISSING, cell
+
+    width = max(len(str(k)) for k in constant)
+    return [textwrap.fill(cell(value) or MISSING, width=_WIDTH,
+                          initial_indent=f"  {key:<{width}}  ",
+                          subsequent_indent=" " * (width + 4))
+            for key, value in constant.items()]  # fmt: skip
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -108,3 +108,14 @@ def test_the_rules() -> None:
     text = table_text(frame)
     assert "NaN" not in text and "last line" in text and "y" * 59 + "…" in text
     assert "\n(a text of several lines shows its last, and … marks one cut to 60" in text
+
+
+def test_an_empty_condition_shows_the_missing_mark_not_a_blank_line() -> None:
+    """``cond_ray_gpu_ids`` is ``""`` on a machine without GPUs: `search pareto` printed a blank
+    line in place of its key and value."""
+    from search.cli._results import conditions_lines
+
+    assert conditions_lines({"cond_python": "3.11.7", "cond_ray_gpu_ids": ""}) == [
+        "  cond_python       3.11.7",
+        "  cond_ray_gpu_ids  —",
+    ]
