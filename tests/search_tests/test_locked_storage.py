@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests._support.notes import notes
 from tests._support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +49,7 @@ def test_a_locked_storage_is_said_at_once_and_waited_for(tmp_path):
             writer = subprocess.Popen([sys.executable, "-c", WRITER, url], stdout=subprocess.PIPE,
                                       stderr=err, text=True, env=env)  # fmt: skip
             said = wait_until(
-                lambda: [line for line in (tmp_path / "err.txt").read_text().splitlines()
+                lambda: [line for line in notes((tmp_path / "err.txt").read_text())
                          if "is locked by another process" in line],
                 90, what="the line saying the storage is locked",
             )  # fmt: skip

@@ -18,6 +18,7 @@ import yaml
 from optuna.trial import TrialState
 
 from search.record._counting import DISK_FULL, trials_counted
+from tests._support.notes import notes
 from tests._support.searches import LONG
 from tests.search_tests.disks import tmpfs
 
@@ -74,7 +75,7 @@ def test_loggers_on_a_full_run_folder_warn_once_each_and_leave_no_half_made_stor
         cwd=ROOT, capture_output=True, text=True, timeout=400,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr[-3000:]
-    warned = [line for line in done.stderr.splitlines() if "[npas] warning: loggers:" in line]
+    warned = [line for line in notes(done.stderr) if "[npas] warning: loggers:" in line]
     assert 1 <= len(warned) <= 2 and len({w.split()[3] for w in warned}) == len(warned), warned
     assert all(w.endswith("the search goes on") for w in warned), done.stderr[-3000:]
     assert "Exception ignored" not in done.stderr and "CREATE TABLE" not in done.stderr
