@@ -79,7 +79,9 @@ class StorageIdentity:
         if now != self._file:
             raise StorageLost(f"its storage file {self.path} was replaced by another file")
         for path in (self.path, f"{self.path}-wal", f"{self.path}-shm"):
-            if os.path.exists(path) and not os.access(path, os.W_OK):
+            # access first: a file removed in between (a backup restored over the database
+            # takes its -wal away) is not writable and not there, and is no write error
+            if not os.access(path, os.W_OK) and os.path.exists(path):
                 raise StorageWriteError(
                     f"the search's storage file {path} cannot be written any more (made "
                     "read-only or immutable); the search stopped starting trials, and the "

@@ -665,14 +665,22 @@ def test_a_report_it_cannot_write_is_refused_before_any_plot(report, tmp_path, c
             assert sorted(p.name for p in folder.iterdir()) == ["filler"]
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_while_a_report_is_written_leaves_no_half_report_and_exits_130(report, tmp_path):
     # Before, the PNGs written so far stayed without report.html, and it sometimes exited 0.
     run = report[1]["report.html"].parent.parent
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("mine", encoding="utf-8")
+    # Ctrl-C as a terminal sends it: to a process that has not inherited SIGINT ignored (a
+    # test before this one in the same worker may have left it so; Python then installs no
+    # KeyboardInterrupt handler, the report ran to its end and exited 0 in two full runs)
     proc = subprocess.Popen(_report_command(run, out), cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_default)  # fmt: skip
     try:
         wait_until(lambda: any(out.rglob("*.png")), 120, interval_s=0.02, what="a first PNG")
         proc.send_signal(signal.SIGINT)

@@ -98,6 +98,27 @@ def test_a_replaced_sqlite_file_is_lost_and_left_as_it_is(tmp_path: Path) -> Non
     assert _trials_in(path) == 1
 
 
+def test_a_wal_removed_while_it_is_checked_is_no_write_error(tmp_path, monkeypatch) -> None:
+    """A backup restored over the database takes its -wal away; removed between the look for
+    it and the test of its write access, it was called read-only (StorageWriteError, CI saw
+    it) where the next write names the replaced file."""
+    path = tmp_path / "s.db"
+    storage = open_storage(f"sqlite:///{path}")
+    identity = StorageIdentity(storage.engine)
+    wal = Path(f"{path}-wal")
+    wal.write_bytes(b"")
+    access = os.access
+
+    def removed_first(target: str, mode: int) -> bool:
+        if str(target) == str(wal) and wal.exists():
+            wal.unlink()  # the restore, at the worst moment
+        return access(target, mode)
+
+    monkeypatch.setattr(os, "access", removed_first)
+    identity.check()  # nothing to say: the file is the one opened, the -wal is gone
+    assert not wal.exists()
+
+
 def test_a_file_replaced_between_the_check_and_the_write_is_named_lost(tmp_path: Path) -> None:
     """The file changes after the fences passed and before the write (CI saw it: the write
     then failed with SQLite's bare "disk I/O error"): the writer asks the fences again, and
