@@ -79,10 +79,15 @@ class Finalist:
 
 def finalists_of(study: optuna.Study, top: int, seeds: int) -> list[Finalist]:
     """The ``top`` most accurate feasible trials of ``study`` that ran their whole schedule
-    (ties: the lower number; a trial config trained twice counts once), each with ``seeds``
-    fresh seeds (its own seed + 1, + 2, ...)."""
+    (ties: the better on the search's other objectives in their order, the front's member
+    before the trial it dominates, then the lower number; a trial config trained twice counts
+    once), each with ``seeds`` fresh seeds (its own seed + 1, + 2, ...)."""
+    from search.pareto import objectives_of
+
+    others = [(n, d) for n, d in objectives_of(study) if n != METRIC]
     frozen = {t.number: t for t in study.get_trials(deepcopy=False)}
     found = []
+    ties: dict[int, tuple[float, ...]] = {}
     seen: set[str] = set()  # a point trained twice (a sampler may repeat one) is one finalist
     for record in read_study(study).trials:
         accuracy = _finite(record.metrics.get(METRIC))
@@ -98,11 +103,20 @@ def finalists_of(study: optuna.Study, top: int, seeds: int) -> list[Finalist]:
             continue
         seen.add(same)
         base = int(config.get("seed") or 0)
+        ties[record.number] = tuple(_lower_better(record.metrics.get(n), d) for n, d in others)
         found.append(Finalist(record.number, accuracy,
                               tuple(base + i for i in range(1, seeds + 1)), config,
                               _finite(record.metrics.get("trial_time_s"))))  # fmt: skip
-    found.sort(key=lambda f: (-f.search_accuracy, f.trial))
+    found.sort(key=lambda f: (-f.search_accuracy, ties[f.trial], f.trial))
     return found[:top]
+
+
+def _lower_better(value: Any, direction: str) -> float:
+    """An objective's value as a sort key, lower better; a missing one last."""
+    number = _finite(value)
+    if number is None:
+        return math.inf
+    return number if direction == "minimize" else -number
 
 
 def choose(

@@ -310,3 +310,16 @@ def test_sigterm_during_finalists_keeps_the_search_and_a_relaunch_trains_only_wh
     refit = found.pop("refit")
     assert found["n"] == 3 and found == choose(finalists_of(again, 2, 3), runs, 3)
     assert refit["trial"] == found["trial"] and Path(refit["artifact"]).is_file()
+
+
+def test_finalists_equal_in_accuracy_go_in_the_order_of_the_other_objectives():
+    """Two trials of accuracy 1: the smaller (the front's member) is the first finalist, and
+    so the recommendation when the time leaves none retrained (it was the lower number)."""
+    study = None
+    for number, (accuracy, params) in enumerate([(1.0, 900.0), (1.0, 400.0), (0.9, 100.0)]):
+        config = {"seed": 0, "hyper": {"width": number}}  # each a config of its own
+        study = npas_study([{"accuracy": accuracy, "params": params}], study=study,
+                           attrs={str(TrialAttr.CONFIG): config})  # fmt: skip
+    finalists = finalists_of(study, 3, 1)
+    assert [f.trial for f in finalists] == [1, 0, 2]
+    assert choose(finalists, {}, 1)["trial"] == 1
