@@ -32,6 +32,7 @@ from tests._support.checkpointing import (
     epochs_by_trial,
     slow_checkpointing_trial,
 )
+from tests._support.notes import notes
 from tests._support.waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
@@ -204,7 +205,7 @@ def test_a_checkpoint_cut_short_goes_on_from_the_one_before_or_runs_again_not_co
 
     study = launch(checkpointing_config(tmp_path, "fifo"), trial_fn=slow_checkpointing_trial,
                    progress=False)  # fmt: skip
-    err = " ".join(capsys.readouterr().err.split())  # wrapped to 100 columns, joined
+    err = "\n".join(notes(capsys.readouterr().err))  # each wrapped note one line
     assert f"trial {victim.number}'s checkpoint cannot be read ({path}: cut short" in err, err
     trial = study.trials[victim.number]
     if older:

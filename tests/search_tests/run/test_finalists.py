@@ -31,6 +31,7 @@ from search.record import StudyAttr, TrialAttr
 from search.run import launch
 from search.run._finalists import Finalist, choose, finalists_of, run_finalists
 from spaces import ConfigError
+from tests._support.notes import notes
 from tests._support.waiting import wait_until
 from tests.search_tests.studies import npas_study
 
@@ -150,10 +151,10 @@ def test_finalists_run_in_process_crashes_and_nan_disqualify_and_a_spent_time_tr
     spent = run_finalists(study, config, _width_trial, deadline=time.monotonic() - 1.0)
     assert spent["trial"] == 1 and spent["n"] == 0  # the search's most accurate, on its own
     assert StudyAttr.FINALIST_RUNS not in study.user_attrs
-    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    err = "\n".join(notes(capsys.readouterr().err))  # each wrapped note one line
     assert "left no room for the 6 run(s) still to train" in err
     found = run_finalists(study, config, _width_trial, deadline=None)
-    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    err = "\n".join(notes(capsys.readouterr().err))  # each wrapped note one line
     assert [f["trial"] for f in found["finalists"]] == [1, 2, 0]
     assert found["trial"] == 0 and found["accuracies"] == [0.511, 0.512]
     rows = {r["trial"]: r for r in found["finalists"]}

@@ -29,6 +29,7 @@ from search.record._records import metrics_of
 from search.report import write_report
 from search.run import launch
 from tests._support.curves import EPOCHS, curve_config, curve_trial, slow_curve_trial
+from tests._support.notes import notes
 from tests._support.searches import make_config
 from tests._support.waiting import wait_until
 
@@ -130,7 +131,7 @@ def test_a_time_limit_stops_starting_trials_and_ends_cleanly(tmp_path, capfd):
     # finished); the storage's own times, written by the one process that decides.
     first_end = min(t.datetime_complete for t in study.trials)
     assert all(t.datetime_start <= first_end for t in study.trials)
-    err = " ".join(capfd.readouterr().err.split())  # wrapped to 100 columns, joined
+    err = "\n".join(notes(capfd.readouterr().err))  # each wrapped note one line
     assert "no further trial started: the time limit (500 s)" in err
 
 

@@ -23,6 +23,7 @@ from search.run._outcome import OutcomeReader
 from search.run._recorder import StudyRecorder
 from search.run._searcher import NpasSearcher
 from search.run._trainable import report_of
+from tests._support.notes import notes
 from tests._support.searches import make_config
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -118,7 +119,7 @@ def test_the_progress_the_end_and_status_say_how_many_were_screened_apart(
     assert "; 3 more refused before training (screened, not counted)" in line
     ending = Ending.of(searcher, ran=1, remaining=1, resumes=[], disk_full=False, signum=None)
     conclude(ending, study, config, tmp_path, progress=True)
-    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    err = "\n".join(notes(capsys.readouterr().err))  # each wrapped note one line
     assert "1 proposal(s) refused before training by the screen" in err
     record = _status_record(study, None)
     assert (record["infeasible"], record["screened"]) == (2, 1)
@@ -128,7 +129,7 @@ def test_the_progress_the_end_and_status_say_how_many_were_screened_apart(
     searcher.narrowed = [0]
     ending = Ending.of(searcher, ran=1, remaining=1, resumes=[], disk_full=False, signum=None)
     conclude(ending, study, config, tmp_path, progress=True)
-    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    err = "\n".join(notes(capsys.readouterr().err))  # each wrapped note one line
     assert "1 of them queued again with narrower widths" in err
 
 

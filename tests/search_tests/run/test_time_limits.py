@@ -33,6 +33,7 @@ from tests._support.checkpointing import (
     epochs_by_trial,
     slow_checkpointing_trial,
 )
+from tests._support.notes import notes
 
 
 def _epoch(seconds: float) -> dict:
@@ -115,7 +116,7 @@ def test_time_up_before_any_epoch_ends_the_search_without_an_error_and_the_trial
     # 5 s after a trial started, well before its first epoch (20 s)
     short = type(cfg).from_dict({**cfg.to_dict(), "trials": 2, "limits": {"time": 5}})
     first = launch(short, trial_fn=silent_trial, progress=True)  # no stop signal: no error
-    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    err = "\n".join(notes(capsys.readouterr().err))  # each wrapped note one line
     cut = first.get_trials(states=(TrialState.FAIL,))
     assert cut and not first.get_trials(states=(TrialState.RUNNING, TrialState.COMPLETE))
     assert all(t.user_attrs["error"] == INTERRUPTED for t in cut)  # what a relaunch runs again
@@ -185,7 +186,7 @@ def test_time_up_adjourns_the_trials_in_flight_and_a_relaunch_goes_on_with_them(
     again = launch(brief, trial_fn=slow_checkpointing_trial, progress=True)
     still = {t.number for t in again.get_trials(states=(TrialState.RUNNING,))}
     assert still == set(epochs) and not again.get_trials(states=(TrialState.FAIL,))
-    err = " ".join(capsys.readouterr().err.split())  # wrapped notes, joined
+    err = "\n".join(notes(capsys.readouterr().err))  # each wrapped note one line
     assert f"{len(still)} trial(s) {sorted(still)} adjourned" in err
 
     study = launch(cfg, trial_fn=slow_checkpointing_trial, progress=False)
