@@ -42,6 +42,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "unaided"
 DATA = ROOT / "benchmarks" / "data" / "unaided"
 #: The datasets npas has built in; the others are the committed npz files.
 BUILT_IN = {"digits", "mnist"}
+#: Two means this close are level: the arms got the same count of test rows right.
+TIE = 1e-9
 #: What each search arm's config says beyond the data-only one.
 ARM_KEYS: dict[str, dict[str, Any]] = {
     "npas": {},
@@ -248,11 +250,20 @@ def _verdict(name: str, by_arm: dict, means: dict[str, float], complete: bool) -
     within = all((r.get("params") or math.inf) <= limit for r in by_arm["npas"].values())
     beats = diff > 0 and p < 0.05 and within
     noise = " (within noise)" if abs(diff) <= half else ""
-    top = max(means, key=lambda arm: means[arm])
     return (f"- {name}: npas − hand {diff:+.4f} [{diff - half:+.4f}, {diff + half:+.4f}], "
             f"Welch p {p:.3g}{noise}: {'beats' if beats else 'does not beat'} the hand design"
-            f"{'' if within else ' (a recommendation over the params limit)'}; npas ranks "
-            f"{'first' if top == 'npas' else 'below ' + top} on mean")  # fmt: skip
+            f"{'' if within else ' (a recommendation over the params limit)'}; npas "
+            f"{_rank(means)} on mean")  # fmt: skip
+
+
+def _rank(means: dict[str, float]) -> str:
+    """npas's place among the arms' means; an arm level with it (equal to 1e-9: the same
+    count of test rows right) is a tie, not a win."""
+    best = max(means.values())
+    if means["npas"] < best - TIE:
+        return "ranks below " + max(means, key=lambda arm: means[arm])
+    level = [arm for arm in means if arm != "npas" and means[arm] >= means["npas"] - TIE]
+    return f"ties {' and '.join(level)} for first" if level else "ranks first"
 
 
 def _chosen(given: str | None, allowed: Sequence[Any], what: str) -> list[Any]:
@@ -271,7 +282,11 @@ def main() -> None:
     parser.add_argument("--arms")
     parser.add_argument("--seeds")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--table", action="store_true", help="rewrite the table only")
     args = parser.parse_args()
+    if args.table:
+        args.results.with_suffix(".md").write_text(table(args.results))
+        return
     spec = protocol()
     names = _chosen(args.datasets, list(spec["datasets"]), "datasets")
     arms = _chosen(args.arms, list(spec["arms"]), "arms")

@@ -55,6 +55,21 @@ def test_the_verdicts_follow_the_protocol(tmp_path):
     assert bench.engine() not in ("", "unknown")  # this checkout's commit
 
 
+def test_an_arm_level_with_npas_is_a_tie_not_a_win(tmp_path):
+    bench = load_benchmark("unaided")
+    # OSULeaf's five seeds: 1,123 of 1,210 test rows right in both arms, summed in other orders
+    _write(tmp_path, "osu_leaf", "npas", [k / 242 for k in (230, 234, 212, 224, 223)], 1800)
+    _write(tmp_path, "osu_leaf", "tpe", [k / 242 for k in (230, 226, 220, 224, 223)], 1800)
+    _write(tmp_path, "osu_leaf", "random", [0.9, 0.9, 0.9, 0.9, 0.9], 1700)
+    _write(tmp_path, "osu_leaf", "hand", [0.4, 0.5, 0.4, 0.5, 0.4], 3550)
+    assert "npas ties tpe for first on mean" in bench.table(tmp_path)
+    _write(tmp_path / "below", "osu_leaf", "npas", [0.9] * 5, 1800)
+    _write(tmp_path / "below", "osu_leaf", "tpe", [0.9] * 4 + [0.91], 1800)
+    _write(tmp_path / "below", "osu_leaf", "random", [0.9] * 5, 1800)
+    _write(tmp_path / "below", "osu_leaf", "hand", [0.4, 0.5, 0.4, 0.5, 0.4], 3550)
+    assert "npas ranks below tpe on mean" in bench.table(tmp_path / "below")
+
+
 @pytest.mark.parametrize("arm", ["npas", "tpe"])
 def test_each_arm_s_config_is_one_search_check_accepts(tmp_path, arm):
     bench = load_benchmark("unaided")
