@@ -34,6 +34,7 @@ SETS = {
     "gunpoint": ("GunPoint.npz", "signal", 1000),
     "arrowhead": ("ArrowHead.npz", "signal", 1000),
     "wine": ("wine.npz", "table", 500),
+    "synth": ("synth.npz", "table", 1000),
 }
 #: Arm → the keys it adds to the data-only config (the engine is its worktree's commit).
 ARMS: dict[str, dict[str, Any]] = {
@@ -41,6 +42,9 @@ ARMS: dict[str, dict[str, Any]] = {
     "old": {"folds": 1, "finalists": {"top": 3, "seeds": 3, "share": 0.2, "refit": False}},
     "cur": {},
     "guard": {},
+    "e1": {},
+    "e2": {},
+    "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 
 

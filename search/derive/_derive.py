@@ -22,6 +22,7 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
 - augmentation: the dataset's own, searched on and off, for images and signals; a declared
   image dataset without one gets pad-crop of 1/14 of its shorter side, a declared signal
   dataset a shift in time of 1/10 of its length (both at least 1); tables none;
+- start: each family's plain net at the limit trained first (``search.derive._start``);
 - search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets, or FIFO for
   short or cross-validated trials; trials ten times what the time fits at the rule's rate;
   finalists (top 3, 3 seeds, a fifth of the time) and the refit.
@@ -40,6 +41,7 @@ from typing import Any
 from search.config import LimitsConfig, parse_constraints
 from search.derive._data import DataFacts, read_facts
 from search.derive._families import FamilySpec, families_of
+from search.derive._start import start_points
 from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
 from spaces import ConfigError
 
@@ -186,6 +188,7 @@ def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
     train, space_train = _recipe(facts, limit, time_s, folds, out)
     space.update(space_train)
     derived.update(space=space, fixed=fixed, train=train)
+    derived.update(_start(facts, limit, space, out))
     if folds > 1:
         derived["folds"] = folds
     user_train = data.get("train")
@@ -324,6 +327,30 @@ def _widths(spec: FamilySpec, facts: DataFacts, target: int
             continue  # too narrow to search widths: one depth less
         return deepest, (max(spec.min_width, math.ceil(top / 3)), top)
     return None
+
+
+def _start(facts: DataFacts, limit: int | None, space: Mapping[str, Any],
+           out: list[Derived]) -> dict[str, Any]:  # fmt: skip
+    """The start points (``search.derive._start``): each family's plain net at the limit."""
+    cap = limit if limit is not None else _free_params(facts)
+    points = start_points(_families_in(facts, space), space, cap, facts.in_shape, facts.classes)
+    if not points:
+        return {}
+    shown = "; ".join(f"{spec.name} {spec.depth[0]} {point[f'{spec.name}.{spec.depth[0]}']} "
+                      f"{spec.width} {point[f'{spec.name}.{spec.width}']}"
+                      for spec, point in points)  # fmt: skip
+    out.append(Derived("start", shown, f"trained first: each family's plain net within "
+                       f"{cap:,} parameters (its budget the limit), at its deepest depth that "
+                       "is still twice its "
+                       "narrowest width and the widest width there, levers at their first "
+                       "choice, the middle of the learning-rate and weight-decay ranges, "
+                       "augmentation on (the net a careful user tries first)"))  # fmt: skip
+    return {"start": [point for _, point in points]}
+
+
+def _families_in(facts: DataFacts, space: Mapping[str, Any]) -> list[FamilySpec]:
+    """The families of the layout the derived space searches."""
+    return [s for s in families_of(facts.layout) if f"{s.name}.{s.depth[0]}" in space]
 
 
 # -- the recipe ------------------------------------------------------------------------------
@@ -568,9 +595,23 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
                 )
     config["train"] = {**train, **user_train}
     config["fixed"] = {**fixed, **user_fixed}
+    if "start" not in data and "start" in derived:
+        config["start"] = _kept_points(derived["start"], space)
     overridden = set(given)
     kept = [d for d in out if not _overridden(d.key, overridden)]
     return Derivation(config=config, values=kept, given=given, facts=facts)
+
+
+def _kept_points(points: list[dict[str, Any]], space: Mapping[str, Any]
+                 ) -> list[dict[str, Any]]:  # fmt: skip
+    """The derived start points on what is still searched once the user fixed some of it
+    (each point once; none left empty)."""
+    kept: list[dict[str, Any]] = []
+    for point in points:
+        left = {k: v for k, v in point.items() if k in space}
+        if left and left not in kept:
+            kept.append(left)
+    return kept
 
 
 def _overridden(key: str, given: set[str]) -> bool:
