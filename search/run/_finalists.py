@@ -23,6 +23,7 @@ process, on a GPU or for a trial function that cannot be sent to another process
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import multiprocessing
@@ -51,7 +52,7 @@ from search.run._trainable import TrialFn
 if TYPE_CHECKING:
     from search.config import SearchConfig
 
-__all__ = ["Finalist", "choose", "finalists_of", "run_finalists"]
+__all__ = ["Finalist", "choose", "finalists_of", "plan", "run_finalists"]
 
 #: The metric finalists are ranked on: ``run_trial``'s validation accuracy.
 METRIC = "accuracy"
@@ -254,11 +255,17 @@ def run_finalists(
     stored = study.user_attrs.get(StudyAttr.FINALIST_RUNS)
     runs: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (stored or {}).items()}
     cost = SearchCost(LimitsConfig())
-    todo = [(f, f.seeds[i]) for i in range(setting.seeds) for f in finalists
-            if str(f.seeds[i]) not in runs.get(str(f.trial), {})]  # fmt: skip
+    workers = _workers(config, len(finalists) * setting.seeds)
+    refit = setting.refit and folder is not None
+    top, seeds, why = plan(finalists, setting.seeds, _left(deadline), workers, refit)
+    if not runs:  # a relaunch trains what its runs lack of the plan asked
+        finalists = [dataclasses.replace(f, seeds=f.seeds[:seeds]) for f in finalists[:top]]
+    todo = [(f, s) for i in range(setting.seeds) for f in finalists for s in f.seeds[i:i + 1]
+            if str(s) not in runs.get(str(f.trial), {})]  # fmt: skip
     if todo:
-        _say(progress, f"finalists: trials {[f.trial for f in finalists]}, {setting.seeds} "
-                       f"fresh seed(s) each; {len(todo)} run(s) to train")  # fmt: skip
+        _say(progress, f"finalists: trials {[f.trial for f in finalists]}, "
+                       f"{len(finalists[0].seeds)} fresh seed(s) each{why}; {len(todo)} run(s) "
+                       "to train")  # fmt: skip
     stopped: dict[str, int] = {}
 
     def record(finalist: Finalist, seed: int, run: dict[str, Any], metrics: Any) -> None:
@@ -269,7 +276,7 @@ def run_finalists(
 
     try:
         with _stops(stopped):
-            late = _train(todo, trial_fn, runs, deadline, _workers(config, len(todo)), record)
+            late = _train(todo, trial_fn, runs, deadline, workers, record)
     except KeyboardInterrupt:
         record_cost(study, cost)
         signum = stopped.get("signum", signal.SIGINT)
@@ -284,8 +291,8 @@ def run_finalists(
         record_cost(study, cost)
     if late is not None:
         _say(progress, f"finalists: {late}; compared on the seeds every finalist has")
-    recommendation = choose(finalists, runs, setting.seeds)
-    if setting.refit and folder is not None and recommendation["trial"] is not None:
+    recommendation = choose(finalists, runs, len(finalists[0].seeds))
+    if refit and folder is not None and recommendation["trial"] is not None:
         chosen = next(f for f in finalists if f.trial == recommendation["trial"])
         with _threads(config):
             recommendation["refit"] = _refit(study, chosen, trial_fn, folder, deadline, progress,
@@ -298,6 +305,43 @@ def run_finalists(
         _say(progress, f"recommended: {recommended_line(recommendation)} (search export "
                        "without --select writes it)")  # fmt: skip
     return recommendation
+
+
+def plan(finalists: Sequence[Finalist], seeds: int, left: float | None, workers: int,
+         refit: bool) -> tuple[int, int, str]:  # fmt: skip
+    """How many finalists, and fresh seeds each, the time left trains in whole rounds (a round:
+    one fresh seed of every finalist), and why when fewer than asked.
+
+    At the pace of the finalists' slowest search run, ``workers`` at a time, less one run for
+    the refit (none for a cross-validated trial: its own model is the refit). A round cut short
+    compares the finalists on fewer seeds than were trained (the runs of the finalists that got
+    one more seed are wasted), so fewer finalists with more seeds each are preferred, down to
+    two with at least two seeds; failing that, as many finalists as one round fits. The
+    asked ``top`` and ``seeds`` without a time limit or a recorded pace.
+    """
+    top = len(finalists)
+    paces = [f.time_s for f in finalists if f.time_s]
+    if left is None or not paces or top == 0:
+        return top, seeds, ""
+    pace = max(paces)
+    folds = int(finalists[0].config.get("folds") or 1)
+    slots = max(0, int((left - (pace if refit and folds == 1 else 0.0)) // pace))
+    for n in range(top, 0, -1):
+        rounds = slots // math.ceil(n / workers)
+        if rounds >= min(2, seeds) or n == 1:
+            break
+    if n == 1 < top:  # not two finalists with two seeds: one round of as many as it fits
+        n, rounds = max(1, min(top, slots * workers)), 1
+    rounds = max(1, min(seeds, rounds))
+    if (n, rounds) == (top, seeds):
+        return top, seeds, ""
+    return n, rounds, (f" (what {left:.0f} s trains at {pace:.1f} s a run, {workers} at a time"
+                       f"{', and the refit' if refit and folds == 1 else ''}; "
+                       f"asked: {top} × {seeds})")  # fmt: skip
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 @contextlib.contextmanager

@@ -320,3 +320,53 @@ def test_check_warns_of_a_validation_split_too_small_to_rank_on(tmp_path, capsys
     assert main(["check", _write(tmp_path, "cv", _data_only({"name": "t-small",
                                                              "npz": "table.npz"}))]) == 0
     assert "validation split holds" not in capsys.readouterr().err  # derived: folds 5
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    shape=st.sampled_from([(1, 8, 8), (3, 16, 16), (1, 28, 28), (10,), (40,), (1, 24), (12, 29),
+                           (1, 427), (3, 1460)]),
+    classes=st.integers(2, 12),
+    limit=st.integers(300, 30_000),
+)  # fmt: skip
+def test_each_start_point_is_its_family_s_plain_net_within_the_limit(shape, classes, limit):
+    """Every derived start point is a valid point of its space, one per family at most, and
+    its model trains plain (its exact count, built on the meta device, within its budget, the
+    params limit)."""
+    from search.config import meta_model, trainable
+    from search.config._start import complete
+
+    layout = {3: "image", 2: "signal", 1: "table"}[len(shape)]
+    facts = DataFacts(name="digits", layout=layout, in_shape=shape, classes=classes, train=1000,
+                      total=1100, held=100, augment=None, augment_why="",
+                      declaration="digits")  # fmt: skip
+    data = {"name": "p", "dataset": "digits", "constraints": [f"params <= {limit}"], "trials": 4}
+    try:
+        derived = derive_from(facts, data)
+    except ConfigError:  # no family fits: refused, as a test above shows
+        assume(False)
+    config = SearchConfig.from_dict(derived.config)  # validates every point against the space
+    families = config.space["family"].values if "family" in config.space.names else None
+    assert len(config.start) <= len(LAYOUT_FAMILIES[layout])
+    info = type("Info", (), {"in_shape": shape, "num_classes": classes})()
+    for point in config.start:
+        cfg = config.trial_config(complete(config.space, point, config.space.sample(0)))
+        assert cfg.budget == limit
+        assert trainable(meta_model(cfg, info, {})) <= limit, (point, families)
+
+
+def test_start_points_follow_the_users_keys(tmp_path, capsys):
+    config, derivation = load_config(_write(tmp_path, "d", _data_only("digits")))
+    assert len(config.start) == 3 and {p["family"] for p in config.start} == {
+        "convnet", "sepnet", "resnet"}  # fmt: skip
+    assert all(p["train.augment"] is True for p in config.start if "train.augment" in p)
+    assert any(d.key == "start" for d in derivation.values)
+    fixed = {**_data_only("digits"), "train": {"weight_decay": 1e-4},
+             "fixed": {"family": "sepnet"}}  # fmt: skip
+    config, _ = load_config(_write(tmp_path, "f", fixed))
+    assert len(config.start) == 1 and "sepnet.stages" in config.start[0]
+    assert not any(k in config.start[0] for k in ("family", "train.weight_decay"))
+    config, derivation = load_config(_write(tmp_path, "n", {**_data_only("digits"), "start": []}))
+    assert config.start == [] and "start" in derivation.given
+    assert main(["check", _write(tmp_path, "c", _data_only("digits"))]) == 0
+    assert "convnet depth" in _derived(capsys.readouterr().out)["start"]

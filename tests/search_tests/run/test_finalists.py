@@ -29,7 +29,7 @@ from search.cli import main
 from search.config import FinalistsConfig, load_config
 from search.record import StudyAttr, TrialAttr
 from search.run import launch
-from search.run._finalists import Finalist, choose, finalists_of, run_finalists
+from search.run._finalists import Finalist, choose, finalists_of, plan, run_finalists
 from spaces import ConfigError
 from tests._support.notes import notes
 from tests._support.waiting import wait_until
@@ -84,6 +84,32 @@ def test_finalists_cut_short_are_compared_on_the_seeds_each_has_and_ties_keep_th
     assert "no finalist was retrained" in alone["reason"] and not alone["complete"]
     nothing = choose(finalists[:1], _runs(t1=[(0.8, False, None)]), 1)
     assert nothing["trial"] is None and "no finalist met every constraint" in nothing["reason"]
+
+
+@pytest.mark.parametrize(
+    ("left", "folds", "workers", "planned"),
+    [
+        (None, 1, 2, (3, 3)),  # no time limit: as asked
+        (100.0, 1, 2, (3, 3)),  # 9 runs of 10 s, 2 at a time, and the refit: 3 rounds of 3 fit
+        (48.0, 1, 2, (2, 3)),  # 3 slots after the refit's: 1 round of 3, or 3 rounds of 2
+        (48.0, 5, 2, (3, 2)),  # cross-validated: no refit to train, 4 slots: 2 rounds of 3
+        (25.0, 1, 2, (2, 1)),  # 1 slot: not 2 finalists × 2 seeds; one round of what fits
+        (5.0, 1, 2, (1, 1)),  # nothing fits: one run, which the deadline then refuses
+        (48.0, 1, 1, (3, 1)),  # one at a time, 3 slots: a round of 3 (1 × 3 chooses nothing)
+    ],
+)
+def test_the_finalists_are_planned_in_whole_rounds_of_what_the_time_left_trains(
+    left, folds, workers, planned
+):
+    """Three finalists of 10 s search runs, three seeds asked: fewer finalists with whole
+    rounds of seeds, not a round cut short (whose extra runs the choice cannot use)."""
+    finalists = [Finalist(t, 0.9, (1, 2, 3), {"folds": folds}, 10.0) for t in (4, 9, 2)]
+    top, seeds, why = plan(finalists, 3, left, workers, refit=True)
+    assert (top, seeds) == planned
+    assert (why == "") == (planned == (3, 3))
+    if why:
+        assert f"what {left:.0f} s trains at 10.0 s a run, {workers} at a time" in why
+        assert ("and the refit" in why) == (folds == 1) and "asked: 3 × 3" in why
 
 
 def test_the_finalists_section():
