@@ -44,6 +44,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "guard": {},
     "e1": {},
     "e2": {},
+    "e3": {},
     "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 

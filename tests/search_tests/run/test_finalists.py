@@ -350,3 +350,14 @@ def test_finalists_equal_in_accuracy_go_in_the_order_of_the_other_objectives():
     finalists = finalists_of(study, 3, 1)
     assert [f.trial for f in finalists] == [1, 0, 2]
     assert choose(finalists, {}, 1)["trial"] == 1
+
+
+def test_finalists_equal_in_accuracy_go_first_by_the_lower_validation_loss():
+    """Accuracy on a small split moves in steps: of two trials at 0.75, the one of lower
+    validation loss goes first, before the smaller one."""
+    study = None
+    for number, (loss, params) in enumerate([(0.9, 400.0), (0.6, 900.0), (None, 100.0)]):
+        config = {"seed": 0, "hyper": {"width": number}}
+        row = {"accuracy": 0.75, "params": params, **({"val_loss": loss} if loss else {})}
+        study = npas_study([row], study=study, attrs={str(TrialAttr.CONFIG): config})
+    assert [f.trial for f in finalists_of(study, 3, 1)] == [1, 0, 2]
