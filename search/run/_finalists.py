@@ -56,6 +56,10 @@ __all__ = ["Finalist", "choose", "finalists_of", "plan", "run_finalists"]
 
 #: The metric finalists are ranked on: ``run_trial``'s validation accuracy.
 METRIC = "accuracy"
+#: Seconds a finalist run costs besides its trial's own time: its process's data, model and
+#: indicators (an ArrowHead dev search's finalists trained 5 runs of 1-2 s trials in about 12 s,
+#: 2 at a time).
+RUN_OVERHEAD_S = 3.0
 
 
 
@@ -318,7 +322,8 @@ def plan(finalists: Sequence[Finalist], seeds: int, left: float | None, workers:
     """How many finalists, and fresh seeds each, the time left trains in whole rounds (a round:
     one fresh seed of every finalist), and why when fewer than asked.
 
-    At the pace of the finalists' slowest search run, ``workers`` at a time, less one run for
+    At the pace of the finalists' slowest search run and :data:`RUN_OVERHEAD_S`, ``workers``
+    at a time, less one run for
     the refit (none for a cross-validated trial: its own model is the refit). A round cut short
     compares the finalists on fewer seeds than were trained (the runs of the finalists that got
     one more seed are wasted), so fewer finalists with more seeds each are preferred, down to
@@ -329,7 +334,7 @@ def plan(finalists: Sequence[Finalist], seeds: int, left: float | None, workers:
     paces = [f.time_s for f in finalists if f.time_s]
     if left is None or not paces or top == 0:
         return top, seeds, ""
-    pace = max(paces)
+    pace = max(paces) + RUN_OVERHEAD_S
     folds = int(finalists[0].config.get("folds") or 1)
     slots = max(0, int((left - (pace if refit and folds == 1 else 0.0)) // pace))
     for n in range(top, 0, -1):

@@ -29,7 +29,14 @@ from search.cli import main
 from search.config import FinalistsConfig, load_config
 from search.record import StudyAttr, TrialAttr
 from search.run import launch
-from search.run._finalists import Finalist, choose, finalists_of, plan, run_finalists
+from search.run._finalists import (
+    RUN_OVERHEAD_S,
+    Finalist,
+    choose,
+    finalists_of,
+    plan,
+    run_finalists,
+)
 from spaces import ConfigError
 from tests._support.notes import notes
 from tests._support.waiting import wait_until
@@ -101,9 +108,11 @@ def test_finalists_cut_short_are_compared_on_the_seeds_each_has_and_ties_keep_th
 def test_the_finalists_are_planned_in_whole_rounds_of_what_the_time_left_trains(
     left, folds, workers, planned
 ):
-    """Three finalists of 10 s search runs, three seeds asked: fewer finalists with whole
-    rounds of seeds, not a round cut short (whose extra runs the choice cannot use)."""
-    finalists = [Finalist(t, 0.9, (1, 2, 3), {"folds": folds}, 10.0) for t in (4, 9, 2)]
+    """Three finalists of 10 s runs (the search run and a run's start), three seeds asked:
+    fewer finalists with whole rounds of seeds, not a round cut short (whose extra runs the
+    choice cannot use)."""
+    finalists = [Finalist(t, 0.9, (1, 2, 3), {"folds": folds}, 10.0 - RUN_OVERHEAD_S)
+                 for t in (4, 9, 2)]  # fmt: skip
     top, seeds, why = plan(finalists, 3, left, workers, refit=True)
     assert (top, seeds) == planned
     assert (why == "") == (planned == (3, 3))
