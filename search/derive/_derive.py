@@ -596,18 +596,21 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
     config["train"] = {**train, **user_train}
     config["fixed"] = {**fixed, **user_fixed}
     if "start" not in data and "start" in derived:
-        config["start"] = _kept_points(derived["start"], space)
+        config["start"] = _kept_points(derived["start"], space, user_fixed)
     overridden = set(given)
     kept = [d for d in out if not _overridden(d.key, overridden)]
     return Derivation(config=config, values=kept, given=given, facts=facts)
 
 
-def _kept_points(points: list[dict[str, Any]], space: Mapping[str, Any]
-                 ) -> list[dict[str, Any]]:  # fmt: skip
-    """The derived start points on what is still searched once the user fixed some of it
-    (each point once; none left empty)."""
+def _kept_points(points: list[dict[str, Any]], space: Mapping[str, Any],
+                 fixed: Mapping[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+    """The derived start points on what is still searched once the user fixed some of it:
+    a point of another value of a dimension the user fixed (another family) dropped, the
+    others kept on the dimensions still searched (each once; none left empty)."""
     kept: list[dict[str, Any]] = []
     for point in points:
+        if any(k in fixed and fixed[k] != v for k, v in point.items()):
+            continue
         left = {k: v for k, v in point.items() if k in space}
         if left and left not in kept:
             kept.append(left)
