@@ -580,6 +580,12 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
         given.append(f"fixed.{name}")
         space.pop(name, None)
         fixed.pop(name, None)
+    others = {f.name for f in families_of(facts.layout)} - {user_fixed.get("family")}
+    if "family" in user_fixed:  # the other families' dimensions would apply to no trial
+        for name in [n for n in space if n.split(".")[0] in others]:
+            del space[name]
+        for name in [n for n in fixed if n.split(".")[0] in others]:
+            del fixed[name]
     for name, entry in list(space.items()):  # a condition on a dimension the user fixed
         when = dict(entry.get("when") or {})
         for on in [k for k in when if k in user_fixed]:
@@ -598,7 +604,9 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
     if "start" not in data and "start" in derived:
         config["start"] = _kept_points(derived["start"], space, user_fixed)
     overridden = set(given)
-    kept = [d for d in out if not _overridden(d.key, overridden)]
+    gone = others if "family" in user_fixed else set()
+    kept = [d for d in out
+            if not _overridden(d.key, overridden) and _family_of(d.key) not in gone]
     return Derivation(config=config, values=kept, given=given, facts=facts)
 
 
@@ -615,6 +623,12 @@ def _kept_points(points: list[dict[str, Any]], space: Mapping[str, Any],
         if left and left not in kept:
             kept.append(left)
     return kept
+
+
+def _family_of(key: str) -> str:
+    """The family a derived value's key names first (``convnet.depth``, ``convnet levers``,
+    ``family convnet`` for one left out); the key's head otherwise."""
+    return key.removeprefix("family ").split(" ")[0].split(".")[0]
 
 
 def _overridden(key: str, given: set[str]) -> bool:

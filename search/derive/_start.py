@@ -40,9 +40,8 @@ def start_points(specs: Sequence[FamilySpec], space: Mapping[str, Any], cap: int
         for name, choices in spec.searched.items():
             point[f"{spec.name}.{name}"] = choices[0]
         point[f"{spec.name}.train.lr"] = _middle(space[f"{spec.name}.train.lr"])
-        for name in ("train.weight_decay",):
-            if name in space:
-                point[name] = _middle(space[name])
+        if "train.weight_decay" in space:
+            point["train.weight_decay"] = _middle(space["train.weight_decay"])
         if "train.augment" in space:
             point["train.augment"] = True
         if "budget" in space:

@@ -346,24 +346,25 @@ def test_each_start_point_is_its_family_s_plain_net_within_the_limit(shape, clas
     except ConfigError:  # no family fits: refused, as a test above shows
         assume(False)
     config = SearchConfig.from_dict(derived.config)  # validates every point against the space
-    families = config.space["family"].values if "family" in config.space.names else None
     assert len(config.start) <= len(LAYOUT_FAMILIES[layout])
     info = type("Info", (), {"in_shape": shape, "num_classes": classes})()
     for point in config.start:
         cfg = config.trial_config(complete(config.space, point, config.space.sample(0)))
         assert cfg.budget == limit
-        assert trainable(meta_model(cfg, info, {})) <= limit, (point, families)
+        assert trainable(meta_model(cfg, info, {})) <= limit, point
 
 
 def test_start_points_follow_the_users_keys(tmp_path, capsys):
     config, derivation = load_config(_write(tmp_path, "d", _data_only("digits")))
-    assert len(config.start) == 3 and {p["family"] for p in config.start} == {
-        "convnet", "sepnet", "resnet"}  # fmt: skip
+    families = [p["family"] for p in config.start]  # ResNet-8 is over 2,000 plain
+    assert families == ["convnet", "sepnet"]
     assert all(p["train.augment"] is True for p in config.start if "train.augment" in p)
     assert any(d.key == "start" for d in derivation.values)
     fixed = {**_data_only("digits"), "train": {"weight_decay": 1e-4},
              "fixed": {"family": "sepnet"}}  # fmt: skip
-    config, _ = load_config(_write(tmp_path, "f", fixed))
+    config, derivation = load_config(_write(tmp_path, "f", fixed))
+    assert not any(n.startswith(("convnet.", "resnet.")) for n in config.space.names)
+    assert not any(d.key.startswith(("convnet", "resnet")) for d in derivation.values)
     assert len(config.start) == 1 and "sepnet.stages" in config.start[0]
     assert not any(k in config.start[0] for k in ("family", "train.weight_decay"))
     config, derivation = load_config(_write(tmp_path, "n", {**_data_only("digits"), "start": []}))
