@@ -37,8 +37,14 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-PROTOCOL = ROOT / "benchmarks" / "protocols" / "unaided.yaml"
-RESULTS = ROOT / "benchmarks" / "results" / "unaided"
+#: Each registered protocol: its file and where its results go (``--protocol``).
+PROTOCOLS = {
+    "v1": (ROOT / "benchmarks" / "protocols" / "unaided.yaml",
+           ROOT / "benchmarks" / "results" / "unaided"),
+    "v2": (ROOT / "benchmarks" / "protocols" / "unaided-v2.yaml",
+           ROOT / "benchmarks" / "results" / "unaided-v2"),
+}  # fmt: skip
+PROTOCOL, RESULTS = PROTOCOLS["v1"]
 DATA = ROOT / "benchmarks" / "data" / "unaided"
 #: The datasets npas has built in; the others are the committed npz files.
 BUILT_IN = {"digits", "mnist"}
@@ -55,10 +61,14 @@ BEST = ["--select", "best:accuracy"]
 SELECT: dict[str, list[str]] = {"npas": [], "tpe": BEST, "random": BEST}
 
 
-@functools.cache
 def protocol() -> dict[str, Any]:
-    """The registered protocol, read once."""
-    return yaml.safe_load(PROTOCOL.read_text())
+    """The registered protocol this run follows (``--protocol``), read once."""
+    return _read(PROTOCOL)
+
+
+@functools.cache
+def _read(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
 
 
 def dataset_entry(name: str) -> str | dict[str, Any]:
@@ -82,7 +92,7 @@ def search_config(name: str, arm: str, seed: int) -> dict[str, Any]:
         "limits": {"time": f"{entry['search_minutes']}m"},
         "seed": seed,
     }
-    return {**config, **ARM_KEYS[arm]}
+    return {**config, **ARM_KEYS[arm], **(protocol()["arms"][arm].get("keys") or {})}
 
 
 def _search(cmd: Sequence[str], log: Path) -> None:
@@ -206,7 +216,7 @@ def table(root: Path) -> str:
     lines = [
         "# The unaided benchmark",
         "",
-        f"Protocol `{spec['protocol']}` (`benchmarks/protocols/unaided.yaml`, registered "
+        f"Protocol `{spec['protocol']}` (`{PROTOCOL.relative_to(ROOT)}`, registered "
         f"{spec['registered']}); written by `benchmarks/unaided.py`. Test accuracy of each "
         "arm's recommended model (read once), mean ± std over seeds and the mean's 95 % t "
         "interval; `vs hand`: npas − hand, its 95 % Welch interval and p. No correction across "
@@ -281,9 +291,15 @@ def main() -> None:
     parser.add_argument("--datasets")
     parser.add_argument("--arms")
     parser.add_argument("--seeds")
-    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--protocol", choices=list(PROTOCOLS), default="v1")
+    parser.add_argument("--results", type=Path)
     parser.add_argument("--table", action="store_true", help="rewrite the table only")
     args = parser.parse_args()
+    global PROTOCOL, RESULTS
+    PROTOCOL, RESULTS = PROTOCOLS[args.protocol]
+    args.results = args.results or RESULTS
+    if not protocol().get("registered"):
+        raise SystemExit(f"{PROTOCOL.name} is a draft, not registered: no run may use it")
     if args.table:
         args.results.with_suffix(".md").write_text(table(args.results))
         return

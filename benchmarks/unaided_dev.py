@@ -45,6 +45,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "e1": {},
     "e2": {},
     "e3": {},
+    "e3-nostart": {"start": []},
     "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 

@@ -63,9 +63,9 @@ def test_an_arm_level_with_npas_is_a_tie_not_a_win(tmp_path):
     _write(tmp_path, "osu_leaf", "random", [0.9, 0.9, 0.9, 0.9, 0.9], 1700)
     _write(tmp_path, "osu_leaf", "hand", [0.4, 0.5, 0.4, 0.5, 0.4], 3550)
     assert "npas ties tpe for first on mean" in bench.table(tmp_path)
-    _write(tmp_path / "below", "osu_leaf", "npas", [0.9] * 5, 1800)
-    _write(tmp_path / "below", "osu_leaf", "tpe", [0.9] * 4 + [0.91], 1800)
-    _write(tmp_path / "below", "osu_leaf", "random", [0.9] * 5, 1800)
+    _write(tmp_path / "below", "osu_leaf", "npas", [0.90, 0.91, 0.89, 0.90, 0.90], 1800)
+    _write(tmp_path / "below", "osu_leaf", "tpe", [0.90, 0.91, 0.89, 0.90, 0.91], 1800)
+    _write(tmp_path / "below", "osu_leaf", "random", [0.88, 0.89, 0.87, 0.88, 0.88], 1800)
     _write(tmp_path / "below", "osu_leaf", "hand", [0.4, 0.5, 0.4, 0.5, 0.4], 3550)
     assert "npas ranks below tpe on mean" in bench.table(tmp_path / "below")
 
@@ -79,6 +79,26 @@ def test_each_arm_s_config_is_one_search_check_accepts(tmp_path, arm):
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "conv1d" in done.stdout
+
+
+def test_draft_protocol_2_gives_the_plain_arms_no_start_points_and_keeps_v1_s_list(
+    monkeypatch,
+):
+    bench = load_benchmark("unaided")
+    v1 = bench.protocol()
+    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v2"][0])
+    v2 = bench.protocol()
+    assert (v1["protocol"], v2["protocol"]) == ("unaided-v1", "unaided-v2")
+    for key in ("datasets", "hand", "seeds", "metric", "readings", "target"):
+        assert v2[key] == v1[key], key
+    assert bench.search_config("italy_power", "tpe", 0)["start"] == []
+    assert bench.search_config("italy_power", "random", 0)["start"] == []
+    assert "start" not in bench.search_config("italy_power", "npas", 0)
+    assert v2["registered"] is None  # a draft: the script refuses to run it
+    done = subprocess.run([sys.executable, "benchmarks/unaided.py", "--protocol", "v2",
+                           "--datasets", "italy_power"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 1 and "a draft, not registered" in done.stderr
 
 
 def test_a_run_outside_the_protocol_is_refused():
