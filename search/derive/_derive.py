@@ -580,12 +580,11 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
         given.append(f"fixed.{name}")
         space.pop(name, None)
         fixed.pop(name, None)
-    others = {f.name for f in families_of(facts.layout)} - {user_fixed.get("family")}
-    if "family" in user_fixed:  # the other families' dimensions would apply to no trial
-        for name in [n for n in space if n.split(".")[0] in others]:
-            del space[name]
-        for name in [n for n in fixed if n.split(".")[0] in others]:
-            del fixed[name]
+    gone = ({f.name for f in families_of(facts.layout)} - {user_fixed["family"]}
+            if "family" in user_fixed else set())  # fmt: skip
+    for name in [n for n in [*space, *fixed] if n.split(".")[0] in gone]:
+        space.pop(name, None)  # another family's dimension or value applies to no trial
+        fixed.pop(name, None)
     for name, entry in list(space.items()):  # a condition on a dimension the user fixed
         when = dict(entry.get("when") or {})
         for on in [k for k in when if k in user_fixed]:
@@ -604,7 +603,6 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
     if "start" not in data and "start" in derived:
         config["start"] = _kept_points(derived["start"], space, user_fixed)
     overridden = set(given)
-    gone = others if "family" in user_fixed else set()
     kept = [d for d in out
             if not _overridden(d.key, overridden) and _family_of(d.key) not in gone]
     return Derivation(config=config, values=kept, given=given, facts=facts)

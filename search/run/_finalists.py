@@ -270,12 +270,12 @@ def run_finalists(
     top, seeds, why = plan(finalists, setting.seeds, _left(deadline), workers, refit)
     if not runs:  # a relaunch trains what its runs lack of the plan asked
         finalists = [dataclasses.replace(f, seeds=f.seeds[:seeds]) for f in finalists[:top]]
-    todo = [(f, s) for i in range(setting.seeds) for f in finalists for s in f.seeds[i:i + 1]
-            if str(s) not in runs.get(str(f.trial), {})]  # fmt: skip
+    wanted = len(finalists[0].seeds)  # every finalist has as many
+    todo = [(f, f.seeds[i]) for i in range(wanted) for f in finalists
+            if str(f.seeds[i]) not in runs.get(str(f.trial), {})]  # fmt: skip
     if todo:
-        _say(progress, f"finalists: trials {[f.trial for f in finalists]}, "
-                       f"{len(finalists[0].seeds)} fresh seed(s) each{why}; {len(todo)} run(s) "
-                       "to train")  # fmt: skip
+        _say(progress, f"finalists: trials {[f.trial for f in finalists]}, {wanted} fresh "
+                       f"seed(s) each{why}; {len(todo)} run(s) to train")  # fmt: skip
     stopped: dict[str, int] = {}
 
     def record(finalist: Finalist, seed: int, run: dict[str, Any], metrics: Any) -> None:
@@ -301,7 +301,7 @@ def run_finalists(
         record_cost(study, cost)
     if late is not None:
         _say(progress, f"finalists: {late}; compared on the seeds every finalist has")
-    recommendation = choose(finalists, runs, len(finalists[0].seeds))
+    recommendation = choose(finalists, runs, wanted)
     if refit and folder is not None and recommendation["trial"] is not None:
         chosen = next(f for f in finalists if f.trial == recommendation["trial"])
         with _threads(config):
