@@ -197,6 +197,18 @@ def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
     return diff, half, float(ttest_ind(a, b, equal_var=False).pvalue)
 
 
+def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """Mean of ``a - b`` paired by seed, its 95 % t interval's half-width, and the two-sided
+    paired t-test's p (arms run on the same seeds share each seed's split and start)."""
+    from scipy.stats import ttest_rel
+
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    mean, _, half = mean_ci(diffs)
+    if len(diffs) < 2 or all(d == diffs[0] for d in diffs):
+        return mean, 0.0 if len(diffs) > 1 else math.nan, (0.0 if mean else 1.0)
+    return mean, half, float(ttest_rel(a, b).pvalue)
+
+
 def _results(root: Path) -> dict[str, dict[str, dict[int, dict[str, Any]]]]:
     """Every finished run: dataset → arm → seed → result."""
     found: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}

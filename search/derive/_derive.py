@@ -22,7 +22,8 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
 - augmentation: the dataset's own, searched on and off, for images and signals; a declared
   image dataset without one gets pad-crop of 1/14 of its shorter side, a declared signal
   dataset a shift in time of 1/10 of its length (both at least 1); tables none;
-- start: each family's plain net at the limit trained first (``search.derive._start``);
+- start: each family's plain net at the limit trained first (``search.derive._start``), when
+  two families or more have one (a portfolio to seed; one family starts from TPE's own);
 - search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets, or FIFO for
   short or cross-validated trials; trials ten times what the time fits at the rule's rate;
   finalists (top 3, 3 seeds, a fifth of the time) and the refit.
@@ -331,10 +332,12 @@ def _widths(spec: FamilySpec, facts: DataFacts, target: int
 
 def _start(facts: DataFacts, limit: int | None, space: Mapping[str, Any],
            out: list[Derived]) -> dict[str, Any]:  # fmt: skip
-    """The start points (``search.derive._start``): each family's plain net at the limit."""
+    """The start points (``search.derive._start``): each family's plain net at the limit,
+    when two families or more have one."""
     cap = limit if limit is not None else _free_params(facts)
     points = start_points(_families_in(facts, space), space, cap, facts.in_shape, facts.classes)
-    if not points:
+    if len(points) < 2:
+        out.append(_no_start(cap))
         return {}
     shown = "; ".join(f"{spec.name} {spec.depth[0]} {point[f'{spec.name}.{spec.depth[0]}']} "
                       f"{spec.width} {point[f'{spec.name}.{spec.width}']}"
@@ -344,8 +347,18 @@ def _start(facts: DataFacts, limit: int | None, space: Mapping[str, Any],
                        "is still twice its "
                        "narrowest width and the widest width there, levers at their first "
                        "choice, the middle of the learning-rate and weight-decay ranges, "
-                       "augmentation on (the net a careful user tries first)"))  # fmt: skip
+                       "augmentation on (the net a careful user tries first), so that TPE's "
+                       "random start-up misses no family"))  # fmt: skip
     return {"start": [point for _, point in points]}
+
+
+def _no_start(cap: int | None) -> Derived:
+    """Why a search of one family has no derived start point."""
+    within = f" within {cap:,} parameters" if cap is not None else ""
+    return Derived("start", "none", f"fewer than two families have a plain net{within}: start "
+                   "points seed a portfolio of families, and one family is explored from TPE's "
+                   "random start-up (a plain net at the limit trained first pulls its model "
+                   "there)")  # fmt: skip
 
 
 def _families_in(facts: DataFacts, space: Mapping[str, Any]) -> list[FamilySpec]:
@@ -602,6 +615,8 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
     config["fixed"] = {**fixed, **user_fixed}
     if "start" not in data and "start" in derived:
         config["start"] = _kept_points(derived["start"], space, user_fixed)
+        if not config["start"]:
+            out = [_no_start(None) if d.key == "start" else d for d in out]
     overridden = set(given)
     kept = [d for d in out
             if not _overridden(d.key, overridden) and _family_of(d.key) not in gone]
@@ -612,7 +627,8 @@ def _kept_points(points: list[dict[str, Any]], space: Mapping[str, Any],
                  fixed: Mapping[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
     """The derived start points on what is still searched once the user fixed some of it:
     a point of another value of a dimension the user fixed (another family) dropped, the
-    others kept on the dimensions still searched (each once; none left empty)."""
+    others kept on the dimensions still searched (each once; none left empty), and none
+    when fewer than two are left (one family: no portfolio to seed)."""
     kept: list[dict[str, Any]] = []
     for point in points:
         if any(k in fixed and fixed[k] != v for k, v in point.items()):
@@ -620,7 +636,7 @@ def _kept_points(points: list[dict[str, Any]], space: Mapping[str, Any],
         left = {k: v for k, v in point.items() if k in space}
         if left and left not in kept:
             kept.append(left)
-    return kept
+    return kept if len(kept) > 1 else []
 
 
 def _family_of(key: str) -> str:

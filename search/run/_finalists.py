@@ -132,16 +132,18 @@ def _lower_better(value: Any, direction: str) -> float:
 
 def choose(
     finalists: Sequence[Finalist], runs: Mapping[str, Mapping[str, Mapping[str, Any]]],
-    wanted: int,
+    wanted: int, dropped: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """The recommendation: among the finalists, each compared on its first ``n`` seeds'
-    runs (``n``: the fewest any retrained finalist has), those feasible with a finite
-    validation accuracy on every one of them, the best mean (ties: the search's order).
+    """The recommendation: among the finalists still in the race, each compared on its
+    first ``n`` seeds' runs (``n``: the fewest any retrained one has), those feasible with a
+    finite validation accuracy on every one of them, the best mean (ties: the search's
+    order).
 
     Args:
         finalists: The finalists, in the search's order.
         runs: ``{"<trial>": {"<seed>": {"accuracy", "feasible", "error"}}}`` done so far.
         wanted: Seeds each finalist was to have.
+        dropped: Finalists the race dropped (:func:`race`), each with why.
 
     Returns:
         The record stored as :attr:`StudyAttr.RECOMMENDATION`: ``trial`` (None when no
@@ -151,16 +153,17 @@ def choose(
         ``reason`` and ``finalists`` (each one's seeds, accuracies, mean, std, whether it
         qualified and why not).
     """
+    dropped = dict(dropped or {})
     done = {f.trial: [(s, runs[str(f.trial)][str(s)]) for s in f.seeds
                       if str(s) in runs.get(str(f.trial), {})]
             for f in finalists}  # fmt: skip
-    retrained = [len(d) for d in done.values() if d]
+    retrained = [len(d) for t, d in done.items() if d and t not in dropped]
     n = min(retrained, default=0)
     rows: list[dict[str, Any]] = []
     for f in finalists:
-        compared = done[f.trial][:n]
+        compared = done[f.trial] if f.trial in dropped else done[f.trial][:n]
         accuracies = [_finite(run.get("accuracy")) for _, run in compared]
-        why_not = _why_not(compared, accuracies)
+        why_not = dropped.get(f.trial) or _why_not(compared, accuracies)
         ok = [a for a in accuracies if a is not None]
         rows.append({
             "trial": f.trial, "search_accuracy": f.search_accuracy,
@@ -170,7 +173,8 @@ def choose(
             "qualified": why_not is None, "why_not": why_not,
         })  # fmt: skip
     qualified = [r for r in rows if r["qualified"]]
-    complete = bool(finalists) and all(len(d) >= wanted for d in done.values())
+    complete = bool(finalists) and all(len(d) >= wanted for t, d in done.items()
+                                       if t not in dropped)  # fmt: skip
     record: dict[str, Any] = {"trial": None, "metric": METRIC, "split": "validation",
                               "n": n, "wanted_seeds": wanted, "complete": complete,
                               "finalists": rows}  # fmt: skip
@@ -191,14 +195,14 @@ def choose(
     others = sorted((r for r in qualified if r is not best), key=lambda r: -r["mean"])
     runner = f"; next: trial {others[0]['trial']} {others[0]['mean']:.4f}" if others else ""
     out = [r for r in rows if not r["qualified"]]
-    dropped = "".join(f"; trial {r['trial']} left out: {r['why_not']}" for r in out)
+    left_out = "".join(f"; trial {r['trial']} left out: {r['why_not']}" for r in out)
     record |= {"trial": best["trial"], "mean": best["mean"], "std": best["std"],
                "seeds": best["seeds"], "accuracies": best["accuracies"]}  # fmt: skip
     record["reason"] = (
         f"the best mean validation accuracy over {n} fresh seed(s) among the "
         f"{len(rows)} most accurate feasible trials of the search (each seed its own "
         f"initialisation and validation split; the test split chose nothing): trial "
-        f"{best['trial']} {best['mean']:.4f}{runner}{dropped}"
+        f"{best['trial']} {best['mean']:.4f}{runner}{left_out}"
     )
     return record
 
@@ -286,7 +290,8 @@ def run_finalists(
 
     try:
         with _stops(stopped):
-            late = _train(todo, trial_fn, runs, deadline, workers, record)
+            late, dropped = _rounds(finalists, wanted, trial_fn, runs, deadline, workers,
+                                    refit and _folds(finalists) == 1, record)  # fmt: skip
     except KeyboardInterrupt:
         record_cost(study, cost)
         signum = stopped.get("signum", signal.SIGINT)
@@ -301,7 +306,9 @@ def run_finalists(
         record_cost(study, cost)
     if late is not None:
         _say(progress, f"finalists: {late}; compared on the seeds every finalist has")
-    recommendation = choose(finalists, runs, wanted)
+    for trial, why in dropped.items():
+        _say(progress, f"finalist trial {trial} {why}")
+    recommendation = choose(finalists, runs, wanted, dropped)
     if refit and folder is not None and recommendation["trial"] is not None:
         chosen = next(f for f in finalists if f.trial == recommendation["trial"])
         with _threads(config):
@@ -335,7 +342,7 @@ def plan(finalists: Sequence[Finalist], seeds: int, left: float | None, workers:
     if left is None or not paces or top == 0:
         return top, seeds, ""
     pace = max(paces) + RUN_OVERHEAD_S
-    folds = int(finalists[0].config.get("folds") or 1)
+    folds = _folds(finalists)
     slots = max(0, int((left - (pace if refit and folds == 1 else 0.0)) // pace))
     for n in range(top, 0, -1):
         rounds = slots // math.ceil(n / workers)
@@ -349,6 +356,75 @@ def plan(finalists: Sequence[Finalist], seeds: int, left: float | None, workers:
     return n, rounds, (f" (what {left:.0f} s trains at {pace:.1f} s a run, {workers} at a time"
                        f"{', and the refit' if refit and folds == 1 else ''}; "
                        f"asked: {top} × {seeds})")  # fmt: skip
+
+
+def _folds(finalists: Sequence[Finalist]) -> int:
+    """The folds each finalist's run trains (one search: one value for all)."""
+    return int(finalists[0].config.get("folds") or 1)
+
+
+def _rounds(
+    finalists: Sequence[Finalist], wanted: int, trial_fn: TrialFn,
+    runs: Mapping[str, Mapping[str, Any]], deadline: float | None, workers: int,
+    refit: bool, record: Record,
+) -> tuple[str | None, dict[int, str]]:  # fmt: skip
+    """Trains the runs round by round (a round: the next seed of every finalist still in the
+    race) on one pool of workers, and after each round plans the next on the pace of its
+    slowest run (:func:`race`: a pooled run costs more than its search run, its data, model
+    and indicators); returns why runs were left untrained (None: none was) and the finalists
+    dropped from the race, each with why."""
+    dropped: dict[int, str] = {}
+    late = None
+    with _pool(workers, trial_fn) as pool:
+        for i in range(wanted):
+            racing = [f for f in finalists if f.trial not in dropped]
+            batch = [(f, f.seeds[i]) for f in racing
+                     if str(f.seeds[i]) not in runs.get(str(f.trial), {})]  # fmt: skip
+            late = _train(batch, trial_fn, runs, deadline, workers, pool, record)
+            if late is not None:
+                break
+            if batch and deadline is not None and i + 1 < wanted:
+                per_run = max(runs[str(f.trial)][str(seed)]["time_s"] for f, seed in batch)
+                out, late = race(racing, runs, i + 1, per_run, _left(deadline) or 0.0, workers,
+                                 refit)  # fmt: skip
+                dropped |= out
+                if late is not None:
+                    break
+    return late, dropped
+
+
+def race(racing: Sequence[Finalist], runs: Mapping[str, Mapping[str, Mapping[str, Any]]],
+         done: int, per_run: float, left: float, workers: int, refit: bool
+         ) -> tuple[dict[int, str], str | None]:  # fmt: skip
+    """The next round planned on the last one's measured pace (``per_run`` seconds a slot of
+    ``workers`` runs side by side): as many finalists as one more whole round fits in
+    ``left`` (less a slot for the refit), the lowest means over their ``done`` seeds dropped
+    (a race, as irace's: seeds go to the finalists still in contention), the search's later
+    one first of equal means. Fewer than two fit: no further round (``stop`` says why).
+    Returns the dropped finalists with why, and ``stop``."""
+    slots = int((left - (per_run if refit else 0.0)) // per_run) if per_run > 0 else len(racing)
+    keep = min(len(racing), max(0, slots) * workers)
+    if keep == len(racing):
+        return {}, None
+    pace = f"{left:.0f} s left at {per_run:.1f} s a run, {workers} at a time" + (
+        ", and the refit" if refit else "")
+    if keep < 2:
+        return {}, f"the time left ({pace}) fits no further round of two finalists"
+    means = [_mean_of(runs.get(str(f.trial), {}), f.seeds[:done]) for f in racing]
+    order = sorted(range(len(racing)), key=lambda k: (-means[k], k))
+    return {racing[k].trial: f"dropped after {done} seed(s): its mean {means[k]:.4f} was below "
+                             f"the {keep} kept ({pace}: a round of {keep})"
+            for k in order[keep:]}, None  # fmt: skip
+
+
+def _mean_of(runs: Mapping[str, Mapping[str, Any]], seeds: Sequence[int]) -> float:
+    """A finalist's mean validation accuracy over ``seeds`` (a failed or infeasible run
+    scores -inf: it is out of the choice anyway)."""
+    scores = [_finite(runs.get(str(s), {}).get("accuracy")) for s in seeds]
+    feasible = all(runs.get(str(s), {}).get("feasible") for s in seeds)
+    if not (feasible and scores and None not in scores):
+        return -math.inf
+    return statistics.fmean(a for a in scores if a is not None)
 
 
 def _left(deadline: float | None) -> float | None:
@@ -436,40 +512,32 @@ def _train(
     runs: Mapping[str, Mapping[str, Any]],
     deadline: float | None,
     workers: int,
+    pool: futures.ProcessPoolExecutor | None,
     record: Record,
 ) -> str | None:
-    """Trains the runs in order, ``workers`` at a time (in processes of their own when more
-    than one), starting none that would end past ``deadline`` at its search run's pace;
-    returns why runs were left untrained (None: none was)."""
+    """Trains the runs in order, ``workers`` at a time (in ``pool``'s processes; None: here),
+    starting none that would end past ``deadline`` at the pace of the runs trained so far
+    (before the first: its search run's); returns why runs were left untrained (None: none
+    was)."""
     queue, late = list(todo), None
     pending: dict[Any, tuple[Finalist, int]] = {}  # a run in a worker → its finalist and seed
-    pool = _pool(workers, trial_fn)
-    try:
-        while queue or pending:
-            while queue and len(pending) < max(1, workers):
-                finalist, seed = queue[0]
-                pace = finalist.time_s or _mean_time(runs) or 0.0
-                if deadline is not None and time.monotonic() + pace > deadline:
-                    late = (f"the time limit left no room for the {len(queue)} run(s) still "
-                            "to train")
-                    queue.clear()
-                    break
-                queue.pop(0)
-                if pool is None:
-                    record(finalist, seed, *_run(trial_fn, finalist, seed))
-                else:
-                    pending[pool.submit(_run, trial_fn, finalist, seed)] = (finalist, seed)
-            if pending:
-                finished, _ = futures.wait(pending, timeout=0.2,
-                                           return_when=futures.FIRST_COMPLETED)  # fmt: skip
-                for done in finished:
-                    record(*pending.pop(done), *done.result())
-    except BaseException:
-        if pool is not None:
-            _end(pool)
-        raise
-    if pool is not None:
-        pool.shutdown(wait=True)
+    while queue or pending:
+        while queue and len(pending) < max(1, workers):
+            finalist, seed = queue[0]
+            pace = max(finalist.time_s or 0.0, _mean_time(runs) or 0.0)
+            if deadline is not None and time.monotonic() + pace > deadline:
+                late = f"the time limit left no room for the {len(queue)} run(s) still to train"
+                queue.clear()
+                break
+            queue.pop(0)
+            if pool is None:
+                record(finalist, seed, *_run(trial_fn, finalist, seed))
+            else:
+                pending[pool.submit(_run, trial_fn, finalist, seed)] = (finalist, seed)
+        if pending:
+            finished, _ = futures.wait(pending, timeout=0.2, return_when=futures.FIRST_COMPLETED)
+            for done in finished:
+                record(*pending.pop(done), *done.result())
     return late
 
 
@@ -490,19 +558,29 @@ def _workers(config: SearchConfig, runs: int) -> int:
     return max(1, min(runs, int(_cores() // max(1.0, config.resources.cpu))))
 
 
-def _pool(workers: int, trial_fn: TrialFn) -> futures.ProcessPoolExecutor | None:
+@contextlib.contextmanager
+def _pool(workers: int, trial_fn: TrialFn) -> Iterator[futures.ProcessPoolExecutor | None]:
     """A pool of ``workers`` fresh processes (spawned: no thread or lock of the launch is
     copied; not daemonic, so a run may start processes of its own, as a data loader does),
-    each training on its share of the cores; None for one worker, or a trial function
-    another process cannot be given (a closure)."""
+    each training on its share of the cores, kept for every round (a worker's start-up,
+    torch and the data, is paid once); None for one worker, or a trial function another
+    process cannot be given (a closure). A stop ends the runs in its workers."""
     if workers <= 1:
-        return None
+        yield None
+        return
     try:
         pickle.dumps(trial_fn)
     except (pickle.PicklingError, AttributeError, TypeError):
-        return None
-    return futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+        yield None
+        return
+    pool = futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=_one_share, initargs=(workers,))  # fmt: skip
+    try:
+        yield pool
+    except BaseException:
+        _end(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _one_share(workers: int) -> None:

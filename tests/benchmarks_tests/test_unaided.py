@@ -104,3 +104,32 @@ def test_draft_protocol_2_gives_the_plain_arms_no_start_points_and_keeps_v1_s_li
 def test_a_run_outside_the_protocol_is_refused():
     with pytest.raises(SystemExit, match="not in the protocol"):
         load_benchmark("unaided")._chosen("cifar10", ["digits", "mnist"], "datasets")
+
+
+def test_the_paired_difference_on_figures_computed_by_hand():
+    """Differences 0.1, 0.2, 0.3: mean 0.2, standard error 0.1 / √3, t = 2√3 on 2 degrees of
+    freedom, whose two-sided p is 1 - t / √(t² + 2) = 1 - √(12/14) = 0.07418."""
+    bench = load_benchmark("unaided")
+    mean, half, p = bench.paired([0.6, 0.7, 0.8], [0.5, 0.5, 0.5])
+    assert mean == pytest.approx(0.2) and half == pytest.approx(4.3027 * 0.1 / 3**0.5, abs=1e-4)
+    assert p == pytest.approx(1 - (12 / 14) ** 0.5, abs=1e-5)
+    assert bench.paired([0.75, 0.5], [0.5, 0.25]) == (0.25, 0.0, 0.0)  # the same on every seed
+
+
+def test_the_dev_table_pairs_arms_by_the_seeds_both_ran(tmp_path):
+    dev = load_benchmark("unaided_dev")
+    for arm, accuracies in (("e4", [0.6, 0.7, 0.8, 0.9]), ("e1", [0.5, 0.5, 0.5])):
+        for seed, accuracy in enumerate(accuracies):
+            folder = tmp_path / "synth" / arm / f"seed{seed}"
+            folder.mkdir(parents=True)
+            (folder / "result.json").write_text(json.dumps({"test_accuracy": accuracy}))
+    table = dev.paired_table(tmp_path, [("e4", "e1")])
+    assert "| synth | e4 − e1 | 3 | +0.200 [-0.048, +0.448] | 0.0742 |" in table
+
+
+def test_the_generated_dev_sets_are_the_same_every_time():
+    dev = load_benchmark("unaided_dev")
+    first, again = dev.make_shapes(), dev.make_shapes()
+    assert all((first[k] == again[k]).all() for k in first)
+    assert first["x_train"].shape == (480, 1, 16, 16) and set(first["y_train"]) == {0, 1, 2, 3}
+    assert dev.make_synth()["x_train"].shape == (280, 20)

@@ -365,9 +365,21 @@ def test_start_points_follow_the_users_keys(tmp_path, capsys):
     config, derivation = load_config(_write(tmp_path, "f", fixed))
     assert not any(n.startswith(("convnet.", "resnet.")) for n in config.space.names)
     assert not any(d.key.startswith(("convnet", "resnet")) for d in derivation.values)
-    assert len(config.start) == 1 and "sepnet.stages" in config.start[0]
-    assert not any(k in config.start[0] for k in ("family", "train.weight_decay"))
+    assert config.start == []  # one family: no portfolio to seed
+    assert [d.value for d in derivation.values if d.key == "start"] == ["none"]
     config, derivation = load_config(_write(tmp_path, "n", {**_data_only("digits"), "start": []}))
     assert config.start == [] and "start" in derivation.given
     assert main(["check", _write(tmp_path, "c", _data_only("digits"))]) == 0
     assert "convnet depth" in _derived(capsys.readouterr().out)["start"]
+
+
+def test_a_table_has_one_family_and_so_no_start_point(tmp_path, capsys):
+    """The table layout's one family (the MLP) is explored from TPE's random start-up: a
+    plain net at the limit trained first would pull its model there."""
+    _table(tmp_path)
+    path = _write(tmp_path, "t", _data_only({"name": "t", "npz": str(tmp_path / "table.npz")}))
+    config, _ = load_config(path)
+    assert config.start == []
+    assert main(["check", path]) == 0
+    shown = _derived(capsys.readouterr().out)["start"]
+    assert shown.startswith("none") and "fewer than two families have a plain net within" in shown

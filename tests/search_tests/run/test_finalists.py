@@ -35,6 +35,7 @@ from search.run._finalists import (
     choose,
     finalists_of,
     plan,
+    race,
     run_finalists,
 )
 from spaces import ConfigError
@@ -119,6 +120,81 @@ def test_the_finalists_are_planned_in_whole_rounds_of_what_the_time_left_trains(
     if why:
         assert f"what {left:.0f} s trains at 10.0 s a run, {workers} at a time" in why
         assert ("and the refit" in why) == (folds == 1) and "asked: 3 × 3" in why
+
+
+@pytest.mark.parametrize(
+    ("left", "workers", "refit", "kept", "stop"),
+    [
+        (100.0, 2, True, [4, 9, 2], False),  # a round of 3 (2 slots of 10 s) fits: no cut
+        (25.0, 2, False, [4, 9, 2], False),  # 2 slots: still a whole round of 3
+        (25.0, 2, True, [9, 2], False),  # 1 slot after the refit's: a round of 2, 4 dropped
+        (15.0, 2, True, [], True),  # no slot after the refit's: no further round
+        (25.0, 1, False, [9, 2], False),  # one at a time, 2 slots: a round of 2
+        (15.0, 1, False, [], True),  # one at a time, 1 slot: one finalist decides nothing
+    ],
+)
+def test_after_a_round_the_race_keeps_the_finalists_one_more_round_fits_by_their_means(
+    left, workers, refit, kept, stop
+):
+    """Three finalists after one seed (means 0.80, 0.90, 0.85), runs of 10 s measured: the
+    next round is planned on that pace, the lowest means dropped."""
+    finalists = [Finalist(t, 0.9, (1, 2, 3), {}, 1.0) for t in (4, 9, 2)]
+    runs = _runs(t4=[(0.80, True, None)], t9=[(0.90, True, None)], t2=[(0.85, True, None)])
+    dropped, why = race(finalists, runs, 1, 10.0, left, workers, refit)
+    assert (why is not None) == stop
+    if stop:
+        assert dropped == {} and "fits no further round of two finalists" in why
+    else:
+        assert sorted(dropped) == sorted({4, 9, 2} - set(kept))
+    for text in dropped.values():
+        assert text.startswith("dropped after 1 seed(s): its mean 0.8000 was below the 2 kept")
+        assert f"{left:.0f} s left at 10.0 s a run, {workers} at a time" in text
+
+
+def test_the_race_drops_a_failed_finalist_first_and_the_later_of_equal_means():
+    finalists = [Finalist(t, 0.9, (1, 2), {}, 1.0) for t in (4, 9, 2, 5)]
+    runs = _runs(t4=[(0.8, True, None)], t9=[(0.8, True, None)], t2=[(0.99, False, None)],
+                 t5=[(0.7, True, None)])  # fmt: skip
+    dropped, _ = race(finalists, runs, 1, 10.0, 15.0, 2, False)  # 1 slot: a round of 2
+    assert sorted(dropped) == [2, 5]  # infeasible: out first; 0.7 below the two 0.8s
+    dropped, _ = race(finalists[:2], runs, 1, 10.0, 25.0, 1, True)  # 1 slot: stop
+    assert dropped == {}
+
+
+def test_finalists_race_on_the_measured_pace_of_their_runs_and_the_dropped_one_is_out(
+    tmp_path, monkeypatch, capsys
+):
+    """Runs take 10 s of a (fake) clock while the search ran each in 0.01 s: the plan asks for
+    3 × 2 and after the first round the 25 s left fit a round of two, so the finalist of the
+    lowest first seed is dropped and the choice is between the other two, on two seeds."""
+    clock = [0.0]
+    monkeypatch.setattr("search.run._finalists.time", type("Clock", (), {
+        "monotonic": staticmethod(lambda: clock[0])}))  # fmt: skip
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0})
+
+    def slow(cfg, on_epoch=None) -> dict:
+        clock[0] += 10.0
+        width = cfg.hyper["width"]
+        return {"accuracy": {8: 0.7, 9: 0.9, 10: 0.8}[width] + cfg.seed / 1000,
+                "feasible": 1.0, "trial_time_s": 0.01}  # fmt: skip
+
+    config = _config(tmp_path, top=3, seeds=2)
+    study = None
+    for width, accuracy in ((8, 0.95), (9, 0.93), (10, 0.91)):
+        cfg = config.trial_config({"family": "mlp", "mlp.width": width}).to_dict()
+        study = npas_study([{"accuracy": accuracy, "params": 100.0 * width,
+                             "trial_time_s": 0.01}], study=study,
+                           attrs={TrialAttr.CONFIG: cfg})  # fmt: skip
+    found = run_finalists(study, config, slow, deadline=55.0)
+    err = "\n".join(notes(capsys.readouterr().err))
+    assert "trials [0, 1, 2], 2 fresh seed(s) each; 6 run(s) to train" in err
+    rows = {r["trial"]: r for r in found["finalists"]}
+    assert rows[0]["why_not"].startswith("dropped after 1 seed(s): its mean 0.7010")
+    assert "finalist trial 0 dropped after 1 seed(s)" in err
+    assert found["trial"] == 1 and found["n"] == 2 and found["complete"]
+    assert rows[2]["qualified"] and rows[2]["n"] == 2 and rows[0]["n"] == 1
+    assert found == study.user_attrs[StudyAttr.RECOMMENDATION]
+    assert clock[0] == 50.0  # 3 runs, then 2: none past the deadline
 
 
 def test_the_finalists_section():
