@@ -188,12 +188,11 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _warnings(config: Any, *, floor: bool = True) -> list[str]:
-    """The config's suspicions, and a validation split too small to rank its trials."""
+    """The config's suspicions, and its data's (``search.derive.data_warnings``)."""
     from search.config import suspicions
-    from search.derive import validation_warning
+    from search.derive import data_warnings
 
-    small = validation_warning(config)
-    return [*suspicions(config, floor=floor), *([small] if small else [])]
+    return [*suspicions(config, floor=floor), *data_warnings(config)]
 
 
 def _stored_data(

@@ -17,19 +17,19 @@ if TYPE_CHECKING:
     from search.derive._derive import Derivation as Derivation
     from search.derive._derive import Derived as Derived
     from search.derive._derive import derive as derive
-    from search.derive._derive import validation_warning as validation_warning
     from search.derive._families import LAYOUT_FAMILIES as LAYOUT_FAMILIES
     from search.derive._families import FamilySpec as FamilySpec
     from search.derive._load import load_config as load_config
+    from search.derive._warnings import data_warnings as data_warnings
 
 _EXPORTS = {
     "Derivation": "search.derive._derive",
     "Derived": "search.derive._derive",
     "derive": "search.derive._derive",
-    "validation_warning": "search.derive._derive",
     "LAYOUT_FAMILIES": "search.derive._families",
     "FamilySpec": "search.derive._families",
     "load_config": "search.derive._load",
+    "data_warnings": "search.derive._warnings",
 }
 
 __all__ = [
@@ -37,9 +37,9 @@ __all__ = [
     "Derivation",
     "Derived",
     "FamilySpec",
+    "data_warnings",
     "derive",
     "load_config",
-    "validation_warning",
 ]
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

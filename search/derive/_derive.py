@@ -46,7 +46,7 @@ from search.derive._start import start_points
 from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
 from spaces import ConfigError
 
-__all__ = ["Derivation", "Derived", "derive", "derive_from", "validation_warning"]
+__all__ = ["Derivation", "Derived", "derive", "derive_from"]
 
 #: The sample rate the epoch rule assumes: one CPU thread training a net of
 #: :data:`REFERENCE_PARAMS` parameters (slower in proportion above it).
@@ -435,29 +435,6 @@ def _epoch_seconds(facts: DataFacts, limit: int | None, folds: int = 1) -> float
     samples = facts.train if folds == 1 else (facts.train + facts.held) * (folds - 1) / folds
     rate = samples / SAMPLES_PER_SECOND * max(1.0, size / REFERENCE_PARAMS)
     return rate + (EPOCH_OVERHEAD_S if folds == 1 else FOLD_EPOCH_OVERHEAD_S)
-
-
-def validation_warning(config: Any) -> str | None:
-    """``search check``'s and ``launch``'s warning on a search (a loaded ``SearchConfig``)
-    that ranks its trials on one validation split too small to rank them (under
-    :data:`FOLDS_BELOW` samples), with the spread of accuracy on it and the way out; None
-    otherwise, or with ``folds`` set."""
-    if config.folds > 1:
-        return None
-    data = {"dataset": config.data_source or config.dataset, "val_size": config.val_size,
-            "train_size": config.train_size}  # fmt: skip
-    try:
-        facts = read_facts(data)
-    except (ConfigError, AttributeError, TypeError):  # a dataset whose sizes are not known
-        return None
-    if facts.held >= FOLDS_BELOW:
-        return None
-    spread = 100 * math.sqrt(0.9 * 0.1 / max(1, facts.held))
-    return (f"the validation split holds {facts.held} samples: at 90 % accuracy one trial's "
-            f"figure has a standard error of {spread:.1f} points, so it ranks trials largely by "
-            f"chance; folds: {FOLDS} (with scheduler: fifo) scores each trial on all "
-            f"{facts.held + facts.train:,} training samples, and finalists retrain the best "
-            "with fresh seeds")  # fmt: skip
 
 
 def _folds(facts: DataFacts, limit: int | None, time_s: float | None,

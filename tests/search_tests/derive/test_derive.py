@@ -383,3 +383,25 @@ def test_a_table_has_one_family_and_so_no_start_point(tmp_path, capsys):
     assert main(["check", path]) == 0
     shown = _derived(capsys.readouterr().out)["start"]
     assert shown.startswith("none") and "fewer than two families have a plain net within" in shown
+
+
+@pytest.mark.parametrize(
+    ("shape", "layout", "warned"),
+    [((80, 12, 300), None, True), ((80, 12, 300), "signal", False), ((80, 28, 28), None, False),
+     ((80, 300, 12), None, True)],
+)  # fmt: skip
+def test_check_warns_when_undeclared_rank_3_samples_look_like_signals(
+    tmp_path, capsys, declared, shape, layout, warned
+):
+    """Rank 3 undeclared is N×H×W grey images (as it always was); 12×300 ones are far more
+    likely 12-channel signals, so check says how to declare them."""
+    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    np.savez(tmp_path / "d.npz", x_train=x, y_train=np.arange(shape[0]) % 2)
+    declared.append("d")
+    dataset = {"name": "d", "npz": str(tmp_path / "d.npz")}
+    dataset |= {"layout": layout} if layout else {}
+    assert main(["check", _write(tmp_path, "d", _data_only(dataset))]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("declare layout: signal in the dataset entry" in err) == warned, err
+    if warned:
+        assert f"samples of {shape[1]}×{shape[2]} are read as grey images" in err

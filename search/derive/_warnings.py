@@ -1,0 +1,61 @@
+"""What ``search check`` and ``search launch`` warn of in a config's data: a validation split
+too small to rank trials on, and rank-3 arrays read as images that look like signals.
+
+Warnings, not refusals: the config is valid and the user may mean it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from search.derive._data import DataFacts, read_facts
+from search.derive._derive import FOLDS, FOLDS_BELOW
+from spaces import ConfigError
+
+__all__ = ["data_warnings"]
+
+#: An undeclared rank-3 sample (read as a grey image, 1×H×W) whose longer side is this many
+#: times its shorter looks like a signal of H channels (an image's sides are alike; a
+#: signal's channels are few and its length long).
+SIGNAL_LIKE_RATIO = 8
+
+
+def data_warnings(config: Any) -> list[str]:
+    """The warnings on a loaded ``SearchConfig``'s data (none when its sizes are unknown)."""
+    data = {"dataset": config.data_source or config.dataset, "val_size": config.val_size,
+            "train_size": config.train_size}  # fmt: skip
+    try:
+        facts = read_facts(data)
+    except (ConfigError, AttributeError, TypeError):  # a dataset whose sizes are not known
+        return []
+    found = [_layout(facts), None if config.folds > 1 else _validation(facts)]
+    return [w for w in found if w]
+
+
+def _validation(facts: DataFacts) -> str | None:
+    """A search of one validation split too small to rank trials on (under
+    :data:`FOLDS_BELOW` samples), with the spread of accuracy on it and the way out."""
+    if facts.held >= FOLDS_BELOW:
+        return None
+    spread = 100 * math.sqrt(0.9 * 0.1 / max(1, facts.held))
+    return (f"the validation split holds {facts.held} samples: at 90 % accuracy one trial's "
+            f"figure has a standard error of {spread:.1f} points, so it ranks trials largely by "
+            f"chance; folds: {FOLDS} (with scheduler: fifo) scores each trial on all "
+            f"{facts.held + facts.train:,} training samples, and finalists retrain the best "
+            "with fresh seeds")  # fmt: skip
+
+
+def _layout(facts: DataFacts) -> str | None:
+    """Undeclared rank-3 arrays read as grey images whose sides differ by
+    :data:`SIGNAL_LIKE_RATIO` or more: say so, and how to read them as signals."""
+    declared = facts.declaration.get("layout") if isinstance(facts.declaration, dict) else "?"
+    if declared is not None or facts.layout != "image" or facts.in_shape[0] != 1:
+        return None
+    height, width = facts.in_shape[1:]
+    if max(height, width) < SIGNAL_LIKE_RATIO * min(height, width):
+        return None
+    return (f"dataset {facts.name!r} declares no layout, so its samples of {height}×{width} "
+            "are read as grey images (no layout: N×H×W, or N×1×H×W); if they are signals of "
+            f"{height} channels and length {width}, declare layout: signal in the dataset "
+            "entry")  # fmt: skip
