@@ -31,8 +31,10 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
+import functools
 import math
 import os
 from collections.abc import Mapping
@@ -52,6 +54,15 @@ __all__ = ["Derivation", "Derived", "derive", "derive_from"]
 #: :data:`REFERENCE_PARAMS` parameters (slower in proportion above it).
 SAMPLES_PER_SECOND = 5_000
 REFERENCE_PARAMS = 5_000
+#: Forward multiply-adds of one sample that a second of one CPU thread trains (forward,
+#: backward and update) on top of the rate above: fitted to the unaided benchmark's recorded
+#: trials (a sample-epoch took 0.098 ms at 37,600 MACs on ArrowHead and 0.185 ms at 174,000
+#: on OSULeaf: 1.6 G a second), so that a long signal or a large image is priced by its
+#: work, not its parameters (a 12-channel signal of 3,000 steps at 5,000 parameters does 80×
+#: the rate's work).
+TRAIN_MACS_PER_SECOND = 1.5e9
+#: The widest first width the price's reference net is looked for in.
+MAX_REFERENCE_WIDTH = 4096
 #: Seconds an epoch costs whatever its size: the validation pass, the report to the scheduler
 #: and the checkpoint (a 35-sample GunPoint epoch took 0.07-0.13 s in a search on two loaded
 #: cores, where the rate above gives 0.007 s).
@@ -390,8 +401,9 @@ def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, folds: in
                 f"the {facts.train:,} training samples, 16..128"),
         Derived("train.epochs", epochs, f"the longest rung {list(RUNGS)} whose training fits "
                 f"{where}{fits}, at {epoch_s:.3f} s an epoch (the rule's "
-                f"{SAMPLES_PER_SECOND:,} samples/s at {REFERENCE_PARAMS:,} parameters, and "
-                f"{overhead:g} s an epoch besides)"),
+                f"{SAMPLES_PER_SECOND:,} samples/s at {REFERENCE_PARAMS:,} parameters, "
+                f"{_macs(facts, limit or _free_params(facts)):,} multiply-adds a sample at "
+                f"{TRAIN_MACS_PER_SECOND / 1e9:g} G/s, and {overhead:g} s an epoch besides)"),
     ]  # fmt: skip
     if facts.layout in ("image", "signal") and facts.augment is not None:
         space["train.augment"] = {"choices": [False, True]}
@@ -433,8 +445,33 @@ def _epoch_seconds(facts: DataFacts, limit: int | None, folds: int = 1) -> float
     less a fold and pays only its validation pass besides."""
     size = limit if limit is not None else _free_params(facts)
     samples = facts.train if folds == 1 else (facts.train + facts.held) * (folds - 1) / folds
-    rate = samples / SAMPLES_PER_SECOND * max(1.0, size / REFERENCE_PARAMS)
-    return rate + (EPOCH_OVERHEAD_S if folds == 1 else FOLD_EPOCH_OVERHEAD_S)
+    per_sample = (max(1.0, size / REFERENCE_PARAMS) / SAMPLES_PER_SECOND
+                  + _macs(facts, size) / TRAIN_MACS_PER_SECOND)  # fmt: skip
+    return samples * per_sample + (EPOCH_OVERHEAD_S if folds == 1 else FOLD_EPOCH_OVERHEAD_S)
+
+
+def _macs(facts: DataFacts, cap: int) -> int:
+    return reference_macs(facts.layout, facts.in_shape, facts.classes, cap)
+
+
+@functools.cache
+def reference_macs(layout: str, in_shape: tuple[int, ...], classes: int, cap: int) -> int:
+    """Forward multiply-adds on one sample of the costliest family's plain net within ``cap``
+    parameters: at its deepest depth that holds its narrowest width, the widest width there
+    (what a trial of the search typically computes: larger ones share their weights, not
+    their work, and smaller ones do less)."""
+    costs = [0]
+    for spec in families_of(layout):
+        _, low, high = spec.depth
+        for depth in range(high, low - 1, -spec.depth_step):
+            count = functools.partial(spec.params, depth, in_shape=in_shape, classes=classes)
+            if count(width=spec.min_width) > cap:
+                continue
+            widths = range(spec.min_width, MAX_REFERENCE_WIDTH + 1)
+            width = widths[bisect.bisect_right(widths, cap, key=lambda w: count(width=w)) - 1]
+            costs.append(spec.macs(depth, width, in_shape, classes))
+            break
+    return max(costs)
 
 
 def _folds(facts: DataFacts, limit: int | None, time_s: float | None,

@@ -29,7 +29,7 @@ class FamilySpec:
         width: The hyper-parameter that sets its (first) width.
         fixed: Hyper-parameters fixed for every trial of the family.
         searched: Non-numeric hyper-parameters searched as choices.
-        params: ``(depth, width, in_shape, classes)`` → trainable parameters of the plain model.
+        layers: ``(depth, width, in_shape, classes)`` → the plain model's :data:`Layers`.
         min_width: The narrowest width worth training.
         lr: SGD-Nesterov's peak learning-rate range for the family (one-cycle).
         why: One line: why this family is searched for its layout.
@@ -38,7 +38,7 @@ class FamilySpec:
     name: str
     depth: tuple[str, int, int]
     width: str
-    params: Callable[[int, int, tuple[int, ...], int], int]
+    layers: Callable[[int, int, tuple[int, ...], int], Layers]
     depth_step: int = 1
     fixed: dict[str, Any] = field(default_factory=dict)
     searched: dict[str, list[Any]] = field(default_factory=dict)
@@ -46,96 +46,136 @@ class FamilySpec:
     lr: tuple[float, float] = (0.02, 0.3)
     why: str = ""
 
+    def params(self, depth: int, width: int, in_shape: tuple[int, ...], classes: int) -> int:
+        """Trainable parameters of the plain model."""
+        return sum(p for p, _ in self.layers(depth, width, in_shape, classes))
+
+    def macs(self, depth: int, width: int, in_shape: tuple[int, ...], classes: int) -> int:
+        """Multiply-adds of the plain model's forward pass on one sample."""
+        return sum(m for _, m in self.layers(depth, width, in_shape, classes))
+
+
+#: A model's layers as closed forms: each layer's trainable parameters and the multiply-adds
+#: of its forward pass on one sample (convolutions and linear maps, as FlopCounterMode counts
+#: them: batch norm and activations add none).
+Layers = list[tuple[int, int]]
+
 
 def _grown(width: int, i: int, growth: float) -> int:
     return max(1, round(width * growth**i))
 
 
-def _convnet(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
-    """ConvNet, kernel 3, batch norm (no conv bias), growth 1.5, full convs, GAP head."""
-    channels, total = shape[0], 0
+def _head(channels: int, classes: int) -> tuple[int, int]:
+    """The global-average-pool head's linear map."""
+    return channels * classes + classes, channels * classes
+
+
+def _convnet(depth: int, width: int, shape: tuple[int, ...], classes: int) -> Layers:
+    """ConvNet, kernel 3, batch norm (no conv bias), growth 1.5, full convs, a pool of 2
+    after each conv, GAP head."""
+    channels, h, w = shape
+    layers: Layers = []
     for i in range(depth):
         out = _grown(width, i, 1.5)
-        total += 9 * channels * out + 2 * out
+        layers.append((9 * channels * out + 2 * out, 9 * channels * out * h * w))
+        if min(h, w) >= 2:
+            h, w = h // 2, w // 2
         channels = out
-    return total + channels * classes + classes
+    return [*layers, _head(channels, classes)]
 
 
 #: SepNet's stem channels, fixed.
 _STEM = 8
 
 
-def _sepnet(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
-    """SepNet with ``depth`` stages of one separable block, a stem of 8 channels, growth 1.5,
-    batch norm, GAP head."""
-    channels = shape[0]
-    total = 9 * channels * _STEM + 2 * _STEM
+def _sepnet(depth: int, width: int, shape: tuple[int, ...], classes: int) -> Layers:
+    """SepNet with ``depth`` stages of one separable block, a stem of 8 channels (then a pool
+    of 2), growth 1.5, batch norm, a pool of 2 before each stage past the first, GAP head."""
+    channels, h, w = shape
+    layers: Layers = [(9 * channels * _STEM + 2 * _STEM, 9 * channels * _STEM * h * w)]
     channels = _STEM
     for s in range(depth):
+        if min(h, w) >= 2:  # the stem's pool before the first stage, then one before each
+            h, w = h // 2, w // 2
         out = _grown(width, s, 1.5)
-        total += 9 * channels + channels * out + 2 * out
+        layers.append((9 * channels + channels * out + 2 * out, (9 + out) * channels * h * w))
         channels = out
-    return total + channels * classes + classes
+    return [*layers, _head(channels, classes)]
 
 
-def _resnet(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
-    """CIFAR ResNet-``depth`` (6k + 2), shortcut A, stages of width, 2·width, 4·width."""
+def _resnet(depth: int, width: int, shape: tuple[int, ...], classes: int) -> Layers:
+    """CIFAR ResNet-``depth`` (6k + 2), shortcut A, stages of width, 2·width, 4·width, each
+    past the first opened by a stride of 2."""
     k = (depth - 2) // 6
-    total, cin = 9 * shape[0] * width + 2 * width, width
+    h, w = shape[1:]
+    layers: Layers = [(9 * shape[0] * width + 2 * width, 9 * shape[0] * width * h * w)]
+    cin = width
     for stage in range(3):
         cout = width * 2**stage
-        for _ in range(k):
-            total += 9 * cin * cout + 9 * cout * cout + 4 * cout
+        for i in range(k):
+            if stage > 0 and i == 0:
+                h, w = (h - 1) // 2 + 1, (w - 1) // 2 + 1
+            layers.append((9 * cin * cout + 9 * cout * cout + 4 * cout,
+                           9 * (cin + cout) * cout * h * w))  # fmt: skip
             cin = cout
-    return total + cin * classes + classes
+    return [*layers, _head(cin, classes)]
 
 
-def _mlp(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
+def _mlp(depth: int, width: int, shape: tuple[int, ...], classes: int) -> Layers:
     """MLP of ``depth`` hidden layers of ``width``."""
-    fan_in, total = math.prod(shape), 0
+    fan_in, layers = math.prod(shape), []
     for _ in range(depth):
-        total += fan_in * width + width
+        layers.append((fan_in * width + width, fan_in * width))
         fan_in = width
-    return total + fan_in * classes + classes
+    return [*layers, _head(fan_in, classes)]
 
 
 #: The signal families' kernel, fixed (their default): 5 steps see more of a sequence than 3.
 _KERNEL_1D = 5
 
 
-def _conv1d(separable: bool) -> Callable[..., int]:
+def _conv1d(separable: bool) -> Callable[..., Layers]:
     """``conv1d`` (``sepconv1d`` when ``separable``): ``depth`` blocks of a conv (kernel 5; a
-    depthwise then a pointwise one past the first when separable) and batch norm, growth 1.5,
-    GAP head."""
+    depthwise then a pointwise one past the first when separable) and batch norm, a pool of
+    2 after each, growth 1.5, GAP head."""
 
-    def params(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
-        channels, total = shape[0], 0
+    def layers(depth: int, width: int, shape: tuple[int, ...], classes: int) -> Layers:
+        channels, length = shape
+        out_layers: Layers = []
         for i in range(depth):
             out = _grown(width, i, 1.5)
             if separable and i > 0:
-                total += _KERNEL_1D * channels + channels * out
+                weights = _KERNEL_1D * channels + channels * out
             else:
-                total += _KERNEL_1D * channels * out
-            total += 2 * out
+                weights = _KERNEL_1D * channels * out
+            out_layers.append((weights + 2 * out, weights * length))
+            length = length // 2 if length >= 2 else length
             channels = out
-        return total + channels * classes + classes
+        return [*out_layers, _head(channels, classes)]
 
-    return params
+    return layers
 
 
-def _resnet1d(depth: int, width: int, shape: tuple[int, ...], classes: int) -> int:
+def _resnet1d(depth: int, width: int, shape: tuple[int, ...], classes: int) -> Layers:
     """``resnet1d``: a stem conv of ``width``, then ``depth`` stages of one basic block (two
-    kernel-5 convs with batch norm), growth 1.5, each stage past the first with a 1×1
-    projection shortcut (its channels or length change), GAP head."""
-    total = _KERNEL_1D * shape[0] * width + 2 * width
+    kernel-5 convs with batch norm), growth 1.5, each stage past the first opened by a stride
+    of 2 and a 1×1 projection shortcut (its channels or length change), GAP head."""
+    channels, length = shape
+    layers: Layers = [(_KERNEL_1D * channels * width + 2 * width,
+                       _KERNEL_1D * channels * width * length)]  # fmt: skip
     channels = width
     for s in range(depth):
         out = _grown(width, s, 1.5)
-        total += _KERNEL_1D * channels * out + _KERNEL_1D * out * out + 4 * out
+        weights = _KERNEL_1D * channels * out + _KERNEL_1D * out * out
+        extra = 4 * out
         if s > 0:
-            total += channels * out + 2 * out
+            if length >= 2:
+                length = (length - 1) // 2 + 1
+            weights += channels * out
+            extra += 2 * out
+        layers.append((weights + extra, weights * length))
         channels = out
-    return total + channels * classes + classes
+    return [*layers, _head(channels, classes)]
 
 
 #: What every signal family fixes (the closed forms above count these).

@@ -264,13 +264,19 @@ def test_a_mistyped_key_is_named_before_anything_is_derived(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("layout", "shape"), [("image", (1, 28, 28)), ("image", (3, 8, 8)), ("signal", (3, 50)),
-                          ("signal", (12, 29)), ("table", (30,))],
+    ("layout", "shape"), [("image", (1, 28, 28)), ("image", (3, 8, 8)), ("image", (1, 5, 7)),
+                          ("signal", (3, 50)), ("signal", (12, 29)), ("signal", (1, 3)),
+                          ("table", (30,))],
 )  # fmt: skip
 def test_each_family_s_closed_form_is_its_built_model_s_count(layout, shape):
-    """The derivation sizes depths and widths by closed forms: each equals the trainable
-    parameters of the model the family builds with the derived fixed levers."""
+    """The derivation sizes depths and widths, and prices an epoch, by closed forms: each
+    equals the trainable parameters, and the forward multiply-adds on one sample (FLOPs / 2
+    as the flops indicator counts them), of the model the family builds with the derived
+    fixed levers."""
+    import torch
+
     import spaces
+    from objectives import count_flops
     from search.derive._families import families_of
 
     for spec in families_of(layout):
@@ -281,6 +287,9 @@ def test_each_family_s_closed_form_is_its_built_model_s_count(layout, shape):
                 model = spaces.build_model(spec.name, in_shape=shape, num_classes=7, **hyper)
                 built = sum(p.numel() for p in model.parameters())
                 assert spec.params(depth, width, shape, 7) == built, (spec.name, depth, width)
+                x = torch.zeros(1, *shape)
+                flops = count_flops(lambda m=model, x=x: m.eval()(x))
+                assert spec.macs(depth, width, shape, 7) * 2 == flops, (spec.name, depth, width)
 
 
 def test_small_cheap_data_is_cross_validated_and_a_large_split_is_not(tmp_path, declared):
@@ -405,3 +414,18 @@ def test_check_warns_when_undeclared_rank_3_samples_look_like_signals(
     assert ("declare layout: signal in the dataset entry" in err) == warned, err
     if warned:
         assert f"samples of {shape[1]}×{shape[2]} are read as grey images" in err
+
+
+def test_an_epoch_is_priced_by_its_parameters_and_its_multiply_adds():
+    """A table of 10 features, 3 classes, at 200 parameters: the MLP of 3 hidden layers of 8
+    is 259 > 200, so 2 layers; 9 wide is 219, so 8: 10·8 + 8·8 + 8·3 = 168 multiply-adds.
+    A signal 100× longer at the same limit costs its conv stack 100× the work a sample."""
+    from search.derive._derive import _epoch_seconds, reference_macs
+
+    assert reference_macs("table", (10,), 3, 200) == 168
+    long, short = (DataFacts(name="s", layout="signal", in_shape=(2, n), classes=3, train=500,
+                             total=600, held=100, augment=None, augment_why="",
+                             declaration="s") for n in (3000, 30))  # fmt: skip
+    assert reference_macs("signal", (2, 3000), 3, 5000) > 50 * reference_macs(
+        "signal", (2, 30), 3, 5000)
+    assert _epoch_seconds(long, 5000) > 5 * _epoch_seconds(short, 5000)
