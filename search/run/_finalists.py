@@ -291,7 +291,8 @@ def run_finalists(
     try:
         with _stops(stopped):
             late, dropped = _rounds(finalists, wanted, trial_fn, runs, deadline, workers,
-                                    refit and _folds(finalists) == 1, record)  # fmt: skip
+                                    refit and _folds(finalists) == 1, record,
+                                    lambda line: _say(progress, line))  # fmt: skip
     except KeyboardInterrupt:
         record_cost(study, cost)
         signum = stopped.get("signum", signal.SIGINT)
@@ -306,8 +307,6 @@ def run_finalists(
         record_cost(study, cost)
     if late is not None:
         _say(progress, f"finalists: {late}; compared on the seeds every finalist has")
-    for trial, why in dropped.items():
-        _say(progress, f"finalist trial {trial} {why}")
     recommendation = choose(finalists, runs, wanted, dropped)
     if refit and folder is not None and recommendation["trial"] is not None:
         chosen = next(f for f in finalists if f.trial == recommendation["trial"])
@@ -366,7 +365,7 @@ def _folds(finalists: Sequence[Finalist]) -> int:
 def _rounds(
     finalists: Sequence[Finalist], wanted: int, trial_fn: TrialFn,
     runs: Mapping[str, Mapping[str, Any]], deadline: float | None, workers: int,
-    refit: bool, record: Record,
+    refit: bool, record: Record, say: Callable[[str], None],
 ) -> tuple[str | None, dict[int, str]]:  # fmt: skip
     """Trains the runs round by round (a round: the next seed of every finalist still in the
     race) on one pool of workers, and after each round plans the next on the pace of its
@@ -388,6 +387,8 @@ def _rounds(
                 out, late = race(racing, runs, i + 1, per_run, _left(deadline) or 0.0, workers,
                                  refit)  # fmt: skip
                 dropped |= out
+                for trial, why in out.items():
+                    say(f"finalist trial {trial} {why}")
                 if late is not None:
                     break
     return late, dropped
