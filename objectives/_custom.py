@@ -386,7 +386,15 @@ def _batches(part: _Part, workers: int, indices: np.ndarray | None = None) -> An
 
 
 def _raw(part: _Part, workers: int) -> np.ndarray:
-    """Every raw sample of a part as one array (the in-memory path)."""
+    """Every raw sample of a part as one array (the in-memory path): an array's as it is (a
+    copy: a memory map is read-only), another Dataset's through ``workers`` loader processes
+    (each a Python that imports torch: in a spawned process seconds apiece, which a finalist
+    run, a new seed and so a new load, paid 6 times over for a 280-row table)."""
+    dataset, indices = part.dataset, None
+    if isinstance(dataset, Subset):  # a split carved from another (the validation split)
+        dataset, indices = dataset.dataset, dataset.indices
+    if isinstance(dataset, ArrayDataset):
+        return np.array(dataset.x if indices is None else dataset.x[indices])
     return torch.cat([xb for xb, _ in _batches(part, workers)]).numpy()
 
 

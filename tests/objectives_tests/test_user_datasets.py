@@ -160,3 +160,31 @@ def test_a_dataset_name_registered_twice_is_refused():
         objectives.register_dataset("digits", source="x")(lambda: None)
     with pytest.raises(ConfigError, match="source must say where"):
         objectives.register_dataset("t-nosource", source="")(lambda: None)
+
+
+def test_arrays_load_without_loader_processes_and_as_a_loader_reads_them(tmp_path, monkeypatch):
+    """An array's splits (the validation split carved from it too) are taken from the array,
+    not read through DataLoader worker processes: in a spawned process each worker imports
+    torch, and a finalist run (a new seed: a new load) paid seconds for a 280-row table."""
+    import objectives._custom as custom
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(90, 3, 7)).astype(np.float32)
+    np.savez(tmp_path / "s.npz", x_train=x[:60], y_train=np.arange(60) % 3, x_test=x[60:],
+             y_test=np.arange(30) % 3)  # fmt: skip
+    declare({"name": "t-arrays", "npz": "s.npz", "layout": "signal"}, base=tmp_path)
+    try:
+        through = load("t-arrays", val_size=12, seed=4, workers=0)
+        loader = custom.DataLoader
+
+        def no_workers(*args, num_workers=0, **kwargs):
+            assert num_workers == 0, "loader processes read an array"
+            return loader(*args, num_workers=num_workers, **kwargs)
+
+        monkeypatch.setattr(custom, "DataLoader", no_workers)
+        direct = load("t-arrays", val_size=12, seed=4, workers=2)
+    finally:
+        _forget("t-arrays")
+    for split in ("train", "val", "test"):
+        a, b = getattr(through, split), getattr(direct, split)
+        assert torch.equal(a.x, b.x) and torch.equal(a.y, b.y), split
