@@ -390,11 +390,11 @@ def _raw(part: _Part, workers: int) -> np.ndarray:
     copy: a memory map is read-only), another Dataset's through ``workers`` loader processes
     (each a Python that imports torch: in a spawned process seconds apiece, which a finalist
     run, a new seed and so a new load, paid 6 times over for a 280-row table)."""
-    dataset, indices = part.dataset, None
-    if isinstance(dataset, Subset):  # a split carved from another (the validation split)
-        dataset, indices = dataset.dataset, dataset.indices
-    if isinstance(dataset, ArrayDataset):
-        return np.array(dataset.x if indices is None else dataset.x[indices])
+    whole, indices = part.dataset, None
+    if isinstance(part.dataset, Subset):  # a split carved from another (the validation split)
+        whole, indices = part.dataset.dataset, part.dataset.indices
+    if isinstance(whole, ArrayDataset):
+        return np.array(whole.x if indices is None else whole.x[indices])
     return torch.cat([xb for xb, _ in _batches(part, workers)]).numpy()
 
 

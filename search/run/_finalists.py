@@ -379,8 +379,10 @@ def _rounds(
             racing = [f for f in finalists if f.trial not in dropped]
             batch = [(f, f.seeds[i]) for f in racing
                      if str(f.seeds[i]) not in runs.get(str(f.trial), {})]  # fmt: skip
-            late = _train(batch, trial_fn, runs, deadline, workers, pool, record)
-            if late is not None:
+            if _train(batch, trial_fn, runs, deadline, workers, pool, record):
+                left = sum(str(f.seeds[k]) not in runs.get(str(f.trial), {})
+                           for k in range(i, wanted) for f in racing)  # fmt: skip
+                late = f"the time limit left no room for the {left} run(s) still to train"
                 break
             if batch and deadline is not None and i + 1 < wanted:
                 per_run = max(runs[str(f.trial)][str(seed)]["time_s"] for f, seed in batch)
@@ -515,19 +517,18 @@ def _train(
     workers: int,
     pool: futures.ProcessPoolExecutor | None,
     record: Record,
-) -> str | None:
+) -> bool:
     """Trains the runs in order, ``workers`` at a time (in ``pool``'s processes; None: here),
     starting none that would end past ``deadline`` at the pace of the runs trained so far
-    (before the first: its search run's); returns why runs were left untrained (None: none
-    was)."""
-    queue, late = list(todo), None
+    (before the first: its search run's); returns whether runs were left untrained."""
+    queue, late = list(todo), False
     pending: dict[Any, tuple[Finalist, int]] = {}  # a run in a worker → its finalist and seed
     while queue or pending:
         while queue and len(pending) < max(1, workers):
             finalist, seed = queue[0]
             pace = max(finalist.time_s or 0.0, _mean_time(runs) or 0.0)
             if deadline is not None and time.monotonic() + pace > deadline:
-                late = f"the time limit left no room for the {len(queue)} run(s) still to train"
+                late = True
                 queue.clear()
                 break
             queue.pop(0)
