@@ -54,6 +54,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "e3": {},
     "e3-nostart": {"start": []},
     "e4": {},
+    "e5": {},
     "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 
