@@ -18,7 +18,8 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
   1e-5..1e-3, no label smoothing; batch the largest power of two up to a sixteenth of the
   training samples (16..128); epochs per trial the largest rung (3, 9, 27, 81, 243) that one
   trial (every fit of it) trains within a tenth of the time limit (a minute without one), at
-  a stated rate of 5,000 samples a second for a net of 5,000 parameters;
+  a stated rate of 5,000 samples a second for a net of 5,000 parameters, and each sample's
+  forward multiply-adds (the costliest family's plain net within the limit) at 1.5 G a second;
 - augmentation: the dataset's own, searched on and off, for images and signals; a declared
   image dataset without one gets pad-crop of 1/14 of its shorter side, a declared signal
   dataset a shift in time of 1/10 of its length (both at least 1); tables none;
@@ -58,8 +59,8 @@ REFERENCE_PARAMS = 5_000
 #: backward and update) on top of the rate above: fitted to the unaided benchmark's recorded
 #: trials (a sample-epoch took 0.098 ms at 37,600 MACs on ArrowHead and 0.185 ms at 174,000
 #: on OSULeaf: 1.6 G a second), so that a long signal or a large image is priced by its
-#: work, not its parameters (a 12-channel signal of 3,000 steps at 5,000 parameters does 80×
-#: the rate's work).
+#: work, not its parameters (a 12-channel signal of 3,000 steps at 5,000 parameters does
+#: 3.1 M multiply-adds a sample, ten times what its parameters alone price).
 TRAIN_MACS_PER_SECOND = 1.5e9
 #: The widest first width the price's reference net is looked for in.
 MAX_REFERENCE_WIDTH = 4096
@@ -321,6 +322,11 @@ def _free_params(facts: DataFacts) -> int:
     return int(min(500_000, max(20_000, 10 * facts.train)))
 
 
+def _cap(facts: DataFacts, limit: int | None) -> int:
+    """The parameters a plain net may have: the limit, or without one a size from the data."""
+    return limit if limit is not None else _free_params(facts)
+
+
 def _widths(spec: FamilySpec, facts: DataFacts, target: int
             ) -> tuple[int, tuple[int, int]] | None:  # fmt: skip
     """The family's deepest depth and width range: the deepest of its range whose plain model
@@ -345,7 +351,7 @@ def _start(facts: DataFacts, limit: int | None, space: Mapping[str, Any],
            out: list[Derived]) -> dict[str, Any]:  # fmt: skip
     """The start points (``search.derive._start``): each family's plain net at the limit,
     when two families or more have one."""
-    cap = limit if limit is not None else _free_params(facts)
+    cap = _cap(facts, limit)
     points = start_points(_families_in(facts, space), space, cap, facts.in_shape, facts.classes)
     if len(points) < 2:
         out.append(_no_start(cap))
@@ -402,7 +408,7 @@ def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, folds: in
         Derived("train.epochs", epochs, f"the longest rung {list(RUNGS)} whose training fits "
                 f"{where}{fits}, at {epoch_s:.3f} s an epoch (the rule's "
                 f"{SAMPLES_PER_SECOND:,} samples/s at {REFERENCE_PARAMS:,} parameters, "
-                f"{_macs(facts, limit or _free_params(facts)):,} multiply-adds a sample at "
+                f"{_macs(facts, _cap(facts, limit)):,} multiply-adds a sample at "
                 f"{TRAIN_MACS_PER_SECOND / 1e9:g} G/s, and {overhead:g} s an epoch besides)"),
     ]  # fmt: skip
     if facts.layout in ("image", "signal") and facts.augment is not None:
@@ -443,7 +449,7 @@ def _fits(folds: int) -> int:
 def _epoch_seconds(facts: DataFacts, limit: int | None, folds: int = 1) -> float:
     """One epoch of one fit at the rule's rate; a cross-validated fit trains on the pool
     less a fold and pays only its validation pass besides."""
-    size = limit if limit is not None else _free_params(facts)
+    size = _cap(facts, limit)
     samples = facts.train if folds == 1 else (facts.train + facts.held) * (folds - 1) / folds
     per_sample = (max(1.0, size / REFERENCE_PARAMS) / SAMPLES_PER_SECOND
                   + _macs(facts, size) / TRAIN_MACS_PER_SECOND)  # fmt: skip

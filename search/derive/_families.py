@@ -1,11 +1,12 @@
 """Which built-in families a data-only config searches, per layout, and how many parameters
-each has at a depth and a width: the one place that names them.
+and forward multiply-adds each has at a depth and a width: the one place that names them.
 
 The counts are closed forms of each family's layers at the hyper-parameters the derivation
 fixes (3×3 kernels for images, 5 for signals, batch norm, growth 1.5, a global-average-pool
 head), not models built: a derivation answers in milliseconds; a test holds each form to the
-built model's count. They are estimates for choosing ranges; the screen counts
-every proposal exactly before it trains (:mod:`search.config._screen`).
+built model's counts (its parameters, and FlopCounterMode's FLOPs / 2). They are estimates
+for choosing ranges and pricing epochs; the screen counts every proposal exactly before it
+trains (:mod:`search.config._screen`).
 """
 
 from __future__ import annotations

@@ -49,13 +49,17 @@ def _validation(facts: DataFacts) -> str | None:
 def _layout(facts: DataFacts) -> str | None:
     """Undeclared rank-3 arrays read as grey images whose sides differ by
     :data:`SIGNAL_LIKE_RATIO` or more: say so, and how to read them as signals."""
-    declared = facts.declaration.get("layout") if isinstance(facts.declaration, dict) else "?"
-    if declared is not None or facts.layout != "image" or facts.in_shape[0] != 1:
+    declaration = facts.declaration
+    if not isinstance(declaration, dict) or declaration.get("layout") is not None:
+        return None  # a registered dataset, or a declared layout: the user said
+    if facts.layout != "image" or facts.in_shape[0] != 1:
         return None
     height, width = facts.in_shape[1:]
     if max(height, width) < SIGNAL_LIKE_RATIO * min(height, width):
         return None
+    channels, length = sorted((height, width))
+    how = ("declare layout: signal" if height < width else
+           "transpose them to N×C×L (time last) and declare layout: signal")  # fmt: skip
     return (f"dataset {facts.name!r} declares no layout, so its samples of {height}×{width} "
             "are read as grey images (no layout: N×H×W, or N×1×H×W); if they are signals of "
-            f"{height} channels and length {width}, declare layout: signal in the dataset "
-            "entry")  # fmt: skip
+            f"{channels} channels and length {length}, {how} in the dataset entry")  # fmt: skip

@@ -57,8 +57,9 @@ __all__ = ["Finalist", "choose", "finalists_of", "plan", "run_finalists"]
 #: The metric finalists are ranked on: ``run_trial``'s validation accuracy.
 METRIC = "accuracy"
 #: Seconds a finalist run costs besides its trial's own time: its process's data, model and
-#: indicators (an ArrowHead dev search's finalists trained 5 runs of 1-2 s trials in about 12 s,
-#: 2 at a time).
+#: indicators. Set when every load of an array dataset started loader processes (5 ArrowHead
+#: runs of 1-2 s trials took about 12 s, 2 at a time); without them a pooled run costs about
+#: its search run, so this is generous, and the race (:func:`race`) corrects the plan.
 RUN_OVERHEAD_S = 3.0
 
 
@@ -369,8 +370,8 @@ def _rounds(
 ) -> tuple[str | None, dict[int, str]]:  # fmt: skip
     """Trains the runs round by round (a round: the next seed of every finalist still in the
     race) on one pool of workers, and after each round plans the next on the pace of its
-    slowest run (:func:`race`: a pooled run costs more than its search run, its data, model
-    and indicators); returns why runs were left untrained (None: none was) and the finalists
+    slowest run (:func:`race`: a run in its own process may cost more than its search run
+    did); returns why runs were left untrained (None: none was) and the finalists
     dropped from the race, each with why."""
     dropped: dict[int, str] = {}
     late = None
@@ -425,9 +426,8 @@ def _mean_of(runs: Mapping[str, Mapping[str, Any]], seeds: Sequence[int]) -> flo
     scores -inf: it is out of the choice anyway)."""
     scores = [_finite(runs.get(str(s), {}).get("accuracy")) for s in seeds]
     feasible = all(runs.get(str(s), {}).get("feasible") for s in seeds)
-    if not (feasible and scores and None not in scores):
-        return -math.inf
-    return statistics.fmean(a for a in scores if a is not None)
+    ok = [a for a in scores if a is not None]
+    return statistics.fmean(ok) if feasible and ok and len(ok) == len(scores) else -math.inf
 
 
 def _left(deadline: float | None) -> float | None:
@@ -565,7 +565,7 @@ def _pool(workers: int, trial_fn: TrialFn) -> Iterator[futures.ProcessPoolExecut
     """A pool of ``workers`` fresh processes (spawned: no thread or lock of the launch is
     copied; not daemonic, so a run may start processes of its own, as a data loader does),
     each training on its share of the cores, kept for every round (a worker's start-up,
-    torch and the data, is paid once); None for one worker, or a trial function another
+    importing torch, is paid once); None for one worker, or a trial function another
     process cannot be given (a closure). A stop ends the runs in its workers."""
     if workers <= 1:
         yield None

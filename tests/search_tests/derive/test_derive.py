@@ -414,6 +414,8 @@ def test_check_warns_when_undeclared_rank_3_samples_look_like_signals(
     assert ("declare layout: signal in the dataset entry" in err) == warned, err
     if warned:
         assert f"samples of {shape[1]}×{shape[2]} are read as grey images" in err
+        assert "signals of 12 channels and length 300" in err
+        assert ("transpose them to N×C×L" in err) == (shape[1] > shape[2])  # time first
 
 
 def test_an_epoch_is_priced_by_its_parameters_and_its_multiply_adds():
