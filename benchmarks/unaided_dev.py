@@ -77,7 +77,7 @@ def shapes(n: int, seed: int, size: int = 16, noise: float = 0.45
            ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """``n`` images (N×1×size×size) of a square outline, disc, plus or X (labels 0-3) at a
     random place, size and contrast in Gaussian noise: spatial features, far from a linear
-    model's reach (logistic regression: 0.41 cross-validated)."""
+    model's reach (logistic regression, 3-fold on 720 images of seed 11: 0.41; chance 0.25)."""
     rng = np.random.default_rng(seed)
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
     x = np.empty((n, 1, size, size), np.float32)
@@ -137,15 +137,21 @@ def run(name: str, arm: str, seed: int, minutes: float, data: Path, out: Path) -
     return result
 
 
+def accuracies(out: Path, name: str, arm: str) -> dict[int, float]:
+    """Each finished seed's test accuracy of an arm on a set, in seed order."""
+    found = {int(p.parent.name.removeprefix("seed")): json.loads(p.read_text())["test_accuracy"]
+             for p in (out / name / arm).glob("seed*/result.json")}  # fmt: skip
+    return dict(sorted(found.items()))
+
+
 def table(out: Path) -> str:
     """Mean ± std of each set and arm over its seeds, with every seed's figure."""
     rows = ["| set | arm | seeds | test accuracy | each seed |", "|---|---|---|---|---|"]
     for name in SETS:
         for arm in ARMS:
-            found = sorted((out / name / arm).glob("seed*/result.json"))
-            if not found:
+            acc = list(accuracies(out, name, arm).values())
+            if not acc:
                 continue
-            acc = [json.loads(p.read_text())["test_accuracy"] for p in found]
             std = statistics.stdev(acc) if len(acc) > 1 else float("nan")
             each = ", ".join(f"{a:.3f}" for a in acc)
             rows.append(f"| {name} | {arm} | {len(acc)} | {statistics.fmean(acc):.3f} ± "
@@ -161,10 +167,7 @@ def paired_table(out: Path, pairs: list[tuple[str, str]]) -> str:
     rows = ["| set | difference | seeds | mean [95 % CI] | p |", "|---|---|---|---|---|"]
     for name in SETS:
         for a, b in pairs:
-            by_arm = [{int(p.parent.name.removeprefix("seed")):
-                       json.loads(p.read_text())["test_accuracy"]
-                       for p in (out / name / arm).glob("seed*/result.json")}
-                      for arm in (a, b)]  # fmt: skip
+            by_arm = [accuracies(out, name, arm) for arm in (a, b)]
             seeds = sorted(set(by_arm[0]) & set(by_arm[1]))
             if len(seeds) < 2:
                 continue
