@@ -62,6 +62,8 @@ REFERENCE_PARAMS = 5_000
 #: work, not its parameters (a 12-channel signal of 3,000 steps at 5,000 parameters does
 #: 3.1 M multiply-adds a sample, ten times what its parameters alone price).
 TRAIN_MACS_PER_SECOND = 1.5e9
+#: Start points are derived only when this many families have one (a portfolio to seed).
+PORTFOLIO = 2
 #: The widest first width the price's reference net is looked for in.
 MAX_REFERENCE_WIDTH = 4096
 #: Seconds an epoch costs whatever its size: the validation pass, the report to the scheduler
@@ -353,7 +355,7 @@ def _start(facts: DataFacts, limit: int | None, space: Mapping[str, Any],
     when two families or more have one."""
     cap = _cap(facts, limit)
     points = start_points(_families_in(facts, space), space, cap, facts.in_shape, facts.classes)
-    if len(points) < 2:
+    if len(points) < PORTFOLIO:
         out.append(_no_start(cap))
         return {}
     shown = "; ".join(f"{spec.name} {spec.depth[0]} {point[f'{spec.name}.{spec.depth[0]}']} "
@@ -656,7 +658,7 @@ def _kept_points(points: list[dict[str, Any]], space: Mapping[str, Any],
         left = {k: v for k, v in point.items() if k in space}
         if left and left not in kept:
             kept.append(left)
-    return kept if len(kept) > 1 else []
+    return kept if len(kept) >= PORTFOLIO else []
 
 
 def _family_of(key: str) -> str:
