@@ -55,6 +55,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "e3-nostart": {"start": []},
     "e4": {},
     "e5": {},
+    "e6": {},
     "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 
