@@ -17,6 +17,11 @@ Run on a machine with one CUDA GPU (never in CI, which has none)::
    streamed dataset (DataLoader, pinned memory) on the GPU; the ``sepnet`` family (unpadded,
    reused blocks) on the GPU; and a promotion-type MOASHA search on the GPU whose trials pause
    and resume from checkpoints, exported ``--from-checkpoint`` and retrained from it on the GPU.
+6. The data-only config of the unaided search (a generated signal set) as shipped and with trials
+   that ask for a share of the GPU: launch, finalists and refit on a GPU machine, ``search
+   export`` without ``--select``, the ONNX model scored again on the CPU with onnxruntime.
+7. Without Ray (it needs no search packages): a cross-validated trial of each 1-D family on
+   the GPU, its saved model rebuilt and scored on the CPU and through ONNX; conv1d seeds fused.
 """
 
 from __future__ import annotations
@@ -32,11 +37,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import optuna
+import numpy as np
 import torch
 import yaml
-
-from search.record._records import conditions_of, metrics_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,6 +80,9 @@ def _most_at_once(spans: list[tuple[float, float]]) -> int:
 
 def check_search(out: Path, gpu: float, device: str) -> list[str]:
     """A packed multi-fidelity search on the GPU; the lines of its section."""
+    import optuna
+
+    from search.record._records import conditions_of, metrics_of
     config = yaml.safe_load((ROOT / "search/config/presets/digits-quick.yaml").read_text())
     config.update(
         name="gpu-check", trials=16, resources={"cpu": 2, "gpu": gpu},
@@ -272,6 +278,8 @@ def check_training(device: str) -> list[str]:
 def check_promotion(out: Path, gpu: float, device: str) -> list[str]:
     """A promotion-type MOASHA search on the GPU; the front's checkpoint exported and
     retrained on the GPU, then evaluated on the CPU."""
+    import optuna
+
     from search.record._schema import TrialAttr
 
     config = yaml.safe_load((ROOT / "search/config/presets/digits-quick.yaml").read_text())
@@ -312,12 +320,179 @@ def check_promotion(out: Path, gpu: float, device: str) -> list[str]:
     return [*lines, ""]
 
 
+def waves(n: int, seed: int, length: int = 96) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` two-channel signals of three classes (a sine, a square or a sawtooth wave at a
+    random frequency and phase, the second channel its noisy copy shifted) in Gaussian noise:
+    a generated signal set, so that no dataset of the unaided protocol is read here."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(length, dtype=np.float32) / length
+    y = rng.integers(0, 3, n)
+    x = np.empty((n, 2, length), np.float32)
+    for i in range(n):
+        phase = 2 * np.pi * (rng.uniform(2, 5) * t + rng.uniform())
+        wave = [np.sin(phase), np.sign(np.sin(phase)), (phase / np.pi) % 2 - 1][y[i]]
+        x[i, 0] = wave + rng.normal(0, 0.6, length)
+        x[i, 1] = np.roll(wave, 5) + rng.normal(0, 0.6, length)
+    return x, y.astype(np.int64)
+
+
+def check_unaided(out: Path, gpu: float, limit: str) -> list[str]:
+    """The data-only config (issue 57) on a GPU machine: as shipped (the derived
+    ``resources``), then with trials that ask for a share of the GPU; each exported without
+    ``--select`` and its ONNX model scored again on the CPU."""
+    import onnxruntime
+    import optuna
+
+    from search.record._records import conditions_of, metrics_of
+    from search.record._schema import StudyAttr
+
+    (x_train, y_train), (x_test, y_test) = waves(240, 1), waves(120, 2)
+    data = out / "waves.npz"
+    np.savez(data, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    lines = ["## 6. The data-only config on the GPU machine (a generated 2×96 signal set, 240 "
+             f"training and 120 test series, `params <= 2000`, `limits.time: {limit}`)", "",
+             "| what | as shipped | `resources: {cpu: 2, gpu: " + f"{gpu}" + "}` |",
+             "|---|---|---|"]
+    rows: dict[str, list[str]] = {}
+    for arm, extra in (("shipped", {}), ("gpu", {"resources": {"cpu": 2, "gpu": gpu}})):
+        name = f"gpu-unaided-{arm}"
+        config = {"name": name, "dataset": {"name": "waves", "npz": str(data),
+                                            "layout": "signal"},
+                  "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+                  "constraints": ["params <= 2000"], "limits": {"time": limit}, "seed": 0,
+                  **extra}  # fmt: skip
+        path = out / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        checked = _cli("check", str(path))
+        sampler = GpuSampler()
+        sampler.start()
+        start = time.time()
+        launched = _cli("launch", str(path), "--out", str(out / name))
+        wall = time.time() - start
+        sampler.stop.set()
+        bundle = out / f"{name}-bundle"
+        exported = _cli("export", "--run", str(out / name), "--name", name, "--out",
+                        str(bundle))  # fmt: skip
+        study = optuna.load_study(study_name=name, storage=f"sqlite:///{out}/{name}/npas.db")
+        trials = study.get_trials(deepcopy=False)
+        conditions = conditions_of(study)
+        devices = sorted({str(metrics_of(t, conditions).get("cond_device")) for t in trials})
+        found = study.user_attrs.get(StudyAttr.RECOMMENDATION) or {}
+        runs = sum(len(f.get("seeds") or []) for f in found.get("finalists") or [])
+        refit = found.get("refit") or {}
+        written = json.loads((bundle / "metrics.json").read_text()) if exported.returncode == 0 \
+            else {}  # fmt: skip
+        test = (written.get("exported") or {}).get("test_accuracy")
+        onnx = "(no bundle)"
+        if (bundle / "model.onnx").exists():
+            pre = written["data"].get("preprocessing")
+            xs = x_test
+            if pre:
+                xs = (x_test * np.asarray(pre["multiply"], np.float32)[:, None]
+                      - np.asarray(pre["subtract"], np.float32)[:, None])  # fmt: skip
+            session = onnxruntime.InferenceSession(str(bundle / "model.onnx"),
+                                                   providers=["CPUExecutionProvider"])  # fmt: skip
+            logits = session.run(None, {session.get_inputs()[0].name: xs.astype(np.float32)})[0]
+            onnx = f"{float((logits.argmax(1) == y_test).mean()):.4f}"
+        rows.setdefault("`search check` / launch / export exit status", []).append(
+            f"{checked.returncode} / {launched.returncode} / {exported.returncode}")
+        rows.setdefault("wall-clock of the launch", []).append(f"{wall:.0f} s")
+        rows.setdefault("trials; devices they trained on (`cond_device`)", []).append(
+            f"{len(trials)}; {', '.join(devices)}")
+        rows.setdefault(f"most processes on the GPU at once (nvidia-smi, {sampler.samples} "
+                        "samples)", []).append(str(sampler.most))  # fmt: skip
+        rows.setdefault("recommended trial; finalist runs; refit", []).append(
+            f"{found.get('trial')}; {runs}; {refit.get('note') or refit.get('skipped') or ''}")
+        rows.setdefault("exported test accuracy; the ONNX model on the CPU", []).append(
+            f"{test}; {onnx}")
+    lines += [f"| {what} | {' | '.join(seen)} |" for what, seen in rows.items()]
+    return [*lines, ""]
+
+
+def check_signal_trials(out: Path) -> list[str]:
+    """Without Ray: a cross-validated trial of each 1-D family on the GPU (five folds and a
+    model of every sample, checked by ``fit_wanted``; one Shapeshifted into a budget), its
+    saved model rebuilt and scored on the CPU, exported to ONNX and scored by onnxruntime;
+    then four seeds of conv1d fused, under bf16 autocast and without."""
+    import onnxruntime
+
+    from objectives._fused import fit_seeds
+    from objectives.train import Recipe, evaluate
+    from search.bundle._portable import write_onnx
+    from search.config import TrialConfig
+    from search.trial import rebuild, run_trial, trial_data
+    from spaces import build_model
+
+    (x_train, y_train), (x_test, y_test) = waves(240, 1), waves(120, 2)
+    path = out / "waves.npz"
+    np.savez(path, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    dataset = {"name": "waves", "npz": str(path), "layout": "signal", "augment": {"shift": 9}}
+    lines = ["## 7. Cross-validated trials of the 1-D families on the GPU (the generated 2×96 "
+             "signal set, 5 folds, 8 epochs), without Ray", "",
+             "| family | device | CV accuracy | fit (wanted; tries) | test: GPU / CPU rebuilt / "
+             "ONNX | error |", "|---|---|---|---|---|---|"]  # fmt: skip
+    cases = {
+        "conv1d": {"family": "conv1d", "hyper": {"depth": 2, "width": 8}},
+        "sepconv1d, SSN budget 600": {"family": "sepconv1d", "budget": 600,
+                                      "ssn": {"upsampler": "inter"},
+                                      "hyper": {"depth": 3, "width": 12}},
+        "resnet1d": {"family": "resnet1d", "hyper": {"width": 8}},
+    }  # fmt: skip
+    for name, case in cases.items():
+        folder = out / f"trial-{case['family']}"
+        cfg = {"dataset": dataset, **case, "folds": 5, "report_test": True, "seed": 0,
+               "artifact_dir": str(folder), "indicators": ["params", "latency_ms"],
+               "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+               "train": {"epochs": 8, "batch_size": 32, "optimizer": "sgd", "lr": 0.05,
+                         "schedule": "onecycle"}}  # fmt: skip
+        try:
+            got = run_trial(cfg)
+            if "artifact" not in got:
+                raise RuntimeError(f"not trained: {got.get('infeasible_reason')}")
+            net = rebuild(got["artifact"])
+            net = net.materialize() if hasattr(net, "materialize") else net
+            data = trial_data(TrialConfig.from_dict(cfg), "cpu")
+            cpu = evaluate(net, data.test)["accuracy"]
+            record = write_onnx(net, data.test.x[:4], folder)
+            session = onnxruntime.InferenceSession(str(folder / "model.onnx"),
+                                                   providers=["CPUExecutionProvider"])  # fmt: skip
+            feed = {session.get_inputs()[0].name: data.test.x.numpy()}
+            onnx = float((session.run(None, feed)[0].argmax(1) == data.test.y.numpy()).mean())
+            lines.append(f"| {name} | {got.get('cond_device')} | {got['accuracy']:.4f} | "
+                         f"{got.get('fit_accuracy'):.4f} ({got.get('fit_wanted'):.4f}; "
+                         f"{got.get('fit_tries')}) | {got['test_accuracy']:.4f} / {cpu:.4f} / "
+                         f"{onnx:.4f} | {record.get('error') or ''} |")  # fmt: skip
+        except Exception as err:  # the table says what broke; the run goes on
+            lines.append(f"| {name} | | | | | {type(err).__name__}: {str(err)[:200]} |")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    cfg = TrialConfig.from_dict({"dataset": dataset, "family": "conv1d", "seed": 0})
+    data = trial_data(cfg, device)
+    recipe = Recipe(epochs=8, optimizer="sgd", lr=0.05, schedule="onecycle", batch_size=32)
+
+    def make(seed: int) -> torch.nn.Module:
+        torch.manual_seed(seed)
+        return build_model("conv1d", (2, 96), 3, depth=2, width=8).to(device)
+
+    seeds = [0, 1, 2, 3]
+    for bf16 in (None, False):  # fit's default on the GPU (bf16 autocast), then float32
+        try:
+            fused = fit_seeds([make(s) for s in seeds], data, recipe, seeds=seeds, bf16=bf16)
+            val = ", ".join(f"{r.history[-1]['val_accuracy']:.3f}" for r in fused)
+            lines.append(f"| conv1d, 4 seeds, bf16={fused[0].config['bf16']}: `fused` "
+                         f"{fused[0].config['fused']} | {device} | | | val {val} | |")  # fmt: skip
+        except Exception as err:  # the table says what broke; the run goes on
+            lines.append(f"| conv1d, 4 seeds fused, bf16={bf16} | | | | | "
+                         f"{type(err).__name__}: {str(err)[:200]} |")  # fmt: skip
+    return [*lines, ""]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--skip", default="",
-                        help="sections to skip: search,epochs,training,promotion")
+                        help="sections to skip: search,epochs,training,promotion,unaided,signal")
     parser.add_argument("--gpu", type=float, default=0.25, help="GPUs per trial")
+    parser.add_argument("--unaided-time", default="2m", help="section 6's limits.time")
     parser.add_argument("--device", default="cuda", help="`search train --device`")
     args = parser.parse_args()
     if args.device.startswith("cuda") and not torch.cuda.is_available():
@@ -339,6 +514,10 @@ def main() -> None:
         lines += check_training(args.device)
     if "promotion" not in skip:
         lines += check_promotion(args.out, args.gpu, args.device)
+    if "unaided" not in skip:
+        lines += check_unaided(args.out, args.gpu, args.unaided_time)
+    if "signal" not in skip:
+        lines += check_signal_trials(args.out)
     (args.out / "gpu_check.md").write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
 
