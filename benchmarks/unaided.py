@@ -2,7 +2,8 @@
 
 Each run is one (dataset, arm, seed) of the protocol, written to
 ``benchmarks/results/unaided/<dataset>/<arm>/seed<k>/result.json`` when it ends (a run whose
-result exists is not run again, so an interrupted night goes on where it stopped); the table,
+result exists is not run again, so an interrupted night goes on where it stopped; an
+interrupted run's folder is set aside and the run starts again from nothing); the table,
 ``benchmarks/results/unaided.md``, is rewritten from every result after each run. A run not in
 the protocol (a dataset, arm or seed it does not list) is refused.
 
@@ -298,6 +299,21 @@ def _chosen(given: str | None, allowed: Sequence[Any], what: str) -> list[Any]:
     return picked
 
 
+def set_aside(folder: Path) -> Path | None:
+    """An interrupted run's folder (no result) renamed ``interrupted-<name>-<n>`` beside it,
+    so that the run starts again from nothing (a launch into its old study would resume it,
+    with the time it had already spent) and nothing it recorded is lost; returns the new
+    name, or None when there was nothing to set aside."""
+    if not folder.exists() or not any(folder.iterdir()):
+        return None
+    n = 1
+    while (aside := folder.with_name(f"interrupted-{folder.name}-{n}")).exists():
+        n += 1
+    folder.rename(aside)
+    print(f"[unaided] {folder} was interrupted: set aside as {aside.name}", flush=True)
+    return aside
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets")
@@ -325,6 +341,7 @@ def main() -> None:
                 folder = args.results / name / arm / f"seed{seed}"
                 if (folder / "result.json").exists():
                     continue
+                set_aside(folder)
                 folder.mkdir(parents=True, exist_ok=True)
                 print(f"[unaided] {name} {arm} seed {seed} …", flush=True)
                 if arm == "hand":

@@ -133,3 +133,17 @@ def test_the_generated_dev_sets_are_the_same_every_time():
     assert all((first[k] == again[k]).all() for k in first)
     assert first["x_train"].shape == (480, 1, 16, 16) and set(first["y_train"]) == {0, 1, 2, 3}
     assert dev.make_synth()["x_train"].shape == (280, 20)
+
+
+def test_an_interrupted_run_is_set_aside_and_nothing_it_recorded_is_lost(tmp_path):
+    set_aside = load_benchmark("unaided").set_aside
+    folder = tmp_path / "italy_power" / "npas" / "seed0"
+    assert set_aside(folder) is None  # never started
+    folder.mkdir(parents=True)
+    assert set_aside(folder) is None  # empty: nothing to keep
+    for n in (1, 2):
+        (folder / "run").mkdir(parents=True)
+        (folder / "run" / "npas.db").write_text(f"try {n}")
+        aside = set_aside(folder)
+        assert aside == folder.with_name(f"interrupted-seed0-{n}") and not folder.exists()
+        assert (aside / "run" / "npas.db").read_text() == f"try {n}"
