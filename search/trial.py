@@ -405,8 +405,8 @@ def fit_wanted(unseen: float, fits: list[float]) -> float:
     """The fit on its own samples below which a model of every sample is a failed run: halfway
     from what the folds' models scored on samples they never saw (``unseen``) to what they
     fitted on their own (the median of ``fits``), and never below ``unseen``. The unseen score
-    alone let collapsed runs through: on ArrowHead (36 series) five saved models fitted 69-78 %
-    of their samples (two against estimates of 58 and 61 %) and scored 38-44 % on the test
+    alone let collapsed runs through: on ArrowHead (36 series) three saved models fitted 69-78 %
+    of their samples against cross-validated estimates of 58-69 % and scored 38-40 % on the test
     split, where every sound one fitted 97-100 % (benchmarks/results/unaided_dev.md, round 5)."""
     if not fits:
         return unseen
