@@ -198,8 +198,7 @@ def _run(
     )
     if cfg.folds > 1:
         metrics.update(folds=cfg.folds, accuracy_folds_std=last["val_accuracy_std"])
-        metrics.update({k: last[k] for k in ("fit_accuracy", "fit_tries", "fit_wanted")
-                        if k in last})  # fmt: skip
+        metrics.update({k: last[k] for k in ("fit_accuracy", "fit_tries") if k in last})
     if cfg.report_test:  # opted in: a benchmark's per-trial test figures
         test = evaluate(net, data.test)
         metrics.update(test_accuracy=test["accuracy"], test_loss=test["loss"])
@@ -371,14 +370,11 @@ def _cross_validated(
     first = copy.deepcopy(net.state_dict())
     runs: list[tuple[int, dict[str, float]]] = []
     results: list[FitResult] = []
-    fits: list[float] = []  # each fold's model on its own samples: what a sound run fits
     for index in range(cfg.folds):
         net.load_state_dict(first)
         fold = data.fold(index, cfg.folds, seed=cfg.seed)
         results.append(_train(net, fold, cfg, device, cfg.recipe()))
         runs.append((len(fold.val), results[-1].history[-1]))
-        if cfg.artifact_dir is not None:
-            fits.append(float(evaluate(net, fold.train)["accuracy"]))
     seen = sum(n for n, _ in runs)
     accuracies = [last["val_accuracy"] for _, last in runs]
     pooled = {
@@ -387,10 +383,9 @@ def _cross_validated(
         "val_accuracy_std": statistics.pstdev(accuracies),
     }
     if cfg.artifact_dir is not None:
-        wanted = fit_wanted(pooled["val_accuracy"], fits)
-        fitted, tries = _fit_all(net, first, data.with_val_in_train(), cfg, device, wanted,
-                                 results)  # fmt: skip
-        pooled |= {"fit_accuracy": fitted, "fit_tries": tries, "fit_wanted": wanted}
+        fitted, tries = _fit_all(net, first, data.with_val_in_train(), cfg, device,
+                                 pooled["val_accuracy"], results)  # fmt: skip
+        pooled |= {"fit_accuracy": fitted, "fit_tries": tries}
     pooled |= {"train_loss": results[-1].history[-1]["train_loss"],
                "train_accuracy": results[-1].history[-1]["train_accuracy"]}  # fmt: skip
     elapsed = sum(r.train_time_s for r in results)
@@ -399,18 +394,6 @@ def _cross_validated(
     whole = dataclasses.replace(results[-1], train_time_s=elapsed,
                                 energy_j=sum(r.energy_j for r in results))  # fmt: skip
     return whole, pooled
-
-
-def fit_wanted(unseen: float, fits: list[float]) -> float:
-    """The fit on its own samples below which a model of every sample is a failed run: halfway
-    from what the folds' models scored on samples they never saw (``unseen``) to what they
-    fitted on their own (the median of ``fits``), and never below ``unseen``. The unseen score
-    alone let collapsed runs through: on ArrowHead (36 series) three saved models fitted 69-78 %
-    of their samples against cross-validated estimates of 58-69 % and scored 38-40 % on the test
-    split, where every sound one fitted 97-100 % (benchmarks/results/unaided_dev.md, round 5)."""
-    if not fits:
-        return unseen
-    return max(unseen, (unseen + statistics.median(fits)) / 2)
 
 
 def _fit_all(
@@ -424,11 +407,11 @@ def _fit_all(
 ) -> tuple[float, int]:
     """``net`` trained from ``first`` on every training sample (``pool``), its training
     appended to ``results``. Nothing is held out to check it, so its own samples are: a
-    model that fits them worse than ``expected`` (:func:`fit_wanted`) is a failed run (a
-    GunPoint net fitted 77 % of its samples against a 92 % cross-validated estimate, and
-    scored 75 % on the test split), and it trains again with another shuffle, up to
-    :data:`FIT_TRIES` times; the best fit is kept. Returns its accuracy on the pool and the
-    trainings it took."""
+    model that fits them worse than the folds' models scored on samples they never saw
+    (``expected``) is a failed run (a GunPoint net fitted 77 % of its samples against a 92 %
+    cross-validated estimate, and scored 75 % on the test split), and it trains again with
+    another shuffle, up to :data:`FIT_TRIES` times; the best fit is kept. Returns its
+    accuracy on the pool and the trainings it took."""
     best: tuple[float, dict[str, Any]] | None = None
     for attempt in range(FIT_TRIES):
         net.load_state_dict(first)
