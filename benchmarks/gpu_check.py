@@ -411,9 +411,9 @@ def check_unaided(out: Path, gpu: float, limit: str) -> list[str]:
 
 def check_signal_trials(out: Path) -> list[str]:
     """Without Ray: a cross-validated trial of each 1-D family on the GPU (five folds and a
-    model of every sample, checked by ``fit_wanted``; one Shapeshifted into a budget), its
-    saved model rebuilt and scored on the CPU, exported to ONNX and scored by onnxruntime;
-    then four seeds of conv1d fused, under bf16 autocast and without."""
+    model of every sample, checked on its own samples; one Shapeshifted into a budget), its
+    saved model rebuilt and scored on the CPU, exported to ONNX and scored by
+    onnxruntime; then four seeds of conv1d fused, under bf16 autocast and without."""
     import onnxruntime
 
     from objectives._fused import fit_seeds
@@ -429,7 +429,7 @@ def check_signal_trials(out: Path) -> list[str]:
     dataset = {"name": "waves", "npz": str(path), "layout": "signal", "augment": {"shift": 9}}
     lines = ["## 7. Cross-validated trials of the 1-D families on the GPU (the generated 2×96 "
              "signal set, 5 folds, 8 epochs), without Ray", "",
-             "| family | device | CV accuracy | fit (wanted; tries) | test: GPU / CPU rebuilt / "
+             "| family | device | CV accuracy | fit (tries) | test: GPU / CPU rebuilt / "
              "ONNX | error |", "|---|---|---|---|---|---|"]  # fmt: skip
     cases = {
         "conv1d": {"family": "conv1d", "hyper": {"depth": 2, "width": 8}},
@@ -459,9 +459,9 @@ def check_signal_trials(out: Path) -> list[str]:
             feed = {session.get_inputs()[0].name: data.test.x.numpy()}
             onnx = float((session.run(None, feed)[0].argmax(1) == data.test.y.numpy()).mean())
             lines.append(f"| {name} | {got.get('cond_device')} | {got['accuracy']:.4f} | "
-                         f"{got.get('fit_accuracy'):.4f} ({got.get('fit_wanted'):.4f}; "
-                         f"{got.get('fit_tries')}) | {got['test_accuracy']:.4f} / {cpu:.4f} / "
-                         f"{onnx:.4f} | {record.get('error') or ''} |")  # fmt: skip
+                         f"{got.get('fit_accuracy'):.4f} ({got.get('fit_tries')}) | "
+                         f"{got['test_accuracy']:.4f} / {cpu:.4f} / {onnx:.4f} | "
+                         f"{record.get('error') or ''} |")  # fmt: skip
         except Exception as err:  # the table says what broke; the run goes on
             lines.append(f"| {name} | | | | | {type(err).__name__}: {str(err)[:200]} |")
     device = "cuda" if torch.cuda.is_available() else "cpu"
