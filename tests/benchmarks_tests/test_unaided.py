@@ -81,7 +81,7 @@ def test_each_arm_s_config_is_one_search_check_accepts(tmp_path, arm):
     assert "conv1d" in done.stdout
 
 
-def test_draft_protocol_2_gives_the_plain_arms_no_start_points_and_keeps_v1_s_list(
+def test_protocol_2_gives_the_plain_arms_no_start_points_and_keeps_v1_s_list(
     monkeypatch,
 ):
     bench = load_benchmark("unaided")
@@ -94,11 +94,18 @@ def test_draft_protocol_2_gives_the_plain_arms_no_start_points_and_keeps_v1_s_li
     assert bench.search_config("italy_power", "tpe", 0)["start"] == []
     assert bench.search_config("italy_power", "random", 0)["start"] == []
     assert "start" not in bench.search_config("italy_power", "npas", 0)
-    assert v2["registered"] is None  # a draft: the script refuses to run it
-    done = subprocess.run([sys.executable, "benchmarks/unaided.py", "--protocol", "v2",
-                           "--datasets", "italy_power"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
-    assert done.returncode == 1 and "a draft, not registered" in done.stderr
+    assert str(v2["registered"]) == "2026-11-29"
+
+
+def test_a_draft_protocol_is_refused(tmp_path, monkeypatch):
+    bench = load_benchmark("unaided")
+    draft = yaml.safe_load(bench.PROTOCOLS["v2"][0].read_text()) | {"registered": None}
+    (tmp_path / "draft.yaml").write_text(yaml.safe_dump(draft))
+    monkeypatch.setitem(bench.PROTOCOLS, "v2", (tmp_path / "draft.yaml", tmp_path / "out"))
+    monkeypatch.setattr(sys, "argv", ["unaided.py", "--protocol", "v2"])
+    with pytest.raises(SystemExit, match="a draft, not registered"):
+        bench.main()
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_run_outside_the_protocol_is_refused():
