@@ -49,6 +49,8 @@ PROTOCOL, RESULTS = PROTOCOLS["v1"]
 DATA = ROOT / "benchmarks" / "data" / "unaided"
 #: The datasets npas has built in; the others are the committed npz files.
 BUILT_IN = {"digits", "mnist"}
+#: A figure one seed cannot give (a spread, an interval): the project's missing-value mark.
+MISSING = "—"
 #: Two means this close are level: the arms got the same count of test rows right.
 TIE = 1e-9
 #: What each search arm's config says beyond the data-only one.
@@ -251,9 +253,10 @@ def table(root: Path) -> str:
             means[arm] = mean
             params = statistics.fmean(r["params"] for r in runs.values() if r.get("params"))
             wall = statistics.fmean(r["search_wall_s"] for r in runs.values())
-            lines.append(f"| {name} | {arm} | {len(acc)} | {mean:.4f} ± {std:.4f} | "
-                         f"[{mean - half:.4f}, {mean + half:.4f}] | {params:,.0f} | "
-                         f"{wall:.0f} |")  # fmt: skip
+            spread, interval = ((f"{std:.4f}", f"[{mean - half:.4f}, {mean + half:.4f}]")
+                                if len(acc) > 1 else (MISSING, MISSING))  # fmt: skip
+            lines.append(f"| {name} | {arm} | {len(acc)} | {mean:.4f} ± {spread} | {interval} | "
+                         f"{params:,.0f} | {wall:.0f} |")  # fmt: skip
         complete = all(set(by_arm.get(a, {})) >= set(seeds) for a in arms)
         verdicts.append(_verdict(name, by_arm, means, complete))
     return "\n".join([*lines, "", "## Verdicts", "", *verdicts, ""])

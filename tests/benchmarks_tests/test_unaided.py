@@ -45,6 +45,8 @@ def test_the_verdicts_follow_the_protocol(tmp_path):
     assert "- digits: npas − hand +0.0500" in text and ": beats the hand design" in text
     assert "npas ranks first on mean" in text
     assert "- osu_leaf: partial" in text
+    _write(tmp_path, "acsf1", "npas", [0.7], 4000)
+    assert "| acsf1 | npas | 1 | 0.7000 ± — | — |" in bench.table(tmp_path)  # no nan
     _write(tmp_path / "over", "digits", "npas", [0.95, 0.96, 0.97, 0.96, 0.96], 2500)
     for arm in ("hand", "tpe", "random"):
         _write(tmp_path / "over", "digits", arm, [0.90, 0.91, 0.92, 0.91, 0.91], 1442)
