@@ -336,19 +336,33 @@ def waves(n: int, seed: int, length: int = 96) -> tuple[np.ndarray, np.ndarray]:
     return x, y.astype(np.int64)
 
 
+def _waves_npz(out: Path) -> tuple[Path, np.ndarray, np.ndarray]:
+    """The generated signal set written as ``out/waves.npz``: its path and its test split."""
+    (x_train, y_train), (x_test, y_test) = waves(240, 1), waves(120, 2)
+    path = out / "waves.npz"
+    np.savez(path, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    return path, x_test, y_test
+
+
+def _onnx_accuracy(model: Path, x: np.ndarray, y: np.ndarray) -> float:
+    """The accuracy of an exported ``model.onnx`` on ``(x, y)``, under onnxruntime's CPU."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    logits = session.run(None, {session.get_inputs()[0].name: x.astype(np.float32)})[0]
+    return float((logits.argmax(1) == y).mean())
+
+
 def check_unaided(out: Path, gpu: float, limit: str) -> list[str]:
     """The data-only config (issue 57) on a GPU machine: as shipped (the derived
     ``resources``), then with trials that ask for a share of the GPU; each exported without
     ``--select`` and its ONNX model scored again on the CPU."""
-    import onnxruntime
     import optuna
 
     from search.record._records import conditions_of, metrics_of
     from search.record._schema import StudyAttr
 
-    (x_train, y_train), (x_test, y_test) = waves(240, 1), waves(120, 2)
-    data = out / "waves.npz"
-    np.savez(data, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    data, x_test, y_test = _waves_npz(out)
     lines = ["## 6. The data-only config on the GPU machine (a generated 2×96 signal set, 240 "
              f"training and 120 test series, `params <= 2000`, `limits.time: {limit}`)", "",
              "| what | as shipped | `resources: {cpu: 2, gpu: " + f"{gpu}" + "}` |",
@@ -390,10 +404,7 @@ def check_unaided(out: Path, gpu: float, limit: str) -> list[str]:
             if pre:
                 xs = (x_test * np.asarray(pre["multiply"], np.float32)[:, None]
                       - np.asarray(pre["subtract"], np.float32)[:, None])  # fmt: skip
-            session = onnxruntime.InferenceSession(str(bundle / "model.onnx"),
-                                                   providers=["CPUExecutionProvider"])  # fmt: skip
-            logits = session.run(None, {session.get_inputs()[0].name: xs.astype(np.float32)})[0]
-            onnx = f"{float((logits.argmax(1) == y_test).mean()):.4f}"
+            onnx = f"{_onnx_accuracy(bundle / 'model.onnx', xs, y_test):.4f}"
         rows.setdefault("`search check` / launch / export exit status", []).append(
             f"{checked.returncode} / {launched.returncode} / {exported.returncode}")
         rows.setdefault("wall-clock of the launch", []).append(f"{wall:.0f} s")
@@ -414,8 +425,6 @@ def check_signal_trials(out: Path) -> list[str]:
     model of every sample, checked on its own samples; one Shapeshifted into a budget), its
     saved model rebuilt and scored on the CPU, exported to ONNX and scored by
     onnxruntime; then four seeds of conv1d fused, under bf16 autocast and without."""
-    import onnxruntime
-
     from objectives._fused import fit_seeds
     from objectives.train import Recipe, evaluate
     from search.bundle._portable import write_onnx
@@ -423,9 +432,7 @@ def check_signal_trials(out: Path) -> list[str]:
     from search.trial import rebuild, run_trial, trial_data
     from spaces import build_model
 
-    (x_train, y_train), (x_test, y_test) = waves(240, 1), waves(120, 2)
-    path = out / "waves.npz"
-    np.savez(path, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    path = _waves_npz(out)[0]
     dataset = {"name": "waves", "npz": str(path), "layout": "signal", "augment": {"shift": 9}}
     lines = ["## 7. Cross-validated trials of the 1-D families on the GPU (the generated 2×96 "
              "signal set, 5 folds, 8 epochs), without Ray", "",
@@ -454,10 +461,8 @@ def check_signal_trials(out: Path) -> list[str]:
             data = trial_data(TrialConfig.from_dict(cfg), "cpu")
             cpu = evaluate(net, data.test)["accuracy"]
             record = write_onnx(net, data.test.x[:4], folder)
-            session = onnxruntime.InferenceSession(str(folder / "model.onnx"),
-                                                   providers=["CPUExecutionProvider"])  # fmt: skip
-            feed = {session.get_inputs()[0].name: data.test.x.numpy()}
-            onnx = float((session.run(None, feed)[0].argmax(1) == data.test.y.numpy()).mean())
+            onnx = _onnx_accuracy(folder / "model.onnx", data.test.x.numpy(),
+                                  data.test.y.numpy())  # fmt: skip
             lines.append(f"| {name} | {got.get('cond_device')} | {got['accuracy']:.4f} | "
                          f"{got.get('fit_accuracy'):.4f} ({got.get('fit_tries')}) | "
                          f"{got['test_accuracy']:.4f} / {cpu:.4f} / {onnx:.4f} | "

@@ -147,16 +147,17 @@ def accuracies(out: Path, name: str, arm: str) -> dict[int, float]:
 
 def table(out: Path) -> str:
     """Mean ± std of each set and arm over its seeds, with every seed's figure."""
+    from unaided import MISSING  # beside this script, as paired_table's import
     rows = ["| set | arm | seeds | test accuracy | each seed |", "|---|---|---|---|---|"]
     for name in SETS:
         for arm in ARMS:
             acc = list(accuracies(out, name, arm).values())
             if not acc:
                 continue
-            std = statistics.stdev(acc) if len(acc) > 1 else float("nan")
+            std = f"{statistics.stdev(acc):.3f}" if len(acc) > 1 else MISSING
             each = ", ".join(f"{a:.3f}" for a in acc)
             rows.append(f"| {name} | {arm} | {len(acc)} | {statistics.fmean(acc):.3f} ± "
-                        f"{std:.3f} | {each} |")  # fmt: skip
+                        f"{std} | {each} |")  # fmt: skip
     return "\n".join(rows)
 
 

@@ -127,13 +127,15 @@ def test_the_paired_difference_on_figures_computed_by_hand():
 
 def test_the_dev_table_pairs_arms_by_the_seeds_both_ran(tmp_path):
     dev = load_benchmark("unaided_dev")
-    for arm, accuracies in (("e4", [0.6, 0.7, 0.8, 0.9]), ("e1", [0.5, 0.5, 0.5])):
+    for arm, accuracies in (("e4", [0.6, 0.7, 0.8, 0.9]), ("e1", [0.5, 0.5, 0.5]),
+                            ("e5", [0.7])):  # fmt: skip
         for seed, accuracy in enumerate(accuracies):
             folder = tmp_path / "synth" / arm / f"seed{seed}"
             folder.mkdir(parents=True)
             (folder / "result.json").write_text(json.dumps({"test_accuracy": accuracy}))
     table = dev.paired_table(tmp_path, [("e4", "e1")])
     assert "| synth | e4 − e1 | 3 | +0.200 [-0.048, +0.448] | 0.0742 |" in table
+    assert "| synth | e5 | 1 | 0.700 ± — | 0.700 |" in dev.table(tmp_path)  # one seed: no std
 
 
 def test_the_generated_dev_sets_are_the_same_every_time():
