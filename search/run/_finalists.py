@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import multiprocessing
@@ -47,7 +48,7 @@ from search.config import FIT_TRIES, LimitsConfig, TrialConfig
 from search.errors import SearchInterrupted
 from search.record import StudyAttr, TrialAttr, read_study, recommended_line, record_cost
 from search.run._cost import SearchCost
-from search.run._trainable import TrialFn
+from search.run._trainable import TrialFn, on_given_device
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
@@ -271,6 +272,8 @@ def run_finalists(
     runs: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (stored or {}).items()}
     cost = SearchCost(LimitsConfig())
     workers = _workers(config, len(finalists) * setting.seeds)
+    trial_fn = functools.partial(_on_search_device, trial_fn=trial_fn,
+                                 gpu=config.resources.gpu)  # fmt: skip
     refit = setting.refit and folder is not None
     top, seeds, why = plan(finalists, setting.seeds, _left(deadline), workers, refit)
     if not runs:  # a relaunch trains what its runs lack of the plan asked
@@ -541,6 +544,12 @@ def _train(
             for done in finished:
                 record(*pending.pop(done), *done.result())
     return late
+
+
+def _on_search_device(cfg: TrialConfig, *, trial_fn: TrialFn, gpu: float) -> Any:
+    """A finalist run on the device its search's trials had: the CPU when they were given no
+    GPU (module level, so a process pool can take it)."""
+    return trial_fn(on_given_device(cfg, [gpu] if gpu > 0 else []))
 
 
 def _end(pool: futures.ProcessPoolExecutor) -> None:

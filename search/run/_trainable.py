@@ -22,6 +22,7 @@ config names under ``resume``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import math
@@ -37,6 +38,7 @@ __all__ = [
     "checkpoints",
     "epoch_report",
     "is_number",
+    "on_given_device",
     "report_of",
     "trainable",
 ]
@@ -53,12 +55,13 @@ def trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str
 
     The GPUs Ray assigned the trial are recorded (``cond_ray_gpu_ids``): Ray sets
     ``CUDA_VISIBLE_DEVICES`` to them, so the trial's ``cuda`` device is the assigned one, and a
-    fractional share (``resources.gpu: 0.25``) lets four trials use one GPU at once.
+    fractional share (``resources.gpu: 0.25``) lets four trials use one GPU at once. A trial
+    given no GPU trains on the CPU (:func:`on_given_device`).
     """
     import ray
     from ray import tune
 
-    cfg = config[RayKey.TRIAL_CONFIG]
+    cfg = on_given_device(config[RayKey.TRIAL_CONFIG], ray.get_gpu_ids())
     constraints = getattr(cfg, "constraints", ())
     writers: list[Callable[[str], None]] = []  # the state of the epoch about to be reported
 
@@ -86,6 +89,16 @@ def trainable(config: dict[str, Any], *, trial_fn: TrialFn, objectives: list[str
     except Exception as err:  # a failed trial is a result of the search, not its end
         report = report_of(None, objectives, error=f"{type(err).__name__}: {err}")
     tune.report(report)
+
+
+def on_given_device(cfg: Any, gpus: Sequence[Any]) -> Any:
+    """A trial config that names no device, pinned to the CPU when the trial was given no GPU
+    (``gpus``: Ray's assignment, or the search's ``resources.gpu`` share). Ray 2.x hides the
+    machine's GPUs from such a trial (``CUDA_VISIBLE_DEVICES=""``); later versions do not
+    (ray-project/ray#62492), and a trial left to choose would take a GPU it was not given."""
+    if gpus or not dataclasses.is_dataclass(cfg) or getattr(cfg, "device", "") is not None:
+        return cfg
+    return dataclasses.replace(cfg, device="cpu")  # type: ignore[type-var]
 
 
 def checkpoints(trial_fn: TrialFn) -> bool:

@@ -231,6 +231,22 @@ def _pid_trial(cfg, on_epoch=None) -> dict:
     return {"accuracy": 0.5 + cfg.seed / 100, "feasible": 1.0, "trial_time_s": 0.5}
 
 
+def _device_trial(cfg, on_epoch=None) -> dict:
+    """Right only on the CPU: scores whether its config names the CPU."""
+    return {"accuracy": 0.9 if cfg.device == "cpu" else 0.1, "feasible": 1.0,
+            "trial_time_s": 0.01}  # fmt: skip
+
+
+def test_finalists_of_a_search_given_no_gpu_train_on_the_cpu(tmp_path):
+    """A machine's GPU is not the finalists' when the search's trials were given none."""
+    config = _config(tmp_path, top=1, seeds=2)
+    cfg = config.trial_config({"family": "mlp", "mlp.width": 8}).to_dict()
+    assert config.resources.gpu == 0 and cfg["device"] is None
+    study = npas_study([{"accuracy": 0.9, "params": 800.0}], attrs={TrialAttr.CONFIG: cfg})
+    found = run_finalists(study, config, _device_trial, deadline=None, progress=False)
+    assert found["accuracies"] == [0.9, 0.9]
+
+
 def test_finalist_runs_train_side_by_side_in_processes_of_their_own(tmp_path, monkeypatch):
     """Two cores, one CPU a trial: two runs at once, each in a spawned process."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})

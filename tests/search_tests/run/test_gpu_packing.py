@@ -95,6 +95,25 @@ def test_four_quarter_gpu_trials_share_one_gpu_at_once(tmp_path):
     assert ray.get(gauge.seen.remote()) == (PACKED, 0)
 
 
+def device_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
+    """Says which device its config names (None: torch's choice)."""
+    return {"accuracy": 0.5, "params": float(cfg.budget), "feasible": 1.0,
+            "device": str(cfg.device)}  # fmt: skip
+
+
+@pytest.mark.parametrize(("resources", "device"), [({"cpu": 1, "gpu": 0}, "cpu"),
+                                                   (QUARTER, "None")])  # fmt: skip
+def test_a_trial_given_no_gpu_trains_on_the_cpu_and_one_given_a_share_chooses(
+    tmp_path, resources, device
+):
+    """Ray 2.x hides the GPUs from a trial given none; later versions will not
+    (ray-project/ray#62492): the trial's config names the CPU so that it cannot take one."""
+    study = launch(curve_config(tmp_path, 2, resources=resources, scheduler={"name": "fifo"}),
+                   trial_fn=device_trial, progress=False)  # fmt: skip
+    done = study.get_trials(states=(TrialState.COMPLETE,))
+    assert {metrics_of(t, conditions_of(study))["device"] for t in done} == {device}
+
+
 def test_a_moasha_search_on_quarter_gpus_stops_and_promotes(tmp_path):
     study = launch(curve_config(tmp_path, 9, resources=QUARTER), trial_fn=curve_trial,
                    progress=False)  # fmt: skip
