@@ -11,19 +11,14 @@ never imports ``syne_tune``.
 
 How the blackbox is built: Syne Tune samples configurations from a flat space (no conditions),
 so the table's space (``table.config["space"]``) is turned into Syne Tune domains (``choice``,
-``randint``/``lograndint``, ``uniform``/``loguniform``; fixed dimensions left out) and a sampled
-configuration is mapped to a recorded curve by a **1-nearest-neighbour surrogate**: a
-``BlackboxTabular`` of the rows wrapped by Syne Tune's own ``add_surrogate(...,
-surrogate=KNeighborsRegressor(n_neighbors=1))`` with whole-curve prediction, so a query returns
-one recorded row's curve exactly (no interpolation between rows). This keeps the sampling
-distribution over rows that of sampling the real space, as npas's replay does through
-``NearestRow``, where a categorical "row index" would draw every row equally often. Syne Tune's
-surrogate one-hot encodes categoricals and standardises numbers; it is fed encoded features (an
-inactive dimension takes its first valid value, a log dimension its log, as ``NearestRow`` does),
-so a configuration's inactive keys, which Syne Tune samples all the same, do not move its
-neighbour. The metric still differs from ``NearestRow``'s (standardised, not box-scaled; one-hot,
-not 0/1), so the two arms may map one point to different rows. Rows with the same encoded point
-are kept once (the first), which 1-NN would do anyway.
+``randint``/``lograndint``, ``uniform``/``loguniform``; fixed dimensions left out), and a sampled
+configuration (its active dimensions) is answered by the row npas's replay would give it:
+``search.lab.NearestRow`` with ``fresh``, the nearest recorded row in the space's own box that
+no earlier configuration of the tuning was given. This keeps the sampling distribution over
+rows that of sampling the real space (a categorical "row index" would draw every row equally
+often), maps a point to a row by the rule npas's arms use (an earlier version used Syne Tune's
+1-NN surrogate, whose standardised, one-hot metric could pick another row, and which answered
+many configurations with one row), and trains no recorded curve twice within one replay.
 
 Per epoch the blackbox returns each objective (a maximised one negated as ``neg_<name>``:
 0.16's MOASHA has one ``do_minimize`` for all metrics), ``elapsed_time`` (the epochs' cumulative
@@ -56,8 +51,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
-import math
 import sys
 import tempfile
 import time
@@ -67,15 +62,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import sklearn
-from sklearn.neighbors import KNeighborsRegressor
 from syne_tune import StoppingCriterion, Tuner
 from syne_tune.backend.simulator_backend.simulator_backend import SimulatorConfig
 from syne_tune.backend.simulator_backend.simulator_callback import SimulatorCallback
 from syne_tune.backend.simulator_backend.time_keeper import SimulatedTimeKeeper
-from syne_tune.blackbox_repository import UserBlackboxBackend, add_surrogate
+from syne_tune.blackbox_repository import UserBlackboxBackend
 from syne_tune.blackbox_repository.blackbox import Blackbox
-from syne_tune.blackbox_repository.blackbox_tabular import BlackboxTabular
 from syne_tune.config_space import (
     Domain,
     choice,
@@ -92,7 +84,7 @@ from syne_tune.optimizer.schedulers.multiobjective.multiobjective_priority impor
 from syne_tune.optimizer.schedulers.single_fidelity_scheduler import SingleFidelityScheduler
 from syne_tune.tuner_logger import TunerLogger
 
-from search.lab import CurveRow, CurveTable
+from search.lab import CurveRow, CurveTable, NearestRow
 from spaces import Categorical, Fixed, Float, Int, Space
 
 __all__ = ["SCHEDULERS", "RankedPriority", "run_syne_tune"]
@@ -116,10 +108,7 @@ def run_syne_tune(table: CurveTable, **options: Any) -> list[tuple[float, list[f
         all R epochs by ``horizon_s``, in the order they ended (``ReplayResult.completed``'s
         shape).
     """
-    # sklearn's checks of every input were a fifth of a replay (the surrogate answers one
-    # configuration at a time); the table's features are finite and well formed
-    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
-        return completed(table, tune(table, **options), options["horizon_s"])
+    return completed(table, tune(table, **options), options["horizon_s"])
 
 
 def tune(
@@ -201,8 +190,10 @@ def completed(
 
 
 class TableBlackbox(Blackbox):
-    """The table as a Syne Tune blackbox: sampled configurations answered by the recorded row
-    nearest in the (encoded) space, through Syne Tune's 1-NN surrogate."""
+    """The table as a Syne Tune blackbox: each sampled configuration answered by the recorded
+    row npas's replay would give it (:class:`search.lab.NearestRow`, fresh: the nearest row
+    no earlier configuration of this tuning was given), so that Syne Tune's arms and npas's
+    map a proposal to a curve by one rule."""
 
     def __init__(self, table: CurveTable) -> None:
         self.space = Space.from_dict(table.config["space"])
@@ -220,43 +211,20 @@ class TableBlackbox(Blackbox):
             fidelity_space={EPOCH: randint(1, epochs)},
             objectives_names=[*self.metrics, ELAPSED, ROW],
         )
-        features = pd.DataFrame([self.features(row.point) for row in table.rows])
-        keep = ~features.duplicated().to_numpy()
-        curves = np.array([self._curve(i, row) for i, row in enumerate(table.rows)])
-        tabular = BlackboxTabular(
-            hyperparameters=features[keep].reset_index(drop=True),
-            configuration_space={n: self._feature_domain(n) for n in self.free},
-            fidelity_space=self.fidelity_space,
-            objectives_evaluations=curves[keep][:, None, :, :],
-            fidelity_values=np.arange(1, epochs + 1),
-            objectives_names=self.objectives_names,
-        )
-        self.surrogate = add_surrogate(tabular, surrogate=KNeighborsRegressor(n_neighbors=1))
+        self.nearest = NearestRow(table.rows, self.space, fresh=True)
+        self._curves = np.array([self._curve(i, row) for i, row in enumerate(table.rows)])
+        self._rows: dict[str, int] = {}  # a configuration (JSON) -> the row it was given
         self._fidelities = np.arange(1, epochs + 1)
 
     @property
     def fidelity_values(self) -> np.ndarray:
         return self._fidelities
 
-    def features(self, config: dict[str, Any]) -> dict[str, Any]:
-        """The surrogate's input: inactive dimensions at their first valid value, log
-        dimensions in the log, categorical values as strings (one-hot encoded)."""
-        out: dict[str, Any] = {}
-        for name in self.free:
-            dim = self.space[name]
-            active = name in config and self.space.is_active(name, config)
-            value = config[name] if active else dim.default()
-            if isinstance(dim, Categorical):
-                out[name] = str(value)
-            else:
-                out[name] = math.log(value) if dim.log else float(value)  # type: ignore[union-attr]
-        return out
-
-    def _feature_domain(self, name: str) -> Domain:
-        dim = self.space[name]
-        if isinstance(dim, Categorical):
-            return choice([str(c) for c in dim.choices])
-        return uniform(-1e9, 1e9)  # only its type matters: numeric, standardised
+    def point(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The configuration as a search point: its active dimensions only (Syne Tune samples
+        every dimension; an inactive one must not move the point's row)."""
+        active = {n: config[n] for n in self.free if n in config}
+        return {n: v for n, v in active.items() if self.space.is_active(n, active)}
 
     def _curve(self, index: int, row: CurveRow) -> np.ndarray:
         """``(R, objectives + 2)``: signed objectives, cumulative seconds, the row's index."""
@@ -271,9 +239,15 @@ class TableBlackbox(Blackbox):
         fidelity: dict | None = None,
         seed: int | None = None,
     ) -> Any:
-        return self.surrogate.objective_function(
-            self.features(configuration), fidelity=fidelity, seed=0
-        )
+        point = self.point(configuration)
+        key = json.dumps(point, sort_keys=True, default=str)
+        if key not in self._rows:
+            self._rows[key] = self.nearest.index(point)
+        curve = self._curves[self._rows[key]]
+        if fidelity is None:
+            return curve
+        values = curve[int(fidelity[EPOCH]) - 1]
+        return dict(zip(self.objectives_names, values.tolist(), strict=True))
 
 
 def _domain(dim: Any) -> Domain:

@@ -8,9 +8,10 @@ trial, or a paused one it promotes); each epoch's result goes to the scheduler f
 unless the scheduler stops the trial, to the searcher; a trial that stops, ends or is stopped
 while paused is completed on both as Ray Tune completes it.
 
-A proposal is trained as the table's nearest recorded configuration (Syne Tune's 1-NN
-surrogate, :class:`NearestRow`): the optimiser proposes in the whole space as in a real search,
-and what it is told is what the nearest configuration measured. Restricting the space to the
+A proposal is trained as the table's nearest recorded configuration not given to an earlier
+proposal of the replay (:class:`NearestRow`, a 1-NN surrogate as Syne Tune's, without reuse):
+the optimiser proposes in the whole space as in a real search, and what it is told is what
+that configuration measured. Restricting the space to the
 recorded points instead would hand the optimiser a different problem (a categorical space of a
 few hundred points) from the one it solves in a search.
 
@@ -105,6 +106,7 @@ class ReplayResult:
         horizon_s: The simulated time the replay ran to.
         ends: Per trial that ended: ``(epochs trained, "complete" or "stopped")``.
         study: The optimiser's in-memory study: every trial as the searcher recorded it.
+        reused: Proposals answered by a row an earlier one was given (the table ran out).
     """
 
     spec: ReplaySpec
@@ -119,6 +121,7 @@ class ReplayResult:
     decision_s: float = 0.0
     ends: dict[str, tuple[int, str]] = field(default_factory=dict)
     study: optuna.Study | None = None
+    reused: int = 0
 
 
 class NearestRow:
@@ -127,11 +130,20 @@ class NearestRow:
     Points are compared in the space's own box: a numeric dimension scaled to ``[0, 1]`` (in
     the log where the space is logarithmic), a categorical one 0 when equal and 1 when not;
     a dimension inactive in a point takes its first valid value, as the space encodes it.
+
+    ``fresh``: each row answers one point only (the nearest row not given yet), so that a
+    replay does not train one recorded curve again and again where a real search would train
+    new configurations (NSGA-II's seed 0 ran 374 trials on 165 rows of a 416-row table); once
+    every row is given, the nearest answers again and :attr:`reused` counts it.
     """
 
-    def __init__(self, rows: list[CurveRow], space: Space) -> None:
+    def __init__(self, rows: list[CurveRow], space: Space, *, fresh: bool = False) -> None:
         self.rows = rows
         self.space = space
+        self.fresh = fresh
+        self._given = np.zeros(len(rows), dtype=bool)
+        #: Points answered by a row given before (``fresh``: the table ran out).
+        self.reused = 0
         xl, xu = space.bounds()
         self._lo, self._span = xl, np.where(xu > xl, xu - xl, 1.0)
         free = [space[n] for n in space.names if not isinstance(space[n], Fixed)]
@@ -143,10 +155,22 @@ class NearestRow:
         return (self.space.encode(whole) - self._lo) / self._span
 
     def __call__(self, point: dict[str, Any]) -> CurveRow:
+        return self.rows[self.index(point)]
+
+    def index(self, point: dict[str, Any]) -> int:
+        """The answering row's index (``fresh``: marked given)."""
         x = self._encode(point)
         diff = np.abs(self._x - x)
         diff[:, self._categorical] = (diff[:, self._categorical] > 1e-9).astype(float)
-        return self.rows[int(np.argmin((diff**2).sum(axis=1)))]
+        distance = (diff**2).sum(axis=1)
+        if not self.fresh:
+            return int(np.argmin(distance))
+        if self._given.all():
+            self.reused += 1
+            return int(np.argmin(distance))
+        found = int(np.argmin(np.where(self._given, np.inf, distance)))
+        self._given[found] = True
+        return found
 
 
 class _Point:
@@ -178,7 +202,7 @@ class _Driver:
     ) -> None:
         config = replay_config(table, spec)
         self.table, self.spec = table, spec
-        self.nearest = NearestRow(table.rows, config.space)
+        self.nearest = NearestRow(table.rows, config.space, fresh=True)
         study = optuna.create_study(directions=config.directions)
         optimiser = bound_optimiser(config, study, seed=seed, scheduler=spec.scheduler)
         self.searcher = NpasSearcher(
@@ -250,6 +274,7 @@ class _Driver:
                 self.running -= 1
             self.fill()
         self.result.horizon_s = horizon_s
+        self.result.reused = self.nearest.reused
         if isinstance(self.scheduler, PromotionMOASHA):
             self.result.promoted = self.scheduler.n_promoted
         return self.result

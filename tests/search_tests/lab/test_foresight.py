@@ -40,8 +40,9 @@ def tiny(table: CurveTable) -> CurveTable:
 
 
 def _rows(table: CurveTable, spec: ReplaySpec, result) -> list[str]:
-    """The hand-made row (its letter) each replayed trial was trained as, in order."""
-    nearest = NearestRow(table.rows, replay_config(table, spec).space)
+    """The hand-made row (its letter) each replayed trial was trained as, in order (each row
+    given once while any is left, as the replay gives them)."""
+    nearest = NearestRow(table.rows, replay_config(table, spec).space, fresh=True)
     letters = {id(row): name for row, name in zip(table.rows, ROWS, strict=True)}
     return [letters[id(nearest(t.params))] for t in result.study.trials]
 

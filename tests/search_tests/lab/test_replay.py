@@ -94,6 +94,25 @@ def test_each_recorded_point_is_its_own_nearest_row(table):
         assert nearest(row.point) is row
 
 
+def test_a_fresh_nearest_row_gives_each_row_once_then_the_nearest_again(table):
+    nearest = NearestRow(table.rows, replay_config(table, ReplaySpec()).space, fresh=True)
+    point = table.rows[0].point
+    given = [nearest.index(point) for _ in table.rows]
+    assert given[0] == 0 and sorted(given) == list(range(len(table.rows)))
+    assert nearest.reused == 0
+    assert nearest.index(point) == 0 and nearest.reused == 1  # every row given: the nearest
+
+
+def test_a_replay_trains_no_recorded_row_twice_while_rows_are_left(table):
+    result = replay(table, ReplaySpec("random", "moasha", workers=2), seed=0, horizon_s=60.0,
+                    charge_decisions=False)  # fmt: skip
+    assert result.started > len(table.rows)  # more proposals than rows: some answered again
+    nearest = NearestRow(table.rows, replay_config(table, ReplaySpec()).space, fresh=True)
+    rows = [nearest.index(t.params) for t in result.study.trials]
+    assert sorted(rows[: len(table.rows)]) == list(range(len(table.rows)))
+    assert result.reused == nearest.reused == result.started - len(table.rows)
+
+
 @pytest.mark.parametrize(
     ("spec", "horizon", "match"),
     [

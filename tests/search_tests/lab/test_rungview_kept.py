@@ -4,6 +4,7 @@ same trials, in the same states, with the same values, parameters and system att
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +86,14 @@ def test_nsga2_with_a_late_first_rung_never_breeds_from_a_single_parent(monkeypa
     """Seed 4 of NSGA-II under stopping MOASHA with ``grace_epochs: 3`` on the lab's MNIST
     table: a generation seen through the view held one complete parent, and Optuna's parent
     selection drew the second from an empty list (ValueError). That ask now proposes at
-    random (read only once the sampler failed: every other ask is the sampler's own)."""
+    random (read only once the sampler failed: every other ask is the sampler's own).
+
+    The replay met it answering many proposals with one row (it no longer reuses a row):
+    each row is here twenty times over, so that the replay answers as it did then."""
     from search.schedulers import _rungview
 
     table = CurveTable.load(MNIST)
+    table = dataclasses.replace(table, rows=[row for row in table.rows for _ in range(20)])
     short: list[bool] = []
     check = _rungview._short_of_parents
     monkeypatch.setattr(_rungview, "_short_of_parents", lambda *a: short.append(check(*a))
