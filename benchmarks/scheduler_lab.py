@@ -159,8 +159,9 @@ def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[
         f"front hypervolume {c.true_front_hv():.4f}.",
         "",
         "| arm | sampler | reach: median / IQM [95 % CI] | × bound | reached | regret@25 % IQM "
-        "[CI] | regret@50 % | regret@100 % | trials started | completed | decision CPU s |",
-        "|---|---|---|---:|---:|---|---|---|---:|---:|---:|",
+        "[CI] | regret@50 % | regret@100 % | trials started | completed | rows reused | "
+        "decision CPU s |",
+        "|---|---|---|---:|---:|---|---|---|---:|---:|---:|---:|",
     ]
     raw: dict[str, Any] = {}
     for arm in c.runs:
@@ -176,7 +177,8 @@ def block(c: Comparison, optimiser: str, workers: int) -> tuple[list[str], dict[
             f"| {ROLES.get(arm, arm)} | {sampler_of(arm, optimiser)} | {s['reach'].text()} | "
             f"{times} | {sum(math.isfinite(x) for x in reach)}/"
             f"{len(reach)} | {' | '.join(cells)} | {counts.get('started', math.nan):.1f} | "
-            f"{counts.get('completed', math.nan):.1f} | {counts.get('decision_s', math.nan):.1f} |"
+            f"{counts.get('completed', math.nan):.1f} | {counts.get('reused', math.nan):.1f} | "
+            f"{counts.get('decision_s', math.nan):.1f} |"
         )
         raw[arm] = {"reach": reach, "sampler": sampler_of(arm, optimiser),
                     "reach_over_bound": multiple,
@@ -304,8 +306,10 @@ FAIRNESS = [
     "arm's median reach over the bound's. The `sampler` column names what proposed each arm's "
     "trials. Comparisons that isolate the scheduler hold the sampler fixed: "
     "`moasha-stopping-random` against `syne-moasha-fixed` (both random; npas's sampler draws "
-    "the space as Syne Tune's domains do, but each arm maps a draw to its nearest recorded row "
-    "by its own metric). Comparisons that isolate the optimiser hold the scheduler fixed: "
+    "the space as Syne Tune's domains do, and every arm maps a draw to the nearest recorded row "
+    "no earlier draw of its replay was given: `search.lab.NearestRow`; `rows reused` counts "
+    "the draws answered once the table had no row left, not shown for Syne Tune's arms). "
+    "Comparisons that isolate the optimiser hold the scheduler fixed: "
     "`moasha-stopping` against `moasha-stopping-random`, `fifo` against `random-fifo`. "
     "`syne-moasha` is Syne Tune 0.16 as shipped: its MOASHA reads `nondominated_sort`'s index "
     "order as each trial's rank (`asha.py` 258-267 against `non_dominated_priority.py` 146), "

@@ -93,7 +93,8 @@ def _replayed(table: CurveTable, arm: Arm, seed: int, horizon_s: float) -> Run:
     result = replay(table, arm.spec, seed=seed, horizon_s=horizon_s)
     counts = {"started": result.started, "completed": len(result.completed),
               "stopped": result.stopped, "paused": result.paused, "promoted": result.promoted,
-              "epochs": result.epochs, "decision_s": result.decision_s}  # fmt: skip
+              "epochs": result.epochs, "decision_s": result.decision_s,
+              "reused": result.reused}  # fmt: skip
     return Run(arm.label, seed, result.completed, counts)
 
 
