@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 import yaml
+from generated_signals import waves  # a benchmark module beside this one
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -318,22 +319,6 @@ def check_promotion(out: Path, gpu: float, device: str) -> list[str]:
                   f"| retrained on / test accuracy | {record['metrics'].get('cond_device')} / "
                   f"{record['metrics'].get('test_accuracy')} |"]
     return [*lines, ""]
-
-
-def waves(n: int, seed: int, length: int = 96) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` two-channel signals of three classes (a sine, a square or a sawtooth wave at a
-    random frequency and phase, the second channel its noisy copy shifted) in Gaussian noise:
-    a generated signal set, so that no dataset of the unaided protocol is read here."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(length, dtype=np.float32) / length
-    y = rng.integers(0, 3, n)
-    x = np.empty((n, 2, length), np.float32)
-    for i in range(n):
-        phase = 2 * np.pi * (rng.uniform(2, 5) * t + rng.uniform())
-        wave = [np.sin(phase), np.sign(np.sin(phase)), (phase / np.pi) % 2 - 1][y[i]]
-        x[i, 0] = wave + rng.normal(0, 0.6, length)
-        x[i, 1] = np.roll(wave, 5) + rng.normal(0, 0.6, length)
-    return x, y.astype(np.int64)
 
 
 def _waves_npz(out: Path) -> tuple[Path, np.ndarray, np.ndarray]:

@@ -1,22 +1,34 @@
-"""Record the scheduler lab's curve table: every configuration trained to the full schedule.
+"""Record a scheduler lab curve table: every configuration trained to the full schedule.
 
 The table is an npas study (issue 37): a FIFO search of random proposals (Optuna's
 ``RandomSampler``: space-filling enough for a 1-NN surrogate, and the one sampler every
-conditional dimension of the space supports) on multifidelity.py's real MNIST space, each trial
-trained for ``--epochs`` epochs of a cosine schedule with every epoch's validation accuracy,
-loss and seconds in its curve. A second study (``-noise``) trains the first ``--noise``
-configurations again under another seed (another validation split and initialisation), so the
-lab knows how far a curve moves between two runs of one configuration.
+conditional dimension of the space supports), each trial trained for ``--epochs`` epochs with
+every epoch's validation accuracy, loss and seconds in its curve. A second study (``-noise``)
+trains the first ``--noise`` configurations again under another seed (another validation split
+and initialisation), so the lab knows how far a curve moves between two runs of one
+configuration.
+
+Two datasets (``--dataset``):
+
+- ``mnist``: multifidelity.py's real MNIST space (hand-written), a cosine schedule, batch 64,
+  ``--train-size`` and ``--val-size`` images of the official training set;
+- ``waves``: a generated signal set (``generated_signals.waves``: six classes, two channels
+  of 128 steps, noise 1.0; ``--train-size`` + ``--val-size`` series from seed 1, 1,000 test
+  series from seed 2) and the space and recipe the unaided search derives for it under
+  ``params <= --params-limit`` (``search.derive``: what ``search launch`` searches on a
+  data-only config of that data), with its start points, finalists and cross-validation off.
 
 Resumable: run it again and each study resumes where it stopped (a study is its own record);
-the storage is committed gzipped (``<out>/<name>.db.gz``) and unpacked into ``<out>/run`` by a
-fresh checkout, so a record can go on in another session. When both studies are complete, the
-table is written as ``<out>/<name>.json.gz`` (:mod:`search.lab`'s format) with the conditions;
-``--export-only`` writes the table of what the storage holds now (its conditions say how much).
+the storage is committed gzipped (``<out>/<name>.db.gz``) and unpacked into ``<out>/run/<name>``
+by a fresh checkout, so a record can go on in another session. When both studies are complete,
+the table is written as ``<out>/<name>.json.gz`` (:mod:`search.lab`'s format) with the
+conditions (the load average at the start and the end among them: epoch seconds are only
+comparable between schedulers if nothing else ran); ``--export-only`` writes the table of
+what the storage holds now (its conditions say how much).
 
-Run: ``NPAS_DATA=../shared/data python benchmarks/record_curves.py [--trials 470]
-[--noise 50] [--epochs 27] [--train-size 1000] [--val-size 1000] [--out DIR]`` (default
-``benchmarks/results/curves``)
+Run: ``NPAS_DATA=../shared/data python benchmarks/record_curves.py [--dataset mnist]
+[--trials 470] [--noise 50] [--epochs 27] [--train-size 1000] [--val-size 1000]
+[--params-limit 5000] [--out DIR]`` (default ``benchmarks/results/curves``)
 """
 
 from __future__ import annotations
@@ -34,58 +46,89 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import optuna
 import torch
+from generated_signals import waves  # benchmark modules beside this one
 from multifidelity import OBJECTIVES, SPACE
 
 from objectives._conditions import cpu_model_name
 from search.config import load_config
+from search.derive import derive
 from search.lab import CurveTable
 from search.run import launch
 
 OUT = Path(__file__).parent / "results" / "curves"
+#: The generated signal set's length, noise and test series.
+WAVES_LENGTH, WAVES_NOISE, WAVES_TEST = 128, 1.8, 1000
+#: Each dataset's data, as the table's conditions state it.
+DATA = {
+    "mnist": "MNIST: {val} validation images and, of the rest, {train} training images, both "
+    "stratified from the official training set (the test set is only read by each trial's "
+    "final measurement)",
+    "waves": "generated_signals.waves (six classes, 2 channels of 128 steps, noise 1.0): "
+    "{train} training and {val} validation series from seed 1, 1,000 test series from seed 2 "
+    "(only read by each trial's final measurement)",
+}
 
 
 def record_config(args: argparse.Namespace, *, noise: bool, start: list[dict] | None) -> Any:
     """The config of the main record (seed 0) or of its noise twin (seed 1, fixed points)."""
     name = f"{args.name}-noise" if noise else args.name
-    data: dict[str, Any] = {
+    common: dict[str, Any] = {
         "name": name,
-        "dataset": "mnist",
-        "train_size": args.train_size,
-        "val_size": args.val_size,
-        "space": SPACE,
-        "fixed": {"convnet.growth": 1.5, "ssn.templates": 4},
-        "train": {"epochs": args.epochs, "batch_size": 64, "schedule": "cosine"},
         "objectives": OBJECTIVES,
-        "constraints": ["params <= 5000"],
+        "constraints": [f"params <= {args.params_limit}"],
         "indicators": ["params", "flops_infer"],
         "algorithm": {"name": "random"},
         "scheduler": {"name": "fifo"},
         "trials": args.noise if noise else args.trials,
         "resources": {"cpu": 1},
-        "out": str(args.out / "run"),
+        "out": str(args.out / "run" / args.name),
         "seed": 1 if noise else 0,
+        "start": start or [],
     }
-    if start:
-        data["start"] = start
-    return load_config(data)
+    if args.dataset == "mnist":
+        train = {"epochs": args.epochs, "batch_size": 64, "schedule": "cosine"}
+        return load_config({**common, "dataset": "mnist", "train_size": args.train_size,
+                            "val_size": args.val_size, "space": SPACE, "train": train,
+                            "fixed": {"convnet.growth": 1.5, "ssn.templates": 4}})  # fmt: skip
+    dataset = {"name": "waves", "npz": str(waves_npz(args)), "layout": "signal"}
+    derived = derive({**common, "dataset": dataset, "val_size": args.val_size, "folds": 1,
+                      "finalists": False, "train": {"epochs": args.epochs}})  # fmt: skip
+    return load_config(derived.config)
+
+
+def waves_npz(args: argparse.Namespace) -> Path:
+    """The generated signal set, written once beside the record (the same from its seeds)."""
+    path = args.out / "run" / args.name / "waves.npz"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (x_train, y_train), (x_test, y_test) = (
+            waves(args.train_size + args.val_size, 1, WAVES_LENGTH, bands=2, noise=WAVES_NOISE),
+            waves(WAVES_TEST, 2, WAVES_LENGTH, bands=2, noise=WAVES_NOISE),
+        )
+        np.savez(path, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    return path
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--name", default="mnist-r27")
+    parser.add_argument("--dataset", choices=("mnist", "waves"), default="mnist")
+    parser.add_argument("--name", help="the table's name (default: <dataset>-r<epochs>)")
     parser.add_argument("--trials", type=int, default=470)
     parser.add_argument("--noise", type=int, default=50)
     parser.add_argument("--epochs", type=int, default=27)
     parser.add_argument("--train-size", type=int, default=1000)
     parser.add_argument("--val-size", type=int, default=1000)
+    parser.add_argument("--params-limit", type=int, default=5000)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--export-only", action="store_true",
                         help="train nothing: write the table of what the storage holds now")
     args = parser.parse_args()
-    began = time.time()
-    db = args.out / "run" / "npas.db"
+    args.name = args.name or f"{args.dataset}-r{args.epochs}"
+    began, load = time.time(), os.getloadavg()
+    db = args.out / "run" / args.name / "npas.db"
     archive = args.out / f"{args.name}.db.gz"
     if not db.exists() and archive.exists():  # a fresh checkout resumes the committed record
         db.parent.mkdir(parents=True, exist_ok=True)
@@ -101,9 +144,9 @@ def main() -> None:
         points = [dict(t.params) for t in main_study.trials[: args.noise]]
         noise_study = launch(record_config(args, noise=True, start=points))
     table = CurveTable.from_study(main_study, noise=noise_study)
-    table.overheads.update(ray_overheads(table, args.out / "run" / "ray" / args.name))
+    table.overheads.update(ray_overheads(table, args.out / "run" / args.name / "ray" / args.name))
     table.overheads.update(pause_resume())
-    table.conditions.update(conditions(args, main_study, noise_study, began))
+    table.conditions.update(conditions(args, main_study, noise_study, began, load))
     table.conditions["noise"] = noise(table)
     path = table.save(args.out / f"{args.name}.json.gz")
     _archive(db, archive)
@@ -111,27 +154,27 @@ def main() -> None:
 
 
 def conditions(
-    args: argparse.Namespace, main_study: Any, noise_study: Any, began: float
-) -> dict[str, Any]:
+    args: argparse.Namespace, main_study: Any, noise_study: Any, began: float,
+    load: tuple[float, float, float],
+) -> dict[str, Any]:  # fmt: skip
     """How the table was recorded, and how much of the asked record it holds."""
     states = [t.state.name for t in main_study.trials]
     noise = 0 if noise_study is None else len(noise_study.trials)
     return {
         "recorded_by": "benchmarks/record_curves.py " + " ".join(
             f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-            if k not in ("out", "export_only")
+            if k not in ("out", "export_only") and v is not None
         ),
         "trials": f"{len(states)} of {args.trials} asked ({states.count('COMPLETE')} complete,"
         f" {states.count('PRUNED')} refused before training), noise twins {noise} of "
         f"{args.noise}",
         "cpu": f"{cpu_model_name()} ({os.cpu_count()} cores), 1 CPU per trial, 2 trials at "
-        "once; the machine was also used for development while it recorded, so epoch "
-        "seconds carry that contention",
+        "once; load average (1, 5, 15 min) at this launch's start "
+        f"{', '.join(f'{x:.2f}' for x in load)}, at its end "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}",
         "versions": f"torch {torch.__version__}, optuna {optuna.__version__}, "
         f"Python {platform.python_version()}",
-        "data": f"MNIST: {args.val_size} validation images and, of the rest, {args.train_size} "
-        "training images, both stratified from the official training set (the test set is "
-        "only read by each trial's final measurement)",
+        "data": DATA[args.dataset].format(train=args.train_size, val=args.val_size),
         "exported_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(began)),
     }
 
@@ -145,7 +188,7 @@ def noise(table: CurveTable) -> str:
     if not pairs:
         return "no twins"
     parts = []
-    for epoch in sorted({1, 3, 9, table.epochs}):
+    for epoch in sorted(e for e in {1, 3, 9, table.epochs} if e <= table.epochs):
         gaps = sorted(abs(a.values[epoch - 1][0] - b.values[epoch - 1][0]) for a, b in pairs)
         parts.append(f"epoch {epoch}: {statistics.median(gaps):.4f} / "
                      f"{gaps[int(0.9 * (len(gaps) - 1))]:.4f}")  # fmt: skip
