@@ -45,6 +45,11 @@ Run (under a minute or two on a laptop; writes ``benchmarks/results/pause_resume
 
     python benchmarks/pause_resume.py [--repeats 5] [--pause-at 2] [--epochs 6]
 
+``--table CURVES.json.gz [--row N]`` measures where the scheduler lab charges these costs: on
+that curve table's own recorded search (its data, recipe and indicators) and the point of its
+row ``N`` (default 0), written to ``pause_resume-<table name>.{md,json}``, which
+``benchmarks/record_curves.py`` puts into that table's overheads in place of the preset's.
+
 ``--point '{"ssn.mapping": "auto", "ssn.stores": 2}'`` changes the trained point (a start then
 includes the ``auto`` mapping's pretraining epoch; a resume does not repeat it).
 """
@@ -188,20 +193,29 @@ def _make_searcher(configs: Sequence[dict[str, Any]]) -> Any:
     return Points()
 
 
-def trial_configs(
-    n: int, epochs: int, folder: Path, point: dict[str, Any]
-) -> tuple[list[dict[str, Any]], Any]:
-    """``n`` Ray configs of a point of the preset's space (``epochs`` epochs, each trial its
-    artifact folder), and the search config."""
+def search_config(table: Path | None) -> Any:
+    """The search whose trials are measured: the preset's, or a curve table's recorded one."""
+    from search.config import load_config
     from search.config._load import load_preset
+    from search.lab import CurveTable
 
-    config = load_preset(PRESET)
+    if table is None:
+        return load_preset(PRESET)
+    data = {k: v for k, v in CurveTable.load(table).config.items() if k not in ("storage", "out")}
+    return load_config(data)
+
+
+def trial_configs(
+    n: int, epochs: int, folder: Path, point: dict[str, Any], config: Any
+) -> list[dict[str, Any]]:
+    """``n`` Ray configs of a point of ``config``'s space (``epochs`` epochs, each trial its
+    artifact folder)."""
     configs = []
     for number in range(n):
         cfg = config.trial_config(point, artifact_dir=str(folder / "trials" / str(number)))
         cfg = cfg.replace(train={**cfg.train, "epochs": epochs})
         configs.append({"trial_config": cfg, "number": number})
-    return configs, config
+    return configs
 
 
 def run(
@@ -331,20 +345,26 @@ def conditions(
         "torch": torch.__version__,
         "ray": ray.__version__,
         "python": platform.python_version(),
-        "config": f"preset {PRESET}, point {json.dumps(point)}, {args.epochs} epochs, "
+        "config": f"{_measured(args)}, point {json.dumps(point)}, {args.epochs} epochs, "
         f"batch {trial_cfg.train['batch_size']}, 1 CPU per trial, one trial at a time, "
         f"paused once after epoch {args.pause_at}, reuse_actors=True, "
         "CheckpointConfig(num_to_keep=1), local Ray num_cpus=2",
         "indicators": list(trial_cfg.indicators),
         "loadavg_start": [round(x, 2) for x in load[0]],
         "loadavg_end": [round(x, 2) for x in load[1]],
-        "note": "the machine was busy (other jobs on both cores while this ran): timings "
-        "are noisy and on the high side",
         "wall_s": round(seconds, 1),
         "run_by": f"python benchmarks/pause_resume.py --repeats {args.repeats} "
         f"--pause-at {args.pause_at} --epochs {args.epochs}"
-        + (f" --point '{args.point}'" if args.point else ""),
+        + (f" --point '{args.point}'" if args.point else "")
+        + (f" --table {args.table} --row {args.row}" if args.table else ""),
     }
+
+
+def _measured(args: argparse.Namespace) -> str:
+    """What was measured, in words."""
+    if args.table is None:
+        return f"preset {PRESET}"
+    return f"the recorded search of curve table {args.table.name}, its row {args.row}"
 
 
 #: (key, Sample attribute, trials it is taken over, label). Trials: every measured one
@@ -379,6 +399,10 @@ ROWS: list[tuple[str, str, str, str]] = [
 ]  # fmt: skip
 
 
+#: The costs a curve table's overheads take from this measurement.
+OVERHEADS = ("start_s", "pause_s", "resume_s", "resume_fresh_s")
+
+
 def _cell(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
@@ -411,7 +435,7 @@ def markdown(summary: dict[str, Any]) -> str:
     lines += [
         "",
         "For the lab's curve table (`CurveTable.overheads`), medians: "
-        + ", ".join(f"`{k}` = {_cell(summary[k])}" for k in ("start_s", "pause_s", "resume_s"))
+        + ", ".join(f"`{k}` = {_cell(summary.get(k))}" for k in OVERHEADS)
         + ".",
         "",
         "## Conditions",
@@ -446,16 +470,20 @@ def main() -> None:
     parser.add_argument(
         "--point", default="", help="JSON: changes to the trained point of the preset's space"
     )
+    parser.add_argument("--table", type=Path, help="a curve table: measure its own search")
+    parser.add_argument("--row", type=int, default=0, help="the table's row whose point runs")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    point = {**POINT, **(json.loads(args.point) if args.point else {})}
+    config = search_config(args.table)
+    base = POINT if args.table is None else _row_point(args.table, args.row)
+    point = {**base, **(json.loads(args.point) if args.point else {})}
     if not 1 <= args.pause_at < args.epochs:
         parser.error("--pause-at must be at least 1 and less than --epochs")
     began = time.perf_counter()
     load_start = os.getloadavg()
     folder = Path(tempfile.mkdtemp(prefix="npas-pause-resume-"))
     try:
-        configs, config = trial_configs(args.repeats + 2, args.epochs, folder, point)
+        configs = trial_configs(args.repeats + 2, args.epochs, folder, point, config)
         book = run(configs, config, args.pause_at, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -469,6 +497,7 @@ def main() -> None:
         "start_s": spreads["start_s"]["median"],
         "pause_s": spreads["pause_s"]["median"],
         "resume_s": spreads["resume_s"]["median"],
+        "resume_fresh_s": spreads["resume_fresh_s"]["median"],
         "repeats": args.repeats,
         "spread": spreads,
         "workers": {n: sorted(set(measured[n].pids)) for n in sorted(measured)},
@@ -481,9 +510,24 @@ def main() -> None:
         ),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "pause_resume.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (args.out / "pause_resume.md").write_text(markdown(summary))
+    stem = "pause_resume" if args.table is None else f"pause_resume-{_name(args.table)}"
+    (args.out / f"{stem}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (args.out / f"{stem}.md").write_text(markdown(summary))
     print(markdown(summary))
+
+
+def _row_point(table: Path, row: int) -> dict[str, Any]:
+    from search.lab import CurveTable
+
+    rows = CurveTable.load(table).rows
+    if not 0 <= row < len(rows):
+        raise SystemExit(f"--row {row}: the table has rows 0..{len(rows) - 1}")
+    return dict(rows[row].point)
+
+
+def _name(table: Path) -> str:
+    """A curve table's name from its file (``mnist-r27.json.gz`` → ``mnist-r27``)."""
+    return table.name.split(".")[0]
 
 
 if __name__ == "__main__":

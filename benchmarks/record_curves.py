@@ -145,7 +145,7 @@ def main() -> None:
         noise_study = launch(record_config(args, noise=True, start=points))
     table = CurveTable.from_study(main_study, noise=noise_study)
     table.overheads.update(ray_overheads(table, args.out / "run" / args.name / "ray" / args.name))
-    table.overheads.update(pause_resume())
+    table.overheads.update(pause_resume(args.name))
     table.conditions.update(conditions(args, main_study, noise_study, began, load))
     table.conditions["noise"] = noise(table)
     path = table.save(args.out / f"{args.name}.json.gz")
@@ -218,10 +218,16 @@ def ray_overheads(table: CurveTable, folder: Path) -> dict[str, float]:
     return {"start_s": statistics.median(starts), "end_s": statistics.median(ends)}
 
 
-def pause_resume() -> dict[str, float]:
+def pause_resume(name: str) -> dict[str, float]:
     """A pause's and a resume's seconds as ``benchmarks/pause_resume.py`` measured them with
-    real Ray Tune trials on this machine (its table beside this one; nothing when absent)."""
-    path = Path(__file__).parent / "results" / "pause_resume.json"
+    real Ray Tune trials on this machine: on this table's own search when measured there
+    (``--table``), else on its preset (nothing when neither was measured). A resume on a
+    kept worker: a replay runs to a horizon inside a search, whose searcher is never finished
+    (only then does Ray Tune keep no worker for a paused trial)."""
+    results = Path(__file__).parent / "results"
+    path = results / f"pause_resume-{name}.json"
+    if not path.exists():
+        path = results / "pause_resume.json"
     if not path.exists():
         return {}
     measured = json.loads(path.read_text())
