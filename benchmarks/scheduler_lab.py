@@ -87,6 +87,7 @@ DEFAULT_ARMS = ("fifo", "foresight", "moasha-stopping", "moasha-promotion",
                 "syne-moasha-fixed", "syne-random")  # fmt: skip
 #: Arms that sample at random whatever the block's optimiser (the rest use the optimiser).
 RANDOM_SAMPLER = {"moasha-stopping-random": "random (npas)", "random-fifo": "random (npas)",
+                  "frontstop-random": "random (npas)",
                   "syne-moasha": "random (Syne Tune)", "syne-moasha-fixed": "random (Syne Tune)",
                   "syne-random": "random (Syne Tune)"}  # fmt: skip
 #: How the table names an arm whose role is not a peer's.
@@ -125,6 +126,8 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
         "foresight": Arm("foresight", spec("foresight")),
         "moasha-stopping-random": Arm("moasha-stopping-random",
                                       spec("moasha", name="random", within_front="crowding")),
+        "frontstop": Arm("frontstop", spec("frontstop")),
+        "frontstop-random": Arm("frontstop-random", spec("frontstop", name="random")),
     }
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)

@@ -46,6 +46,7 @@ from ray.tune.search import Searcher
 
 from search.config import SchedulerConfig, complete, load_config
 from search.lab._foresight import Foresight
+from search.lab._frontstop import FrontStop
 from search.lab._table import CurveRow, CurveTable
 from search.record import RayKey
 from search.run import NpasSearcher, OutcomeReader, bound_optimiser, constraint_keys
@@ -58,9 +59,10 @@ if TYPE_CHECKING:
 __all__ = ["SCHEDULER_ARMS", "NearestRow", "ReplayResult", "ReplaySpec", "replay"]
 
 #: What a replay's scheduler may be: npas's FIFO and MOASHA, Ray Tune's ASHA on the first
-#: objective alone (the single-objective reference) and the perfect-foresight bound
-#: (:class:`search.lab._foresight.Foresight`).
-SCHEDULER_ARMS = ("fifo", "moasha", "asha", "foresight")
+#: objective alone (the single-objective reference), the perfect-foresight bound
+#: (:class:`search.lab._foresight.Foresight`) and a design under study
+#: (:class:`search.lab._frontstop.FrontStop`).
+SCHEDULER_ARMS = ("fifo", "moasha", "asha", "foresight", "frontstop")
 
 
 @dataclass(frozen=True)
@@ -400,6 +402,8 @@ def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
         )  # fmt: skip
     if spec.scheduler == "foresight":
         return Foresight(list(config.directions))
+    if spec.scheduler == "frontstop":
+        return FrontStop(list(zip(config.objective_names, config.directions, strict=True)), epochs)
     if spec.scheduler not in ("fifo", "moasha"):
         raise ConfigError(f"replay scheduler {spec.scheduler!r}; allowed: {SCHEDULER_ARMS}")
     section = {"name": spec.scheduler, "type": spec.kind, "grace_epochs": spec.grace_epochs,
