@@ -1,0 +1,261 @@
+"""Do good configurations of the unaided search's space carry over from one dataset to another?
+
+The go/no-go measurement for a learned portfolio of start points (issue 57): a search that
+starts from configurations good on other datasets, as auto-sklearn 2.0 and AutoGluon's presets
+do, gains only if a configuration's rank carries over between datasets of a layout.
+
+For each build set, the space the unaided search derives for it (its params limit, a 2-minute
+search's recipe: ``search.derive``). ``--points`` points are drawn once in the unit box: a
+family, then each of its searched dimensions as a fraction of its range (in the log where the
+range is logarithmic) and each categorical as a fraction of its choices, so that one point maps
+into every set's own ranges (:func:`point_in`). Each point is trained once on each set with that
+set's derived recipe (cross-validated where the derivation says so) and its validation accuracy
+recorded (``<out>/scores.json``, resumable: a run again trains only what is missing). Then:
+
+- ``rank correlation``: Spearman's rho of the points' scores between every two sets;
+- ``leave one set out``: K points chosen greedily on the other sets (each set's scores put on
+  one scale: 0 at its median point, 1 at its best), scored on the left-out set as the
+  percentile of the best of the K among all points there. K points drawn at random score
+  K / (K + 1) in expectation; a portfolio worth building scores well above that on every set.
+
+Nothing here reads a test split, and no dataset of an unaided protocol is used: the build sets
+are aeon 1.6.0's bundled sets outside every protocol (``--wheel``: ``pip download --no-deps
+aeon==1.6.0``) and generated signal sets.
+
+Run: ``python benchmarks/portfolio.py --wheel aeon-1.6.0-py3-none-any.whl [--points 64] [--k 4]
+[--out DIR]`` (default ``benchmarks/results/portfolio``) → ``<out>/scores.json`` and
+``benchmarks/results/portfolio.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import statistics
+import sys
+import time
+import zipfile
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from generated_signals import waves  # benchmark modules beside this one
+from scipy.stats import spearmanr
+from unaided_data import signal_set
+
+from spaces import Categorical, Fixed, Float, Int, Space
+
+OUT = Path(__file__).parent / "results" / "portfolio"
+RESULTS = Path(__file__).parent / "results" / "portfolio.md"
+#: Build set -> (where it comes from, its params limit): aeon's sets outside every protocol
+#: and generated ones (name: generator arguments), the limits alternating 1,000 and 5,000.
+BUILD: dict[str, tuple[str, int]] = {
+    "BasicMotions": ("aeon", 1000),
+    "PickupGestureWiimoteZ": ("aeon", 5000),
+    "Covid3Month_disc": ("aeon", 1000),
+    "waves-a": ("waves 600 11 128 2 1.4", 5000),
+    "waves-b": ("waves 400 12 64 1 1.0", 1000),
+    "waves-c": ("waves 800 13 256 2 2.0", 5000),
+}
+#: The search time the derived recipe is for (a development run's).
+MINUTES = 2
+
+
+def build_sets(wheel: Path | None, folder: Path) -> dict[str, Path]:
+    """Every build set as an npz in ``folder`` (written once): aeon's from the wheel, the
+    generated ones from their seeds (a quarter of the series held out as the test split)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, (source, _) in BUILD.items():
+        path = folder / f"{name}.npz"
+        paths[name] = path
+        if path.exists():
+            continue
+        if source == "aeon":
+            if wheel is None:
+                raise SystemExit(f"--wheel: needed to write {name} (pip download aeon==1.6.0)")
+            with zipfile.ZipFile(wheel) as archive:
+                np.savez(path, **signal_set(archive, name))  # type: ignore[arg-type]
+            continue
+        n, seed, length, bands, noise = source.split()[1:]
+        x, y = waves(int(n), int(seed), int(length), bands=int(bands), noise=float(noise))
+        cut = int(n) * 3 // 4
+        np.savez(path, x_train=x[:cut], y_train=y[:cut], x_test=x[cut:], y_test=y[cut:])
+    return paths
+
+
+def set_config(name: str, path: Path, limit: int) -> Any:
+    """The search the unaided search derives for a build set under ``params <= limit`` (its
+    validated config)."""
+    from search.config import load_config
+    from search.derive import derive
+
+    data = {"name": f"portfolio-{name}", "dataset": {"name": name, "npz": str(path),
+            "layout": "signal"}, "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+            "constraints": [f"params <= {limit}"], "limits": {"time": f"{MINUTES}m"},
+            "seed": 0}  # fmt: skip
+    return load_config(derive(data).config)
+
+
+def unit_points(n: int, seed: int, families: list[str], keys: list[str]) -> list[dict]:
+    """``n`` points of the unit box: a family, and a fraction in [0, 1) for every key."""
+    rng = np.random.default_rng(seed)
+    return [{"family": families[int(rng.integers(len(families)))],
+             **{key: float(rng.random()) for key in keys}} for _ in range(n)]  # fmt: skip
+
+
+def generic(name: str, families: list[str]) -> str:
+    """A dimension's name without its family (``conv1d.width`` -> ``width``)."""
+    head, _, rest = name.partition(".")
+    return rest if head in families else name
+
+
+def point_in(space: Space, unit: dict[str, Any]) -> dict[str, Any] | None:
+    """The unit point mapped into ``space``'s ranges (None: its family is not in the space)."""
+    family = space["family"]
+    assert isinstance(family, Categorical)
+    families = [str(c) for c in family.choices]
+    if unit["family"] not in families:
+        return None
+    point: dict[str, Any] = {"family": unit["family"]}
+    for name in space.names:
+        dim = space[name]
+        if name == "family" or isinstance(dim, Fixed) or not space.is_active(name, point):
+            continue
+        u = unit[generic(name, families)]
+        if isinstance(dim, Categorical):
+            point[name] = dim.choices[min(int(u * len(dim.choices)), len(dim.choices) - 1)]
+        elif isinstance(dim, Int | Float):
+            low, high = (math.log(dim.low), math.log(dim.high)) if dim.log else (dim.low, dim.high)
+            value = low + u * (high - low)
+            value = math.exp(value) if dim.log else value
+            value = round(value) if isinstance(dim, Int) else value
+            point[name] = min(dim.high, max(dim.low, value))  # exp(log) may miss an end
+    return point
+
+
+def score(name: str, path: str, limit: int, unit: dict[str, Any]) -> float | None:
+    """One point trained on one set with its derived recipe: its validation accuracy."""
+    import torch
+
+    from search.trial import run_trial
+
+    torch.set_num_threads(1)
+    config = set_config(name, Path(path), limit)
+    point = point_in(config.space, unit)
+    if point is None:
+        return None
+    metrics = run_trial(config.trial_config(point))
+    accuracy = metrics.get("accuracy")
+    finite = isinstance(accuracy, int | float) and math.isfinite(accuracy)
+    return float(accuracy) if finite else None
+
+
+def train_all(paths: dict[str, Path], points: list[dict], out: Path, workers: int) -> dict:
+    """Every (set, point) score, the stored ones kept, the rest trained ``workers`` at once."""
+    store = out / "scores.json"
+    scores: dict[str, dict[str, float | None]] = (
+        json.loads(store.read_text())["scores"] if store.exists() else {})  # fmt: skip
+    todo = [(name, i) for name in paths for i in range(len(points))
+            if str(i) not in scores.get(name, {})]  # fmt: skip
+    context = multiprocessing.get_context("spawn")
+    began = time.monotonic()
+    with futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        jobs = {pool.submit(score, name, str(paths[name]), BUILD[name][1], points[i]): (name, i)
+                for name, i in todo}  # fmt: skip
+        for done, job in enumerate(futures.as_completed(jobs), start=1):
+            name, i = jobs[job]
+            scores.setdefault(name, {})[str(i)] = job.result()
+            store.write_text(json.dumps({"points": points, "scores": scores}, indent=1))
+            print(f"\r{done}/{len(todo)} trained, {time.monotonic() - began:.0f} s", end="",
+                  file=sys.stderr, flush=True)  # fmt: skip
+    print(file=sys.stderr)
+    return scores
+
+
+def normalised(values: list[float | None]) -> list[float]:
+    """Scores on one scale: 0 at the median point, 1 at the best (a missing one: 0)."""
+    known = [v for v in values if v is not None]
+    middle, best = statistics.median(known), max(known)
+    span = best - middle or 1.0
+    return [0.0 if v is None else (v - middle) / span for v in values]
+
+
+def greedy(scale: dict[str, list[float]], k: int) -> list[int]:
+    """K points, each added for the best mean over the sets of the best point chosen so far."""
+    n = len(next(iter(scale.values())))
+    chosen: list[int] = []
+    for _ in range(k):
+        def gain(i: int) -> float:
+            return statistics.fmean(max(s[j] for j in [*chosen, i]) for s in scale.values())
+        chosen.append(max((i for i in range(n) if i not in chosen), key=gain))
+    return chosen
+
+
+def percentile(values: list[float | None], chosen: list[int]) -> float:
+    """Where the best chosen point ranks among all scored points (1.0: the best of them)."""
+    known = [v for v in values if v is not None]
+    best = max((values[i] for i in chosen if values[i] is not None), default=-math.inf)
+    return sum(v <= best for v in known) / len(known)
+
+
+def analysis(scores: dict[str, dict[str, float | None]], n: int, k: int) -> list[str]:
+    names = list(scores)
+    values = {s: [scores[s].get(str(i)) for i in range(n)] for s in names}
+    lines = ["| set | rho with each other set (median) | leave-one-out portfolio percentile |",
+             "|---|---:|---:|"]  # fmt: skip
+    for s in names:
+        rhos = []
+        for t in names:
+            if t == s:
+                continue
+            pairs = [(a, b) for a, b in zip(values[s], values[t], strict=True)
+                     if a is not None and b is not None]  # fmt: skip
+            rhos.append(float(spearmanr(*zip(*pairs, strict=True))[0]))
+        others = {t: normalised(values[t]) for t in names if t != s}
+        lines.append(f"| {s} | {statistics.median(rhos):.2f} | "
+                     f"{percentile(values[s], greedy(others, k)):.3f} |")  # fmt: skip
+    lines += ["", f"K = {k}: {k} points drawn at random score {k / (k + 1):.3f} in expectation."]
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--wheel", type=Path, help="aeon-1.6.0-py3-none-any.whl")
+    parser.add_argument("--points", type=int, default=64)
+    parser.add_argument("--k", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    paths = build_sets(args.wheel, args.out / "data")
+    name, path = next(iter(paths.items()))
+    first = set_config(name, path, BUILD[name][1]).space
+    family = first["family"]
+    assert isinstance(family, Categorical)
+    families = [str(c) for c in family.choices]
+    keys = sorted({generic(n, families) for n in first.names
+                   if n != "family" and not isinstance(first[n], Fixed)})  # fmt: skip
+    points = unit_points(args.points, args.seed, families, keys)
+    scores = train_all(paths, points, args.out, args.workers)
+    text = [
+        "# Do the unaided search's configurations carry over between datasets?",
+        "",
+        f"`benchmarks/portfolio.py --points {args.points} --k {args.k} --seed {args.seed}`: "
+        f"{args.points} points of the unit box, each trained once on each build set with the "
+        f"recipe the unaided search derives for it ({MINUTES}-minute searches); validation "
+        "accuracy only (no test split read). Build sets (params limit): "
+        + ", ".join(f"{n} ({BUILD[n][1]:,})" for n in paths) + ".",
+        "",
+        *analysis(scores, args.points, args.k),
+    ]
+    args.results.write_text("\n".join(text) + "\n")
+    print("\n".join(text))
+
+
+if __name__ == "__main__":
+    main()

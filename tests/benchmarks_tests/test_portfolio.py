@@ -1,0 +1,78 @@
+"""The portfolio transfer measurement: a unit point lands in every set's own ranges, the
+greedy portfolio and its leave-one-out percentile on hand-computed scores, and a tiny run
+(two points on two generated sets) trains, stores and resumes its scores."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from spaces import Categorical, Fixed, Float, Int
+from tests._support.bundles import BENCH, load_benchmark
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_benchmark("portfolio")
+
+
+@pytest.fixture(scope="module")
+def tiny(bench, tmp_path_factory):
+    """Two small generated sets in place of the build sets (the module's own, restored)."""
+    folder = tmp_path_factory.mktemp("sets")
+    build = {"waves-x": ("waves 120 21 48 1 1.0", 1000),
+             "waves-y": ("waves 160 22 64 2 1.4", 5000)}
+    old = dict(bench.BUILD)
+    bench.BUILD.clear()
+    bench.BUILD.update(build)
+    try:
+        yield bench.build_sets(None, folder)
+    finally:
+        bench.BUILD.clear()
+        bench.BUILD.update(old)
+
+
+def test_a_unit_point_lands_at_the_same_fractions_of_each_sets_ranges(bench, tiny):
+    for name, path in tiny.items():
+        space = bench.set_config(name, path, bench.BUILD[name][1]).space
+        families = [str(c) for c in space["family"].choices]
+        keys = {bench.generic(n, families) for n in space.names if n != "family"}
+        low = bench.point_in(space, {"family": families[0], **dict.fromkeys(keys, 0.0)})
+        mid = bench.point_in(space, {"family": families[0], **dict.fromkeys(keys, 0.5)})
+        for dim_name, value in low.items():
+            dim = space[dim_name]
+            if isinstance(dim, Int | Float):
+                assert value == dim.low
+                if isinstance(dim, Float) and dim.log:  # halfway on the log scale
+                    assert mid[dim_name] == pytest.approx(math.sqrt(dim.low * dim.high))
+            elif isinstance(dim, Categorical) and dim_name != "family":
+                assert value == dim.choices[0]
+        searched = {n for n in space.names if not isinstance(space[n], Fixed)}
+        assert set(low) == {n for n in searched if space.is_active(n, low)}
+        assert bench.point_in(space, {"family": "mlp", **dict.fromkeys(keys, 0.5)}) is None
+
+
+def test_the_greedy_portfolio_and_its_percentile_on_known_scores(bench):
+    assert bench.normalised([0.2, 0.4, 0.6, None]) == pytest.approx([-1.0, 0.0, 1.0, 0.0])
+    scale = {"a": [1.0, 0.0, 0.8], "b": [0.0, 1.0, 0.8]}
+    assert bench.greedy(scale, 1) == [2]  # 0.8 on both beats 1.0 on one (mean 0.5)
+    assert bench.greedy(scale, 2) == [2, 0]  # then 0.9 either way: the first
+    assert bench.percentile([0.5, 0.9, 0.7, None], [2]) == pytest.approx(2 / 3)
+
+
+@pytest.mark.slow  # real training in spawned processes
+def test_a_tiny_run_trains_stores_and_resumes_every_score(bench, tiny, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))  # the spawned workers import the script by name
+    name, path = next(iter(tiny.items()))
+    space = bench.set_config(name, path, bench.BUILD[name][1]).space
+    families = [str(c) for c in space["family"].choices]
+    keys = sorted({bench.generic(n, families) for n in space.names if n != "family"})
+    points = bench.unit_points(2, 0, families, keys)
+    scores = bench.train_all(tiny, points, tmp_path, workers=2)
+    assert {name: sorted(s) for name, s in scores.items()} == {n: ["0", "1"] for n in tiny}
+    assert all(0.0 <= v <= 1.0 for s in scores.values() for v in s.values() if v is not None)
+    stored = json.loads((tmp_path / "scores.json").read_text())
+    assert stored["points"] == points and stored["scores"] == scores
+    assert bench.train_all(tiny, points, tmp_path, workers=2) == scores  # nothing to train
