@@ -60,6 +60,14 @@ def test_the_greedy_portfolio_and_its_percentile_on_known_scores(bench):
     assert bench.greedy(scale, 1) == [2]  # 0.8 on both beats 1.0 on one (mean 0.5)
     assert bench.greedy(scale, 2) == [2, 0]  # then 0.9 either way: the first
     assert bench.percentile([0.5, 0.9, 0.7, None], [2]) == pytest.approx(2 / 3)
+    # three sets, one point best everywhere: a left-out set's portfolio holds its best point
+    scores = {name: {str(i): v for i, v in enumerate(row)}
+              for name, row in {"a": [0.9, 0.1, 0.2, 0.3, 0.4], "b": [0.8, 0.2, 0.1, 0.3, 0.4],
+                                "c": [0.7, 0.3, 0.2, 0.1, 0.4]}.items()}  # fmt: skip
+    lines = bench.analysis(scores, 5, 1)
+    assert [line.split("|")[3].strip() for line in lines[2:5]] == ["1.000"] * 3
+    assert "Above it on 3 of 3 sets (not: none), mean 1.000" in lines[-1]
+    assert lines[-1].endswith("**go**.")
 
 
 @pytest.mark.slow  # real training in spawned processes
