@@ -13,7 +13,7 @@ Two datasets (``--dataset``):
 - ``mnist``: multifidelity.py's real MNIST space (hand-written), a cosine schedule, batch 64,
   ``--train-size`` and ``--val-size`` images of the official training set;
 - ``waves``: a generated signal set (``generated_signals.waves``: six classes, two channels
-  of 128 steps, noise 1.0; ``--train-size`` + ``--val-size`` series from seed 1, 1,000 test
+  of 128 steps, noise 1.8; ``--train-size`` + ``--val-size`` series from seed 1, 1,000 test
   series from seed 2) and the space and recipe the unaided search derives for it under
   ``params <= --params-limit`` (``search.derive``: what ``search launch`` searches on a
   data-only config of that data), with its start points, finalists and cross-validation off.
@@ -66,9 +66,9 @@ DATA = {
     "mnist": "MNIST: {val} validation images and, of the rest, {train} training images, both "
     "stratified from the official training set (the test set is only read by each trial's "
     "final measurement)",
-    "waves": "generated_signals.waves (six classes, 2 channels of 128 steps, noise 1.0): "
-    "{train} training and {val} validation series from seed 1, 1,000 test series from seed 2 "
-    "(only read by each trial's final measurement)",
+    "waves": f"generated_signals.waves (six classes, 2 channels of {WAVES_LENGTH} steps, noise "
+    f"{WAVES_NOISE}): {{train}} training and {{val}} validation series from seed 1, "
+    f"{WAVES_TEST:,} test series from seed 2 (only read by each trial's final measurement)",
 }
 
 
