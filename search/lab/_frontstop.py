@@ -26,8 +26,7 @@ import numpy as np
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from search.record import RayKey
-from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
-from search.schedulers._moasha import milestones
+from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR, milestones
 
 __all__ = ["MIN_FINISHED", "OPTIMISM", "FrontStop"]
 

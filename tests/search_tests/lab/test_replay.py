@@ -119,7 +119,7 @@ def test_a_replay_trains_no_recorded_row_twice_while_rows_are_left(table):
         (ReplaySpec(workers=0), 10.0, "workers 0"),
         (ReplaySpec(), float("inf"), "finite horizon"),
         (ReplaySpec(scheduler="hyperband"), 10.0,
-         "allowed: \\('fifo', 'moasha', 'asha', 'foresight'\\)"),
+         "allowed: \\('fifo', 'moasha', 'asha', 'foresight', 'frontstop'\\)"),
         (ReplaySpec(optimiser="tpee"), 10.0, "tpee"),
     ],
 )
