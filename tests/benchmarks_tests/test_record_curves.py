@@ -12,6 +12,7 @@ from pathlib import Path
 import optuna
 import pytest
 
+from objectives.datasets import DATASETS
 from search.lab import CurveTable, ReplaySpec, replay
 
 pytestmark = pytest.mark.slow  # two real searches on Ray
@@ -34,6 +35,9 @@ def test_a_waves_record_is_a_table_the_lab_replays(tmp_path):
         (tmp_path / "copy.db").write_bytes(src.read())
     study = optuna.load_study(study_name="waves-r3", storage=f"sqlite:///{tmp_path / 'copy.db'}")
     assert len(study.trials) == 3  # the archive is the record, read by Optuna itself
-    result = replay(table, ReplaySpec("random", "fifo", workers=2), seed=0, horizon_s=60.0,
-                    charge_decisions=False)  # fmt: skip
+    try:  # the replay loads the table's config, which declares its dataset in this process
+        result = replay(table, ReplaySpec("random", "fifo", workers=2), seed=0, horizon_s=60.0,
+                        charge_decisions=False)  # fmt: skip
+    finally:
+        DATASETS._entries.pop("waves", None)  # other tests see the built-ins only
     assert result.completed
