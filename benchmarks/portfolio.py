@@ -7,10 +7,11 @@ do, gains only if a configuration's rank carries over between datasets of a layo
 For each build set, the space the unaided search derives for it (its params limit, a 2-minute
 search's recipe: ``search.derive``). ``--points`` points are drawn once in the unit box: a
 family, then each of its searched dimensions as a fraction of its range (in the log where the
-range is logarithmic) and each categorical as a fraction of its choices, so that one point maps
-into every set's own ranges (:func:`point_in`). Each point is trained once on each set with that
-set's derived recipe (cross-validated where the derivation says so) and its validation accuracy
-recorded (``<out>/scores.json``, resumable: a run again trains only what is missing). Then:
+range is logarithmic) and each categorical as a fraction of its choices, so that one point
+maps into every set's own ranges (``search.derive._learned.in_space``). Each point is trained
+once on each set with that set's derived recipe (cross-validated where the derivation says
+so) and its validation accuracy recorded (``<out>/scores.json``, resumable: a run again trains
+only what is missing). Then:
 
 - ``rank correlation``: Spearman's rho of the points' scores between every two sets;
 - ``leave one set out``: K points chosen greedily on the other sets (each set's scores put on
@@ -28,8 +29,9 @@ are aeon 1.6.0's bundled sets outside every protocol (``--wheel``: ``pip downloa
 aeon==1.6.0``) and generated signal sets.
 
 Run: ``python benchmarks/portfolio.py --wheel aeon-1.6.0-py3-none-any.whl [--points 64] [--k 4]
-[--out DIR]`` (default ``benchmarks/results/portfolio``) → ``<out>/scores.json`` and
-``benchmarks/results/portfolio.md``.
+[--out DIR] [--save]`` (default ``benchmarks/results/portfolio``) → ``<out>/scores.json`` and
+``benchmarks/results/portfolio.md``; ``--save`` writes the K points chosen greedily on all the
+build sets as the signal layout's learned start points (``search/derive/learned_starts.yaml``).
 """
 
 from __future__ import annotations
@@ -47,11 +49,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 from generated_signals import waves  # benchmark modules beside this one
 from scipy.stats import spearmanr
 from unaided_data import signal_set
 
-from spaces import Categorical, Fixed, Float, Int, Space
+from search.derive._learned import FILE, generic, in_space
+from spaces import Categorical, Fixed
 
 OUT = Path(__file__).parent / "results" / "portfolio"
 RESULTS = Path(__file__).parent / "results" / "portfolio.md"
@@ -114,48 +118,23 @@ def unit_points(n: int, seed: int, families: list[str], keys: list[str]) -> list
              **{key: float(rng.random()) for key in keys}} for _ in range(n)]  # fmt: skip
 
 
-def generic(name: str, families: list[str]) -> str:
-    """A dimension's name without its family (``conv1d.width`` -> ``width``)."""
-    head, _, rest = name.partition(".")
-    return rest if head in families else name
-
-
-def point_in(space: Space, unit: dict[str, Any]) -> dict[str, Any] | None:
-    """The unit point mapped into ``space``'s ranges (None: its family is not in the space)."""
-    family = space["family"]
-    assert isinstance(family, Categorical)
-    families = [str(c) for c in family.choices]
-    if unit["family"] not in families:
-        return None
-    point: dict[str, Any] = {"family": unit["family"]}
-    for name in space.names:
-        dim = space[name]
-        if name == "family" or isinstance(dim, Fixed) or not space.is_active(name, point):
-            continue
-        u = unit[generic(name, families)]
-        if isinstance(dim, Categorical):
-            point[name] = dim.choices[min(int(u * len(dim.choices)), len(dim.choices) - 1)]
-        elif isinstance(dim, Int | Float):
-            low, high = (math.log(dim.low), math.log(dim.high)) if dim.log else (dim.low, dim.high)
-            value = low + u * (high - low)
-            value = math.exp(value) if dim.log else value
-            value = round(value) if isinstance(dim, Int) else value
-            point[name] = min(dim.high, max(dim.low, value))  # exp(log) may miss an end
-    return point
-
-
 def score(name: str, path: str, limit: int, unit: dict[str, Any]) -> float | None:
-    """One point trained on one set with its derived recipe: its validation accuracy."""
+    """One point trained on one set with its derived recipe: its validation accuracy (None:
+    its family is not in the set's space, or its training diverged, as a search's trial may)."""
     import torch
 
+    from objectives.train import NonFiniteLossError
     from search.trial import run_trial
 
     torch.set_num_threads(1)
     config = set_config(name, Path(path), limit)
-    point = point_in(config.space, unit)
+    point = in_space(config.space, unit)
     if point is None:
         return None
-    metrics = run_trial(config.trial_config(point))
+    try:
+        metrics = run_trial(config.trial_config(point))
+    except NonFiniteLossError:
+        return None
     accuracy = metrics.get("accuracy")
     finite = isinstance(accuracy, int | float) and math.isfinite(accuracy)
     return float(accuracy) if finite else None
@@ -229,12 +208,27 @@ def analysis(scores: dict[str, dict[str, float | None]], n: int, k: int) -> list
     chance = k / (k + 1)
     above = [s for s, p in zip(names, held, strict=True) if p > chance]
     go = len(above) >= len(names) - 1 and statistics.fmean(held) >= GO_MEAN
+    missing = {s: sum(v is None for v in values[s]) for s in names}
+    lines += ["", "Points with no score (diverged, or a family the set's space lacks), counted "
+              "at the median point in the greedy choice: " + ", ".join(
+                  f"{s} {m}" for s, m in missing.items()) + "."]  # fmt: skip
     lines += ["", f"K = {k}: {k} points drawn at random score {chance:.3f} in expectation. "
               f"Above it on {len(above)} of {len(names)} sets (not: "
               f"{', '.join(s for s in names if s not in above) or 'none'}), mean "
               f"{statistics.fmean(held):.3f}: by the rule written before the run, "
               + ("**go**." if go else "**no go**.")]  # fmt: skip
     return lines
+
+
+def save(chosen: list[int], points: list[dict], args: argparse.Namespace) -> None:
+    """The chosen points as the signal layout's learned start points, with how they were built."""
+    built = (f"benchmarks/portfolio.py --points {args.points} --k {args.k} --seed {args.seed}: "
+             f"greedy on {', '.join(BUILD)} (validation accuracy; no test split read)")
+    stored = {"signal": {"built": built, "points": [
+        {k: (round(v, 4) if isinstance(v, float) else v) for k, v in points[i].items()}
+        for i in chosen]}}  # fmt: skip
+    FILE.write_text("# Written by benchmarks/portfolio.py --save: do not edit by hand.\n"
+                    + yaml.safe_dump(stored, sort_keys=False, width=99))
 
 
 def main() -> None:
@@ -246,6 +240,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--save", action="store_true", help="write the learned start points")
     args = parser.parse_args()
     paths = build_sets(args.wheel, args.out / "data")
     name, path = next(iter(paths.items()))
@@ -268,6 +263,12 @@ def main() -> None:
         "",
         *analysis(scores, args.points, args.k),
     ]
+    if args.save:
+        chosen = greedy({s: normalised([scores[s].get(str(i)) for i in range(args.points)])
+                         for s in scores}, args.k)  # fmt: skip
+        text += ["", f"Saved as the signal layout's learned start points ({FILE.name}): "
+                 + ", ".join(f"point {i}" for i in chosen) + " (chosen on all the sets)."]
+        save(chosen, points, args)
     args.results.write_text("\n".join(text) + "\n")
     print("\n".join(text))
 
