@@ -56,6 +56,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "e4": {},
     "e5": {},
     "e6": {},
+    "e7": {},
     "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 

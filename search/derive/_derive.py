@@ -23,8 +23,10 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
 - augmentation: the dataset's own, searched on and off, for images and signals; a declared
   image dataset without one gets pad-crop of 1/14 of its shorter side, a declared signal
   dataset a shift in time of 1/10 of its length (both at least 1); tables none;
-- start: each family's plain net at the limit trained first (``search.derive._start``), when
-  two families or more have one (a portfolio to seed; one family starts from TPE's own);
+- start: the layout's learned points (``search.derive._learned``: configurations good across
+  other datasets of the layout, signals only so far), then each family's plain net at the
+  limit (``search.derive._start``), trained first when there are two or more (a portfolio to
+  seed; one family's one net alone starts from TPE's own);
 - search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets, or FIFO for
   short or cross-validated trials; trials ten times what the time fits at the rule's rate;
   finalists (top 3, 3 seeds, a fifth of the time) and the refit.
@@ -45,6 +47,7 @@ from typing import Any
 from search.config import LimitsConfig, parse_constraints
 from search.derive._data import DataFacts, read_facts
 from search.derive._families import FamilySpec, families_of
+from search.derive._learned import learned_points
 from search.derive._start import start_points
 from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
 from spaces import ConfigError
@@ -351,24 +354,39 @@ def _widths(spec: FamilySpec, facts: DataFacts, target: int
 
 def _start(facts: DataFacts, limit: int | None, space: Mapping[str, Any],
            out: list[Derived]) -> dict[str, Any]:  # fmt: skip
-    """The start points (``search.derive._start``): each family's plain net at the limit,
-    when two families or more have one."""
+    """The start points: the layout's learned points (``search.derive._learned``), then each
+    family's plain net at the limit (``search.derive._start``), when two or more."""
     cap = _cap(facts, limit)
-    points = start_points(_families_in(facts, space), space, cap, facts.in_shape, facts.classes)
+    learned = learned_points(facts.layout, space)
+    plain = start_points(_families_in(facts, space), space, cap, facts.in_shape, facts.classes)
+    points = [*learned, *(p for _, p in plain if p not in learned)]
     if len(points) < PORTFOLIO:
         out.append(_no_start(cap))
         return {}
-    shown = "; ".join(f"{spec.name} {spec.depth[0]} {point[f'{spec.name}.{spec.depth[0]}']} "
-                      f"{spec.width} {point[f'{spec.name}.{spec.width}']}"
-                      for spec, point in points)  # fmt: skip
-    out.append(Derived("start", shown, f"trained first: each family's plain net within "
-                       f"{cap:,} parameters (its budget the limit), at its deepest depth that "
-                       "is still twice its "
-                       "narrowest width and the widest width there, levers at their first "
-                       "choice, the middle of the learning-rate and weight-decay ranges, "
-                       "augmentation on (the net a careful user tries first), so that TPE's "
-                       "random start-up misses no family"))  # fmt: skip
-    return {"start": [point for _, point in points]}
+    if learned:
+        out.append(Derived("start (learned)", "; ".join(_brief(p) for p in learned),
+                           f"trained first: the {facts.layout} layout's {len(learned)} learned "
+                           "points (configurations good across other datasets of the layout, "
+                           "benchmarks/results/portfolio.md) mapped into this space's "
+                           "ranges"))  # fmt: skip
+    if plain:
+        shown = "; ".join(f"{spec.name} {spec.depth[0]} {p[f'{spec.name}.{spec.depth[0]}']} "
+                          f"{spec.width} {p[f'{spec.name}.{spec.width}']}"
+                          for spec, p in plain)  # fmt: skip
+        out.append(Derived("start", shown, f"trained {'next' if learned else 'first'}: each "
+                           f"family's plain net within {cap:,} parameters (its budget the "
+                           "limit), at its deepest depth that is still twice its "
+                           "narrowest width and the widest width there, levers at their first "
+                           "choice, the middle of the learning-rate and weight-decay ranges, "
+                           "augmentation on (the net a careful user tries first), so that TPE's "
+                           "random start-up misses no family"))  # fmt: skip
+    return {"start": points}
+
+
+def _brief(point: Mapping[str, Any]) -> str:
+    """A start point's family and its depth and width keys, for the derived line."""
+    return " ".join(f"{k.split('.')[-1]} {v}" if "." in k else str(v) for k, v in point.items()
+                    if k == "family" or k.split(".")[-1] in ("depth", "stages", "width"))
 
 
 def _no_start(cap: int | None) -> Derived:
@@ -638,7 +656,7 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
     if "start" not in data and "start" in derived:
         config["start"] = _kept_points(derived["start"], space, user_fixed)
         if not config["start"]:
-            out = [_no_start(None) if d.key == "start" else d for d in out]
+            out = [d for d in out if d.key.split(" ")[0] != "start"] + [_no_start(None)]
     overridden = set(given)
     kept = [d for d in out
             if not _overridden(d.key, overridden) and _family_of(d.key) not in gone]

@@ -19,6 +19,7 @@ from search.config import SearchConfig, load_preset
 from search.derive import LAYOUT_FAMILIES, derive, load_config
 from search.derive._data import DataFacts
 from search.derive._derive import derive_from
+from search.derive._learned import learned_points
 from search.derive._refusals import refusals
 from spaces import ConfigError
 
@@ -338,10 +339,11 @@ def test_check_warns_of_a_validation_split_too_small_to_rank_on(tmp_path, capsys
     classes=st.integers(2, 12),
     limit=st.integers(300, 30_000),
 )  # fmt: skip
-def test_each_start_point_is_its_family_s_plain_net_within_the_limit(shape, classes, limit):
-    """Every derived start point is a valid point of its space, one per family at most, and
-    its model trains plain (its exact count, built on the meta device, within its budget, the
-    params limit)."""
+def test_each_start_point_is_learned_or_a_plain_net_within_the_limit(shape, classes, limit):
+    """Every derived start point is a valid point of its space: the layout's learned points
+    first (each budget within the limit), then one plain net per family at most, whose model
+    trains plain (its exact count, built on the meta device, within its budget, the params
+    limit)."""
     from search.config import meta_model, trainable
     from search.config._start import complete
 
@@ -355,12 +357,18 @@ def test_each_start_point_is_its_family_s_plain_net_within_the_limit(shape, clas
     except ConfigError:  # no family fits: refused, as a test above shows
         assume(False)
     config = SearchConfig.from_dict(derived.config)  # validates every point against the space
-    assert len(config.start) <= len(LAYOUT_FAMILIES[layout])
+    learned = learned_points(layout, derived.config["space"])
+    plain = [p for p in config.start if p not in learned]
+    assert config.start[: len(config.start) - len(plain)] == learned[: len(config.start)]
+    assert len(plain) <= len(LAYOUT_FAMILIES[layout])
     info = type("Info", (), {"in_shape": shape, "num_classes": classes})()
     for point in config.start:
         cfg = config.trial_config(complete(config.space, point, config.space.sample(0)))
-        assert cfg.budget == limit
-        assert trainable(meta_model(cfg, info, {})) <= limit, point
+        unshared = trainable(meta_model(cfg, info, {}))
+        if point in plain:
+            assert cfg.budget == limit and unshared <= limit, point
+        else:  # a learned point: within its budget, Shapeshifted when larger
+            assert cfg.budget <= limit and unshared <= 4 * limit, point
 
 
 def test_start_points_follow_the_users_keys(tmp_path, capsys):
