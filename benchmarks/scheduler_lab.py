@@ -21,7 +21,10 @@ shipped, which reads its sort's index order as ranks), ``syne-moasha-fixed`` (th
 rank read correctly, patched in the arm: ``syne_tune_arm.RankedPriority``) and ``syne-random``
 (Syne Tune through its own simulator, its random sampler). ``moasha-stopping-hv`` and
 ``moasha-promotion-hv`` order a rung's fronts by hypervolume contribution instead of crowding;
-``moasha-promotion-early`` promotes the top ``ceil(n / η)`` of a rung, not ``floor``
+``moasha-promotion-early`` promotes the top ``ceil(n / η)`` of a rung, not ``floor``;
+``frontstop`` (and ``-random``) and ``moasha-guess`` are designs under study
+(``docs/guides/replay.md``): a stop when a finished trial beats a trial's optimistic last
+epoch, and stopping MOASHA telling the optimiser a stopped trial at a guess of its last epoch
 (``--arms`` picks arms; ``fifo`` and ``foresight`` always run).
 
 Each arm's reach is also given as a multiple of the bound's (median over median, same seeds).
@@ -128,6 +131,8 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
                                       spec("moasha", name="random", within_front="crowding")),
         "frontstop": Arm("frontstop", spec("frontstop")),
         "frontstop-random": Arm("frontstop-random", spec("frontstop", name="random")),
+        "moasha-guess": Arm("moasha-guess", spec("moasha", within_front="crowding",
+                                                 guess_final=True)),
     }
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)

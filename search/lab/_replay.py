@@ -47,6 +47,7 @@ from ray.tune.search import Searcher
 from search.config import SchedulerConfig, complete, load_config
 from search.lab._foresight import Foresight
 from search.lab._frontstop import FrontStop
+from search.lab._guess import FinalGuess
 from search.lab._table import CurveRow, CurveTable
 from search.record import RayKey
 from search.run import NpasSearcher, OutcomeReader, bound_optimiser, constraint_keys
@@ -81,6 +82,8 @@ class ReplaySpec:
         chance_from: The first epoch at which a trial at chance is stopped (None: the first
             rung).
         options: The optimiser's options (as ``algorithm.options``).
+        guess_final: Tell the optimiser a stopped trial at a guess of its last epoch
+            (:class:`search.lab._guess.FinalGuess`) instead of PRUNED.
     """
 
     optimiser: str = "tpe"
@@ -93,6 +96,7 @@ class ReplaySpec:
     early_promotion: bool = False
     chance_from: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    guess_final: bool = False
 
 
 @dataclass
@@ -220,6 +224,7 @@ class _Driver:
             self.scheduler.limit(slots=spec.workers, total=None)
             self.scheduler.clock = lambda: self.now
             self.searcher.gate = self.scheduler
+        self.guess = FinalGuess() if spec.guess_final else None
         self.charge = charge_decisions
         self.start_s = table.start_s()
         self.now = 0.0
@@ -370,13 +375,29 @@ class _Driver:
         trial.status = "TERMINATED"
         self.running -= 1
         self.timed(self.scheduler.on_trial_complete, self, trial, result)
-        self.timed(self.searcher.on_trial_complete, trial.trial_id, result)
+        told = self.timed(self.told, trial, result) if stopped else result
+        self.timed(self.searcher.on_trial_complete, trial.trial_id, told)
         self.result.ends[trial.trial_id] = (trial.epoch, "stopped" if stopped else "complete")
         if stopped:
             self.result.stopped += 1
         else:
             row = trial.row
             self.result.completed.append((self.now, list(row.values[-1]), row.feasible))
+            if self.guess is not None:
+                self.guess.finished([values[0] for values in row.values])
+
+    def told(self, trial: _Trial, result: dict[str, Any]) -> dict[str, Any]:
+        """What the optimiser is told of a stopped trial: its rung result (PRUNED), or with
+        ``guess_final`` its final result with the first objective guessed (COMPLETE)."""
+        if self.guess is None:
+            return result
+        row, name = trial.row, self.table.names[0]
+        guessed = self.guess.guess(trial.epoch, row.values[trial.epoch - 1][0])
+        if guessed is None:
+            return result
+        final = _final_result(row, self.table.names)
+        metrics = {**json.loads(final[RayKey.METRICS]), name: guessed}
+        return {**final, name: guessed, RayKey.METRICS: json.dumps(metrics)}
 
 
 def replay_config(table: CurveTable, spec: ReplaySpec) -> Any:
