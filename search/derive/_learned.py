@@ -26,7 +26,7 @@ import yaml
 
 from spaces import Categorical, Fixed, Float, Int, Space
 
-__all__ = ["FILE", "generic", "in_space", "learned_points"]
+__all__ = ["FILE", "generic", "in_space", "learned_points", "space_families"]
 
 #: The learned points of each layout (``{layout: {"points": [...], "built": "..."}}``).
 FILE = Path(__file__).with_name("learned_starts.yaml")
@@ -59,7 +59,7 @@ def in_space(space: Space, unit: Mapping[str, Any]) -> dict[str, Any] | None:
     """The unit point mapped into ``space``'s ranges: its searched dimensions only (None: its
     family is not in the space; a dimension the point does not name: the middle of its
     range)."""
-    families = _families(space)
+    families = space_families(space)
     if unit.get("family") not in families:
         return None
     point: dict[str, Any] = {"family": unit["family"]} if "family" in space else {}
@@ -77,7 +77,7 @@ def in_space(space: Space, unit: Mapping[str, Any]) -> dict[str, Any] | None:
     return point
 
 
-def _families(space: Space) -> list[str]:
+def space_families(space: Space) -> list[str]:
     """The families ``space`` searches: its ``family`` choices, or the one its dimensions
     are named after."""
     if "family" in space:

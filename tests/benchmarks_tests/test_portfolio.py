@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from objectives.datasets import DATASETS
@@ -87,3 +88,32 @@ def test_a_tiny_run_trains_stores_and_resumes_every_score(bench, tiny, tmp_path,
     stored = json.loads((tmp_path / "scores.json").read_text())
     assert stored["points"] == points and stored["scores"] == scores
     assert bench.train_all(tiny, points, tmp_path, workers=2) == scores  # nothing to train
+
+
+@pytest.mark.parametrize("layout", ["image", "table"])
+def test_every_build_set_of_a_layout_is_generated_with_its_rank_and_classes(bench, layout):
+    """Each generated set has the layout's array rank, at least two classes in both splits'
+    rows, and the same rows from the same seed."""
+    rank = {"image": 4, "table": 2}[layout]
+    for name, (source, limit) in bench.LAYOUTS[layout].items():
+        x, y = bench.generated(source)
+        assert x.ndim == rank and x.dtype == "float32" and len(x) == len(y), name
+        cut = len(y) * 3 // 4
+        assert len(set(y[:cut])) >= 2 and len(set(y[cut:])) >= 2, name
+        again, _ = bench.generated(source)
+        assert (again == x).all() and limit in (500, 1000, 2000), name
+
+
+def test_a_set_s_layout_is_read_from_its_arrays(bench, tmp_path):
+    """set_config derives a table's search for a 2-D npz and an image's for a 4-D one."""
+    for source, families in (("moons 120 0.2 3", {"mlp"}),
+                             ("bars 120 4 12 1 0.5", {"convnet", "sepnet", "resnet"})):
+        x, y = bench.generated(source)
+        path = tmp_path / f"{source.split()[0]}.npz"
+        np.savez(path, x_train=x, y_train=y)
+        name = f"layout-{source.split()[0]}"
+        try:
+            space = bench.set_config(name, path, 1000).space
+        finally:
+            DATASETS._entries.pop(name, None)
+        assert set(bench.space_families(space)) <= families and bench.space_families(space)
