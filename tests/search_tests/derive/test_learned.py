@@ -88,8 +88,8 @@ def test_a_signal_search_trains_the_learned_points_first(tmp_path):
     finally:
         DATASETS._entries.pop("learned-s", None)
     stored = yaml.safe_load(FILE.read_text())["signal"]["points"]
-    learned = [p for p in config.start if p.get("budget", 1000) < 1000]
-    assert learned and config.start[: len(learned)] == learned
+    learned = learned_points("signal", derivation.config["space"])
+    assert len(learned) >= 2 and config.start[: len(learned)] == learned
     assert [p["family"] for p in config.start[: len(learned)]] == [
         p["family"] for p in stored][: len(learned)]
     info = type("Info", (), {"in_shape": (2, 64), "num_classes": 3})()
