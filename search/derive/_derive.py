@@ -24,7 +24,7 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
   image dataset without one gets pad-crop of 1/14 of its shorter side, a declared signal
   dataset a shift in time of 1/10 of its length (both at least 1); tables none;
 - start: the layout's learned points (``search.derive._learned``: configurations good across
-  other datasets of the layout, signals only so far), then each family's plain net at the
+  other datasets of the layout: signals and images), then each family's plain net at the
   limit (``search.derive._start``), trained first when there are two or more (a portfolio to
   seed; one family's one net alone starts from TPE's own);
 - search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets, or FIFO for
@@ -366,9 +366,9 @@ def _start(facts: DataFacts, limit: int | None, space: Mapping[str, Any],
     if learned:
         out.append(Derived("start (learned)", "; ".join(_brief(p) for p in learned),
                            f"trained first: the {facts.layout} layout's {len(learned)} learned "
-                           "points (configurations good across other datasets of the layout, "
-                           "benchmarks/results/portfolio.md) mapped into this space's "
-                           "ranges"))  # fmt: skip
+                           "points (configurations good across other datasets of the layout: "
+                           f"benchmarks/portfolio.py --layout {facts.layout}) mapped into this "
+                           "space's ranges"))  # fmt: skip
     if plain:
         shown = "; ".join(f"{spec.name} {spec.depth[0]} {p[f'{spec.name}.{spec.depth[0]}']} "
                           f"{spec.width} {p[f'{spec.name}.{spec.width}']}"
@@ -655,12 +655,21 @@ def _merged(data: Mapping[str, Any], derived: dict[str, Any], out: list[Derived]
     config["fixed"] = {**fixed, **user_fixed}
     if "start" not in data and "start" in derived:
         config["start"] = _kept_points(derived["start"], space, user_fixed)
-        if not config["start"]:
-            out = [d for d in out if d.key.split(" ")[0] != "start"] + [_no_start(None)]
+        if config["start"] != derived["start"]:  # the derived lines name points now cut
+            out = [d for d in out if d.key.split(" ")[0] != "start"] + [_kept(config["start"])]
     overridden = set(given)
     kept = [d for d in out
             if not _overridden(d.key, overridden) and _family_of(d.key) not in gone]
     return Derivation(config=config, values=kept, given=given, facts=facts)
+
+
+def _kept(points: list[dict[str, Any]]) -> Derived:
+    """The start line once the user's fixed keys cut the derived points."""
+    if not points:
+        return _no_start(None)
+    return Derived("start", "; ".join(_brief(p) or "one point" for p in points),
+                   "trained first: the derived start points (learned, then plain nets) that "
+                   "agree with your fixed keys, on the dimensions still searched")  # fmt: skip
 
 
 def _kept_points(points: list[dict[str, Any]], space: Mapping[str, Any],
