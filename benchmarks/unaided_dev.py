@@ -57,6 +57,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "e5": {},
     "e6": {},
     "e7": {},
+    "e8": {},
     "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 
