@@ -24,7 +24,7 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
   image dataset without one gets pad-crop of 1/14 of its shorter side, a declared signal
   dataset a shift in time of 1/10 of its length (both at least 1); tables none;
 - start: the layout's learned points (``search.derive._learned``: configurations good across
-  other datasets of the layout: signals and images), then each family's plain net at the
+  other datasets of the layout: signals only), then each family's plain net at the
   limit (``search.derive._start``), trained first when there are two or more (a portfolio to
   seed; one family's one net alone starts from TPE's own);
 - search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets, or FIFO for
