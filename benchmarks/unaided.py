@@ -44,6 +44,8 @@ PROTOCOLS = {
            ROOT / "benchmarks" / "results" / "unaided"),
     "v2": (ROOT / "benchmarks" / "protocols" / "unaided-v2.yaml",
            ROOT / "benchmarks" / "results" / "unaided-v2"),
+    "v3": (ROOT / "benchmarks" / "protocols" / "unaided-v3.yaml",
+           ROOT / "benchmarks" / "results" / "unaided-v3"),
 }  # fmt: skip
 PROTOCOL, RESULTS = PROTOCOLS["v1"]
 DATA = ROOT / "benchmarks" / "data" / "unaided"

@@ -99,6 +99,22 @@ def test_protocol_2_gives_the_plain_arms_no_start_points_and_keeps_v1_s_list(
     assert str(v2["registered"]) == "2026-11-29"
 
 
+def test_protocol_3_keeps_protocol_2_s_list_arms_and_analysis(monkeypatch):
+    bench = load_benchmark("unaided")
+    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v2"][0])
+    v2 = bench.protocol()
+    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v3"][0])
+    v3 = bench.protocol()
+    assert (v3["protocol"], v3["engine"]) == ("unaided-v3", "unaided-engine-3")
+    for key in ("question", "machine", "datasets", "arms", "hand", "seeds", "metric",
+                "readings", "analysis"):
+        assert v3[key] == v2[key], key
+    assert "target" not in v3  # met on protocol 2's engine, not run again
+    assert bench.search_config("digits", "tpe", 0)["start"] == []
+    assert "start" not in bench.search_config("digits", "npas", 0)
+    assert v3["registered"]
+
+
 def test_a_draft_protocol_is_refused(tmp_path, monkeypatch):
     bench = load_benchmark("unaided")
     draft = yaml.safe_load(bench.PROTOCOLS["v2"][0].read_text()) | {"registered": None}
