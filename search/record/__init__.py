@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from search.record._schema import RayKey as RayKey
     from search.record._schema import StudyAttr as StudyAttr
     from search.record._schema import TrialAttr as TrialAttr
+    from search.record._schema import TrialSystemAttr as TrialSystemAttr
     from search.record._storage import open_storage as open_storage
     from search.record._storage import read_storage as read_storage
     from search.record._study import check_same_search as check_same_search
@@ -106,6 +107,7 @@ _SHARED = {
     "StudyWriter": "search.record._writer",
     "TRIAL_STATES": "search.record._schema",
     "TrialAttr": "search.record._schema",
+    "TrialSystemAttr": "search.record._schema",
     "check_same_search": "search.record._study",
     "checkpoint_folders": "search.record._checkpoint_files",
     "checkpoint_problem": "search.record._checkpoint_files",

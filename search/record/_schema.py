@@ -25,6 +25,7 @@ __all__ = [
     "RayKey",
     "StudyAttr",
     "TrialAttr",
+    "TrialSystemAttr",
 ]
 
 
@@ -67,6 +68,15 @@ class TrialAttr:
     #: The one nested attribute holding every metric, in studies recorded before
     #: :attr:`METRIC_PREFIX`.
     LEGACY_METRICS: Final = "metrics"
+
+
+class TrialSystemAttr:
+    """A trial's system attributes that npas writes (``trial.system_attrs``): notes to the
+    optimiser, not results."""
+
+    #: The epoch a rung view modelled when its sampler proposed the trial
+    #: (``search.schedulers._rungview``).
+    MODELLED_EPOCH: Final = "npas:modelled_epoch"
 
 
 class OptunaAttr:

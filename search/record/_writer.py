@@ -42,6 +42,7 @@ from search._compat import optuna_schema
 from search._urls import masked_url
 from search.errors import StorageLost, StorageWriteError
 from search.record._lease import first_line
+from search.record._schema import TrialAttr
 from search.record._study import set_metric_names
 
 __all__ = ["StorageWriteError", "StudyWriter", "in_memory_copy"]
@@ -221,9 +222,9 @@ class StudyWriter:
             db.execute(_INTERMEDIATE.insert().values(**row))
             if curve is not None:
                 user = self._written[number][0]
-                _replace_attrs(db, _USER, row["trial_id"], user, {**user, "curve": curve})
+                _replace_attrs(db, _USER, row["trial_id"], user, {**user, TrialAttr.CURVE: curve})
         if curve is not None:
-            self._written[number][0]["curve"] = copy.deepcopy(curve)
+            self._written[number][0][TrialAttr.CURVE] = copy.deepcopy(curve)
 
     def user_attr(self, number: int, key: str, value: Any) -> None:
         """Writes one user attribute of a running trial at once (a scheduler's decisions, so

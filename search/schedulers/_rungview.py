@@ -31,13 +31,13 @@ from optuna.search_space import intersection_search_space
 from optuna.trial import FrozenTrial, TrialState
 
 from search._compat import storage_of, trial_id_of, with_constraints
-from search.record import EpochPoint, epoch_values, set_metric_names
+from search.record import EpochPoint, TrialSystemAttr, epoch_values, set_metric_names
 
 __all__ = ["EPOCH_ATTR", "RungView", "view_epoch"]
 
 _TOLD = (TrialState.COMPLETE, TrialState.PRUNED)
 #: The system attribute of a trial whose point was proposed from a view: the epoch modelled.
-EPOCH_ATTR = "npas:modelled_epoch"
+EPOCH_ATTR = TrialSystemAttr.MODELLED_EPOCH
 
 
 def view_epoch(

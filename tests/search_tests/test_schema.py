@@ -29,8 +29,8 @@ RESULTS = ("result", "report", "last")
 
 def _values() -> set[str]:
     found: set[str] = set()
-    for holder in (_schema.TrialAttr, _schema.OptunaAttr, _schema.StudyAttr, _schema.Metric,
-                   _schema.RayKey, _schema.Column):  # fmt: skip
+    for holder in (_schema.TrialAttr, _schema.TrialSystemAttr, _schema.OptunaAttr,
+                   _schema.StudyAttr, _schema.Metric, _schema.RayKey, _schema.Column):  # fmt: skip
         for name, value in vars(holder).items():
             if name.isupper():
                 found.update([value] if isinstance(value, str) else value)

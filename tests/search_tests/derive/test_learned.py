@@ -55,8 +55,8 @@ def test_a_family_prefix_is_dropped_from_a_dimension_s_name():
 
 
 #: Each layout's built-in families (those with stored points are tested against them).
-FAMILIES = {"signal": {"conv1d", "sepconv1d", "resnet1d"}, "image": {"convnet", "sepnet", "resnet"},
-            "table": {"mlp"}}  # fmt: skip
+FAMILIES = {"signal": {"conv1d", "sepconv1d", "resnet1d"},
+            "image": {"convnet", "sepnet", "resnet"}, "table": {"mlp"}}  # fmt: skip
 #: The layouts the stored file gives points: signals (images' did not pass their round).
 STORED = list(yaml.safe_load(FILE.read_text()))
 
