@@ -373,27 +373,17 @@ def test_each_start_point_is_learned_or_a_plain_net_within_the_limit(shape, clas
 
 def test_start_points_follow_the_users_keys(tmp_path, capsys):
     config, derivation = load_config(_write(tmp_path, "d", _data_only("digits")))
-    learned = learned_points("image", derivation.config["space"])  # none stored for images
-    assert config.start[: len(learned)] == learned  # any learned points first
-    plain = config.start[len(learned):]
-    assert [p["family"] for p in plain] == ["convnet", "sepnet"]  # ResNet-8 is over 2,000
-    assert all(p["train.augment"] is True for p in plain if "train.augment" in p)
+    families = [p["family"] for p in config.start]  # ResNet-8 is over 2,000 plain
+    assert families == ["convnet", "sepnet"]
+    assert all(p["train.augment"] is True for p in config.start if "train.augment" in p)
     assert any(d.key == "start" for d in derivation.values)
     fixed = {**_data_only("digits"), "train": {"weight_decay": 1e-4},
              "fixed": {"family": "sepnet"}}  # fmt: skip
     config, derivation = load_config(_write(tmp_path, "f", fixed))
     assert not any(n.startswith(("convnet.", "resnet.")) for n in config.space.names)
     assert not any(d.key.startswith(("convnet", "resnet")) for d in derivation.values)
-    kept = [{k: v for k, v in p.items() if k in config.space.names}
-            for p in [*learned, *plain] if p["family"] == "sepnet"]  # fmt: skip
-    assert config.start == (kept if len(kept) >= 2 else [])  # fewer: no portfolio to seed
-    [line] = [d.value for d in derivation.values if d.key.startswith("start")]
-    assert "depth" not in line and (line.count("stages") == len(kept) or line == "none")
-    config, derivation = load_config(_write(tmp_path, "r", {**fixed, "fixed": {
-        "family": "convnet"}}))  # fmt: skip
-    convnet = [{k: v for k, v in p.items() if k in config.space.names}
-               for p in [*learned, *plain] if p["family"] == "convnet"]  # fmt: skip
-    assert config.start == (convnet if len(convnet) >= 2 else [])  # fewer: no portfolio
+    assert config.start == []  # one family: no portfolio to seed
+    assert [d.value for d in derivation.values if d.key == "start"] == ["none"]
     config, derivation = load_config(_write(tmp_path, "n", {**_data_only("digits"), "start": []}))
     assert config.start == [] and "start" in derivation.given
     assert main(["check", _write(tmp_path, "c", _data_only("digits"))]) == 0

@@ -51,7 +51,7 @@ def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
     assert len(states) == 2 and set(states) <= {TrialState.COMPLETE, TrialState.PRUNED}, states
     stored = study.user_attrs["config"]
     assert "family" in stored["space"] and stored["trials"] == 2
-    if kind == "digits":  # the first start point (a learned one) trains first
+    if kind == "digits":  # the first family's plain net at the limit trains first
         first = stored["start"][0]
         assert {k: study.trials[0].params[k] for k in first} == first
     else:  # one family: no start point

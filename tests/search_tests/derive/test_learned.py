@@ -1,6 +1,6 @@
 """The learned start points (``search.derive._learned``): a point of the unit box maps into
-any space's ranges as its docstring says, every stored point maps into a derived space of its
-layout, and a search of such a layout trains them first."""
+any space's ranges as its docstring says, every stored point maps into a derived signal space,
+and a signal search (the one layout with points) trains them first."""
 
 from __future__ import annotations
 
@@ -54,31 +54,23 @@ def test_a_family_prefix_is_dropped_from_a_dimension_s_name():
     assert generic("conv1d.train.lr", ["conv1d"]) == "train.lr"
 
 
-#: Each layout's built-in families (those with stored points are tested against them).
-FAMILIES = {"signal": {"conv1d", "sepconv1d", "resnet1d"},
-            "image": {"convnet", "sepnet", "resnet"}, "table": {"mlp"}}  # fmt: skip
-#: The layouts the stored file gives points: signals (images' did not pass their round).
-STORED = list(yaml.safe_load(FILE.read_text()))
-
-
-@pytest.mark.parametrize("layout", STORED)
-def test_the_stored_points_are_fractions_of_the_layout_s_families(layout):
+def test_the_stored_points_are_fractions_of_the_signal_families():
     stored = yaml.safe_load(FILE.read_text())
-    points = stored[layout]["points"]
-    assert len(points) >= 2 and "portfolio.py" in stored[layout]["built"]
+    points = stored["signal"]["points"]
+    assert len(points) >= 2 and "portfolio.py" in stored["signal"]["built"]
     for point in points:
-        assert point["family"] in FAMILIES[layout]
+        assert point["family"] in {"conv1d", "sepconv1d", "resnet1d"}
         assert all(0.0 <= v <= 1.0 for k, v in point.items() if k != "family")
 
 
-def _config(folder, layout: str, shape: tuple[int, ...], limit: int) -> dict:
+def _signal_config(folder, limit: int) -> dict:
     import numpy as np
 
     rng = np.random.default_rng(0)
-    np.savez(folder / "s.npz", x_train=rng.normal(size=(120, *shape)).astype(np.float32),
+    np.savez(folder / "s.npz", x_train=rng.normal(size=(120, 2, 64)).astype(np.float32),
              y_train=np.arange(120) % 3)  # fmt: skip
     return {"name": "learned", "dataset": {"name": "learned-s", "npz": str(folder / "s.npz"),
-            "layout": layout}, "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+            "layout": "signal"}, "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
             "constraints": [f"params <= {limit}"], "limits": {"time": "2m"}}  # fmt: skip
 
 
@@ -91,10 +83,7 @@ def unregistered():
     DATASETS._entries.pop("learned-s", None)
 
 
-@pytest.mark.parametrize("layout, shape", [(k, v) for k, v in {
-    "signal": (2, 64), "image": (1, 12, 12)}.items() if k in STORED])  # fmt: skip
-def test_a_search_trains_its_layout_s_learned_points_first(tmp_path, layout, shape,
-                                                            unregistered):
+def test_a_signal_search_trains_the_learned_points_first(tmp_path, unregistered):
     """The derived start begins with the learned points, each a valid point of the search's
     space whose budget is within the params limit (a model up to 4× it Shapeshifted into
     it), then the plain nets; the lines say why."""
@@ -102,14 +91,14 @@ def test_a_search_trains_its_layout_s_learned_points_first(tmp_path, layout, sha
     from search.config._start import complete
 
     path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump(_config(tmp_path, layout, shape, 1000)))
+    path.write_text(yaml.safe_dump(_signal_config(tmp_path, 1000)))
     config, derivation = load_config(str(path))
-    stored = yaml.safe_load(FILE.read_text())[layout]["points"]
-    learned = learned_points(layout, derivation.config["space"])
+    stored = yaml.safe_load(FILE.read_text())["signal"]["points"]
+    learned = learned_points("signal", derivation.config["space"])
     assert len(learned) >= 2 and config.start[: len(learned)] == learned
     assert [p["family"] for p in config.start[: len(learned)]] == [
         p["family"] for p in stored][: len(learned)]
-    info = type("Info", (), {"in_shape": shape, "num_classes": 3})()
+    info = type("Info", (), {"in_shape": (2, 64), "num_classes": 3})()
     for point in config.start:
         cfg = config.trial_config(complete(config.space, point, config.space.sample(0)))
         unshared = trainable(meta_model(cfg, info, {}))
@@ -123,7 +112,7 @@ def test_a_fixed_family_keeps_its_own_start_points_and_says_which(tmp_path, unre
     """A user who fixes the family keeps the derived start points of that family (learned,
     then plain), on the dimensions still searched, and the start line lists those, not the
     derived points of the other families."""
-    data = {**_config(tmp_path, "signal", (2, 64), 1000), "fixed": {"family": "sepconv1d"}}
+    data = {**_signal_config(tmp_path, 1000), "fixed": {"family": "sepconv1d"}}
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(data))
     config, derivation = load_config(str(path))
@@ -140,7 +129,7 @@ def test_a_fixed_family_keeps_its_own_start_points_and_says_which(tmp_path, unre
 def test_no_layout_without_learned_points_gets_any():
     space = {"family": {"choices": ["convnet", "sepnet"]},
              "convnet.depth": {"low": 2, "high": 3}, "sepnet.stages": {"low": 1, "high": 3}}
-    assert STORED == ["signal"]  # images: round 7 did not pass; tables: no go
+    assert list(yaml.safe_load(FILE.read_text())) == ["signal"]  # images: round 7 failed
     assert learned_points("image", space) == [] and learned_points("table", space) == []
     one = {"family": {"choices": ["conv1d"]}, "conv1d.depth": {"low": 2, "high": 3}}
     stored = yaml.safe_load(FILE.read_text())["signal"]["points"]
