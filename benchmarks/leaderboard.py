@@ -17,7 +17,7 @@
    ``--seeds`` seeds faster than one after another (``--fused on|off`` decides instead).
 4. Per seed a bundle in ``<results>/<name>/<anchor>/seed<s>/`` (``--name``, default
    ``leaderboard``; the twin's in ``<anchor>/plain/seed<s>/`` or ``<anchor>/shared/seed<s>/``):
-   config.yaml, model.pt, model.onnx, model.pt2, metrics.json, each loadable with
+   config.yaml, model.pt, model.onnx, model.pt2 (not committed), metrics.json, each loadable with
    ``search.load_bundle``; the search's own bundle of the winner in ``<anchor>/search/``; a
    copy of the search's study, ``<results>/<name>/study.db``; and ``<results>/<name>.md``.
 
@@ -796,7 +796,9 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
     lines += ["", f"Bundles: `benchmarks/results/{args.name}/<anchor>/seed<s>/` (the twin's in "
               "`<anchor>/plain/seed<s>/` or `<anchor>/shared/seed<s>/`; the search's own "
               "export in `<anchor>/search/`): "
-              "config.yaml, model.pt, model.onnx, model.pt2, metrics.json; each loads with "
+              "config.yaml, model.pt, model.onnx, metrics.json (model.pt2, the program "
+              "model.onnx was translated from, stays on the machine that wrote it); each "
+              "loads with "
               "`search.load_bundle`, and its metrics.json holds the test accuracy that "
               "re-evaluating it on the test split gives. The search's export evaluated its "
               "trial on the test set too (its metrics.json); that number chose nothing. The "

@@ -26,11 +26,11 @@ training time of each.
 Each seed trains on the whole training split less the validation split (each seed carves
 its own), is evaluated on the official test set once, after training, and is written as a
 bundle, ``<results>/<name>/le<target>/<design>.<recipe>/seed<s>/`` (config.yaml, model.pt,
-model.onnx, model.pt2, metrics.json; ``search.load_bundle`` loads it). ``<target>`` is the
-smallest leaderboard target at or above the design's count (500, 1,000, 2,000). A seed with
-a bundle of the same network and recipe is kept, so a stopped run goes on where it was; a
-seed with a bundle of another network or recipe (other ``--epochs``, say) refuses the run,
-unless ``--replace`` says to retrain it and replace its bundle;
+model.onnx, model.pt2 (not committed), metrics.json; ``search.load_bundle`` loads it).
+``<target>`` is the smallest leaderboard target at or above the design's count (500, 1,000,
+2,000). A seed with a bundle of the same network and recipe is kept, so a stopped run goes
+on where it was; a seed with a bundle of another network or recipe (other ``--epochs``,
+say) refuses the run, unless ``--replace`` says to retrain it and replace its bundle;
 a seed being trained is claimed (``.seed<s>.training`` beside its folder, the worker's pid),
 so a second run on the same board, started on a free core, trains the seeds the first has
 not begun, and a killed run's claims are taken over.
