@@ -395,8 +395,8 @@ def check_unaided(out: Path, gpu: float, limit: str) -> list[str]:
         rows.setdefault("wall-clock of the launch", []).append(f"{wall:.0f} s")
         rows.setdefault("trials; devices they trained on (`cond_device`)", []).append(
             f"{len(trials)}; {', '.join(devices)}")
-        rows.setdefault(f"most processes on the GPU at once (nvidia-smi, {sampler.samples} "
-                        "samples)", []).append(str(sampler.most))  # fmt: skip
+        rows.setdefault("most processes on the GPU at once (nvidia-smi samples)", []).append(
+            f"{sampler.most} ({sampler.samples} samples)")
         rows.setdefault("recommended trial; finalist runs; refit", []).append(
             f"{found.get('trial')}; {runs}; {refit.get('note') or refit.get('skipped') or ''}")
         rows.setdefault("exported test accuracy; the ONNX model on the CPU", []).append(
