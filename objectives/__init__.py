@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from objectives import datasets as datasets
     from objectives import pepr as pepr
@@ -53,51 +54,35 @@ if TYPE_CHECKING:
     from objectives.train import evaluate as evaluate
     from objectives.train import fit as fit
 
-_EXPORTS = {
-    "MeasureContext": "objectives._conditions",
-    "MeasureOptions": "objectives._measure_options",
-    "Splits": "objectives._custom",
-    "register_dataset": "objectives._custom",
-    "EnergyMeter": "objectives._energy",
-    "co2_grams": "objectives._energy",
-    "fit_seeds": "objectives._fused",
-    "fusable": "objectives._fused",
-    "INDICATORS": "objectives._indicators",
-    "Indicator": "objectives._indicators",
-    "list_indicators": "objectives._indicators",
-    "register_indicator": "objectives._indicators",
-    "measure": "objectives._measure",
-    "Recipe": "objectives._recipe",
-    "RECORD_RECIPES": "objectives._records",
-    "Teacher": "objectives._recipe",
-    "Data": "objectives.datasets",
-    "DatasetUnavailableError": "objectives.datasets",
-    "load": "objectives.datasets",
-    "FitResult": "objectives.train",
-    "NonFiniteLossError": "objectives.train",
-    "evaluate": "objectives.train",
-    "fit": "objectives.train",
-}
-_MODULES = ("datasets", "pepr", "train")
 
-#: Names npas's other packages import from here: not the user API (not in ``__all__``),
-#: free to change with them.
-_SHARED = {
-    "check_teachers_folder": "objectives._distill",
-    "LOADER_WORKERS": "objectives._loading",
-    "SCHEDULES": "objectives._recipe",
-    "STREAM_ABOVE_MB": "objectives._loading",
-    "TORCH_OPTIMIZERS": "objectives._recipe",
-    "USER_INDICATORS": "objectives._indicators",
-    "count_flops": "objectives._flops",
-    "count_weights": "objectives._flops",
-    "dataset_names": "objectives._dataset_names",
-    "declare": "objectives._custom",
-    "measuring_data": "objectives._indicators",
-    "pinned_root": "objectives._root",
-}
-
-__all__ = sorted([*_EXPORTS, *_MODULES])
+__all__ = [
+    "INDICATORS",
+    "RECORD_RECIPES",
+    "Data",
+    "DatasetUnavailableError",
+    "EnergyMeter",
+    "FitResult",
+    "Indicator",
+    "MeasureContext",
+    "MeasureOptions",
+    "NonFiniteLossError",
+    "Recipe",
+    "Splits",
+    "Teacher",
+    "co2_grams",
+    "datasets",
+    "evaluate",
+    "fit",
+    "fit_seeds",
+    "fusable",
+    "list_indicators",
+    "load",
+    "measure",
+    "pepr",
+    "register_dataset",
+    "register_indicator",
+    "train",
+]
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, _MODULES, shared=_SHARED)
+__getattr__ = lazy_exports(__name__)

@@ -1,9 +1,11 @@
 """How it is searched: configuration, optimisers, execution, fronts, reports and export.
 
-Subpackages, one per noun: ``config`` (YAML → validated objects, presets), ``optimisers``
-(Optuna and pymoo behind one ask/tell interface), ``run`` (Ray Tune execution and the storage),
-``pareto`` (fronts, hypervolume, selectors), ``report``, ``bundle`` (export a trial, load it,
-train it again); and the modules ``trial`` (one trial as a plain function), ``errors``. Names
+Subpackages, one per noun: ``config`` (YAML → validated objects, presets), ``derive`` (a
+data-only config made whole), ``optimisers`` (Optuna and pymoo behind one ask/tell interface),
+``record`` (the study in its storage: the one record of a search), ``schedulers`` (MOASHA),
+``run`` (execution on Ray Tune), ``pareto`` (fronts, hypervolume, selectors), ``report``,
+``bundle`` (export a trial, load it, train it again), ``lab`` (replays on recorded curves),
+``cli``; and the modules ``trial`` (one trial as a plain function), ``errors``. Names
 load lazily (as Optuna's heavy subpackages do): a Ray worker that imports ``search.trial`` must
 not pay for pandas, matplotlib or Ray's Tune modules it never uses. The errors are light and
 load at once.
@@ -25,10 +27,11 @@ from search.errors import (
     StorageWriteError,
     UnknownNameError,
 )
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from search import bundle as bundle
     from search import config as config
@@ -59,28 +62,6 @@ if TYPE_CHECKING:
     from search.run import launch as launch
 
 
-_EXPORTS = {
-    "SearchConfig": "search.config",
-    "TrialConfig": "search.config",
-    "Objective": "search.config",
-    "Constraint": "search.config",
-    "load_config": "search.config",
-    "load_preset": "search.config",
-    "list_presets": "search.config",
-    "check_trial_config": "search.config",
-    "launch": "search.run",
-    "OPTIMISERS": "search.optimisers",
-    "Optimiser": "search.optimisers",
-    "Proposal": "search.optimisers",
-    "trials_frame": "search.pareto",
-    "write_report": "search.report",
-    "export_bundle": "search.bundle",
-    "load_bundle": "search.bundle",
-    "train_bundle": "search.bundle",
-    "start_dashboard": "search._dashboard",
-    "stop_dashboard": "search._dashboard",
-}
-_MODULES = ("bundle", "config", "errors", "optimisers", "pareto", "report", "run", "trial")
 __all__ = [
     "OPTIMISERS",
     "BudgetError",
@@ -122,4 +103,4 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, _MODULES)
+__getattr__ = lazy_exports(__name__)

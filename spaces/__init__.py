@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces._lazy import lazy_getattr
+from spaces._lazy import lazy_exports as lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from spaces import ssn as ssn
     from spaces._build import FAMILIES as FAMILIES
@@ -50,59 +51,34 @@ if TYPE_CHECKING:
     from spaces._families.scs import SharpCosSim2d as SharpCosSim2d
     from spaces._hyper import Range as Range
     from spaces._hyper import check_hyper as check_hyper
-    from spaces._lazy import lazy_getattr as lazy_getattr
     from spaces._registry import Registry as Registry
     from spaces._suggest import did_you_mean as did_you_mean
 
-_EXPORTS = {
-    "BudgetError": "spaces._errors",
-    "ConfigError": "spaces._errors",
-    "NpasError": "spaces._errors",
-    "UnknownNameError": "spaces._errors",
-    "Registry": "spaces._registry",
-    "Categorical": "spaces._dsl",
-    "Dimension": "spaces._dsl",
-    "Fixed": "spaces._dsl",
-    "Float": "spaces._dsl",
-    "Int": "spaces._dsl",
-    "Space": "spaces._dsl",
-    "build_model": "spaces._build",
-    "family_variant": "spaces._build",
-    "hyper_keys": "spaces._build",
-    "list_families": "spaces._build",
-    "register_family": "spaces._build",
-    "families_for": "spaces._builtin",
-    "family_layouts": "spaces._builtin",
-    "Range": "spaces._hyper",
-    "MaxAbsPool2d": "spaces._families.scs",
-    "SharpCosSim2d": "spaces._families.scs",
-}
-_MODULES = ("ssn",)
 
-#: Names npas's other packages import from here: not the user API (not in ``__all__``),
-#: free to change with them.
-_SHARED = {
-    "check_layouts": "spaces._builtin",
-    "BatchNorm2d": "spaces._families._norm",
-    "FAMILIES": "spaces._build",
-    "WIDTHS": "spaces._builtin",
-    "family_hyper_keys": "spaces._builtin",
-    "family_names": "spaces._builtin",
-    "UnsupportedDependency": "spaces._errors",
-    "check_hyper": "spaces._hyper",
-    "check_int": "spaces._checks",
-    "check_positive": "spaces._checks",
-    "describe_when": "spaces._dsl",
-    "did_you_mean": "spaces._suggest",
-    "is_int": "spaces._checks",
-    "is_real": "spaces._checks",
-    "lazy_getattr": "spaces._lazy",
-    "options_of": "spaces._checks",
-    "same_value": "spaces._dsl",
-    "ssn_names": "spaces._builtin",
-}
-
-__all__ = sorted([*_EXPORTS, *_MODULES])
+__all__ = [
+    "BudgetError",
+    "Categorical",
+    "ConfigError",
+    "Dimension",
+    "Fixed",
+    "Float",
+    "Int",
+    "MaxAbsPool2d",
+    "NpasError",
+    "Range",
+    "Registry",
+    "SharpCosSim2d",
+    "Space",
+    "UnknownNameError",
+    "build_model",
+    "families_for",
+    "family_layouts",
+    "family_variant",
+    "hyper_keys",
+    "list_families",
+    "register_family",
+    "ssn",
+]
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, _MODULES, shared=_SHARED)
+__getattr__ = lazy_exports(__name__)

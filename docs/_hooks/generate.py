@@ -22,6 +22,8 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files
 
+from spaces._lazy import exported_names
+
 sys.path.insert(0, str(Path(__file__).parent))
 import family_table
 import yaml_reference
@@ -63,7 +65,8 @@ def _target(package: Any, name: str, obj: Any) -> str:
     """The dotted path mkdocstrings reads ``name`` from: where it is defined."""
     if (inspect.isclass(obj) or inspect.isfunction(obj)) and hasattr(obj, "__qualname__"):
         return f"{obj.__module__}.{obj.__qualname__}"
-    exports = getattr(package, "_EXPORTS", {})
+    # where the package's TYPE_CHECKING block imports it from (spaces._lazy reads the same)
+    exports = exported_names(Path(package.__file__)) if package.__file__ else {}
     return f"{exports.get(name, package.__name__)}.{name}"
 
 

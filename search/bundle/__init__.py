@@ -32,10 +32,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from search.bundle._files import BUNDLE_FORMAT as BUNDLE_FORMAT
     from search.bundle._files import load_bundle as load_bundle
@@ -48,21 +49,17 @@ if TYPE_CHECKING:
     from search.bundle._write import Exported as Exported
     from search.bundle._write import export_bundle as export_bundle
 
-_MODULES = {
-    "_files": ("BUNDLE_FORMAT", "load_bundle", "read_bundle"),
-    "_write": ("Exported", "export_bundle"),
-    "_retrain": ("FULL_SCHEDULE", "Trained", "train_bundle"),
-}
-_EXPORTS = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
 
-#: Names npas's other packages import from here: not the user API (not in ``__all__``),
-#: free to change with them.
-_SHARED = {
-    "bundle_target": "search.bundle._folder",
-    "check_device": "search.bundle._retrain",
-}
-
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "BUNDLE_FORMAT",
+    "FULL_SCHEDULE",
+    "Exported",
+    "Trained",
+    "export_bundle",
+    "load_bundle",
+    "read_bundle",
+    "train_bundle",
+]
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)
+__getattr__ = lazy_exports(__name__)

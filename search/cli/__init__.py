@@ -7,10 +7,10 @@ is allowed; nothing recorded is touched); 1 any other npas error (the message, n
 One module per group of commands, each loading torch, Ray, pandas and Optuna only when a
 command runs (``search --help`` and ``search presets`` stay quick): ``_main`` (:func:`main`:
 the exit codes, the supervised launch), ``_parser`` (:func:`build_parser`: every subcommand
-and its options), ``_common`` (the storage and study a command reads, the user's modules),
-``_launch`` (launch, check), ``_status`` (status, trials), ``_results`` (pareto, report,
-export, train, replay), ``_manage`` (delete, stop, dashboard), ``_lists`` (families,
-indicators, presets, selectors).
+and its options), ``_options`` (the options several share), ``_common`` (the storage and
+study a command reads, the user's modules), ``_launch`` (launch, check), ``_status`` (status,
+trials), ``_results`` (pareto, report, export, train, replay), ``_manage`` (delete, stop,
+dashboard), ``_lists`` (families, indicators, presets, selectors).
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def _derived_config(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _launch(args: argparse.Namespace) -> int:
-    from search._launch_start import announce, start_ray_early
+    from search._early_start import announce, start_ray_early
     from search.run import count_from
 
     count_from(args.started)  # elapsed times include the imports and Ray's start-up

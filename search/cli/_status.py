@@ -233,16 +233,31 @@ def _trial_status(
     import json
 
     from search._format import wrap_lines
+
+    record = _trial_record(studies, args, holder)
+    if args.format == "json":
+        print(json.dumps(record, indent=2, default=str))
+    elif args.format == "csv":  # one row per decision
+        import pandas as pd
+
+        from search.record import plain
+
+        sys.stdout.write(pd.DataFrame(record["decisions"]).map(plain).to_csv(index=False))
+    else:
+        print("\n".join(wrap_lines(_trial_lines(record))))
+    return 0
+
+
+def _trial_record(
+    studies: list[optuna.Study],
+    args: argparse.Namespace,
+    holder: Callable[[str], str | None],
+) -> dict[str, Any]:
+    """What ``search status --trial N`` says of the trial (``--name``'s search)."""
     from search._trial_list import outcomes, paused
     from search.config import unknown
     from search.pareto import frame_of
-    from search.record import (
-        TrialAttr,
-        constraints_of,
-        latest_checkpoint,
-        read_trial,
-        resume_checkpoint,
-    )
+    from search.record import constraints_of, latest_checkpoint, read_trial, resume_checkpoint
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
@@ -258,7 +273,7 @@ def _trial_status(
     resumed = [read.number] if resume is not None else []
     held = paused([read]) if live else []
     outcome = outcomes(frame_of([read]), live=live, resumable=resumed, held=held)
-    record: dict[str, Any] = {
+    return {
         "search": study.study_name,
         Column.NUMBER: read.number,
         Column.STATE: read.state,
@@ -268,18 +283,12 @@ def _trial_status(
         "checkpoint": None if (found := latest_checkpoint(trial)) is None else str(found),
         "resumes_from": None if resume is None else str(resume),
         "decisions": list(read.decisions),
-        "narrowed_from": trial.user_attrs.get(TrialAttr.NARROWED),
+        "narrowed_from": read.narrowed_from,
     }
-    if args.format == "json":
-        print(json.dumps(record, indent=2, default=str))
-        return 0
-    if args.format == "csv":  # one row per decision
-        import pandas as pd
 
-        from search.record import plain
 
-        sys.stdout.write(pd.DataFrame(record["decisions"]).map(plain).to_csv(index=False))
-        return 0
+def _trial_lines(record: dict[str, Any]) -> list[str]:
+    """The table form of :func:`_trial_record`'s record."""
     outcome = record["outcome"].replace("_", " ")
     number, state = record[Column.NUMBER], record[Column.STATE]
     lines = [f"Search {record['search']!r}, trial {number}: {state} ({outcome}) "
@@ -304,8 +313,7 @@ def _trial_status(
         arrived = d["arrival"] + 1
         lines.append(f"  rung {d['rung']}: {d['outcome']} — rank {d['rank']} of {d['n']} "
                      f"(top {d['top']} go on; arrived {arrived}){chance}{why}")  # fmt: skip
-    print("\n".join(wrap_lines(lines)))
-    return 0
+    return lines
 
 
 def _trials(args: argparse.Namespace) -> int:

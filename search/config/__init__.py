@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from search._urls import default_storage_url as default_storage_url
     from search._urls import masked_url as masked_url
@@ -63,58 +64,6 @@ if TYPE_CHECKING:
     from search.config._verdict import breach as breach
     from search.config._verdict import verdict as verdict
 
-_EXPORTS = {
-    "list_presets": "search.config._presets",
-    "load_config": "search.config._load",
-    "load_preset": "search.config._load",
-    "REPORTED_ONLY": "search.config._metrics",
-    "TRIAL_METRICS": "search.config._metrics",
-    "Constraint": "search.config._metrics",
-    "Objective": "search.config._metrics",
-    "metric_direction": "search.config._metrics",
-    "metric_names": "search.config._metrics",
-    "parse_constraints": "search.config._metrics",
-    "parse_objectives": "search.config._metrics",
-    "AlgorithmConfig": "search.config._search",
-    "FinalistsConfig": "search.config._finalists",
-    "LimitsConfig": "search.config._search",
-    "ResourceConfig": "search.config._search",
-    "SearchConfig": "search.config._search",
-    "default_storage_url": "search._urls",
-    "masked_url": "search._urls",
-    "SSN_OPTIONS": "search.config._trial",
-    "TRAIN_OPTIONS": "search.config._trial",
-    "ConfigKey": "search.config._keys",
-    "reference": "search.config._keys",
-    "FIT_TRIES": "search.config._trial",
-    "TrialConfig": "search.config._trial",
-    "check_trial_config": "search.config._trial",
-}
-
-#: Names npas's other packages import from here: not the user API (not in ``__all__``),
-#: free to change with them.
-_SHARED = {
-    "meta_model": "search.config._meta",
-    "planned_params": "search.config._meta",
-    "trainable": "search.config._meta",
-    "RENAMED_KEYS": "search.config._keys",
-    "ConfigData": "search.config._load",
-    "config_data": "search.config._load",
-    "breach": "search.config._verdict",
-    "SchedulerConfig": "search.config._search",
-    "Screen": "search.config._screen",
-    "budget_warning": "search.config._floor",
-    "check_source": "search.config._source",
-    "check_user_code": "search.config._user_checks",
-    "complete": "search.config._start",
-    "describe": "search.config._describe",
-    "preset_text": "search.config._presets",
-    "screen": "search.config._screen",
-    "suspicions": "search.config._describe",
-    "unknown": "search.config._checks",
-    "unknown_preset": "search.config._presets",
-    "verdict": "search.config._verdict",
-}
 
 __all__ = [
     "FIT_TRIES",
@@ -144,4 +93,4 @@ __all__ = [
     "reference",
 ]
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)
+__getattr__ = lazy_exports(__name__)

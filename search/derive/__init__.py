@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from search.derive._derive import Derivation as Derivation
     from search.derive._derive import Derived as Derived
@@ -22,15 +25,6 @@ if TYPE_CHECKING:
     from search.derive._load import load_config as load_config
     from search.derive._warnings import data_warnings as data_warnings
 
-_EXPORTS = {
-    "Derivation": "search.derive._derive",
-    "Derived": "search.derive._derive",
-    "derive": "search.derive._derive",
-    "LAYOUT_FAMILIES": "search.derive._families",
-    "FamilySpec": "search.derive._families",
-    "load_config": "search.derive._load",
-    "data_warnings": "search.derive._warnings",
-}
 
 __all__ = [
     "LAYOUT_FAMILIES",
@@ -42,4 +36,4 @@ __all__ = [
     "load_config",
 ]
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__)

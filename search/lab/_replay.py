@@ -51,7 +51,13 @@ from search.lab._guess import FinalGuess
 from search.lab._table import CurveRow, CurveTable
 from search.record import RayKey
 from search.run import NpasSearcher, OutcomeReader, bound_optimiser, constraint_keys
-from search.schedulers import GRACE_EPOCHS, MOASHA, REDUCTION_FACTOR, SCHEDULERS, PromotionMOASHA
+from search.schedulers import (
+    GRACE_EPOCHS,
+    REDUCTION_FACTOR,
+    SCHEDULERS,
+    PromotionMOASHA,
+    attach,
+)
 from spaces import Categorical, ConfigError, Fixed, Space
 
 if TYPE_CHECKING:
@@ -218,12 +224,9 @@ class _Driver:
             trial_config=lambda point, number: cast("TrialConfig", _Point(point)),
         )
         self.scheduler = _scheduler(config, spec, table.epochs)
-        if isinstance(self.scheduler, MOASHA):
-            self.scheduler.on_decision = self.searcher.on_decision
-        if isinstance(self.scheduler, PromotionMOASHA):
-            self.scheduler.limit(slots=spec.workers, total=None)
+        attach(self.scheduler, self.searcher, slots=spec.workers, total=None)
+        if isinstance(self.scheduler, PromotionMOASHA):  # its waits run on the simulated clock
             self.scheduler.clock = lambda: self.now
-            self.searcher.gate = self.scheduler
         self.guess = FinalGuess() if spec.guess_final else None
         self.charge = charge_decisions
         self.start_s = table.start_s()

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from search.pareto._disagreement import Disagreement as Disagreement
     from search.pareto._disagreement import disagreement as disagreement
@@ -68,53 +69,38 @@ if TYPE_CHECKING:
     from search.pareto._study_front import resolve_objectives as resolve_objectives
     from search.pareto._study_front import why_empty as why_empty
 
-_EXPORTS = {
-    "Disagreement": "search.pareto._disagreement",
-    "disagreement": "search.pareto._disagreement",
-    "jaccard": "search.pareto._disagreement",
-    "direction_of": "search.pareto._frame",
-    "format_value": "search.pareto._frame",
-    "objectives_of": "search.pareto._frame",
-    "trials_frame": "search.pareto._frame",
-    "DEFAULT_REF": "search.pareto._front",
-    "HVResult": "search.pareto._front",
-    "hypervolume": "search.pareto._front",
-    "hypervolume_history": "search.pareto._front",
-    "minimisation_form": "search.pareto._front",
-    "non_dominated": "search.pareto._front",
-    "normalise": "search.pareto._front",
-    "SELECTORS": "search.pareto._selectors",
-    "Candidates": "search.pareto._selectors",
-    "Selection": "search.pareto._selectors",
-    "Selector": "search.pareto._selectors",
-    "forms": "search.pareto._selectors",
-    "parse_spec": "search.pareto._selectors",
-    "select": "search.pareto._selectors",
-    "DUPLICATES": "search.pareto._study_front",
-    "Front": "search.pareto._study_front",
-    "Objectives": "search.pareto._study_front",
-    "duplicates": "search.pareto._study_front",
-    "front_of": "search.pareto._study_front",
-    "front_table": "search.pareto._study_front",
-    "hypervolume_by_trial": "search.pareto._study_front",
-    "resolve_objectives": "search.pareto._study_front",
-}
 
-#: Names npas's other packages import from here: not the user API (not in ``__all__``),
-#: free to change with them.
-_SHARED = {
-    "condition_columns": "search.pareto._frame",
-    "constant_conditions": "search.pareto._study_front",
-    "cost_indicators": "search.pareto._frame",
-    "frame_of": "search.pareto._frame",
-    "front_rows": "search.pareto._study_front",
-    "usable": "search.pareto._frame",
-    "values": "search.pareto._frame",
-    "why_empty": "search.pareto._study_front",
-    "why_none": "search.pareto._selectors",
-}
-
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DEFAULT_REF",
+    "DUPLICATES",
+    "SELECTORS",
+    "Candidates",
+    "Disagreement",
+    "Front",
+    "HVResult",
+    "Objectives",
+    "Selection",
+    "Selector",
+    "direction_of",
+    "disagreement",
+    "duplicates",
+    "format_value",
+    "forms",
+    "front_of",
+    "front_table",
+    "hypervolume",
+    "hypervolume_by_trial",
+    "hypervolume_history",
+    "jaccard",
+    "minimisation_form",
+    "non_dominated",
+    "normalise",
+    "objectives_of",
+    "parse_spec",
+    "resolve_objectives",
+    "select",
+    "trials_frame",
+]
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)
+__getattr__ = lazy_exports(__name__)

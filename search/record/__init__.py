@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from search.record._checkpoint_files import checkpoint_folders as checkpoint_folders
     from search.record._checkpoint_files import checkpoint_problem as checkpoint_problem
@@ -77,73 +78,14 @@ if TYPE_CHECKING:
     from search.record._writer import in_memory_copy as in_memory_copy
 
 
-_EXPORTS = {
-    "TrialRecord": "search.record._records",
-    "read_study": "search.record._records",
-    "read_trial": "search.record._records",
-    "read_storage": "search.record._storage",
-    "recommendation_of": "search.record._recommendation",
-    "trials_counted": "search.record._counting",
-}
-
-#: Names npas's other packages import from here: not the user API (not in ``__all__``),
-#: free to change with them.
-_SHARED = {
-    "start_token": "search.record._process",
-    "Column": "search.record._schema",
-    "DISK_FULL": "search.record._counting",
-    "DataCheck": "search.record._data_record",
-    "EpochPoint": "search.record._curves",
-    "INTERRUPTED": "search.record._counting",
-    "Lease": "search.record._lease",
-    "LeaseOwner": "search.record._lease",
-    "Metric": "search.record._schema",
-    "OUTCOMES": "search.record._schema",
-    "RUN_FOLDER": "search.record._schema",
-    "RayKey": "search.record._schema",
-    "StorageIdentity": "search.record._identity",
-    "StudyAttr": "search.record._schema",
-    "StudyRecords": "search.record._records",
-    "StudyWriter": "search.record._writer",
-    "TRIAL_STATES": "search.record._schema",
-    "TrialAttr": "search.record._schema",
-    "TrialSystemAttr": "search.record._schema",
-    "check_same_search": "search.record._study",
-    "checkpoint_folders": "search.record._checkpoint_files",
-    "checkpoint_problem": "search.record._checkpoint_files",
-    "conditions_of": "search.record._records",
-    "constraints_of": "search.record._records",
-    "counts": "search.record._counting",
-    "curve_of": "search.record._records",
-    "disk_full": "search.record._counting",
-    "enqueue_start": "search.record._study",
-    "epoch_values": "search.record._curves",
-    "fail_interrupted": "search.record._study",
-    "final_violation": "search.record._curves",
-    "folder_size": "search.record._checkpoint_files",
-    "in_memory_copy": "search.record._writer",
-    "latest_checkpoint": "search.record._checkpoint_files",
-    "lease_busy": "search.record._lease",
-    "lease_holder": "search.record._lease",
-    "lease_owner": "search.record._lease",
-    "lost_report": "search.record._identity",
-    "metrics_of": "search.record._records",
-    "open_storage": "search.record._storage",
-    "open_study": "search.record._study",
-    "plain": "search.record._records",
-    "record_cost": "search.record._study",
-    "recommended_line": "search.record._recommendation",
-    "record_metrics": "search.record._records",
-    "refusal": "search.record._data_record",
-    "resumable": "search.record._checkpoint_files",
-    "resume_checkpoint": "search.record._checkpoint_files",
-    "rung_history": "search.record._curves",
-    "screened": "search.record._counting",
-    "set_metric_names": "search.record._study",
-    "value_names": "search.record._records",
-}
-
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "TrialRecord",
+    "read_storage",
+    "read_study",
+    "read_trial",
+    "recommendation_of",
+    "trials_counted",
+]
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)
+__getattr__ = lazy_exports(__name__)

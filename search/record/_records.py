@@ -153,6 +153,8 @@ class TrialRecord:
             ``outcome``, ``rank``, ``n``, ``top``, ...); empty when none was made.
         artifact: Where its saved model is (None when it saved none).
         datetime_complete: When it ended.
+        narrowed_from: The trial whose refused point it is, narrowed until the screen passed
+            it (``repair``); None for a point the optimiser proposed.
     """
 
     number: int
@@ -171,6 +173,7 @@ class TrialRecord:
     decisions: tuple[dict[str, Any], ...]
     artifact: str | None
     datetime_complete: datetime | None
+    narrowed_from: int | None = None
 
     @property
     def violated(self) -> dict[str, float]:
@@ -281,7 +284,13 @@ def read_trial(
         else (),
         artifact=trial.user_attrs.get(TrialAttr.ARTIFACT) or found.get(Metric.ARTIFACT),
         datetime_complete=trial.datetime_complete,
+        narrowed_from=_whole(trial.user_attrs.get(TrialAttr.NARROWED)),
     )
+
+
+def _whole(value: Any) -> int | None:
+    """An integer attribute as stored (None: absent, or not a whole number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _violations(

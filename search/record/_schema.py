@@ -8,7 +8,7 @@ violations), Optuna's system attribute (what Optuna's samplers and optuna-dashbo
 Optuna's own convention, which ``search._compat`` holds and checks) and a study user attribute
 (the constraints' names); each meaning has its own constant, so a reader says which one it
 reads. No other module of the package spells one of these names
-(``tests/search_tests/test_schema.py`` checks). Imports nothing: Ray workers, the command
+(``tests/search_tests/record/test_schema.py`` checks). Imports nothing: Ray workers, the command
 line and the report all read it.
 """
 

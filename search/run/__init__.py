@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from search.run._bound import bound_optimiser as bound_optimiser
     from search.run._bound import constraint_keys as constraint_keys
@@ -27,26 +28,9 @@ if TYPE_CHECKING:
     from search.run._stages import count_from as count_from
 
 
-_EXPORTS = {
-    "launch": "search.run._launch",
-}
-
-#: Names npas's other packages import from here: not the user API (not in ``__all__``),
-#: free to change with them.
-_SHARED = {
-    "OutcomeReader": "search.run._outcome",
-    "LOGGERS": "search.run._loggers",
-    "NpasSearcher": "search.run._searcher",
-    "Stage": "search.run._stages",
-    "bound_optimiser": "search.run._bound",
-    "constraint_keys": "search.run._bound",
-    "count_from": "search.run._stages",
-    "start_ray": "search.run._ray_session",
-    "starting": "search.run._ray_session",
-    "stop_ray": "search.run._ray_session",
-}
-
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "launch",
+]
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)
+__getattr__ = lazy_exports(__name__)

@@ -297,7 +297,6 @@ def _search(
             ),
             trial_config=_TrialConfigOf(config, out / config.name / "trials"),
             recorder=recorder,
-            cost=cost,
             limits=TrialLimits(config.limits, cost, adjourn=checkpoints(trial_fn)),
             resumes=resumes,
             screen=_screen(config, trial_fn),

@@ -29,7 +29,7 @@ from search.run._trainable import is_number as _is_number
 if TYPE_CHECKING:
     from search.run._deaths import WorkerDeaths
 
-__all__ = ["Outcome", "OutcomeReader", "outcome_of", "record"]
+__all__ = ["Outcome", "OutcomeReader", "outcome_of", "record_outcome"]
 
 
 @dataclass
@@ -143,7 +143,7 @@ def _violations(
     return out
 
 
-def record(trial: optuna.trial.Trial, outcome: Outcome) -> None:
+def record_outcome(trial: optuna.trial.Trial, outcome: Outcome) -> None:
     """Writes an outcome's user attributes and constraints onto a running trial.
 
     Call it before telling the study: Optuna's samplers read the constraints during the tell.

@@ -41,13 +41,13 @@ from search.run._checkpoints import latest_checkpoint
 from search.run._cost import SearchCost
 from search.run._limits import OUT_OF_TIME, TrialLimits
 from search.run._narrowing import narrowed
-from search.run._outcome import OutcomeReader, record
+from search.run._outcome import OutcomeReader, record_outcome
 from search.run._trainable import report_of
+from search.schedulers import Gate
 
 __all__ = [
     "SCREENED_IN_A_ROW",
     "SCREENED_PER_SUGGEST",
-    "Gate",
     "NpasSearcher",
     "Recorder",
     "ScreenFn",
@@ -64,15 +64,6 @@ SCREENED_PER_SUGGEST = 50
 SCREENED_IN_A_ROW = 1000
 #: What a decision keeps (the Ray trial id and the trial number are known from the trial).
 _DECISION_FIELDS = ("rung", "outcome", "rank", "n", "arrival", "top", "at_chance", "why")
-
-
-class Gate(Protocol):
-    """A scheduler that decides when a new trial may start (promotion-type MOASHA: paused
-    trials hold no slot, and a paused trial due for promotion goes first)."""
-
-    def may_start(self) -> bool: ...
-
-    def close(self, why: str | None = None) -> None: ...
 
 
 class Recorder(Protocol):
@@ -103,13 +94,11 @@ class NpasSearcher(Searcher):
         trial_config: Builds the trial config of a point.
         recorder: Writes what the searcher records to the search's storage (None: nothing
             is written, as in a replay).
-        cost: The launch's cost; no trial starts once its budget is exhausted.
-        gate: Asked before each proposal whether a trial may start (None: always; Ray Tune's
-            ``max_concurrent_trials`` limits them); told when the searcher stops.
-        limits: The time limits stopping trials in flight (None: none); a trial a trial
-            timeout stopped is recorded PRUNED with the reason under :data:`TrialAttr.STOPPED`,
-            and one left unfinished once the search's time is spent stays RUNNING with its
-            checkpoint (adjourned: a relaunch continues it).
+        limits: The launch's limits (None: none): no trial starts once their cost's budget is
+            exhausted, and they stop trials in flight; a trial a trial timeout stopped is
+            recorded PRUNED with the reason under :data:`TrialAttr.STOPPED`, and one left
+            unfinished once the search's time is spent stays RUNNING with its checkpoint
+            (adjourned: a relaunch continues it).
         resumes: Trials the storage holds RUNNING that a killed search left with a
             checkpoint, by number, with the checkpoint folder each resumes from (the launch
             chose its latest readable one): started before any new proposal, as the same
@@ -127,8 +116,6 @@ class NpasSearcher(Searcher):
         outcomes: OutcomeReader,
         trial_config: TrialConfigFn,
         recorder: Recorder | None = None,
-        cost: SearchCost | None = None,
-        gate: Gate | None = None,
         limits: TrialLimits | None = None,
         resumes: Mapping[int, Path] | None = None,
         screen: ScreenFn | None = None,
@@ -141,8 +128,10 @@ class NpasSearcher(Searcher):
         self.recorder = recorder
         self._live: dict[str, optuna.trial.Trial] = {}
         self._curves: dict[str, list[dict[str, Any]]] = {}
-        self.cost = cost
-        self.gate = gate
+        #: Asked before each proposal whether a trial may start (None: always; Ray Tune's
+        #: ``max_concurrent_trials`` limits them), told when the searcher stops; set by
+        #: :func:`search.schedulers.attach`, with the scheduler it runs under.
+        self.gate: Gate | None = None
         self.limits = limits
         self._resumes = list((resumes or {}).items())
         self._last: dict[str, dict] = {}  # trial id -> its last epoch's result
@@ -167,6 +156,11 @@ class NpasSearcher(Searcher):
         self._row = 0
 
     # Ray's Searcher.suggest may return FINISHED (a str); its annotation leaves that out
+    @property
+    def cost(self) -> SearchCost | None:
+        """The launch's spend, its limits' own (None without limits)."""
+        return None if self.limits is None else self.limits.cost
+
     def suggest(self, trial_id: str) -> dict | str | None:  # type: ignore[override]
         """The Ray config of a new trial, recorded with its trial config right away.
 
@@ -218,7 +212,7 @@ class NpasSearcher(Searcher):
             return False
         names = [name for name, _ in self.outcomes.objectives]
         outcome = self.outcomes.read(report_of(metrics, names), error=False)
-        record(trial, outcome)  # constraints before the tell: samplers read them there
+        record_outcome(trial, outcome)  # constraints before the tell: samplers read them there
         self.optimiser.tell(trial.number, outcome.values, outcome.state)
         self.screened.append(trial.number)
         self._row += 1
@@ -338,7 +332,7 @@ class NpasSearcher(Searcher):
         why = None if self.limits is None else self.limits.why.get(trial_id)
         if outcome.state == TrialState.PRUNED and why is not None:
             trial.set_user_attr(TrialAttr.STOPPED, why)
-        record(trial, outcome)  # constraints before the tell: samplers read them there
+        record_outcome(trial, outcome)  # constraints before the tell: samplers read them there
         if self.cost is not None:
             self.cost.add(outcome.metrics)
         if trial.number in self.resumed:  # proposed by a launch before: the study is told

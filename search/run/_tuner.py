@@ -15,7 +15,7 @@ from ray.tune.stopper import CombinedStopper, Stopper
 
 from search._compat import no_callback_census
 from search.errors import StorageLost
-from search.record import StudyWriter, TrialAttr, rung_history
+from search.record import StudyWriter, read_trial, rung_history
 from search.run._checkpoints import CheckpointJanitor
 from search.run._interrupts import sigint_kept
 from search.run._loggers import logger_callbacks
@@ -53,7 +53,7 @@ def run_tuner(
     from ray import tune
 
     from search.run._progress import Progress
-    from search.schedulers import SCHEDULERS
+    from search.schedulers import SCHEDULERS, Decides, attach
 
     share = config.resources.ray()
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no tips
@@ -71,18 +71,15 @@ def run_tuner(
                     time_limit=config.limits.time, adjourned=searcher.is_adjourned,
                     screened=lambda: len(searcher.screened))  # fmt: skip
     scheduler = SCHEDULERS.get(config.scheduler.name)(config)
-    if hasattr(scheduler, "add_history"):  # a resumed search ranks its rungs on what it saw
+    if isinstance(scheduler, Decides):  # a resumed search ranks its rungs on what it saw
         trials = study.get_trials(deepcopy=False)  # index = number
         for curve, violation, at_chance, number in rung_history(study, config.objective_names):
             scheduler.add_history(curve, violation, at_chance, number,
                                   **_promotions(scheduler, trials[number]))  # fmt: skip
-        scheduler.on_decision = searcher.on_decision
     slots = min(remaining, cluster_slots(share))
+    attach(scheduler, searcher, slots=slots, total=remaining)
     lost = _StorageLostStopper(recorder.writer)
     stoppers = [s for s in (searcher.limits, lost) if s is not None]
-    if hasattr(scheduler, "may_start"):  # paused trials hold no slot: the scheduler says when
-        scheduler.limit(slots=slots, total=remaining)
-        searcher.gate = scheduler
     tuner = tune.Tuner(
         resourced,
         tune_config=tune.TuneConfig(
@@ -151,8 +148,8 @@ def _promotions(scheduler: Any, trial: optuna.trial.FrozenTrial) -> dict[str, li
     decisions (a relaunch keeps them), as ``add_history``'s keyword."""
     if not isinstance(scheduler, PromotionMOASHA):
         return {}
-    log = trial.user_attrs.get(TrialAttr.DECISIONS, [])
-    return {"promoted": [d["rung"] for d in log if d["outcome"] in ("promote", "continue")]}
+    log = read_trial(trial).decisions
+    return {"promoted": [d["rung"] for d in log if d.get("outcome") in ("promote", "continue")]}
 
 
 @contextlib.contextmanager

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces import lazy_getattr
+from spaces import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
+    from search.schedulers._contract import Decides as Decides
+    from search.schedulers._contract import Gate as Gate
+    from search.schedulers._contract import attach as attach
     from search.schedulers._defaults import GRACE_EPOCHS as GRACE_EPOCHS
     from search.schedulers._defaults import REDUCTION_FACTOR as REDUCTION_FACTOR
     from search.schedulers._moasha import MOASHA as MOASHA
@@ -27,24 +31,14 @@ if TYPE_CHECKING:
     from search.schedulers._rungview import RungView as RungView
 
 
-_EXPORTS = {
-    "SCHEDULERS": "search.schedulers._named",
-    "SCHEDULER_TYPES": "search.schedulers._named",
-    "MOASHA": "search.schedulers._moasha",
-    "PromotionMOASHA": "search.schedulers._moasha",
-}
-
-#: Names npas's other packages import from here: not the user API (not in ``__all__``),
-#: free to change with them.
-_SHARED = {
-    "GRACE_EPOCHS": "search.schedulers._defaults",
-    "REDUCTION_FACTOR": "search.schedulers._defaults",
-    "RungView": "search.schedulers._rungview",
-    "WITHIN_FRONT": "search.schedulers._ranking",
-    "milestones": "search.schedulers._moasha",
-}
-
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "MOASHA",
+    "SCHEDULERS",
+    "SCHEDULER_TYPES",
+    "Decides",
+    "Gate",
+    "PromotionMOASHA",
+]
 
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, shared=_SHARED)
+__getattr__ = lazy_exports(__name__)

@@ -10,7 +10,7 @@ it covers, small when a slightly larger net is much more accurate. The hypervolu
 search is judged by (the report's and the lab's figure), so the rung keeps what adds most to it.
 
 Kept apart from the scheduler so that its one rule is tested against a brute-force oracle
-(tests/search_tests/run/test_ranking.py) and its cost measured alone
+(tests/search_tests/schedulers/test_ranking.py) and its cost measured alone
 (benchmarks/scheduler_scale.py).
 A rung of 10^4 trials is re-ranked at every arrival, so nothing here loops over fronts in
 Python: fronts come from moocore's ``pareto_rank`` (what pymoo's ``NonDominatedSorting`` calls:

@@ -73,12 +73,15 @@ class RungView(BaseSampler):
         #: The epoch the last view modelled (None: the study as it is).
         self.epoch: int | None = None
         # The view kept from one ask to the next while it models the same epoch of the same
-        # study: (epoch, study, view, numbers of its trials not finished there). Its finished
-        # trials cannot change, so an ask adds the new trials and brings the others up to
-        # date, where building it anew copied every trial of the study at every ask.
-        self._kept: tuple[int, Any, optuna.Study, set[int], set[str]] | None = None
-        # finished trials' curves, by study (its name and storage) and trial number
-        self._points: dict[tuple[Any, int], dict[int, EpochPoint]] = {}
+        # study: (epoch, view, numbers of its trials not finished there, the view's own study
+        # attributes when it was made). Its finished trials cannot change, so an ask adds the
+        # new trials and brings the others up to date, where building it anew copied every
+        # trial of the study at every ask.
+        self._kept: tuple[int, optuna.Study, set[int], set[str]] | None = None
+        # The study read (its storage and name) and its finished trials' curves by number:
+        # forgotten when another study is read, so that no trial of one is taken for another.
+        self._read: tuple[Any, str] | None = None
+        self._points: dict[int, dict[int, EpochPoint]] = {}
 
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
@@ -146,7 +149,7 @@ class RungView(BaseSampler):
 
     def _view_of(self, study: optuna.Study, trial: FrozenTrial) -> optuna.Study:
         """The view for the trial being asked (built at its first call)."""
-        if self._view is None or self._view[0] != trial.number:
+        if self._view is None or self._view[0] != trial.number or not self._reads(study):
             self._view = (trial.number, self._build(study))
             if self.epoch is not None:  # which fidelity this proposal learned from
                 _set_system_attr(study, trial, EPOCH_ATTR, self.epoch)
@@ -154,8 +157,10 @@ class RungView(BaseSampler):
 
     def _build(self, study: optuna.Study) -> optuna.Study:
         trials = study.get_trials(deepcopy=False)
-        which = (study.study_name, id(storage_of(study)))
-        points = [self._points_of(which, t) for t in trials]
+        if not self._reads(study):
+            self._read = (storage_of(study), study.study_name)
+            self._points, self._kept = {}, None
+        points = [self._points_of(t) for t in trials]
         told = [t.state in _TOLD for t in trials]  # what the sampler ranks
         reached = [max(p) for p, ok in zip(points, told, strict=True) if p and ok]
         self.epoch = view_epoch(reached, sum(told))
@@ -163,7 +168,7 @@ class RungView(BaseSampler):
             self._kept = None
             return study
         kept = self._kept
-        if kept is None or kept[0] != self.epoch or kept[1] != which:
+        if kept is None or kept[0] != self.epoch:
             view = optuna.create_study(
                 storage=optuna.storages.InMemoryStorage(),
                 directions=study.directions,
@@ -172,10 +177,10 @@ class RungView(BaseSampler):
             if study.metric_names is not None:
                 set_metric_names(view, study.metric_names)
             made = set(storage_of(view).get_study_system_attrs(_study_id(view)))
-            kept = self._kept = (self.epoch, which, view, set(), made)
+            kept = self._kept = (self.epoch, view, set(), made)
         else:
-            _forget_study_attrs(kept[2], kept[4])
-        _, _, view, unfinished, _ = kept
+            _forget_study_attrs(kept[1], kept[3])
+        _, view, unfinished, _ = kept
         # a new Study on the kept storage: a Study caches its trials for samplers
         # (``use_cache``) until its own ask or tell, which a view never has
         view = optuna.load_study(study_name=view.study_name, storage=storage_of(view),
@@ -194,14 +199,18 @@ class RungView(BaseSampler):
         unfinished.update(start + i for i, t in enumerate(new) if not t.state.is_finished())
         return view
 
-    def _points_of(self, which: Any, trial: FrozenTrial) -> dict[int, EpochPoint]:
+    def _reads(self, study: optuna.Study) -> bool:
+        """Whether ``study`` is the one the cached curves and view were read from."""
+        read = self._read
+        return read is not None and read[0] is storage_of(study) and read[1] == study.study_name
+
+    def _points_of(self, trial: FrozenTrial) -> dict[int, EpochPoint]:
         """The trial's curve (read once for a finished trial: it cannot change)."""
-        key = (which, trial.number)
-        if key in self._points:
-            return self._points[key]
+        if trial.number in self._points:
+            return self._points[trial.number]
         points = epoch_values(trial, self.objectives)
         if trial.state.is_finished():
-            self._points[key] = points
+            self._points[trial.number] = points
         return points
 
 

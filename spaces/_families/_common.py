@@ -9,10 +9,10 @@ from typing import Any
 
 from torch import nn
 
-from spaces._build import FamilyBuilder, family_variant, register_family
 from spaces._builtin import families_for
 from spaces._checks import check_choice, check_int
 from spaces._errors import ConfigError
+from spaces._family_registry import FamilyBuilder, family_variant, register_family
 
 __all__ = [
     "ACTIVATIONS",
@@ -96,5 +96,5 @@ def register_record(name: str, base: FamilyBuilder, about: str, **fixed: Any) ->
     count) opens its docstring."""
     build = family_variant(base, **fixed)
     build.__doc__ = f"{about}\n\n{build.__doc__}"
-    build.hyper_keys = ()  # type: ignore[attr-defined]  # see spaces._build.hyper_keys
+    build.hyper_keys = ()  # type: ignore[attr-defined]  # see spaces._family_registry.hyper_keys
     register_family(name)(build)

@@ -9,10 +9,10 @@ from typing import Annotated
 import torch
 from torch import nn
 
-from spaces._build import family_variant, register_family
 from spaces._families._common import activation as make_activation
 from spaces._families._common import check_choice, check_odd, signal_shape
 from spaces._families._signal import POOLS, Head, Placement, halve, strided
+from spaces._family_registry import family_variant, register_family
 from spaces._hyper import Range, checked
 
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from spaces._build import family_variant, register_family
 from spaces._families._common import image_shape
+from spaces._family_registry import family_variant, register_family
 from spaces._hyper import checked
 
 

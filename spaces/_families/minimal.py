@@ -14,9 +14,9 @@ from typing import Annotated
 import torch
 from torch import nn
 
-from spaces._build import register_family
 from spaces._families._common import activation as make_activation
 from spaces._families._common import image_shape, register_record
+from spaces._family_registry import register_family
 from spaces._hyper import Range, checked
 
 

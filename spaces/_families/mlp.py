@@ -9,9 +9,9 @@ from typing import Annotated
 import torch
 from torch import nn
 
-from spaces._build import register_family
 from spaces._errors import ConfigError
 from spaces._families._common import ACTIVATIONS, check_choice
+from spaces._family_registry import register_family
 from spaces._hyper import Range, checked
 
 

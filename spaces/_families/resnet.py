@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
 from spaces._families._common import check_choice, image_shape
+from spaces._family_registry import family_variant, register_family
 from spaces._hyper import Range, checked
 
 

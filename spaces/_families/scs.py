@@ -23,12 +23,12 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.function import FunctionCtx, once_differentiable
 
-from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
 from spaces._families._box import box_sum
 from spaces._families._common import check_odd, image_shape
 from spaces._families._layout import channel_sums, scale_channels
 from spaces._families._pool import max_abs_pool2
+from spaces._family_registry import family_variant, register_family
 from spaces._hyper import Range, checked
 
 

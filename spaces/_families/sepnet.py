@@ -13,11 +13,11 @@ from typing import Annotated
 import torch
 from torch import nn
 
-from spaces._build import register_family
 from spaces._errors import ConfigError
 from spaces._families._common import activation as make_activation
 from spaces._families._common import check_choice, check_odd, image_shape, register_record
 from spaces._families._norm import BatchNorm2d
+from spaces._family_registry import register_family
 from spaces._hyper import Range, checked
 
 NORMS = ("none", "batch", "layer")

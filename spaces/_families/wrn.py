@@ -13,9 +13,9 @@ from typing import Annotated
 import torch
 from torch import nn
 
-from spaces._build import family_variant, register_family
 from spaces._errors import ConfigError
 from spaces._families._common import image_shape
+from spaces._family_registry import family_variant, register_family
 from spaces._hyper import Range, checked
 
 

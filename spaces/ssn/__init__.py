@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spaces._lazy import lazy_getattr
+from spaces._lazy import lazy_exports
 
-# What the lazy map below exports, for type checkers and editors (tests/test_static_exports.py
-# keeps the two the same); at run time each name still loads when first used.
+# What this package exports, each name once: type checkers and editors read these imports,
+# and at run time `lazy_exports` reads the same block and loads each name when first used.
+# `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
     from spaces.ssn._generators import GENERATORS as GENERATORS
     from spaces.ssn._generators import Generator as Generator
@@ -30,21 +31,20 @@ if TYPE_CHECKING:
     from spaces.ssn._upsamplers import UPSAMPLERS as UPSAMPLERS
     from spaces.ssn._upsamplers import Upsampler as Upsampler
 
-_EXPORTS = {
-    "GENERATORS": "spaces.ssn._generators",
-    "Generator": "spaces.ssn._generators",
-    "SUPPORTED": "spaces.ssn._layers",
-    "MAPPINGS": "spaces.ssn._mappings",
-    "MappingContext": "spaces.ssn._mappings",
-    "LayerInfo": "spaces.ssn._net",
-    "ShapeshiftNet": "spaces.ssn._net",
-    "check_budget": "spaces.ssn._net",
-    "minimum_budget": "spaces.ssn._net",
-    "shapeshift": "spaces.ssn._net",
-    "SSNOptions": "spaces.ssn._options",
-    "UPSAMPLERS": "spaces.ssn._upsamplers",
-    "Upsampler": "spaces.ssn._upsamplers",
-}
 
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_getattr(__name__, _EXPORTS)
+__all__ = [
+    "GENERATORS",
+    "MAPPINGS",
+    "SUPPORTED",
+    "UPSAMPLERS",
+    "Generator",
+    "LayerInfo",
+    "MappingContext",
+    "SSNOptions",
+    "ShapeshiftNet",
+    "Upsampler",
+    "check_budget",
+    "minimum_budget",
+    "shapeshift",
+]
+__getattr__ = lazy_exports(__name__)

@@ -1,5 +1,5 @@
 """Trials written through search.record._writer as ``launch`` records them, and read back
-field by field through a fresh ``RDBStorage`` (run/test_writer.py, run/test_postgres.py)."""
+field by field through a fresh ``RDBStorage`` (record/test_writer.py, record/test_postgres.py)."""
 
 from __future__ import annotations
 

@@ -356,9 +356,11 @@ def test_families_shows_the_layouts_and_a_users_families_with_import(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     import spaces._build
+    import spaces._family_registry
 
     monkeypatch.setattr(spaces._build.FAMILIES, "_entries", dict(spaces._build.FAMILIES._entries))
-    monkeypatch.setattr(spaces._build, "_LAYOUTS", dict(spaces._build._LAYOUTS))
+    registry = spaces._family_registry
+    monkeypatch.setattr(registry, "_LAYOUTS", dict(registry._LAYOUTS))
     plugin = tmp_path / "my_families.py"
     plugin.write_text(
         "import spaces\n"

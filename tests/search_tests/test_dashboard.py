@@ -295,7 +295,7 @@ def constrained(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A storage holding :data:`CONSTRAINED_ROWS`, written through npas's own writer."""
     from search.record._storage import open_storage
     from search.record._study import open_study
-    from search.run._outcome import outcome_of, record
+    from search.run._outcome import outcome_of, record_outcome
     from search.run._trainable import report_of
 
     url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'npas.db'}"
@@ -307,7 +307,7 @@ def constrained(tmp_path_factory: pytest.TempPathFactory) -> str:
         trial = study.ask()
         outcome = outcome_of(report_of({"feasible": 1.0, **row}, ["accuracy", "params"]),
                              objectives=OBJECTIVES, constraints=CONSTRAINED)  # fmt: skip
-        record(trial, outcome)
+        record_outcome(trial, outcome)
         study.tell(trial, outcome.values, state=outcome.state)
     return url
 

@@ -34,7 +34,7 @@ from search.pareto import front_table
 from search.record._records import conditions_of, constraints_of, metrics_of, read_trial
 from search.record._storage import open_storage
 from search.record._study import open_study
-from search.run._outcome import outcome_of, record
+from search.run._outcome import outcome_of, record_outcome
 from search.run._trainable import report_of
 from search.trial import run_trial
 from spaces import ConfigError
@@ -93,7 +93,7 @@ def _study(config: SearchConfig, url: str, out: Path, trials: int) -> optuna.Stu
         trial.set_user_attr("trial_config", cfg.to_dict())
         report = report_of(run_trial(cfg), [n for n, _ in objectives])
         outcome = outcome_of(report, objectives=objectives, constraints=constraints)
-        record(trial, outcome)
+        record_outcome(trial, outcome)
         study.tell(trial, outcome.values, state=outcome.state)
     return study
 

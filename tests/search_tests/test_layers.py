@@ -88,7 +88,8 @@ def test_the_private_import_check_knows_its_own_package(tmp_path: Path) -> None:
 @pytest.mark.parametrize("top", TOP_PACKAGES)
 def test_a_package_is_imported_through_its_init_never_its_private_modules(top: str) -> None:
     """A package's private modules are its own; what other packages use it exports (the user
-    API in ``__all__``, the rest in its ``_SHARED`` map), so it can move its code around."""
+    API in ``__all__``, the rest beside it in its ``if TYPE_CHECKING:`` block), so it can move
+    its code around."""
     wrong = [
         f"{path.relative_to(ROOT)} {crossing}"
         for path in sorted((ROOT / top).rglob("*.py"))

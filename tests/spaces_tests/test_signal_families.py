@@ -158,9 +158,11 @@ def test_families_for_loads_no_torch():
 
 def test_a_users_family_declares_its_layouts_or_none(monkeypatch):
     import spaces._build
+    import spaces._family_registry
 
     monkeypatch.setattr(spaces._build.FAMILIES, "_entries", dict(spaces._build.FAMILIES._entries))
-    monkeypatch.setattr(spaces._build, "_LAYOUTS", dict(spaces._build._LAYOUTS))
+    registry = spaces._family_registry
+    monkeypatch.setattr(registry, "_LAYOUTS", dict(registry._LAYOUTS))
     register_family("test-wave", layouts="signal")(lambda in_shape, num_classes: None)
     register_family("test-any")(lambda in_shape, num_classes: None)
     assert family_layouts("test-wave") == ("signal",)

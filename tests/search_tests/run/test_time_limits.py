@@ -222,6 +222,9 @@ class _Gate:
     def __init__(self) -> None:
         self.closed: list[str | None] = []
 
+    def limit(self, *, slots: int, total: int | None) -> None:
+        pass
+
     def may_start(self) -> bool:
         return True
 
@@ -242,6 +245,7 @@ def test_a_time_limit_foreseen_adjourns_the_paused_trials_as_a_spent_one_does(
     from search.run._bound import bound_optimiser, constraint_keys
     from search.run._outcome import OutcomeReader
     from search.run._searcher import NpasSearcher
+    from search.schedulers import attach
     from tests._support.searches import make_config
 
     config = make_config(tmp_path, optimiser="random", trials=8)
@@ -257,8 +261,9 @@ def test_a_time_limit_foreseen_adjourns_the_paused_trials_as_a_spent_one_does(
         bound_optimiser(config, study, seed=0, scheduler="moasha"),
         outcomes=OutcomeReader(config.objectives, constraint_keys(config)),
         trial_config=lambda point, number: config.trial_config(point),
-        cost=cost, gate=gate, limits=TrialLimits(limits, cost),
+        limits=TrialLimits(limits, cost),
     )  # fmt: skip
+    assert attach(gate, searcher, slots=2, total=None) is gate and searcher.gate is gate
     for trial_id in ("paused", "stopped"):
         assert isinstance(searcher.suggest(trial_id), dict)
         folder = tmp_path / "ray" / trial_id

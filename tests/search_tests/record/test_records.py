@@ -17,7 +17,7 @@ from search.record._records import conditions_of, metrics_of, read_study
 from search.record._schema import Column
 from search.record._storage import open_storage
 from search.record._study import open_study
-from search.run._outcome import outcome_of, record
+from search.run._outcome import outcome_of, record_outcome
 from search.run._trainable import report_of
 from tests.search_tests.studies import ROWS, npas_study
 
@@ -58,7 +58,7 @@ def _recorded(tmp_path) -> optuna.Study:
             objectives=OBJECTIVES,
             constraints=["params <= 5000"],
         )
-        record(trial, outcome)
+        record_outcome(trial, outcome)
         study.tell(trial, outcome.values, state=outcome.state)
     return optuna.load_study(study_name="s", storage=url)
 
@@ -152,7 +152,7 @@ def test_a_trained_infeasible_trial_says_which_constraint_and_by_how_much(tmp_pa
         objectives=OBJECTIVES,
         constraints=["latency_ms <= 0.1", "params <= 5000"],
     )
-    record(trial, outcome)
+    record_outcome(trial, outcome)
     study.tell(trial, outcome.values, state=outcome.state)
     (read,) = read_study(optuna.load_study(study_name="s", storage=url)).trials
     assert read.state == "COMPLETE" and not read.feasible

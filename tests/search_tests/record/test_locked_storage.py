@@ -12,7 +12,7 @@ from pathlib import Path
 from tests._support.notes import notes
 from tests._support.waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 LOCKER = """
 import sqlite3, sys

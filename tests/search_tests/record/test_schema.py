@@ -12,7 +12,7 @@ import pytest
 
 from search.record import _schema
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "search" / "record" / "_schema.py"
 #: Calls whose first string argument (after a trial id, for the storage's own) names an attribute.
 SETTERS = {"set_user_attr": 0, "set_system_attr": 0, "set_trial_user_attr": 1,

@@ -115,6 +115,27 @@ def test_the_view_models_the_highest_epoch_enough_trials_reached():
     assert study.trials[40].state == TrialState.PRUNED and study.trials[70].values[0] < 0.3
 
 
+def test_a_view_read_from_one_study_takes_nothing_of_another_of_the_same_name():
+    """The curves read are the study's own: a sampler asked on a second storage holding a
+    study of the same name and trial numbers (a replay after a launch, a study copied) sees
+    that study's curves, not the first one's. The cache holds the storage it read, not its
+    ``id()``, which a storage made after the first was freed may be given again."""
+    sampler = RungView(_tpe(), OBJECTIVES)
+    first = _study(sampler)
+    first.ask().suggest_float("x", 0, 1)
+    assert sampler.epoch == 3
+    second = optuna.create_study(study_name=first.study_name, sampler=sampler,
+                                 directions=["maximize", "minimize"])  # fmt: skip
+    dists = {"x": optuna.distributions.FloatDistribution(0, 1)}
+    for i in range(len(first.trials) - 1):  # the same numbers, each stopped at epoch 1
+        curve = [{"epoch": 1, "accuracy": 0.2, "violation": 0.0}]
+        second.add_trial(optuna.trial.create_trial(
+            state=TrialState.PRUNED, params={"x": i / 80}, distributions=dists,
+            user_attrs={"curve": curve, "metric_params": 10.0}))  # fmt: skip
+    second.ask().suggest_float("x", 0, 1)
+    assert sampler.epoch == 1
+
+
 def test_a_trial_at_chance_at_the_view_epoch_is_seen_pruned():
     sampler = RungView(_tpe(), OBJECTIVES)
     study = _study(sampler)

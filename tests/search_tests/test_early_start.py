@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from search import _launch_start
+from search import _early_start
 from search.run import _stages
 from search.run._stages import Stage
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_start_up_modules_load_nothing_heavy() -> None:
     probe = (
-        "import sys, search._launch_start, search.run._stages, search.run._ray_session\n"
+        "import sys, search._early_start, search.run._stages, search.run._ray_session\n"
         "print([m for m in ('torch', 'ray', 'optuna', 'sklearn') if m in sys.modules])\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
@@ -102,8 +102,8 @@ def test_ray_starts_early_only_for_a_preset_on_a_local_ray_without_user_code(
         return True
 
     monkeypatch.setattr("search.run._ray_session.start_ray", start)
-    monkeypatch.setattr(_launch_start, "_load_modules", lambda: None)
-    assert _launch_start.start_ray_early(_args(**given), "digits-quick") is early
+    monkeypatch.setattr(_early_start, "_load_modules", lambda: None)
+    assert _early_start.start_ray_early(_args(**given), "digits-quick") is early
     assert started == ([None] if early else [])
 
 
