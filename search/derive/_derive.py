@@ -556,7 +556,10 @@ def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: A
         Derived("scheduler", _shown_scheduler(scheduler), why),
         Derived("indicators", INDICATORS, "the cheap ones: a throughput or energy sweep "
                 "would cost more than training a tiny net"),
-        Derived("resources", {"cpu": 1, "gpu": 0}, "one CPU per trial, trials side by side"),
+        Derived("resources", {"cpu": 1, "gpu": 0}, "one CPU per trial, trials side by side; "
+                "no GPU even where there is one: for nets this small the cores ran five times "
+                "as many trials (benchmarks/results/gpu_check.md, run 4); a resources key of "
+                "yours gives a larger net its share"),
         Derived("finalists", FINALISTS, "one validation accuracy is noisy (the more so the "
                 "smaller the data): the best feasible trials are retrained with fresh seeds "
                 "(each its own initialisation and validation split) and the best mean is "
