@@ -36,6 +36,7 @@ from typing import Any
 import optuna
 
 from search.record._schema import Metric, OptunaAttr, StudyAttr, TrialAttr
+from spaces import is_int
 
 __all__ = [
     "StudyRecords",
@@ -265,6 +266,7 @@ def read_trial(
     curve = tuple(curve_of(trial))
     decisions = trial.user_attrs.get(TrialAttr.DECISIONS)
     stopped = trial.user_attrs.get(TrialAttr.STOPPED)
+    narrowed = trial.user_attrs.get(TrialAttr.NARROWED)
     return TrialRecord(
         number=trial.number,
         state=trial.state.name,
@@ -284,13 +286,8 @@ def read_trial(
         else (),
         artifact=trial.user_attrs.get(TrialAttr.ARTIFACT) or found.get(Metric.ARTIFACT),
         datetime_complete=trial.datetime_complete,
-        narrowed_from=_whole(trial.user_attrs.get(TrialAttr.NARROWED)),
+        narrowed_from=narrowed if is_int(narrowed, 0) else None,
     )
-
-
-def _whole(value: Any) -> int | None:
-    """An integer attribute as stored (None: absent, or not a whole number)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _violations(
