@@ -243,7 +243,7 @@ def table(root: Path) -> str:
         "| dataset | arm | seeds | test accuracy | 95 % CI | params (mean) | wall s (mean) |",
         "|---|---|---|---|---|---|---|",
     ]
-    verdicts = []
+    verdicts, each = [], []
     for name, by_arm in _results(root).items():
         means = {}
         for arm in arms:
@@ -259,9 +259,14 @@ def table(root: Path) -> str:
                                 if len(acc) > 1 else (MISSING, MISSING))  # fmt: skip
             lines.append(f"| {name} | {arm} | {len(acc)} | {mean:.4f} ± {spread} | {interval} | "
                          f"{params:,.0f} | {wall:.0f} |")  # fmt: skip
+            each.append(f"| {name} | {arm} | " + " | ".join(
+                f"{runs[s]['test_accuracy']:.4f}" if s in runs else MISSING for s in seeds) + " |")
         complete = all(set(by_arm.get(a, {})) >= set(seeds) for a in arms)
         verdicts.append(_verdict(name, by_arm, means, complete))
-    return "\n".join([*lines, "", "## Verdicts", "", *verdicts, ""])
+    per_seed = ["## Each seed's test accuracy", "",
+                "| dataset | arm | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+                "|---|---|" + "---|" * len(seeds), *each]  # fmt: skip
+    return "\n".join([*lines, "", "## Verdicts", "", *verdicts, "", *per_seed, ""])
 
 
 def _verdict(name: str, by_arm: dict, means: dict[str, float], complete: bool) -> str:

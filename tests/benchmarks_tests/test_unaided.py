@@ -45,6 +45,8 @@ def test_the_verdicts_follow_the_protocol(tmp_path):
     assert "- digits: npas − hand +0.0500" in text and ": beats the hand design" in text
     assert "npas ranks first on mean" in text
     assert "- osu_leaf: partial" in text
+    assert "| digits | hand | 0.9000 | 0.9100 | 0.9200 | 0.9100 | 0.9100 |" in text
+    assert "| osu_leaf | npas | 0.5000 | 0.6000 | — | — | — |" in text  # seeds not run yet
     _write(tmp_path, "acsf1", "npas", [0.7], 4000)
     assert "| acsf1 | npas | 1 | 0.7000 ± — | — |" in bench.table(tmp_path)  # no nan
     _write(tmp_path / "over", "digits", "npas", [0.95, 0.96, 0.97, 0.96, 0.96], 2500)
