@@ -338,12 +338,18 @@ def _onnx_accuracy(model: Path, x: np.ndarray, y: np.ndarray) -> float:
     return float((logits.argmax(1) == y).mean())
 
 
+def _seconds(limit: str) -> float:
+    """A ``limits.time`` of seconds or minutes ("90", "2m") in seconds."""
+    return float(limit[:-1]) * 60 if limit.endswith("m") else float(limit)
+
+
 def check_unaided(out: Path, gpu: float, limit: str) -> list[str]:
     """The data-only config (issue 57) on a GPU machine: as shipped (the derived
     ``resources``), then with trials that ask for a share of the GPU; each exported without
     ``--select`` and its ONNX model scored again on the CPU."""
     import optuna
 
+    from search.config import FinalistsConfig
     from search.record._records import conditions_of, metrics_of
     from search.record._schema import StudyAttr
 
@@ -397,6 +403,12 @@ def check_unaided(out: Path, gpu: float, limit: str) -> list[str]:
             f"{len(trials)}; {', '.join(devices)}")
         rows.setdefault("most processes on the GPU at once (nvidia-smi samples)", []).append(
             f"{sampler.most} ({sampler.samples} samples)")
+        starts = [t.datetime_start for t in trials if t.datetime_start]
+        ends = [t.datetime_complete for t in trials if t.datetime_complete]
+        last = (max(ends) - min(starts)).total_seconds() if starts and ends else float("nan")
+        share = _seconds(limit) * (1 - FinalistsConfig().share)
+        rows.setdefault("the search's share of the time; its last trial ended at", []).append(
+            f"{share:.0f} s; {last:.0f} s after its first started")
         rows.setdefault("recommended trial; finalist runs; refit", []).append(
             f"{found.get('trial')}; {runs}; {refit.get('note') or refit.get('skipped') or ''}")
         rows.setdefault("exported test accuracy; the ONNX model on the CPU", []).append(

@@ -1,7 +1,13 @@
 """The search's own cost: time, energy and CO2 spent by a launch's trials, against its limits.
 
-No trial starts once starting one would pass a limit (its expected cost is the mean of the
-trials this launch has seen end); the trials in flight finish. A trial's energy is what
+No trial starts once starting one would pass a limit; the trials in flight finish. Energy and
+CO2 add up over trials, so a trial's expected share of them is the mean of the trials this
+launch has seen end. Time is the wall clock, which the trials in flight pass if they run
+longer than expected: a trial may start only if one as long as the :data:`TIME_QUANTILE` of
+the ended trials' durations ends within the limit. The mean let a GPU machine's 16 workers
+(cross-validated trials, which report once and cannot be stopped at an epoch) run 15 s past
+a 96 s search and leave the finalists a fifth of their time (``benchmarks/results/gpu_check.md``,
+run 4: the mean 8 s, the longest 20 s). A trial's energy is what
 ``run_trial`` metered around the whole trial (training and measurement, ``trial_energy_j``);
 a trial stopped early by the scheduler has no meter reading, so its energy is estimated from
 its training time at the mean power of the trials that ended with one.
@@ -14,10 +20,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from objectives import co2_grams
 from search.config import LimitsConfig
 
-__all__ = ["SearchCost"]
+__all__ = ["TIME_QUANTILE", "SearchCost"]
+
+#: The quantile of the ended trials' durations that another trial is expected to take (an
+#: observed duration: at least this share of them took no longer).
+TIME_QUANTILE = 0.9
 
 
 class SearchCost:
@@ -26,20 +38,27 @@ class SearchCost:
     Args:
         limits: The search's limits (None fields: no limit).
         clock: Seconds (``time.monotonic``).
+        started: When the launch started, on ``clock`` (None: now). The time limit is the
+            launch's wall clock: Ray's start-up counts (on a 16-core machine it took the 120 s
+            launch's finalists 15 s of their 24, ``benchmarks/results/gpu_check.md``, run 5).
     """
 
     def __init__(
-        self, limits: LimitsConfig, *, clock: Callable[[], float] = time.monotonic
+        self,
+        limits: LimitsConfig,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        started: float | None = None,
     ) -> None:
         self.limits = limits
         self._clock = clock
-        self._started = clock()
+        self._started = clock() if started is None else started
         self.energy_j = 0.0
         self.sources: set[str] = set()
         self._metered_j = 0.0
         self._metered_s = 0.0
         self._trials = 0
-        self._seconds = 0.0  # the ended trials' own durations, summed
+        self._durations: list[float] = []  # the ended trials' own durations
         #: The limit (``time``, ``energy_j``, ``co2_g``) :meth:`exhausted` last found spent.
         self.exhausted_by: str | None = None
 
@@ -57,7 +76,7 @@ class SearchCost:
         metrics = metrics or {}
         joules = _number(metrics.get("trial_energy_j"))
         seconds = _number(metrics.get("trial_time_s"))
-        self._seconds += seconds or _number(metrics.get("train_time_s")) or 0.0
+        self._durations.append(seconds or _number(metrics.get("train_time_s")) or 0.0)
         if joules is not None:
             self.energy_j += joules
             self.sources.add(str(metrics.get("energy_source", "estimate")))
@@ -73,7 +92,7 @@ class SearchCost:
         """Why no further trial may start, or None."""
         n = max(self._trials, 1)
         limits = (
-            ("time", self.limits.time, self.elapsed_s, self._seconds / n, "s"),
+            ("time", self.limits.time, self.elapsed_s, self._expected_s(), "s"),
             ("energy_j", self.limits.energy_j, self.energy_j, self.energy_j / n, "J"),
             ("co2_g", self.limits.co2_g, self.co2_g, self.co2_g / n, "g"),
         )
@@ -82,9 +101,23 @@ class SearchCost:
                 self.exhausted_by = name
                 return (
                     f"the {name} limit ({limit:g} {unit}) would be passed by another trial "
-                    f"({spent:.4g} {unit} spent, about {each:.4g} {unit} a trial)"
+                    f"({spent:.4g} {unit} spent, about {each:.4g} {unit} a trial"
+                    f"{self._which(name)})"
                 )
         return None
+
+    def _expected_s(self) -> float:
+        """The wall time another trial is expected to take (0 before any ended)."""
+        if not self._durations:
+            return 0.0
+        return float(np.quantile(self._durations, TIME_QUANTILE, method="higher"))
+
+    def _which(self, name: str) -> str:
+        """How a limit's cost of a trial was estimated, for the refusal's words."""
+        if name == "time":
+            share = f"{TIME_QUANTILE:.0%}"
+            return f"; at least {share} of the {self._trials} trials ended took no longer"
+        return f"; the mean of the {self._trials} trials ended"
 
 
 def _number(value: Any) -> float | None:

@@ -16,8 +16,9 @@ the fewest any retrained finalist has. Each run is written to the study as it en
 relaunch trains only the runs missing; the choice and its reasons are
 :attr:`StudyAttr.RECOMMENDATION`. They run after Ray has stopped (all of the machine is
 theirs), with the launch's trial function: as many at once as the search ran trials side by
-side on this machine, each in a process of its own (one at a time, in the launch's own
-process, on a GPU or for a trial function that cannot be sent to another process).
+side on this machine (on one GPU, for trials given a share of it), each in a process of its
+own (one at a time, in the launch's own process, for a trial function that cannot be sent to
+another process).
 """
 
 from __future__ import annotations
@@ -563,10 +564,14 @@ def _end(pool: futures.ProcessPoolExecutor) -> None:
 
 def _workers(config: SearchConfig, runs: int) -> int:
     """Runs trained at once: as many trials as the search ran side by side on this machine's
-    cores (one on a GPU: its trials shared the device), at most ``runs``."""
+    cores and, for trials given a share of a GPU, on one GPU (the pool's processes are not
+    placed by Ray: each takes the default device), at most ``runs``. One at a time left a GPU
+    check's finalists one run of the nine asked, where the search ran four trials on the GPU
+    at once (``benchmarks/results/gpu_check.md``, run 5)."""
+    side_by_side = int(_cores() // max(1.0, config.resources.cpu))
     if config.resources.gpu > 0:
-        return 1
-    return max(1, min(runs, int(_cores() // max(1.0, config.resources.cpu))))
+        side_by_side = min(side_by_side, int(1.0 // config.resources.gpu))
+    return max(1, min(runs, side_by_side))
 
 
 @contextlib.contextmanager

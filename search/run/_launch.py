@@ -236,7 +236,8 @@ def _launch_leased(
     if remaining > 0:
         if held == 0:  # a new search: the trial folders of a deleted one of its name stay whole
             _set_aside(out / config.name / "trials", config.name)
-        _search(config, rdb, study, out, trial_fn, progress, resumes, remaining, held, fences)
+        _search(config, rdb, study, out, trial_fn, progress, resumes, remaining, held, fences,
+                started)  # fmt: skip
     deadline = None if config.limits.time is None else started + config.limits.time
     run_finalists(study, config, trial_fn, deadline=deadline, fences=fences, progress=progress,
                   folder=out / config.name / "finalists")  # fmt: skip
@@ -254,9 +255,11 @@ def _search(
     remaining: int,
     held: int,
     fences: list[Callable[[], None]],
+    launched_at: float,
 ) -> None:
     """The search itself: Ray Tune runs ``remaining`` trials (with finalists, under the
-    search's share of the time limit), each recorded as it starts and ends."""
+    search's share of the time limit, on the launch's clock: ``launched_at``, ``time.monotonic``
+    when the launch started), each recorded as it starts and ends."""
     if config.finalists.on and config.limits.time is not None:
         share = config.finalists.search_time(config.limits.time)
         config = dataclasses.replace(config, limits=dataclasses.replace(config.limits, time=share))
@@ -287,7 +290,7 @@ def _search(
     try:
         started = _start_ray(config, progress, received, held_term)
         writer = StudyWriter(rdb, config.name, fences=fences)
-        cost = SearchCost(config.limits)
+        cost = SearchCost(config.limits, started=launched_at)
         deaths = WorkerDeaths(ray_logs())
         recorder = StudyRecorder(writer)
         searcher = NpasSearcher(

@@ -265,6 +265,27 @@ def test_finalist_runs_train_side_by_side_in_processes_of_their_own(tmp_path, mo
     assert found["n"] == 2 and found["complete"]
 
 
+@pytest.mark.parametrize(
+    ("resources", "at_once"),
+    [
+        ({"cpu": 1, "gpu": 0}, 9),  # every run asked (nine) on sixteen cores
+        ({"cpu": 2, "gpu": 0.25}, 4),  # the search ran four on the GPU
+        ({"cpu": 8, "gpu": 0.25}, 2),  # the cores bind first
+        ({"cpu": 2, "gpu": 0.3}, 3),
+        ({"cpu": 2, "gpu": 1}, 1),
+    ],
+)
+def test_finalist_runs_go_side_by_side_as_the_search_ran_its_trials(
+    tmp_path, monkeypatch, resources, at_once
+):
+    """Sixteen cores and one GPU: as many runs at once as the search's trials fitted."""
+    from search.run._finalists import _workers
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: set(range(16)))
+    config = load_config({**SEARCH, "out": str(tmp_path), "resources": resources})
+    assert _workers(config, 9) == at_once
+
+
 def test_finalists_run_in_process_crashes_and_nan_disqualify_and_a_spent_time_trains_none(
     tmp_path, capsys
 ):

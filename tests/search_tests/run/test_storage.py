@@ -59,6 +59,28 @@ def test_a_budget_refuses_the_trial_that_would_pass_it() -> None:
     assert "energy_j limit" in cost.exhausted()  # 85 J spent + about 28 J a trial > 100 J
 
 
+def test_the_time_limit_expects_a_trial_as_long_as_nine_in_ten_of_those_ended() -> None:
+    """Nine 1 s trials and one of 20 s (the GPU check's cross-validated tail): the mean, 2.9 s,
+    would start a trial at 80 s of a 96 s limit that may run to 100 s; the rule expects 20 s.
+    With nineteen 1 s trials the one long trial is under a tenth, and 1 s is expected."""
+    from search.config._search import LimitsConfig
+    from search.run._cost import SearchCost
+
+    now = [0.0]
+    cost = SearchCost(LimitsConfig(time=96.0), clock=lambda: now[0])
+    for seconds in [1.0] * 9 + [20.0]:
+        cost.add({"trial_time_s": seconds})
+    now[0] = 76.0
+    assert cost.exhausted() is None  # 76 + 20 = 96: ends on the limit
+    now[0] = 80.0
+    refused = cost.exhausted()
+    assert refused is not None and "about 20 s a trial" in refused
+    assert "at least 90% of the 10 trials ended took no longer" in refused
+    for _ in range(9):
+        cost.add({"trial_time_s": 1.0})
+    assert cost.exhausted() is None  # 80 + 1 s
+
+
 def test_an_epoch_at_chance_is_reported_stored_and_read_back_for_a_resume() -> None:
     from search.record._curves import rung_history
 

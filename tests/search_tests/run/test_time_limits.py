@@ -103,7 +103,7 @@ def time_from_a_trials_start(monkeypatch: pytest.MonkeyPatch, out: Path) -> None
         return time.monotonic() - started[0] if started else 0.0
 
     monkeypatch.setattr("search.run._launch.SearchCost",
-                        lambda limits: SearchCost(limits, clock=clock))  # fmt: skip
+                        lambda limits, started: SearchCost(limits, clock=clock))  # fmt: skip
 
 
 @pytest.mark.usefixtures("local_ray")
