@@ -116,8 +116,9 @@ def _recommended(found: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     from search.record import recommended_line
 
-    keys = (Column.NUMBER, "mean_val_accuracy", "std", "seeds", "line")
-    values = (found["trial"], found["mean"], found.get("std"), found["n"], recommended_line(found))
+    keys = (Column.NUMBER, "mean_val_accuracy", "std", "seeds", "origin", "line")
+    values = (found["trial"], found["mean"], found.get("std"), found["n"], found.get("origin"),
+              recommended_line(found))  # fmt: skip
     return dict(zip(keys, values, strict=True))
 
 

@@ -614,7 +614,8 @@ class RecommendedSelector(Selector):
         if not hits.size:
             return None
         scores = {"mean_val_accuracy": float(found["mean"]), "seeds": float(found["n"])}
-        return cand.pick(int(hits[0]), self.name, str(found["reason"]), **scores)
+        origin = f"; the net: {found['origin']}" if found.get("origin") else ""
+        return cand.pick(int(hits[0]), self.name, f"{found['reason']}{origin}", **scores)
 
     def why_none(self, frame: pd.DataFrame, *args: Any, **options: Any) -> str | None:
         if frame.attrs.get(StudyAttr.RECOMMENDATION):

@@ -1,7 +1,8 @@
 """A search's recommendation as its study holds it (:attr:`StudyAttr.RECOMMENDATION`, written by
-``search.run._finalists``): the trial its finalists chose, why, and every finalist's per-seed
-validation accuracies, read back by ``search export`` (its default), ``search status`` and the
-launch's summary.
+``search.run._finalists``): the trial its finalists chose, why, where that trial's net came
+from (the optimiser, or a start point written before the search), and every finalist's
+per-seed validation accuracies, read back by ``search export`` (its default), ``search
+status`` and the launch's summary.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from typing import Any
 
 import optuna
 
+from search.record._records import TrialRecord, read_trial
 from search.record._schema import StudyAttr
 
-__all__ = ["recommendation_of", "recommended_line"]
+__all__ = ["origin_of", "recommendation_of", "recommended_line"]
 
 
 def recommendation_of(study: optuna.Study) -> dict[str, Any] | None:
@@ -24,11 +26,32 @@ def recommendation_of(study: optuna.Study) -> dict[str, Any] | None:
     return found
 
 
+def origin_of(study: optuna.Study, number: int) -> str:
+    """Where trial ``number``'s net came from, in words: proposed by the study's optimiser
+    (narrowed into the constraints when the screen refused the proposal), or a start point of
+    the config, which a person wrote or the derivation of a data-only config set by its rules
+    (``search check`` names each). A result is only the optimiser's when it proposed the net."""
+    trial = next(t for t in study.get_trials(deepcopy=False) if t.number == number)
+    return _origin_words(read_trial(trial), study.user_attrs.get(StudyAttr.OPTIMISER))
+
+
+def _origin_words(record: TrialRecord, optimiser: Any) -> str:
+    by = f"proposed by {optimiser}" if optimiser else "proposed by the optimiser"
+    if record.start is not None:
+        return (f"a start point (the config's start list, point {record.start + 1}), trained "
+                "before any proposal: not found by the optimiser")
+    if record.narrowed_from is not None:
+        return f"{by}, narrowed into the constraints (trial {record.narrowed_from}'s proposal)"
+    return by
+
+
 def recommended_line(recommendation: dict[str, Any]) -> str:
-    """``trial 7: mean validation accuracy 0.9712 ± 0.0031 over 3 fresh seed(s)``."""
+    """``trial 7: mean validation accuracy 0.9712 ± 0.0031 over 3 fresh seed(s)``, and where
+    its net came from when the record says."""
     if not recommendation.get("n"):
         return (f"trial {recommendation['trial']}: validation accuracy "
-                f"{recommendation['mean']:.4f} in the search, no finalist retrained (time)")
+                f"{recommendation['mean']:.4f} in the search, no finalist retrained (time)"
+                f"{_origin(recommendation)}")  # fmt: skip
     std = recommendation.get("std")
     spread = "" if std is None else f" ± {std:.4f}"
     partial = "" if recommendation.get("complete", True) else " (fewer seeds than asked: time)"
@@ -36,4 +59,9 @@ def recommended_line(recommendation: dict[str, Any]) -> str:
     return (f"trial {recommendation['trial']}: mean validation accuracy "
             f"{recommendation['mean']:.4f}{spread} over {recommendation['n']} fresh seed(s) "
             f"of {len(recommendation.get('finalists', []))} finalist(s){partial}"
-            f"{refit}")  # fmt: skip
+            f"{refit}{_origin(recommendation)}")  # fmt: skip
+
+
+def _origin(recommendation: dict[str, Any]) -> str:
+    origin = recommendation.get("origin")
+    return f"; {origin}" if isinstance(origin, str) and origin else ""

@@ -156,6 +156,8 @@ class TrialRecord:
         datetime_complete: When it ended.
         narrowed_from: The trial whose refused point it is, narrowed until the screen passed
             it (``repair``); None for a point the optimiser proposed.
+        start: Which point of the config's ``start`` list it trains (0-based); None for a
+            point the optimiser proposed.
     """
 
     number: int
@@ -175,6 +177,7 @@ class TrialRecord:
     artifact: str | None
     datetime_complete: datetime | None
     narrowed_from: int | None = None
+    start: int | None = None
 
     @property
     def violated(self) -> dict[str, float]:
@@ -267,6 +270,7 @@ def read_trial(
     decisions = trial.user_attrs.get(TrialAttr.DECISIONS)
     stopped = trial.user_attrs.get(TrialAttr.STOPPED)
     narrowed = trial.user_attrs.get(TrialAttr.NARROWED)
+    start = trial.user_attrs.get(TrialAttr.START)
     return TrialRecord(
         number=trial.number,
         state=trial.state.name,
@@ -287,6 +291,7 @@ def read_trial(
         artifact=trial.user_attrs.get(TrialAttr.ARTIFACT) or found.get(Metric.ARTIFACT),
         datetime_complete=trial.datetime_complete,
         narrowed_from=narrowed if is_int(narrowed, 0) else None,
+        start=start if is_int(start, 0) else None,
     )
 
 

@@ -47,7 +47,14 @@ import optuna
 from search._format import note
 from search.config import FIT_TRIES, LimitsConfig, TrialConfig
 from search.errors import SearchInterrupted
-from search.record import StudyAttr, TrialAttr, read_study, recommended_line, record_cost
+from search.record import (
+    StudyAttr,
+    TrialAttr,
+    origin_of,
+    read_study,
+    recommended_line,
+    record_cost,
+)
 from search.run._cost import SearchCost
 from search.run._trainable import TrialFn, on_given_device
 
@@ -313,6 +320,8 @@ def run_finalists(
     if late is not None:
         _say(progress, f"finalists: {late}; compared on the seeds every finalist has")
     recommendation = choose(finalists, runs, wanted, dropped)
+    if recommendation["trial"] is not None:
+        recommendation["origin"] = origin_of(study, recommendation["trial"])
     if refit and folder is not None and recommendation["trial"] is not None:
         chosen = next(f for f in finalists if f.trial == recommendation["trial"])
         with _threads(config):

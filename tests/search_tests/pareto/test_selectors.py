@@ -282,6 +282,10 @@ def test_recommended_takes_the_trial_the_finalists_chose_and_only_a_feasible_one
     chosen = select(frame, "recommended", ACC_PARAMS)  # off the front: the finalists decide
     assert (chosen.number, chosen.reason) == (2, reason)
     assert chosen.scores == {"mean_val_accuracy": 0.81, "seeds": 3.0}
+    start = "a start point (the config's start list, point 1)"
+    frame.attrs[StudyAttr.RECOMMENDATION] = {"trial": 2, "mean": 0.81, "n": 3, "reason": reason,
+                                             "origin": start}  # fmt: skip
+    assert select(frame, "recommended", ACC_PARAMS).reason == f"{reason}; the net: {start}"
     frame.attrs[StudyAttr.RECOMMENDATION] = {"trial": 3, "mean": 0.9, "n": 3, "reason": reason}
     assert select(frame, "recommended", ACC_PARAMS) is None  # trial 3 is infeasible
     assert "no longer a completed, feasible trial" in why_none(frame, "recommended")

@@ -159,3 +159,22 @@ def test_a_trained_infeasible_trial_says_which_constraint_and_by_how_much(tmp_pa
     assert read.violated == {"latency_ms <= 0.1": 0.11}
     assert read.why_infeasible == "violates latency_ms <= 0.1 (by 0.11)"
     assert trials_frame(study).loc[0, "why_infeasible"] == read.why_infeasible
+
+
+def test_a_trial_s_origin_says_whether_the_optimiser_proposed_its_net():
+    """Three trials: a start point (``npas:start`` 1: the start list's second point), one the
+    optimiser proposed, and one narrowed from trial 1's refused proposal; the words name the
+    study's optimiser, and a start point is said not to be the optimiser's."""
+    from search.record import origin_of
+
+    row = [{"accuracy": 0.9, "params": 900}]
+    study = npas_study(row, attrs={"npas:start": 1})
+    npas_study(row, study=study)
+    npas_study(row, study=study, attrs={"npas:narrowed_from": 1})
+    study.set_user_attr("optimiser", "tpe")
+    assert [t.start for t in read_study(study).trials] == [1, None, None]
+    assert origin_of(study, 0) == ("a start point (the config's start list, point 2), trained "
+                                   "before any proposal: not found by the optimiser")
+    assert origin_of(study, 1) == "proposed by tpe"
+    narrowed = "proposed by tpe, narrowed into the constraints (trial 1's proposal)"
+    assert origin_of(study, 2) == narrowed

@@ -361,6 +361,7 @@ def test_a_search_records_its_finalists_and_recommendation_read_back_through_opt
             assert set(run) == {"accuracy", "feasible", "error", "time_s"}  # validation only
             assert 0.0 < run["accuracy"] <= 1.0 and run["feasible"] and run["error"] is None
     refit = found.pop("refit")
+    assert found.pop("origin") == "proposed by random"  # the config has no start points
     assert found == choose(finalists, runs, 2)  # the decision is reproducible from the record
     # The recommendation trained once more on train+val with its search seed, and saved.
     assert refit["trial"] == found["trial"] and refit["train_on"] == "train+val"
@@ -384,10 +385,12 @@ def test_export_without_select_writes_the_recommendation_and_status_names_it(
     assert main(["status", "--run", str(searched), "--format", "json"]) == 0
     (status,) = json.loads(capsys.readouterr().out)
     assert status["recommended"]["number"] == trial and status["recommended"]["seeds"] == 2
+    assert status["recommended"]["origin"] == "proposed by random"
     assert main(["export", "--run", str(searched), "--name", "fin", "--out",
                  str(tmp_path / "bundle")]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert f"Exported trial {trial} of 'fin'" in out and "best mean validation accuracy" in out
+    assert "the net: proposed by random" in " ".join(out.split())  # the why, wrapped
     meta = json.loads((tmp_path / "bundle" / "metrics.json").read_text(encoding="utf-8"))
     assert meta["trial"] == trial and meta["selection"]["spec"] == "recommended"
     assert meta["selection"]["finalists"] == _stored(searched, StudyAttr.RECOMMENDATION)
