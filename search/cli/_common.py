@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from search._format import WIDTH
 from search._urls import masked_url
 from search.errors import ConfigError
-from search.record import StudyAttr
+from search.record import stored_config
 from spaces import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
@@ -117,7 +117,7 @@ def _study(args: argparse.Namespace) -> optuna.Study:
             f"{masked_url(url)}: {names}"
         )
     study = optuna.load_study(study_name=name, storage=storage)
-    recorded = (study.user_attrs.get(StudyAttr.CONFIG) or {}).get("imports") or []
+    recorded = stored_config(study).get("imports") or []
     _user_code(args, recorded, "the search's")
     return study
 

@@ -66,12 +66,12 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
     from search._format import json_number
     from search._trial_list import outcomes, paused
     from search.pareto import frame_of, front_of, objectives_of, usable, why_empty
-    from search.record import read_study, recommendation_of, screened
+    from search.record import constraints_of, read_study, recommendation_of, screened, search_cost
 
     records = read_study(study).trials
     frame = frame_of(records)
     objectives = objectives_of(study)
-    attrs = study.user_attrs
+    spent = search_cost(study)
     live = holder is not None
     found = outcomes(frame, live=live, resumable=() if live else _resumable(study),
                      held=paused(records) if live else ())  # fmt: skip
@@ -84,9 +84,9 @@ def _status_record(study: optuna.Study, holder: str | None) -> dict[str, Any]:
         "screened": sum(screened(t) for t in study.get_trials(deepcopy=False)),
         "running_now": holder,
         "objectives": [f"{n} ({d})" for n, d in objectives],
-        "constraints": [str(c) for c in attrs.get(StudyAttr.CONSTRAINTS) or []],
-        **{k: json_number(attrs.get(k)) for k in StudyAttr.COST},
-        "energy_source": attrs.get(StudyAttr.ENERGY_SOURCE),
+        "constraints": list(constraints_of(study)),
+        **{k: json_number(spent[k]) for k in StudyAttr.COST},
+        "energy_source": spent[StudyAttr.ENERGY_SOURCE],
         "front": [],
         "best": {},
         "recommended": _recommended(recommendation_of(study)),

@@ -25,11 +25,12 @@ from optuna.trial import TrialState
 
 from search.record import (
     Metric,
-    StudyAttr,
     epoch_values,
     final_violation,
     metrics_of,
     read_trial,
+    stored_config,
+    stored_objectives,
 )
 from spaces import ConfigError
 
@@ -108,9 +109,8 @@ class CurveTable:
             ConfigError: the study is not an npas search, or none of its trials trained the
                 full schedule (nothing to replay).
         """
-        config = study.user_attrs.get(StudyAttr.CONFIG)
-        stored = study.user_attrs.get(StudyAttr.OBJECTIVES)
-        if not isinstance(config, dict) or not stored:
+        config, stored = stored_config(study), stored_objectives(study)
+        if not config or not stored:
             raise ConfigError(
                 f"study {study.study_name!r} is not an npas search (no stored config and "
                 "objectives): a curve table is read from a study that `search launch` recorded"

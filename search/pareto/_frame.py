@@ -24,6 +24,7 @@ from search.record import (
     TrialRecord,
     read_study,
     recommendation_of,
+    stored_objectives,
     value_names,
 )
 
@@ -92,9 +93,9 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
 
 def objectives_of(study: optuna.Study) -> list[tuple[str, str]]:
     """The study's objectives as ``(name, direction)``, from its user attr or metric names."""
-    stored = study.user_attrs.get(StudyAttr.OBJECTIVES)
+    stored = stored_objectives(study)
     if stored:
-        return [(str(name), str(direction)) for name, direction in stored]
+        return stored
     return [(n, d.name.lower()) for n, d in zip(value_names(study), study.directions, strict=True)]
 
 

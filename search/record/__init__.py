@@ -69,6 +69,10 @@ if TYPE_CHECKING:
     from search.record._schema import TrialSystemAttr as TrialSystemAttr
     from search.record._storage import open_storage as open_storage
     from search.record._storage import read_storage as read_storage
+    from search.record._stored import finalist_runs as finalist_runs
+    from search.record._stored import search_cost as search_cost
+    from search.record._stored import stored_config as stored_config
+    from search.record._stored import stored_objectives as stored_objectives
     from search.record._study import check_same_search as check_same_search
     from search.record._study import enqueue_start as enqueue_start
     from search.record._study import fail_interrupted as fail_interrupted

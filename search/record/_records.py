@@ -158,6 +158,8 @@ class TrialRecord:
             it (``repair``); None for a point the optimiser proposed.
         start: Which point of the config's ``start`` list it trains (0-based); None for a
             point the optimiser proposed.
+        config: Its trial config as it ran (the stored dict; None for a trial npas did not
+            record).
     """
 
     number: int
@@ -178,6 +180,7 @@ class TrialRecord:
     datetime_complete: datetime | None
     narrowed_from: int | None = None
     start: int | None = None
+    config: dict[str, Any] | None = None
 
     @property
     def violated(self) -> dict[str, float]:
@@ -271,6 +274,7 @@ def read_trial(
     stopped = trial.user_attrs.get(TrialAttr.STOPPED)
     narrowed = trial.user_attrs.get(TrialAttr.NARROWED)
     start = trial.user_attrs.get(TrialAttr.START)
+    config = trial.user_attrs.get(TrialAttr.CONFIG)
     return TrialRecord(
         number=trial.number,
         state=trial.state.name,
@@ -292,6 +296,7 @@ def read_trial(
         datetime_complete=trial.datetime_complete,
         narrowed_from=narrowed if is_int(narrowed, 0) else None,
         start=start if is_int(start, 0) else None,
+        config=config if isinstance(config, dict) else None,
     )
 
 

@@ -52,11 +52,11 @@ from search.pareto import (
 from search.pareto import select as select_trial
 from search.record import (
     Column,
-    StudyAttr,
     StudyRecords,
     TrialRecord,
     constraints_of,
     read_study,
+    stored_config,
 )
 from search.report import _interactive, _plots
 from search.report._importance import param_importances, shared_space
@@ -139,7 +139,7 @@ def _marks(study: optuna.Study, frame: pd.DataFrame, knee: int | None) -> Marks:
     if Column.PARAMS_PREFIX + "family" in frame:
         family = frame[Column.PARAMS_PREFIX + "family"].fillna("?").astype(str)
     else:
-        fixed = (study.user_attrs.get(StudyAttr.CONFIG) or {}).get("fixed") or {}
+        fixed = stored_config(study).get("fixed") or {}
         family = pd.Series(str(fixed.get("family", "?")), index=frame.index)
     constraints = []
     for text in constraints_of(study):

@@ -49,9 +49,10 @@ from search.config import FIT_TRIES, LimitsConfig, TrialConfig
 from search.errors import SearchInterrupted
 from search.record import (
     StudyAttr,
-    TrialAttr,
+    finalist_runs,
     origin_of,
     read_study,
+    recommendation_of,
     recommended_line,
     record_cost,
 )
@@ -105,14 +106,13 @@ def finalists_of(study: optuna.Study, top: int, seeds: int) -> list[Finalist]:
     from search.pareto import objectives_of
 
     others = [(n, d) for n, d in objectives_of(study) if n != METRIC]
-    frozen = {t.number: t for t in study.get_trials(deepcopy=False)}
     found = []
     ties: dict[int, tuple[float, ...]] = {}
     seen: set[str] = set()  # a point trained twice (a sampler may repeat one) is one finalist
     for record in read_study(study).trials:
         accuracy = _finite(record.metrics.get(METRIC))
-        config = frozen[record.number].user_attrs.get(TrialAttr.CONFIG)
-        if not (record.feasible and accuracy is not None and isinstance(config, dict)):
+        config = record.config
+        if not (record.feasible and accuracy is not None and config is not None):
             continue
         schedule = (config.get("train") or {}).get("epochs")
         if schedule is not None and record.epochs is not None and record.epochs != schedule:
@@ -276,8 +276,7 @@ def run_finalists(
     if not finalists:
         _say(progress, "finalists: no feasible trial ran its whole schedule; no recommendation")
         return None
-    stored = study.user_attrs.get(StudyAttr.FINALIST_RUNS)
-    runs: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (stored or {}).items()}
+    runs = finalist_runs(study)
     cost = SearchCost(LimitsConfig())
     workers = _workers(config, len(finalists) * setting.seeds)
     trial_fn = functools.partial(_on_search_device, trial_fn=trial_fn,
@@ -327,7 +326,7 @@ def run_finalists(
         with _threads(config):
             recommendation["refit"] = _refit(study, chosen, trial_fn, folder, deadline, progress,
                                              recommendation["mean"])  # fmt: skip
-    if study.user_attrs.get(StudyAttr.RECOMMENDATION) != recommendation:
+    if recommendation_of(study) != recommendation:
         _write(study, StudyAttr.RECOMMENDATION, recommendation, fences)
     if recommendation["trial"] is None:
         _say(progress, f"finalists: no recommendation: {recommendation['reason']}")
@@ -475,13 +474,12 @@ def _refit(
     fit kept). A cross-validated trial saved such a model itself (``search.trial``): that
     one is the refit. Returns the record (``artifact``, ``seed``, ``tries``, ``time_s``), or
     why there is none (``skipped``); a refit an earlier launch saved is kept."""
-    earlier = (study.user_attrs.get(StudyAttr.RECOMMENDATION) or {}).get("refit") or {}
+    earlier = (recommendation_of(study) or {}).get("refit") or {}
     artifact = earlier.get("artifact")
     if earlier.get("trial") == chosen.trial and artifact and Path(artifact).is_file():
         return dict(earlier)
     seed = int(chosen.config.get("seed") or 0)
-    own = next((t.user_attrs.get(TrialAttr.ARTIFACT) for t in study.get_trials(deepcopy=False)
-                if t.number == chosen.trial), None)  # fmt: skip
+    own = next((r.artifact for r in read_study(study).trials if r.number == chosen.trial), None)
     if int(chosen.config.get("folds") or 1) > 1 and own and Path(own).is_file():
         return {"trial": chosen.trial, "artifact": str(own), "seed": seed, "tries": 0,
                 "train_on": "train+val", "time_s": 0.0,

@@ -178,3 +178,23 @@ def test_a_trial_s_origin_says_whether_the_optimiser_proposed_its_net():
     assert origin_of(study, 1) == "proposed by tpe"
     narrowed = "proposed by tpe, narrowed into the constraints (trial 1's proposal)"
     assert origin_of(study, 2) == narrowed
+
+
+def test_a_study_npas_did_not_record_reads_as_holding_no_search():
+    """The study-level readers: an Optuna-only study holds no config, objectives, finalist runs
+    or cost; an npas one reads back what was set, each finalist's runs a copy."""
+    from search.record import finalist_runs, search_cost, stored_config, stored_objectives
+
+    plain = optuna.create_study()
+    assert (stored_config(plain), stored_objectives(plain), finalist_runs(plain)) == ({}, [], {})
+    assert set(search_cost(plain).values()) == {None}
+    study = npas_study([{"accuracy": 0.9, "params": 900}])
+    study.set_user_attr("config", {"name": "s", "fixed": {"family": "mlp"}})
+    study.set_user_attr("npas:finalist_runs", {"0": {"1": {"accuracy": 0.8}}})
+    study.set_user_attr("search_time_s", 12.5)
+    assert stored_config(study)["fixed"] == {"family": "mlp"}
+    assert stored_objectives(study) == [("accuracy", "maximize"), ("params", "minimize")]
+    runs = finalist_runs(study)
+    runs["0"]["2"] = {"accuracy": 0.7}
+    assert finalist_runs(study) == {"0": {"1": {"accuracy": 0.8}}}
+    assert search_cost(study)["search_time_s"] == 12.5
