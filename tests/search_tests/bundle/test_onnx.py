@@ -110,7 +110,7 @@ print(json.dumps({
 def signals() -> Iterator[None]:
     """:data:`SIGNALS`: noisy sines whose frequency is the class, registered for this module."""
 
-    @register_dataset(SIGNALS, source="tests/search_tests/test_onnx.py", layout="signal")
+    @register_dataset(SIGNALS, source="tests/search_tests/bundle/test_onnx.py", layout="signal")
     def make() -> Splits:
         rng = np.random.default_rng(0)
         y = np.arange(240) % 3

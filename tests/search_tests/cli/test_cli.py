@@ -36,7 +36,7 @@ from tests._support.configs import CLI_CONFIG, CLI_NAME
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
