@@ -87,6 +87,7 @@ from leaderboard import (
     scaled,
     train_seeds,
 )
+from stats import mean_ci, welch  # benchmark modules beside this one
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -536,7 +537,8 @@ def _against_goals(arms: list[tuple[str, list[float], list[dict[str, Any]]]],
             line = f"  - {arm} ({_kind(arm, known)}; {n:,} params, {seeds} seeds): "
             line += _mean_std(accs)
             if len(accs) >= 2:
-                low, high = _mean_interval(accs)
+                mean, _, half = mean_ci(accs)
+                low, high = mean - half, mean + half
                 line += f" (the mean's 95 % interval {100 * low:.2f}–{100 * high:.2f} %)"
             gaps = [f"{100 * statistics.mean(accs) - goal:+.2f} pt to {goal:.1f} %"
                     for goal, _ in goals]  # fmt: skip
@@ -544,24 +546,11 @@ def _against_goals(arms: list[tuple[str, list[float], list[dict[str, Any]]]],
     return lines
 
 
-def _mean_interval(accs: list[float]) -> tuple[float, float]:
-    """The 95 % confidence interval of the mean of ``accs`` (Student's t)."""
-    from scipy.stats import t
-
-    half = t.ppf(0.975, len(accs) - 1) * statistics.stdev(accs) / len(accs) ** 0.5
-    mean = statistics.mean(accs)
-    return mean - half, mean + half
-
-
 def gap(ours: list[float], theirs: list[float]) -> tuple[float, float, float, float]:
     """``ours``' mean minus ``theirs``', its 95 % confidence interval and the two-sided p of
     Welch's t-test (unequal variances): the comparison of two arms' seeds."""
-    from scipy.stats import ttest_ind
-
-    test = ttest_ind(ours, theirs, equal_var=False)
-    ci = test.confidence_interval(0.95)
-    diff = statistics.mean(ours) - statistics.mean(theirs)
-    return diff, float(ci.low), float(ci.high), float(test.pvalue)
+    diff, half, p = welch(ours, theirs)
+    return diff, diff - half, diff + half, p
 
 
 def _gap_cell(ours: list[float], theirs: list[float]) -> str:

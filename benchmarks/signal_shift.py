@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from stats import mean_ci, welch
 from torch import nn
-from unaided import mean_ci, protocol, welch
+from unaided import protocol
 from unaided_data import SIGNALS, signal_set
 
 from objectives import Recipe, Splits, fit

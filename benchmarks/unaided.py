@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from stats import mean_ci, welch  # a benchmark module beside this one
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Each registered protocol: its file and where its results go (``--protocol``).
@@ -174,44 +175,6 @@ def engine() -> str:
     done = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=ROOT,
                           capture_output=True, text=True, check=False)  # fmt: skip
     return done.stdout.strip() or "unknown"
-
-
-def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
-    """Mean, sample standard deviation and the half-width of the mean's 95 % t interval."""
-    from scipy.stats import t
-
-    n = len(values)
-    mean = statistics.fmean(values)
-    if n < 2:
-        return mean, math.nan, math.nan
-    std = statistics.stdev(values)
-    return mean, std, t.ppf(0.975, n - 1) * std / math.sqrt(n)
-
-
-def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    """Mean of ``a`` less mean of ``b``, the 95 % Welch interval's half-width, and the two-sided
-    Welch p."""
-    from scipy.stats import t, ttest_ind
-
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    diff = statistics.fmean(a) - statistics.fmean(b)
-    if va + vb == 0:
-        return diff, 0.0, 0.0 if diff else 1.0
-    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    half = t.ppf(0.975, df) * math.sqrt(va + vb)
-    return diff, half, float(ttest_ind(a, b, equal_var=False).pvalue)
-
-
-def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    """Mean of ``a - b`` paired by seed, its 95 % t interval's half-width, and the two-sided
-    paired t-test's p (arms run on the same seeds share each seed's split and start)."""
-    from scipy.stats import ttest_rel
-
-    diffs = [x - y for x, y in zip(a, b, strict=True)]
-    mean, _, half = mean_ci(diffs)
-    if len(diffs) < 2 or all(d == diffs[0] for d in diffs):
-        return mean, 0.0 if len(diffs) > 1 else math.nan, (0.0 if mean else 1.0)
-    return mean, half, float(ttest_rel(a, b).pvalue)
 
 
 def _results(root: Path) -> dict[str, dict[str, dict[int, dict[str, Any]]]]:

@@ -166,7 +166,7 @@ def table(out: Path) -> str:
 def paired_table(out: Path, pairs: list[tuple[str, str]]) -> str:
     """Each pair of arms on each set, paired by the seeds both ran: the mean difference of test
     accuracy, its 95 % t interval and the paired t-test's p."""
-    from unaided import paired
+    from stats import paired
 
     rows = ["| set | difference | seeds | mean [95 % CI] | p |", "|---|---|---|---|---|"]
     for name in SETS:

@@ -16,16 +16,6 @@ from tests._support.bundles import load_benchmark
 ROOT = Path(__file__).parents[2]
 
 
-def test_the_interval_and_welch_s_test_on_figures_computed_by_hand():
-    bench = load_benchmark("unaided")
-    mean, std, half = bench.mean_ci([1.0, 2.0, 3.0])
-    assert (mean, std) == (2.0, 1.0) and half == pytest.approx(4.3027 / 3**0.5, abs=1e-4)
-    # 1, 2, 3 against 4, 5, 6: t = -3 / sqrt(2/3) = -3.674 on 4 degrees of freedom.
-    diff, half, p = bench.welch([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
-    assert diff == -3.0 and half == pytest.approx(2.7764 * (2 / 3) ** 0.5, abs=1e-4)
-    assert p == pytest.approx(0.02131, abs=1e-4)
-
-
 def _write(root: Path, name: str, arm: str, accuracies: list[float], params: int) -> None:
     for seed, accuracy in enumerate(accuracies):
         folder = root / name / arm / f"seed{seed}"
@@ -131,16 +121,6 @@ def test_a_draft_protocol_is_refused(tmp_path, monkeypatch):
 def test_a_run_outside_the_protocol_is_refused():
     with pytest.raises(SystemExit, match="not in the protocol"):
         load_benchmark("unaided")._chosen("cifar10", ["digits", "mnist"], "datasets")
-
-
-def test_the_paired_difference_on_figures_computed_by_hand():
-    """Differences 0.1, 0.2, 0.3: mean 0.2, standard error 0.1 / √3, t = 2√3 on 2 degrees of
-    freedom, whose two-sided p is 1 - t / √(t² + 2) = 1 - √(12/14) = 0.07418."""
-    bench = load_benchmark("unaided")
-    mean, half, p = bench.paired([0.6, 0.7, 0.8], [0.5, 0.5, 0.5])
-    assert mean == pytest.approx(0.2) and half == pytest.approx(4.3027 * 0.1 / 3**0.5, abs=1e-4)
-    assert p == pytest.approx(1 - (12 / 14) ** 0.5, abs=1e-5)
-    assert bench.paired([0.75, 0.5], [0.5, 0.25]) == (0.25, 0.0, 0.0)  # the same on every seed
 
 
 def test_the_dev_table_pairs_arms_by_the_seeds_both_ran(tmp_path):
