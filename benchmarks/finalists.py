@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import record_designs as designs
-from leaderboard import _cli, _each, _mean_std
+from leaderboard import each_pct, mean_std_pct, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,7 +145,7 @@ def table(record: dict[str, Any], storage: str) -> str:
         "record-designs table (its seeds there start with these)",
         *[f"- Chosen earlier on {e['seeds']} seed(s) each, among trials "
           f"{', '.join(str(f['trial']) for f in e['finalists'])}: trial {e['chosen']} (mean "
-          f"val acc: {', '.join(_mean_std(f['val']) for f in e['finalists'])})"
+          f"val acc: {', '.join(mean_std_pct(f['val']) for f in e['finalists'])})"
           for e in record.get("earlier", [])],
         "",
         "| trial | params | search val acc (1 seed) | retrained val acc, each seed | mean "
@@ -155,8 +155,9 @@ def table(record: dict[str, Any], storage: str) -> str:
     for fin in record["finalists"]:
         mark = "yes" if fin["trial"] == record["chosen"] else ""
         lines.append(f"| {fin['trial']} | {fin['params']:,} | "
-                     f"{100 * fin['search_accuracy']:.2f} % | {_each(fin['val'])} | "
-                     f"{_mean_std(fin['val'])} | {_mean_std(fin['test'])} | {mark} |")  # fmt: skip
+                     f"{100 * fin['search_accuracy']:.2f} % | {each_pct(fin['val'])} | "
+                     f"{mean_std_pct(fin['val'])} | {mean_std_pct(fin['test'])} | "
+                     f"{mark} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -210,7 +211,7 @@ def _make_choice(
     named = ["--name", args.study] if args.study else []
     for fin in picked:
         out = exports / f"trial{fin['trial']}"
-        if not (out / "config.yaml").is_file() and _cli(
+        if not (out / "config.yaml").is_file() and run_cli(
             log, "export", "--storage", args.storage, *named, "--select",
             f"trial:{fin['trial']}", "--out", str(out), "--replace") != 0:  # fmt: skip
             sys.exit(f"finalists.py: search export of trial {fin['trial']} failed: {log}")

@@ -87,7 +87,7 @@ PROTOCOL = (
 SPEED_TABLE = ROOT / "benchmarks/results/fused_seeds.md"
 
 
-def _cli(log: Path, *args: str) -> int:
+def run_cli(log: Path, *args: str) -> int:
     """``search ...`` in a child, its output appended to ``log``."""
     with log.open("a", encoding="utf-8") as sink:
         sink.write(f"\n$ search {' '.join(args)}\n")
@@ -192,7 +192,7 @@ def fused_speedup(k: int, table: Path = SPEED_TABLE) -> float | None:
     return min(ratios) if ratios else None
 
 
-def _worker_init() -> None:
+def worker_init() -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -288,7 +288,7 @@ def write_bundle(folder: Path, cfg: Any, net: Any, metrics: dict[str, Any], data
     (folder / "metrics.json").write_text(json.dumps(record, indent=2, default=str), "utf-8")
 
 
-def _seed_metrics(folder: Path, trial: Any, cfg: dict[str, Any]) -> dict[str, Any] | None:
+def seed_metrics(folder: Path, trial: Any, cfg: dict[str, Any]) -> dict[str, Any] | None:
     """A finished seed's metrics from its bundle (``--resume``), or None; None too when it
     retrained another search trial than ``trial`` (a resumed search found a new winner) or
     another network or recipe than ``cfg`` (a twin made another way)."""
@@ -316,7 +316,7 @@ def _what_trains(cfg: dict[str, Any]) -> dict[str, Any]:
                                            "train_on")}  # fmt: skip
 
 
-def _mean_std(values: list[float]) -> str:
+def mean_std_pct(values: list[float]) -> str:
     if not values:
         return "–"
     if len(values) == 1:  # no spread to show
@@ -336,11 +336,11 @@ def _welch(a: list[float], b: list[float]) -> str:
     return f" (Welch p {welch_p(a, b):.2g})"
 
 
-def _each(values: list[float]) -> str:
+def each_pct(values: list[float]) -> str:
     return ", ".join(f"{100 * v:.2f}" for v in values) or "–"
 
 
-def _describe(cfg: dict[str, Any]) -> str:
+def describe(cfg: dict[str, Any]) -> str:
     sharing = "plain" if cfg.get("budget") is None else (
         f"SSN single, {cfg['ssn']['generator']}/{cfg['ssn']['upsampler']}, "
         f"budget {cfg['budget']}")  # fmt: skip
@@ -454,12 +454,12 @@ def _search(args: argparse.Namespace, board: Path, state: dict[str, Any], log: P
     left = args.minutes * 60 - state["search_s"]
     if not state["search_done"] and left > 0 and not args.table_only:
         start = time.time()
-        code = _cli(log, "launch", str(args.out / "search.yaml"), "--out",
+        code = run_cli(log, "launch", str(args.out / "search.yaml"), "--out",
                     str(args.out / "run"), "--time-limit", f"{left:.0f}s", "--quiet")  # fmt: skip
         state["search_s"] += time.time() - start
         state["search_done"] = code == 0
         _save_state(args.out, board, state)
-    _cli(log, "status", "--run", str(args.out / "run"))
+    run_cli(log, "status", "--run", str(args.out / "run"))
     keep_study(args.out / "run" / "npas.db", board / "study.db")
 
 
@@ -478,7 +478,7 @@ def _winners(args: argparse.Namespace, budgets: list[int], board: Path, storage:
         # gone (a new machine keeps benchmarks/results, not benchmarks/out), and the study
         # cannot have chosen another winner since
         kept = args.resume and state["search_done"] and (bundle / "metrics.json").is_file()
-        if not kept and _cli(log, "export", "--storage", storage, "--select",
+        if not kept and run_cli(log, "export", "--storage", storage, "--select",
                              f"epsilon:params<={budget}", "--out", str(bundle),
                              "--replace") != 0:  # fmt: skip
             win["missing"] = True
@@ -524,7 +524,7 @@ def _jobs(args: argparse.Namespace, winners: dict[str, dict[str, Any]], board: P
             todo = []
             for seed in range(args.seeds):
                 kept = (
-                    _seed_metrics(folder / f"seed{seed}", source["trial"], cfg)
+                    seed_metrics(folder / f"seed{seed}", source["trial"], cfg)
                     if args.resume
                     else None
                 )
@@ -566,7 +566,7 @@ def main(argv: list[str] | None = None) -> None:
     how = f"{'yes' if fused else 'no'} ({why})"
     before = state["retrain_s"]
     jobs: dict[futures.Future, tuple[str, str, list[int]]] = {}
-    with futures.ProcessPoolExecutor(args.workers, initializer=_worker_init) as pool:
+    with futures.ProcessPoolExecutor(args.workers, initializer=worker_init) as pool:
         # seed by seed across the arms: a run stopped early has every arm's first seeds
         for _, call, what in sorted(queue, key=lambda item: item[0]):
             jobs[pool.submit(*call)] = what
@@ -774,16 +774,16 @@ def _write(args: argparse.Namespace, config: Any, winners: dict[str, dict[str, A
         twin_params = f"{kind}, {int(twins[0]['params']):,}" if twins else "–"
         lines.append(
             f"| ≤ {win['budget']:,} | {100 * win['goal']:.1f} % ({win['record']}) "
-            f"| {win['meta'].get('trial')}: {_describe(win['cfg'])} | {int(first['params']):,} "
+            f"| {win['meta'].get('trial')}: {describe(win['cfg'])} | {int(first['params']):,} "
             f"| {int(first['weights']):,} | {first['flops_infer']:,.0f} "
             f"| {first.get('latency_ms', float('nan')):.3f} "
-            f"| {100 * win['meta']['metrics']['accuracy']:.2f} % | {_mean_std(accs)} "
-            f"| {_each(accs)} | {verdict} | {twin_params} | {_mean_std(twin_accs)}"
+            f"| {100 * win['meta']['metrics']['accuracy']:.2f} % | {mean_std_pct(accs)} "
+            f"| {each_pct(accs)} | {verdict} | {twin_params} | {mean_std_pct(twin_accs)}"
             f"{_so_far(twin_accs, args.seeds)} "
-            f"| {_each(twin_accs)} | {diff} |"
+            f"| {each_pct(twin_accs)} | {diff} |"
         )
         if kind:
-            notes.append(f"- {name}'s {kind} twin: {_describe(win['twin_cfg'])}")
+            notes.append(f"- {name}'s {kind} twin: {describe(win['twin_cfg'])}")
         for key in ("winner_errors", "plain_errors", "shared_errors"):
             notes += [f"- {name} {key}: {e}" for e in win.get(key, [])]
     lines += ["", "Public references (hand-designed; how each was measured):", "",

@@ -78,14 +78,14 @@ from leaderboard import (
     REFERENCES,
     SHARED_TWIN,
     WIDEN,
-    _describe,
-    _each,
-    _mean_std,
-    _seed_metrics,
-    _worker_init,
+    describe,
+    each_pct,
     finished,
+    mean_std_pct,
     scaled,
+    seed_metrics,
     train_seeds,
+    worker_init,
 )
 from stats import mean_ci, welch  # benchmark modules beside this one
 
@@ -254,7 +254,7 @@ def _runs(args: argparse.Namespace, base: dict[str, Any], board: Path
             for name, net in nets.items():
                 arm = arm_name(name, recipe, args.levers, args.train_on)
                 folder = board / f"le{target}" / arm / f"seed{seed}"
-                if _seed_metrics(folder, name, net) is None:
+                if seed_metrics(folder, name, net) is None:
                     source = {"anchor": f"le{target}", "arm": arm, "trial": name,
                               "by": "benchmarks/record_designs.py"}  # fmt: skip
                     todo.append((net, folder, source))
@@ -321,7 +321,7 @@ def train_claimed(cfg: dict[str, Any], folder: Path, source: dict[str, Any],
     if not _claim(folder):
         return None
     try:
-        if _seed_metrics(folder, source["trial"], cfg) is not None:
+        if seed_metrics(folder, source["trial"], cfg) is not None:
             return None
         return train_seeds([cfg], False, [str(folder)], source, device)[0]
     finally:
@@ -333,7 +333,7 @@ def train(todo: list[tuple[dict[str, Any], Path, dict[str, Any]]], jobs: int,
     """Trains the seeds on ``device``, ``jobs`` at once (one CPU thread each), printing each
     as it ends; a seed another run is training, or has trained since, is left to it."""
     start = time.time()
-    with futures.ProcessPoolExecutor(jobs, initializer=_worker_init) as pool:
+    with futures.ProcessPoolExecutor(jobs, initializer=worker_init) as pool:
         running = {pool.submit(train_claimed, cfg, folder, source, device): folder
                    for cfg, folder, source in todo}  # fmt: skip
         for n, done in enumerate(futures.as_completed(running), 1):
@@ -489,7 +489,7 @@ def _declared(by_name: dict[str, tuple[list[float], dict[str, Any]]], board: Pat
             continue
         (ours, mine), (theirs, record) = by_name[c.ours], by_name[c.theirs]
         arms = [f"  - {arm}: {arm_provenance(arm, known).text}; {_short(m)}; "
-                f"{_mean_std(accs)}, {len(accs)} seeds"
+                f"{mean_std_pct(accs)}, {len(accs)} seeds"
                 for arm, accs, m in zip(c.key, (ours, theirs), (mine, record), strict=True)]
         head = f"- {c.key[0]} − {c.key[1]}"
         if len(ours) < c.seeds[0] or len(theirs) < c.seeds[1]:
@@ -535,7 +535,7 @@ def _against_goals(arms: list[tuple[str, list[float], list[dict[str, Any]]]],
         for arm, accs, n in within:
             seeds = f"{len(accs)}" + (f" of {GOAL_SEEDS}" if len(accs) < GOAL_SEEDS else "")
             line = f"  - {arm} ({_kind(arm, known)}; {n:,} params, {seeds} seeds): "
-            line += _mean_std(accs)
+            line += mean_std_pct(accs)
             if len(accs) >= 2:
                 mean, _, half = mean_ci(accs)
                 low, high = mean - half, mean + half
@@ -656,7 +656,8 @@ def table(board: Path, seeds: int, declaration: Declaration | None = None,
                    "round 5's choice made 1.5× as wide and Shapeshifted into its count")
             lines.append(f"| ≤ {target:,} | {label} | {how} | {m['params']:,} | "
                          f"{m['weights']:,} | {_flops(m)} | searched | train | cpu | 81 | | "
-                         f"{len(accs)} | {_mean_std(accs)} | {_each(accs)} | {p} |")  # fmt: skip
+                         f"{len(accs)} | {mean_std_pct(accs)} | {each_pct(accs)} | "
+                         f"{p} |")  # fmt: skip
         every += arms
         sharing += _sharing(arms)
         levers += _lever_gaps(arms)
@@ -674,12 +675,12 @@ def table(board: Path, seeds: int, declaration: Declaration | None = None,
             lines.append(f"| ≤ {target:,} | {design} | {arm_provenance(arm, known).text} | "
                          f"{m['params']:,} | {m['weights']:,} | {_flops(m)} | "
                          f"{recipe} | {on} | {device} | {m['epochs']} | {minutes:.1f} | "
-                         f"{len(accs)}{so_far} | {_mean_std(accs)} | {_each(accs)} | "
+                         f"{len(accs)}{so_far} | {mean_std_pct(accs)} | {each_pct(accs)} | "
                          f"{p} |")  # fmt: skip
             if not design.startswith("record-") and design not in notes:
                 first = min((board / f"le{target}" / arm).glob("seed*/config.yaml"))
                 cfg = yaml.safe_load(first.read_text(encoding="utf-8"))
-                notes[design] = f"- {design}: {_describe(cfg)}"
+                notes[design] = f"- {design}: {describe(cfg)}"
     if notes:
         lines += ["", "The nets of `--found` arms and their twins (network; recipe `found`; "
                   "`npas-` ones a search chose, `fin-` ones a search's finalists, `start-` "
