@@ -74,3 +74,23 @@ def test_scheduler_scale_cluster_reading_from_the_slowest_decision():
     said = bench.cluster_reading({2: 5.0, 3: 10.0})
     assert "about 100 decisions/s at the slowest" in said
     assert "| 8 | 1 | 384.0 | 384 % |" in said and "| 1 | 60 | 0.8 | 1 % |" in said
+
+
+def test_indicator_panel_tau_reads_throughput_as_a_cost():
+    """Three models a < b < c on every indicator, throughput falling as the others rise (a
+    costlier model serves fewer samples a second): every τ is 1 once throughput is negated; then
+    latency made to rank c cheapest: τ(params, latency) = (1 concordant − 2 discordant) / 3."""
+    import pandas as pd
+
+    bench = load_benchmark("indicator_panel")
+    rows = {ind: [1.0, 2.0, 3.0] for ind in bench.INDICATORS}
+    rows["throughput"] = [30.0, 20.0, 10.0]
+    frame = pd.DataFrame(rows, index=["a", "b", "c"])
+    _, tau = bench.tau_table(frame)
+    assert (tau.to_numpy() == 1.0).all()
+    frame["latency_ms"] = [2.0, 3.0, 1.0]
+    text, tau = bench.tau_table(frame)
+    assert tau.loc["params", "latency_ms"] == pytest.approx(-1 / 3)
+    assert "| latency | -0.33 | -0.33 | -0.33 | -0.33 | -0.33 | 1.00 | -0.33 | -0.33 |" in text
+    assert "- latency_ms: c" in bench.disagreements(frame, tau)  # the cheapest by latency
+    assert "- throughput: a" in bench.disagreements(frame, tau)  # the most samples a second
