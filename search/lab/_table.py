@@ -109,13 +109,12 @@ class CurveTable:
             ConfigError: the study is not an npas search, or none of its trials trained the
                 full schedule (nothing to replay).
         """
-        config, stored = stored_config(study), stored_objectives(study)
-        if not config or not stored:
+        config, objectives = stored_config(study), stored_objectives(study)
+        if not config or not objectives:
             raise ConfigError(
                 f"study {study.study_name!r} is not an npas search (no stored config and "
                 "objectives): a curve table is read from a study that `search launch` recorded"
             )
-        objectives = [(str(name), str(direction)) for name, direction in stored]
         epochs = int(config.get("train", {}).get("epochs") or _longest(study))
         rows = _rows(study, objectives, epochs)
         if not rows:
