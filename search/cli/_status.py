@@ -258,7 +258,13 @@ def _trial_record(
     from search._trial_list import outcomes, paused
     from search.config import unknown
     from search.pareto import frame_of
-    from search.record import constraints_of, latest_checkpoint, read_trial, resume_checkpoint
+    from search.record import (
+        constraints_of,
+        latest_checkpoint,
+        origin_of,
+        read_trial,
+        resume_checkpoint,
+    )
 
     chosen = [s for s in studies if args.name in (None, s.study_name)]
     if len(chosen) != 1:
@@ -285,6 +291,7 @@ def _trial_record(
         "resumes_from": None if resume is None else str(resume),
         "decisions": list(read.decisions),
         "narrowed_from": read.narrowed_from,
+        "origin": origin_of(study, read.number),
     }
 
 
@@ -302,6 +309,8 @@ def _trial_lines(record: dict[str, Any]) -> list[str]:
     if record["narrowed_from"] is not None:
         lines.append(f"  narrowed from trial {record['narrowed_from']}, which the screen "
                      "refused: the same point with narrower widths")  # fmt: skip
+    else:
+        lines.append(f"  its net: {record['origin']}")
     lines.append(f"  checkpoint: {record['checkpoint'] or 'none'}")
     if record["resumes_from"] != record["checkpoint"]:  # the latest cannot be read
         lines.append("  a relaunch resumes it from: "
