@@ -6,8 +6,9 @@ recipe and with npas's searched one, 5 seeds each, beside the nets npas's search
 For each design of ``--designs`` (``spaces``' ``record-697``, ``record-997``,
 ``record-1936``) and each recipe of ``--recipes``:
 
-- ``own``: the record's own recipe, :data:`objectives.RECORD_RECIPES` (what a ``Recipe``
-  cannot say, the test-set plateaus and early stopping, replaced as that module states);
+- ``own``: the record's own recipe, :data:`RECORD_RECIPES` from ``record_recipes.yaml`` beside
+  this script (what a ``Recipe`` cannot say, the test-set plateaus and early stopping, replaced
+  as that file states);
 - ``searched``: npas's best searched recipe, the training section of the last round's
   winner at ≤ 1,000 parameters (``--searched``, default the ``leaderboard_valid`` bundle).
 
@@ -89,6 +90,8 @@ from leaderboard import (
 )
 from stats import mean_ci, welch  # benchmark modules beside this one
 
+from objectives import Recipe
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 #: The issue's accuracy targets by params count: (test accuracy %, label), each met by an
@@ -96,9 +99,16 @@ RESULTS = ROOT / "benchmarks" / "results"
 GOALS = {500: [(97.0, "")], 1000: [(98.8, ""), (99.0, " (stretch)")], 2000: [(99.0, "")]}
 TARGETS = tuple(GOALS)
 GOAL_SEEDS = 5
-#: The public record designs (``spaces``' names; ``objectives.RECORD_RECIPES`` has each recipe).
+#: The public record designs (``spaces``' names; :data:`RECORD_RECIPES` has each recipe).
 RECORD_DESIGNS = ("record-697", "record-997", "record-1936")
-#: A record design's recipes: its own (``objectives.RECORD_RECIPES``) and npas's searched one.
+#: The records' own recipes, by design: data beside this script (``record_recipes.yaml``, each
+#: entry citing the record's file and lines), not the library's.
+RECORD_RECIPES: dict[str, Recipe] = {
+    name: Recipe(**fields)
+    for name, fields in yaml.safe_load((Path(__file__).with_name("record_recipes.yaml"))
+                                       .read_text("utf-8")).items()
+}  # fmt: skip
+#: A record design's recipes: its own (:data:`RECORD_RECIPES`) and npas's searched one.
 RECIPES = ("own", "searched")
 #: The trial config every arm starts from: the last round's winner at ≤ 1,000 (its dataset,
 #: indicators, measurement and constraints), whose training section is the searched recipe.
@@ -177,7 +187,6 @@ def arm_config(base: dict[str, Any], design: str, recipe: str, seed: int,
     """The trial config of one seed of an arm: ``base`` (the searched winner's) with the
     design as its network (a record design's, or ``found``'s: a search's trial config) and
     the arm's recipe, its levers added, as its training section."""
-    from objectives import RECORD_RECIPES
     from search.config import TRAIN_OPTIONS
 
     if found is not None:
@@ -567,8 +576,9 @@ def _recipes_line() -> str:
     """What the recipe column's names mean."""
     teacher = TEACHER["train"]
     return (
-        "- Recipes: `own` = `objectives.RECORD_RECIPES` (the record's file, with its test-set "
-        "plateaus and early stopping replaced by a step schedule, as that module states); "
+        "- Recipes: `own` = `benchmarks/record_recipes.yaml` (the record's file, with its "
+        "test-set plateaus and early stopping replaced by a step schedule, as that file "
+        "states); "
         "`searched` = the training section of round 5's winner at ≤ 1,000 (AdamW, cosine, "
         "lr 0.0126, weight decay 1e-4, batch 128, 81 epochs); `found` = a searched net's "
         "own search's (below the table); `+kd` = distillation (temperature "

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from objectives._recipe import TORCH_OPTIMIZERS as TORCH_OPTIMIZERS
     from objectives._recipe import Recipe as Recipe
     from objectives._recipe import Teacher as Teacher
-    from objectives._records import RECORD_RECIPES as RECORD_RECIPES
     from objectives._root import pinned_root as pinned_root
     from objectives.datasets import Data as Data
     from objectives.datasets import DatasetUnavailableError as DatasetUnavailableError
@@ -57,7 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INDICATORS",
-    "RECORD_RECIPES",
     "Data",
     "DatasetUnavailableError",
     "EnergyMeter",

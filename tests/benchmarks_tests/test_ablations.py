@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from objectives import RECORD_RECIPES
 from spaces import FAMILIES, build_model
+from tests._support.bundles import load_benchmark
 
 ABLATIONS = Path(__file__).resolve().parents[2] / "benchmarks" / "ablations"
 #: file name → (the record, the hyper-parameter changed, its value there)
@@ -35,7 +35,7 @@ def test_an_ablation_is_its_record_with_one_change_and_the_records_recipe(name: 
     differ = {k for k in plain.keys() | config["hyper"].keys()
               if plain.get(k) != config["hyper"].get(k)}  # fmt: skip
     assert differ == {key} and config["hyper"][key] == value
-    recipe = RECORD_RECIPES[record].to_dict()
+    recipe = load_benchmark("record_designs").RECORD_RECIPES[record].to_dict()
     assert {k: recipe[k] for k in config["train"] if k in recipe} == {
         k: v for k, v in config["train"].items() if k in recipe}  # fmt: skip
     build_model(config["family"], (1, 28, 28), 10, **config["hyper"])

@@ -4,6 +4,7 @@ records (``search.load_bundle`` and onnxruntime), a second run keeps the seeds i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -14,9 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
+from objectives import Recipe, fit, load
+from spaces import build_model, list_families
 from tests._support.bundles import check_reads_back, load_benchmark
 
 
@@ -53,13 +57,12 @@ def test_each_seed_is_a_bundle_that_re_evaluates_to_its_recorded_accuracy(board)
 
 
 def test_the_own_recipe_is_the_records_and_the_searched_one_the_winners(board) -> None:
-    from objectives import RECORD_RECIPES
-
     arms = board / "leaderboard_records" / "le1000"
     own = json.loads((arms / "record-697.own/seed0/metrics.json").read_text("utf-8"))
     config = (arms / "record-697.own/seed0/config.yaml").read_text("utf-8")
     assert own["source"]["arm"] == "record-697.own"
-    assert f"batch_size: {RECORD_RECIPES['record-697'].batch_size}" in config
+    own_batch = load_benchmark("record_designs").RECORD_RECIPES["record-697"].batch_size
+    assert f"batch_size: {own_batch}" in config
     assert "schedule: step" in config and "params <= 1000" in config
     searched = (arms / "record-697.searched/seed0/config.yaml").read_text("utf-8")
     assert "schedule: cosine" in searched and "batch_size: 128" in searched
@@ -359,3 +362,24 @@ def test_a_seed_another_live_run_holds_is_left_to_it_and_a_dead_runs_is_taken_ov
         f"left to a run on not-{platform.node()} (.seed1.training; delete that file if the run "
         "is gone, and run again)")
     assert bench._left_to(arm / "seed2") == "left to another run (.seed2.training)"  # here
+
+
+def test_the_records_own_recipes_are_their_files_and_train(bench) -> None:
+    """The recipes as data (benchmarks/record_recipes.yaml): one per record design, each its
+    file's figures, and each trains."""
+    RECORD_RECIPES = bench.RECORD_RECIPES
+    assert set(RECORD_RECIPES) == set(list_families("record-*"))
+    assert all(isinstance(r, Recipe) and r.augment is False for r in RECORD_RECIPES.values())
+    small = RECORD_RECIPES["record-1936"]
+    assert (small.batch_size, small.epochs, small.lr, small.weight_decay) == (32, 75, 1e-3, 0.0)
+    assert (small.optimizer, small.schedule) == ("adamw", "constant")
+    for name in ("record-697", "record-997"):
+        recipe = RECORD_RECIPES[name]
+        assert (recipe.optimizer, recipe.lr, recipe.weight_decay) == ("adamw", 1e-2, 1e-4)
+    assert RECORD_RECIPES["record-697"].batch_size == 256
+    assert RECORD_RECIPES["record-997"].batch_size == 128
+    data = load("digits")
+    for name, recipe in RECORD_RECIPES.items():  # two steps each: fit takes them as they are
+        net = build_model(name, data.in_shape, data.num_classes)
+        result = fit(net, data, dataclasses.replace(recipe, epochs=1, max_steps=2), seed=0)
+        assert np.isfinite(result.history[-1]["train_loss"])

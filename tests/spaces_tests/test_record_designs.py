@@ -4,8 +4,6 @@ says and sampled from a search space."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
@@ -13,8 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from objectives import RECORD_RECIPES, Recipe, fit
-from objectives.datasets import load
 from search.config import load_config
 from spaces import ConfigError, build_model, hyper_keys, list_families
 from spaces._build import FAMILIES
@@ -123,24 +119,6 @@ def test_a_records_layers_are_fixed(name: str) -> None:
     with pytest.raises(ConfigError, match=f"'{name}' has no hyper-parameter 'dropout'"):
         build_model(name, MNIST, 10, dropout=0.0)
     assert build_model(name, DIGITS, 10)(torch.randn(2, *DIGITS)).shape == (2, 10)
-
-
-def test_the_records_own_recipes_are_their_files_and_train() -> None:
-    assert set(RECORD_RECIPES) == set(list_families("record-*"))
-    assert all(isinstance(r, Recipe) and r.augment is False for r in RECORD_RECIPES.values())
-    small = RECORD_RECIPES["record-1936"]
-    assert (small.batch_size, small.epochs, small.lr, small.weight_decay) == (32, 75, 1e-3, 0.0)
-    assert (small.optimizer, small.schedule) == ("adamw", "constant")
-    for name in ("record-697", "record-997"):
-        recipe = RECORD_RECIPES[name]
-        assert (recipe.optimizer, recipe.lr, recipe.weight_decay) == ("adamw", 1e-2, 1e-4)
-    assert RECORD_RECIPES["record-697"].batch_size == 256
-    assert RECORD_RECIPES["record-997"].batch_size == 128
-    data = load("digits")
-    for name, recipe in RECORD_RECIPES.items():  # two steps each: fit takes them as they are
-        net = build_model(name, data.in_shape, data.num_classes)
-        result = fit(net, data, dataclasses.replace(recipe, epochs=1, max_steps=2), seed=0)
-        assert np.isfinite(result.history[-1]["train_loss"])
 
 
 # -- the levers ----------------------------------------------------------------------------------
