@@ -1,7 +1,8 @@
 """The statistics every benchmark table states, in one place: a mean with its 95 % t interval,
-Welch's two-arm comparison (unequal variances), and the paired comparison of arms run on the
-same seeds. Each is checked on figures computed by hand (tests/benchmarks_tests/test_stats.py),
-so a table that quotes one is only as right as these."""
+Welch's two-arm comparison (unequal variances), the paired comparison of arms run on the
+same seeds, and a timing table's ratio of medians and 95th percentile. Each is checked on
+figures computed by hand (tests/benchmarks_tests/test_stats.py), so a table that quotes one is
+only as right as these."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-__all__ = ["mean_ci", "paired", "welch", "welch_p"]
+__all__ = ["mean_ci", "median_ratio", "p95", "paired", "welch", "welch_p"]
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
@@ -57,3 +58,14 @@ def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]
     if len(diffs) < 2 or all(d == diffs[0] for d in diffs):
         return mean, 0.0 if len(diffs) > 1 else math.nan, (0.0 if mean else 1.0)
     return mean, half, float(ttest_rel(a, b).pvalue)
+
+
+def median_ratio(a: Sequence[float], b: Sequence[float]) -> float:
+    """The median of ``a`` over the median of ``b``: the overhead or speed-up a timing table
+    reports (medians, since a shared machine makes the odd repeat slow)."""
+    return statistics.median(a) / statistics.median(b)
+
+
+def p95(values: Sequence[float]) -> float:
+    """The 95th percentile (``statistics.quantiles``' default, exclusive method)."""
+    return statistics.quantiles(values, n=20)[-1]

@@ -37,3 +37,13 @@ def test_welch_of_two_arms_without_spread_says_so():
     assert bench.welch([1.0, 1.0], [1.0, 1.0]) == (0.0, 0.0, 1.0)
     mean, std, half = bench.mean_ci([0.5])
     assert mean == 0.5 and math.isnan(std) and math.isnan(half)
+
+
+def test_a_timing_tables_ratio_of_medians_and_95th_percentile():
+    """Medians 2 and 2 (the slow 100 s repeat does not move the base): 1.0; medians 3 and 2:
+    1.5. Of 1..20, the 95th percentile sits at (20 + 1) · 19/20 = 19.95 of the sorted values:
+    19 + 0.95 · (20 − 19)."""
+    bench = load_benchmark("stats")
+    assert bench.median_ratio([3.0, 1.0, 2.0], [1.0, 2.0, 100.0]) == 1.0
+    assert bench.median_ratio([2.0, 4.0], [1.0, 3.0]) == 1.5
+    assert bench.p95([float(v) for v in range(1, 21)]) == pytest.approx(19.95)
