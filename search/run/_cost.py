@@ -4,10 +4,10 @@ No trial starts once starting one would pass a limit; the trials in flight finis
 CO2 add up over trials, so a trial's expected share of them is the mean of the trials this
 launch has seen end. Time is the wall clock, which the trials in flight pass if they run
 longer than expected: a trial may start only if one as long as the :data:`TIME_QUANTILE` of
-the ended trials' durations ends within the limit. The mean let a GPU machine's 16 workers
-(cross-validated trials, which report once and cannot be stopped at an epoch) run 15 s past
-a 96 s search and leave the finalists a fifth of their time (``benchmarks/results/gpu_check.md``,
-run 4: the mean 8 s, the longest 20 s). A trial's energy is what
+the ended trials' durations ends within the limit. With the mean (8 s on a GPU machine's 16
+workers) trials of up to 20 s could start at 88 s of a 96 s search, and cross-validated ones
+report once, at their end, so no epoch stops them: they ran into the finalists' time
+(``benchmarks/results/gpu_check.md``, runs 4-6). A trial's energy is what
 ``run_trial`` metered around the whole trial (training and measurement, ``trial_energy_j``);
 a trial stopped early by the scheduler has no meter reading, so its energy is estimated from
 its training time at the mean power of the trials that ended with one.
@@ -39,8 +39,8 @@ class SearchCost:
         limits: The search's limits (None fields: no limit).
         clock: Seconds (``time.monotonic``).
         started: When the launch started, on ``clock`` (None: now). The time limit is the
-            launch's wall clock: Ray's start-up counts (on a 16-core machine it took the 120 s
-            launch's finalists 15 s of their 24, ``benchmarks/results/gpu_check.md``, run 5).
+            launch's wall clock: Ray's start-up counts (about 15 s on a 16-core machine, which
+            the finalists lost while it was not: ``benchmarks/results/gpu_check.md``, run 5).
     """
 
     def __init__(
