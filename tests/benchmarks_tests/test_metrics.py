@@ -94,3 +94,15 @@ def test_indicator_panel_tau_reads_throughput_as_a_cost():
     assert "| latency | -0.33 | -0.33 | -0.33 | -0.33 | -0.33 | 1.00 | -0.33 | -0.33 |" in text
     assert "- latency_ms: c" in bench.disagreements(frame, tau)  # the cheapest by latency
     assert "- throughput: a" in bench.disagreements(frame, tau)  # the most samples a second
+
+
+def test_engine_overhead_ratios_of_mean_times_and_its_target():
+    """Launch 12 and 14 ms a trial (mean 13) against plain Ray Tune's 10 (in memory) and 13
+    (SQLite): 1.3x, over the 1.2x target, and 1.0x on the same storage."""
+    bench = load_benchmark("engine_overhead")
+    times = {"npas launch": [0.012, 0.014], "plain Ray Tune + OptunaSearch": [0.010, 0.010],
+             "plain Ray Tune + OptunaSearch, same SQLite storage": [0.013, 0.013]}  # fmt: skip
+    ratio, sqlite, met = bench.ratios(times)
+    assert (ratio, sqlite, met) == (pytest.approx(1.3), pytest.approx(1.0), False)
+    times["npas launch"] = [0.011, 0.012]
+    assert bench.ratios(times)[2] is True  # 1.15x: within the target
