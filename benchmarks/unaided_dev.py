@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 import yaml
+from stats import paired  # benchmark modules beside this one
+from unaided import MISSING
 
 #: Set → its npz file name (None: the registered dataset of that name), layout and params
 #: limit. ``mnist`` is the issue's own target (≤ 1,000 parameters, 4 CPU-hours), not a dev set:
@@ -149,7 +151,6 @@ def accuracies(out: Path, name: str, arm: str) -> dict[int, float]:
 
 def table(out: Path) -> str:
     """Mean ± std of each set and arm over its seeds, with every seed's figure."""
-    from unaided import MISSING  # beside this script, as paired_table's import
     rows = ["| set | arm | seeds | test accuracy | each seed |", "|---|---|---|---|---|"]
     for name in SETS:
         for arm in ARMS:
@@ -166,8 +167,6 @@ def table(out: Path) -> str:
 def paired_table(out: Path, pairs: list[tuple[str, str]]) -> str:
     """Each pair of arms on each set, paired by the seeds both ran: the mean difference of test
     accuracy, its 95 % t interval and the paired t-test's p."""
-    from stats import paired
-
     rows = ["| set | difference | seeds | mean [95 % CI] | p |", "|---|---|---|---|---|"]
     for name in SETS:
         for a, b in pairs:
