@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from search._format import WIDTH
 from search._urls import masked_url
 from search.errors import ConfigError
-from search.record import stored_config
 from spaces import did_you_mean
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
@@ -117,6 +116,8 @@ def _study(args: argparse.Namespace) -> optuna.Study:
             f"{masked_url(url)}: {names}"
         )
     study = optuna.load_study(study_name=name, storage=storage)
+    from search.record import stored_config  # loads Optuna: not at the CLI's import
+
     recorded = stored_config(study).get("imports") or []
     _user_code(args, recorded, "the search's")
     return study

@@ -56,12 +56,12 @@ def test_each_seed_is_a_bundle_that_re_evaluates_to_its_recorded_accuracy(board)
         assert metrics["params"] == 697 and metrics["epochs"] == 2
 
 
-def test_the_own_recipe_is_the_records_and_the_searched_one_the_winners(board) -> None:
+def test_the_own_recipe_is_the_records_and_the_searched_one_the_winners(bench, board) -> None:
     arms = board / "leaderboard_records" / "le1000"
     own = json.loads((arms / "record-697.own/seed0/metrics.json").read_text("utf-8"))
     config = (arms / "record-697.own/seed0/config.yaml").read_text("utf-8")
     assert own["source"]["arm"] == "record-697.own"
-    own_batch = load_benchmark("record_designs").RECORD_RECIPES["record-697"].batch_size
+    own_batch = bench.RECORD_RECIPES["record-697"].batch_size
     assert f"batch_size: {own_batch}" in config
     assert "schedule: step" in config and "params <= 1000" in config
     searched = (arms / "record-697.searched/seed0/config.yaml").read_text("utf-8")

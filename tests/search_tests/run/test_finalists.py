@@ -460,6 +460,7 @@ def test_sigterm_during_finalists_keeps_the_search_and_a_relaunch_trains_only_wh
     assert all({"1", "2", "3"} <= set(runs[t]) for t in runs)
     found = again.user_attrs[StudyAttr.RECOMMENDATION]
     refit = found.pop("refit")
+    assert found.pop("origin") == "proposed by random"
     assert found["n"] == 3 and found == choose(finalists_of(again, 2, 3), runs, 3)
     assert refit["trial"] == found["trial"] and Path(refit["artifact"]).is_file()
 
