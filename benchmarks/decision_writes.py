@@ -61,6 +61,33 @@ def time_writes(url: str, trials: int, rungs: int) -> list[float]:
     return seconds
 
 
+def storage_rows(measured: dict[str, list[float]]) -> tuple[list[str], dict[str, float]]:
+    """The storage table (median and 95th percentile ms per write) and each storage's
+    sustained single-writer rate, 1 / its median, which the cluster table divides by."""
+    rows = ["| storage | writes | median ms | p95 ms | writes/s (1 / median) |",
+            "|---|---:|---:|---:|---:|"]  # fmt: skip
+    rate = {}
+    for name, seconds in measured.items():
+        median = statistics.median(seconds)
+        rate[name] = 1 / median
+        rows.append(f"| {name} | {len(seconds)} | {1e3 * median:.2f} | {1e3 * p95(seconds):.2f} | "
+                    f"{rate[name]:.0f} |")  # fmt: skip
+    return rows, rate
+
+
+def cluster_rows(rate: dict[str, float]) -> list[str]:
+    """The cluster table: 48 N / T decision writes/s for 100 nodes of N trials with T-second
+    epochs, as a share of each storage's ``rate``."""
+    cluster = ["| N trials per node | T s per epoch | decision writes/s needed | "
+               + " | ".join(f"{n} busy" for n in rate) + " |",
+               "|---|---|---:|" + "---:|" * len(rate)]  # fmt: skip
+    for n_per_node, epoch_s in ((1, 60), (1, 10), (8, 10), (8, 1)):
+        needed = 48 * n_per_node / epoch_s
+        cells = " | ".join(f"{100 * needed / r:.0f} %" for r in rate.values())
+        cluster.append(f"| {n_per_node} | {epoch_s} | {needed:.1f} | {cells} |")
+    return cluster
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=200)
@@ -80,21 +107,8 @@ def main() -> None:
         admin.dispose()
         measured["PostgreSQL (127.0.0.1)"] = time_writes(f"{server}/writes", args.trials,
                                                          args.rungs)  # fmt: skip
-    rows = ["| storage | writes | median ms | p95 ms | writes/s (1 / median) |",
-            "|---|---:|---:|---:|---:|"]  # fmt: skip
-    rate = {}
-    for name, seconds in measured.items():
-        median = statistics.median(seconds)
-        rate[name] = 1 / median
-        rows.append(f"| {name} | {len(seconds)} | {1e3 * median:.2f} | {1e3 * p95(seconds):.2f} | "
-                    f"{rate[name]:.0f} |")  # fmt: skip
-    cluster = ["| N trials per node | T s per epoch | decision writes/s needed | "
-               + " | ".join(f"{n} busy" for n in measured) + " |",
-               "|---|---|---:|" + "---:|" * len(measured)]  # fmt: skip
-    for n_per_node, epoch_s in ((1, 60), (1, 10), (8, 10), (8, 1)):
-        needed = 48 * n_per_node / epoch_s
-        cells = " | ".join(f"{100 * needed / r:.0f} %" for r in rate.values())
-        cluster.append(f"| {n_per_node} | {epoch_s} | {needed:.1f} | {cells} |")
+    rows, rate = storage_rows(measured)
+    cluster = cluster_rows(rate)
     conditions = (
         f"CPU: {cpu_model_name()} ({platform.machine()}), 2 cores shared with a running "
         f"benchmark; Python {platform.python_version()}, Optuna {optuna.__version__}, "

@@ -70,6 +70,24 @@ def fused(hyper: dict, data: Data, k: int, steps: int) -> float:
     return time.perf_counter() - start
 
 
+def rates(k: int, steps: int, seq_t: list[float], fused_t: list[float]
+          ) -> tuple[float, float, list[float]]:  # fmt: skip
+    """Model-steps/s of each path (k × steps over its median seconds) and each repeat's
+    sequential / fused seconds, a ratio of two times of the same repeat (the same noise)."""
+    ratios = [s / f for s, f in zip(seq_t, fused_t, strict=True)]
+    seq_rate = k * steps / statistics.median(seq_t)
+    fused_rate = k * steps / statistics.median(fused_t)
+    return seq_rate, fused_rate, ratios
+
+
+def table_row(name: str, params: int, k: int, seq_rate: float, fused_rate: float,
+              ratios: list[float]) -> str:  # fmt: skip
+    """A row of the table; ``benchmarks/leaderboard.py`` reads its median ratio."""
+    return (f"| {name} {NETS[name]} | {params} | {k} | {seq_rate:.0f} | "
+            f"{fused_rate:.0f} | {statistics.median(ratios):.2f}x | "
+            f"{min(ratios):.2f}–{max(ratios):.2f} |")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100, help="steps per seed (default 100)")
@@ -94,9 +112,7 @@ def main() -> None:
                 pair = [(sequential, seq_t), (fused, fused_t)]
                 for fn, out in pair if r % 2 == 0 else pair[::-1]:
                     out.append(fn(hyper, data, k, args.steps))
-            ratios = [s / f for s, f in zip(seq_t, fused_t, strict=True)]
-            seq_rate = k * args.steps / statistics.median(seq_t)
-            fused_rate = k * args.steps / statistics.median(fused_t)
+            seq_rate, fused_rate, ratios = rates(k, args.steps, seq_t, fused_t)
             rows.append((name, params, k, seq_rate, fused_rate, ratios))
             print(f"{name} k={k}: sequential {seq_rate:.0f}, fused {fused_rate:.0f} "
                   f"model-steps/s, ratio {statistics.median(ratios):.2f}", flush=True)  # fmt: skip
@@ -121,10 +137,7 @@ def main() -> None:
         "| ratio min–max |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, params, k, seq_rate, fused_rate, ratios in rows:
-        lines.append(f"| {name} {NETS[name]} | {params} | {k} | {seq_rate:.0f} | "
-                     f"{fused_rate:.0f} | {statistics.median(ratios):.2f}x | "
-                     f"{min(ratios):.2f}–{max(ratios):.2f} |")  # fmt: skip
+    lines += [table_row(*row) for row in rows]
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

@@ -176,6 +176,18 @@ def main() -> None:
     write(args, table, horizon, ratio, real, simulated, began)
 
 
+def figure_row(key: str, real: list[dict], simulated: list[dict]) -> tuple[str, int]:
+    """The table's row of figure ``key``: the replays' 5th, 50th and 95th percentiles beside
+    the real searches' figures, and how many of those fall inside (5th and 95th included)."""
+    lo, mid, hi = np.percentile(np.array([s[key] for s in simulated], dtype=float), [5, 50, 95])
+    reals = [r[key] for r in real]
+    inside = int(sum(lo <= x <= hi for x in reals))
+    fmt = "{:.4f}" if key == "hv_end" else "{:.0f}"
+    line = (f"| {LABELS[key]} | {fmt.format(lo)} / {fmt.format(mid)} / {fmt.format(hi)} | "
+            f"{', '.join(fmt.format(x) for x in reals)} | {inside}/{len(reals)} |")  # fmt: skip
+    return line, inside
+
+
 def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: float,
           real: list[dict], simulated: list[dict], began: float) -> None:  # fmt: skip
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -202,16 +214,8 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
     ]
     verdict = {}
     for key in FIGURES:
-        sim = np.array([s[key] for s in simulated], dtype=float)
-        lo, mid, hi = np.percentile(sim, [5, 50, 95])
-        reals = [r[key] for r in real]
-        inside = sum(lo <= x <= hi for x in reals)
-        verdict[key] = inside
-        fmt = "{:.4f}" if key == "hv_end" else "{:.0f}"
-        lines.append(
-            f"| {LABELS[key]} | {fmt.format(lo)} / {fmt.format(mid)} / {fmt.format(hi)} | "
-            f"{', '.join(fmt.format(x) for x in reals)} | {inside}/{len(reals)} |"
-        )
+        line, verdict[key] = figure_row(key, real, simulated)
+        lines.append(line)
     lines += ["", "- " + "; ".join(f"{LABELS[k]}: {v}/{len(real)} inside" for k, v in
                                    verdict.items()) + "."]  # fmt: skip
     args.results.write_text("\n".join(lines) + "\n")

@@ -30,6 +30,20 @@ def _idx(path: Path, offset: int) -> np.ndarray:
         return np.frombuffer(f.read(), np.uint8, offset=offset)
 
 
+def normalise(raw: np.ndarray, pre: dict) -> np.ndarray:
+    """The raw images as the bundle's recorded preprocessing has them, in float32: raw ×
+    multiply − subtract (one channel: MNIST)."""
+    return raw * np.float32(pre["multiply"][0]) - np.float32(pre["subtract"][0])
+
+
+def compare(outputs: list[np.ndarray], labels: np.ndarray, want: float
+            ) -> tuple[list[float], bool]:  # fmt: skip
+    """Each output's accuracy on ``labels``, and whether every one is the recorded ``want``
+    to within half an image (the recorded figure is a float of a count of images)."""
+    got = [float((out.argmax(1) == labels).mean()) for out in outputs]
+    return got, all(abs(g - want) < 0.5 / len(labels) for g in got)
+
+
 def main() -> None:
     import onnxruntime as ort
     import torch
@@ -45,17 +59,15 @@ def main() -> None:
     rows, differ = [], 0
     for path in sorted(board.glob("le*/**/seed*/metrics.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        pre = record["data"]["preprocessing"]
-        x = raw * np.float32(pre["multiply"][0]) - np.float32(pre["subtract"][0])
+        x = normalise(raw, record["data"]["preprocessing"])
         with torch.no_grad():
             logits = load_bundle(path.parent)(torch.from_numpy(x)).numpy()
         session = ort.InferenceSession(str(path.parent / "model.onnx"))
         name = session.get_inputs()[0].name
         onnx = np.concatenate([session.run(None, {name: x[i:i + 1000]})[0]
                                for i in range(0, len(x), 1000)])  # fmt: skip
-        got = [float((out.argmax(1) == labels).mean()) for out in (logits, onnx)]
         want = record["metrics"]["test_accuracy"]
-        same = all(abs(g - want) < 0.5 / len(labels) for g in got)
+        got, same = compare([logits, onnx], labels, want)
         differ += not same
         rows.append(f"| {path.parent.relative_to(board)} | {100 * want:.2f} % | "
                     f"{100 * got[0]:.2f} % | {100 * got[1]:.2f} % | {'yes' if same else 'NO'} |")

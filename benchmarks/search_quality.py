@@ -112,7 +112,15 @@ def main() -> None:
     write(args, config, optimisers, checkpoints, hv, bounds, seconds, failed)
 
 
-def write(args, config, optimisers, checkpoints, hv, bounds, seconds, failed) -> None:
+def rows(
+    optimisers: list[str],
+    checkpoints: list[int],
+    hv: dict[tuple[str, int], list[float]],
+    seconds: dict[tuple[str, int], float],
+    failed: dict[tuple[str, int], int],
+) -> list[str]:
+    """The table: per optimiser, the mean ± std over seeds of the hypervolume at each
+    checkpoint, each seed's last one, the mean minutes of a search and the failed trials."""
     head = " | ".join(f"HV after {k}" for k in checkpoints)
     lines = [f"| optimiser | {head} | per seed after {checkpoints[-1]} | minutes per search "
              "| failed trials |", "|---" * (len(checkpoints) + 4) + "|"]  # fmt: skip
@@ -127,6 +135,11 @@ def write(args, config, optimisers, checkpoints, hv, bounds, seconds, failed) ->
         seeds = ", ".join(f"{hv[k][-1]:.3f}" for k in sorted(keys))
         lines.append(f"| {optimiser} | {' | '.join(cells)} | {seeds} | {minutes:.1f} | "
                      f"{sum(failed[k] for k in keys)} |")  # fmt: skip
+    return lines
+
+
+def write(args, config, optimisers, checkpoints, hv, bounds, seconds, failed) -> None:
+    lines = rows(optimisers, checkpoints, hv, seconds, failed)
     bound_text = ", ".join(f"{n} [{lo:.4g}, {hi:.4g}]" for n, (lo, hi) in bounds.items())
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(

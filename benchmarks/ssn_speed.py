@@ -79,6 +79,12 @@ def fmt(times: list[float]) -> str:
     return f"{statistics.median(ms):.1f} ({statistics.mean(ms):.1f} ± {statistics.stdev(ms):.1f})"
 
 
+def cells(ssn: list[float], plain: list[float]) -> str:
+    """The row's timing cells: SSN ms, plain ms and the ratio of their medians (SSN / plain:
+    above 1, the SSN is slower)."""
+    return f"{fmt(ssn)} | {fmt(plain)} | {median_ratio(ssn, plain):.2f}x"
+
+
 def main() -> None:
     torch.set_num_threads(1)
     rows = []
@@ -98,10 +104,9 @@ def main() -> None:
             ]
             for what, ssn_fn, plain_fn in cases:
                 ts, tp = interleaved(ssn_fn, plain_fn, repeats)
-                ratio = median_ratio(ts, tp)
                 rows.append(
                     f"| {family} | {batch} | {fraction:.0%} ({net.num_params:,} of"
-                    f" {plain_params:,}) | {what} | {fmt(ts)} | {fmt(tp)} | {ratio:.2f}x |"
+                    f" {plain_params:,}) | {what} | {cells(ts, tp)} |"
                 )
                 print(rows[-1], flush=True)
     header = [

@@ -59,12 +59,11 @@ def child(mode: str, epochs: int, workers: int, npy: str) -> dict:
     torch.manual_seed(0)
     model = spaces.build_model("convnet", data.in_shape, data.num_classes, depth=2, width=16)
     fit = objectives.fit(model, data, objectives.Recipe(epochs=epochs, batch_size=128))
-    ends = [r["elapsed_s"] for r in fit.history]
     test = objectives.evaluate(model, data.test)
     mib = 1024  # ru_maxrss is in KiB on Linux
     return {
         "mode": mode,
-        "epoch_s": [b - a for a, b in zip([0.0, *ends[:-1]], ends, strict=True)],
+        "epoch_s": epoch_seconds([r["elapsed_s"] for r in fit.history]),
         "load_s": load_s,
         "val_accuracy": fit.history[-1]["val_accuracy"],
         "test_accuracy": test["accuracy"],
@@ -72,6 +71,12 @@ def child(mode: str, epochs: int, workers: int, npy: str) -> dict:
         "workers_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / mib,
         "train": len(data.train),
     }
+
+
+def epoch_seconds(ends: list[float]) -> list[float]:
+    """Each epoch's seconds from ``fit``'s history, which records the seconds elapsed at the
+    end of each epoch since training began."""
+    return [b - a for a, b in zip([0.0, *ends[:-1]], ends, strict=True)]
 
 
 def write_npy(folder: Path) -> None:
@@ -116,13 +121,27 @@ def main() -> None:
     write(runs, args)
 
 
+def mode_row(mode: str, runs: dict[str, list[dict]]) -> str:
+    """The table's row of ``mode``: the median of all its runs' epochs and its ratio to
+    ``memory``'s, their range, the largest peak RSS of a run and of a worker, the mean test
+    accuracy."""
+
+    def epochs(of: str) -> list[float]:
+        return [t for r in runs[of] for t in r["epoch_s"]]
+
+    times = epochs(mode)
+    rss = max(r["rss_mib"] for r in runs[mode])
+    worker = max(r["workers_rss_mib"] for r in runs[mode])
+    accuracy = statistics.mean(r["test_accuracy"] for r in runs[mode])
+    return (f"| `{mode}` | {statistics.median(times):.2f} | "
+            f"{median_ratio(times, epochs('memory')):.2f}x | {min(times):.2f}–{max(times):.2f} | "
+            f"{rss:.0f} | {worker:.0f} | {accuracy:.4f} |")  # fmt: skip
+
+
 def write(runs: dict[str, list[dict]], args: argparse.Namespace) -> None:
     import torch
 
     from objectives._conditions import cpu_model_name
-
-    def epochs(mode: str) -> list[float]:
-        return [t for r in runs[mode] for t in r["epoch_s"]]
 
     lines = [
         "# Streamed vs in-memory data (MNIST, small ConvNet)",
@@ -138,17 +157,7 @@ def write(runs: dict[str, list[dict]], args: argparse.Namespace) -> None:
         "(process) | peak RSS MiB (largest worker) | test accuracy |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for mode in MODES:
-        times = epochs(mode)
-        median = statistics.median(times)
-        rss = max(r["rss_mib"] for r in runs[mode])
-        worker = max(r["workers_rss_mib"] for r in runs[mode])
-        accuracy = statistics.mean(r["test_accuracy"] for r in runs[mode])
-        lines.append(
-            f"| `{mode}` | {median:.2f} | {median_ratio(times, epochs('memory')):.2f}x | "
-            f"{min(times):.2f}–"
-            f"{max(times):.2f} | {rss:.0f} | {worker:.0f} | {accuracy:.4f} |"
-        )
+    lines += [mode_row(mode, runs) for mode in MODES]
     lines += [
         "",
         "Peak RSS (process) is the training process's high-water mark (the larger of the "
