@@ -30,10 +30,11 @@ import numpy as np
 import torch
 
 from objectives.datasets import DATASETS
-from search.config import SearchConfig, screen
+from search.config import SearchConfig
 from search.derive import derive
 from search.derive._refusals import refusals
 from search.record import Metric
+from search.screening import screen
 
 RESULTS = Path(__file__).parent / "results" / "derive_refusals.md"
 

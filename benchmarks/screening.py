@@ -46,13 +46,14 @@ import torch
 
 from objectives._conditions import cpu_model_name
 from objectives.datasets import DATASETS
-from search.config import Screen, SearchConfig, TrialConfig, load_preset, verdict
-from search.config._meta import meta_counts, meta_model
+from search.config import SearchConfig, TrialConfig, load_preset
 from search.record import Metric, RayKey, TrialAttr, enqueue_start
 from search.run._bound import bound_optimiser, constraint_keys
 from search.run._outcome import OutcomeReader
 from search.run._searcher import NpasSearcher
 from search.run._trainable import report_of
+from search.screening import Screen, verdict
+from search.screening._meta import meta_counts, meta_model
 
 RESULTS = Path(__file__).parent / "results" / "screening.md"
 #: Round 5's search of this preset, as it ran (before the screen).

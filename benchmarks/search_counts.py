@@ -20,9 +20,9 @@ from screening import params_limit
 
 from objectives.datasets import DATASETS
 from search.config import SearchConfig, TrialConfig
-from search.config._meta import meta_model, planned_params, trainable
 from search.record import StudyAttr, TrialAttr
 from search.schedulers import milestones
+from search.screening._meta import meta_model, planned_params, trainable
 
 #: A trained net "near the limit": at least this share of the params limit.
 NEAR = 0.9

@@ -94,6 +94,6 @@ def _load_modules() -> None:
     try:
         import optuna  # noqa: F401
 
-        from search.config import budget_warning, describe  # noqa: F401
+        from search.screening import budget_warning, describe  # noqa: F401
     except Exception:  # the main thread imports them again, and says why they fail
         pass

@@ -18,13 +18,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-__all__ = ["PASSWORD_ENV", "PASSWORD_FILE_ENV", "connect_url", "default_storage_url", "masked_url"]
+__all__ = ["PASSWORD_ENV", "PASSWORD_FILE_ENV", "RUN_FOLDER", "connect_url", "default_storage_url",
+           "masked_url"]
 
 #: The storage password, when the URL has none.
 PASSWORD_ENV = "NPAS_STORAGE_PASSWORD"
 #: A file holding the storage password (its first line), when the URL and PASSWORD_ENV have none.
 PASSWORD_FILE_ENV = "NPAS_STORAGE_PASSWORD_FILE"
 _HIDDEN = "***"
+#: The run folder unless a config says otherwise (``out``): the trials' checkpoints and the
+#: default SQLite storage, ``runs/npas.db``.
+RUN_FOLDER = "runs"
 
 
 def _typed(url: str) -> str:

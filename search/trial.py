@@ -33,8 +33,9 @@ from objectives import INDICATORS, EnergyMeter, measure, measuring_data
 from objectives.datasets import DATASETS, Data, load
 from objectives.train import FitResult, Recipe, evaluate, fit, trained_weights
 from search._output import write_atomic
-from search.config import FIT_TRIES, Constraint, TrialConfig, breach, verdict
+from search.config import FIT_TRIES, Constraint, TrialConfig
 from search.errors import ExportError
+from search.screening import breach, verdict
 from spaces import BudgetError, ConfigError, build_model
 from spaces.ssn import shapeshift
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import importlib
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
@@ -22,12 +23,24 @@ class Registry(Generic[T]):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._entries: dict[str, T] = {}
+        self._declared: dict[str, str] = {}
+
+    def declare(self, name: str, module: str) -> None:
+        """Names an entry that ``module`` registers when it is imported, so that a low module
+        (the config's checks) knows the name without importing the module, as a package's
+        entry points do; :meth:`get` imports it on first use."""
+        key = name.lower()
+        if key in self._entries or key in self._declared:
+            raise NpasError(f"{self.kind} {name!r} is already registered")
+        self._declared[key] = module
 
     def add(self, name: str, entry: T) -> T:
-        """Registers ``entry`` under ``name``; names are case-insensitive."""
+        """Registers ``entry`` under ``name``; names are case-insensitive. A name declared
+        with :meth:`declare` is filled in by its module."""
         key = name.lower()
         if key in self._entries:
             raise NpasError(f"{self.kind} {name!r} is already registered")
+        self._declared.pop(key, None)
         self._entries[key] = entry
         return entry
 
@@ -41,16 +54,24 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """Returns the entry for ``name`` or raises UnknownNameError listing valid ones."""
+        key = name.lower() if isinstance(name, str) else name
+        if key in self._declared:
+            module = self._declared[key]
+            importlib.import_module(module)
+            if key not in self._entries:
+                raise NpasError(f"{self.kind} {name!r}: {module} does not register it")
         try:
-            return self._entries[name.lower()]
-        except (KeyError, AttributeError):
-            known = ", ".join(sorted(self._entries))
-            hint = did_you_mean(name, self._entries)
+            return self._entries[key]
+        except (KeyError, TypeError):
+            known = ", ".join(self.names())
+            hint = did_you_mean(name, self.names())
             raise UnknownNameError(f"unknown {self.kind} {name!r}{hint}; known: {known}") from None
 
     def name_of(self, entry: object) -> str:
         """The name ``entry`` is registered under (the reverse of :meth:`get`), so an entry
         need not repeat its name."""
+        for name in list(self._declared):
+            self.get(name)
         for name, known in self._entries.items():
             if known is entry:
                 return name
@@ -58,13 +79,15 @@ class Registry(Generic[T]):
 
     def names(self, pattern: str = "*") -> list[str]:
         """Sorted names matching a shell-style wildcard pattern."""
-        return sorted(n for n in self._entries if fnmatch.fnmatch(n, pattern.lower()))
+        every = {*self._entries, *self._declared}
+        return sorted(n for n in every if fnmatch.fnmatch(n, pattern.lower()))
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._entries
+        key = name.lower() if isinstance(name, str) else None
+        return key in self._entries or key in self._declared
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + len(self._declared)

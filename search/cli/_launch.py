@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from search._urls import masked_url
+from search._urls import RUN_FOLDER, masked_url
 from search.cli._common import _DEFAULT_PRESET, _names, _open, _quiet_optuna
 from search.cli._status import _status_lines, _status_record
 from search.errors import ConfigError
-from search.record import RUN_FOLDER
 
 if TYPE_CHECKING:  # loaded by the commands that need them: --help and presets stay quick
     import optuna
@@ -71,8 +70,8 @@ def _launched(args: argparse.Namespace) -> int:
     from search._format import duration, wrap, wrap_lines
 
     config, derivation = _derived_config(args)  # every check runs before the storage opens
-    from search.config import check_user_code
     from search.run import launch
+    from search.screening import check_user_code
 
     # data that differ from those the search recorded: refused before a line says "Launching"
     _stored_data(config, check_user_code(config), args.data_changed, said=False)
@@ -169,7 +168,7 @@ def _check(args: argparse.Namespace) -> int:
     """``launch``'s checks alone (the config, the user's code, its dataset and indicators),
     then the resolved search and its warnings; nothing is created, started or trained."""
     config, derivation = _derived_config(args)  # its errors come before torch loads
-    from search.config import check_user_code, describe
+    from search.screening import check_user_code, describe
 
     fingerprint = check_user_code(config)
     _stored_data(config, fingerprint, args.data_changed)
@@ -189,8 +188,8 @@ def _check(args: argparse.Namespace) -> int:
 
 def _warnings(config: Any, *, floor: bool = True) -> list[str]:
     """The config's suspicions, and its data's (``search.derive.data_warnings``)."""
-    from search.config import suspicions
     from search.derive import data_warnings
+    from search.screening import suspicions
 
     return [*suspicions(config, floor=floor), *data_warnings(config)]
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from search.record import RUN_FOLDER
+from search._urls import RUN_FOLDER
 
 __all__ = [
     "DATA_CHANGED_HELP",

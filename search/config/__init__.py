@@ -18,23 +18,17 @@ from spaces import lazy_exports
 # and at run time `lazy_exports` reads the same block and loads each name when first used.
 # `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
+    from search._urls import RUN_FOLDER as RUN_FOLDER
     from search._urls import default_storage_url as default_storage_url
     from search._urls import masked_url as masked_url
     from search.config._checks import unknown as unknown
-    from search.config._describe import describe as describe
-    from search.config._describe import suspicions as suspicions
     from search.config._finalists import FinalistsConfig as FinalistsConfig
-    from search.config._floor import budget_warning as budget_warning
     from search.config._keys import RENAMED_KEYS as RENAMED_KEYS
     from search.config._keys import ConfigKey as ConfigKey
-    from search.config._keys import reference as reference
     from search.config._load import ConfigData as ConfigData
     from search.config._load import config_data as config_data
     from search.config._load import load_config as load_config
     from search.config._load import load_preset as load_preset
-    from search.config._meta import meta_model as meta_model
-    from search.config._meta import planned_params as planned_params
-    from search.config._meta import trainable as trainable
     from search.config._metrics import REPORTED_ONLY as REPORTED_ONLY
     from search.config._metrics import TRIAL_METRICS as TRIAL_METRICS
     from search.config._metrics import Constraint as Constraint
@@ -46,13 +40,19 @@ if TYPE_CHECKING:
     from search.config._presets import list_presets as list_presets
     from search.config._presets import preset_text as preset_text
     from search.config._presets import unknown_preset as unknown_preset
-    from search.config._screen import Screen as Screen
-    from search.config._screen import screen as screen
-    from search.config._search import AlgorithmConfig as AlgorithmConfig
-    from search.config._search import LimitsConfig as LimitsConfig
-    from search.config._search import ResourceConfig as ResourceConfig
-    from search.config._search import SchedulerConfig as SchedulerConfig
+    from search.config._reference import reference as reference
+    from search.config._registries import LOGGERS as LOGGERS
+    from search.config._registries import OPTIMISERS as OPTIMISERS
+    from search.config._registries import SCHEDULERS as SCHEDULERS
     from search.config._search import SearchConfig as SearchConfig
+    from search.config._sections import GRACE_EPOCHS as GRACE_EPOCHS
+    from search.config._sections import REDUCTION_FACTOR as REDUCTION_FACTOR
+    from search.config._sections import SCHEDULER_TYPES as SCHEDULER_TYPES
+    from search.config._sections import WITHIN_FRONT as WITHIN_FRONT
+    from search.config._sections import AlgorithmConfig as AlgorithmConfig
+    from search.config._sections import LimitsConfig as LimitsConfig
+    from search.config._sections import ResourceConfig as ResourceConfig
+    from search.config._sections import SchedulerConfig as SchedulerConfig
     from search.config._source import check_source as check_source
     from search.config._start import complete as complete
     from search.config._trial import FIT_TRIES as FIT_TRIES
@@ -60,9 +60,6 @@ if TYPE_CHECKING:
     from search.config._trial import TRAIN_OPTIONS as TRAIN_OPTIONS
     from search.config._trial import TrialConfig as TrialConfig
     from search.config._trial import check_trial_config as check_trial_config
-    from search.config._user_checks import check_user_code as check_user_code
-    from search.config._verdict import breach as breach
-    from search.config._verdict import verdict as verdict
 
 
 __all__ = [

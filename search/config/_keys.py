@@ -19,7 +19,6 @@ __all__ = [
     "Option",
     "config_key",
     "parse_keys",
-    "reference",
     "renamed",
 ]
 
@@ -198,29 +197,3 @@ def option_rows(options: Mapping[str, Option], prefix: str) -> list[ConfigKey]:
         ConfigKey(f"{prefix}.{k}", o.type, o.default, checks.allowed_text(o.check), o.help)
         for k, o in options.items()
     ]
-
-
-def reference() -> list[ConfigKey]:
-    """Every key of a search config file, with its type, default, allowed values and help:
-    the rows of the YAML reference, read from the one declaration of each key.
-
-    Sections come after their own row (``resources``, then ``resources.cpu``, ...);
-    ``train.*``, ``ssn.*``, ``loading.*`` and ``measure.*`` list the options those sections
-    (and ``space``/``fixed`` dimensions of the same names) take.
-    """
-    from search.config._search import SearchConfig
-    from search.config._trial import LOADING_OPTIONS, SSN_OPTIONS, TRAIN_OPTIONS, measure_rows
-
-    out = []
-    after = {
-        "train": lambda: option_rows(TRAIN_OPTIONS, "train"),
-        "fixed": lambda: option_rows(SSN_OPTIONS, "ssn"),  # ssn.* are space or fixed keys
-        "loading": lambda: option_rows(LOADING_OPTIONS, "loading"),
-        "measure": measure_rows,
-    }
-    top = rows(SearchConfig)
-    for row in sorted(top, key=lambda r: r.key != "name"):  # the name first, as in a file
-        out.append(row)
-        if row.key in after:
-            out += after[row.key]()
-    return out

@@ -6,7 +6,7 @@ fixes (3×3 kernels for images, 5 for signals, batch norm, growth 1.5, a global-
 head), not models built: a derivation answers in milliseconds; a test holds each form to the
 built model's counts (its parameters, and FlopCounterMode's FLOPs / 2). They are estimates
 for choosing ranges and pricing epochs; the screen counts every proposal exactly before it
-trains (:mod:`search.config._screen`).
+trains (:mod:`search.screening._screen`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def refusals(config: SearchConfig, facts: DataFacts, *, samples: int = 200, seed
     """Reasons the screen would refuse each of ``samples`` random points (``ok`` for one it
     passes): ``over limit`` (params above the tightest params constraint) or ``budget`` (a
     budget Shapeshifting cannot meet)."""
-    from search.config import meta_model, planned_params, trainable
+    from search.screening import meta_model, planned_params, trainable
 
     info: Any = SimpleNamespace(in_shape=facts.in_shape, num_classes=facts.classes)
     limits = [c for c in config.constraints if c.indicator == "params"]

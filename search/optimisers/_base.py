@@ -26,6 +26,7 @@ import optuna
 from optuna.trial import TrialState
 
 from search._directions import DIRECTIONS
+from search.config import OPTIMISERS as _REGISTRY
 from spaces import ConfigError, Registry, Space
 
 __all__ = ["Optimiser", "Proposal", "constraint_vector", "point_of"]
@@ -55,7 +56,7 @@ def constraint_vector(trial: optuna.trial.FrozenTrial, keys: Sequence[str]) -> l
 
 #: Search algorithms by name (``algorithm.name`` in a config); each registers with
 #: ``@OPTIMISERS.register(name)``.
-OPTIMISERS: Registry[type[Optimiser]] = Registry("algorithm")
+OPTIMISERS: Registry[type[Optimiser]] = _REGISTRY
 #: The population of the generational optimisers (NSGA-II, NSGA-III, SMS-EMOA) unless set.
 POPULATION_SIZE = 16
 

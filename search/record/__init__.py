@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from search.record._records import record_metrics as record_metrics
     from search.record._records import value_names as value_names
     from search.record._schema import OUTCOMES as OUTCOMES
-    from search.record._schema import RUN_FOLDER as RUN_FOLDER
     from search.record._schema import TRIAL_STATES as TRIAL_STATES
     from search.record._schema import Column as Column
     from search.record._schema import Metric as Metric

@@ -188,10 +188,6 @@ class Column:
     WHY: Final = "why"
 
 
-#: The run folder unless a config says otherwise (``out``): the trials' checkpoints and the
-#: default SQLite storage, ``runs/npas.db``.
-RUN_FOLDER: Final = "runs"
-
 #: The outcome of a trial, as ``search status`` counts them and ``search trials`` lists them,
 #: in the order status prints them: each trial has exactly one (``search._trial_list``).
 OUTCOMES: Final = (

@@ -34,7 +34,7 @@ from optuna.trial import TrialState
 from search._compat import check as check_dependencies
 from search._format import note
 from search._urls import masked_url
-from search.config import Screen, TrialConfig, budget_warning, check_user_code
+from search.config import TrialConfig
 from search.errors import StorageLost, StorageWriteError
 from search.record import (
     DataCheck,
@@ -82,6 +82,7 @@ from search.run._searcher import NpasSearcher, ScreenFn
 from search.run._stages import Stage
 from search.run._trainable import TrialFn, checkpoints
 from search.run._tuner import run_tuner
+from search.screening import Screen, budget_warning, check_user_code
 
 if TYPE_CHECKING:
     from search.config import SearchConfig

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from search._format import note
 from search._imports import require
+from search.config import LOGGERS as _REGISTRY
 from search.record import RayKey
 from search.run._trainable import is_number
 from spaces import Registry
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 #: name → (search config, run folder) → Ray Tune logger callback.
-LOGGERS: Registry[Callable[[SearchConfig, Path], Any]] = Registry("logger")
+LOGGERS: Registry[Callable[[SearchConfig, Path], Any]] = _REGISTRY
 
 #: Ray Tune's step of a result (its ``TRAINING_ITERATION``); here the epoch.
 _STEP = "training_iteration"

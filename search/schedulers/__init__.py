@@ -17,17 +17,17 @@ from spaces import lazy_exports
 # and at run time `lazy_exports` reads the same block and loads each name when first used.
 # `__all__` is the user API; the other names are for npas's other packages.
 if TYPE_CHECKING:
+    from search.config import GRACE_EPOCHS as GRACE_EPOCHS
+    from search.config import REDUCTION_FACTOR as REDUCTION_FACTOR
+    from search.config import SCHEDULER_TYPES as SCHEDULER_TYPES
+    from search.config import SCHEDULERS as SCHEDULERS
+    from search.config import WITHIN_FRONT as WITHIN_FRONT
     from search.schedulers._contract import Decides as Decides
     from search.schedulers._contract import Gate as Gate
     from search.schedulers._contract import attach as attach
-    from search.schedulers._defaults import GRACE_EPOCHS as GRACE_EPOCHS
-    from search.schedulers._defaults import REDUCTION_FACTOR as REDUCTION_FACTOR
     from search.schedulers._moasha import MOASHA as MOASHA
     from search.schedulers._moasha import PromotionMOASHA as PromotionMOASHA
     from search.schedulers._moasha import milestones as milestones
-    from search.schedulers._named import SCHEDULER_TYPES as SCHEDULER_TYPES
-    from search.schedulers._named import SCHEDULERS as SCHEDULERS
-    from search.schedulers._ranking import WITHIN_FRONT as WITHIN_FRONT
     from search.schedulers._rungview import RungView as RungView
 
 

@@ -42,9 +42,9 @@ import numpy as np
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from search._directions import DIRECTIONS, minimisation_signs
+from search.config import GRACE_EPOCHS, REDUCTION_FACTOR, WITHIN_FRONT
 from search.record import RayKey
-from search.schedulers._defaults import GRACE_EPOCHS, REDUCTION_FACTOR
-from search.schedulers._ranking import WITHIN_FRONT, rank_order, top_k
+from search.schedulers._ranking import rank_order, top_k
 from spaces import ConfigError, is_int
 
 if TYPE_CHECKING:

@@ -3,21 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from spaces import Registry
+from search.config import SCHEDULERS
 
 if TYPE_CHECKING:
     from search.config import SearchConfig
-
-__all__ = ["SCHEDULERS", "SCHEDULER_TYPES"]
-
-#: ``scheduler.type``: what ``moasha`` does with a trial outside the top of a rung.
-SCHEDULER_TYPES = ("stopping", "promotion")
-
-#: name → (search config) → Ray Tune scheduler.
-SCHEDULERS: Registry[Callable[[SearchConfig], Any]] = Registry("scheduler")
 
 
 @SCHEDULERS.register("fifo")

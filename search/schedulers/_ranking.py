@@ -1,13 +1,14 @@
 """The rung ranking of MOASHA: constrained domination (Deb), then a front's own order, then
 arrival.
 
-Inside a front, rows are ordered by one of :data:`WITHIN_FRONT`: ``hypervolume`` (largest
-exclusive hypervolume contribution first, on the rung's range normalised to [0, 1] with the
-reference point at 1.1, as Optuna's and the lab's hypervolume) or ``crowding`` (NSGA-II
-crowding distance). Crowding gives both ends of a front an infinite distance, so the cheapest
-net at a rung went on however poor its accuracy; its hypervolume contribution is the slab only
-it covers, small when a slightly larger net is much more accurate. The hypervolume is what a
-search is judged by (the report's and the lab's figure), so the rung keeps what adds most to it.
+Inside a front, rows are ordered by one of ``search.config.WITHIN_FRONT``: ``hypervolume``
+(largest exclusive hypervolume contribution first, on the rung's range normalised to [0, 1]
+with the reference point at 1.1, as Optuna's and the lab's hypervolume) or ``crowding``
+(NSGA-II crowding distance). Crowding gives both ends of a front an infinite distance, so the
+cheapest net at a rung went on however poor its accuracy; its hypervolume contribution is the
+slab only it covers, small when a slightly larger net is much more accurate. The hypervolume is
+what a search is judged by (the report's and the lab's figure), so the rung keeps what adds
+most to it.
 
 Kept apart from the scheduler so that its one rule is tested against a brute-force oracle
 (tests/search_tests/schedulers/test_ranking.py) and its cost measured alone
@@ -24,10 +25,9 @@ from collections.abc import Callable
 import numpy as np
 from moocore import hv_contributions, pareto_rank
 
-__all__ = ["WITHIN_FRONT", "rank_order", "top_k"]
+from search.config import WITHIN_FRONT
 
-#: How rows of one front are ordered: by hypervolume contribution or by crowding distance.
-WITHIN_FRONT = ("hypervolume", "crowding")
+__all__ = ["rank_order", "top_k"]
 
 # Crowding distances and hypervolume contributions (on ranges normalised to 1) are rounded to
 # this many decimals, so that two equal in exact arithmetic (1/5 + 2/5 and 3/5) are a tie,
@@ -47,7 +47,7 @@ def rank_order(
 ) -> list[int]:
     """Row indices best first under constrained domination (F minimised, one row a trial).
 
-    Feasible rows by front, then by ``within`` (:data:`WITHIN_FRONT`, largest first), those
+    Feasible rows by front, then by ``within`` (``WITHIN_FRONT``, largest first), those
     ``at_chance`` after the others; infeasible rows by violation; rows with a non-finite
     objective or NaN violation last. Remaining ties go to the lower row index, i.e. the trial
     that reached the rung first.

@@ -14,7 +14,7 @@ import pytest
 from objectives.datasets import DATASETS
 from search.bundle._readme import _portable_readme
 from search.config._load import load_config
-from search.config._user_checks import check_user_code
+from search.screening._user_checks import check_user_code
 from spaces._errors import ConfigError
 
 

@@ -371,7 +371,8 @@ def test_a_budget_at_or_above_the_plain_count_trains_the_plain_model(tmp_path: P
     """A store at least as large as the weights it would generate holds no function the plain
     model cannot: the plain model trains, its params its own count; the screen plans the
     same count and the artifact rebuilds plain."""
-    from search.config import TrialConfig, planned_params
+    from search.config import TrialConfig
+    from search.screening import planned_params
 
     cfg = BASE | {"budget": 5000, "ssn": {"mapping": "single"}, "artifact_dir": str(tmp_path),
                   "indicators": ["params"], "train": {"epochs": 1}}  # fmt: skip

@@ -291,7 +291,7 @@ def test_presets_sample_encode_decode_and_give_valid_trial_configs(name: str) ->
 def test_no_start_point_of_a_preset_would_be_refused_untrained(name: str) -> None:
     """`search check` of every preset is quiet about its start points: none over a constraint
     nor Shapeshifted into a budget its model cannot meet."""
-    from search.config._floor import start_warnings
+    from search.screening._floor import start_warnings
 
     assert start_warnings(load_preset(name)) == []
 
@@ -452,7 +452,7 @@ def _floor_config(budget: Any, **space: Any) -> SearchConfig:
 
 
 def test_a_budget_below_every_model_is_warned_with_the_smallest_minimum() -> None:
-    from search.config._floor import budget_warning
+    from search.screening._floor import budget_warning
     from spaces.ssn import minimum_budget
 
     text = budget_warning(_floor_config({"low": 10, "high": 50}))
@@ -469,7 +469,7 @@ def test_a_budget_below_every_model_is_warned_with_the_smallest_minimum() -> Non
     ],
 )
 def test_a_budget_some_model_meets_is_not_warned(budget: Any, space: dict) -> None:
-    from search.config._floor import budget_warning
+    from search.screening._floor import budget_warning
 
     config = _floor_config(budget, **space, **{"mlp.width": {"low": 4, "high": 64}})
     assert budget_warning(config) is None
@@ -478,7 +478,7 @@ def test_a_budget_some_model_meets_is_not_warned(budget: Any, space: dict) -> No
 def test_a_budget_above_every_plain_model_is_warned_and_one_below_some_is_not() -> None:
     """A budget larger than the plain model itself passed `search check` silently: the
     Shapeshifted nets then hold more parameters than the nets they stand for."""
-    from search.config._floor import budget_above_warning
+    from search.screening._floor import budget_above_warning
 
     width = {"mlp.width": {"low": 4, "high": 16}, "mlp.depth": 1, "family": ["mlp"]}
     largest = sum(p.numel() for p in build_model("mlp", (1, 8, 8), 10, depth=1, width=16)
@@ -491,7 +491,7 @@ def test_a_budget_above_every_plain_model_is_warned_and_one_below_some_is_not() 
 
 
 def test_plain_points_do_not_hide_that_every_shapeshifted_one_is_infeasible() -> None:
-    from search.config._floor import budget_warning
+    from search.screening._floor import budget_warning
 
     budget = {"low": 10, "high": 50, "when": {"ssn.mapping": ["single"]}}
     config = _floor_config(budget, **{"ssn.mapping": ["none", "single"]})
@@ -501,7 +501,7 @@ def test_plain_points_do_not_hide_that_every_shapeshifted_one_is_infeasible() ->
 def test_the_floor_check_builds_no_weights(monkeypatch: pytest.MonkeyPatch) -> None:
     """A WRN-28-10 corner (36.5M parameters) is checked on the meta device: shapes, no memory
     (built for real, one config took 3.4 GB at launch)."""
-    from search.config import _floor, _meta
+    from search.screening import _floor, _meta
 
     built: list[torch.device] = []
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from search.config import load_config, reference
-from search.config._describe import describe
 from search.errors import MissingExtraError
 from search.record._study import _comparable
 from search.run._loggers import logger_callbacks
+from search.screening._describe import describe
 from spaces import ConfigError
 from tests._support.configs import MINIMAL
 from tests._support.modules import block

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.config import SearchConfig, load_preset
-from search.config._describe import describe
 from search.config._start import complete
+from search.screening._describe import describe
 from spaces import ConfigError
 
 RECORD = load_preset("mnist-record")
@@ -90,7 +90,7 @@ def test_any_part_of_a_point_of_the_space_is_a_valid_start(seed: int, keep: floa
 
 
 def test_a_start_point_over_a_params_or_flops_constraint_is_warned_of_by_check() -> None:
-    from search.config._describe import suspicions
+    from search.screening._describe import suspicions
 
     seeded = load_preset("mnist-record-seeded")
     big = {"sepnet": {"stem": 24, "stages": 3, "blocks": 2, "width": 24, "growth": 2.0,
@@ -108,7 +108,7 @@ def test_a_start_point_whose_budget_shapeshifting_cannot_meet_is_warned_of_by_ch
     """Round 5's start point 5: the record's layout at widths 8 and 12 Shapeshifted into 480
     with emb/inter, more than one emb store uses (447 at most): refused untrained in the
     search, and now named by `search check` with Shapeshifting's own reason."""
-    from search.config._describe import suspicions
+    from search.screening._describe import suspicions
 
     valid = load_preset("mnist-record-valid").to_dict()
     layout = {"sepnet": {"stem": 8, "blocks": 4, "width": 12, "padding": "valid"},
@@ -123,7 +123,7 @@ def test_a_start_point_whose_budget_shapeshifting_cannot_meet_is_warned_of_by_ch
 def test_a_shapeshifted_start_point_is_warned_of_by_its_planned_network_not_its_budget() -> None:
     """A one-store ConvNet asked 633 parameters plans 593: within params <= 600 (it trains),
     over params <= 590 (refused, with the count the trial would record)."""
-    from search.config._floor import start_warnings
+    from search.screening._floor import start_warnings
 
     def config(limit: int) -> SearchConfig:
         return SearchConfig.from_dict({

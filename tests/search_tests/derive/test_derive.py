@@ -344,8 +344,8 @@ def test_each_start_point_is_learned_or_a_plain_net_within_the_limit(shape, clas
     first (each budget within the limit), then one plain net per family at most, whose model
     trains plain (its exact count, built on the meta device, within its budget, the params
     limit)."""
-    from search.config import meta_model, trainable
     from search.config._start import complete
+    from search.screening import meta_model, trainable
 
     layout = {3: "image", 2: "signal", 1: "table"}[len(shape)]
     facts = DataFacts(name="digits", layout=layout, in_shape=shape, classes=classes, train=1000,

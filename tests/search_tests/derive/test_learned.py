@@ -87,8 +87,8 @@ def test_a_signal_search_trains_the_learned_points_first(tmp_path, unregistered)
     """The derived start begins with the learned points, each a valid point of the search's
     space whose budget is within the params limit (a model up to 4× it Shapeshifted into
     it), then the plain nets; the lines say why."""
-    from search.config import meta_model, trainable
     from search.config._start import complete
+    from search.screening import meta_model, trainable
 
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(_signal_config(tmp_path, 1000)))

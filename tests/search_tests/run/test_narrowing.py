@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from search.config import load_preset
-from search.config._screen import Screen
 from search.run._narrowing import NARROWING, _ladder, narrowed
+from search.screening._screen import Screen
 from spaces import Categorical, Float, Int, Space
 
 SPACE = Space({"sepnet.stem": Int(4, 16, log=True), "sepnet.width": Int(6, 24, step=2),

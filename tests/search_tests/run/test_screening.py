@@ -163,8 +163,8 @@ def test_a_trained_proposal_resets_the_run_of_refusals(
 
 
 def test_the_screen_applies_to_run_trial_when_the_config_asks(tmp_path: Path) -> None:
-    from search.config import Screen
     from search.run._launch import _screen
+    from search.screening import Screen
     from search.trial import run_trial
 
     config = _config(tmp_path)
@@ -325,7 +325,8 @@ def test_a_refused_proposal_is_proposed_next_narrowed_until_the_screen_passes_it
 def test_the_screen_leaves_its_models_out_when_pickled() -> None:
     import pickle
 
-    from search.config import Screen, TrialConfig
+    from search.config import TrialConfig
+    from search.screening import Screen
 
     check = Screen()
     cfg = TrialConfig.from_dict({"dataset": "digits", "family": "mlp", "hyper": {"width": 64},

@@ -1,6 +1,6 @@
 """A trial's model on the meta device: shapes without memory, counted before anything trains.
 
-The budget floor (:mod:`search.config._floor`) and the screen (:mod:`search.config._screen`)
+The budget floor (:mod:`search.screening._floor`) and the screen (:mod:`search.screening._screen`)
 both build a trial's unshared model here, once per family and hyper-parameters, and ask
 Shapeshifting what it would make of the trial's budget without building the network.
 """
@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import torch
 from torch import nn
 
-from search.config._trial import TrialConfig
+from search.config import TrialConfig
 from spaces import BudgetError, build_model
 from spaces.ssn import check_budget, minimum_budget
 

@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import search.trial as trial_module
-from search.config import Screen, SearchConfig, TrialConfig, screen
+from search.config import SearchConfig, TrialConfig
 from search.record import Metric, TrialAttr
+from search.screening import Screen, screen
 
 #: Round 5's search of mnist-record-valid as it ran, before the screen.
 ROUND5 = Path(__file__).parents[3] / "benchmarks/results/leaderboard_valid/study.db"
@@ -155,12 +156,12 @@ def test_an_unmet_budget_is_refused_whatever_the_constraints() -> None:
 
 
 def test_a_model_that_fails_on_the_meta_device_is_left_to_run_trial() -> None:
-    with mock.patch("search.config._screen.meta_model", side_effect=RuntimeError("meta")):
+    with mock.patch("search.screening._screen.meta_model", side_effect=RuntimeError("meta")):
         assert screen(_config()) is None
 
 
 def test_a_dataset_whose_shape_is_not_registered_is_left_to_run_trial() -> None:
-    with mock.patch("search.config._screen.DATASETS", {}):  # a shape known only once loaded
+    with mock.patch("search.screening._screen.DATASETS", {}):  # a shape known only once loaded
         assert screen(_config()) is None
 
 

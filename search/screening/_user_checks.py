@@ -17,11 +17,11 @@ import torch
 
 from objectives import INDICATORS, USER_INDICATORS, check_teachers_folder, measure
 from objectives.datasets import DATASETS, DatasetInfo
-from search.config._floor import ENDS, corners, every
+from search.screening._floor import ENDS, corners, every
 from spaces import ConfigError, NpasError, build_model
 
 if TYPE_CHECKING:
-    from search.config._search import SearchConfig
+    from search.config import SearchConfig
 
 __all__ = ["check_user_code"]
 

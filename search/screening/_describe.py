@@ -3,7 +3,7 @@ warnings ``search check`` and ``search launch`` give on a config that is valid b
 
 Everything here reads the validated :class:`SearchConfig`; nothing is created, no Ray is
 started, no data are downloaded and nothing trains. The cost of one trial comes from models
-built on the meta device (:func:`search.config._floor.trial_cost`).
+built on the meta device (:func:`search.screening._floor.trial_cost`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from search._format import duration, format_value
 from spaces import Categorical, Dimension, Fixed, Float, Int, Space, describe_when
 
 if TYPE_CHECKING:
-    from search.config._search import SearchConfig
+    from search.config import SearchConfig
 
 __all__ = ["describe", "points", "suspicions"]
 
@@ -180,7 +180,7 @@ def _promotion_warning(config: SearchConfig) -> str | None:
 
 def _cost(config: SearchConfig) -> list[str]:
     """What one trial costs: models built on the meta device, epochs x training samples."""
-    from search.config._floor import trial_cost
+    from search.screening._floor import trial_cost
 
     found = trial_cost(config)
     lines = ["One trial:"]
@@ -242,8 +242,8 @@ def suspicions(config: SearchConfig, *, floor: bool = True) -> list[str]:
     points over a params or FLOPs constraint, a parameter budget above every plain model's
     own size, and with ``floor``, a parameter budget that no model of the space can meet
     (``launch`` checks that one itself, once it knows where it runs)."""
-    from search.config._floor import budget_above_warning, budget_warning, start_warnings
-    from search.config._metrics import metric_direction
+    from search.config import metric_direction
+    from search.screening._floor import budget_above_warning, budget_warning, start_warnings
 
     found = []
     for i, objective in enumerate(config.objectives):

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from torch import nn
 
 from objectives.datasets import DATASETS
-from search.config._meta import (
+from search.config import TrialConfig
+from search.screening._meta import (
     meta_counts,
     meta_model,
     minimum_of,
@@ -35,12 +36,11 @@ from search.config._meta import (
     trainable,
     unmet_budget,
 )
-from search.config._screen import COUNTED
-from search.config._trial import TrialConfig
+from search.screening._screen import COUNTED
 from spaces import Categorical, Dimension, Fixed, Float, Int, Space
 
 if TYPE_CHECKING:
-    from search.config._search import SearchConfig
+    from search.config import SearchConfig
 
 __all__ = [
     "TrialCost",
@@ -186,7 +186,7 @@ def start_warnings(config: SearchConfig) -> list[str]:
     than its generator uses), or a point that misses a ``params``, ``weights`` or
     ``flops_infer`` constraint (counted on its model built on the meta device; a Shapeshifted
     point's params are its network's as planned, 90-100 % of its budget)."""
-    from search.config._start import complete
+    from search.config import complete
 
     info = DATASETS.get(config.dataset)
     if info is None:

@@ -1,6 +1,6 @@
 """What a trial's metrics say of its constraints, written one way for every trial: by
 :func:`search.trial.run_trial` (trained or refused) and by the screen that refuses a proposal
-before it becomes a trial (:mod:`search.config._screen`), so both read back alike."""
+before it becomes a trial (:mod:`search.screening._screen`), so both read back alike."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from objectives import INDICATORS
-from search.config._metrics import Constraint
+from search.config import Constraint
 from search.record import Metric
 
 __all__ = ["breach", "verdict"]

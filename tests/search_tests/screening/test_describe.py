@@ -9,7 +9,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search.config._describe import points
+from search.screening._describe import points
 from spaces._dsl import Categorical, Fixed, Float, Int, Space
 
 

@@ -4,13 +4,13 @@ running it, so a search trains what it proposes.
 ``run_trial`` refuses a trial untrained when Shapeshifting cannot meet its budget (``budget:
 ...``) or when an analytic indicator violates a constraint (``violates params <= 1000``).
 Both are known from shapes: the trial's model is built on the meta device
-(:mod:`search.config._meta`), the budget planned without building the network, and the
+(:mod:`search.screening._meta`), the budget planned without building the network, and the
 counted indicators (``params``, ``weights``, ``flops_infer``) counted there. The shape is a
 built-in dataset's declared one, or a user's dataset's read from its data (declared in the
 config or registered by an import: the launch has read them already, to check them). The
 screen returns the metrics that refused trial records (its ``plain_params``, the counted
 indicators, the reason with ``run_trial``'s text, ``constraint_<i>`` and ``feasible`` written
-by the same :func:`~search.config._verdict.verdict`), or None.
+by the same :func:`~search.screening._verdict.verdict`), or None.
 
 It never refuses a trial ``run_trial`` would train: it returns None whenever it cannot be
 sure (a dataset not registered in this process or whose data cannot be read, a model that
@@ -29,9 +29,9 @@ from torch import nn
 
 from objectives import INDICATORS
 from objectives.datasets import DATASETS, DatasetInfo
-from search.config._meta import Shape, meta_counts, meta_model, planned_params, trainable
-from search.config._trial import TrialConfig
-from search.config._verdict import breach, verdict
+from search.config import TrialConfig
+from search.screening._meta import Shape, meta_counts, meta_model, planned_params, trainable
+from search.screening._verdict import breach, verdict
 from spaces import BudgetError
 
 __all__ = ["COUNTED", "Screen", "screen"]
