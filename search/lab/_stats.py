@@ -54,7 +54,10 @@ def bootstrap_ci(
     arr = _array(values)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, arr.size, size=(resamples, arr.size))
-    stats = np.sort([statistic(arr[row]) for row in picks])
+    if statistic is iqm:  # all resamples in one call: 2,000 calls took 0.7 s a summary
+        stats = np.sort(trim_mean(np.sort(arr[picks], axis=1), 0.25, axis=1))
+    else:
+        stats = np.sort([statistic(arr[row]) for row in picks])
     alpha = (1 - level) / 2
     lo = stats[math.floor(alpha * (resamples - 1))]
     hi = stats[math.ceil((1 - alpha) * (resamples - 1))]

@@ -150,6 +150,7 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
     """The cost range of the search's trials; None when no corner's model could be built."""
     info = DATASETS.get(config.dataset)
     models: dict[str, nn.Module] = {}
+    counts: dict[nn.Module, dict[str, int]] = {}  # many corners share a model (a budget, a rate)
     params: list[int] = []
     weights: list[int] = []
     flops: list[int] = []
@@ -159,7 +160,10 @@ def trial_cost(config: SearchConfig) -> TrialCost | None:
         for point in corners(config.space, every(end)):
             try:
                 cfg = config.trial_config(point)
-                counted = meta_counts(meta_model(cfg, info, models), info)
+                model = meta_model(cfg, info, models)
+                if model not in counts:
+                    counts[model] = meta_counts(model, info)
+                counted = counts[model]
                 params.append(counted["params"])
                 weights.append(counted["weights"])
                 flops.append(counted["flops_infer"])

@@ -38,6 +38,15 @@ def test_the_figures_lie_within_the_sample_and_the_interval_is_ordered(values):
     assert lo <= ci[0] <= ci[1] <= hi
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(0, 10) | st.just(INF), min_size=1, max_size=30))
+def test_the_iqm_interval_in_one_call_is_the_one_of_each_resample_alone(values):
+    """The IQM's bootstrap runs on all resamples at once; any other statistic one at a time:
+    both read the same resamples, so the IQM's ends are the one-at-a-time path's."""
+    one_by_one = bootstrap_ci(values, lambda v: iqm(v), resamples=200)
+    assert bootstrap_ci(values, resamples=200) == pytest.approx(one_by_one, rel=1e-12)
+
+
 def test_hypervolume_curve_reach_and_value_at_a_moment(table):
     """Two points on bounds accuracy 0.5-1, params 0-1000 (flops 0-1, always 0): hand-made."""
     bounds = {"accuracy": (0.5, 1.0), "params": (0.0, 1000.0), "flops_infer": (0.0, 1.0)}
