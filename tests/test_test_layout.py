@@ -226,3 +226,12 @@ def test_an_import_of_a_test_module_is_flagged(source: str, flagged: int) -> Non
 )  # fmt: skip
 def test_a_deadline_loop_is_flagged(source: str, flagged: int) -> None:
     assert len(deadline_loops(source)) == flagged, deadline_loops(source)
+
+
+def test_the_tests_of_search_are_laid_out_like_its_packages() -> None:
+    """Issue 62: ``tests/search_tests/<package>/`` for each package of ``search`` and for
+    nothing else, so that a package's tests are found where the package is."""
+    source = TESTS.parent / "search"
+    packages = {p.parent.name for p in source.glob("*/__init__.py")}
+    folders = {p.parent.name for p in (TESTS / "search_tests").glob("*/__init__.py")}
+    assert folders == packages
