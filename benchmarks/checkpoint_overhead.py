@@ -16,14 +16,16 @@ import argparse
 import itertools
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
-from stats import median_ratio  # a benchmark module beside this one
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.stats import median_ratio
 from search.config import TrialConfig
 from search.run._checkpoints import folder_size
 from search.trial import run_trial

@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from stats import welch_p  # a benchmark module beside this one
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.stats import welch_p
 from spaces import ConfigError, NpasError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from quick_run import timed_run, worktree
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.quick_run import timed_run, worktree
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "config_errors.md"

@@ -25,10 +25,9 @@ from pathlib import Path
 
 import optuna
 import sqlalchemy
-from stats import p95  # a benchmark module beside this one
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ for the server helper
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package (and tests/), as a file
+from benchmarks.stats import p95
 from objectives._conditions import cpu_model_name
 from search.record._schema import TrialAttr
 from search.record._storage import open_storage

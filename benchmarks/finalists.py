@@ -33,8 +33,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import record_designs as designs
-from leaderboard import each_pct, mean_std_pct, run_cli
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks import record_designs as designs
+from benchmarks.leaderboard import each_pct, mean_std_pct, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

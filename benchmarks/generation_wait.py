@@ -31,8 +31,9 @@ from typing import Any
 
 import optuna
 import torch
-from multifidelity import config, counts, curve
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.multifidelity import config, counts, curve
 from objectives._conditions import cpu_model_name
 from search.optimisers import OPTIMISERS
 from search.optimisers._pymoo import _PymooNSGA2

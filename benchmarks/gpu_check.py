@@ -40,7 +40,9 @@ from typing import Any
 import numpy as np
 import torch
 import yaml
-from generated_signals import waves  # a benchmark module beside this one
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.generated_signals import waves
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -54,8 +54,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from stats import welch_p  # a benchmark module beside this one
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.stats import welch_p
 from spaces import WIDTHS
 
 ROOT = Path(__file__).resolve().parents[1]

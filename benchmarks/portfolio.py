@@ -54,11 +54,13 @@ from typing import Any
 
 import numpy as np
 import yaml
-from generated_images import bars, blobs, gratings  # benchmark modules beside this one
-from generated_signals import waves
-from scipy.stats import spearmanr
-from unaided_data import signal_set
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from scipy.stats import spearmanr
+
+from benchmarks.generated_images import bars, blobs, gratings
+from benchmarks.generated_signals import waves
+from benchmarks.unaided_data import signal_set
 from search.derive._learned import FILE, generic, in_space, space_families
 from spaces import Fixed
 

@@ -42,6 +42,7 @@ import re
 import shutil
 import sqlite3
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,10 @@ from typing import Any
 import numpy as np
 import optuna
 import torch
-from generated_signals import waves  # benchmark modules beside this one
-from multifidelity import OBJECTIVES, SPACE
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.generated_signals import waves
+from benchmarks.multifidelity import OBJECTIVES, SPACE
 from objectives._conditions import cpu_model_name
 from search.config import load_config
 from search.derive import derive

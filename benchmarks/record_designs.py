@@ -64,7 +64,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from comparisons import (
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.comparisons import (
     DECLARED,
     Declaration,
     arm_provenance,
@@ -73,8 +75,8 @@ from comparisons import (
     provenances,
     readings,
 )
-from comparisons import verdict as _verdict
-from leaderboard import (
+from benchmarks.comparisons import verdict as _verdict
+from benchmarks.leaderboard import (
     PROTOCOL,
     REFERENCES,
     SHARED_TWIN,
@@ -88,8 +90,7 @@ from leaderboard import (
     train_seeds,
     worker_init,
 )
-from stats import mean_ci, welch  # benchmark modules beside this one
-
+from benchmarks.stats import mean_ci, welch
 from objectives import Recipe
 
 ROOT = Path(__file__).resolve().parents[1]

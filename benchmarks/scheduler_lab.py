@@ -58,8 +58,8 @@ from search.lab import Arm, Comparison, CurveTable, ReplaySpec, Run
 from search.lab._compare import FRACTIONS
 from search.lab._stats import summarise
 
-sys.path.insert(0, str(Path(__file__).parent))
-from syne_tune_arm import run_syne_tune  # a benchmark module beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.syne_tune_arm import run_syne_tune
 
 RESULTS = Path(__file__).parent / "results" / "scheduler_lab.md"
 TABLE = Path(__file__).parent / "results" / "curves" / "mnist-r27.json.gz"

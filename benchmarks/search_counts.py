@@ -13,11 +13,13 @@ import argparse
 import statistics
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import optuna
-from screening import params_limit
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.screening import params_limit
 from objectives.datasets import DATASETS
 from search.config import SearchConfig, TrialConfig
 from search.record import StudyAttr, TrialAttr

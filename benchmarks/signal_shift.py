@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 import zipfile
 from collections.abc import Sequence
@@ -36,11 +37,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from stats import mean_ci, welch
-from torch import nn
-from unaided import protocol
-from unaided_data import SIGNALS, signal_set
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from torch import nn
+
+from benchmarks.stats import mean_ci, welch
+from benchmarks.unaided import protocol
+from benchmarks.unaided_data import SIGNALS, signal_set
 from objectives import Recipe, Splits, fit
 from objectives._conditions import cpu_model_name
 from objectives._custom import CustomDataset

@@ -12,16 +12,19 @@ Run: ``python benchmarks/ssn_speed.py`` (writes ``benchmarks/results/ssn_speed.m
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from stats import median_ratio  # a benchmark module beside this one
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
 from torch import nn
 
 import spaces
+from benchmarks.stats import median_ratio
 from objectives._conditions import cpu_model_name
 from spaces.ssn import shapeshift
 

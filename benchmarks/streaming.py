@@ -34,7 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from stats import median_ratio  # a benchmark module beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.stats import median_ratio
 
 MODES = ("memory", "stream", "stream-npy")
 RESULTS = Path(__file__).parent / "results" / "streaming.md"

@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from stats import mean_ci, welch  # a benchmark module beside this one
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.stats import mean_ci, welch
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Each registered protocol: its file and where its results go (``--protocol``).

@@ -31,8 +31,10 @@ from typing import Any
 
 import numpy as np
 import yaml
-from stats import paired  # benchmark modules beside this one
-from unaided import MISSING
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.stats import paired
+from benchmarks.unaided import MISSING
 
 #: Set → its npz file name (None: the registered dataset of that name), layout and params
 #: limit. ``mnist`` is the issue's own target (≤ 1,000 parameters, 4 CPU-hours), not a dev set:

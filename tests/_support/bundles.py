@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -20,19 +19,9 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def load_benchmark(name: str) -> ModuleType:
-    """``benchmarks/<name>.py`` imported as the module ``name`` (in ``sys.modules``: their
-    process pools pickle their functions by module name), its folder on the path while it
-    loads (the scripts import their siblings)."""
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH))
-    return module
+    """``benchmarks/<name>.py`` imported as ``benchmarks.<name>``: once per process, as any
+    module (their process pools pickle their functions by that name)."""
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 def check_reads_back(folder: Path, dataset: str = "digits") -> dict:

@@ -12,7 +12,7 @@ import pytest
 
 from objectives.datasets import DATASETS
 from spaces import Categorical, Fixed, Float, Int
-from tests._support.bundles import BENCH, load_benchmark
+from tests._support.bundles import load_benchmark
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +75,7 @@ def test_the_greedy_portfolio_and_its_percentile_on_known_scores(bench):
 
 
 @pytest.mark.slow  # real training in spawned processes
-def test_a_tiny_run_trains_stores_and_resumes_every_score(bench, tiny, tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))  # the spawned workers import the script by name
+def test_a_tiny_run_trains_stores_and_resumes_every_score(bench, tiny, tmp_path):
     name, path = next(iter(tiny.items()))
     space = bench.set_config(name, path, bench.BUILD[name][1]).space
     families = [str(c) for c in space["family"].choices]

@@ -298,7 +298,7 @@ def test_only_declared_comparisons_get_a_verdict_at_alpha_spent_over_their_looks
     """npas-a against record-697 declared with one look, then with three (Bonferroni: p <
     0.05 / 3); an undeclared pair (npas-a against record-997) gets no line; a comparison short
     of its declared seeds is not read."""
-    from comparisons import Comparison, Declaration
+    from benchmarks.comparisons import Comparison, Declaration
 
     arms = {"le1000/npas-a.found": ([0.990, 0.992], 690),
             "le1000/record-697.own": ([0.980, 0.982], 697),
