@@ -1,5 +1,5 @@
 """What the family modules share: activations, the image and signal shapes, the argument checks
-(``spaces._checks``, with the kernel sizes' odd check) and the record designs' registration."""
+(``spaces._checks``, with the kernel sizes' odd check)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ from torch import nn
 from spaces._builtin import families_for
 from spaces._checks import check_choice, check_int
 from spaces._errors import ConfigError
-from spaces._family_registry import FamilyBuilder, family_variant, register_family
 
 __all__ = [
     "ACTIVATIONS",
     "activation",
     "check_choice",
     "check_odd",
+    "conv_layers",
     "image_shape",
-    "register_record",
     "signal_shape",
 ]
 
@@ -89,12 +88,12 @@ def check_odd(key: str, value: Any) -> int:
     return value
 
 
-def register_record(name: str, base: FamilyBuilder, about: str, **fixed: Any) -> None:
-    """Registers a public record design as the variant ``name`` of ``base`` that fixes
-    ``fixed`` and takes no hyper-parameter (the rest keep ``base``'s defaults), so the name is
-    the record's layers and nothing else; ``about`` (its source file and lines, its layers and
-    count) opens its docstring."""
-    build = family_variant(base, **fixed)
-    build.__doc__ = f"{about}\n\n{build.__doc__}"
-    build.hyper_keys = ()  # type: ignore[attr-defined]  # see spaces._family_registry.hyper_keys
-    register_family(name)(build)
+def conv_layers(conv: type[nn.Conv1d] | type[nn.Conv2d], channels: int, out: int, kernel: int, *,
+                separable: bool, bias: bool, stride: int = 1) -> list[nn.Module]:  # fmt: skip
+    """A "same"-padded convolution from ``channels`` to ``out`` (1-D or 2-D: ``conv``), or
+    with ``separable`` a depthwise one then a pointwise one, the bias on the last only (the
+    plain conv stacks of both layouts build their layers from it)."""
+    if separable:
+        return [conv(channels, channels, kernel, padding=kernel // 2, groups=channels,
+                     bias=False), conv(channels, out, 1, bias=bias)]  # fmt: skip
+    return [conv(channels, out, kernel, stride=stride, padding=kernel // 2, bias=bias)]

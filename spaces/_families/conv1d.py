@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from spaces._families._common import activation as make_activation
-from spaces._families._common import check_choice, check_odd, signal_shape
+from spaces._families._common import check_choice, check_odd, conv_layers, signal_shape
 from spaces._families._signal import POOLS, Head, Placement, halve, strided
 from spaces._family_registry import family_variant, register_family
 from spaces._hyper import Range, checked
@@ -80,15 +80,8 @@ class Conv1dNet(nn.Module):
         for i in range(depth):
             out = max(1, round(width * growth**i))
             stride = stem_stride if i == 0 else 1
-            if separable and i > 0:
-                layers += [
-                    nn.Conv1d(channels, channels, kernel, padding=kernel // 2, groups=channels,
-                              bias=False),
-                    nn.Conv1d(channels, out, 1, bias=not bn),
-                ]  # fmt: skip
-            else:
-                layers.append(nn.Conv1d(channels, out, kernel, stride=stride,
-                                        padding=kernel // 2, bias=not bn))  # fmt: skip
+            layers += conv_layers(nn.Conv1d, channels, out, kernel, separable=separable and i > 0,
+                                  bias=not bn, stride=stride)  # fmt: skip
             length = strided(length, stride)
             if bn:
                 layers.append(nn.BatchNorm1d(out))

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from spaces._families._common import activation as make_activation
-from spaces._families._common import check_choice, check_odd, image_shape
+from spaces._families._common import check_choice, check_odd, conv_layers, image_shape
 from spaces._families._norm import BatchNorm2d
 from spaces._family_registry import register_family
 from spaces._hyper import Range, checked
@@ -79,14 +79,8 @@ class ConvNet(nn.Module):
         layers: list[nn.Module] = []
         for i in range(depth):
             out = max(1, round(width * growth**i))
-            if separable and i > 0:
-                layers += [
-                    nn.Conv2d(channels, channels, kernel, padding=kernel // 2, groups=channels,
-                              bias=False),
-                    nn.Conv2d(channels, out, 1, bias=not bn),
-                ]  # fmt: skip
-            else:
-                layers.append(nn.Conv2d(channels, out, kernel, padding=kernel // 2, bias=not bn))
+            layers += conv_layers(nn.Conv2d, channels, out, kernel, separable=separable and i > 0,
+                                  bias=not bn)  # fmt: skip
             if bn:
                 layers.append(BatchNorm2d(out))
             tail = [act()]

@@ -1,5 +1,5 @@
 """MinimalNet: the design of ruslangrimov/mnist-minimal-model, whose 1,936-parameter net
-reached 99.1 % on MNIST (``record-1936``).
+reached 99.1 % on MNIST (``record-1936``, declared in ``records.yaml``).
 
 It is its own family, not a SepNet variant: its activation comes before its norm, the norm
 has one scale and shift for the whole tensor, its reused separable conv shares the conv but
@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from spaces._families._common import activation as make_activation
-from spaces._families._common import image_shape, register_record
+from spaces._families._common import image_shape
 from spaces._family_registry import register_family
 from spaces._hyper import Range, checked
 
@@ -123,19 +123,3 @@ class MinimalNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.hidden(self.pool(self.features(x)).flatten(1)))
 
-
-register_record(
-    "record-1936",
-    MinimalNet,
-    """The 1,936-parameter MNIST record (99.10 % in one run, the epoch-75 checkpoint; 10 % of
-    the training images held out for validation): ruslangrimov/mnist-minimal-model,
-    1936/model.txt lines 1-34 ("Total params: 1,936" at line 93; the same net in README.md
-    lines 10-43) at commit 37935b5. Conv2D 1→8 3×3 "valid" → ReLU →
-    InstanceNormalization(axis=None) → 2×2 max pool → Dropout 0.1 (28 → 26 → 13);
-    SeparableConv2D 8→26 "valid" (13 → 11) → ReLU → InstanceNormalization → Dropout 0.1; one
-    SeparableConv2D 26→26 "same" applied 3 times (shared weights), each time → ReLU → its own
-    InstanceNormalization → Dropout 0.1; GAP → Dense 26→16 → ReLU → InstanceNormalization →
-    Dropout 0.1 → Dense 16→10. Parameters: 80 + 2 + 306 + 2 + 936 + 3·2 + 432 + 2 + 170 =
-    1,936. Not carried over: keras's glorot_uniform initialisation.""",
-    stem=8, width=26, reuse=3, hidden=16, activation="relu", negative_slope=None, dropout=0.1,
-)  # fmt: skip

@@ -1,6 +1,7 @@
 """SepNet: the design of the public tiny-MNIST records — a 3×3 stem pooled early,
 depthwise-separable blocks, a block reused several times, a global-average-pooled head — and
-two of those records layer by layer (``record-697``, ``record-997``)."""
+two of those records layer by layer (``record-697``, ``record-997``, declared in
+``records.yaml``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from torch import nn
 
 from spaces._errors import ConfigError
 from spaces._families._common import activation as make_activation
-from spaces._families._common import check_choice, check_odd, image_shape, register_record
+from spaces._families._common import check_choice, check_odd, image_shape
 from spaces._families._norm import BatchNorm2d
 from spaces._family_registry import register_family
 from spaces._hyper import Range, checked
@@ -259,37 +260,3 @@ def _plan(
         )
     return [list(widths)]
 
-
-# The records' own files; their keras layers map one to one onto SepNet's: Conv2D (bias) →
-# LeakyReLU(0.2) as the stem, MaxPooling2D(2), SeparableConv2D(depth_multiplier=1, bias,
-# LeakyReLU(0.2) activation) as a separable block without norm, GlobalAveragePooling2D, Dense.
-# Not carried over: keras's initialisers (glorot_uniform, he_normal on the 697's stem) and the
-# inputs scaled by 1/255 inside the model (npas normalises the data instead).
-register_record(
-    "record-697",
-    SepNet,
-    """The 697-parameter MNIST record (99.03 %, the best of about 700 runs selected on the test
-    set): JoshWarn/Parameter-Efficient-MNIST, nn_training_framework.py lines 162-190 (and
-    load_and_test_model.py lines 8-35, with its weights) at commit bf8cd9e. Stem Conv2D 1→6
-    3×3 "same" → LeakyReLU 0.2 → 2×2 max pool (28 → 14); separable 3×3 "valid" blocks of 5,
-    9, 10 and 8 channels (14 → 12 → 10 → 8 → 6), each with LeakyReLU 0.2, Dropout 0.05 after
-    the first three; GAP → Dense 8→10. Parameters: 60 + 89 + 99 + 181 + 178 + 90 = 697.""",
-    stem=6, stem_kernel=3, stem_pool=True, stem_padding="same", widths=(5, 9, 10, 8),
-    kernel=3, separable=True, expansion=1.0, reuse=1, residual=False, padding="valid",
-    norm="none", activation="leaky_relu", negative_slope=0.2, dropout=0.05,
-    dropout_at="between", dropout_every=False, head="gap",
-)  # fmt: skip
-register_record(
-    "record-997",
-    SepNet,
-    """The 997-parameter MNIST record (98.76 ± 0.10 % over 223 runs, each stopped early on
-    the test set): JoshWarn/Parameter-Efficient-MNIST, 997_99.05.py lines 11-37 at commit
-    a811202 (deleted in 6897b0c). Stem Conv2D 1→7 3×3 "valid" → LeakyReLU 0.2 → 2×2 max pool
-    (28 → 26 → 13) → Dropout 0.1; separable 3×3 "valid" blocks of 10, 10, 11 and 12 channels
-    (13 → 11 → 9 → 7 → 5), each with LeakyReLU 0.2 → Dropout 0.1; GAP → Dense 12→10.
-    Parameters: 70 + 143 + 200 + 211 + 243 + 130 = 997.""",
-    stem=7, stem_kernel=3, stem_pool=True, stem_padding="valid", widths=(10, 10, 11, 12),
-    kernel=3, separable=True, expansion=1.0, reuse=1, residual=False, padding="valid",
-    norm="none", activation="leaky_relu", negative_slope=0.2, dropout=0.1,
-    dropout_at="layers", dropout_every=False, head="gap",
-)  # fmt: skip
