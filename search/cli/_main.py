@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from typing import NoReturn
 
+from search import _ctrl_c as ctrl_c
 from search.cli._parser import build_parser
 from search.errors import (
     ConfigError,
@@ -100,8 +101,12 @@ def _command(argv: Sequence[str] | None) -> int:
         if code is not None:
             return code
     args.started = started
+    if argv is None and args.command != "launch":  # the program (a launch handles its own)
+        ctrl_c.install()
     try:
-        return int(args.run(args))
+        code = int(args.run(args))
+        ctrl_c.raise_if_interrupted()  # one dropped where it was raised: still interrupted
+        return code
     except (ConfigError, UnknownNameError) as err:
         print(f"search {args.command}: error: {_message(err)}", file=sys.stderr)
         return 2

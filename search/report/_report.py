@@ -27,6 +27,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from objectives import INDICATORS
+from search._ctrl_c import raise_if_interrupted
 from search._output import check_folder
 from search.config import REPORTED_ONLY, Constraint
 from search.errors import OutputError
@@ -600,6 +601,7 @@ def write_report(
     stage = Path(tempfile.mkdtemp(prefix=".npas-report-", dir=out))
     try:
         written = _write_report(study, stage, select=select, indicators=indicators)
+        raise_if_interrupted()  # a Ctrl-C dropped in a figure's finaliser: publish nothing
         order = sorted(written, key=lambda name: name == "report.html")
         for name in order:
             os.replace(written[name], out / name)
