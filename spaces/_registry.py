@@ -54,7 +54,7 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """Returns the entry for ``name`` or raises UnknownNameError listing valid ones."""
-        key = name.lower() if isinstance(name, str) else name
+        key = name.lower() if isinstance(name, str) else None  # not a name: unknown
         if key in self._declared:
             module = self._declared[key]
             importlib.import_module(module)
@@ -62,7 +62,7 @@ class Registry(Generic[T]):
                 raise NpasError(f"{self.kind} {name!r}: {module} does not register it")
         try:
             return self._entries[key]
-        except (KeyError, TypeError):
+        except KeyError:
             known = ", ".join(self.names())
             hint = did_you_mean(name, self.names())
             raise UnknownNameError(f"unknown {self.kind} {name!r}{hint}; known: {known}") from None

@@ -11,6 +11,9 @@ def test_registry_lookup_is_case_insensitive_and_lists_known_names():
     assert reg.names("b*") == ["beta"]
     with pytest.raises(UnknownNameError, match="known: alpha, beta"):
         reg.get("gamma")
+    for not_a_name in (["alpha"], None, 3):  # a config's value of the wrong type: unknown too
+        with pytest.raises(UnknownNameError, match="known: alpha, beta"):
+            reg.get(not_a_name)  # type: ignore[arg-type]
 
 
 def test_registry_refuses_duplicates():
