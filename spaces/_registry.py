@@ -36,9 +36,10 @@ class Registry(Generic[T]):
 
     def add(self, name: str, entry: T) -> T:
         """Registers ``entry`` under ``name``; names are case-insensitive. A name declared
-        with :meth:`declare` is filled in by its module."""
+        with :meth:`declare` is filled in by its module, and by no other."""
         key = name.lower()
-        if key in self._entries:
+        declared_by = self._declared.get(key)
+        if key in self._entries or declared_by not in (None, getattr(entry, "__module__", None)):
             raise NpasError(f"{self.kind} {name!r} is already registered")
         self._declared.pop(key, None)
         self._entries[key] = entry

@@ -1,3 +1,5 @@
+from collections.abc import Callable
+
 import pytest
 
 from spaces import NpasError, Registry, UnknownNameError
@@ -56,17 +58,31 @@ def test_a_declared_entry_is_named_without_its_module_and_loaded_when_asked(
 
     import spaces
 
-    reg: Registry[int] = Registry("thing")
+    reg: Registry[Callable[[], int]] = Registry("thing")
     monkeypatch.setattr(spaces, "registry_under_test", reg, raising=False)  # the module's target
-    body = "import spaces\nspaces.registry_under_test.add('lazy', 7)\n"
+    body = "import spaces\ndef entry(): return 7\nspaces.registry_under_test.add('lazy', entry)\n"
     _module_that_registers(tmp_path, monkeypatch, "npas_declared_thing", body)
     reg.declare("lazy", "npas_declared_thing")
     assert "LAZY" in reg and reg.names() == ["lazy"] and len(reg) == 1
     assert "npas_declared_thing" not in sys.modules  # named, not imported
-    assert reg.get("lazy") == 7 and "npas_declared_thing" in sys.modules
+    assert reg.get("lazy")() == 7 and "npas_declared_thing" in sys.modules
     assert reg.names() == ["lazy"] and len(reg) == 1
     with pytest.raises(NpasError, match="already registered"):
         reg.declare("lazy", "elsewhere")
+
+
+def test_a_declared_name_is_filled_by_its_own_module_only():
+    """A user's entry under a built-in's declared name is refused before the built-in loads,
+    as it is after (the built-in's module would otherwise fail on import)."""
+    reg: Registry[object] = Registry("thing")
+    reg.declare("tpe", "npas_builtin_module")
+
+    def mine() -> None: ...
+
+    with pytest.raises(NpasError, match="already registered"):
+        reg.add("TPE", mine)
+    mine.__module__ = "npas_builtin_module"  # as the declared module's own function
+    assert reg.add("tpe", mine) is mine and reg.get("tpe") is mine
 
 
 def test_a_declared_module_that_does_not_register_its_name_says_so(tmp_path, monkeypatch):
