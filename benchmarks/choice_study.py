@@ -1,0 +1,222 @@
+"""How well does a search choose its recommendation? Offline, on development searches that
+``benchmarks/unaided_dev.py`` ran (never on a protocol's datasets).
+
+Every search of a development run (``<out>/<set>/<arm>/seed<k>/``) saved each finished
+trial's model of every training sample. ``--score`` scores each feasible one on its set's test
+split (``choices.json`` beside the search's ``result.json``); ``--retrain K,S`` retrains the
+search's ``K`` most accurate trials as its finalists are retrained (a cross-validated run with
+a fresh seed, validation only, no model saved) with ``S`` fresh seeds each
+(``retrained.json``). The table then sets what each rule would have recommended beside the
+engine's own recommendation (its finalists' choice), paired by search:
+
+- ``cv``: the most accurate trial by its one cross-validated run (ties: the lower validation
+  loss): the search's best, what a search without finalists recommends;
+- ``loss``: the lowest cross-validated validation loss;
+- ``rank``: the lowest sum of the two ranks (ties: the lower loss);
+- ``F(k, s)``: among the ``k`` most accurate trials, the best mean over their first ``s``
+  retrained seeds (ties: the search's order), a finalist stage of ``k`` × ``s``;
+- ``oracle``: the best test accuracy among the 5 most accurate trials (what a perfect choice
+  among them would reach; no rule can see it).
+
+    python benchmarks/choice_study.py --out /work/dev/runs6 --score
+    python benchmarks/choice_study.py --out /work/dev/runs6 --retrain 5,6
+    python benchmarks/choice_study.py --out /work/dev/runs6 /work/dev/runs7 --table
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
+from benchmarks.stats import paired
+
+#: A search's finished feasible trials, each ``{number, cv_acc, val_loss, params, test}``.
+Rows = Sequence[Mapping[str, Any]]
+#: The trials the oracle may pick from: the search's most accurate.
+ORACLE_TOP = 5
+
+
+def ranked(rows: Rows) -> list[Mapping[str, Any]]:
+    """The trials by cross-validated accuracy, best first (ties: the lower validation loss,
+    then the lower number), as the engine orders its finalists."""
+    return sorted(rows, key=lambda r: (-r["cv_acc"], r["val_loss"], r["number"]))
+
+
+def rule_picks(rows: Rows) -> dict[str, Mapping[str, Any]]:
+    """The trial each rule that reads the search alone picks (``cv``, ``loss``, ``rank``), and
+    the ``oracle``'s."""
+    by_cv = ranked(rows)
+    by_loss = sorted(rows, key=lambda r: (r["val_loss"], r["number"]))
+    place = {r["number"]: i for i, r in enumerate(by_cv)}
+    place_loss = {r["number"]: i for i, r in enumerate(by_loss)}
+    return {
+        "cv": by_cv[0],
+        "loss": by_loss[0],
+        "rank": min(
+            rows,
+            key=lambda r: (
+                place[r["number"]] + place_loss[r["number"]],
+                r["val_loss"],
+                r["number"],
+            ),
+        ),
+        "oracle": max(by_cv[:ORACLE_TOP], key=lambda r: r["test"]),
+    }
+
+
+def finalist_pick(rows: Rows, retrained: Mapping[str, Sequence[float]], k: int, s: int
+                  ) -> Mapping[str, Any] | None:  # fmt: skip
+    """``F(k, s)``: among the ``k`` most accurate trials, the best mean over their first ``s``
+    retrained seeds (ties: the search's order); None when one of them has fewer than ``s``."""
+    top = ranked(rows)[:k]
+    runs = [list(retrained.get(str(r["number"]), []))[:s] for r in top]
+    if any(len(r) < s or any(a is None for a in r) for r in runs):
+        return None
+    means = [statistics.fmean(r) for r in runs]
+    return top[max(range(len(top)), key=lambda i: (means[i], -i))]
+
+
+def score(folder: Path) -> None:
+    """``choices.json``: each finished feasible trial of the search in ``folder`` with its
+    cross-validated figures and its saved model's test accuracy, and the recommendation."""
+    import torch
+
+    from objectives.train import evaluate
+    from search.config import TrialConfig
+    from search.trial import rebuild, trial_data
+
+    torch.set_num_threads(1)
+    study = _study(folder)
+    rows = []
+    for t in study.trials:
+        attrs, artifact = t.user_attrs, t.user_attrs.get("artifact")
+        if (t.state.name != "COMPLETE" or not attrs.get("feasible") or not artifact
+                or not Path(artifact).is_file()):  # fmt: skip
+            continue
+        data = trial_data(TrialConfig.from_dict(attrs["trial_config"]), "cpu")
+        rows.append({"number": t.number, "cv_acc": attrs.get("metric_accuracy"),
+                     "val_loss": attrs.get("metric_val_loss"),
+                     "params": attrs.get("metric_params"),
+                     "test": evaluate(rebuild(artifact), data.test)["accuracy"]})  # fmt: skip
+    recommended = (study.user_attrs.get("npas:recommendation") or {}).get("trial")
+    (folder / "choices.json").write_text(json.dumps({"rows": rows, "recommended": recommended}))
+
+
+def retrain(folder: Path, top: int, seeds: int) -> None:
+    """``retrained.json``: the ``top`` most accurate trials' validation accuracies with fresh
+    seeds (the trial's seed + 1, + 2, ...), as the finalists train them; resumable."""
+    import torch
+
+    from search.config import TrialConfig
+    from search.trial import run_trial
+
+    torch.set_num_threads(1)
+    out = folder / "retrained.json"
+    done: dict[str, list[float]] = json.loads(out.read_text()) if out.exists() else {}
+    configs = {t.number: t.user_attrs["trial_config"] for t in _study(folder).trials
+               if "trial_config" in t.user_attrs}  # fmt: skip
+    for row in ranked(_rows(folder))[:top]:
+        config, runs = configs[row["number"]], done.setdefault(str(row["number"]), [])
+        for i in range(len(runs) + 1, seeds + 1):
+            cfg = {**config, "seed": int(config.get("seed") or 0) + i, "artifact_dir": None,
+                   "progress": False}  # fmt: skip
+            runs.append(run_trial(TrialConfig.from_dict(cfg)).get("accuracy"))
+            out.write_text(json.dumps(done))
+
+
+def _study(folder: Path) -> Any:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{folder / 'run' / 'npas.db'}"
+    (summary,) = optuna.get_all_study_summaries(url)
+    return optuna.load_study(study_name=summary.study_name, storage=url)
+
+
+def _rows(folder: Path) -> list[Mapping[str, Any]]:
+    rows = json.loads((folder / "choices.json").read_text())["rows"]
+    return [r for r in rows if r["cv_acc"] is not None and r["val_loss"] is not None]
+
+
+def searches(outs: Sequence[Path]) -> list[Path]:
+    """Every scored search under the folders ``outs`` (``<set>/<arm>/seed<k>/choices.json``)."""
+    return sorted(p.parent for out in outs for p in out.glob("*/*/seed*/choices.json"))
+
+
+def picks_of(folder: Path, cells: Sequence[tuple[int, int]]) -> dict[str, float] | None:
+    """Each rule's pick's test accuracy in one search (``rec``: the engine's recommendation;
+    ``F(k,s)`` for each cell retrained); None without two trials or the recommended one."""
+    rows = _rows(folder)
+    recommended = json.loads((folder / "choices.json").read_text())["recommended"]
+    chosen = next((r for r in rows if r["number"] == recommended), None)
+    if len(rows) < 2 or chosen is None:
+        return None
+    found = {"rec": chosen["test"]} | {k: r["test"] for k, r in rule_picks(rows).items()}
+    path = folder / "retrained.json"
+    retrained = json.loads(path.read_text()) if path.exists() else {}
+    for k, s in cells:
+        pick = finalist_pick(rows, retrained, k, s)
+        if pick is not None:
+            found[f"F({k},{s})"] = pick["test"]
+    return found
+
+
+def table(outs: Sequence[Path], cells: Sequence[tuple[int, int]]) -> str:
+    """Per set and over all: each rule's mean test accuracy and its paired difference from the
+    engine's recommendation (95 % t interval, paired t-test's p), over the searches that have
+    it."""
+    found = {f: p for f in searches(outs) if (p := picks_of(f, cells)) is not None}
+    rules = ["cv", "loss", "rank", *(f"F({k},{s})" for k, s in cells), "oracle"]
+    lines = ["| set | rule | searches | its pick | engine's | difference [95 % CI] | p |",
+             "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
+    sets = sorted({f.parts[-3] for f in found})
+    for name in [*sets, "all"]:
+        for rule in rules:
+            keys = [f for f, p in found.items() if rule in p and name in ("all", f.parts[-3])]
+            if len(keys) < 2:
+                continue
+            mine, engine = ([found[f][r] for f in keys] for r in (rule, "rec"))
+            mean, half, p = paired(mine, engine)
+            lines.append(f"| {name} | {rule} | {len(keys)} | {statistics.fmean(mine):.4f} | "
+                         f"{statistics.fmean(engine):.4f} | {mean:+.4f} [{mean - half:+.4f}, "
+                         f"{mean + half:+.4f}] | {p:.3g} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def _each(folders: Sequence[Path], step: Callable[[Path], None]) -> None:
+    for folder in folders:
+        step(folder)
+        print(folder, flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, nargs="+", required=True,
+                        help="development runs' folders")  # fmt: skip
+    parser.add_argument("--score", action="store_true", help="score every search's models")
+    parser.add_argument("--retrain", default="", help="K,S: the top K trials, S fresh seeds")
+    parser.add_argument("--table", action="store_true")
+    parser.add_argument("--cells", default="1,1;2,2;3,3;3,6;5,3;5,6",
+                        help="the F(k, s) cells of the table, k,s;k,s")  # fmt: skip
+    args = parser.parse_args()
+    if args.score:
+        _each(
+            sorted(p.parents[1] for out in args.out for p in out.glob("*/*/seed*/run/npas.db")),
+            score,
+        )
+    if args.retrain:
+        top, seeds = (int(x) for x in args.retrain.split(","))
+        _each(searches(args.out), lambda f: retrain(f, top, seeds))
+    if args.table:
+        cells = [tuple(int(x) for x in c.split(",")) for c in args.cells.split(";")]
+        print(table(args.out, cells))  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    main()

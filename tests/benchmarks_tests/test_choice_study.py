@@ -1,0 +1,59 @@
+"""The choice study (benchmarks/choice_study.py): each rule's pick and the paired table on
+searches made by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests._support.bundles import load_benchmark
+
+#: Four trials: 2 and 3 tie on cv accuracy (3 has the lower loss), 1 has the lowest loss.
+ROWS = [
+    {"number": 0, "cv_acc": 0.70, "val_loss": 0.80, "params": 10, "test": 0.60},
+    {"number": 1, "cv_acc": 0.80, "val_loss": 0.40, "params": 10, "test": 0.70},
+    {"number": 2, "cv_acc": 0.90, "val_loss": 0.60, "params": 10, "test": 0.95},
+    {"number": 3, "cv_acc": 0.90, "val_loss": 0.50, "params": 10, "test": 0.75},
+]
+
+
+@pytest.fixture(scope="module")
+def study():
+    return load_benchmark("choice_study")
+
+
+def test_each_rule_picks_the_trial_worked_out_by_hand(study):
+    picks = {k: r["number"] for k, r in study.rule_picks(ROWS).items()}
+    # cv: 2 and 3 tie at 0.90, 3's loss is lower; loss: 1 (0.40); places by cv 3, 2, 1, 0 and
+    # by loss 1, 3, 2, 0, so the sums are 3: 0 + 1, 2: 1 + 2, 1: 2 + 0, 0: 3 + 3 and rank
+    # picks 3; oracle: the best test of the top 5, trial 2 (0.95)
+    assert picks == {"cv": 3, "loss": 1, "rank": 3, "oracle": 2}
+
+
+def test_a_finalist_stage_picks_the_best_mean_of_its_top_k_over_s_seeds(study):
+    retrained = {"3": [0.7, 0.7, 0.7], "2": [0.8, 0.5, 0.9], "1": [1.0, 1.0, 1.0]}
+    # top 2 by cv: 3, 2. s = 1: 2 (0.8 > 0.7); s = 2: 3 (0.70 > 0.65); s = 3: 2 (0.733)
+    assert [study.finalist_pick(ROWS, retrained, 2, s)["number"] for s in (1, 2, 3)] == [2, 3, 2]
+    assert study.finalist_pick(ROWS, retrained, 3, 1)["number"] == 1  # 1.0 among the top 3
+    assert study.finalist_pick(ROWS, {"3": [0.5, 0.5]}, 1, 2)["number"] == 3
+    # equal means: the search's order (3 before 2)
+    assert study.finalist_pick(ROWS, {"3": [0.6], "2": [0.6]}, 2, 1)["number"] == 3
+    assert study.finalist_pick(ROWS, retrained, 2, 4) is None  # fewer than 4 seeds retrained
+
+
+def test_the_table_pairs_each_rule_with_the_engine_s_recommendation(study, tmp_path):
+    for seed, recommended in enumerate([2, 1]):
+        folder = tmp_path / "arrowhead" / "e7" / f"seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "choices.json").write_text(json.dumps({"rows": ROWS,
+                                                         "recommended": recommended}))  # fmt: skip
+    (tmp_path / "arrowhead" / "e7" / "seed0" / "retrained.json").write_text(
+        json.dumps({"3": [0.7], "2": [0.8]}))  # fmt: skip
+    text = study.table([tmp_path], [(2, 1)])
+    # cv picks 3 (0.75) in both; the engine 2 (0.95) then 1 (0.70): differences -0.20, +0.05,
+    # mean -0.075; F(2,1) only in seed 0 (one search: no row)
+    row = next(line for line in text.splitlines() if line.startswith("| arrowhead | cv |"))
+    assert row.startswith("| arrowhead | cv | 2 | 0.7500 | 0.8250 | -0.0750 [")
+    assert "F(2,1)" not in text
+    assert "| all | oracle | 2 | 0.9500 | 0.8250 | +0.1250 [" in text
