@@ -202,7 +202,7 @@ def main() -> None:
     parser.add_argument("--score", action="store_true", help="score every search's models")
     parser.add_argument("--retrain", default="", help="K,S: the top K trials, S fresh seeds")
     parser.add_argument("--table", action="store_true")
-    parser.add_argument("--cells", default="1,1;2,2;3,3;3,6;5,3;5,6",
+    parser.add_argument("--cells", default="2,1;2,3;3,1;3,3;3,6;5,1;5,3;5,6",
                         help="the F(k, s) cells of the table, k,s;k,s")  # fmt: skip
     args = parser.parse_args()
     if args.score:

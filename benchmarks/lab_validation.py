@@ -141,12 +141,19 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "validation")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--from-json", action="store_true",
+                        help="write the table again from the figures --results' .json holds")
     parser.add_argument("--reuse", action="store_true",
                         help="read the real searches a run before left in --out (replay again)")
     args = parser.parse_args()
     if (os.cpu_count() or 1) < args.workers:
         raise SystemExit(f"--workers {args.workers}: this machine has {os.cpu_count()} cores")
     table = CurveTable.load(args.table)
+    if args.from_json:
+        saved = json.loads(args.results.with_suffix(".json").read_text())
+        write(args, table, saved["horizon_s"], saved["speed"], saved["real"], saved["simulated"],
+              saved.get("minutes"), saved.get("commit"))  # fmt: skip
+        return
     mean_trial = sum(table.trial_s(row) for row in table.rows) / len(table.rows)
     horizon = args.budget * mean_trial / args.workers
     began = time.time()
@@ -173,31 +180,40 @@ def main() -> None:
         simulated.append(replayed_figures(table, spec, seed, horizon))
         print(f"\rreplays {seed + 1}/{args.seeds}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    write(args, table, horizon, ratio, real, simulated, began)
+    write(args, table, horizon, ratio, real, simulated, (time.time() - began) / 60)
 
 
 def figure_row(key: str, real: list[dict], simulated: list[dict]) -> tuple[str, int]:
     """The table's row of figure ``key``: the replays' 5th, 50th and 95th percentiles beside
-    the real searches' figures, and how many of those fall inside (5th and 95th included)."""
+    the real searches' figures, how many of those fall inside (5th and 95th included), and the
+    replay's bias: the replays' median less the real searches' mean, in the figure's units (a
+    positive bias: the replay is optimistic where more is better, as every figure here but the
+    first completion's second)."""
     lo, mid, hi = np.percentile(np.array([s[key] for s in simulated], dtype=float), [5, 50, 95])
     reals = [r[key] for r in real]
     inside = int(sum(lo <= x <= hi for x in reals))
     fmt = "{:.4f}" if key == "hv_end" else "{:.0f}"
+    bias = mid - float(np.mean(reals))
     line = (f"| {LABELS[key]} | {fmt.format(lo)} / {fmt.format(mid)} / {fmt.format(hi)} | "
-            f"{', '.join(fmt.format(x) for x in reals)} | {inside}/{len(reals)} |")  # fmt: skip
+            f"{', '.join(fmt.format(x) for x in reals)} | {inside}/{len(reals)} | "
+            f"{'+' if bias >= 0 else ''}{fmt.format(bias)} |")  # fmt: skip
     return line, inside
 
 
 def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: float,
-          real: list[dict], simulated: list[dict], began: float) -> None:  # fmt: skip
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=False).stdout.strip()  # fmt: skip
+          real: list[dict], simulated: list[dict], minutes: float | None,
+          commit: str | None = None) -> None:  # fmt: skip
+    """The table and its figures (``.json``); ``commit``: the one that ran them (None: HEAD's)."""
+    commit = commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                      capture_output=True, text=True,
+                                      check=False).stdout.strip()  # fmt: skip
+    took = "" if minutes is None else f" in {minutes:.0f} min"
     lines = [
         "# Does the lab's replay match a real search?",
         "",
         f"Produced by `benchmarks/lab_validation.py --searches {args.searches} --optimiser "
         f"{args.optimiser} --type {args.type} --workers {args.workers} --budget {args.budget} "
-        f"--seeds {args.seeds}` at {commit} in {(time.time() - began) / 60:.0f} min, on "
+        f"--seeds {args.seeds}` at {commit}{took}, on "
         f"{cpu_model_name()} ({os.cpu_count()} cores), Python {platform.python_version()}, "
         f"Optuna {optuna.__version__}, Ray {ray.__version__}. Each real search: the table's "
         f"recorded space, data and schedule (`{args.table.name}`: {table.describe()}) under "
@@ -209,8 +225,9 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
         f"over the real searches' trials), so the real figures are read on the table's clock: "
         f"up to {min(ratio, 1.0) * horizon:.0f} real s, times divided by {min(ratio, 1.0):.2f}.",
         "",
-        "| figure | replays: 5th / median / 95th percentile | real searches | inside |",
-        "|---|---|---|---|",
+        "| figure | replays: 5th / median / 95th percentile | real searches | inside | "
+        "bias (replays' median − real mean) |",
+        "|---|---|---|---|---|",
     ]
     verdict = {}
     for key in FIGURES:
@@ -220,8 +237,8 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
                                    verdict.items()) + "."]  # fmt: skip
     args.results.write_text("\n".join(lines) + "\n")
     args.results.with_suffix(".json").write_text(
-        json.dumps({"horizon_s": horizon, "speed": ratio, "real": real, "simulated": simulated},
-                   indent=1)
+        json.dumps({"horizon_s": horizon, "speed": ratio, "real": real, "simulated": simulated,
+                    "minutes": minutes, "commit": commit}, indent=1)
     )
     print(f"wrote {args.results}")
 

@@ -48,13 +48,17 @@ def test_lab_validation_percentiles_and_what_falls_inside(lab):
     simulated = [{"started": v, "hv_end": v / 20} for v in range(21)]
     real = [{"started": v, "hv_end": 0.5} for v in (0, 1, 19, 20)]
     assert lab.figure_row("started", real, simulated) == (
-        "| trials started | 1 / 10 / 19 | 0, 1, 19, 20 | 2/4 |",
+        "| trials started | 1 / 10 / 19 | 0, 1, 19, 20 | 2/4 | +0 |",
         2,
     )
     assert lab.figure_row("hv_end", real[:1], simulated) == (
-        "| hypervolume at the end | 0.0500 / 0.5000 / 0.9500 | 0.5000 | 1/1 |",
+        "| hypervolume at the end | 0.0500 / 0.5000 / 0.9500 | 0.5000 | 1/1 | +0.0000 |",
         1,
     )
+    # real 4 and 6 (mean 5) against a median of 10: the replay says 5 more than the real
+    assert lab.figure_row("started", [{"started": 4}, {"started": 6}], simulated)[0].endswith(
+        "| 2/2 | +5 |")  # fmt: skip
+    assert lab.figure_row("hv_end", [{"hv_end": 0.75}], simulated)[0].endswith("| -0.2500 |")
 
 
 def test_lab_validation_reads_a_real_search_on_the_tables_clock(lab):
@@ -87,6 +91,35 @@ def test_lab_validation_reads_a_real_search_on_the_tables_clock(lab):
     assert got == {"started": 3, "completed": 1, "first_s": 40.0, "hv_end": pytest.approx(0.36)}
     got = lab.real_figures(study, table, 60.0, 1.0)
     assert got == {"started": 4, "completed": 2, "first_s": 20.0, "hv_end": pytest.approx(1.21)}
+
+
+def test_lab_validation_writes_its_table_again_from_its_figures(lab, tmp_path, monkeypatch):
+    """--from-json renders the same table from the saved figures, with the commit and minutes
+    of the run that measured them, not of the rendering."""
+    import sys
+
+    from search.lab import CurveTable
+    from search.lab._table import CurveRow
+
+    rows = [CurveRow(0, {}, [[a, 100.0]] * 2, [], 0.0, [1.0, 1.0], 0.0) for a in (0.0, 1.0)]
+    path = CurveTable("t", [("accuracy", "maximize"), ("params", "minimize")], {}, rows).save(
+        tmp_path / "t.json.gz")  # fmt: skip
+    results = tmp_path / "validation.md"
+    argv = ["lab_validation.py", "--table", str(path), "--results", str(results)]
+    monkeypatch.setattr(sys, "argv", argv)
+    simulated = [{"started": v, "completed": 1, "first_s": 3.0, "hv_end": 0.5} for v in range(21)]
+    real = [{"started": 9, "completed": 1, "first_s": 4.0, "hv_end": 0.4}]
+    namespace = lab.argparse.Namespace(searches=1, optimiser="tpe", type="stopping",
+                                       workers=2, budget=40, seeds=21, table=path,
+                                       results=results)  # fmt: skip
+    lab.write(namespace, CurveTable.load(path), 60.0, 1.0, real, simulated, 12.0, "abc1234")
+    first = results.read_text()
+    assert "at abc1234 in 12 min" in first and "| 1/1 | +1 |" in first
+    results.unlink()
+    monkeypatch.setattr(sys, "argv", [*argv, "--from-json", "--searches", "1", "--optimiser",
+                                      "tpe", "--seeds", "21"])  # fmt: skip
+    lab.main()
+    assert results.read_text() == first
 
 
 def test_leaderboard_check_accuracy_and_the_half_image_tolerance():
