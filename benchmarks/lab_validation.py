@@ -141,6 +141,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "validation")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--any-row", action="store_true",
+                        help="replays answer each proposal with its nearest row however often "
+                        "given (ReplaySpec.fresh False): a check of the fresh rule's bias")
     parser.add_argument("--from-json", action="store_true",
                         help="write the table again from the figures --results' .json holds")
     parser.add_argument("--reuse", action="store_true",
@@ -174,7 +177,7 @@ def main() -> None:
               "their horizon only", file=sys.stderr)  # fmt: skip
     real = [real_figures(study, table, horizon, min(ratio, 1.0)) for study in studies]
     print(f"speed {ratio:.3f}; real: {real}", file=sys.stderr)
-    spec = ReplaySpec(args.optimiser, "moasha", args.type, args.workers)
+    spec = ReplaySpec(args.optimiser, "moasha", args.type, args.workers, fresh=not args.any_row)
     simulated = []
     for seed in range(args.seeds):
         simulated.append(replayed_figures(table, spec, seed, horizon))
@@ -208,19 +211,21 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
                                       capture_output=True, text=True,
                                       check=False).stdout.strip()  # fmt: skip
     took = "" if minutes is None else f" in {minutes:.0f} min"
+    any_row = " --any-row" if getattr(args, "any_row", False) else ""
     lines = [
         "# Does the lab's replay match a real search?",
         "",
         f"Produced by `benchmarks/lab_validation.py --searches {args.searches} --optimiser "
         f"{args.optimiser} --type {args.type} --workers {args.workers} --budget {args.budget} "
-        f"--seeds {args.seeds}` at {commit}{took}, on "
+        f"--seeds {args.seeds}{any_row}` at {commit}{took}, on "
         f"{cpu_model_name()} ({os.cpu_count()} cores), Python {platform.python_version()}, "
         f"Optuna {optuna.__version__}, Ray {ray.__version__}. Each real search: the table's "
         f"recorded space, data and schedule (`{args.table.name}`: {table.describe()}) under "
         f"MOASHA ({args.type}) with {args.optimiser}, {args.workers} workers, for "
         f"{horizon:.0f} s (the lab's horizon) from the start of its first trial (its time limit "
         f"{STARTUP_S:.0f} s longer, for the launch's own start). "
-        f"The replays: the same search on the table, {args.seeds} seeds, the same time. "
+        f"The replays: the same search on the table, {args.seeds} seeds, the same time"
+        f"{', each proposal its nearest row however often given' if any_row else ''}. "
         f"Clocks: a real trial's epochs took {ratio:.2f}x its nearest recorded twin's (median "
         f"over the real searches' trials), so the real figures are read on the table's clock: "
         f"up to {min(ratio, 1.0) * horizon:.0f} real s, times divided by {min(ratio, 1.0):.2f}.",

@@ -90,6 +90,10 @@ class ReplaySpec:
         options: The optimiser's options (as ``algorithm.options``).
         guess_final: Tell the optimiser a stopped trial at a guess of its last epoch
             (:class:`search.lab._guess.FinalGuess`) instead of PRUNED.
+        fresh: Each recorded row answers one proposal while rows are left
+            (:class:`NearestRow`); False: every proposal its nearest row, however often given
+            (on a table smaller than the trials a replay starts, ``fresh`` hands out every
+            row, the poor ones too, as no optimiser would).
     """
 
     optimiser: str = "tpe"
@@ -103,6 +107,7 @@ class ReplaySpec:
     chance_from: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
     guess_final: bool = False
+    fresh: bool = True
 
 
 @dataclass
@@ -214,7 +219,7 @@ class _Driver:
     ) -> None:
         config = replay_config(table, spec)
         self.table, self.spec = table, spec
-        self.nearest = NearestRow(table.rows, config.space, fresh=True)
+        self.nearest = NearestRow(table.rows, config.space, fresh=spec.fresh)
         study = optuna.create_study(directions=config.directions)
         optimiser = bound_optimiser(config, study, seed=seed, scheduler=spec.scheduler)
         self.searcher = NpasSearcher(

@@ -113,6 +113,16 @@ def test_a_replay_trains_no_recorded_row_twice_while_rows_are_left(table):
     assert result.reused == nearest.reused == result.started - len(table.rows)
 
 
+def test_a_replay_of_any_row_gives_each_proposal_its_nearest_row(table):
+    """``fresh=False``: the same proposals (a random sampler, one seed) each answered by its
+    nearest row, repeats and all, and no proposal counted as reused."""
+    spec = ReplaySpec("random", "moasha", workers=2, fresh=False)
+    result = replay(table, spec, seed=0, horizon_s=60.0, charge_decisions=False)
+    nearest = NearestRow(table.rows, replay_config(table, spec).space)
+    rows = [nearest.index(t.params) for t in result.study.trials]
+    assert result.reused == 0 and len(set(rows)) < len(rows)  # a row given twice, not counted
+
+
 @pytest.mark.parametrize(
     ("spec", "horizon", "match"),
     [
