@@ -70,16 +70,21 @@ def rule_picks(rows: Rows) -> dict[str, Mapping[str, Any]]:
     }
 
 
-def finalist_pick(rows: Rows, retrained: Mapping[str, Sequence[float]], k: int, s: int
+def finalist_pick(rows: Rows, retrained: Mapping[str, Sequence[float | None]], k: int, s: int
                   ) -> Mapping[str, Any] | None:  # fmt: skip
     """``F(k, s)``: among the ``k`` most accurate trials, the best mean over their first ``s``
-    retrained seeds (ties: the search's order); None when one of them has fewer than ``s``."""
+    retrained seeds (ties: the search's order); a trial with a failed run among them (None) is
+    out, as a finalist with a failed seed is; None when one of them has fewer than ``s`` runs
+    or every one failed."""
     top = ranked(rows)[:k]
     runs = [list(retrained.get(str(r["number"]), []))[:s] for r in top]
-    if any(len(r) < s or any(a is None for a in r) for r in runs):
+    if any(len(r) < s for r in runs):
         return None
-    means = [statistics.fmean(r) for r in runs]
-    return top[max(range(len(top)), key=lambda i: (means[i], -i))]
+    means = [statistics.fmean(r) if None not in r else None for r in runs]
+    left = [i for i, m in enumerate(means) if m is not None]
+    if not left:
+        return None
+    return top[max(left, key=lambda i: (means[i], -i))]
 
 
 def score(folder: Path) -> None:
@@ -110,7 +115,8 @@ def score(folder: Path) -> None:
 
 def retrain(folder: Path, top: int, seeds: int) -> None:
     """``retrained.json``: the ``top`` most accurate trials' validation accuracies with fresh
-    seeds (the trial's seed + 1, + 2, ...), as the finalists train them; resumable."""
+    seeds (the trial's seed + 1, + 2, ...), as the finalists train them (None: the run failed);
+    resumable."""
     import torch
 
     from search.config import TrialConfig
@@ -118,7 +124,7 @@ def retrain(folder: Path, top: int, seeds: int) -> None:
 
     torch.set_num_threads(1)
     out = folder / "retrained.json"
-    done: dict[str, list[float]] = json.loads(out.read_text()) if out.exists() else {}
+    done: dict[str, list[float | None]] = json.loads(out.read_text()) if out.exists() else {}
     configs = {t.number: t.user_attrs["trial_config"] for t in _study(folder).trials
                if "trial_config" in t.user_attrs}  # fmt: skip
     for row in ranked(_rows(folder))[:top]:
@@ -126,7 +132,10 @@ def retrain(folder: Path, top: int, seeds: int) -> None:
         for i in range(len(runs) + 1, seeds + 1):
             cfg = {**config, "seed": int(config.get("seed") or 0) + i, "artifact_dir": None,
                    "progress": False}  # fmt: skip
-            runs.append(run_trial(TrialConfig.from_dict(cfg)).get("accuracy"))
+            try:
+                runs.append(run_trial(TrialConfig.from_dict(cfg)).get("accuracy"))
+            except Exception:  # a diverging seed, as a finalist's failed run: out of the choice
+                runs.append(None)
             out.write_text(json.dumps(done))
 
 

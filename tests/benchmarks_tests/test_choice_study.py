@@ -40,6 +40,9 @@ def test_a_finalist_stage_picks_the_best_mean_of_its_top_k_over_s_seeds(study):
     # equal means: the search's order (3 before 2)
     assert study.finalist_pick(ROWS, {"3": [0.6], "2": [0.6]}, 2, 1)["number"] == 3
     assert study.finalist_pick(ROWS, retrained, 2, 4) is None  # fewer than 4 seeds retrained
+    # a failed run (None) puts its trial out of the choice; all failed: no pick
+    assert study.finalist_pick(ROWS, {"3": [0.9, None], "2": [0.6, 0.6]}, 2, 2)["number"] == 2
+    assert study.finalist_pick(ROWS, {"3": [None], "2": [None]}, 2, 1) is None
 
 
 def test_the_table_pairs_each_rule_with_the_engine_s_recommendation(study, tmp_path):

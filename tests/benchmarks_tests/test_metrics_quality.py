@@ -93,6 +93,26 @@ def test_lab_validation_reads_a_real_search_on_the_tables_clock(lab):
     assert got == {"started": 4, "completed": 2, "first_s": 20.0, "hv_end": pytest.approx(1.21)}
 
 
+def test_lab_validation_retimes_each_row_by_the_fitted_power_law(lab):
+    """Real epochs that follow 0.5 · s^0.5 exactly (s: the nearest row's recorded seconds an
+    epoch): the fit is a = ln 0.5, b = 0.5, so a row of 1 s epochs takes 0.5 s, one of 4 s
+    epochs 1 s (0.5 · 2), each epoch scaled by its row's factor (0.5 and 0.25)."""
+    import math
+
+    from search.lab import CurveTable
+    from search.lab._table import CurveRow
+
+    rows = [CurveRow(0, {}, [[0.5, 1.0]] * 2, [], 0.0, [0.8, 1.2], 0.0),
+            CurveRow(1, {}, [[0.5, 1.0]] * 2, [], 0.0, [4.0, 4.0], 0.0)]  # fmt: skip
+    table = CurveTable("t", [("accuracy", "maximize"), ("params", "minimize")], {}, rows)
+    pairs = np.array([(s, 0.5 * s**0.5) for s in (0.5, 1.0, 4.0, 9.0)])
+    out, (a, b) = lab.retimed(table, pairs)
+    assert a == pytest.approx(math.log(0.5)) and b == pytest.approx(0.5)
+    assert out.rows[0].seconds == pytest.approx([0.4, 0.6])
+    assert out.rows[1].seconds == pytest.approx([1.0, 1.0])
+    assert table.rows[0].seconds == [0.8, 1.2]  # the table itself is left as it was
+
+
 def test_lab_validation_writes_its_table_again_from_its_figures(lab, tmp_path, monkeypatch):
     """--from-json renders the same table from the saved figures, with the commit and minutes
     of the run that measured them, not of the rendering."""
