@@ -250,6 +250,8 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
     took = "" if minutes is None else f" in {minutes:.0f} min"
     any_row = " --any-row" if getattr(args, "any_row", False) else ""
     flags = any_row + (" --retime" if retime is not None else "")
+    horizon_words = ("the lab's horizon on the table's clock" if retime is not None
+                     else f"{horizon:.0f} s (the lab's horizon)")  # fmt: skip
     clocks = (
         f"Clocks: a real trial's epochs took {ratio:.2f}x its nearest recorded twin's (median "
         f"over the real searches' trials), so the real figures are read on the table's clock: "
@@ -270,9 +272,7 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
         f"Optuna {optuna.__version__}, Ray {ray.__version__}. Each real search: the table's "
         f"recorded space, data and schedule (`{args.table.name}`: {table.describe()}) under "
         f"MOASHA ({args.type}) with {args.optimiser}, {args.workers} workers, for "
-        f"{'the lab' if retime else f'{horizon:.0f} s (the lab'}'s horizon"
-        f"{' on the table' + chr(39) + 's clock' if retime else ''}) from the start of its "
-        f"first trial (its time limit "
+        f"{horizon_words} from the start of its first trial (its time limit "
         f"{STARTUP_S:.0f} s longer, for the launch's own start). "
         f"The replays: the same search on the table, {args.seeds} seeds, the same time"
         f"{', each proposal its nearest row however often given' if any_row else ''}. "
