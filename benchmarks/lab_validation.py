@@ -97,10 +97,9 @@ def epoch_pairs(studies: list[optuna.Study], table: CurveTable) -> np.ndarray:
     return np.array(pairs, dtype=float).reshape(-1, 2)
 
 
-def speed(studies: list[optuna.Study], table: CurveTable) -> float:
+def speed(pairs: np.ndarray) -> float:
     """The median ratio of a real epoch's seconds to its nearest recorded twin's (see the
-    module doc)."""
-    pairs = epoch_pairs(studies, table)
+    module doc), over :func:`epoch_pairs`."""
     return float(np.median(pairs[:, 1] / pairs[:, 0]))
 
 
@@ -203,9 +202,10 @@ def main() -> None:
             continue
         print(f"real search {i + 1}/{args.searches} ({horizon:.0f} s)", file=sys.stderr)
         studies.append(launch(config))
-    ratio, fit = speed(studies, table), None
+    pairs = epoch_pairs(studies, table)  # each real trial against its nearest row, once
+    ratio, fit = speed(pairs), None
     if args.retime:  # this machine's seconds: no longer than the real searches ran
-        table, fit = retimed(table, epoch_pairs(studies, table))
+        table, fit = retimed(table, pairs)
         horizon, ratio = min(horizon, horizon_of(table, args)), 1.0
     elif ratio > 1:
         print(f"real epochs are {ratio:.2f}x the table's: the real searches are read up to "
