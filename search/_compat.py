@@ -72,53 +72,43 @@ SUPPORTED = {"optuna": ">=5.0,<6", "ray": ">=2.55,<2.61"}
 #: What Ray Tune's actor manager hands a failure hook (see :func:`tune_actor_failures`).
 FailureHandler = Callable[[Callable[[Exception], Any], Exception], Any]
 
-#: The private names npas uses, per library: (module, attribute path, what npas uses it for).
-_OPTUNA_NAMES = (
-    ("optuna.storages._rdb.models", "TrialModel", "the search's one-transaction writes"),
-    ("optuna.storages._rdb.models", "TrialParamModel", "the search's one-transaction writes"),
-    ("optuna.storages._rdb.models", "TrialValueModel.value_to_stored_repr", "trial values"),
-    ("optuna.storages._rdb.models", "TrialUserAttributeModel", "trial user attributes"),
-    ("optuna.storages._rdb.models", "TrialSystemAttributeModel", "trial system attributes"),
-    ("optuna.storages._rdb.models", "StudyUserAttributeModel", "study user attributes"),
-    (
-        "optuna.storages._rdb.models",
-        "TrialIntermediateValueModel.intermediate_value_to_stored_repr",
-        "learning curves",
+#: The private names npas uses, per library: module → ((attribute path, what npas uses it
+#: for), ...).
+Names = dict[str, tuple[tuple[str, str], ...]]
+_OPTUNA_NAMES: Names = {
+    "optuna.storages._rdb.models": (
+        ("TrialModel", "the search's one-transaction writes"),
+        ("TrialParamModel", "the search's one-transaction writes"),
+        ("TrialValueModel.value_to_stored_repr", "trial values"),
+        ("TrialUserAttributeModel", "trial user attributes"),
+        ("TrialSystemAttributeModel", "trial system attributes"),
+        ("StudyUserAttributeModel", "study user attributes"),
+        ("TrialIntermediateValueModel.intermediate_value_to_stored_repr", "learning curves"),
     ),
-    (
-        "optuna.study._constrained_optimization",
-        "_CONSTRAINTS_KEY",
-        "the constraint values samplers read",
+    "optuna.study._constrained_optimization": (
+        ("_CONSTRAINTS_KEY", "the constraint values samplers read"),
     ),
-)
+}
 #: The system attribute Optuna's samplers read a trial's constraint values from, as one list
 #: (:func:`with_constraints`; :func:`check_optuna` compares it with Optuna's own name).
 _CONSTRAINTS_KEY = "constraints"
 #: The system attribute ``Study.enqueue_trial`` keeps a queued trial's parameters in
 #: (:func:`enqueued_params`; :func:`check_optuna` enqueues a trial to see it there).
 _FIXED_PARAMS_KEY = "fixed_params"
-_RAY_NAMES = (
-    ("ray._private.services", "find_bootstrap_address", "--address auto"),
-    ("ray._private.ray_constants", "ENABLE_RAY_CLUSTER", "a local Ray on loopback only"),
-    (
-        "ray.air.execution._internal.actor_manager",
-        "RayActorManager._actor_start_failed",
-        "trials whose worker Ray killed",
-    ),
-    (
-        "ray.air.execution._internal.actor_manager",
-        "RayActorManager._actor_task_failed",
-        "trials whose worker Ray killed",
-    ),
-    (
-        "ray.tune.experiment.trial",
-        "Trial._get_default_result_or_future",
-        "trials whose worker Ray killed",
-    ),
-    ("ray.tune.tune", "air_usage.tag_callbacks", "a search that starts without importing MLflow"),
-)
 #: The private methods whose ``exception`` argument :func:`tune_actor_failures` rewrites.
 _FAILURE_HOOKS = ("_actor_start_failed", "_actor_task_failed")
+_KILLED = "trials whose worker Ray killed"
+_RAY_NAMES: Names = {
+    "ray._private.services": (("find_bootstrap_address", "--address auto"),),
+    "ray._private.ray_constants": (("ENABLE_RAY_CLUSTER", "a local Ray on loopback only"),),
+    "ray.air.execution._internal.actor_manager": tuple(
+        (f"RayActorManager.{hook}", _KILLED) for hook in _FAILURE_HOOKS
+    ),
+    "ray.tune.experiment.trial": (("Trial._get_default_result_or_future", _KILLED),),
+    "ray.tune.tune": (
+        ("air_usage.tag_callbacks", "a search that starts without importing MLflow"),
+    ),
+}
 
 
 def check() -> None:
@@ -180,13 +170,13 @@ def check_ray() -> None:
             _refuse("ray", ray.__version__, f"RayActorManager.{name} takes no `exception`")
 
 
-def _check(library: str, version: str, names: tuple[tuple[str, str, str], ...]) -> None:
+def _check(library: str, version: str, names: Names) -> None:
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
     if Version(version) not in SpecifierSet(SUPPORTED[library]):
         _refuse(library, version, "that version is outside the supported range")
-    for module, path, use in names:
+    for module, path, use in ((m, p, u) for m, paths in names.items() for p, u in paths):
         try:
             functools.reduce(getattr, path.split("."), import_module(module))
         except (ImportError, AttributeError):

@@ -18,8 +18,10 @@ __all__ = [
     "ConfigKey",
     "Option",
     "config_key",
+    "optional_key",
     "parse_keys",
     "renamed",
+    "section_key",
 ]
 
 #: Top-level keys renamed in this release, old → new; the old one still works, with a
@@ -67,6 +69,16 @@ def config_key(
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
+
+
+def optional_key(check: Check, help: str) -> Any:
+    """A config key that may be null, its default: null or what ``check`` accepts."""
+    return config_key(None, check=checks.optional(check), help=help)
+
+
+def section_key(section: Any, help: str) -> Any:
+    """A config key that is a section: its class reads it (``from_dict``) and gives its default."""
+    return config_key(check=section.from_dict, factory=section, help=help)
 
 
 def keys(cls: type) -> list[dataclasses.Field]:

@@ -36,8 +36,10 @@ from search.config._keys import (
     dump_keys,
     dumped_default,
     names,
+    optional_key,
     parse_keys,
     renamed,
+    section_key,
 )
 from search.config._registries import OPTIMISERS
 from search.config._sections import (
@@ -155,10 +157,9 @@ class SearchConfig(DataAndMetrics):
         "key is given in one place: here, in fixed or in space",
         allowed="a mapping of train options",
     )
-    algorithm: AlgorithmConfig = config_key(
-        check=AlgorithmConfig.from_dict,
-        factory=AlgorithmConfig,
-        help="the search algorithm: a name or {name, options}",
+    algorithm: AlgorithmConfig = section_key(
+        AlgorithmConfig,
+        "the search algorithm: a name or {name, options}",
     )
     trials: int = config_key(
         16,
@@ -182,37 +183,31 @@ class SearchConfig(DataAndMetrics):
         "proposal, marked npas:narrowed_from): the search trains a point near each one too "
         "big for its limits; false: refused only; may change between launches",
     )
-    resources: ResourceConfig = config_key(
-        check=ResourceConfig.from_dict,
-        factory=ResourceConfig,
-        help="what one trial asks the scheduler for",
+    resources: ResourceConfig = section_key(
+        ResourceConfig,
+        "what one trial asks the scheduler for",
     )
-    storage: str | None = config_key(
-        None,
-        check=checks.optional(_storage),
-        help="Optuna storage URL; null: sqlite:///<out>/npas.db",
+    storage: str | None = optional_key(
+        _storage,
+        "Optuna storage URL; null: sqlite:///<out>/npas.db",
     )
-    address: str | None = config_key(
-        None,
-        check=checks.optional(checks.text),
-        help="Ray cluster to join (HOST:PORT, or auto); null or local: a "
+    address: str | None = optional_key(
+        checks.text,
+        "Ray cluster to join (HOST:PORT, or auto); null or local: a "
         "local Ray, on loopback only",
     )
     out: str = config_key(RUN_FOLDER, check=checks.text, help="run folder")
-    scheduler: SchedulerConfig = config_key(
-        check=SchedulerConfig.from_dict,
-        factory=SchedulerConfig,
-        help="multi-fidelity: a name or {name, ...}",
+    scheduler: SchedulerConfig = section_key(
+        SchedulerConfig,
+        "multi-fidelity: a name or {name, ...}",
     )
-    limits: LimitsConfig = config_key(
-        check=LimitsConfig.from_dict,
-        factory=LimitsConfig,
-        help="the search's own limits: time, energy, CO2, per trial",
+    limits: LimitsConfig = section_key(
+        LimitsConfig,
+        "the search's own limits: time, energy, CO2, per trial",
     )
-    finalists: FinalistsConfig = config_key(
-        check=FinalistsConfig.from_dict,
-        factory=FinalistsConfig,
-        help="after the search, its best trials retrained with fresh seeds and the best mean "
+    finalists: FinalistsConfig = section_key(
+        FinalistsConfig,
+        "after the search, its best trials retrained with fresh seeds and the best mean "
         "validation accuracy recommended (search export's default): true, or {top, seeds, "
         "share}; may change between launches",
     )

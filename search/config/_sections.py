@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from search.config import _checks as checks
-from search.config._keys import config_key, parse_section
+from search.config._keys import config_key, optional_key, parse_section
 from search.config._registries import LOGGERS, OPTIMISERS, SCHEDULERS
 
 __all__ = [
@@ -105,10 +105,9 @@ class SchedulerConfig:
         check=checks.number_in(1.0, open_low=True),
         help="1/η of the trials at a rung go on to the next",
     )
-    max_epochs: int | None = config_key(
-        None,
-        check=checks.optional(checks.at_least(1)),
-        help="the most epochs a trial trains (>= grace_epochs); "
+    max_epochs: int | None = optional_key(
+        checks.at_least(1),
+        "the most epochs a trial trains (>= grace_epochs); "
         "null: the largest train.epochs of the search",
     )
     keep_checkpoints: int = config_key(
@@ -126,10 +125,9 @@ class SchedulerConfig:
         help="promotion type: promote the top ceil(n/η) of a rung, not floor(n/η), so a "
         "rung's first trial goes on at once",
     )
-    chance_from: int | None = config_key(
-        None,
-        check=checks.optional(checks.at_least(1)),
-        help="the first epoch at which moasha stops a trial no better than chance (a constant "
+    chance_from: int | None = optional_key(
+        checks.at_least(1),
+        "the first epoch at which moasha stops a trial no better than chance (a constant "
         "guess); at an earlier rung it goes on, ranked last; null: the first rung",
     )
 
@@ -172,10 +170,9 @@ class LimitsConfig:
     starts once one would pass a limit, and the trials in flight are stopped at their next
     epoch once ``time`` is spent (None: no limit)."""
 
-    time: float | None = config_key(
-        None,
-        check=checks.optional(_duration),
-        help="wall-clock seconds of each launch; a relaunch has them again (also --time-limit)",
+    time: float | None = optional_key(
+        _duration,
+        "wall-clock seconds of each launch; a relaunch has them again (also --time-limit)",
     )
     energy_j: float | None = config_key(
         None, check=_positive, help="joules of each launch's trials' training and measurement"
@@ -183,10 +180,9 @@ class LimitsConfig:
     co2_g: float | None = config_key(
         None, check=_positive, help="grams of CO2 of each launch's energy"
     )
-    trial_timeout: float | None = config_key(
-        None,
-        check=checks.optional(_duration),
-        help="training seconds of one trial (across its pauses): "
+    trial_timeout: float | None = optional_key(
+        _duration,
+        "training seconds of one trial (across its pauses): "
         "past it, a trial is stopped at its next epoch, "
         "checkpointed and recorded as pruned",
     )

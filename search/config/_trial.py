@@ -28,7 +28,15 @@ from objectives import (
 )
 from search._usercode import import_modules, normalise_imports
 from search.config import _checks as checks
-from search.config._keys import ConfigKey, Option, config_key, dump_keys, names, parse_keys
+from search.config._keys import (
+    ConfigKey,
+    Option,
+    config_key,
+    dump_keys,
+    names,
+    optional_key,
+    parse_keys,
+)
 from search.config._metrics import Constraint, Objective, parse_constraints, parse_objectives
 from spaces import ConfigError, family_names, ssn_names
 from spaces.ssn import SSNOptions
@@ -255,20 +263,16 @@ class DataAndMetrics:
         factory=lambda: _section(None, LOADING_OPTIONS, "loading"),
         help="how the data reach the model (the loading.* keys)",
     )
-    data_root: str | None = config_key(
-        None,
-        check=checks.optional(checks.text),
-        help="data folder; null: $NPAS_DATA, else a cache folder (a relative path: from "
+    data_root: str | None = optional_key(
+        checks.text,
+        "data folder; null: $NPAS_DATA, else a cache folder (a relative path: from "
         "where the search is launched)",
     )
-    val_size: int | float | None = config_key(
-        None,
-        check=checks.optional(checks.val_size),
-        help="validation split carved from the training set",
+    val_size: int | float | None = optional_key(
+        checks.val_size,
+        "validation split carved from the training set",
     )
-    train_size: int | None = config_key(
-        None, check=checks.optional(_at_least_1), help="training samples used; null: all"
-    )
+    train_size: int | None = optional_key(_at_least_1, "training samples used; null: all")
     folds: int = config_key(
         1,
         check=checks.described(
@@ -334,10 +338,9 @@ class TrialConfig(DataAndMetrics):
     hyper: dict[str, Any] = config_key(
         check=None, factory=dict, help="the family's hyper-parameters"
     )
-    budget: int | None = config_key(
-        None,
-        check=checks.optional(_budget),
-        help="total trainable parameters of the Shapeshifter network (a model whose own "
+    budget: int | None = optional_key(
+        _budget,
+        "total trainable parameters of the Shapeshifter network (a model whose own "
         "count is at or below it trains plain); null: the plain model",
     )
     ssn: dict[str, Any] = config_key(check=None, factory=dict, help="the ssn.* options")
@@ -348,14 +351,8 @@ class TrialConfig(DataAndMetrics):
         help="the splits the model trains on: train+val retrains a model chosen on validation "
         "on both (search train --with-val; its accuracy is then of data it trained on)",
     )
-    device: str | None = config_key(
-        None,
-        check=checks.optional(_device),
-        help="torch device; null: cuda if available, else cpu",
-    )
-    artifact_dir: str | None = config_key(
-        None, check=checks.optional(checks.text), help="where the trial writes its files"
-    )
+    device: str | None = optional_key(_device, "torch device; null: cuda if available, else cpu")
+    artifact_dir: str | None = optional_key(checks.text, "where the trial writes its files")
     progress: bool = config_key(False, check=checks.boolean, help="print training progress")
 
     @classmethod

@@ -59,8 +59,8 @@ class OptunaOptimiser(Optimiser):
 class _NSGA2(OptunaOptimiser):
     """Optuna's NSGA-II sampler (population :data:`POPULATION_SIZE` unless set)."""
 
-    factory = optuna.samplers.NSGAIISampler
-    option_names = (
+    factory: ClassVar[Callable[..., optuna.samplers.BaseSampler]] = optuna.samplers.NSGAIISampler
+    option_names: ClassVar[tuple[str, ...]] = (
         "population_size",
         "mutation_prob",
         "crossover_prob",
@@ -71,12 +71,11 @@ class _NSGA2(OptunaOptimiser):
 
 
 @OPTIMISERS.register("nsga3")
-class _NSGA3(OptunaOptimiser):
-    """Optuna's NSGA-III sampler (population :data:`POPULATION_SIZE` unless set)."""
+class _NSGA3(_NSGA2):
+    """Optuna's NSGA-III sampler: NSGA-II's options and defaults, and reference points."""
 
     factory = optuna.samplers.NSGAIIISampler
     option_names = (*_NSGA2.option_names, "dividing_parameter")
-    defaults: ClassVar[dict[str, Any]] = {"population_size": POPULATION_SIZE}
 
 
 @OPTIMISERS.register("tpe")

@@ -92,6 +92,12 @@ def test_best_values_never_get_worse(seq, data):
     assert add(1.0, 1.0, feasible=False) == after  # an infeasible trial changes nothing
 
 
+def _ends(view: Progress, now: list[float], seconds: float) -> None:
+    """A trial ends ``seconds`` after the fake clock's last reading."""
+    now[0] += seconds
+    view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
+
+
 def test_elapsed_and_time_left_at_this_launchs_pace():
     now = [100.0]
     # a resumed search's two earlier trials
@@ -99,12 +105,10 @@ def test_elapsed_and_time_left_at_this_launchs_pace():
     view = Progress(OBJECTIVES, prior=prior, total=10, enabled=False, clock=lambda: now[0])
     assert view.line().startswith("2/10 done")
     assert view.line().endswith("; 0 s elapsed")  # nothing finished in this launch yet
-    now[0] += 60.0  # the start-up and the first trial: no pace yet
-    view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
+    _ends(view, now, 60.0)  # the start-up and the first trial: no pace yet
     assert view.line().endswith("; 1 min 00 s elapsed")
     for _ in range(2):
-        now[0] += 45.0
-        view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
+        _ends(view, now, 45.0)
     # 5 of 10 done, 3 here ending 45 s apart: 5 left at 45 s each (the start-up not counted:
     # 150 s / 3 trials would have said 4 min 10 s)
     assert view.line().endswith("; 2 min 30 s elapsed, ~3 min 45 s left")
@@ -117,13 +121,11 @@ def test_elapsed_and_time_left_at_this_launchs_pace():
 def test_time_left_never_passes_the_time_limit():
     now = [0.0]
     view = Progress(OBJECTIVES, total=1000, enabled=False, clock=lambda: now[0], time_limit=600)
-    now[0] = 60.0
-    view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
+    _ends(view, now, 60.0)
     # no pace yet: the limit alone bounds what is left
     assert view.line().endswith("; 1 min 00 s elapsed, at most 9 min 00 s left (limit)")
     for _ in range(2):
-        now[0] += 60.0
-        view._add(report_of({"accuracy": 0.6, "params": 50.0}, NAMES))
+        _ends(view, now, 60.0)
     # 997 trials at a minute each would take 16 h; the limit ends the search in 7 min
     assert view.line().endswith("; 3 min 00 s elapsed, ~7 min 00 s left (limit)")
     now[0] = 700.0
