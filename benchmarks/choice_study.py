@@ -16,10 +16,15 @@ engine's own recommendation (its finalists' choice), paired by search:
 - ``F(k, s)``: among the ``k`` most accurate trials, the best mean over their first ``s``
   retrained seeds (ties: the search's order), a finalist stage of ``k`` × ``s``;
 - ``oracle``: the best test accuracy among the 5 most accurate trials (what a perfect choice
-  among them would reach; no rule can see it).
+  among them would reach; no rule can see it);
+- ``bag(S)`` (``--bag S``, ``bagged.json``): the most accurate trial with at most 1/S of the
+  parameter limit, trained S times with fresh seeds as a trial that saves its model is, the
+  S models' softmax outputs averaged: a model of S times its parameters, within the limit;
+  ``small(S)``: that trial's own saved model alone (what the bag adds to it).
 
     python benchmarks/choice_study.py --out /work/dev/runs6 --score
     python benchmarks/choice_study.py --out /work/dev/runs6 --retrain 5,6
+    python benchmarks/choice_study.py --out /work/dev/runs6 --bag 2 3
     python benchmarks/choice_study.py --out /work/dev/runs6 /work/dev/runs7 --table
 """
 
@@ -40,6 +45,8 @@ from benchmarks.stats import paired
 Rows = Sequence[Mapping[str, Any]]
 #: The trials the oracle may pick from: the search's most accurate.
 ORACLE_TOP = 5
+#: The bags the table may show (``--bag``).
+BAG_SIZES = (2, 3, 4, 5)
 
 
 def ranked(rows: Rows) -> list[Mapping[str, Any]]:
@@ -139,6 +146,72 @@ def retrain(folder: Path, top: int, seeds: int) -> None:
             out.write_text(json.dumps(done))
 
 
+def candidate(rows: Rows, limit: float, size: int) -> Mapping[str, Any] | None:
+    """``bag(size)``'s member: the most accurate trial with at most ``limit / size`` params."""
+    small = [r for r in rows if r["params"] <= limit // size]
+    return ranked(small)[0] if small else None
+
+
+def bag(folder: Path, sizes: Sequence[int]) -> None:
+    """``bagged.json``: for each size S, :func:`candidate` trained S times (seeds its seed + 1
+    .. + S, its model saved as the trial's was) and the test accuracy of the mean of the S
+    models' softmax outputs, with each member's; resumable by size."""
+    import tempfile
+
+    import torch
+
+    from search.config import TrialConfig
+    from search.trial import rebuild, run_trial, trial_data
+
+    torch.set_num_threads(1)
+    out = folder / "bagged.json"
+    done: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    configs = {t.number: t.user_attrs["trial_config"] for t in _study(folder).trials
+               if "trial_config" in t.user_attrs}  # fmt: skip
+    for size in sizes:
+        row = candidate(_rows(folder), _limit(folder), size)
+        if str(size) in done or row is None:
+            continue
+        config, members = configs[row["number"]], []
+        with tempfile.TemporaryDirectory() as tmp:
+            for i in range(1, size + 1):
+                cfg = TrialConfig.from_dict({**config, "seed": int(config.get("seed") or 0) + i,
+                                             "artifact_dir": f"{tmp}/{i}", "progress": False})
+                run_trial(cfg)
+                members.append(rebuild(f"{tmp}/{i}"))
+        test = trial_data(cfg, "cpu").test
+        probs = [_softmax(m, test) for m in members]
+        labels = torch.cat([y for _, y in test.batches(256, shuffle=False)])
+        done[str(size)] = {
+            "trial": row["number"], "params": row["params"],
+            "test": _accuracy(sum(probs) / size, labels),
+            "members": [_accuracy(p, labels) for p in probs],
+        }  # fmt: skip
+        out.write_text(json.dumps(done))
+
+
+def _softmax(model: Any, split: Any) -> Any:
+    import torch
+
+    with torch.no_grad():
+        batches = split.batches(256, shuffle=False)
+        return torch.cat([torch.softmax(model(x), dim=1) for x, _ in batches])
+
+
+def _accuracy(probs: Any, labels: Any) -> float:
+    return float((probs.argmax(dim=1) == labels).float().mean())
+
+
+def _limit(folder: Path) -> float:
+    """The search's params limit (its ``params <= N`` constraint)."""
+    import yaml
+
+    config = yaml.safe_load((folder / "search.yaml").read_text())
+    (limit,) = (float(c.split("<=")[1]) for c in config["constraints"]
+                if c.replace(" ", "").startswith("params<="))  # fmt: skip
+    return limit
+
+
 def _study(folder: Path) -> Any:
     import optuna
 
@@ -173,6 +246,11 @@ def picks_of(folder: Path, cells: Sequence[tuple[int, int]]) -> dict[str, float]
         pick = finalist_pick(rows, retrained, k, s)
         if pick is not None:
             found[f"F({k},{s})"] = pick["test"]
+    path = folder / "bagged.json"
+    tests = {r["number"]: r["test"] for r in rows}
+    for size, bagged in (json.loads(path.read_text()) if path.exists() else {}).items():
+        found[f"bag({size})"] = bagged["test"]
+        found[f"small({size})"] = tests[bagged["trial"]]
     return found
 
 
@@ -181,7 +259,8 @@ def table(outs: Sequence[Path], cells: Sequence[tuple[int, int]]) -> str:
     engine's recommendation (95 % t interval, paired t-test's p), over the searches that have
     it."""
     found = {f: p for f in searches(outs) if (p := picks_of(f, cells)) is not None}
-    rules = ["cv", "loss", "rank", *(f"F({k},{s})" for k, s in cells), "oracle"]
+    bags = [f"{kind}({s})" for s in BAG_SIZES for kind in ("bag", "small")]
+    rules = ["cv", "loss", "rank", *(f"F({k},{s})" for k, s in cells), *bags, "oracle"]
     lines = ["| set | rule | searches | its pick | engine's | difference [95 % CI] | p |",
              "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
     sets = sorted({f.parts[-3] for f in found})
@@ -210,6 +289,8 @@ def main() -> None:
                         help="development runs' folders")  # fmt: skip
     parser.add_argument("--score", action="store_true", help="score every search's models")
     parser.add_argument("--retrain", default="", help="K,S: the top K trials, S fresh seeds")
+    parser.add_argument("--bag", type=int, nargs="*", default=[], choices=BAG_SIZES,
+                        help="S ...: a bag of S models of the best trial within 1/S of the limit")
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--cells", default="2,1;2,3;3,1;3,3;3,6;5,1;5,3;5,6",
                         help="the F(k, s) cells of the table, k,s;k,s")  # fmt: skip
@@ -222,6 +303,8 @@ def main() -> None:
     if args.retrain:
         top, seeds = (int(x) for x in args.retrain.split(","))
         _each(searches(args.out), lambda f: retrain(f, top, seeds))
+    if args.bag:
+        _each(searches(args.out), lambda f: bag(f, args.bag))
     if args.table:
         cells = [tuple(int(x) for x in c.split(",")) for c in args.cells.split(";")]
         print(table(args.out, cells))  # type: ignore[arg-type]

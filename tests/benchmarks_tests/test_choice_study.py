@@ -60,3 +60,36 @@ def test_the_table_pairs_each_rule_with_the_engine_s_recommendation(study, tmp_p
     assert row.startswith("| arrowhead | cv | 2 | 0.7500 | 0.8250 | -0.0750 [")
     assert "F(2,1)" not in text
     assert "| all | oracle | 2 | 0.9500 | 0.8250 | +0.1250 [" in text
+
+
+def test_a_bag_s_member_is_the_best_trial_within_its_share_of_the_limit(study):
+    rows = [{**r, "params": p} for r, p in zip(ROWS, (300, 400, 600, 500), strict=True)]
+    # limit 1000: a bag of 2 takes trials <= 500 (3, 1, 0 by cv: 3), of 3 <= 333 (0 only), of
+    # 4 <= 250 (none)
+    assert [study.candidate(rows, 1000, s) for s in (2, 3)] == [rows[3], rows[0]]
+    assert study.candidate(rows, 1000, 4) is None
+
+
+def test_a_bag_averages_its_members_softmax_outputs(study):
+    import torch
+
+    labels = torch.tensor([0, 1, 1])
+    one = torch.tensor([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]])  # right on 0 and 2: 2/3
+    two = torch.tensor([[0.6, 0.4], [0.1, 0.9], [0.7, 0.3]])  # right on 0 and 1: 2/3
+    # the mean: [0.75, 0.25], [0.35, 0.65], [0.45, 0.55]: right on all three
+    assert study._accuracy(one, labels) == pytest.approx(2 / 3)
+    assert study._accuracy((one + two) / 2, labels) == 1.0
+
+
+def test_the_table_shows_a_bag_beside_its_member_alone(study, tmp_path):
+    rows = [{**r, "params": p} for r, p in zip(ROWS, (300, 400, 600, 500), strict=True)]
+    for seed in range(2):
+        folder = tmp_path / "gunpoint" / "e5" / f"seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "choices.json").write_text(json.dumps({"rows": rows, "recommended": 2}))
+        (folder / "bagged.json").write_text(json.dumps(
+            {"2": {"trial": 3, "params": 500, "test": 0.85 + 0.1 * seed, "members": []}}))
+    text = study.table([tmp_path], [])
+    # the engine's pick, 2, scores 0.95; the bags 0.85 and 0.95 (mean -0.05); trial 3 alone 0.75
+    assert "| gunpoint | bag(2) | 2 | 0.9000 | 0.9500 | -0.0500 [" in text
+    assert "| gunpoint | small(2) | 2 | 0.7500 | 0.9500 | -0.2000 [" in text
