@@ -155,7 +155,8 @@ def candidate(rows: Rows, limit: float, size: int) -> Mapping[str, Any] | None:
 def bag(folder: Path, sizes: Sequence[int]) -> None:
     """``bagged.json``: for each size S, :func:`candidate` trained S times (seeds its seed + 1
     .. + S, its model saved as the trial's was) and the test accuracy of the mean of the S
-    models' softmax outputs, with each member's; resumable by size."""
+    models' softmax outputs, with each member's test and validation accuracy; resumable by
+    size."""
     import tempfile
 
     import torch
@@ -172,12 +173,12 @@ def bag(folder: Path, sizes: Sequence[int]) -> None:
         row = candidate(_rows(folder), _limit(folder), size)
         if str(size) in done or row is None:
             continue
-        config, members = configs[row["number"]], []
+        config, members, validation = configs[row["number"]], [], []
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(1, size + 1):
                 cfg = TrialConfig.from_dict({**config, "seed": int(config.get("seed") or 0) + i,
                                              "artifact_dir": f"{tmp}/{i}", "progress": False})
-                run_trial(cfg)
+                validation.append(run_trial(cfg).get("accuracy"))
                 members.append(rebuild(f"{tmp}/{i}"))
         test = trial_data(cfg, "cpu").test
         probs = [_softmax(m, test) for m in members]
@@ -185,7 +186,7 @@ def bag(folder: Path, sizes: Sequence[int]) -> None:
         done[str(size)] = {
             "trial": row["number"], "params": row["params"],
             "test": _accuracy(sum(probs) / size, labels),
-            "members": [_accuracy(p, labels) for p in probs],
+            "members": [_accuracy(p, labels) for p in probs], "validation": validation,
         }  # fmt: skip
         out.write_text(json.dumps(done))
 
