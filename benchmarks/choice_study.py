@@ -20,11 +20,17 @@ engine's own recommendation (its finalists' choice), paired by search:
 - ``bag(S)`` (``--bag S``, ``bagged.json``): the most accurate trial with at most 1/S of the
   parameter limit, trained S times with fresh seeds as a trial that saves its model is, the
   S models' softmax outputs averaged: a model of S times its parameters, within the limit;
-  ``small(S)``: that trial's own saved model alone (what the bag adds to it).
+  ``small(S)``: that trial's own saved model alone (what the bag adds to it);
+- ``distilled`` and ``plain`` (``--distill``, ``distilled.json``): the recommended trial run
+  again with :data:`TEACHER_SEEDS` fresh seeds as a trial that saves its model, distilled from
+  an ensemble teacher (the mean softmax of the saved models of the search's
+  :data:`TEACHER_TOP` most accurate trials, not bound by the limit: it is not deployed) or
+  plain; each the mean test accuracy over its seeds.
 
     python benchmarks/choice_study.py --out /work/dev/runs6 --score
     python benchmarks/choice_study.py --out /work/dev/runs6 --retrain 5,6
     python benchmarks/choice_study.py --out /work/dev/runs6 --bag 2 3
+    python benchmarks/choice_study.py --out /work/dev/runs6 --distill
     python benchmarks/choice_study.py --out /work/dev/runs6 /work/dev/runs7 --table
 """
 
@@ -47,6 +53,8 @@ Rows = Sequence[Mapping[str, Any]]
 ORACLE_TOP = 5
 #: The bags the table may show (``--bag``).
 BAG_SIZES = (2, 3, 4, 5)
+#: ``--distill``: the teacher's members (the most accurate trials) and the student's seeds.
+TEACHER_TOP, TEACHER_SEEDS = 3, 3
 
 
 def ranked(rows: Rows) -> list[Mapping[str, Any]]:
@@ -191,6 +199,61 @@ def bag(folder: Path, sizes: Sequence[int]) -> None:
         out.write_text(json.dumps(done))
 
 
+def distill(folder: Path) -> None:
+    """``distilled.json``: the recommended trial's config run :data:`TEACHER_SEEDS` times
+    plain and as many distilled from the ensemble of the :data:`TEACHER_TOP` most accurate
+    trials' saved models (its log mean softmax on each fit's training split standing in for
+    a teacher's logits), each model's test accuracy; resumable by arm."""
+    import tempfile
+
+    import torch
+
+    import objectives.train
+    from search.config import TrialConfig
+    from search.trial import rebuild, run_trial, trial_data
+
+    torch.set_num_threads(1)
+    out = folder / "distilled.json"
+    done: dict[str, list[float]] = json.loads(out.read_text()) if out.exists() else {}
+    study = _study(folder)
+    configs = {t.number: t.user_attrs["trial_config"] for t in study.trials
+               if "trial_config" in t.user_attrs}  # fmt: skip
+    recommended = json.loads((folder / "choices.json").read_text())["recommended"]
+    artifacts = {t.number: t.user_attrs["artifact"] for t in study.trials
+                 if "artifact" in t.user_attrs}  # fmt: skip
+    teacher = [rebuild(artifacts[r["number"]]) for r in ranked(_rows(folder))[:TEACHER_TOP]]
+
+    def soft_targets(_: Any, data: Any) -> tuple[Any, Path]:
+        probs = sum(_softmax(m, data.train) for m in teacher) / len(teacher)
+        return torch.log(probs.clamp_min(1e-12)), Path("ensemble")
+
+    config = configs[recommended]
+    stand_in = {"family": config["family"], "hyper": {}, "train": {"epochs": 1}}
+    for arm in ("plain", "distilled"):
+        if arm in done:
+            continue
+        tests = []
+        for i in range(1, TEACHER_SEEDS + 1):
+            train = {**config.get("train", {}), "teacher": stand_in} if arm == "distilled" \
+                else config.get("train", {})
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = TrialConfig.from_dict({**config, "seed": int(config.get("seed") or 0) + i,
+                                             "train": train, "artifact_dir": tmp,
+                                             "progress": False})  # fmt: skip
+                real, objectives.train._soft_targets = objectives.train._soft_targets, \
+                    soft_targets
+                try:
+                    run_trial(cfg)
+                finally:
+                    objectives.train._soft_targets = real
+                test = trial_data(cfg, "cpu").test
+                model = rebuild(tmp)
+            labels = torch.cat([y for _, y in test.batches(256, shuffle=False)])
+            tests.append(_accuracy(_softmax(model, test), labels))
+        done[arm] = tests
+        out.write_text(json.dumps(done))
+
+
 def _softmax(model: Any, split: Any) -> Any:
     import torch
 
@@ -252,6 +315,9 @@ def picks_of(folder: Path, cells: Sequence[tuple[int, int]]) -> dict[str, float]
     for size, bagged in (json.loads(path.read_text()) if path.exists() else {}).items():
         found[f"bag({size})"] = bagged["test"]
         found[f"small({size})"] = tests[bagged["trial"]]
+    path = folder / "distilled.json"
+    for arm, runs in (json.loads(path.read_text()) if path.exists() else {}).items():
+        found[arm] = statistics.fmean(runs)
     return found
 
 
@@ -261,7 +327,8 @@ def table(outs: Sequence[Path], cells: Sequence[tuple[int, int]]) -> str:
     it."""
     found = {f: p for f in searches(outs) if (p := picks_of(f, cells)) is not None}
     bags = [f"{kind}({s})" for s in BAG_SIZES for kind in ("bag", "small")]
-    rules = ["cv", "loss", "rank", *(f"F({k},{s})" for k, s in cells), *bags, "oracle"]
+    rules = ["cv", "loss", "rank", *(f"F({k},{s})" for k, s in cells), *bags, "plain",
+             "distilled", "oracle"]
     lines = ["| set | rule | searches | its pick | engine's | difference [95 % CI] | p |",
              "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
     sets = sorted({f.parts[-3] for f in found})
@@ -292,6 +359,8 @@ def main() -> None:
     parser.add_argument("--retrain", default="", help="K,S: the top K trials, S fresh seeds")
     parser.add_argument("--bag", type=int, nargs="*", default=[], choices=BAG_SIZES,
                         help="S ...: a bag of S models of the best trial within 1/S of the limit")
+    parser.add_argument("--distill", action="store_true",
+                        help="the recommended trial plain and distilled from an ensemble")
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--cells", default="2,1;2,3;3,1;3,3;3,6;5,1;5,3;5,6",
                         help="the F(k, s) cells of the table, k,s;k,s")  # fmt: skip
@@ -306,6 +375,8 @@ def main() -> None:
         _each(searches(args.out), lambda f: retrain(f, top, seeds))
     if args.bag:
         _each(searches(args.out), lambda f: bag(f, args.bag))
+    if args.distill:
+        _each(searches(args.out), distill)
     if args.table:
         cells = [tuple(int(x) for x in c.split(",")) for c in args.cells.split(";")]
         print(table(args.out, cells))  # type: ignore[arg-type]

@@ -119,6 +119,24 @@ def retimed(table: CurveTable, pairs: np.ndarray) -> tuple[CurveTable, tuple[flo
     return dataclasses.replace(table, rows=rows), (float(a), float(b))
 
 
+def start_cost(studies: list[optuna.Study], workers: int) -> float:
+    """What starting a trial costs a real search, all told: the workers' time from its first
+    trial's start to its last trial's end that no trial spent training (Ray's start of a
+    trial, the optimiser's and the scheduler's decisions, reports, measurement, the wait for a
+    free worker), over the trials it ran; the median over ``studies``. The table's
+    ``start_s`` is only the part Ray Tune timed inside a trial while the table was recorded
+    under FIFO."""
+    costs = []
+    for study in studies:
+        trials = [t for t in study.trials if t.datetime_start and t.datetime_complete]
+        span = (max(t.datetime_complete for t in trials)
+                - min(t.datetime_start for t in trials)).total_seconds()  # fmt: skip
+        training = sum(max((p["train_time_s"] for p in t.user_attrs.get("curve") or []
+                            if p.get("train_time_s")), default=0.0) for t in trials)  # fmt: skip
+        costs.append(max(0.0, workers * span - training) / len(trials))
+    return float(np.median(costs))
+
+
 def horizon_of(table: CurveTable, args: argparse.Namespace) -> float:
     """The lab's horizon: ``--budget`` full FIFO trials' worth of time on ``--workers``."""
     mean_trial = sum(table.trial_s(row) for row in table.rows) / len(table.rows)
@@ -175,7 +193,8 @@ def main() -> None:
                         "given (ReplaySpec.fresh False): a check of the fresh rule's bias")
     parser.add_argument("--retime", action="store_true",
                         help="replay on the table retimed to this machine by the real searches' "
-                        "epochs (retimed()), and read the real searches on their own clock")
+                        "epochs (retimed()) and start cost (start_cost()), and read the real "
+                        "searches on their own clock")
     parser.add_argument("--from-json", action="store_true",
                         help="write the table again from the figures --results' .json holds")
     parser.add_argument("--reuse", action="store_true",
@@ -183,7 +202,7 @@ def main() -> None:
     args = parser.parse_args()
     if (os.cpu_count() or 1) < args.workers:
         raise SystemExit(f"--workers {args.workers}: this machine has {os.cpu_count()} cores")
-    table = CurveTable.load(args.table)
+    table = recorded = CurveTable.load(args.table)
     if args.from_json:
         saved = json.loads(args.results.with_suffix(".json").read_text())
         write(args, table, saved["horizon_s"], saved["speed"], saved["real"], saved["simulated"],
@@ -205,7 +224,9 @@ def main() -> None:
     pairs = epoch_pairs(studies, table)  # each real trial against its nearest row, once
     ratio, fit = speed(pairs), None
     if args.retime:  # this machine's seconds: no longer than the real searches ran
-        table, fit = retimed(table, pairs)
+        table, (a, b) = retimed(table, pairs)
+        fit = (a, b, start_cost(studies, args.workers))
+        table = dataclasses.replace(table, overheads={**table.overheads, "start_s": fit[2]})
         horizon, ratio = min(horizon, horizon_of(table, args)), 1.0
     elif ratio > 1:
         print(f"real epochs are {ratio:.2f}x the table's: the real searches are read up to "
@@ -218,7 +239,7 @@ def main() -> None:
         simulated.append(replayed_figures(table, spec, seed, horizon))
         print(f"\rreplays {seed + 1}/{args.seeds}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    write(args, table, horizon, ratio, real, simulated, (time.time() - began) / 60, None, fit)
+    write(args, recorded, horizon, ratio, real, simulated, (time.time() - began) / 60, None, fit)
 
 
 def figure_row(key: str, real: list[dict], simulated: list[dict]) -> tuple[str, int]:
@@ -240,10 +261,11 @@ def figure_row(key: str, real: list[dict], simulated: list[dict]) -> tuple[str, 
 
 def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: float,
           real: list[dict], simulated: list[dict], minutes: float | None,
-          commit: str | None = None, retime: tuple[float, float] | None = None
+          commit: str | None = None, retime: tuple[float, ...] | None = None
           ) -> None:  # fmt: skip
     """The table and its figures (``.json``); ``commit``: the one that ran them (None: HEAD's);
-    ``retime``: the fit of :func:`retimed` the replays ran on (None: the table's seconds)."""
+    ``retime``: the fit of :func:`retimed` the replays ran on, and the start cost they charged
+    (:func:`start_cost`; None: the table's seconds); ``table``: as recorded."""
     commit = commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"],
                                       capture_output=True, text=True,
                                       check=False).stdout.strip()  # fmt: skip
@@ -259,8 +281,11 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
     ) if retime is None else (
         f"Clocks: the replays ran on the table retimed to this machine (`retimed`: a row of s "
         f"recorded seconds an epoch takes exp({retime[0]:.3f}) · s^{retime[1]:.3f}, fitted in "
-        f"logs to the real searches' epochs against their nearest rows), and the real figures "
-        f"are read on their own clock, up to {horizon:.0f} s."
+        f"logs to the real searches' epochs against their nearest rows)"
+        + ("" if len(retime) < 3 else f", each trial's start charged {retime[2]:.3f} s (what "
+           "the real searches' workers spent outside training, per trial: `start_cost`; the "
+           f"table's own {table.start_s():.3f} s)")
+        + f", and the real figures are read on their own clock, up to {horizon:.0f} s."
     )  # fmt: skip
     lines = [
         "# Does the lab's replay match a real search?",

@@ -93,3 +93,18 @@ def test_the_table_shows_a_bag_beside_its_member_alone(study, tmp_path):
     # the engine's pick, 2, scores 0.95; the bags 0.85 and 0.95 (mean -0.05); trial 3 alone 0.75
     assert "| gunpoint | bag(2) | 2 | 0.9000 | 0.9500 | -0.0500 [" in text
     assert "| gunpoint | small(2) | 2 | 0.7500 | 0.9500 | -0.2000 [" in text
+
+
+def test_the_table_sets_the_distilled_runs_beside_the_plain_ones(study, tmp_path):
+    for seed, (plain, distilled) in enumerate([([0.9, 0.8, 0.7], [0.9, 0.9, 0.9]),
+                                               ([0.5, 0.5, 0.5], [0.6, 0.6, 0.6])]):
+        folder = tmp_path / "shapes" / "e8" / f"seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "choices.json").write_text(json.dumps({"rows": ROWS, "recommended": 3}))
+        (folder / "distilled.json").write_text(json.dumps({"plain": plain,
+                                                            "distilled": distilled}))
+    text = study.table([tmp_path], [])
+    # each arm is its seeds' mean: plain 0.8 and 0.5, distilled 0.9 and 0.6; the engine's pick
+    # (3) scores 0.75 in both: plain +0.05, -0.25 (mean -0.10), distilled +0.15, -0.15 (0.00)
+    assert "| shapes | plain | 2 | 0.6500 | 0.7500 | -0.1000 [" in text
+    assert "| shapes | distilled | 2 | 0.7500 | 0.7500 | +0.0000 [" in text

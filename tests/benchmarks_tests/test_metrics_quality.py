@@ -113,6 +113,22 @@ def test_lab_validation_retimes_each_row_by_the_fitted_power_law(lab):
     assert table.rows[0].seconds == [0.8, 1.2]  # the table itself is left as it was
 
 
+def test_lab_validation_start_cost_is_the_workers_time_no_trial_trained(lab):
+    """Two workers. Search one: a 0-10 s (trained 6 s), b 2-12 s (trained 8 s): 2 × 12 s of
+    workers, 14 s training, 10 s left over 2 trials = 5 s a trial. Search two: one trial 0-2 s
+    that trained 3 s (its epochs ran beside another's start): 2 × 2 − 3 = 1 s. The median of
+    5 and 1: 3 s."""
+
+    def curve(seconds: float) -> list[dict]:
+        return [{"epoch": 1, "train_time_s": seconds / 2}, {"epoch": 2, "train_time_s": seconds}]
+
+    one = _study(_trial(TrialState.COMPLETE, 0, 10, [0.5, 1.0], curve=curve(6.0)),
+                 _trial(TrialState.PRUNED, 2, 12, curve=curve(8.0)))  # fmt: skip
+    two = _study(_trial(TrialState.COMPLETE, 0, 2, [0.5, 1.0], curve=curve(3.0)))
+    assert lab.start_cost([one], 2) == pytest.approx(5.0)
+    assert lab.start_cost([one, two], 2) == pytest.approx(3.0)
+
+
 def test_lab_validation_writes_its_table_again_from_its_figures(lab, tmp_path, monkeypatch):
     """--from-json renders the same table from the saved figures, with the commit and minutes
     of the run that measured them, not of the rendering."""
