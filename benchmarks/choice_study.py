@@ -331,18 +331,33 @@ def table(outs: Sequence[Path], cells: Sequence[tuple[int, int]]) -> str:
              "distilled", "oracle"]
     lines = ["| set | rule | searches | its pick | engine's | difference [95 % CI] | p |",
              "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
+    lines += _rows_of(found, [(rule, "rec") for rule in rules], named=False)
+    arms = [("distilled", "plain"), *((f"bag({s})", f"small({s})") for s in BAG_SIZES)]
+    if (more := _rows_of(found, arms, named=True)):
+        lines += ["", "| set | arm | against | searches | arm's | against's | difference "
+                  "[95 % CI] | p |", "|---|---|---|---:|---:|---:|---|---:|", *more]
+    return "\n".join(lines)
+
+
+def _rows_of(found: Mapping[Path, Mapping[str, float]], pairs: Sequence[tuple[str, str]],
+             named: bool) -> list[str]:  # fmt: skip
+    """A row per set (and over all) and pair ``(arm, against)``: both means over the searches
+    that have both, and their paired difference; ``named``: the row names ``against``."""
+    lines = []
     sets = sorted({f.parts[-3] for f in found})
     for name in [*sets, "all"]:
-        for rule in rules:
-            keys = [f for f, p in found.items() if rule in p and name in ("all", f.parts[-3])]
+        for arm, against in pairs:
+            keys = [f for f, p in found.items()
+                    if arm in p and against in p and name in ("all", f.parts[-3])]  # fmt: skip
             if len(keys) < 2:
                 continue
-            mine, engine = ([found[f][r] for f in keys] for r in (rule, "rec"))
-            mean, half, p = paired(mine, engine)
-            lines.append(f"| {name} | {rule} | {len(keys)} | {statistics.fmean(mine):.4f} | "
-                         f"{statistics.fmean(engine):.4f} | {mean:+.4f} [{mean - half:+.4f}, "
+            mine, theirs = ([found[f][r] for f in keys] for r in (arm, against))
+            mean, half, p = paired(mine, theirs)
+            label = f"{arm} | {against}" if named else arm
+            lines.append(f"| {name} | {label} | {len(keys)} | {statistics.fmean(mine):.4f} | "
+                         f"{statistics.fmean(theirs):.4f} | {mean:+.4f} [{mean - half:+.4f}, "
                          f"{mean + half:+.4f}] | {p:.3g} |")  # fmt: skip
-    return "\n".join(lines)
+    return lines
 
 
 def _each(folders: Sequence[Path], step: Callable[[Path], None]) -> None:

@@ -108,3 +108,15 @@ def test_the_table_sets_the_distilled_runs_beside_the_plain_ones(study, tmp_path
     # (3) scores 0.75 in both: plain +0.05, -0.25 (mean -0.10), distilled +0.15, -0.15 (0.00)
     assert "| shapes | plain | 2 | 0.6500 | 0.7500 | -0.1000 [" in text
     assert "| shapes | distilled | 2 | 0.7500 | 0.7500 | +0.0000 [" in text
+
+
+def test_the_table_pairs_each_arm_with_what_it_is_measured_against(study, tmp_path):
+    for seed, (plain, distilled) in enumerate([([0.8], [0.9]), ([0.6], [0.6])]):
+        folder = tmp_path / "shapes" / "e8" / f"seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "choices.json").write_text(json.dumps({"rows": ROWS, "recommended": 3}))
+        (folder / "distilled.json").write_text(json.dumps({"plain": plain,
+                                                            "distilled": distilled}))
+    # distilled - plain: +0.1 and 0.0, mean +0.05
+    assert "| all | distilled | plain | 2 | 0.7500 | 0.7000 | +0.0500 [" in study.table(
+        [tmp_path], [])
