@@ -191,6 +191,9 @@ def main() -> None:
     parser.add_argument("--any-row", action="store_true",
                         help="replays answer each proposal with its nearest row however often "
                         "given (ReplaySpec.fresh False): a check of the fresh rule's bias")
+    parser.add_argument("--near", action="store_true",
+                        help="a row not given yet answers a proposal only within the table's "
+                        "resolution, else its nearest row (ReplaySpec.near)")
     parser.add_argument("--retime", action="store_true",
                         help="replay on the table retimed to this machine by the real searches' "
                         "epochs (retimed()) and start cost (start_cost()), and read the real "
@@ -233,7 +236,8 @@ def main() -> None:
               "their horizon only", file=sys.stderr)  # fmt: skip
     real = [real_figures(study, table, horizon, min(ratio, 1.0)) for study in studies]
     print(f"speed {ratio:.3f}; real: {real}", file=sys.stderr)
-    spec = ReplaySpec(args.optimiser, "moasha", args.type, args.workers, fresh=not args.any_row)
+    spec = ReplaySpec(args.optimiser, "moasha", args.type, args.workers, fresh=not args.any_row,
+                      near=args.near)
     simulated = []
     for seed in range(args.seeds):
         simulated.append(replayed_figures(table, spec, seed, horizon))
@@ -271,7 +275,8 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
                                       check=False).stdout.strip()  # fmt: skip
     took = "" if minutes is None else f" in {minutes:.0f} min"
     any_row = " --any-row" if getattr(args, "any_row", False) else ""
-    flags = any_row + (" --retime" if retime is not None else "")
+    near = " --near" if getattr(args, "near", False) else ""
+    flags = any_row + near + (" --retime" if retime is not None else "")
     horizon_words = ("the lab's horizon on the table's clock" if retime is not None
                      else f"{horizon:.0f} s (the lab's horizon)")  # fmt: skip
     clocks = (
@@ -300,7 +305,8 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
         f"{horizon_words} from the start of its first trial (its time limit "
         f"{STARTUP_S:.0f} s longer, for the launch's own start). "
         f"The replays: the same search on the table, {args.seeds} seeds, the same time"
-        f"{', each proposal its nearest row however often given' if any_row else ''}. "
+        f"{', each proposal its nearest row however often given' if any_row else ''}"
+        f"{', a row not given yet only within the table's resolution' if near else ''}. "
         + clocks,
         "",
         "| figure | replays: 5th / median / 95th percentile | real searches | inside | "

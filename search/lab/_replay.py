@@ -94,6 +94,8 @@ class ReplaySpec:
             (:class:`NearestRow`); False: every proposal its nearest row, however often given
             (on a table smaller than the trials a replay starts, ``fresh`` hands out every
             row, the poor ones too, as no optimiser would).
+        near: With ``fresh``, a row not given yet answers only within the table's resolution
+            (:class:`NearestRow`); beyond it, the nearest row, given or not.
     """
 
     optimiser: str = "tpe"
@@ -108,6 +110,7 @@ class ReplaySpec:
     options: dict[str, Any] = field(default_factory=dict)
     guess_final: bool = False
     fresh: bool = True
+    near: bool = False
 
 
 @dataclass
@@ -152,12 +155,22 @@ class NearestRow:
     replay does not train one recorded curve again and again where a real search would train
     new configurations (NSGA-II's seed 0 ran 374 trials on 165 rows of a 416-row table); once
     every row is given, the nearest answers again and :attr:`reused` counts it.
+
+    ``near`` (with ``fresh``): a row not given yet answers only when it lies within the
+    table's resolution of the point (:attr:`resolution`: the median distance from a row to its
+    nearest other row); beyond it, the nearest row answers, given or not (counted in
+    :attr:`reused`). Late in a TPE search on the 1,700-row waves table, the fresh rule handed
+    proposals rows at twice the table's resolution (median distance 0.45 against 0.23), where
+    a real search trains configurations close together.
     """
 
-    def __init__(self, rows: list[CurveRow], space: Space, *, fresh: bool = False) -> None:
+    def __init__(
+        self, rows: list[CurveRow], space: Space, *, fresh: bool = False, near: bool = False
+    ) -> None:
         self.rows = rows
         self.space = space
         self.fresh = fresh
+        self.near = near
         self._given = np.zeros(len(rows), dtype=bool)
         #: Points answered by a row given before (``fresh``: the table ran out).
         self.reused = 0
@@ -166,6 +179,18 @@ class NearestRow:
         free = [space[n] for n in space.names if not isinstance(space[n], Fixed)]
         self._categorical = np.array([isinstance(dim, Categorical) for dim in free])
         self._x = np.array([self._encode(row.point) for row in rows])
+        self.resolution = self._resolution() if near else 0.0
+
+    def _resolution(self) -> float:
+        """The median distance (squared, as :meth:`index` compares) from a row to its nearest
+        other row."""
+        nearest = [np.delete(self._distances(x), i).min() for i, x in enumerate(self._x)]
+        return float(np.median(nearest)) if len(nearest) > 0 else 0.0
+
+    def _distances(self, x: np.ndarray) -> np.ndarray:
+        diff = np.abs(self._x - x)
+        diff[:, self._categorical] = (diff[:, self._categorical] > 1e-9).astype(float)
+        return (diff**2).sum(axis=1)
 
     def _encode(self, point: dict[str, Any]) -> np.ndarray:
         whole = complete(self.space, point, {})  # fixed values are not among a trial's params
@@ -176,16 +201,17 @@ class NearestRow:
 
     def index(self, point: dict[str, Any]) -> int:
         """The answering row's index (``fresh``: marked given)."""
-        x = self._encode(point)
-        diff = np.abs(self._x - x)
-        diff[:, self._categorical] = (diff[:, self._categorical] > 1e-9).astype(float)
-        distance = (diff**2).sum(axis=1)
+        distance = self._distances(self._encode(point))
         if not self.fresh:
             return int(np.argmin(distance))
-        if self._given.all():
-            self.reused += 1
-            return int(np.argmin(distance))
-        found = int(np.argmin(np.where(self._given, np.inf, distance)))
+        fresh = np.where(self._given, np.inf, distance)
+        found = int(np.argmin(fresh))
+        if self._given.all() or (self.near and fresh[found] > self.resolution):
+            nearest = int(np.argmin(distance))
+            if self._given[nearest]:
+                self.reused += 1
+                return nearest
+            found = nearest
         self._given[found] = True
         return found
 
@@ -219,7 +245,7 @@ class _Driver:
     ) -> None:
         config = replay_config(table, spec)
         self.table, self.spec = table, spec
-        self.nearest = NearestRow(table.rows, config.space, fresh=spec.fresh)
+        self.nearest = NearestRow(table.rows, config.space, fresh=spec.fresh, near=spec.near)
         study = optuna.create_study(directions=config.directions)
         optimiser = bound_optimiser(config, study, seed=seed, scheduler=spec.scheduler)
         self.searcher = NpasSearcher(

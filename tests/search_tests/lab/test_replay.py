@@ -103,6 +103,29 @@ def test_a_fresh_nearest_row_gives_each_row_once_then_the_nearest_again(table):
     assert nearest.index(point) == 0 and nearest.reused == 1  # every row given: the nearest
 
 
+def test_a_near_row_is_fresh_only_within_the_tables_resolution(table):
+    """``near``: a point asked twice gets its own row, then its nearest other row when that
+    lies within the resolution (the median over rows of the distance to the nearest other
+    row), else its own row again, counted as reused."""
+    import numpy as np
+
+    space = replay_config(table, ReplaySpec()).space
+    probe = NearestRow(table.rows, space, near=True)
+    others = [np.delete(probe._distances(x), i) for i, x in enumerate(probe._x)]
+    assert probe.resolution == pytest.approx(float(np.median([o.min() for o in others])))
+    outcomes = set()
+    for i, row in enumerate(table.rows):
+        nearest = NearestRow(table.rows, space, fresh=True, near=True)
+        assert nearest.index(row.point) == i
+        second = nearest.index(row.point)
+        if others[i].min() <= nearest.resolution:
+            assert second != i and nearest.reused == 0
+        else:
+            assert second == i and nearest.reused == 1
+        outcomes.add(second == i)
+    assert outcomes == {True, False}  # the table has rows of both kinds: both branches ran
+
+
 def test_a_replay_trains_no_recorded_row_twice_while_rows_are_left(table):
     result = replay(table, ReplaySpec("random", "moasha", workers=2), seed=0, horizon_s=60.0,
                     charge_decisions=False)  # fmt: skip
