@@ -306,7 +306,7 @@ def write(args: argparse.Namespace, table: CurveTable, horizon: float, ratio: fl
         f"{STARTUP_S:.0f} s longer, for the launch's own start). "
         f"The replays: the same search on the table, {args.seeds} seeds, the same time"
         f"{', each proposal its nearest row however often given' if any_row else ''}"
-        f"{', a row not given yet only within the table's resolution' if near else ''}. "
+        f"{', a row not given yet only within the resolution of the table' if near else ''}. "
         + clocks,
         "",
         "| figure | replays: 5th / median / 95th percentile | real searches | inside | "
