@@ -125,11 +125,13 @@ def start_cost(studies: list[optuna.Study], workers: int) -> float:
     trial, the optimiser's and the scheduler's decisions, reports, measurement, the wait for a
     free worker), over the trials it ran; the median over ``studies``. The table's
     ``start_s`` is only the part Ray Tune timed inside a trial while the table was recorded
-    under FIFO."""
+    under FIFO. A trial still paused when the search ended (RUNNING, no end of its own: most
+    of a promotion search's) counts with the training its curve records; the span ends with
+    the last trial that ended."""
     costs = []
     for study in studies:
-        trials = [t for t in study.trials if t.datetime_start and t.datetime_complete]
-        span = (max(t.datetime_complete for t in trials)
+        trials = [t for t in study.trials if t.datetime_start]
+        span = (max(t.datetime_complete for t in trials if t.datetime_complete)
                 - min(t.datetime_start for t in trials)).total_seconds()  # fmt: skip
         training = sum(max((p["train_time_s"] for p in t.user_attrs.get("curve") or []
                             if p.get("train_time_s")), default=0.0) for t in trials)  # fmt: skip

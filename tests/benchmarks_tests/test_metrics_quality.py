@@ -127,6 +127,12 @@ def test_lab_validation_start_cost_is_the_workers_time_no_trial_trained(lab):
     two = _study(_trial(TrialState.COMPLETE, 0, 2, [0.5, 1.0], curve=curve(3.0)))
     assert lab.start_cost([one], 2) == pytest.approx(5.0)
     assert lab.start_cost([one, two], 2) == pytest.approx(3.0)
+    # a third trial of search one, paused at its end (RUNNING: started at 4 s, no end) after
+    # training 2 s: 24 − 16 = 8 s over 3 trials
+    paused = create_trial(state=TrialState.RUNNING, user_attrs={"curve": curve(2.0)})
+    paused.datetime_start = T0 + dt.timedelta(seconds=4)
+    one.add_trial(paused)
+    assert lab.start_cost([one], 2) == pytest.approx(8.0 / 3)
 
 
 def test_lab_validation_writes_its_table_again_from_its_figures(lab, tmp_path, monkeypatch):
