@@ -134,21 +134,17 @@ def retrain(folder: Path, top: int, seeds: int) -> None:
     resumable."""
     import torch
 
-    from search.config import TrialConfig
     from search.trial import run_trial
 
     torch.set_num_threads(1)
     out = folder / "retrained.json"
     done: dict[str, list[float | None]] = json.loads(out.read_text()) if out.exists() else {}
-    configs = {t.number: t.user_attrs["trial_config"] for t in _study(folder).trials
-               if "trial_config" in t.user_attrs}  # fmt: skip
+    configs = _configs(_study(folder))
     for row in ranked(_rows(folder))[:top]:
         config, runs = configs[row["number"]], done.setdefault(str(row["number"]), [])
         for i in range(len(runs) + 1, seeds + 1):
-            cfg = {**config, "seed": int(config.get("seed") or 0) + i, "artifact_dir": None,
-                   "progress": False}  # fmt: skip
             try:
-                runs.append(run_trial(TrialConfig.from_dict(cfg)).get("accuracy"))
+                runs.append(run_trial(_reseeded(config, i, artifact_dir=None)).get("accuracy"))
             except Exception:  # a diverging seed, as a finalist's failed run: out of the choice
                 runs.append(None)
             out.write_text(json.dumps(done))
@@ -169,14 +165,12 @@ def bag(folder: Path, sizes: Sequence[int]) -> None:
 
     import torch
 
-    from search.config import TrialConfig
     from search.trial import rebuild, run_trial, trial_data
 
     torch.set_num_threads(1)
     out = folder / "bagged.json"
     done: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
-    configs = {t.number: t.user_attrs["trial_config"] for t in _study(folder).trials
-               if "trial_config" in t.user_attrs}  # fmt: skip
+    configs = _configs(_study(folder))
     for size in sizes:
         row = candidate(_rows(folder), _limit(folder), size)
         if str(size) in done or row is None:
@@ -184,16 +178,14 @@ def bag(folder: Path, sizes: Sequence[int]) -> None:
         config, members, validation = configs[row["number"]], [], []
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(1, size + 1):
-                cfg = TrialConfig.from_dict({**config, "seed": int(config.get("seed") or 0) + i,
-                                             "artifact_dir": f"{tmp}/{i}", "progress": False})
+                cfg = _reseeded(config, i, artifact_dir=f"{tmp}/{i}")
                 validation.append(run_trial(cfg).get("accuracy"))
                 members.append(rebuild(f"{tmp}/{i}"))
         test = trial_data(cfg, "cpu").test
-        probs = [_softmax(m, test) for m in members]
-        labels = torch.cat([y for _, y in test.batches(256, shuffle=False)])
+        probs, labels = [_softmax(m, test) for m in members], _labels(test)
         done[str(size)] = {
             "trial": row["number"], "params": row["params"],
-            "test": _accuracy(sum(probs) / size, labels),
+            "test": bag_accuracy(probs, labels),
             "members": [_accuracy(p, labels) for p in probs], "validation": validation,
         }  # fmt: skip
         out.write_text(json.dumps(done))
@@ -205,19 +197,18 @@ def distill(folder: Path) -> None:
     trials' saved models (its log mean softmax on each fit's training split standing in for
     a teacher's logits), each model's test accuracy; resumable by arm."""
     import tempfile
+    from unittest import mock
 
     import torch
 
     import objectives.train
-    from search.config import TrialConfig
     from search.trial import rebuild, run_trial, trial_data
 
     torch.set_num_threads(1)
     out = folder / "distilled.json"
     done: dict[str, list[float]] = json.loads(out.read_text()) if out.exists() else {}
     study = _study(folder)
-    configs = {t.number: t.user_attrs["trial_config"] for t in study.trials
-               if "trial_config" in t.user_attrs}  # fmt: skip
+    configs = _configs(study)
     recommended = json.loads((folder / "choices.json").read_text())["recommended"]
     artifacts = {t.number: t.user_attrs["artifact"] for t in study.trials
                  if "artifact" in t.user_attrs}  # fmt: skip
@@ -236,22 +227,40 @@ def distill(folder: Path) -> None:
         for i in range(1, TEACHER_SEEDS + 1):
             train = {**config.get("train", {}), "teacher": stand_in} if arm == "distilled" \
                 else config.get("train", {})
-            with tempfile.TemporaryDirectory() as tmp:
-                cfg = TrialConfig.from_dict({**config, "seed": int(config.get("seed") or 0) + i,
-                                             "train": train, "artifact_dir": tmp,
-                                             "progress": False})  # fmt: skip
-                real, objectives.train._soft_targets = objectives.train._soft_targets, \
-                    soft_targets
-                try:
-                    run_trial(cfg)
-                finally:
-                    objectives.train._soft_targets = real
-                test = trial_data(cfg, "cpu").test
+            with tempfile.TemporaryDirectory() as tmp, \
+                    mock.patch.object(objectives.train, "_soft_targets", soft_targets):
+                cfg = _reseeded(config, i, train=train, artifact_dir=tmp)
+                run_trial(cfg)
                 model = rebuild(tmp)
-            labels = torch.cat([y for _, y in test.batches(256, shuffle=False)])
-            tests.append(_accuracy(_softmax(model, test), labels))
+            test = trial_data(cfg, "cpu").test
+            tests.append(_accuracy(_softmax(model, test), _labels(test)))
         done[arm] = tests
         out.write_text(json.dumps(done))
+
+
+def bag_accuracy(probs: Sequence[Any], labels: Any) -> float:
+    """The accuracy of a bag: the mean of its members' softmax outputs, argmax per sample."""
+    return _accuracy(sum(probs) / len(probs), labels)
+
+
+def _configs(study: Any) -> dict[int, dict[str, Any]]:
+    """Each trial's config, by trial number."""
+    return {t.number: t.user_attrs["trial_config"] for t in study.trials
+            if "trial_config" in t.user_attrs}  # fmt: skip
+
+
+def _reseeded(config: Mapping[str, Any], i: int, **changes: Any) -> Any:
+    """``config`` as a fresh run of its trial: its seed + ``i``, quiet, with ``changes``."""
+    from search.config import TrialConfig
+
+    seed = int(config.get("seed") or 0) + i
+    return TrialConfig.from_dict({**config, "seed": seed, "progress": False, **changes})
+
+
+def _labels(split: Any) -> Any:
+    import torch
+
+    return torch.cat([y for _, y in split.batches(256, shuffle=False)])
 
 
 def _softmax(model: Any, split: Any) -> Any:

@@ -176,11 +176,12 @@ def _check(library: str, version: str, names: Names) -> None:
 
     if Version(version) not in SpecifierSet(SUPPORTED[library]):
         _refuse(library, version, "that version is outside the supported range")
-    for module, path, use in ((m, p, u) for m, paths in names.items() for p, u in paths):
-        try:
-            functools.reduce(getattr, path.split("."), import_module(module))
-        except (ImportError, AttributeError):
-            _refuse(library, version, f"{module}.{path} (used for {use}) is missing")
+    for module, paths in names.items():
+        for path, use in paths:
+            try:
+                functools.reduce(getattr, path.split("."), import_module(module))
+            except (ImportError, AttributeError):
+                _refuse(library, version, f"{module}.{path} (used for {use}) is missing")
 
 
 def _refuse(library: str, version: str, what: str) -> None:

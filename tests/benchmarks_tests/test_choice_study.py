@@ -77,8 +77,9 @@ def test_a_bag_averages_its_members_softmax_outputs(study):
     one = torch.tensor([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]])  # right on 0 and 2: 2/3
     two = torch.tensor([[0.6, 0.4], [0.1, 0.9], [0.7, 0.3]])  # right on 0 and 1: 2/3
     # the mean: [0.75, 0.25], [0.35, 0.65], [0.45, 0.55]: right on all three
-    assert study._accuracy(one, labels) == pytest.approx(2 / 3)
-    assert study._accuracy((one + two) / 2, labels) == 1.0
+    assert study.bag_accuracy([one], labels) == pytest.approx(2 / 3)
+    assert study.bag_accuracy([two], labels) == pytest.approx(2 / 3)
+    assert study.bag_accuracy([one, two], labels) == 1.0
 
 
 def test_the_table_shows_a_bag_beside_its_member_alone(study, tmp_path):
