@@ -131,8 +131,10 @@ def start_cost(studies: list[optuna.Study], workers: int) -> float:
     costs = []
     for study in studies:
         trials = [t for t in study.trials if t.datetime_start]
-        span = (max(t.datetime_complete for t in trials if t.datetime_complete)
-                - min(t.datetime_start for t in trials)).total_seconds()  # fmt: skip
+        ended = [t.datetime_complete for t in trials if t.datetime_complete]
+        if not ended:
+            raise ValueError(f"search {study.study_name!r}: no trial ended, so no span to read")
+        span = (max(ended) - min(t.datetime_start for t in trials)).total_seconds()
         training = sum(max((p["train_time_s"] for p in t.user_attrs.get("curve") or []
                             if p.get("train_time_s")), default=0.0) for t in trials)  # fmt: skip
         costs.append(max(0.0, workers * span - training) / len(trials))

@@ -133,6 +133,8 @@ def test_lab_validation_start_cost_is_the_workers_time_no_trial_trained(lab):
     paused.datetime_start = T0 + dt.timedelta(seconds=4)
     one.add_trial(paused)
     assert lab.start_cost([one], 2) == pytest.approx(8.0 / 3)
+    with pytest.raises(ValueError, match="no trial ended"):
+        lab.start_cost([_study(paused)], 2)
 
 
 def test_lab_validation_writes_its_table_again_from_its_figures(lab, tmp_path, monkeypatch):
