@@ -22,9 +22,10 @@ rank read correctly, patched in the arm: ``syne_tune_arm.RankedPriority``) and `
 (Syne Tune through its own simulator, its random sampler). ``moasha-stopping-hv`` and
 ``moasha-promotion-hv`` order a rung's fronts by hypervolume contribution instead of crowding;
 ``moasha-promotion-early`` promotes the top ``ceil(n / η)`` of a rung, not ``floor``;
-``frontstop`` (and ``-random``) and ``moasha-guess`` are designs under study
+``frontstop`` (and ``-random``), ``moasha-guess`` and ``rungtrust`` are designs under study
 (``docs/guides/replay.md``): a stop when a finished trial beats a trial's optimistic last
-epoch, and stopping MOASHA telling the optimiser a stopped trial at a guess of its last epoch
+epoch, stopping MOASHA telling the optimiser a stopped trial at a guess of its last epoch, and
+stopping MOASHA that stops only at rungs the search's own curves show to predict the next
 (``--arms`` picks arms; ``fifo`` and ``foresight`` always run).
 
 Each arm's reach is also given as a multiple of the bound's (median over median, same seeds).
@@ -133,6 +134,7 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
         "frontstop-random": Arm("frontstop-random", spec("frontstop", name="random")),
         "moasha-guess": Arm("moasha-guess", spec("moasha", within_front="crowding",
                                                  guess_final=True)),
+        "rungtrust": Arm("rungtrust", spec("rungtrust")),
     }
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)

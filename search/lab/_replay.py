@@ -48,6 +48,7 @@ from search.config import SchedulerConfig, complete, load_config
 from search.lab._foresight import Foresight
 from search.lab._frontstop import FrontStop
 from search.lab._guess import FinalGuess
+from search.lab._rungtrust import RungTrust
 from search.lab._table import CurveRow, CurveTable
 from search.record import RayKey
 from search.run import NpasSearcher, OutcomeReader, bound_optimiser, constraint_keys
@@ -67,9 +68,9 @@ __all__ = ["SCHEDULER_ARMS", "NearestRow", "ReplayResult", "ReplaySpec", "replay
 
 #: What a replay's scheduler may be: npas's FIFO and MOASHA, Ray Tune's ASHA on the first
 #: objective alone (the single-objective reference), the perfect-foresight bound
-#: (:class:`search.lab._foresight.Foresight`) and a design under study
-#: (:class:`search.lab._frontstop.FrontStop`).
-SCHEDULER_ARMS = ("fifo", "moasha", "asha", "foresight", "frontstop")
+#: (:class:`search.lab._foresight.Foresight`) and designs under study
+#: (:class:`search.lab._frontstop.FrontStop`, :class:`search.lab._rungtrust.RungTrust`).
+SCHEDULER_ARMS = ("fifo", "moasha", "asha", "foresight", "frontstop", "rungtrust")
 
 
 @dataclass(frozen=True)
@@ -459,6 +460,12 @@ def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
         return Foresight(list(config.directions))
     if spec.scheduler == "frontstop":
         return FrontStop(list(zip(config.objective_names, config.directions, strict=True)), epochs)
+    if spec.scheduler == "rungtrust":
+        return RungTrust(
+            list(zip(config.objective_names, config.directions, strict=True)), max_epochs=epochs,
+            grace_epochs=spec.grace_epochs, reduction_factor=spec.reduction_factor,
+            within_front=spec.within_front, chance_from=spec.chance_from,
+        )  # fmt: skip
     if spec.scheduler not in ("fifo", "moasha"):
         raise ConfigError(f"replay scheduler {spec.scheduler!r}; allowed: {SCHEDULER_ARMS}")
     section = {"name": spec.scheduler, "type": spec.kind, "grace_epochs": spec.grace_epochs,
