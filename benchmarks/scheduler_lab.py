@@ -134,7 +134,7 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
         "frontstop-random": Arm("frontstop-random", spec("frontstop", name="random")),
         "moasha-guess": Arm("moasha-guess", spec("moasha", within_front="crowding",
                                                  guess_final=True)),
-        "rungtrust": Arm("rungtrust", spec("rungtrust")),
+        "rungtrust": Arm("rungtrust", spec("moasha", trust_rungs=True)),
     }
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)

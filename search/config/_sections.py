@@ -130,6 +130,12 @@ class SchedulerConfig:
         "the first epoch at which moasha stops a trial no better than chance (a constant "
         "guess); at an earlier rung it goes on, ranked last; null: the first rung",
     )
+    trust_rungs: bool = config_key(
+        False,
+        check=checks.boolean,
+        help="stopping moasha: a rung stops trials only once the search's own curves show it "
+        "ranks the next (at least 8 trials, Spearman >= 0.6, the rungs above trusted too)",
+    )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "scheduler") -> SchedulerConfig:
@@ -138,6 +144,9 @@ class SchedulerConfig:
         if config.max_epochs is not None and config.max_epochs < config.grace_epochs:
             where = f"{path}.max_epochs"
             raise checks.bad(where, config.max_epochs, checks.int_range(config.grace_epochs))
+        if config.trust_rungs and config.type != "stopping":
+            raise checks.bad(f"{path}.trust_rungs", True, f"false with type {config.type!r}; "
+                             "true with type stopping (promotion resumes by rank alone)")
         return config
 
 

@@ -48,7 +48,6 @@ from search.config import SchedulerConfig, complete, load_config
 from search.lab._foresight import Foresight
 from search.lab._frontstop import FrontStop
 from search.lab._guess import FinalGuess
-from search.lab._rungtrust import RungTrust
 from search.lab._table import CurveRow, CurveTable
 from search.record import RayKey
 from search.run import NpasSearcher, OutcomeReader, bound_optimiser, constraint_keys
@@ -68,9 +67,9 @@ __all__ = ["SCHEDULER_ARMS", "NearestRow", "ReplayResult", "ReplaySpec", "replay
 
 #: What a replay's scheduler may be: npas's FIFO and MOASHA, Ray Tune's ASHA on the first
 #: objective alone (the single-objective reference), the perfect-foresight bound
-#: (:class:`search.lab._foresight.Foresight`) and designs under study
-#: (:class:`search.lab._frontstop.FrontStop`, :class:`search.lab._rungtrust.RungTrust`).
-SCHEDULER_ARMS = ("fifo", "moasha", "asha", "foresight", "frontstop", "rungtrust")
+#: (:class:`search.lab._foresight.Foresight`) and a design under study
+#: (:class:`search.lab._frontstop.FrontStop`).
+SCHEDULER_ARMS = ("fifo", "moasha", "asha", "foresight", "frontstop")
 
 
 @dataclass(frozen=True)
@@ -97,6 +96,8 @@ class ReplaySpec:
             row, the poor ones too, as no optimiser would).
         near: With ``fresh``, a row not given yet answers only within the table's resolution
             (:class:`NearestRow`); beyond it, the nearest row, given or not.
+        trust_rungs: Stopping MOASHA stops only at rungs the replay's own curves show to rank
+            the next (``scheduler.trust_rungs``: :mod:`search.schedulers._rungtrust`).
     """
 
     optimiser: str = "tpe"
@@ -112,6 +113,7 @@ class ReplaySpec:
     guess_final: bool = False
     fresh: bool = True
     near: bool = False
+    trust_rungs: bool = False
 
 
 @dataclass
@@ -460,18 +462,12 @@ def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
         return Foresight(list(config.directions))
     if spec.scheduler == "frontstop":
         return FrontStop(list(zip(config.objective_names, config.directions, strict=True)), epochs)
-    if spec.scheduler == "rungtrust":
-        return RungTrust(
-            list(zip(config.objective_names, config.directions, strict=True)), max_epochs=epochs,
-            grace_epochs=spec.grace_epochs, reduction_factor=spec.reduction_factor,
-            within_front=spec.within_front, chance_from=spec.chance_from,
-        )  # fmt: skip
     if spec.scheduler not in ("fifo", "moasha"):
         raise ConfigError(f"replay scheduler {spec.scheduler!r}; allowed: {SCHEDULER_ARMS}")
     section = {"name": spec.scheduler, "type": spec.kind, "grace_epochs": spec.grace_epochs,
                "reduction_factor": spec.reduction_factor, "max_epochs": epochs,
                "front_order": spec.within_front, "early_promotion": spec.early_promotion,
-               "chance_from": spec.chance_from}  # fmt: skip
+               "chance_from": spec.chance_from, "trust_rungs": spec.trust_rungs}  # fmt: skip
     scheduler = SchedulerConfig.from_dict(section, "the replay's scheduler")
     return SCHEDULERS.get(spec.scheduler)(dataclasses.replace(config, scheduler=scheduler))
 

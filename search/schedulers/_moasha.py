@@ -245,8 +245,12 @@ class MOASHA(FIFOScheduler):
                 break
             vector = self._vector(curve[reached[0]])
             self._enter(key, rung, vector, _as_float(violation), reached[0] in at_chance)
+        self._recorded_curve(key, curve)
         if number is not None:
             self._restore_promotions(number, promoted)
+
+    def _recorded_curve(self, key: Any, curve: Mapping[int, Sequence[float]]) -> None:
+        """A recorded trial's whole curve, for a scheduler that reads more than its rungs."""
 
     def _restore_promotions(self, number: int, promoted: Collection[int]) -> None:
         """A stopping scheduler pauses nothing, so it keeps no promotions."""

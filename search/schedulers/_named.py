@@ -31,4 +31,8 @@ def _moasha(config: SearchConfig) -> Any:
         "chance_from": s.chance_from}  # fmt: skip
     if s.type == "promotion":
         return PromotionMOASHA(config.objectives, early=s.early_promotion, **common)
+    if s.trust_rungs:
+        from search.schedulers._rungtrust import RungTrust
+
+        return RungTrust(config.objectives, **common)
     return MOASHA(config.objectives, **common)

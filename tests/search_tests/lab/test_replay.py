@@ -14,6 +14,7 @@ from optuna.trial import TrialState
 from search.lab import NearestRow, ReplaySpec, replay
 from search.lab._replay import replay_config
 from search.lab._whatif import full_horizon
+from search.schedulers._rungtrust import MIN_PAIRS
 from spaces._errors import ConfigError
 
 
@@ -177,3 +178,14 @@ def test_promotion_resumes_only_what_it_promoted(table, workers):
             # past a rung only when promoted there; promoted from a rung once at most
             assert set(went_on) <= set(promoted), (seed, trial.number, log)
             assert len(promoted) == len(set(promoted)), (seed, trial.number, log)
+
+
+def test_trusted_rungs_stop_fewer_trials_than_moasha_and_none_before_trust(table):
+    """``trust_rungs``: the first MIN_PAIRS trials to end trained their whole schedule."""
+    horizon = 3 * full_horizon(table, 2)
+    ran = {trust: replay(table, ReplaySpec("random", "moasha", workers=2, trust_rungs=trust),
+                         seed=0, horizon_s=horizon, charge_decisions=False)
+           for trust in (False, True)}  # fmt: skip
+    first = [how for _, how in list(ran[True].ends.values())[:MIN_PAIRS]]
+    assert first == ["complete"] * MIN_PAIRS  # nothing trusted before MIN_PAIRS finish
+    assert ran[True].stopped < ran[False].stopped

@@ -28,6 +28,7 @@ from search.record._curves import rung_history
 from search.record._records import metrics_of
 from search.report import write_report
 from search.run import launch
+from search.schedulers._rungtrust import MIN_PAIRS, UNTRUSTED
 from tests._support.curves import EPOCHS, curve_config, curve_trial, slow_curve_trial
 from tests._support.notes import notes
 from tests._support.searches import make_config
@@ -183,6 +184,7 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
+from search.schedulers._rungtrust import MIN_PAIRS, UNTRUSTED
 from tests._support.curves import curve_config, slow_curve_trial
 
 ray.init(address={address!r}, log_to_driver=False)
@@ -241,3 +243,15 @@ def test_front_order_and_early_promotion_reach_the_scheduler_from_the_config(tmp
     assert {d["rung"] for d in first} == {1, 3}
     assert all(d["outcome"] == "promote" for d in first), first
     assert study.get_trials(states=(TrialState.COMPLETE,))
+
+
+def test_trusted_rungs_let_trials_on_until_the_curves_show_them_and_say_why(tmp_path):
+    """``trust_rungs``: a rung stops nothing before MIN_PAIRS trials have trained whole (the
+    curve trial's epochs rank its last exactly, so the rungs are trusted after that)."""
+    scheduler = {"name": "moasha", "reduction_factor": 3, "trust_rungs": True}
+    study = launch(curve_config(tmp_path, 16, scheduler=scheduler), trial_fn=curve_trial,
+                   progress=False)  # fmt: skip
+    decisions = [d for t in study.trials for d in t.user_attrs.get("npas:decisions", [])]
+    assert any(d["outcome"] == "continue" and d.get("why") == UNTRUSTED for d in decisions)
+    assert len(study.get_trials(states=(TrialState.COMPLETE,))) >= MIN_PAIRS
+    assert study.get_trials(states=(TrialState.PRUNED,))  # trusted once they had

@@ -1,7 +1,5 @@
-"""A MOASHA that stops trials only at rungs its own search has shown to predict: a design for
-issue 58 (item 5), different in kind from a ranking rule (MOASHA), a stopping model
-(FrontStop) and what the optimiser is told (FinalGuess), in that the scheduler measures its
-rungs while it runs.
+"""Stopping MOASHA that stops trials only at rungs its own search has shown to predict
+(``scheduler.trust_rungs``; issue 58's third scheduler design, first a lab arm).
 
 A rung's decision is worth what the rung's ranking says of later epochs. On the lab's MNIST
 table the first objective's rank correlation from one rung to the next is 0.78 (epoch 1 to 3),
@@ -13,28 +11,31 @@ at the next checkpoint (the next rung, or the last epoch after the last rung), t
 correlation of their first objective at the two is at least :data:`MIN_RANK_CORRELATION`, and
 the next rung is trusted too (a rung only predicts the last epoch through the rungs above it).
 An untrusted rung records the trial (its rank counts once the rung is trusted) and lets it go
-on. The test is re-read at every decision, over every pair so far.
+on, the decision's ``why`` saying so. The test is read again at every decision, over every
+pair so far, a relaunched search's recorded curves included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import spearmanr
 
-from search.schedulers import MOASHA
+from search.schedulers._moasha import MOASHA, _key
 
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
-__all__ = ["MIN_PAIRS", "MIN_RANK_CORRELATION", "RungTrust"]
+__all__ = ["MIN_PAIRS", "MIN_RANK_CORRELATION", "UNTRUSTED", "RungTrust"]
 
 #: Trials seen at a rung and its next checkpoint before the rung may stop any.
 MIN_PAIRS = 8
 #: The rank correlation between a rung and its next checkpoint that makes the rung trusted.
 MIN_RANK_CORRELATION = 0.6
+#: The ``why`` of a decision to let a trial on that the rung's ranking would have stopped.
+UNTRUSTED = "rung not trusted yet: the search's curves do not show it ranks the next one"
 
 
 class RungTrust(MOASHA):
@@ -51,17 +52,25 @@ class RungTrust(MOASHA):
         super().__init__(objectives, max_epochs=max_epochs, **options)
         #: The checkpoints whose first objective is kept: the rungs and the last epoch.
         self.checkpoints = (*self.rungs, max_epochs)
-        #: Ray's trial id -> checkpoint -> its first objective there (as minimised).
+        #: trial key -> checkpoint -> its first objective there (as minimised).
         self.seen: dict[Any, dict[int, float]] = {}
         self.untrusted_passes = 0
+        self._overruled: int | None = None  # the rung whose decision _enter just overruled
 
     def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict) -> str:
-        epoch = result.get(self._time_attr)
-        first = result.get(self._names[0])
-        if epoch is not None and int(epoch) in self.checkpoints and first is not None:
-            value = float(first) * float(self._signs[0])
-            self.seen.setdefault(trial.trial_id, {})[int(epoch)] = value
+        epoch, first = result.get(self._time_attr), result.get(self._names[0])
+        if epoch is not None and first is not None:
+            self._see(_key(trial), int(epoch), first)
         return super().on_trial_result(tune_controller, trial, result)
+
+    def _recorded_curve(self, key: Any, curve: Mapping[int, Sequence[float]]) -> None:
+        """A relaunched search's recorded curve counts toward the trust test."""
+        for epoch, values in curve.items():
+            self._see(key, int(epoch), values[0])
+
+    def _see(self, key: Any, epoch: int, first: Any) -> None:
+        if epoch in self.checkpoints:
+            self.seen.setdefault(key, {})[epoch] = float(first) * float(self._signs[0])
 
     def trusted(self, rung: int) -> bool:
         """Whether ``rung`` and every rung above it predict their next checkpoint."""
@@ -79,14 +88,20 @@ class RungTrust(MOASHA):
     def _enter(
         self, key: Any, rung: int, f: np.ndarray, violation: float, at_chance: bool = False
     ) -> tuple[bool, int, int]:
+        self._overruled = None
         kept, rank, n = super()._enter(key, rung, f, violation, at_chance)
         if kept or self.trusted(rung):
             return kept, rank, n
         self.untrusted_passes += 1
+        self._overruled = rung
         return True, rank, n
+
+    def _decide(self, trial: Trial, rung: int, outcome: str, **details: Any) -> None:
+        if self._overruled == rung:
+            details.setdefault("why", UNTRUSTED)
+        super()._decide(trial, rung, outcome, **details)
 
     def debug_string(self) -> str:
         trusted = [r for r in self.rungs if self.trusted(r)]
         return (f"RungTrust: rungs trusted {trusted} of {list(self.rungs)}; "
                 f"{self.untrusted_passes} trials let on at an untrusted rung")  # fmt: skip
-

@@ -1,16 +1,19 @@
-"""RungTrust (a lab design): known answers on hand-made curves (a rung is trusted only when it
-and the rungs above it rank their next checkpoint as the search has seen), and a replay."""
+"""RungTrust (``scheduler.trust_rungs``): known answers on hand-made curves (a rung is trusted
+only when it and the rungs above it rank their next checkpoint as the search has seen), the
+config that builds it, the decisions' reasons and a relaunch's history."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from ray.tune.schedulers import TrialScheduler
 
-from search.lab import ReplaySpec, replay
-from search.lab._rungtrust import MIN_PAIRS, RungTrust
-from search.lab._whatif import full_horizon
+from search.config import load_config
 from search.record import RayKey
+from search.schedulers import SCHEDULERS
+from search.schedulers._rungtrust import MIN_PAIRS, UNTRUSTED, RungTrust
+from spaces import ConfigError
 
 OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
 
@@ -60,11 +63,34 @@ def test_an_untrusted_rung_lets_a_trial_on_that_moasha_stops():
     assert reversed_.untrusted_passes == 1 and agreeing.untrusted_passes == 0
 
 
-def test_a_replay_stops_fewer_trials_than_moasha_until_its_rungs_are_trusted(table):
-    horizon = 3 * full_horizon(table, 2)
-    ran = {name: replay(table, ReplaySpec("random", name, workers=2), seed=0,
-                        horizon_s=horizon, charge_decisions=False)
-           for name in ("moasha", "rungtrust")}  # fmt: skip
-    first = [how for _, how in list(ran["rungtrust"].ends.values())[:MIN_PAIRS]]
-    assert first == ["complete"] * MIN_PAIRS  # nothing trusted before MIN_PAIRS finish
-    assert ran["rungtrust"].stopped < ran["moasha"].stopped
+def test_an_overruled_decision_says_why_and_a_kept_one_does_not():
+    scheduler = RungTrust(OBJECTIVES, max_epochs=9)
+    _seen(scheduler, [0.9 - 0.1 * i for i in range(MIN_PAIRS)])
+    _report(scheduler, "late", 1, 0.01)  # outside the top: let on, the rung not trusted
+    _report(scheduler, "best", 1, 0.99)  # inside the top: kept by the rule itself
+    late, best = scheduler.decisions()[-2:]
+    assert late["outcome"] == "continue" and late["why"] == UNTRUSTED
+    assert best["outcome"] == "continue" and "why" not in best
+
+
+def test_a_relaunch_history_counts_toward_trust():
+    scheduler = RungTrust(OBJECTIVES, max_epochs=9)
+    for i in range(MIN_PAIRS):
+        value = 0.1 * (i + 1)
+        curve = {1: [value, 100.0], 3: [value + 0.05, 100.0], 9: [value + 0.1, 100.0]}
+        scheduler.add_history(curve, number=i if i % 2 else None)
+    assert scheduler.trusted(1)
+    assert _report(scheduler, "late", 1, 0.01) == TrialScheduler.STOP
+
+
+def test_the_config_builds_it_for_stopping_moasha_and_refuses_it_for_promotion():
+    def config(scheduler: dict) -> object:
+        return load_config({"dataset": "digits", "space": {"family": ["mlp"]},
+                            "scheduler": scheduler})  # fmt: skip
+
+    made = SCHEDULERS.get("moasha")(config({"name": "moasha", "trust_rungs": True}))
+    assert isinstance(made, RungTrust)
+    assert not isinstance(SCHEDULERS.get("moasha")(config({"name": "moasha"})), RungTrust)
+    with pytest.raises(ConfigError, match=r"scheduler\.trust_rungs: got True; allowed: false "
+                                          r"with type 'promotion'"):  # fmt: skip
+        config({"name": "moasha", "type": "promotion", "trust_rungs": True})
