@@ -150,9 +150,12 @@ def _scheduler(config: SearchConfig) -> str:
     from search.schedulers import milestones
 
     rungs = milestones(s.grace_epochs, s.reduction_factor, config.max_epochs)
+    trust = (", each rung once the search's curves show it ranks the next (trust_rungs)"
+             if s.trust_rungs else "")  # fmt: skip
     return (
         f"{s.name} ({s.type}): rungs at epoch(s) {', '.join(map(str, rungs)) or 'none'} of "
         f"{config.max_epochs}; the top 1/{format_value(s.reduction_factor)} of a rung go on"
+        f"{trust}"
     )
 
 

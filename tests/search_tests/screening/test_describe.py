@@ -67,3 +67,17 @@ def test_an_active_real_dimension_makes_a_space_continuous() -> None:
     space = Space({"a": Categorical(("x", "y")), "b": Float(0.1, 1.0, when={"a": ["y"]})})
     assert math.isinf(points(space))
     assert points(Space({"a": Categorical(("x", "y")), "b": Int(1, 3, when={"a": ["y"]})})) == 4
+
+
+def test_the_scheduler_line_says_when_rungs_must_earn_trust() -> None:
+    from search.config import load_config
+    from search.screening._describe import describe
+
+    def line(scheduler: dict) -> str:
+        config = load_config({"dataset": "digits", "space": {"family": ["mlp"]},
+                              "train": {"epochs": 9}, "scheduler": scheduler})  # fmt: skip
+        return next(text for text in describe(config, cost=False) if "rungs at" in text)
+
+    assert "rungs at epoch(s) 1, 3 of 9" in line({"name": "moasha"})
+    assert "trust_rungs" not in line({"name": "moasha"})
+    assert line({"name": "moasha", "trust_rungs": True}).endswith("ranks the next (trust_rungs)")
