@@ -19,6 +19,7 @@ from optuna.trial import TrialState
 from search.run import _ray_session
 from search.run._checkpoints import CheckpointJanitor
 from tests._support.configs import MINIMAL
+from tests._support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,6 +74,9 @@ def test_the_autoscaler_monitor_is_told_by_its_command_line(tmp_path: Path) -> N
     other.write_text("import time\ntime.sleep(60)\n")
     procs = [subprocess.Popen([sys.executable, str(p)]) for p in (script, other)]
     try:
+        for proc, path in zip(procs, (script, other), strict=True):  # exec'd: not still a fork
+            wait_until(lambda p=proc, f=path: _ray_session._runs(p.pid, f.name), 10,
+                       what=f"{path.name} to start")  # fmt: skip
         assert _ray_session._runs(procs[0].pid, _ray_session._MONITOR)
         assert not _ray_session._runs(procs[1].pid, _ray_session._MONITOR)
     finally:
