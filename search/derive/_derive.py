@@ -594,19 +594,16 @@ def _scheduler(epochs: int, full_s: float, folds: int = 1) -> tuple[dict[str, An
     mean = 1 + sum((b - a) / REDUCTION_FACTOR ** (i + 1)
                    for i, (a, b) in enumerate(zip(rungs, [*rungs[1:], epochs], strict=True))
                    if b > a)  # fmt: skip
-    moasha = {"name": "moasha", "grace_epochs": GRACE_EPOCHS,
-              "reduction_factor": REDUCTION_FACTOR, "trust_rungs": True}  # fmt: skip
-    why = (f"a whole trial trains for about {full_s:,.0f} s: stopping MOASHA stops the "
-           "unpromising ones early, each rung only once the search's own curves show it ranks "
-           "the next (trust_rungs: on data whose early epochs swing it stops nothing; "
-           "docs/guides/multi-fidelity.md)")
+    moasha = {"name": "moasha", "grace_epochs": GRACE_EPOCHS, "reduction_factor": REDUCTION_FACTOR}
+    why = (f"a whole trial trains for about {full_s:,.0f} s: the presets' multi-fidelity default "
+           "(docs/guides/multi-fidelity.md) stops the unpromising ones early")
     return moasha, mean, why
 
 
 def _shown_scheduler(scheduler: Mapping[str, Any]) -> str:
     if scheduler["name"] == "fifo":
         return "fifo"
-    return f"moasha (stopping, trusted rungs, grace {GRACE_EPOCHS}, η {REDUCTION_FACTOR:g})"
+    return f"moasha (stopping, grace {GRACE_EPOCHS}, η {REDUCTION_FACTOR:g})"
 
 
 # -- the user's keys over the derived ones ---------------------------------------------------

@@ -440,13 +440,3 @@ def test_an_epoch_is_priced_by_its_parameters_and_its_multiply_adds():
         "signal", (2, 30), 3, 5000)
     assert _epoch_seconds(long, 5000) > 5 * _epoch_seconds(short, 5000)
 
-
-def test_a_costly_trial_derives_stopping_moasha_with_trusted_rungs():
-    from search.config._sections import SchedulerConfig
-    from search.derive._derive import STOPPING_PAYS_S, _scheduler
-
-    scheduler, mean, why = _scheduler(27, 10 * STOPPING_PAYS_S)
-    loaded = SchedulerConfig.from_dict(scheduler)
-    assert loaded.name == "moasha" and loaded.type == "stopping" and loaded.trust_rungs
-    assert mean < 27 and "ranks the next" in why
-    assert _scheduler(27, STOPPING_PAYS_S / 2)[0] == {"name": "fifo"}
