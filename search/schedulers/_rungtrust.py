@@ -17,13 +17,14 @@ pair so far, a relaunched search's recorded curves included.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import spearmanr
 
-from search.schedulers._moasha import MOASHA, _key
+from search.schedulers._moasha import MOASHA, _as_float, _key
 
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
@@ -69,8 +70,11 @@ class RungTrust(MOASHA):
             self._see(key, int(epoch), values[0])
 
     def _see(self, key: Any, epoch: int, first: Any) -> None:
-        if epoch in self.checkpoints:
-            self.seen.setdefault(key, {})[epoch] = float(first) * float(self._signs[0])
+        """Keeps a finite first objective at a checkpoint (a diverged trial's NaN would make
+        every later correlation NaN, and so no rung ever trusted)."""
+        value = _as_float(first)
+        if epoch in self.checkpoints and math.isfinite(value):
+            self.seen.setdefault(key, {})[epoch] = value * float(self._signs[0])
 
     def trusted(self, rung: int) -> bool:
         """Whether ``rung`` and every rung above it predict their next checkpoint."""

@@ -439,4 +439,3 @@ def test_an_epoch_is_priced_by_its_parameters_and_its_multiply_adds():
     assert reference_macs("signal", (2, 3000), 3, 5000) > 50 * reference_macs(
         "signal", (2, 30), 3, 5000)
     assert _epoch_seconds(long, 5000) > 5 * _epoch_seconds(short, 5000)
-

@@ -184,7 +184,6 @@ sys.path.insert(0, {root!r})
 import ray
 from pathlib import Path
 from search.run import launch
-from search.schedulers._rungtrust import MIN_PAIRS, UNTRUSTED
 from tests._support.curves import curve_config, slow_curve_trial
 
 ray.init(address={address!r}, log_to_driver=False)

@@ -94,3 +94,10 @@ def test_the_config_builds_it_for_stopping_moasha_and_refuses_it_for_promotion()
     with pytest.raises(ConfigError, match=r"scheduler\.trust_rungs: got True; allowed: false "
                                           r"with type 'promotion'"):  # fmt: skip
         config({"name": "moasha", "type": "promotion", "trust_rungs": True})
+
+
+def test_a_diverged_trials_nan_does_not_keep_a_rung_untrusted_forever():
+    scheduler = RungTrust(OBJECTIVES, max_epochs=9)
+    _curve(scheduler, "diverged", {1: float("nan"), 3: float("nan"), 9: "nan"})
+    _seen(scheduler, [0.1 * (i + 1) + 0.1 for i in range(MIN_PAIRS)])
+    assert scheduler.trusted(1)
