@@ -1,0 +1,26 @@
+"""lab_pairs: an arm against another, paired by seed, on figures worked out by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests._support.bundles import load_benchmark
+
+
+def test_an_arm_against_another_on_figures_worked_out_by_hand():
+    pairs = load_benchmark("lab_pairs")
+    reach = [0.2, 0.3, math.inf, 0.4, 0.5, 0.6]
+    blocks = {"tpe-W2": {"arms": {
+        "new": {"regret@1": [1, 2, 3, 4, 5, 6], "reach": reach},
+        "fifo": {"regret@1": [2, 4, 6, 8, 10, 12], "reach": reach},
+    }}}  # fmt: skip
+    (row,) = pairs.pairs(blocks, "new", ["fifo"])
+    # IQM of six: one cut from each end, the mean of the middle four: 3.5 and 7.0
+    assert row["regret"] == pytest.approx((3.5, 7.0))
+    # six differences, all one way and untied: the exact two-sided p is 2 / 2**6
+    assert row["regret_p"] == pytest.approx(2 / 64)
+    # sorted 0.2, 0.3, 0.4, 0.5, 0.6, never: the middle two's mean; equal pairs: p 1
+    assert row["reach"] == pytest.approx((0.45, 0.45)) and row["reach_p"] == 1.0
+    assert pairs.line(row).startswith("tpe-W2: new vs fifo: regret@100 % IQM 3.5000 vs 7.0000")
