@@ -13,6 +13,11 @@ the next rung is trusted too (a rung only predicts the last epoch through the ru
 An untrusted rung records the trial (its rank counts once the rung is trusted) and lets it go
 on, the decision's ``why`` saying so. The test is read again at every decision, over every
 pair so far, a relaunched search's recorded curves included.
+
+The chain makes the first rung wait for :data:`MIN_PAIRS` trials trained whole, too long a
+warm-up for a short search. With ``evidence="own"`` (a lab design) a rung needs only its own
+pairs to pass; a rung above blocks it only when its pairs refute it (enough of them, below the
+correlation), not while it has too few.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from search.schedulers._moasha import MOASHA, _as_float, _key
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
-__all__ = ["MIN_PAIRS", "MIN_RANK_CORRELATION", "UNTRUSTED", "RungTrust"]
+__all__ = ["EVIDENCE", "MIN_PAIRS", "MIN_RANK_CORRELATION", "UNTRUSTED", "RungTrust"]
 
 #: Trials seen at a rung and its next checkpoint before the rung may stop any.
 MIN_PAIRS = 8
@@ -37,6 +42,9 @@ MIN_PAIRS = 8
 MIN_RANK_CORRELATION = 0.6
 #: The ``why`` of a decision to let a trial on that the rung's ranking would have stopped.
 UNTRUSTED = "rung not trusted yet: the search's curves do not show it ranks the next one"
+#: What a rung's trust needs of the rungs above it: ``chain``, each shown to rank its next;
+#: ``own``, none refuted (see module doc).
+EVIDENCE = ("chain", "own")
 
 
 class RungTrust(MOASHA):
@@ -45,12 +53,16 @@ class RungTrust(MOASHA):
     Args:
         objectives: ``(name, direction)`` of each objective, the first the one training moves.
         max_epochs: The trials' schedule.
+        evidence: One of :data:`EVIDENCE`.
         **options: MOASHA's other options (grace, η, order within a front, chance).
     """
 
     def __init__(self, objectives: Sequence[tuple[str, str]], *, max_epochs: int,
-                 **options: Any) -> None:  # fmt: skip
+                 evidence: str = "chain", **options: Any) -> None:  # fmt: skip
+        if evidence not in EVIDENCE:
+            raise ValueError(f"evidence: got {evidence!r}; allowed: {EVIDENCE}")
         super().__init__(objectives, max_epochs=max_epochs, **options)
+        self.evidence = evidence
         #: The checkpoints whose first objective is kept: the rungs and the last epoch.
         self.checkpoints = (*self.rungs, max_epochs)
         #: trial key -> checkpoint -> its first objective there (as minimised).
@@ -77,15 +89,17 @@ class RungTrust(MOASHA):
             self.seen.setdefault(key, {})[epoch] = value * float(self._signs[0])
 
     def trusted(self, rung: int) -> bool:
-        """Whether ``rung`` and every rung above it predict their next checkpoint."""
+        """Whether ``rung`` predicts its next checkpoint and the rungs above do too (``chain``)
+        or are not refuted (``own``)."""
         index = self.checkpoints.index(rung)
-        for here, there in zip(self.checkpoints[index:-1], self.checkpoints[index + 1:],
-                               strict=True):  # fmt: skip
+        steps = zip(self.checkpoints[index:-1], self.checkpoints[index + 1:], strict=True)
+        for step, (here, there) in enumerate(steps):
             pairs = [(c[here], c[there]) for c in self.seen.values() if here in c and there in c]
-            if len(pairs) < MIN_PAIRS:
+            enough = len(pairs) >= MIN_PAIRS
+            if not enough and (step == 0 or self.evidence == "chain"):
                 return False
-            rho = spearmanr(*np.array(pairs).T).statistic
-            if not rho >= MIN_RANK_CORRELATION:  # NaN (a constant column) is no trust
+            # NaN (a constant column) is no trust
+            if enough and not spearmanr(*np.array(pairs).T).statistic >= MIN_RANK_CORRELATION:
                 return False
         return True
 

@@ -52,6 +52,27 @@ def test_a_rung_below_an_untrusted_one_is_not_trusted():
     assert not scheduler.trusted(1)  # epochs 1 and 3 agree, but 3 does not predict 9
 
 
+def test_own_evidence_trusts_a_rung_before_the_rungs_above_have_pairs():
+    chain = RungTrust(OBJECTIVES, max_epochs=9)
+    own = RungTrust(OBJECTIVES, max_epochs=9, evidence="own")
+    for scheduler in (chain, own):
+        for i in range(MIN_PAIRS):  # epochs 1 and 3 agree; no trial has reached epoch 9
+            _curve(scheduler, f"seen{i}", {1: 0.1 * (i + 1), 3: 0.1 * (i + 1) + 0.05})
+    assert own.trusted(1) and not own.trusted(3)
+    assert not chain.trusted(1)
+
+
+def test_own_evidence_is_blocked_by_a_refuted_rung_above():
+    scheduler = RungTrust(OBJECTIVES, max_epochs=9, evidence="own")
+    _seen(scheduler, [0.9 - 0.1 * i for i in range(MIN_PAIRS)])  # epoch 9 reverses epoch 3
+    assert not scheduler.trusted(1)
+
+
+def test_unknown_evidence_is_refused():
+    with pytest.raises(ValueError, match="evidence: got 'some'"):
+        RungTrust(OBJECTIVES, max_epochs=9, evidence="some")
+
+
 def test_an_untrusted_rung_lets_a_trial_on_that_moasha_stops():
     reversed_ = RungTrust(OBJECTIVES, max_epochs=9)
     _seen(reversed_, [0.9 - 0.1 * i for i in range(MIN_PAIRS)])
