@@ -135,6 +135,8 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
         "moasha-guess": Arm("moasha-guess", spec("moasha", within_front="crowding",
                                                  guess_final=True)),
         "rungtrust": Arm("rungtrust", spec("moasha", trust_rungs=True)),
+        "rungtrust-audit": Arm("rungtrust-audit", spec("moasha", trust_rungs=True,
+                                                       trust_evidence="audit")),
         "rungtrust-own": Arm("rungtrust-own", spec("moasha", trust_rungs=True,
                                                    trust_evidence="own")),
     }

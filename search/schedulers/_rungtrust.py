@@ -17,7 +17,14 @@ pair so far, a relaunched search's recorded curves included.
 The chain makes the first rung wait for :data:`MIN_PAIRS` trials trained whole, too long a
 warm-up for a short search. With ``evidence="own"`` (a lab design) a rung needs only its own
 pairs to pass; a rung above blocks it only when its pairs refute it (enough of them, below the
-correlation), not while it has too few.
+correlation), not while it has too few. That still trains the first trials whole (the last
+rung needs finished pairs). With ``evidence="audit"`` (a lab design) a rung is trusted until
+refuted: it stops as plain MOASHA does, but lets every :data:`AUDIT_EVERY`-th trial it would
+stop go on (an audit, the decision's ``why`` says so), and is refuted while, of the trials
+seen at it and at the next checkpoint, those in the best third of the rung's first objective
+(of every trial recorded there) beat the others there with a probability (Mann-Whitney) below
+:data:`MIN_AUDIT_AUC`, at least :data:`MIN_AUDITED` on each side. A refuted rung lets every
+trial on, and so gathers the evidence that may trust it again.
 """
 
 from __future__ import annotations
@@ -27,14 +34,24 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.stats import spearmanr
+from scipy.stats import mannwhitneyu, spearmanr
 
 from search.schedulers._moasha import MOASHA, _as_float, _key
 
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
-__all__ = ["EVIDENCE", "MIN_PAIRS", "MIN_RANK_CORRELATION", "UNTRUSTED", "RungTrust"]
+__all__ = [
+    "AUDITED",
+    "AUDIT_EVERY",
+    "EVIDENCE",
+    "MIN_AUDITED",
+    "MIN_AUDIT_AUC",
+    "MIN_PAIRS",
+    "MIN_RANK_CORRELATION",
+    "UNTRUSTED",
+    "RungTrust",
+]
 
 #: Trials seen at a rung and its next checkpoint before the rung may stop any.
 MIN_PAIRS = 8
@@ -42,9 +59,19 @@ MIN_PAIRS = 8
 MIN_RANK_CORRELATION = 0.6
 #: The ``why`` of a decision to let a trial on that the rung's ranking would have stopped.
 UNTRUSTED = "rung not trusted yet: the search's curves do not show it ranks the next one"
-#: What a rung's trust needs of the rungs above it: ``chain``, each shown to rank its next;
-#: ``own``, none refuted (see module doc).
-EVIDENCE = ("chain", "own")
+#: What a rung's trust needs: ``chain``, it and each rung above shown to rank its next;
+#: ``own``, it shown and none above refuted; ``audit``, it not refuted (see module doc).
+EVIDENCE = ("chain", "own", "audit")
+#: ``audit``: one in this many trials a trusted rung would stop goes on instead.
+AUDIT_EVERY = 4
+#: ``audit``: trials needed on each side (best third, the rest) before a rung can be refuted.
+MIN_AUDITED = 5
+#: ``audit``: a rung is refuted below this chance that a trial of its best third beats one of
+#: the rest at the next checkpoint: what a rank correlation of MIN_RANK_CORRELATION gives
+#: (0.79, two normal scores correlated at 0.6, the best third of the first against the rest).
+MIN_AUDIT_AUC = 0.79
+#: The ``why`` of a decision to let on, as an audit, a trial a trusted rung would stop.
+AUDITED = "audit: let on so that the rung's ranking is checked at the next checkpoint"
 
 
 class RungTrust(MOASHA):
@@ -68,7 +95,10 @@ class RungTrust(MOASHA):
         #: trial key -> checkpoint -> its first objective there (as minimised).
         self.seen: dict[Any, dict[int, float]] = {}
         self.untrusted_passes = 0
-        self._overruled: int | None = None  # the rung whose decision _enter just overruled
+        self.audits = 0
+        self._would_stop = 0  # trials a trusted rung would have stopped (audit evidence)
+        #: The rung whose decision _enter just overruled, and why.
+        self._overruled: tuple[int, str] | None = None
 
     def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict) -> str:
         epoch, first = result.get(self._time_attr), result.get(self._names[0])
@@ -89,12 +119,13 @@ class RungTrust(MOASHA):
             self.seen.setdefault(key, {})[epoch] = value * float(self._signs[0])
 
     def trusted(self, rung: int) -> bool:
-        """Whether ``rung`` predicts its next checkpoint and the rungs above do too (``chain``)
-        or are not refuted (``own``)."""
+        """Whether ``rung``'s ranking is to be acted on, by the evidence rule (module doc)."""
+        if self.evidence == "audit":
+            return not self.refuted(rung)
         index = self.checkpoints.index(rung)
         steps = zip(self.checkpoints[index:-1], self.checkpoints[index + 1:], strict=True)
         for step, (here, there) in enumerate(steps):
-            pairs = [(c[here], c[there]) for c in self.seen.values() if here in c and there in c]
+            pairs = self._pairs(here, there)
             enough = len(pairs) >= MIN_PAIRS
             if not enough and (step == 0 or self.evidence == "chain"):
                 return False
@@ -103,23 +134,53 @@ class RungTrust(MOASHA):
                 return False
         return True
 
+    def refuted(self, rung: int) -> bool:
+        """``audit``: the best third at ``rung`` does not beat the rest at the next checkpoint
+        often enough (module doc)."""
+        there = self.checkpoints[self.checkpoints.index(rung) + 1]
+        at_rung = np.sort([c[rung] for c in self.seen.values() if rung in c])
+        if not len(at_rung):
+            return False
+        cut = at_rung[math.ceil(len(at_rung) / 3) - 1]  # minimised: the best third is <= cut
+        pairs = np.array(self._pairs(rung, there)).reshape(-1, 2)
+        best, rest = pairs[pairs[:, 0] <= cut, 1], pairs[pairs[:, 0] > cut, 1]
+        if min(len(best), len(rest)) < MIN_AUDITED:
+            return False
+        # U of the rest over the best counts the pairs the best wins (minimised), ties half
+        wins = mannwhitneyu(rest, best).statistic / (len(rest) * len(best))
+        return bool(wins < MIN_AUDIT_AUC)
+
+    def _pairs(self, here: int, there: int) -> list[tuple[float, float]]:
+        """The first objective (minimised) of every trial seen at both checkpoints."""
+        return [(c[here], c[there]) for c in self.seen.values() if here in c and there in c]
+
     def _enter(
         self, key: Any, rung: int, f: np.ndarray, violation: float, at_chance: bool = False
     ) -> tuple[bool, int, int]:
         self._overruled = None
         kept, rank, n = super()._enter(key, rung, f, violation, at_chance)
-        if kept or self.trusted(rung):
+        if kept:
             return kept, rank, n
+        if self.trusted(rung):
+            if self.evidence != "audit" or at_chance:
+                return kept, rank, n
+            self._would_stop += 1
+            if self._would_stop % AUDIT_EVERY:
+                return kept, rank, n
+            self.audits += 1
+            self._overruled = (rung, AUDITED)
+            return True, rank, n
         self.untrusted_passes += 1
-        self._overruled = rung
+        self._overruled = (rung, UNTRUSTED)
         return True, rank, n
 
     def _decide(self, trial: Trial, rung: int, outcome: str, **details: Any) -> None:
-        if self._overruled == rung:
-            details.setdefault("why", UNTRUSTED)
+        if self._overruled is not None and self._overruled[0] == rung:
+            details.setdefault("why", self._overruled[1])
         super()._decide(trial, rung, outcome, **details)
 
     def debug_string(self) -> str:
         trusted = [r for r in self.rungs if self.trusted(r)]
-        return (f"RungTrust: rungs trusted {trusted} of {list(self.rungs)}; "
-                f"{self.untrusted_passes} trials let on at an untrusted rung")  # fmt: skip
+        return (f"RungTrust ({self.evidence}): rungs trusted {trusted} of {list(self.rungs)}; "
+                f"{self.untrusted_passes} trials let on at an untrusted rung, "
+                f"{self.audits} audited")  # fmt: skip

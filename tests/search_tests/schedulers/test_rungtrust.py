@@ -12,7 +12,7 @@ from ray.tune.schedulers import TrialScheduler
 from search.config import load_config
 from search.record import RayKey
 from search.schedulers import SCHEDULERS
-from search.schedulers._rungtrust import MIN_PAIRS, UNTRUSTED, RungTrust
+from search.schedulers._rungtrust import AUDITED, MIN_PAIRS, UNTRUSTED, RungTrust
 from spaces import ConfigError
 
 OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
@@ -66,6 +66,52 @@ def test_own_evidence_is_blocked_by_a_refuted_rung_above():
     scheduler = RungTrust(OBJECTIVES, max_epochs=9, evidence="own")
     _seen(scheduler, [0.9 - 0.1 * i for i in range(MIN_PAIRS)])  # epoch 9 reverses epoch 3
     assert not scheduler.trusted(1)
+
+
+def _audit(pairs: list[tuple[float, float]]) -> RungTrust:
+    """An ``audit`` RungTrust that has seen each (epoch 1, epoch 3) accuracy pair."""
+    scheduler = RungTrust(OBJECTIVES, max_epochs=9, evidence="audit")
+    for i, (first, second) in enumerate(pairs):
+        _curve(scheduler, f"seen{i}", {1: first, 3: second})
+    return scheduler
+
+
+def test_audit_trusts_a_rung_until_its_best_third_loses_too_often_later():
+    assert not _audit([]).refuted(1)
+    # 15 trials: the best third at epoch 1 (accuracy 0.11-0.15) against the rest (0.01-0.10)
+    firsts = [0.01 * (i + 1) for i in range(15)]
+    assert not _audit([(a, a) for a in firsts]).refuted(1)  # the best third wins every pair
+    swapped = _audit([(a, 1 - a) for a in firsts])  # the best third loses every pair
+    assert swapped.refuted(1) and not swapped.trusted(1)
+    # by hand, accuracies in twentieths: at epoch 3 the rest hold 1 .. 10, the best five
+    # 11, 11, 11, 6 and 4.5: of the 50 pairs the best wins 10 + 10 + 10 + (5 + a tie on 6,
+    # half) + 4 = 39.5, a chance of 0.79, not below MIN_AUDIT_AUC; with 3.5 for 4.5, 38.5
+    # (0.77): refuted
+    rest = [(0.01 * (i + 1), (i + 1) / 20) for i in range(10)]
+    for last, refuted in ((4.5, False), (3.5, True)):
+        best = [(0.11 + 0.01 * i, b / 20) for i, b in enumerate([11, 11, 11, 6, last])]
+        assert _audit(best + rest).refuted(1) is refuted
+
+
+def test_audit_needs_enough_trials_on_each_side():
+    # 14 trials at epoch 1 (the best third: 5), all 5 best and 4 of the rest seen at epoch 3
+    scheduler = _audit([(0.10 + 0.01 * i, 0.0) for i in range(5)]
+                       + [(0.01 * (i + 1), 1.0) for i in range(4)])  # fmt: skip
+    for i in range(4, 9):
+        _curve(scheduler, f"stopped{i}", {1: 0.01 * (i + 1)})
+    assert not scheduler.refuted(1)  # the best lose every pair, but only 4 of the rest seen
+    _curve(scheduler, "stopped8", {3: 1.0})
+    assert scheduler.refuted(1)
+
+
+def test_audit_lets_every_fourth_trial_it_would_stop_go_on_and_says_why():
+    scheduler = RungTrust(OBJECTIVES, max_epochs=9, evidence="audit")
+    _report(scheduler, "best", 1, 0.99)
+    outcomes = [_report(scheduler, f"late{i}", 1, 0.01) for i in range(8)]
+    assert scheduler.audits == 2 and outcomes.count(TrialScheduler.CONTINUE) == 2
+    audited = [d for d in scheduler.decisions() if d.get("why") == AUDITED]
+    assert [d["trial_id"] for d in audited] == ["late3", "late7"]  # its 4th and 8th would-be stops
+    assert all(d["outcome"] == "continue" for d in audited)
 
 
 def test_unknown_evidence_is_refused():
