@@ -136,9 +136,9 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
                                                  guess_final=True)),
         "rungtrust": Arm("rungtrust", spec("moasha", trust_rungs=True)),
         "rungtrust-audit": Arm("rungtrust-audit", spec("moasha", trust_rungs=True,
-                                                       trust_evidence="audit")),
+                                                       trust_by="audit")),
         "rungtrust-own": Arm("rungtrust-own", spec("moasha", trust_rungs=True,
-                                                   trust_evidence="own")),
+                                                   trust_by="own")),
     }
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)

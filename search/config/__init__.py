@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from search.config._sections import GRACE_EPOCHS as GRACE_EPOCHS
     from search.config._sections import REDUCTION_FACTOR as REDUCTION_FACTOR
     from search.config._sections import SCHEDULER_TYPES as SCHEDULER_TYPES
+    from search.config._sections import TRUST_EVIDENCE as TRUST_EVIDENCE
     from search.config._sections import WITHIN_FRONT as WITHIN_FRONT
     from search.config._sections import AlgorithmConfig as AlgorithmConfig
     from search.config._sections import LimitsConfig as LimitsConfig

@@ -16,6 +16,7 @@ __all__ = [
     "GRACE_EPOCHS",
     "REDUCTION_FACTOR",
     "SCHEDULER_TYPES",
+    "TRUST_EVIDENCE",
     "WITHIN_FRONT",
     "AlgorithmConfig",
     "LimitsConfig",
@@ -75,6 +76,8 @@ REDUCTION_FACTOR: Final = 3.0
 SCHEDULER_TYPES: Final = ("stopping", "promotion")
 #: ``scheduler.front_order``: how MOASHA orders the trials of one front at a rung.
 WITHIN_FRONT: Final = ("hypervolume", "crowding")
+#: How a rung of stopping MOASHA earns trust (``search.schedulers._rungtrust``).
+TRUST_EVIDENCE: Final = ("chain", "audit", "own")
 
 
 @dataclass(frozen=True)
@@ -133,8 +136,16 @@ class SchedulerConfig:
     trust_rungs: bool = config_key(
         False,
         check=checks.boolean,
-        help="stopping moasha: a rung stops trials only once the search's own curves show it "
-        "ranks the next (at least 8 trials, Spearman >= 0.6, the rungs above trusted too)",
+        help="stopping moasha: a rung stops trials only while the search's own curves show it "
+        "ranks the next (trust_by says how)",
+    )
+    trust_by: str = config_key(
+        "chain",
+        check=checks.one_of(lambda: TRUST_EVIDENCE),
+        help="with trust_rungs: chain trusts a rung once 8 trials show it and every rung above "
+        "rank the next (Spearman >= 0.6); audit trusts every rung at first, lets one in four "
+        "trials it would stop go on, and stops trusting it while its best third fails to beat "
+        "the rest at the next rung (chance < 0.79); own: a lab design",
     )
 
     @classmethod
@@ -144,6 +155,8 @@ class SchedulerConfig:
         if config.max_epochs is not None and config.max_epochs < config.grace_epochs:
             where = f"{path}.max_epochs"
             raise checks.bad(where, config.max_epochs, checks.int_range(config.grace_epochs))
+        if config.trust_by != "chain" and not config.trust_rungs:
+            raise checks.bad(f"{path}.trust_by", config.trust_by, "chain unless trust_rungs")
         if config.trust_rungs and config.type != "stopping":
             raise checks.bad(f"{path}.trust_rungs", True, f"false with type {config.type!r}; "
                              "true with type stopping (promotion resumes by rank alone)")

@@ -58,7 +58,6 @@ from search.schedulers import (
     PromotionMOASHA,
     attach,
 )
-from search.schedulers._rungtrust import EVIDENCE
 from spaces import Categorical, ConfigError, Fixed, Space
 
 if TYPE_CHECKING:
@@ -99,8 +98,8 @@ class ReplaySpec:
             (:class:`NearestRow`); beyond it, the nearest row, given or not.
         trust_rungs: Stopping MOASHA stops only at rungs the replay's own curves show to rank
             the next (``scheduler.trust_rungs``: :mod:`search.schedulers._rungtrust`).
-        trust_evidence: With ``trust_rungs``, what a rung's trust needs of the rungs above
-            (``search.schedulers._rungtrust.EVIDENCE``; a lab design, not a config key).
+        trust_by: With ``trust_rungs``, how a rung earns trust (``scheduler.trust_by``:
+            ``search.config.TRUST_EVIDENCE``).
     """
 
     optimiser: str = "tpe"
@@ -117,7 +116,7 @@ class ReplaySpec:
     fresh: bool = True
     near: bool = False
     trust_rungs: bool = False
-    trust_evidence: str = "chain"
+    trust_by: str = "chain"
 
 
 @dataclass
@@ -471,14 +470,10 @@ def _scheduler(config: Any, spec: ReplaySpec, epochs: int) -> Any:
     section = {"name": spec.scheduler, "type": spec.kind, "grace_epochs": spec.grace_epochs,
                "reduction_factor": spec.reduction_factor, "max_epochs": epochs,
                "front_order": spec.within_front, "early_promotion": spec.early_promotion,
-               "chance_from": spec.chance_from, "trust_rungs": spec.trust_rungs}  # fmt: skip
+               "chance_from": spec.chance_from, "trust_rungs": spec.trust_rungs,
+               "trust_by": spec.trust_by}  # fmt: skip
     scheduler = SchedulerConfig.from_dict(section, "the replay's scheduler")
-    built = SCHEDULERS.get(spec.scheduler)(dataclasses.replace(config, scheduler=scheduler))
-    if spec.trust_rungs:
-        if spec.trust_evidence not in EVIDENCE:
-            raise ConfigError(f"trust_evidence: got {spec.trust_evidence!r}; allowed: {EVIDENCE}")
-        built.evidence = spec.trust_evidence
-    return built
+    return SCHEDULERS.get(spec.scheduler)(dataclasses.replace(config, scheduler=scheduler))
 
 
 def _epoch_result(row: CurveRow, epoch: int, names: list[str]) -> dict[str, Any]:

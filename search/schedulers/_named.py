@@ -34,5 +34,5 @@ def _moasha(config: SearchConfig) -> Any:
     if s.trust_rungs:
         from search.schedulers._rungtrust import RungTrust
 
-        return RungTrust(config.objectives, **common)
+        return RungTrust(config.objectives, evidence=s.trust_by, **common)
     return MOASHA(config.objectives, **common)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.stats import mannwhitneyu, spearmanr
 
+from search.config import TRUST_EVIDENCE
 from search.schedulers._moasha import MOASHA, _as_float, _key
 
 if TYPE_CHECKING:
@@ -59,9 +60,9 @@ MIN_PAIRS = 8
 MIN_RANK_CORRELATION = 0.6
 #: The ``why`` of a decision to let a trial on that the rung's ranking would have stopped.
 UNTRUSTED = "rung not trusted yet: the search's curves do not show it ranks the next one"
-#: What a rung's trust needs: ``chain``, it and each rung above shown to rank its next;
-#: ``own``, it shown and none above refuted; ``audit``, it not refuted (see module doc).
-EVIDENCE = ("chain", "own", "audit")
+#: What a rung's trust needs (``scheduler.trust_by``): ``chain``, it and each rung above shown
+#: to rank its next; ``audit``, it not refuted; ``own``, it shown and none above refuted.
+EVIDENCE = TRUST_EVIDENCE
 #: ``audit``: one in this many trials a trusted rung would stop goes on instead.
 AUDIT_EVERY = 4
 #: ``audit``: trials needed on each side (best third, the rest) before a rung can be refuted.

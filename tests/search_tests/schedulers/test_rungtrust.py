@@ -161,6 +161,14 @@ def test_the_config_builds_it_for_stopping_moasha_and_refuses_it_for_promotion()
     with pytest.raises(ConfigError, match=r"scheduler\.trust_rungs: got True; allowed: false "
                                           r"with type 'promotion'"):  # fmt: skip
         config({"name": "moasha", "type": "promotion", "trust_rungs": True})
+    audit = SCHEDULERS.get("moasha")(config({"name": "moasha", "trust_rungs": True,
+                                             "trust_by": "audit"}))  # fmt: skip
+    assert isinstance(audit, RungTrust) and audit.evidence == "audit"
+    with pytest.raises(ConfigError, match=r"scheduler\.trust_by: got 'audit'; allowed: chain "
+                                          r"unless trust_rungs"):  # fmt: skip
+        config({"name": "moasha", "trust_by": "audit"})
+    with pytest.raises(ConfigError, match=r"scheduler\.trust_by: got 'some'"):
+        config({"name": "moasha", "trust_rungs": True, "trust_by": "some"})
 
 
 def test_a_diverged_trials_nan_does_not_keep_a_rung_untrusted_forever():

@@ -81,3 +81,5 @@ def test_the_scheduler_line_says_when_rungs_must_earn_trust() -> None:
     assert "rungs at epoch(s) 1, 3 of 9" in line({"name": "moasha"})
     assert "trust_rungs" not in line({"name": "moasha"})
     assert line({"name": "moasha", "trust_rungs": True}).endswith("ranks the next (trust_rungs)")
+    audit = line({"name": "moasha", "trust_rungs": True, "trust_by": "audit"})
+    assert audit.endswith("(trust_rungs, by audit: one in four trials it would stop goes on)")
