@@ -36,8 +36,11 @@ def test_a_waves_record_is_a_table_the_lab_replays(tmp_path):
     study = optuna.load_study(study_name="waves-r3", storage=f"sqlite:///{tmp_path / 'copy.db'}")
     assert len(study.trials) == 3  # the archive is the record, read by Optuna itself
     try:  # the replay loads the table's config, which declares its dataset in this process
-        result = replay(table, ReplaySpec("random", "fifo", workers=2), seed=0, horizon_s=60.0,
-                        charge_decisions=False)  # fmt: skip
+        # a horizon of every recorded trial's time: FIFO on 2 workers ends at least one,
+        # however slowly a loaded machine recorded them
+        horizon = sum(map(table.trial_s, table.rows))
+        result = replay(table, ReplaySpec("random", "fifo", workers=2), seed=0,
+                        horizon_s=horizon, charge_decisions=False)  # fmt: skip
     finally:
         DATASETS._entries.pop("waves", None)  # other tests see the built-ins only
     assert result.completed

@@ -35,9 +35,9 @@ def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
         "dataset": _dataset(tmp_path, kind),
         # train_size and few epochs keep the trials, finalists and refit to seconds (the
         # table's trials fit six times each: five folds and the model of every row, so its
-        # finalists are two with two seeds, not the derived three with three)
+        # finalist is one with two seeds, not the derived three with three)
         **({"train_size": 200, "train": {"epochs": 9}} if kind == "digits"
-           else {"train": {"epochs": 6}, "finalists": {"top": 2, "seeds": 2}}),
+           else {"train": {"epochs": 6}, "finalists": {"top": 1, "seeds": 2}}),
         "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
         "constraints": ["params <= 1500"],
         "limits": {"trials": 2},
