@@ -13,6 +13,7 @@ from search.config._keys import config_key, optional_key, parse_section
 from search.config._registries import LOGGERS, OPTIMISERS, SCHEDULERS
 
 __all__ = [
+    "AUDIT_EVERY",
     "GRACE_EPOCHS",
     "REDUCTION_FACTOR",
     "SCHEDULER_TYPES",
@@ -78,6 +79,8 @@ SCHEDULER_TYPES: Final = ("stopping", "promotion")
 WITHIN_FRONT: Final = ("hypervolume", "crowding")
 #: How a rung of stopping MOASHA earns trust (``search.schedulers._rungtrust``).
 TRUST_EVIDENCE: Final = ("chain", "audit", "own")
+#: ``trust_by: audit``: one in this many trials a trusted rung would stop goes on instead.
+AUDIT_EVERY: Final = 4
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.stats import mannwhitneyu, spearmanr
 
-from search.config import TRUST_EVIDENCE
+from search.config import AUDIT_EVERY, TRUST_EVIDENCE
 from search.schedulers._moasha import MOASHA, _as_float, _key
 
 if TYPE_CHECKING:
@@ -63,8 +63,6 @@ UNTRUSTED = "rung not trusted yet: the search's curves do not show it ranks the 
 #: What a rung's trust needs (``scheduler.trust_by``): ``chain``, it and each rung above shown
 #: to rank its next; ``audit``, it not refuted; ``own``, it shown and none above refuted.
 EVIDENCE = TRUST_EVIDENCE
-#: ``audit``: one in this many trials a trusted rung would stop goes on instead.
-AUDIT_EVERY = 4
 #: ``audit``: trials needed on each side (best third, the rest) before a rung can be refuted.
 MIN_AUDITED = 5
 #: ``audit``: a rung is refuted below this chance that a trial of its best third beats one of
