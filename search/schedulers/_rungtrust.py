@@ -18,7 +18,7 @@ The chain makes the first rung wait for :data:`MIN_PAIRS` trials trained whole, 
 warm-up for a short search. With ``evidence="own"`` (a lab design) a rung needs only its own
 pairs to pass; a rung above blocks it only when its pairs refute it (enough of them, below the
 correlation), not while it has too few. That still trains the first trials whole (the last
-rung needs finished pairs). With ``evidence="audit"`` (a lab design) a rung is trusted until
+rung needs finished pairs). With ``evidence="audit"`` (``trust_by: audit``) a rung is trusted until
 refuted: it stops as plain MOASHA does, but lets every :data:`AUDIT_EVERY`-th trial it would
 stop go on (an audit, the decision's ``why`` says so), and is refuted while, of the trials
 seen at it and at the next checkpoint, those in the best third of the rung's first objective
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AUDITED",
     "AUDIT_EVERY",
-    "EVIDENCE",
     "MIN_AUDITED",
     "MIN_AUDIT_AUC",
     "MIN_PAIRS",
@@ -60,9 +59,6 @@ MIN_PAIRS = 8
 MIN_RANK_CORRELATION = 0.6
 #: The ``why`` of a decision to let a trial on that the rung's ranking would have stopped.
 UNTRUSTED = "rung not trusted yet: the search's curves do not show it ranks the next one"
-#: What a rung's trust needs (``scheduler.trust_by``): ``chain``, it and each rung above shown
-#: to rank its next; ``audit``, it not refuted; ``own``, it shown and none above refuted.
-EVIDENCE = TRUST_EVIDENCE
 #: ``audit``: trials needed on each side (best third, the rest) before a rung can be refuted.
 MIN_AUDITED = 5
 #: ``audit``: a rung is refuted below this chance that a trial of its best third beats one of
@@ -79,14 +75,16 @@ class RungTrust(MOASHA):
     Args:
         objectives: ``(name, direction)`` of each objective, the first the one training moves.
         max_epochs: The trials' schedule.
-        evidence: One of :data:`EVIDENCE`.
+        evidence: One of ``search.config.TRUST_EVIDENCE`` (``scheduler.trust_by``): ``chain``,
+            it and each rung above shown to rank its next; ``audit``, it not refuted;
+            ``own``, it shown and none above refuted.
         **options: MOASHA's other options (grace, η, order within a front, chance).
     """
 
     def __init__(self, objectives: Sequence[tuple[str, str]], *, max_epochs: int,
                  evidence: str = "chain", **options: Any) -> None:  # fmt: skip
-        if evidence not in EVIDENCE:
-            raise ValueError(f"evidence: got {evidence!r}; allowed: {EVIDENCE}")
+        if evidence not in TRUST_EVIDENCE:
+            raise ValueError(f"evidence: got {evidence!r}; allowed: {TRUST_EVIDENCE}")
         super().__init__(objectives, max_epochs=max_epochs, **options)
         self.evidence = evidence
         #: The checkpoints whose first objective is kept: the rungs and the last epoch.
