@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUDITED",
-    "AUDIT_EVERY",
     "MIN_AUDITED",
     "MIN_AUDIT_AUC",
     "MIN_PAIRS",
