@@ -91,7 +91,8 @@ DEFAULT_ARMS = ("fifo", "foresight", "moasha-stopping", "moasha-promotion",
                 "syne-moasha-fixed", "syne-random")  # fmt: skip
 #: Arms that sample at random whatever the block's optimiser (the rest use the optimiser).
 RANDOM_SAMPLER = {"moasha-stopping-random": "random (npas)", "random-fifo": "random (npas)",
-                  "frontstop-random": "random (npas)",
+                  "frontstop-random": "random (npas)", "rungtrust-random": "random (npas)",
+                  "rungtrust-audit-random": "random (npas)",
                   "syne-moasha": "random (Syne Tune)", "syne-moasha-fixed": "random (Syne Tune)",
                   "syne-random": "random (Syne Tune)"}  # fmt: skip
 #: How the table names an arm whose role is not a peer's.
@@ -139,6 +140,11 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
                                                        trust_by="audit")),
         "rungtrust-own": Arm("rungtrust-own", spec("moasha", trust_rungs=True,
                                                    trust_by="own")),
+        "rungtrust-random": Arm("rungtrust-random", spec("moasha", name="random",
+                                                         trust_rungs=True)),
+        "rungtrust-audit-random": Arm("rungtrust-audit-random",
+                                      spec("moasha", name="random", trust_rungs=True,
+                                           trust_by="audit")),
     }
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)
@@ -228,6 +234,12 @@ def verdicts(c: Comparison, workers: int, optimiser: str = "") -> list[str]:
         ("moasha-stopping-random", "syne-moasha-fixed",
          "npas's MOASHA vs Syne Tune's rank-fixed MOASHA, both sampling at random (isolates "
          "the scheduler)"),
+        ("rungtrust-random", "syne-moasha-fixed",
+         "npas's MOASHA with trusted rungs (`trust_by: chain`) vs Syne Tune's rank-fixed MOASHA, "
+         "both sampling at random (isolates the scheduler)"),
+        ("rungtrust-audit-random", "syne-moasha-fixed",
+         "npas's MOASHA with audited rungs (`trust_by: audit`) vs Syne Tune's rank-fixed "
+         "MOASHA, both sampling at random (isolates the scheduler)"),
         ("syne-moasha-fixed", "syne-moasha",
          "Syne Tune's MOASHA rank-fixed vs as shipped (the bug alone)"),
         ("moasha-stopping", "moasha-stopping-random",
