@@ -521,12 +521,18 @@ _SKIP_HINT = (
 
 
 def declare(
-    spec: Mapping[str, Any], *, path: str = "dataset", base: str | Path | None = None
+    spec: Mapping[str, Any],
+    *,
+    path: str = "dataset",
+    base: str | Path | None = None,
+    need_files: bool = True,
 ) -> dict[str, Any]:
     """Registers the dataset a config declares (once per process: the same declaration again
     is a no-op; another under a registered name raises) and returns the declaration as
     recorded: paths absolute (a relative one is taken from ``base``, default the working
-    folder), ``source`` filled in.
+    folder), ``source`` filled in. With ``need_files=False`` a missing file is not refused
+    (reading the data then fails): a replay of a recorded search reads no data, and the files
+    of the machine that recorded it may be gone.
 
     Raises:
         ConfigError: a missing or unknown key, a bad value, or a name already registered.
@@ -557,8 +563,10 @@ def declare(
         raise ConfigError(
             f"{path}.{kind}: got {target!r}; allowed: {DECLARED_KINDS.get(kind).about}"
         )
-    resolved = [_declared_path(Path(base or Path.cwd()) / Path(str(f)).expanduser(), kind,
-                               f"{path}.{kind}") for f in files]  # fmt: skip
+    given = [Path(base or Path.cwd()) / Path(str(f)).expanduser() for f in files]
+    resolved = [_declared_path(g, kind, f"{path}.{kind}")
+                if need_files or os.path.lexists(g) else os.path.abspath(g)
+                for g in given]  # fmt: skip
     record = {**spec, kind: resolved if kind == "npy" else resolved[0]}
     record.setdefault("source", f"{kind} {record[kind]}")
     name = record["name"]

@@ -35,7 +35,7 @@ import itertools
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -444,6 +444,10 @@ def replay_config(table: CurveTable, spec: ReplaySpec) -> Any:
     """The recorded search's config with the replay's optimiser (the space, objectives and
     constraints are the table's)."""
     data = dict(table.config)
+    if isinstance(data.get("dataset"), Mapping):  # a declared file the replay never reads
+        from objectives import declare
+
+        data["dataset"] = declare(data["dataset"], need_files=False)["name"]
     data["algorithm"] = {"name": spec.optimiser, "options": dict(spec.options)}
     data.pop("storage", None)
     try:

@@ -6,11 +6,13 @@ deterministic and its times are sums of the table's recorded seconds.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
 from optuna.trial import TrialState
 
+from search.config import load_config
 from search.lab import NearestRow, ReplaySpec, replay
 from search.lab._replay import replay_config
 from search.lab._whatif import full_horizon
@@ -189,3 +191,14 @@ def test_trusted_rungs_stop_fewer_trials_than_moasha_and_none_before_trust(table
     first = [how for _, how in list(ran[True].ends.values())[:MIN_PAIRS]]
     assert first == ["complete"] * MIN_PAIRS  # nothing trusted before MIN_PAIRS finish
     assert ran[True].stopped < ran[False].stopped
+
+
+def test_a_table_whose_declared_data_file_is_gone_still_replays(table, tmp_path):
+    """The waves table's config names the npz on the machine that recorded it; a replay reads
+    no data, so a fresh clone replays it (it was refused: "dataset.npz: ... does not exist")."""
+    gone = {"name": "replay-gone-data", "npz": str(tmp_path / "gone.npz"), "layout": "image"}
+    moved = dataclasses.replace(table, config={**table.config, "dataset": gone})
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config({**moved.config, "dataset": {**gone, "name": "replay-gone-loaded"}})
+    result = replay(moved, ReplaySpec("random", "fifo", "stopping", 2), seed=0, horizon_s=30)
+    assert result.completed
