@@ -291,6 +291,25 @@ class CustomDataset:
                     f"finite numbers, one per {'feature' if layout == 'table' else 'channel'}"
                 )
 
+    def check_sizes(self, val_size: int | float | None, train_size: int | None) -> None:
+        """The validation and training sizes a search asks for, checked against the data before
+        any trial: each trial's :meth:`load` refuses them, so every trial would fail.
+
+        Raises:
+            ConfigError: naming the dataset and the counts its classes allow.
+        """
+        train, _, val, _ = self._parts
+        n, classes = len(train.y), self.num_classes
+        try:
+            if val is None:
+                size = self.val_size if val_size is None else val_size
+                _check_val_size(size, n, classes)
+                n -= math.ceil(size * n) if isinstance(size, float) else int(size)
+            if train_size is not None and train_size != n:
+                _check_train_size(train_size, n, classes)
+        except ConfigError as err:
+            raise ConfigError(f"dataset {self.name!r}: {err}") from None
+
     def load(
         self,
         *,

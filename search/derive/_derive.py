@@ -191,12 +191,15 @@ def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
     out: list[Derived] = []
     derived: dict[str, Any] = {"dataset": facts.declaration}
     held = min(MIN_VALIDATION, round(MAX_VALIDATION_SHARE * facts.total))
+    # Stratified: a sample of each class held out, and one of each left to train on.
+    held = min(max(held, facts.classes), facts.total - facts.classes)
     if "val_size" not in data and held > facts.held:
         derived["val_size"] = held
         share = f"{MAX_VALIDATION_SHARE:.0%}"
         out.append(Derived("val_size", held, f"the dataset's default held {facts.held} of "
                            f"{facts.total:,} training samples: {MIN_VALIDATION} or {share} of "
-                           "them, the fewer, rank trials less by chance"))  # fmt: skip
+                           "them, the fewer, rank trials less by chance, and at least one of "
+                           f"each of the {facts.classes} classes"))  # fmt: skip
         kept = max(1, facts.train - (held - facts.held))
         facts = dataclasses.replace(facts, held=held, train=kept)
     if facts.augment is not None and facts.declaration != data.get("dataset"):

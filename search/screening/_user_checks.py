@@ -34,15 +34,17 @@ def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
 
     Raises:
         ConfigError: a teachers' cache that cannot be written (a search that distils), a
-            dataset that cannot be read, or whose splits have bad shapes, labels
-            or values, a family that builds no model of its signals or table rows, or a user
-            indicator that fails or returns anything but a real number
-            on a model of the space.
+            dataset that cannot be read, whose splits have bad shapes, labels or values, or
+            that cannot be split as ``val_size`` and ``train_size`` ask, a family that builds
+            no model of its signals or table rows, or a user indicator that fails or returns
+            anything but a real number on a model of the space.
     """
     if _distils(config.to_dict()):
         check_teachers_folder()
     info = DATASETS.get(config.dataset)
     fingerprint = None if isinstance(info, DatasetInfo) else info.check()
+    if fingerprint is not None:
+        info.check_sizes(config.val_size, config.train_size)
     if fingerprint is not None and info.sample_layout != "image":
         _check_families(config, info)
     wanted = INDICATORS.names() if config.indicators is None else list(config.indicators)

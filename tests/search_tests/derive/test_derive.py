@@ -218,6 +218,30 @@ def test_bad_data_is_refused_before_a_study_exists(
     assert not (tmp_path / "runs").exists()
 
 
+def test_each_class_gets_a_validation_sample_and_a_split_the_classes_forbid_is_refused(
+    tmp_path, capsys, declared
+):
+    """100 classes in 500 rows (400 once the test fifth is carved): the default tenth (40)
+    cannot hold one of each class, and every trial of such a search failed ("val_size must be
+    ... [100, 400]"). The derivation holds out one of each; a val_size that cannot is refused
+    before a study exists ([100, 300] may be held of 400)."""
+    _table(tmp_path, rows=500, classes=100)
+    declared.append("t-classes")
+    spec = {"name": "t-classes", "npz": "table.npz"}
+    derived = derive(_data_only(spec, limit=5000), base=str(tmp_path))
+    assert derived.config["val_size"] == 100
+    assert "at least one of each of the 100 classes" in {
+        d.key: d for d in derived.values}["val_size"].because  # fmt: skip
+    config = {**_data_only(spec, limit=5000), "out": str(tmp_path / "runs")}
+    assert main(["check", _write(tmp_path, "ok", config)]) == 0
+    capsys.readouterr()
+    assert main(["check", _write(tmp_path, "bad", {**config, "val_size": 0.1})]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "dataset 't-classes': val_size must be" in err and "[100, 300]" in err  # test: 100
+    assert main(["launch", _write(tmp_path, "bad", {**config, "val_size": 0.1})]) == 2
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_data_only_config_needs_a_limit():
     with pytest.raises(ConfigError, match=r"limits\.time .* or limits\.trials"):
         derive({"name": "x", "dataset": "digits", "limits": {}})
@@ -390,10 +414,11 @@ def test_start_points_follow_the_users_keys(tmp_path, capsys):
     assert "convnet depth" in _derived(capsys.readouterr().out)["start"]
 
 
-def test_a_table_has_one_family_and_so_no_start_point(tmp_path, capsys):
+def test_a_table_has_one_family_and_so_no_start_point(tmp_path, capsys, declared):
     """The table layout's one family (the MLP) is explored from TPE's random start-up: a
     plain net at the limit trained first would pull its model there."""
     _table(tmp_path)
+    declared.append("t")  # unregistered after: the registry test lists the built-ins alone
     path = _write(tmp_path, "t", _data_only({"name": "t", "npz": str(tmp_path / "table.npz")}))
     config, _ = load_config(path)
     assert config.start == []
