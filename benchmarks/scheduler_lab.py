@@ -56,7 +56,7 @@ import ray
 
 from objectives._conditions import cpu_model_name
 from search.lab import Arm, Comparison, CurveTable, ReplaySpec, Run
-from search.lab._compare import FRACTIONS
+from search.lab._compare import FRACTIONS, replayed
 from search.lab._stats import summarise
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, run as a file
@@ -85,6 +85,23 @@ def syne(table: CurveTable, seed: int, horizon_s: float, *, scheduler: str, work
     return Run(f"syne-{scheduler}", seed, completed, {"completed": len(completed)})
 
 
+def boundary(table: CurveTable, seed: int, horizon_s: float, *, spec: ReplaySpec,
+             label: str) -> Run:  # fmt: skip
+    """npas's stopping MOASHA with the quota read at its boundary (a candidate for the default,
+    its rule in ``docs/guides/replay.md``): a trial reaching a rung goes on when at most n/η of
+    the n there rank above it (``floor(n/η) + 1`` go on, Syne Tune's reading of the top 1/η:
+    ``asha.py``'s rank over n <= 1/η), where the scheduler keeps ``ceil(n/η)`` (at most one of
+    three). Module level, so a process pool can take it; the quota is restored after."""
+    from search.schedulers._moasha import MOASHA
+
+    kept = MOASHA._top
+    MOASHA._top = lambda self, n: int(n // self._rf) + 1  # type: ignore[method-assign]
+    try:
+        return replayed(table, Arm(label, spec), seed, horizon_s)
+    finally:
+        MOASHA._top = kept  # type: ignore[method-assign]
+
+
 #: The arms a run compares unless ``--arms`` says otherwise.
 DEFAULT_ARMS = ("fifo", "foresight", "moasha-stopping", "moasha-promotion",
                 "moasha-stopping-random", "asha", "random-fifo", "syne-moasha",
@@ -93,6 +110,7 @@ DEFAULT_ARMS = ("fifo", "foresight", "moasha-stopping", "moasha-promotion",
 RANDOM_SAMPLER = {"moasha-stopping-random": "random (npas)", "random-fifo": "random (npas)",
                   "frontstop-random": "random (npas)", "rungtrust-random": "random (npas)",
                   "rungtrust-audit-random": "random (npas)",
+                  "moasha-stopping-random-boundary": "random (npas)",
                   "syne-moasha": "random (Syne Tune)", "syne-moasha-fixed": "random (Syne Tune)",
                   "syne-random": "random (Syne Tune)"}  # fmt: skip
 #: How the table names an arm whose role is not a peer's.
@@ -146,6 +164,10 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
                                       spec("moasha", name="random", trust_rungs=True,
                                            trust_by="audit")),
     }
+    for name in ("moasha-stopping", "moasha-stopping-random"):
+        label = f"{name}-boundary"
+        run = functools.partial(boundary, spec=known[name].spec, label=label)
+        known[label] = Arm(label, run=run)
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)
         known[f"syne-{scheduler}"] = Arm(f"syne-{scheduler}", run=run)
@@ -240,6 +262,14 @@ def verdicts(c: Comparison, workers: int, optimiser: str = "") -> list[str]:
         ("rungtrust-audit-random", "syne-moasha-fixed",
          "npas's MOASHA with audited rungs (`trust_by: audit`) vs Syne Tune's rank-fixed "
          "MOASHA, both sampling at random (isolates the scheduler)"),
+        ("moasha-stopping-random-boundary", "syne-moasha-fixed",
+         "npas's MOASHA with the quota read at its boundary vs Syne Tune's rank-fixed MOASHA, "
+         "both sampling at random (isolates the scheduler)"),
+        ("moasha-stopping-boundary", "moasha-stopping",
+         "npas's stopping MOASHA with the quota read at its boundary vs as it is, with the "
+         "optimiser"),
+        ("moasha-stopping-random-boundary", "moasha-stopping-random",
+         "the same, both sampling at random"),
         ("syne-moasha-fixed", "syne-moasha",
          "Syne Tune's MOASHA rank-fixed vs as shipped (the bug alone)"),
         ("moasha-stopping", "moasha-stopping-random",
@@ -254,7 +284,7 @@ def verdicts(c: Comparison, workers: int, optimiser: str = "") -> list[str]:
             out.append(f"- {what} (reach, paired Wilcoxon): medians "
                        f"{c.summary(a)['reach'].text()} vs {c.summary(b)['reach'].text()}, "
                        f"p = {p:.3g}{noise}.")  # fmt: skip
-    ours = [arm for arm in c.runs if arm.startswith("moasha-") and arm != "moasha-stopping-random"]
+    ours = [arm for arm in c.runs if arm.startswith("moasha-") and arm not in RANDOM_SAMPLER]
     if not ours:
         return out
     best = min(ours, key=lambda arm: (c.summary(arm)["reach"].iqm, c.summary(arm)["reach"].median))

@@ -86,7 +86,8 @@ class Arm:
     run: Callable[[CurveTable, int, float], Run] | None = None
 
 
-def _replayed(table: CurveTable, arm: Arm, seed: int, horizon_s: float) -> Run:
+def replayed(table: CurveTable, arm: Arm, seed: int, horizon_s: float) -> Run:
+    """One arm on one seed: its spec replayed, or its own ``run``."""
     if arm.run is not None:
         return arm.run(table, seed, horizon_s)
     assert arm.spec is not None
@@ -155,7 +156,7 @@ class Comparison:
                         progress(run)
         else:
             for arm, seed in work:
-                run = _replayed(table, arm, seed, horizon_s)
+                run = replayed(table, arm, seed, horizon_s)
                 runs[run.arm].append(run)
                 if progress is not None:
                     progress(run)
@@ -211,6 +212,6 @@ class Comparison:
 
 
 def _call(args: tuple[CurveTable, Arm, int, float]) -> Run:
-    return _replayed(*args)
+    return replayed(*args)
 
 
