@@ -636,6 +636,9 @@ def _augment_allowed(augment: Augment, layout: str, shape: tuple[int, ...]) -> s
     """What the samples' layout allows when ``augment`` does not fit it ("" when it fits)."""
     if layout == "image" and augment.shift:
         return "pad and flip (images are cropped and mirrored); shift is for signals"
+    if layout == "image" and augment.pad >= min(shape[1:]):
+        return (f"pad smaller than the image's shorter side {min(shape[1:])} (it is reflected "
+                "before the crop), or none")
     if layout == "signal" and (augment.pad or augment.flip or augment.shift >= shape[-1]):
         return f"shift, smaller than the length {shape[-1]} (pad and flip are for images)"
     if layout == "table" and augment.enabled:

@@ -127,12 +127,13 @@ def _plain(augment: Any) -> dict[str, Any] | None:
 
 def _image_pad(spec: Mapping[str, Any], base: str | None) -> tuple[dict[str, Any] | None, str]:
     """The pad-crop a declared image dataset without ``augment`` is given: 1/14 of the shorter
-    side (MNIST's 2 pixels on 28), at least 1; None for signals, tables or what cannot be
-    peeked (the declaration then says why, when it is read)."""
+    side (MNIST's 2 pixels on 28), at least 1 and less than the side; None for images 1 pixel
+    wide (nothing to crop), signals, tables or what cannot be peeked (the declaration then
+    says why, when it is read)."""
     side = _image_side(spec, base)
-    if side is None:
+    if side is None or side < 2:
         return None, ""
-    pad = max(1, round(side / 14))
+    pad = min(side - 1, max(1, round(side / 14)))
     where = "" if "image_folder" not in spec or spec.get("size") else ", taken as 28: no size"
     return {"pad": pad}, (f"pad-crop of 1/14 of the image's shorter side ({side} px{where}), "
                           "at least 1")  # fmt: skip

@@ -144,3 +144,21 @@ def test_a_declared_shift_as_long_as_the_signal_is_refused_when_read(tmp_path):
     finally:
         _forget("t-long-shift")
         _forget("t-ok-shift")
+
+
+def test_a_declared_pad_as_wide_as_the_image_is_refused_when_read(tmp_path):
+    """Reflect padding needs a pad below the side: a 3x3 image padded by 3 failed in every
+    trial ("pad must be smaller than the image"), not when the data were checked."""
+    np.savez(tmp_path / "i.npz", x_train=np.zeros((8, 1, 3, 5), np.float32),
+             y_train=np.arange(8) % 2)  # fmt: skip
+    spec = {"name": "t-wide-pad", "npz": "i.npz", "layout": "image", "augment": {"pad": 3}}
+    declare(spec, base=str(tmp_path))
+    try:
+        with pytest.raises(ConfigError, match=r"allowed: pad smaller than the image's shorter "
+                                              r"side 3"):  # fmt: skip
+            DATASETS.get("t-wide-pad").in_shape  # noqa: B018
+        declare({**spec, "name": "t-ok-pad", "augment": {"pad": 2}}, base=str(tmp_path))
+        assert DATASETS.get("t-ok-pad").in_shape == (1, 3, 5)
+    finally:
+        _forget("t-wide-pad")
+        _forget("t-ok-pad")

@@ -163,6 +163,18 @@ def test_a_declared_image_npz_gets_pad_crop_searched(tmp_path, declared):
     assert "train.augment" in config.space.names
 
 
+def test_an_image_one_pixel_wide_gets_no_pad_crop(tmp_path, declared):
+    """A 1x1 "image" has nothing to crop: pad 1 made every trial with augmentation fail ("pad
+    must be smaller than the image (1x1), got 1"), so it is given none."""
+    x = np.random.default_rng(0).normal(size=(60, 1, 1, 1)).astype(np.float32)
+    np.savez(tmp_path / "dot.npz", x_train=x, y_train=np.arange(60) % 2)
+    declared.append("dot-derive")
+    data = _data_only({"name": "dot-derive", "npz": "dot.npz", "layout": "image"}, limit=500)
+    derivation = derive(data, base=str(tmp_path))
+    assert "augment" not in derivation.config["dataset"]
+    assert "train.augment" not in derivation.config["space"]
+
+
 def test_a_derivation_read_again_gives_the_same_config(tmp_path, declared):
     """What a relaunch compares with the stored search: the same file derives the same config
     (the declared dataset's added augmentation registered once)."""
