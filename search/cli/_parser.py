@@ -23,6 +23,7 @@ from search.cli._options import (
 )
 from search.cli._results import _export, _pareto, _replay, _report, _train
 from search.cli._status import _status, _trials
+from search.config import TRUST_EVIDENCE
 from search.record import TRIAL_STATES
 
 #: Adds one subcommand: its name, the function it runs and its help; the parser it made.
@@ -224,6 +225,10 @@ def _replay_command(add: _Add) -> None:
                      help="the scheduler to compare with FIFO (default: moasha)")  # fmt: skip
     cmd.add_argument("--type", choices=("stopping", "promotion"), dest="kind",
                      help="MOASHA's type (default: both)")  # fmt: skip
+    cmd.add_argument("--trust-by", choices=TRUST_EVIDENCE, dest="trust_by",
+                     help="also replay stopping MOASHA with its rungs trusted this way "
+                     "(scheduler: {trust_rungs: true, trust_by: ...}): chain, audit, or own "
+                     "(a lab design)")  # fmt: skip
     cmd.add_argument("--algorithm", metavar="NAME",
                      help="the optimiser replayed, as the config's algorithm (default: the "
                      "search's own)")  # fmt: skip

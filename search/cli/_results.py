@@ -86,7 +86,12 @@ def _replay(args: argparse.Namespace) -> int:
     study = _study(args)
     table = CurveTable.from_study(study)
     kinds = (args.kind,) if args.kind else ("stopping", "promotion")
-    others = {"moasha": len(kinds), "fifo": 0}.get(args.scheduler, 1)
+    if args.trust_by is not None and (args.scheduler != "moasha" or "stopping" not in kinds):
+        raise ConfigError(f"--trust-by: got {args.trust_by!r} with --scheduler "
+                          f"{args.scheduler} --type {args.kind}; allowed: with --scheduler "
+                          "moasha and the stopping type (promotion resumes by rank "
+                          "alone)")  # fmt: skip
+    others = {"moasha": len(kinds) + (args.trust_by is not None), "fifo": 0}.get(args.scheduler, 1)
     total = args.seeds * (2 + others)  # FIFO, the others, the perfect-foresight bound
     done = [0]
     terminal = sys.stderr.isatty()  # a log gets no carriage returns, and no progress
@@ -97,7 +102,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     result = what_if(table, scheduler=args.scheduler, kinds=kinds, optimiser=args.algorithm,
                      workers=args.workers, seeds=args.seeds, jobs=jobs,
-                     progress=progress if terminal else None)  # fmt: skip
+                     progress=progress if terminal else None, trust_by=args.trust_by)  # fmt: skip
     if terminal:
         print(file=sys.stderr)
     from search._format import wrap_lines

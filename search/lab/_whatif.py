@@ -48,6 +48,8 @@ PAYOFF = 2.0
 _CANNOT = "early stopping cannot pay here"
 #: How the verdict names an arm.
 _SPOKEN = {"moasha-stopping": "stopping-type MOASHA", "moasha-promotion": "promotion-type MOASHA",
+           "moasha-trust-chain": "stopping MOASHA with trusted rungs (trust_by: chain)",
+           "moasha-trust-audit": "stopping MOASHA with audited rungs (trust_by: audit)",
            "asha": "Ray Tune's ASHA (accuracy alone)"}  # fmt: skip
 
 
@@ -122,17 +124,26 @@ def full_horizon(table: CurveTable, workers: int) -> float:
 
 
 def arms_for(
-    optimiser: str, scheduler: str, kinds: Sequence[str], workers: int, options: dict[str, Any]
+    optimiser: str,
+    scheduler: str,
+    kinds: Sequence[str],
+    workers: int,
+    options: dict[str, Any],
+    trust_by: str | None = None,
 ) -> list[Arm]:
-    """The baseline (FIFO) first, then the scheduler asked for (each MOASHA type given), then
-    the perfect-foresight bound (:data:`BOUND`)."""
+    """The baseline (FIFO) first, then the scheduler asked for (each MOASHA type given, and
+    with ``trust_by`` stopping MOASHA with its rungs trusted that way,
+    ``moasha-trust-<trust_by>``), then the perfect-foresight bound (:data:`BOUND`)."""
 
-    def spec(name: str, kind: str = "stopping") -> ReplaySpec:
-        return ReplaySpec(optimiser, name, kind, workers, options=options)
+    def spec(name: str, kind: str = "stopping", **more: Any) -> ReplaySpec:
+        return ReplaySpec(optimiser, name, kind, workers, options=options, **more)
 
     arms = [Arm("fifo", spec("fifo"))]
     if scheduler == "moasha":
         arms += [Arm(f"moasha-{kind}", spec("moasha", kind)) for kind in kinds]
+        if trust_by is not None:
+            trusted = spec("moasha", trust_rungs=True, trust_by=trust_by)
+            arms.append(Arm(f"moasha-trust-{trust_by}", trusted))
     elif scheduler != "fifo":
         arms.append(Arm(scheduler, spec(scheduler)))
     return [*arms, Arm(BOUND, spec("foresight"))]
@@ -292,12 +303,14 @@ def what_if(
     seeds: int = 20,
     jobs: int = 1,
     progress: Any = None,
+    trust_by: str | None = None,
 ) -> WhatIf:
-    """Replays ``table`` under FIFO and ``scheduler`` on ``seeds`` seeds (see module doc)."""
+    """Replays ``table`` under FIFO and ``scheduler`` on ``seeds`` seeds (see module doc);
+    ``trust_by``: also stopping MOASHA with trusted rungs (``scheduler.trust_by``)."""
     algorithm = table.config.get("algorithm") or {}
     name = optimiser or algorithm.get("name", "tpe")
     options = dict(algorithm.get("options") or {}) if optimiser in (None, name) else {}
-    arms = arms_for(name, scheduler, kinds, workers, options)
+    arms = arms_for(name, scheduler, kinds, workers, options, trust_by)
     comparison = Comparison.run(table, arms, seeds=range(seeds),
                                 horizon_s=full_horizon(table, workers), jobs=jobs,
                                 progress=progress)  # fmt: skip

@@ -139,3 +139,17 @@ def test_a_plot_that_cannot_be_saved_is_refused_before_replaying(quick_run, tmp_
         assert not png.exists()
         if where == "full":
             assert sorted(p.name for p in folder.iterdir()) == ["filler"]
+
+
+def test_trusted_rungs_are_replayed_beside_plain_moasha_when_asked(quick_run, capsys):
+    """``--trust-by`` adds stopping MOASHA with its rungs trusted that way, so that a user
+    judges ``scheduler.trust_by`` on their own curves; refused where it cannot run."""
+    argv = ["replay", "--run", str(quick_run), "--seeds", "2", "--jobs", "1", "--format", "json"]
+    assert main([*argv, "--type", "stopping", "--trust-by", "audit"]) == 0
+    arms = {row["arm"]: row for row in json.loads(capsys.readouterr().out)["arms"]}
+    assert list(arms) == ["fifo", "moasha-stopping", "moasha-trust-audit", "foresight"]
+    assert arms["moasha-trust-audit"]["mean_started"] >= arms["moasha-trust-audit"][
+        "mean_completed"] > 0  # fmt: skip
+    for bad in (["--scheduler", "asha"], ["--type", "promotion"]):
+        assert main([*argv, *bad, "--trust-by", "chain"]) == 2
+        assert "--trust-by: got 'chain'" in capsys.readouterr().err
