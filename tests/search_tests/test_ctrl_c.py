@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DROPPED = """
 import signal, weakref
 from search import _ctrl_c
+# Python's own handler, as in a terminal: a suite run in the background (nohup ... &) starts
+# its processes with SIGINT ignored, and install() then rightly leaves it so.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 _ctrl_c.install()
 class Held: pass
 held = Held()
