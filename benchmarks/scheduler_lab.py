@@ -85,17 +85,17 @@ def syne(table: CurveTable, seed: int, horizon_s: float, *, scheduler: str, work
     return Run(f"syne-{scheduler}", seed, completed, {"completed": len(completed)})
 
 
-def boundary(table: CurveTable, seed: int, horizon_s: float, *, spec: ReplaySpec,
-             label: str) -> Run:  # fmt: skip
-    """npas's stopping MOASHA with the quota read at its boundary (a candidate for the default,
-    its rule in ``docs/guides/replay.md``): a trial reaching a rung goes on when at most n/η of
-    the n there rank above it (``floor(n/η) + 1`` go on, Syne Tune's reading of the top 1/η:
-    ``asha.py``'s rank over n <= 1/η), where the scheduler keeps ``ceil(n/η)`` (at most one of
-    three). Module level, so a process pool can take it; the quota is restored after."""
+def ceiling(table: CurveTable, seed: int, horizon_s: float, *, spec: ReplaySpec,
+            label: str) -> Run:  # fmt: skip
+    """npas's stopping MOASHA with the quota it had until 2026-12-01, the top ``ceil(n/η)``
+    of a rung (now ``floor(n/η) + 1``: at most n/η ranked above the trial, the rule in
+    ``docs/guides/replay.md``, "The quota read at its boundary"), so that the tables of that
+    rule's run (arms ``-boundary`` then, the default now) can be compared again. Module level,
+    so a process pool can take it; the quota is restored after."""
     from search.schedulers._moasha import MOASHA
 
     kept = MOASHA._top
-    MOASHA._top = lambda self, n: int(n // self._rf) + 1  # type: ignore[method-assign]
+    MOASHA._top = lambda self, n: max(1, math.ceil(n / self._rf))  # type: ignore[method-assign]
     try:
         return replayed(table, Arm(label, spec), seed, horizon_s)
     finally:
@@ -110,7 +110,7 @@ DEFAULT_ARMS = ("fifo", "foresight", "moasha-stopping", "moasha-promotion",
 RANDOM_SAMPLER = {"moasha-stopping-random": "random (npas)", "random-fifo": "random (npas)",
                   "frontstop-random": "random (npas)", "rungtrust-random": "random (npas)",
                   "rungtrust-audit-random": "random (npas)",
-                  "moasha-stopping-random-boundary": "random (npas)",
+                  "moasha-stopping-random-ceil": "random (npas)",
                   "syne-moasha": "random (Syne Tune)", "syne-moasha-fixed": "random (Syne Tune)",
                   "syne-random": "random (Syne Tune)"}  # fmt: skip
 #: How the table names an arm whose role is not a peer's.
@@ -165,8 +165,8 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
                                            trust_by="audit")),
     }
     for name in ("moasha-stopping", "moasha-stopping-random"):
-        label = f"{name}-boundary"
-        run = functools.partial(boundary, spec=known[name].spec, label=label)
+        label = f"{name}-ceil"
+        run = functools.partial(ceiling, spec=known[name].spec, label=label)
         known[label] = Arm(label, run=run)
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)
@@ -262,13 +262,10 @@ def verdicts(c: Comparison, workers: int, optimiser: str = "") -> list[str]:
         ("rungtrust-audit-random", "syne-moasha-fixed",
          "npas's MOASHA with audited rungs (`trust_by: audit`) vs Syne Tune's rank-fixed "
          "MOASHA, both sampling at random (isolates the scheduler)"),
-        ("moasha-stopping-random-boundary", "syne-moasha-fixed",
-         "npas's MOASHA with the quota read at its boundary vs Syne Tune's rank-fixed MOASHA, "
-         "both sampling at random (isolates the scheduler)"),
-        ("moasha-stopping-boundary", "moasha-stopping",
-         "npas's stopping MOASHA with the quota read at its boundary vs as it is, with the "
-         "optimiser"),
-        ("moasha-stopping-random-boundary", "moasha-stopping-random",
+        ("moasha-stopping", "moasha-stopping-ceil",
+         "npas's stopping MOASHA (the top floor(n/η) + 1 of a rung) vs with its former quota "
+         "(ceil(n/η)), with the optimiser"),
+        ("moasha-stopping-random", "moasha-stopping-random-ceil",
          "the same, both sampling at random"),
         ("syne-moasha-fixed", "syne-moasha",
          "Syne Tune's MOASHA rank-fixed vs as shipped (the bug alone)"),

@@ -124,7 +124,7 @@ def test_an_untrusted_rung_lets_a_trial_on_that_moasha_stops():
     _seen(reversed_, [0.9 - 0.1 * i for i in range(MIN_PAIRS)])
     agreeing = RungTrust(OBJECTIVES, max_epochs=9)
     _seen(agreeing, [0.1 * (i + 1) + 0.1 for i in range(MIN_PAIRS)])
-    # the worst at epoch 1 of the nine there: outside the top ceil(9 / 3)
+    # the worst at epoch 1 of the nine there: outside the top floor(9 / 3) + 1
     assert _report(agreeing, "late", 1, 0.01) == TrialScheduler.STOP
     assert _report(reversed_, "late", 1, 0.01) == TrialScheduler.CONTINUE
     assert reversed_.untrusted_passes == 1 and agreeing.untrusted_passes == 0
