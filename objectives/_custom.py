@@ -292,8 +292,10 @@ class CustomDataset:
                 )
 
     def check_sizes(self, val_size: int | float | None, train_size: int | None) -> None:
-        """The validation and training sizes a search asks for, checked against the data before
-        any trial: each trial's :meth:`load` refuses them, so every trial would fail.
+        """The validation and training sizes a search asks for, checked against the data (the
+        rule :meth:`load` applies; ``search check`` calls it before any trial, which would
+        otherwise each fail on it). The validation split holds ``ceil(val_size * n)`` of a
+        fraction, as :func:`stratified_split` carves it.
 
         Raises:
             ConfigError: naming the dataset and the counts its classes allow.
@@ -322,16 +324,14 @@ class CustomDataset:
         workers: int = LOADER_WORKERS,
     ) -> Data:
         """The dataset as :func:`objectives.datasets.load` gives it (same arguments)."""
+        self.check_sizes(val_size, train_size)
         train, test, val, splits = self._parts
-        classes = self.num_classes
         size = None
         if val is None:
             size = self.val_size if val_size is None else val_size
-            _check_val_size(size, len(train.y), classes)
             kept, held = stratified_split(train.y, size, seed=seed)
             train, val = train.take(kept), train.take(held)
         if train_size is not None and train_size != len(train.y):
-            _check_train_size(train_size, len(train.y), classes)
             train = train.take(stratified_split(train.y, train_size, seed=seed)[1])
         scale = splits.pixel_scale or (255.0 if _sample(train).dtype == torch.uint8 else 1.0)
         mean, std, stats = _stats(train, scale, splits)
@@ -360,7 +360,7 @@ class CustomDataset:
         }
         return Data(
             name=self.name, train=train_split, val=val_split, test=test_split,
-            in_shape=self.in_shape, num_classes=classes, mean=tuple(mean.tolist()),
+            in_shape=self.in_shape, num_classes=self.num_classes, mean=tuple(mean.tolist()),
             std=tuple(std.tolist()), augment=self.augment, provenance=provenance,
         )  # fmt: skip
 

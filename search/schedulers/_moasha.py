@@ -141,10 +141,9 @@ class MOASHA(FIFOScheduler):
 
     A trial reaching a rung is kept when at most ``n / rf`` of the ``n`` trials recorded there
     rank above it (the top ``floor(n / rf) + 1``) and it is not at chance, and stopped
-    otherwise. A trial that reaches
-    ``max_epochs`` goes on, so that it ends on its own and reports its final result (a full
-    schedule is a complete trial, not a stopped one); one reporting beyond ``max_epochs`` is
-    stopped.
+    otherwise. A trial that reaches ``max_epochs`` goes on, so that it ends on its own and
+    reports its final result (a full schedule is a complete trial, not a stopped one); one
+    reporting beyond ``max_epochs`` is stopped.
     """
 
     def __init__(
