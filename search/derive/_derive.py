@@ -49,7 +49,7 @@ from search.derive._data import DataFacts, read_facts
 from search.derive._families import FamilySpec, families_of
 from search.derive._learned import learned_points
 from search.derive._start import start_points
-from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR
+from search.schedulers import GRACE_EPOCHS, REDUCTION_FACTOR, milestones
 from spaces import ConfigError
 
 __all__ = ["Derivation", "Derived", "derive", "derive_from"]
@@ -82,6 +82,12 @@ UNTIMED_TRIAL_S = 60.0
 TRIAL_OVERHEAD_S = 3.0
 #: The rungs a trial's epochs are chosen from (MOASHA's, grace 1, η 3).
 RUNGS = (3, 9, 27, 81, 243)
+#: A derived trial's first rung is this fraction of its epochs (at least GRACE_EPOCHS): the
+#: scheduler lab measured MOASHA on 27-epoch curves with rungs at 1, 3 and 9, and one-cycle's
+#: warm-up is a quarter of any schedule, so a 243-epoch trial judged at its first epoch is
+#: judged on 1/60 of its warm-up (a 10-minute search of 3x2000 signals stopped every trial
+#: there, at chance, and recommended a model at chance: docs/guides/unaided.md).
+FIRST_RUNG_SHARE = 27
 #: Trials a timed search may run, as a multiple of what the rule's rate expects to fit: the
 #: count must not end the search before its time does (an ItalyPowerDemand search with 28
 #: expected trials ran them in 1.5 of its 4 minutes).
@@ -593,20 +599,23 @@ def _scheduler(epochs: int, full_s: float, folds: int = 1) -> tuple[dict[str, An
                "trial starts): stopping early has nothing to save, and its first rungs would "
                "judge nets on a few warm-up steps")
         return {"name": "fifo"}, float(epochs), why
-    rungs = [r for r in (GRACE_EPOCHS, *RUNGS) if r <= epochs]
-    mean = 1 + sum((b - a) / REDUCTION_FACTOR ** (i + 1)
-                   for i, (a, b) in enumerate(zip(rungs, [*rungs[1:], epochs], strict=True))
-                   if b > a)  # fmt: skip
-    moasha = {"name": "moasha", "grace_epochs": GRACE_EPOCHS, "reduction_factor": REDUCTION_FACTOR}
+    grace = max(GRACE_EPOCHS, epochs // FIRST_RUNG_SHARE)
+    rungs = milestones(grace, REDUCTION_FACTOR, epochs)
+    mean = grace + sum((b - a) / REDUCTION_FACTOR ** (i + 1)
+                       for i, (a, b) in enumerate(zip(rungs, [*rungs[1:], epochs], strict=True)))
+    moasha = {"name": "moasha", "grace_epochs": grace, "reduction_factor": REDUCTION_FACTOR}
     why = (f"a whole trial trains for about {full_s:,.0f} s: the presets' multi-fidelity default "
-           "(docs/guides/multi-fidelity.md) stops the unpromising ones early")
+           "(docs/guides/multi-fidelity.md) stops the unpromising ones early; its first rung at "
+           f"epoch {grace} of {epochs} (1/{FIRST_RUNG_SHARE} of a trial, at least "
+           f"{GRACE_EPOCHS}: the share of its schedule the scheduler lab's curves were ranked "
+           "at, and one-cycle's warm-up is a share of the schedule too)")
     return moasha, mean, why
 
 
 def _shown_scheduler(scheduler: Mapping[str, Any]) -> str:
     if scheduler["name"] == "fifo":
         return "fifo"
-    return f"moasha (stopping, grace {GRACE_EPOCHS}, η {REDUCTION_FACTOR:g})"
+    return f"moasha (stopping, grace {scheduler['grace_epochs']}, η {REDUCTION_FACTOR:g})"
 
 
 # -- the user's keys over the derived ones ---------------------------------------------------

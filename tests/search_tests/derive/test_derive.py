@@ -476,3 +476,18 @@ def test_an_epoch_is_priced_by_its_parameters_and_its_multiply_adds():
     assert reference_macs("signal", (2, 3000), 3, 5000) > 50 * reference_macs(
         "signal", (2, 30), 3, 5000)
     assert _epoch_seconds(long, 5000) > 5 * _epoch_seconds(short, 5000)
+
+
+@pytest.mark.parametrize(("epochs", "grace", "mean"), [(9, 1, 7 / 3), (27, 1, 3.0), (81, 3, 9.0),
+                                                        (243, 9, 27.0)])  # fmt: skip
+def test_the_first_rung_is_a_27th_of_a_derived_trial(epochs, grace, mean):
+    """Rungs keep the share of a trial the lab's 27-epoch curves were ranked at (1, 3, 9 of
+    27): 243 epochs get rungs 9, 27, 81, and a trial trains on average (by hand, a third
+    going on at each rung) 9 + 18/3 + 54/9 + 162/27 = 27 epochs; 9 epochs keep grace 1."""
+    from search.derive._derive import _scheduler, _shown_scheduler
+
+    scheduler, mean_epochs, why = _scheduler(epochs, 60.0)
+    assert scheduler == {"name": "moasha", "grace_epochs": grace, "reduction_factor": 3.0}
+    assert mean_epochs == pytest.approx(mean)
+    assert f"first rung at epoch {grace} of {epochs}" in why
+    assert _shown_scheduler(scheduler) == f"moasha (stopping, grace {grace}, η 3)"
