@@ -197,6 +197,8 @@ def _run(
         train_time_s=result.train_time_s,
         train_energy_j=result.energy_j,
     )
+    scored = data.val if cfg.folds == 1 else data.with_val_in_train().train  # the folds' pool
+    metrics["chance_accuracy"] = chance_accuracy(scored.y)
     if cfg.folds > 1:
         metrics.update(folds=cfg.folds, accuracy_folds_std=last["val_accuracy_std"])
         metrics.update({k: last[k] for k in ("fit_accuracy", "fit_tries") if k in last})
@@ -505,13 +507,19 @@ def _null_model(cfg: TrialConfig, data: Data) -> dict[str, tuple[str, float]] | 
     null = {}
     for o in cfg.objectives:
         if o.name == "accuracy":
-            value = torch.bincount(data.val.y).max().item() / len(data.val.y)
+            value = chance_accuracy(data.val.y)
         elif o.name in INDICATORS:
             value = 0.0 if INDICATORS.get(o.name).direction == "minimize" else float("inf")
         else:
             return None
         null[o.name] = (o.direction, value)
     return null
+
+
+def chance_accuracy(labels: torch.Tensor) -> float:
+    """The accuracy of a constant guess of the most frequent of ``labels``: what a model must
+    beat to have learned anything."""
+    return torch.bincount(labels).max().item() / len(labels)
 
 
 def _at_chance(point: Mapping[str, Any], null: Mapping[str, tuple[str, float]] | None) -> bool:

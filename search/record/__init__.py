@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from search.record._lease import lease_holder as lease_holder
     from search.record._lease import lease_owner as lease_owner
     from search.record._process import start_token as start_token
+    from search.record._recommendation import chance_warning as chance_warning
     from search.record._recommendation import origin_of as origin_of
     from search.record._recommendation import recommendation_of as recommendation_of
     from search.record._recommendation import recommended_line as recommended_line

@@ -7,6 +7,7 @@ status`` and the launch's summary.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import optuna
@@ -14,7 +15,7 @@ import optuna
 from search.record._records import TrialRecord, read_trial
 from search.record._schema import StudyAttr
 
-__all__ = ["origin_of", "recommendation_of", "recommended_line"]
+__all__ = ["chance_warning", "origin_of", "recommendation_of", "recommended_line"]
 
 
 def recommendation_of(study: optuna.Study) -> dict[str, Any] | None:
@@ -59,7 +60,24 @@ def recommended_line(recommendation: dict[str, Any]) -> str:
     return (f"trial {recommendation['trial']}: mean validation accuracy "
             f"{recommendation['mean']:.4f}{spread} over {recommendation['n']} fresh seed(s) "
             f"of {len(recommendation.get('finalists', []))} finalist(s){partial}"
-            f"{refit}{_origin(recommendation)}")  # fmt: skip
+            f"{refit}{_origin(recommendation)}{chance_warning(recommendation)}")  # fmt: skip
+
+
+def chance_warning(recommendation: dict[str, Any]) -> str:
+    """``; NO BETTER THAN CHANCE ...`` when the recommended trial's mean validation accuracy
+    is within two standard errors of its seeds (their spread over the root of their number)
+    of a constant guess of the most frequent class, scored on the same samples; else ''.
+    A search can end with nothing learned (too short a limit, data no net here learns), and
+    its recommendation must not read as a model then."""
+    chance, mean, std = (recommendation.get(k) for k in ("chance", "mean", "std"))
+    if not isinstance(chance, float) or not isinstance(mean, float):
+        return ""
+    error = std / math.sqrt(recommendation["n"]) if isinstance(std, float) else 0.0
+    if mean - chance > 2 * error:
+        return ""
+    return (f"; NO BETTER THAN CHANCE: a constant guess of the most frequent class scores "
+            f"{chance:.4f} on the same samples, so the search learned nothing it can show (a "
+            "longer limits.time, or a look at the data and its labels)")
 
 
 def _origin(recommendation: dict[str, Any]) -> str:

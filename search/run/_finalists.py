@@ -49,6 +49,7 @@ from search.config import FIT_TRIES, LimitsConfig, TrialConfig
 from search.errors import SearchInterrupted
 from search.record import (
     StudyAttr,
+    chance_warning,
     finalist_runs,
     origin_of,
     read_study,
@@ -66,6 +67,9 @@ __all__ = ["Finalist", "choose", "finalists_of", "plan", "run_finalists"]
 
 #: The metric finalists are ranked on: ``run_trial``'s validation accuracy.
 METRIC = "accuracy"
+#: The metric a trial reports for a constant guess of the most frequent class on the samples
+#: its accuracy was scored on.
+CHANCE = "chance_accuracy"
 #: Seconds a finalist run costs besides its trial's own time: its process's data, model and
 #: indicators. Set when every load of an array dataset started loader processes (5 ArrowHead
 #: runs of 1-2 s trials took about 12 s, 2 at a time); without them a pooled run costs about
@@ -206,13 +210,15 @@ def choose(
     runner = f"; next: trial {others[0]['trial']} {others[0]['mean']:.4f}" if others else ""
     out = [r for r in rows if not r["qualified"]]
     left_out = "".join(f"; trial {r['trial']} left out: {r['why_not']}" for r in out)
+    chances = [c for _, run in done[best["trial"]][:n] if (c := _finite(run.get("chance")))]
     record |= {"trial": best["trial"], "mean": best["mean"], "std": best["std"],
-               "seeds": best["seeds"], "accuracies": best["accuracies"]}  # fmt: skip
+               "seeds": best["seeds"], "accuracies": best["accuracies"],
+               "chance": statistics.fmean(chances) if chances else None}  # fmt: skip
     record["reason"] = (
         f"the best mean validation accuracy over {n} fresh seed(s) among the "
         f"{len(rows)} most accurate feasible trials of the search (each seed its own "
         f"initialisation and validation split; the test split chose nothing): trial "
-        f"{best['trial']} {best['mean']:.4f}{runner}{left_out}"
+        f"{best['trial']} {best['mean']:.4f}{runner}{left_out}{chance_warning(record)}"
     )
     return record
 
@@ -630,7 +636,7 @@ def _run(trial_fn: TrialFn, finalist: Finalist, seed: int) -> tuple[dict[str, An
     except Exception as err:  # a crashing seed disqualifies its finalist, as a trial's fails
         return {"accuracy": None, "feasible": False, "error": _one_line(err),
                 "time_s": time.monotonic() - started}, None  # fmt: skip
-    return {"accuracy": _finite(metrics.get(METRIC)),
+    return {"accuracy": _finite(metrics.get(METRIC)), "chance": _finite(metrics.get(CHANCE)),
             "feasible": bool(metrics.get("feasible", True)), "error": None,
             "time_s": time.monotonic() - started}, metrics  # fmt: skip
 

@@ -27,7 +27,7 @@ from optuna.trial import TrialState
 
 from search.cli import main
 from search.config import FinalistsConfig, load_config
-from search.record import StudyAttr, TrialAttr
+from search.record import StudyAttr, TrialAttr, chance_warning, recommended_line
 from search.run import launch
 from search.run._finalists import (
     RUN_OVERHEAD_S,
@@ -77,6 +77,30 @@ def test_the_recommendation_is_the_best_mean_of_the_finalists_within_the_constra
     assert rows[4]["qualified"] and rows[4]["mean"] == pytest.approx(0.91)
     assert "trial 2 0.9300; next: trial 4 0.9100" in found["reason"]
     assert "trial 9 left out: seed 3 broke a constraint" in found["reason"]
+
+
+def test_a_recommendation_within_two_standard_errors_of_a_constant_guess_says_so():
+    """Trial 3's seeds: 0.32, 0.22, 0.34 (mean 0.2933, std 0.0643, its standard error over
+    three seeds 0.0371) against a constant guess at 0.29 on the same samples: 0.0033 above
+    it, under two standard errors (0.0742): no better than chance. Trial 5's 0.95, 0.96,
+    0.97 against 0.29 is far clear of it."""
+    runs = _runs(t3=[(0.32, True, None), (0.22, True, None), (0.34, True, None)])
+    for run in runs["3"].values():
+        run["chance"] = 0.29
+    found = choose([_finalist(3, 0.38)], runs, 3)
+    assert found["chance"] == pytest.approx(0.29)
+    assert "NO BETTER THAN CHANCE: a constant guess of the most frequent class scores 0.2900" in (
+        found["reason"])
+    assert "NO BETTER THAN CHANCE" in recommended_line(found)
+    runs = _runs(t5=[(0.95, True, None), (0.96, True, None), (0.97, True, None)])
+    for run in runs["5"].values():
+        run["chance"] = 0.29
+    found = choose([_finalist(5, 0.97)], runs, 3)
+    assert "CHANCE" not in found["reason"] and "CHANCE" not in recommended_line(found)
+    # One seed has no spread: only a mean at or below the guess is flagged.
+    assert chance_warning({"chance": 0.29, "mean": 0.29, "std": None, "n": 1})
+    assert not chance_warning({"chance": 0.29, "mean": 0.30, "std": None, "n": 1})
+    assert not chance_warning({"mean": 0.29, "std": None, "n": 1})  # recorded before chance
 
 
 def test_finalists_cut_short_are_compared_on_the_seeds_each_has_and_ties_keep_the_search_order():
@@ -358,8 +382,9 @@ def test_a_search_records_its_finalists_and_recommendation_read_back_through_opt
     for f in finalists:
         assert sorted(runs[str(f.trial)]) == ["1", "2"]  # the search's seed 0 + 1, + 2
         for run in runs[str(f.trial)].values():
-            assert set(run) == {"accuracy", "feasible", "error", "time_s"}  # validation only
+            assert set(run) == {"accuracy", "chance", "feasible", "error", "time_s"}  # validation
             assert 0.0 < run["accuracy"] <= 1.0 and run["feasible"] and run["error"] is None
+            assert 0.1 <= run["chance"] < 0.2  # digits: ten classes, near even
     refit = found.pop("refit")
     assert found.pop("origin") == "proposed by random"  # the config has no start points
     assert found == choose(finalists, runs, 2)  # the decision is reproducible from the record
