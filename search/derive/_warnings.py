@@ -1,5 +1,6 @@
 """What ``search check`` and ``search launch`` warn of in a config's data: a validation split
-too small to rank trials on, and rank-3 arrays read as images that look like signals.
+too small to rank trials on, rank-3 arrays read as images that look like signals, and images
+that look channels-last.
 
 Warnings, not refusals: the config is valid and the user may mean it.
 """
@@ -19,6 +20,12 @@ __all__ = ["data_warnings"]
 #: times its shorter looks like a signal of H channels (an image's sides are alike; a
 #: signal's channels are few and its length long).
 SIGNAL_LIKE_RATIO = 8
+#: An image's channels as channels-last arrays hold them last (grey, RGB, RGBA).
+CHANNEL_COUNTS = (1, 3, 4)
+#: The fewest rows of an image read with its channels last (its last axis one of
+#: :data:`CHANNEL_COUNTS`, its first not): no one means 8 or more channels of images 1 to 4
+#: pixels wide, and N×H×W×C arrays (PIL's and most image code's order) read that way.
+CHANNELS_LAST_SIDE = 8
 
 
 def data_warnings(config: Any) -> list[str]:
@@ -29,7 +36,8 @@ def data_warnings(config: Any) -> list[str]:
         facts = read_facts(data)
     except (ConfigError, AttributeError, TypeError):  # a dataset whose sizes are not known
         return []
-    found = [_layout(facts), None if config.folds > 1 else _validation(facts)]
+    found = [_layout(facts), _channels_last(facts),
+             None if config.folds > 1 else _validation(facts)]  # fmt: skip
     return [w for w in found if w]
 
 
@@ -63,3 +71,20 @@ def _layout(facts: DataFacts) -> str | None:
     return (f"dataset {facts.name!r} declares no layout, so its samples of {height}×{width} "
             "are read as grey images (no layout: N×H×W, or N×1×H×W); if they are signals of "
             f"{channels} channels and length {length}, {how} in the dataset entry")  # fmt: skip
+
+
+def _channels_last(facts: DataFacts) -> str | None:
+    """Image arrays of a declared dataset whose samples read as C×H×W with C of
+    :data:`CHANNELS_LAST_SIDE` or more and W one of :data:`CHANNEL_COUNTS`: N×H×W×C arrays
+    (channels last) read as N×C×H×W. Say so, and how to transpose them."""
+    if not isinstance(facts.declaration, dict) or facts.layout != "image":
+        return None  # a registered dataset says its own layout
+    channels, height, width = facts.in_shape
+    if width not in CHANNEL_COUNTS or channels in CHANNEL_COUNTS or min(
+            channels, height) < CHANNELS_LAST_SIDE:  # fmt: skip
+        return None
+    return (f"dataset {facts.name!r}: its samples of {channels}×{height}×{width} are read as "
+            f"images of {channels} channels, {height}×{width} pixels (npas reads images as "
+            f"N×C×H×W); if they are {channels}×{height} images of {width} channel(s), stored "
+            "channels last (N×H×W×C, as PIL and most image code give them), save "
+            "x.transpose(0, 3, 1, 2) in the npz")

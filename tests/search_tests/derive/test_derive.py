@@ -491,3 +491,29 @@ def test_the_first_rung_is_a_27th_of_a_derived_trial(epochs, grace, mean):
     assert mean_epochs == pytest.approx(mean)
     assert f"first rung at epoch {grace} of {epochs}" in why
     assert _shown_scheduler(scheduler) == f"moasha (stopping, grace {grace}, η 3)"
+
+
+@pytest.mark.parametrize(("shape", "layout", "warned"), [
+    ((40, 32, 32, 3), None, True),  # RGB channels last, as PIL gives them
+    ((40, 28, 20, 1), "image", True),  # grey channels last, declared an image
+    ((40, 3, 32, 32), None, False),  # N×C×H×W, as npas reads it
+    ((40, 4, 16, 3), None, False),  # 4 channels of 16×3: a channel count first, ambiguous
+    ((40, 6, 6, 3), None, False),  # sides under 8: no one reads these as channels last
+])  # fmt: skip
+def test_check_warns_when_images_look_channels_last(tmp_path, capsys, declared, shape, layout,
+                                                    warned):  # fmt: skip
+    """N×H×W×C arrays (PIL's order) read as N×C×H×W give images of 32 channels 3 pixels wide:
+    check says so, and how to transpose them."""
+    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    np.savez(tmp_path / "d.npz", x_train=x, y_train=np.arange(shape[0]) % 2)
+    declared.append("d")
+    dataset = {"name": "d", "npz": str(tmp_path / "d.npz")}
+    dataset |= {"layout": layout} if layout else {}
+    assert main(["check", _write(tmp_path, "d", _data_only(dataset))]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("stored channels last" in err) == warned, err
+    if warned:
+        c, h, w = shape[1:]
+        assert f"samples of {c}×{h}×{w} are read as images of {c} channels, {h}×{w} pixels" in err
+        assert f"if they are {c}×{h} images of {w} channel(s)" in err
+        assert "save x.transpose(0, 3, 1, 2) in the npz" in err
