@@ -87,12 +87,72 @@ def rare(n_train: int = 3000, n_test: int = 1000, features: int = 20, seed: int 
     return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
 
 
+def shapes(n_train: int = 3000, n_test: int = 1000, side: int = 32, seed: int = 3) -> Arrays:
+    """RGB images (N×C×H×W) of ten classes, (shape, colour): a filled disc or a square's
+    outline, of a random size and place, in one of five colours, on a noisy background of a
+    random colour."""
+    rng = np.random.default_rng(seed)
+    n = n_train + n_test
+    y = rng.integers(0, 10, n)
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    colours = np.array([[1, 0.2, 0.2], [0.2, 1, 0.2], [0.2, 0.2, 1], [1, 1, 0.2], [1, 0.2, 1]])
+    x = np.empty((n, 3, side, side), np.float32)
+    for i in range(n):
+        kind, tone = divmod(int(y[i]), 5)
+        cy, cx, r = rng.uniform(0.3, 0.7), rng.uniform(0.3, 0.7), rng.uniform(0.12, 0.25)
+        if kind == 0:  # a disc
+            mask = (yy - cy) ** 2 + (xx - cx) ** 2 < r**2
+        else:  # a square's outline
+            inside = np.maximum(abs(yy - cy), abs(xx - cx))
+            mask = (inside < r) & (inside > r - 0.07)
+        background = rng.uniform(0, 0.6, 3)[:, None, None]
+        x[i] = background + rng.normal(0, 0.15, (3, side, side))
+        x[i][:, mask] = colours[tone][:, None] * rng.uniform(0.7, 1.0)
+    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+
+
+def few_per_class(classes: int = 30, per_class: int = 10, n_test: int = 600, length: int = 64,
+                  seed: int = 4) -> Arrays:  # fmt: skip
+    """One channel of ``length`` steps: a sine of one of six frequencies and one of five
+    phases (30 classes), of random amplitude, in noise of deviation 0.5; ``per_class``
+    training series of each."""
+    rng = np.random.default_rng(seed)
+    n_train = classes * per_class
+    y = np.concatenate([np.repeat(np.arange(classes), per_class),
+                        rng.integers(0, classes, n_test)])  # fmt: skip
+    t = np.arange(length) / length
+    frequency, phase = 2.0 + 1.5 * (y // 5), 2 * np.pi * (y % 5) / 5
+    amplitude = rng.uniform(0.8, 1.2, len(y))
+    x = amplitude[:, None] * np.sin(2 * np.pi * frequency[:, None] * t + phase[:, None])
+    x = (x + rng.normal(0, 0.5, x.shape))[:, None, :].astype(np.float32)
+    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+
+
+def sensor(n_train: int = 2000, n_test: int = 1000, length: int = 24, seed: int = 5) -> Arrays:
+    """Six short channels (an accelerometer's and a gyroscope's axes, say): six activities,
+    each a different pair of channels oscillating together at its own rate, in noise."""
+    rng = np.random.default_rng(seed)
+    n = n_train + n_test
+    y = rng.integers(0, 6, n)
+    t = np.arange(length)
+    x = rng.normal(0, 0.6, (n, 6, length)).astype(np.float32)
+    for i in range(n):
+        a, b = int(y[i]), (int(y[i]) + 1) % 6
+        wave = np.sin(2 * np.pi * (0.08 + 0.03 * (y[i] % 3)) * t + rng.uniform(0, 2 * np.pi))
+        x[i, a] += wave
+        x[i, b] += 0.7 * wave
+    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+
+
 #: Each probe: its generator, layout and params limit.
 PROBES: dict[str, tuple[Callable[[], Arrays], str, int]] = {
     "long3b": (long_bursts, "signal", 5000),
     "long3": (lambda: long_bursts(drift=0.05, burst=60, amplitude=2.5), "signal", 5000),
     "beats": (beats, "signal", 5000),
     "rare": (rare, "table", 2000),
+    "shapes": (shapes, "image", 5000),
+    "few": (few_per_class, "signal", 2000),
+    "sensor": (sensor, "signal", 2000),
 }
 
 

@@ -19,6 +19,12 @@ def test_each_probe_set_has_its_shape_its_classes_and_the_same_rows_every_time()
     assert np.array_equal(x, again)  # from its seed
     x, y, _, _ = probes.beats(n_train=500, n_test=100)
     assert x.shape == (500, 1, 187) and np.bincount(y).argmax() == 0
+    x, y, _, _ = probes.shapes(n_train=50, n_test=10)
+    assert x.shape == (50, 3, 32, 32) and set(y) <= set(range(10))  # channels first
+    x, y, _, yt = probes.few_per_class()
+    assert x.shape == (300, 1, 64) and list(np.bincount(y)) == [10] * 30 and len(yt) == 600
+    x, y, _, _ = probes.sensor(n_train=60, n_test=10)
+    assert x.shape == (60, 6, 24) and set(y) <= set(range(6))
 
 
 def test_the_reference_learns_the_rare_class_that_a_constant_guess_misses() -> None:
@@ -45,4 +51,5 @@ def test_the_table_shows_a_probes_row_as_recorded() -> None:
 def test_an_unknown_probe_is_refused(capsys) -> None:
     with pytest.raises(SystemExit):
         probes.main(["--probes", "nosuch"])
-    assert "'nosuch' is none of long3b, long3, beats, rare" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'nosuch' is none of long3b, long3, beats, rare, shapes, few, sensor" in err
