@@ -102,6 +102,22 @@ def ceiling(table: CurveTable, seed: int, horizon_s: float, *, spec: ReplaySpec,
         MOASHA._top = kept  # type: ignore[method-assign]
 
 
+def no_witness(table: CurveTable, seed: int, horizon_s: float, *, spec: ReplaySpec,
+               label: str) -> Run:  # fmt: skip
+    """npas's stopping MOASHA with the chance rule it had until 2026-12-01: a trial at chance
+    stopped at every rung from ``chance_from`` on, whether or not a trial of the search had
+    left chance there (now only once one has: ``MOASHA._chance_stops``). Module level, so a
+    process pool can take it; the rule is restored after."""
+    from search.schedulers._moasha import MOASHA
+
+    kept = MOASHA._chance_stops
+    MOASHA._chance_stops = lambda self, rung: rung >= self.chance_from  # type: ignore[method-assign]
+    try:
+        return replayed(table, Arm(label, spec), seed, horizon_s)
+    finally:
+        MOASHA._chance_stops = kept  # type: ignore[method-assign]
+
+
 #: The arms a run compares unless ``--arms`` says otherwise.
 DEFAULT_ARMS = ("fifo", "foresight", "moasha-stopping", "moasha-promotion",
                 "moasha-stopping-random", "asha", "random-fifo", "syne-moasha",
@@ -111,6 +127,7 @@ RANDOM_SAMPLER = {"moasha-stopping-random": "random (npas)", "random-fifo": "ran
                   "frontstop-random": "random (npas)", "rungtrust-random": "random (npas)",
                   "rungtrust-audit-random": "random (npas)",
                   "moasha-stopping-random-ceil": "random (npas)",
+                  "moasha-stopping-random-nowitness": "random (npas)",
                   "syne-moasha": "random (Syne Tune)", "syne-moasha-fixed": "random (Syne Tune)",
                   "syne-random": "random (Syne Tune)"}  # fmt: skip
 #: How the table names an arm whose role is not a peer's.
@@ -165,9 +182,10 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
                                            trust_by="audit")),
     }
     for name in ("moasha-stopping", "moasha-stopping-random"):
-        label = f"{name}-ceil"
-        run = functools.partial(ceiling, spec=known[name].spec, label=label)
-        known[label] = Arm(label, run=run)
+        for suffix, former in (("ceil", ceiling), ("nowitness", no_witness)):
+            label = f"{name}-{suffix}"
+            run = functools.partial(former, spec=known[name].spec, label=label)
+            known[label] = Arm(label, run=run)
     for scheduler in ("moasha", "moasha-fixed", "random"):
         run = functools.partial(syne, scheduler=scheduler, workers=workers)
         known[f"syne-{scheduler}"] = Arm(f"syne-{scheduler}", run=run)
@@ -266,6 +284,11 @@ def verdicts(c: Comparison, workers: int, optimiser: str = "") -> list[str]:
          "npas's stopping MOASHA (the top floor(n/η) + 1 of a rung) vs with its former quota "
          "(ceil(n/η)), with the optimiser"),
         ("moasha-stopping-random", "moasha-stopping-random-ceil",
+         "the same, both sampling at random"),
+        ("moasha-stopping", "moasha-stopping-nowitness",
+         "npas's stopping MOASHA (chance stops a trial once one has left it at the rung) vs "
+         "its former chance rule (stops at every rung), with the optimiser"),
+        ("moasha-stopping-random", "moasha-stopping-random-nowitness",
          "the same, both sampling at random"),
         ("syne-moasha-fixed", "syne-moasha",
          "Syne Tune's MOASHA rank-fixed vs as shipped (the bug alone)"),

@@ -109,3 +109,26 @@ def test_the_lab_runs_the_design_arms_it_is_asked_for_and_refuses_unknown_ones(t
     bad = subprocess.run([*command, "--arms", "fifo,moasha-fast"], capture_output=True,
                          text=True, timeout=600, check=False)  # fmt: skip
     assert bad.returncode != 0 and "moasha-fast" in bad.stderr
+
+
+def test_the_former_chance_rule_stops_every_trial_where_none_leaves_chance(table):
+    """Every curve marked at chance after epoch 1: no trial of the search ever leaves chance
+    there, so the current rule lets them all on (they finish), while the former one, kept as
+    the ``-nowitness`` arms, stops each at its first rung (none finishes); the rule is
+    restored after."""
+    import dataclasses
+
+    from search.lab import ReplaySpec
+    from search.lab._compare import Arm, replayed
+    from search.schedulers._moasha import MOASHA
+
+    lab = _module("scheduler_lab")
+    stuck = dataclasses.replace(table, rows=[dataclasses.replace(r, at_chance=[1])
+                                             for r in table.rows])  # fmt: skip
+    spec = ReplaySpec("random", "moasha", "stopping", 2, within_front="crowding")
+    horizon = 6 * sum(stuck.trial_s(r) for r in stuck.rows) / len(stuck.rows) / 2
+    rule = MOASHA._chance_stops
+    former = lab.no_witness(stuck, 0, horizon, spec=spec, label="moasha-stopping-nowitness")
+    assert MOASHA._chance_stops is rule  # restored
+    now = replayed(stuck, Arm("moasha-stopping", spec), 0, horizon)
+    assert former.completed == [] and len(now.completed) > 0

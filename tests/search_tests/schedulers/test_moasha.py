@@ -201,15 +201,15 @@ def test_history_is_entered_at_every_rung_it_reached():
         sched.add_history({1: [0.5]})
 
 
-def test_a_trial_at_chance_is_stopped_even_first_or_cheapest_and_ranks_behind_the_rest():
+def test_a_trial_at_chance_is_stopped_even_cheapest_and_ranks_behind_the_rest():
     sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
-    assert _report(sched, "stuck", 1, 0.11, 0.1, chance=True) == STOP  # first, cheapest
-    assert _report(sched, "a", 1, 0.6, 2.0) == CONTINUE
+    assert _report(sched, "a", 1, 0.6, 2.0) == CONTINUE  # a trial left chance at rung 1
+    assert _report(sched, "stuck", 1, 0.11, 0.1, chance=True) == STOP  # the cheapest
     assert _report(sched, "b", 1, 0.5, 3.0) == CONTINUE  # behind a, ahead of stuck: keep 2 of 3
     assert _report(sched, "bad", 1, 0.9, 0.5, viol=1.0) == STOP
     ranks = {d["trial_id"]: d["rank"] for d in sched.decisions()}
     # Without the flag "stuck" would lead (the cheapest: a boundary of the first front).
-    assert ranks == {"stuck": 0, "a": 0, "b": 1, "bad": 3}
+    assert ranks == {"a": 0, "stuck": 1, "b": 1, "bad": 3}
     assert ranks["stuck"] < ranks["bad"]  # still a feasible trial: ahead of an infeasible one
     F = np.array([[-0.11, 0.1], [-0.6, 2.0], [-0.5, 3.0]])
     assert rank_order(F, np.zeros(3)) == [0, 1, 2]
@@ -218,6 +218,29 @@ def test_a_trial_at_chance_is_stopped_even_first_or_cheapest_and_ranks_behind_th
     resumed = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
     resumed.add_history({1: [0.11, 0.1]}, at_chance={1})
     assert _report(resumed, "next", 1, 0.3, 5.0) == CONTINUE  # rank 0: ahead of the stuck one
+    assert _report(resumed, "stuck2", 1, 0.1, 0.1, chance=True) == STOP  # "next" left chance
+
+
+def test_chance_stops_no_trial_at_a_rung_where_none_has_left_it():
+    """A rare class (nine rows in ten of the other): every net guesses the majority at its
+    first rung, so chance there says nothing, and stopping it stopped every trial of a
+    search. Until a trial leaves chance at a rung, one at chance goes on (its why says so);
+    a rung's witness does not count at another rung."""
+    sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
+    for name in ("p", "q", "r", "s"):
+        assert _report(sched, name, 1, 0.9, 1.0 + len(name), chance=True) == CONTINUE
+    assert _report(sched, "p", 3, 0.95, 2.0) == CONTINUE  # "p" left chance by epoch 3
+    assert _report(sched, "q", 3, 0.9, 2.0, chance=True) == STOP  # rung 3 has its witness
+    assert _report(sched, "t", 1, 0.9, 1.0, chance=True) == CONTINUE  # rung 1 has none yet
+    assert _report(sched, "u", 1, 0.93, 1.0) == CONTINUE  # rung 1's first witness
+    assert _report(sched, "v", 1, 0.9, 0.5, chance=True) == STOP
+    why = {(d["trial_id"], d["rung"]): d.get("why") for d in sched.decisions()}
+    assert why[("t", 1)] == "at chance, but no trial of the search has left chance at epoch 1 yet"
+    assert why[("q", 3)] is None and why[("u", 1)] is None
+    # NaN is not leaving chance.
+    nan = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
+    assert _report(nan, "n", 1, float("nan"), 1.0) == CONTINUE
+    assert _report(nan, "c", 1, 0.1, 1.0, chance=True) == CONTINUE
 
 
 def test_a_trial_at_chance_before_chance_from_goes_on_ranked_last_then_is_stopped():
@@ -228,11 +251,14 @@ def test_a_trial_at_chance_before_chance_from_goes_on_ranked_last_then_is_stoppe
     assert _report(sched, "a", 1, 0.6, 2.0) == CONTINUE
     assert _report(sched, "slow", 1, 0.1, 0.1, chance=True) == CONTINUE  # given until epoch 3
     assert _report(sched, "b", 1, 0.5, 3.0) == CONTINUE  # "slow" ranks behind it: 2 of 3 on
+    assert _report(sched, "a", 3, 0.7, 2.0) == CONTINUE  # rung 3's witness
     assert _report(sched, "slow", 3, 0.1, 0.1, chance=True) == STOP  # still at chance
     assert _report(sched, "late", 1, 0.11, 0.1, chance=True) == CONTINUE
     assert _report(sched, "late", 3, 0.7, 0.1) == CONTINUE  # it learned: ranked on merit
     ranks = {(d["trial_id"], d["rung"]): (d["rank"], d["outcome"]) for d in sched.decisions()}
     assert ranks[("slow", 1)] == (1, "continue") and ranks[("b", 1)] == (1, "continue")  # last
+    (given,) = [d for d in sched.decisions() if (d["trial_id"], d["rung"]) == ("slow", 1)]
+    assert given["why"] == "at chance before epoch 3 (scheduler.chance_from)"
 
 
 def test_promotion_lets_a_trial_at_chance_before_chance_from_go_on() -> None:
@@ -246,7 +272,9 @@ def test_promotion_lets_a_trial_at_chance_before_chance_from_go_on() -> None:
     assert sched.on_trial_result(None, trial, result) == CONTINUE
     (decision,) = sched.decisions()
     assert decision["outcome"] == "promote" and "chance_from" in decision["why"]
-    assert sched.on_trial_result(None, trial, {**result, "epoch": 3}) == STOP
+    # At rung 3 no trial has left chance yet: it is promoted again, and the why says so.
+    assert sched.on_trial_result(None, trial, {**result, "epoch": 3}) == CONTINUE
+    assert "no trial of the search has left chance at epoch 3" in sched.decisions()[-1]["why"]
 
 
 def test_scheduler_ignores_tunes_single_metric_and_pickles():
@@ -323,9 +351,14 @@ def test_rung_decisions_respect_the_quota_domination_and_feasibility(directions,
         log = sched.decisions()[-1]
         assert (log["trial_id"], log["n"]) == (f"t{i}", n)
         kept = log["outcome"] == "continue"
-        assert (decision == CONTINUE) == kept == (log["rank"] < quota and not chance)
-        # (a) kept only within the quota: fewer than `quota` recorded trials beat it.
-        if sum(_better(other, me) for other in seen) >= quota:
+        # at chance: stopped once a trial of finite values left chance at the rung
+        witnessed = any(not c and all(v is not None and math.isfinite(v) for v in vs)
+                        for vs, _, c in arrivals[: i + 1])  # fmt: skip
+        ruled = (not witnessed) if chance else log["rank"] < quota
+        assert (decision == CONTINUE) == kept == ruled
+        # (a) kept only within the quota: fewer than `quota` recorded trials beat it (a
+        # trial at chance where none has left it goes on whatever its rank).
+        if sum(_better(other, me) for other in seen) >= quota and (witnessed or not chance):
             assert decision == STOP
         # (b) a feasible trial dominating every trial recorded so far is kept.
         ok = me[0] is not None and not math.isnan(violation) and violation <= 0 and not chance

@@ -165,9 +165,20 @@ def test_a_trial_in_the_top_when_it_arrives_goes_straight_on() -> None:
 
 def test_a_trial_at_chance_is_stopped_not_paused() -> None:
     sched, ctl = _scheduler(), Controller()
+    _add(sched, ctl, "w")
+    assert _report(sched, ctl, "w", 1, 0.6) == PAUSE  # it left chance at rung 1
     _add(sched, ctl, "a")
     assert _report(sched, ctl, "a", 1, 0.1, chance=True) == STOP
     assert sched.decisions()[-1]["outcome"] == "stop" and sched.decisions()[-1]["at_chance"]
+
+
+def test_a_trial_at_chance_where_none_has_left_it_is_promoted_not_paused() -> None:
+    sched, ctl = _scheduler(), Controller()
+    _add(sched, ctl, "a")
+    assert _report(sched, ctl, "a", 1, 0.1, chance=True) == CONTINUE
+    last = sched.decisions()[-1]
+    assert last["outcome"] == "promote" and last["at_chance"]
+    assert last["why"] == "at chance, but no trial of the search has left chance at epoch 1 yet"
 
 
 def test_promotion_order_is_highest_rung_then_best_rank() -> None:

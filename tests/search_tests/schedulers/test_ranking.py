@@ -182,7 +182,9 @@ def test_each_decision_uses_the_arriving_trials_position_in_the_oracle_order(dat
         sched.on_trial_result(None, SimpleNamespace(trial_id=f"t{i}"), result)
         log = sched.decisions()[-1]
         rank = oracle(F[: i + 1], violation[: i + 1], chance[: i + 1]).index(i)
-        kept = rank <= (i + 1) / 3 and not chance[i]  # at most n / 3 rank above it
+        # at most n / 3 rank above it; at chance, stopped once a trial left chance here
+        witnessed = any(not chance[j] and np.isfinite(F[j]).all() for j in range(i + 1))
+        kept = not witnessed if chance[i] else rank <= (i + 1) / 3
         assert (log["rank"], log["outcome"]) == (rank, "continue" if kept else "stop")
 
 
