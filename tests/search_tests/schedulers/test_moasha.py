@@ -224,8 +224,8 @@ def test_a_trial_at_chance_is_stopped_even_cheapest_and_ranks_behind_the_rest():
 def test_chance_stops_no_trial_at_a_rung_where_none_has_left_it():
     """A rare class (nine rows in ten of the other): every net guesses the majority at its
     first rung, so chance there says nothing, and stopping it stopped every trial of a
-    search. Until a trial leaves chance at a rung, one at chance goes on (its why says so);
-    a rung's witness does not count at another rung."""
+    search. Until a trial leaves chance by a rung's epoch, one at chance there goes on (its
+    why says so); a witness at a later rung does not count at an earlier one."""
     sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
     for name in ("p", "q", "r", "s"):
         assert _report(sched, name, 1, 0.9, 1.0 + len(name), chance=True) == CONTINUE
@@ -235,8 +235,14 @@ def test_chance_stops_no_trial_at_a_rung_where_none_has_left_it():
     assert _report(sched, "u", 1, 0.93, 1.0) == CONTINUE  # rung 1's first witness
     assert _report(sched, "v", 1, 0.9, 0.5, chance=True) == STOP
     why = {(d["trial_id"], d["rung"]): d.get("why") for d in sched.decisions()}
-    assert why[("t", 1)] == "at chance, but no trial of the search has left chance at epoch 1 yet"
+    assert why[("t", 1)] == "at chance, but no trial of the search has left chance by epoch 1 yet"
     assert why[("q", 3)] is None and why[("u", 1)] is None
+    # A trial that left chance by epoch 1 shows it can be left by epoch 3: "first", let on at
+    # rung 1 before any trial left chance, is stopped at rung 3, the first to reach it.
+    early = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
+    assert _report(early, "first", 1, 0.1, 1.0, chance=True) == CONTINUE
+    assert _report(early, "second", 1, 0.5, 1.0) == CONTINUE
+    assert _report(early, "first", 3, 0.1, 1.0, chance=True) == STOP
     # NaN is not leaving chance.
     nan = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
     assert _report(nan, "n", 1, float("nan"), 1.0) == CONTINUE
@@ -274,7 +280,7 @@ def test_promotion_lets_a_trial_at_chance_before_chance_from_go_on() -> None:
     assert decision["outcome"] == "promote" and "chance_from" in decision["why"]
     # At rung 3 no trial has left chance yet: it is promoted again, and the why says so.
     assert sched.on_trial_result(None, trial, {**result, "epoch": 3}) == CONTINUE
-    assert "no trial of the search has left chance at epoch 3" in sched.decisions()[-1]["why"]
+    assert "no trial of the search has left chance by epoch 3" in sched.decisions()[-1]["why"]
 
 
 def test_scheduler_ignores_tunes_single_metric_and_pickles():

@@ -178,7 +178,7 @@ def test_a_trial_at_chance_where_none_has_left_it_is_promoted_not_paused() -> No
     assert _report(sched, ctl, "a", 1, 0.1, chance=True) == CONTINUE
     last = sched.decisions()[-1]
     assert last["outcome"] == "promote" and last["at_chance"]
-    assert last["why"] == "at chance, but no trial of the search has left chance at epoch 1 yet"
+    assert last["why"] == "at chance, but no trial of the search has left chance by epoch 1 yet"
 
 
 def test_promotion_order_is_highest_rung_then_best_rank() -> None:
