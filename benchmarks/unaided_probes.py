@@ -177,6 +177,9 @@ def run_probe(name: str, minutes: float, folder: Path) -> dict[str, Any]:
     import optuna
 
     make, layout, limit = PROBES[name]
+    if (folder / "run").exists():  # its study would be resumed, not searched afresh
+        raise SystemExit(f"{folder / 'run'} exists: move {folder} aside, or pass another "
+                         "--results")  # fmt: skip
     arrays = make()
     folder.mkdir(parents=True, exist_ok=True)
     npz = folder / f"{name}.npz"
@@ -194,9 +197,12 @@ def run_probe(name: str, minutes: float, folder: Path) -> dict[str, Any]:
     start = time.monotonic()
     _search(["launch", str(path), "--out", str(run)], log)
     wall = time.monotonic() - start
-    _search(["export", "--run", str(run), "--name", config["name"], "--out",
-             str(folder / "bundle"), "--replace"], log)  # fmt: skip
-    exported = json.loads((folder / "bundle" / "metrics.json").read_text())["exported"]
+    try:  # a search that recommends nothing has nothing to export: a probe's finding
+        _search(["export", "--run", str(run), "--name", config["name"], "--out",
+                 str(folder / "bundle"), "--replace"], log)  # fmt: skip
+        exported = json.loads((folder / "bundle" / "metrics.json").read_text())["exported"]
+    except RuntimeError:
+        exported = {"test_accuracy": None}
     study = optuna.load_study(study_name=config["name"], storage=f"sqlite:///{run / 'npas.db'}")
     stored = study.user_attrs["config"]
     states = [t.state.name for t in study.trials]
@@ -230,7 +236,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {r['probe']} | {r['shape'][0]} × {'×'.join(map(str, r['shape'][1:]))}, "
             f"{r['classes']} classes | {r['epochs']} | {shown} | {r['trials']} ({r['complete']} "
             f"/ {r['stopped']}) | {figure(r['val_mean'])} ± {figure(r['val_std'])} "
-            f"({figure(r['chance'])}) | {r['test_accuracy']:.4f} | {r['majority_test']:.4f} | "
+            f"({figure(r['chance'])}) | {figure(r['test_accuracy'])} | {r['majority_test']:.4f} | "
             f"{r['reference_accuracy']:.4f} ({r['reference']}) | {r['engine']} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
@@ -248,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"[probe] {name}: {args.minutes:g}-minute search …", flush=True)
         row = run_probe(name, args.minutes, results / name)
         (results / name / "result.json").write_text(json.dumps(row, indent=1))
-        print(f"[probe] {name}: test {row['test_accuracy']:.4f}, reference "
+        print(f"[probe] {name}: test {row['test_accuracy']}, reference "
               f"{row['reference_accuracy']:.4f}", flush=True)
     rows = [json.loads(p.read_text()) for p in sorted(results.glob("*/result.json"))]
     Path(f"{results}.md").write_text(table(rows))

@@ -53,3 +53,18 @@ def test_an_unknown_probe_is_refused(capsys) -> None:
         probes.main(["--probes", "nosuch"])
     err = capsys.readouterr().err
     assert "'nosuch' is none of long3b, long3, beats, rare, shapes, few, sensor" in err
+
+
+def test_a_probe_with_a_run_already_is_refused_not_resumed(tmp_path) -> None:
+    (tmp_path / "rare" / "run").mkdir(parents=True)
+    with pytest.raises(SystemExit, match=r"run exists: move .*rare aside"):
+        probes.run_probe("rare", 1, tmp_path / "rare")
+
+
+def test_a_probe_that_recommended_nothing_shows_no_test_figure() -> None:
+    row = {"probe": "rare", "shape": [3000, 20], "classes": 2, "epochs": 81,
+           "scheduler": {"name": "moasha", "grace_epochs": 3}, "trials": 1440, "complete": 0,
+           "stopped": 1440, "val_mean": None, "val_std": None, "chance": None,
+           "test_accuracy": None, "majority_test": 0.905, "reference_accuracy": 0.948,
+           "reference": "gradient boosting", "engine": "abc"}  # fmt: skip
+    assert "| 1440 (0 / 1440) | — ± — (—) | — | 0.9050 |" in probes.table([row])
