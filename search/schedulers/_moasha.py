@@ -81,7 +81,8 @@ def _chance_why(rung: int, chance_from: int) -> str:
     """Why a trial at chance at ``rung`` goes on."""
     if rung < chance_from:
         return f"at chance before epoch {chance_from} (scheduler.chance_from)"
-    return f"at chance, but no trial of the search has left chance by epoch {rung} yet"
+    return (f"at chance, as every trial at the rung ({CHANCE_EVIDENCE} or more), and none of "
+            f"the search has left chance by epoch {rung} yet")
 
 
 class _Rung:
@@ -97,9 +98,8 @@ class _Rung:
         self._violation = np.empty(8)
         self._chance = np.empty(8, bool)
         self._order: tuple[list[int], np.ndarray] | None = None
-        #: Whether a trial recorded here left chance (finite values, not at chance): until
-        #: one has here or at an earlier rung, chance here stops no trial
-        #: (:meth:`MOASHA._chance_stops`).
+        #: Whether a trial recorded here left chance (finite values, not at chance): a
+        #: witness here and at every later rung (:meth:`MOASHA._chance_stops`).
         self.witnessed = False
 
     def __len__(self) -> int:
@@ -338,18 +338,25 @@ class MOASHA(FIFOScheduler):
         return rank < self._top(n), rank, n
 
     def _chance_stops(self, rung: int) -> bool:
-        """Whether a trial at chance at ``rung`` is stopped: from ``chance_from`` on, once a
-        trial of the search has left chance by that epoch (at that rung or an earlier one).
-        Before any has, chance there says nothing about a trial (a rare class no net has
-        found yet, a rung in the warm-up of a slow-starting data set), and stopping it
-        stopped every trial: a table with one class in ten lost all 1,440 trials of a search
-        at its first rung, at chance. A witness at an earlier rung counts (leaving chance by
-        epoch 1 shows it can be left by epoch 3): counted at its own rung only, the first
-        trial of a search, at chance, went on to the end unless another reached each rung
-        above chance first, and MNIST's replays reached later (0.31 against 0.27, p 0.03)."""
-        return rung >= self.chance_from and any(
-            self._recorded[r].witnessed for r in self.rungs if r <= rung)
+        """Whether a trial at chance at ``rung`` is stopped: from ``chance_from`` on, unless
+        the first :data:`CHANCE_EVIDENCE` trials recorded at the rung were all at chance and
+        none of the search has left chance by that epoch since (at that rung or an earlier
+        one). Then chance there says nothing about a trial (a rare class no net has found
+        yet, a rung in the warm-up of a slow-starting data set): a table with one class in
+        ten lost all 1,440 trials of a search at its first rung, at chance, and recommended
+        nothing. The rule waits for that evidence because letting the first trials at chance
+        on (before any other has reached the rung) cost MNIST's replays reach (0.30 against
+        0.27 of the horizon, p 0.02; ``docs/guides/replay.md``)."""
+        if rung < self.chance_from or len(self._recorded[rung]) < CHANCE_EVIDENCE:
+            return rung >= self.chance_from
+        return any(self._recorded[r].witnessed for r in self.rungs if r <= rung)
 
+
+#: Trials at a rung, every one at chance with none of the search out of it by that epoch,
+#: after which chance there stops no trial until one leaves it (:meth:`MOASHA._chance_stops`):
+#: on MNIST, where 44 % of nets are at chance after their first epoch, eight in a row at a
+#: rung happen about once in 700 searches.
+CHANCE_EVIDENCE = 8
 
 #: Ray Tune's status of a trial whose pause is saved (its worker freed).
 PAUSED = "PAUSED"

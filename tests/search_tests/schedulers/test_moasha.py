@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from ray import tune
 from ray.tune.schedulers import TrialScheduler
 
-from search.schedulers._moasha import DIRECTIONS, MOASHA
+from search.schedulers._moasha import CHANCE_EVIDENCE, DIRECTIONS, MOASHA
 from search.schedulers._ranking import rank_order
 from spaces._errors import ConfigError
 
@@ -224,29 +224,37 @@ def test_a_trial_at_chance_is_stopped_even_cheapest_and_ranks_behind_the_rest():
 def test_chance_stops_no_trial_at_a_rung_where_none_has_left_it():
     """A rare class (nine rows in ten of the other): every net guesses the majority at its
     first rung, so chance there says nothing, and stopping it stopped every trial of a
-    search. Until a trial leaves chance by a rung's epoch, one at chance there goes on (its
-    why says so); a witness at a later rung does not count at an earlier one."""
+    search. Once the first eight trials at a rung were all at chance, with none of the search
+    out of it by that epoch, one at chance there goes on (its why says so) until a trial
+    leaves chance by that epoch; a witness at a later rung does not count at an earlier one."""
     sched = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
-    for name in ("p", "q", "r", "s"):
-        assert _report(sched, name, 1, 0.9, 1.0 + len(name), chance=True) == CONTINUE
+    for i in range(CHANCE_EVIDENCE - 1):  # seven at chance: stopped, as ever
+        assert _report(sched, f"s{i}", 1, 0.9, 2.0, chance=True) == STOP
+    for name in ("p", "q", "t"):  # the eighth on: no trial left chance in eight
+        assert _report(sched, name, 1, 0.9, 2.0, chance=True) == CONTINUE
     assert _report(sched, "p", 3, 0.95, 2.0) == CONTINUE  # "p" left chance by epoch 3
-    assert _report(sched, "q", 3, 0.9, 2.0, chance=True) == STOP  # rung 3 has its witness
-    assert _report(sched, "t", 1, 0.9, 1.0, chance=True) == CONTINUE  # rung 1 has none yet
+    assert _report(sched, "q", 3, 0.9, 2.0, chance=True) == STOP  # under eight at rung 3
     assert _report(sched, "u", 1, 0.93, 1.0) == CONTINUE  # rung 1's first witness
     assert _report(sched, "v", 1, 0.9, 0.5, chance=True) == STOP
     why = {(d["trial_id"], d["rung"]): d.get("why") for d in sched.decisions()}
-    assert why[("t", 1)] == "at chance, but no trial of the search has left chance by epoch 1 yet"
-    assert why[("q", 3)] is None and why[("u", 1)] is None
-    # A trial that left chance by epoch 1 shows it can be left by epoch 3: "first", let on at
-    # rung 1 before any trial left chance, is stopped at rung 3, the first to reach it.
+    assert why[("t", 1)] == ("at chance, as every trial at the rung (8 or more), and none of the "
+                             "search has left chance by epoch 1 yet")  # fmt: skip
+    assert why[("s0", 1)] is None and why[("u", 1)] is None
+    # A trial that left chance by epoch 1 is a witness at rung 3 too.
     early = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
-    assert _report(early, "first", 1, 0.1, 1.0, chance=True) == CONTINUE
-    assert _report(early, "second", 1, 0.5, 1.0) == CONTINUE
-    assert _report(early, "first", 3, 0.1, 1.0, chance=True) == STOP
+    for i in range(CHANCE_EVIDENCE):
+        assert _report(early, f"c{i}", 1, 0.1, 1.0, chance=True) == (
+            STOP if i < CHANCE_EVIDENCE - 1 else CONTINUE)  # fmt: skip
+    for i in range(CHANCE_EVIDENCE):  # eight recorded at rung 3, all at chance
+        early._recorded[3].add(f"r{i}", np.array([-0.1, 1.0]), 0.0, True)
+    assert _report(early, "w", 1, 0.5, 1.0) == CONTINUE  # it left chance by epoch 1
+    assert _report(early, f"c{CHANCE_EVIDENCE - 1}", 3, 0.1, 1.0, chance=True) == STOP
     # NaN is not leaving chance.
     nan = MOASHA(ACC_COST, reduction_factor=3, max_epochs=9)
     assert _report(nan, "n", 1, float("nan"), 1.0) == CONTINUE
-    assert _report(nan, "c", 1, 0.1, 1.0, chance=True) == CONTINUE
+    for i in range(CHANCE_EVIDENCE - 1):
+        _report(nan, f"c{i}", 1, 0.1, 1.0, chance=True)
+    assert _report(nan, "last", 1, 0.1, 1.0, chance=True) == CONTINUE  # eight: n and seven
 
 
 def test_a_trial_at_chance_before_chance_from_goes_on_ranked_last_then_is_stopped():
@@ -278,9 +286,7 @@ def test_promotion_lets_a_trial_at_chance_before_chance_from_go_on() -> None:
     assert sched.on_trial_result(None, trial, result) == CONTINUE
     (decision,) = sched.decisions()
     assert decision["outcome"] == "promote" and "chance_from" in decision["why"]
-    # At rung 3 no trial has left chance yet: it is promoted again, and the why says so.
-    assert sched.on_trial_result(None, trial, {**result, "epoch": 3}) == CONTINUE
-    assert "no trial of the search has left chance by epoch 3" in sched.decisions()[-1]["why"]
+    assert sched.on_trial_result(None, trial, {**result, "epoch": 3}) == STOP
 
 
 def test_scheduler_ignores_tunes_single_metric_and_pickles():
@@ -357,14 +363,15 @@ def test_rung_decisions_respect_the_quota_domination_and_feasibility(directions,
         log = sched.decisions()[-1]
         assert (log["trial_id"], log["n"]) == (f"t{i}", n)
         kept = log["outcome"] == "continue"
-        # at chance: stopped once a trial of finite values left chance at the rung
+        # at chance: stopped, unless eight or more have arrived and none left chance
         witnessed = any(not c and all(v is not None and math.isfinite(v) for v in vs)
                         for vs, _, c in arrivals[: i + 1])  # fmt: skip
-        ruled = (not witnessed) if chance else log["rank"] < quota
+        suspended = n >= CHANCE_EVIDENCE and not witnessed
+        ruled = suspended if chance else log["rank"] < quota
         assert (decision == CONTINUE) == kept == ruled
         # (a) kept only within the quota: fewer than `quota` recorded trials beat it (a
         # trial at chance where none has left it goes on whatever its rank).
-        if sum(_better(other, me) for other in seen) >= quota and (witnessed or not chance):
+        if sum(_better(other, me) for other in seen) >= quota and not (chance and suspended):
             assert decision == STOP
         # (b) a feasible trial dominating every trial recorded so far is kept.
         ok = me[0] is not None and not math.isnan(violation) and violation <= 0 and not chance

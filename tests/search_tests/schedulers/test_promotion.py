@@ -25,7 +25,7 @@ from search.record._checkpoint_files import checkpoint_folders
 from search.record._schema import TrialAttr
 from search.run import launch
 from search.run._limits import OUT_OF_TIME
-from search.schedulers._moasha import STUCK_S, PromotionMOASHA
+from search.schedulers._moasha import CHANCE_EVIDENCE, STUCK_S, PromotionMOASHA
 from search.trial import STATE_NAME, run_trial
 from tests._support.checkpointing import EPOCHS, checkpointing_trial
 from tests._support.searches import make_config
@@ -173,12 +173,14 @@ def test_a_trial_at_chance_is_stopped_not_paused() -> None:
 
 
 def test_a_trial_at_chance_where_none_has_left_it_is_promoted_not_paused() -> None:
-    sched, ctl = _scheduler(), Controller()
-    _add(sched, ctl, "a")
-    assert _report(sched, ctl, "a", 1, 0.1, chance=True) == CONTINUE
+    sched, ctl = _scheduler(slots=9), Controller()
+    for i in range(CHANCE_EVIDENCE):  # the eighth at chance, none out of it: promoted
+        _add(sched, ctl, f"a{i}")
+        expected = CONTINUE if i == CHANCE_EVIDENCE - 1 else STOP
+        assert _report(sched, ctl, f"a{i}", 1, 0.1, chance=True) == expected
     last = sched.decisions()[-1]
     assert last["outcome"] == "promote" and last["at_chance"]
-    assert last["why"] == "at chance, but no trial of the search has left chance by epoch 1 yet"
+    assert "as every trial at the rung (8 or more)" in last["why"]
 
 
 def test_promotion_order_is_highest_rung_then_best_rank() -> None:

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from moocore import pareto_rank
 
-from search.schedulers._moasha import MOASHA
+from search.schedulers._moasha import CHANCE_EVIDENCE, MOASHA
 from search.schedulers._ranking import _contribution, _groups, rank_order, top_k
 
 # Few distinct values, so that duplicates and equal crowding distances are common; ranges of
@@ -182,9 +182,11 @@ def test_each_decision_uses_the_arriving_trials_position_in_the_oracle_order(dat
         sched.on_trial_result(None, SimpleNamespace(trial_id=f"t{i}"), result)
         log = sched.decisions()[-1]
         rank = oracle(F[: i + 1], violation[: i + 1], chance[: i + 1]).index(i)
-        # at most n / 3 rank above it; at chance, stopped once a trial left chance here
+        # at most n / 3 rank above it; at chance, stopped unless eight or more have arrived
+        # and none left chance
         witnessed = any(not chance[j] and np.isfinite(F[j]).all() for j in range(i + 1))
-        kept = not witnessed if chance[i] else rank <= (i + 1) / 3
+        suspended = i + 1 >= CHANCE_EVIDENCE and not witnessed
+        kept = suspended if chance[i] else rank <= (i + 1) / 3
         assert (log["rank"], log["outcome"]) == (rank, "continue" if kept else "stop")
 
 
