@@ -204,9 +204,12 @@ class Comparison:
         return out
 
     def paired(self, a: str, b: str, figure: str = "reach") -> float:
-        """Wilcoxon p-value of arm ``a`` against ``b`` on one figure, paired by seed."""
+        """Wilcoxon p-value of arm ``a`` against ``b`` on one figure, paired by seed; reaches
+        closer than the two replays' decision CPU seconds (over the horizon) are a tie."""
         if figure == "reach":
-            return paired_p(self.reach(a), self.reach(b))
+            clock = [(ra.counts.get("decision_s", 0.0) + rb.counts.get("decision_s", 0.0))
+                     / self.horizon_s for ra, rb in zip(self.runs[a], self.runs[b], strict=True)]
+            return paired_p(self.reach(a), self.reach(b), clock)
         fraction = float(figure.removeprefix("regret@"))
         return paired_p(self.regret(a, fraction), self.regret(b, fraction))
 

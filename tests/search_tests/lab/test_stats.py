@@ -25,6 +25,9 @@ def test_known_answers():
     assert paired_p([1, 2, 3], [1, 2, 3]) == 1.0
     # ten pairs all shifted the same way: the exact two-sided p is 2 / 2**10
     assert paired_p(range(10), np.arange(10) + 1) == pytest.approx(2 / 1024)
+    # the same shift within each pair's tolerance (the decisions' clock): ties, p 1
+    assert paired_p(range(10), np.arange(10) + 1e-6, [2e-6] * 10) == 1.0
+    assert paired_p(range(10), np.arange(10) + 1, [2e-6] * 10) == pytest.approx(2 / 1024)
     assert summarise([INF] * 4).text() == "never / never [never, never]"
     assert summarise([0.5, 0.5, 1.0, INF]).text(1).startswith("0.8 / 0.8 [0.5, ")
 
