@@ -221,23 +221,36 @@ def run_probe(name: str, minutes: float, folder: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
+#: What the table says of itself.
+HEADER = ("# Unseen-data probes of the unaided search\n\n"
+          "Written by `benchmarks/unaided_probes.py`: one search of each probe set through a "
+          "data-only config, `search launch` and `search export` (its recommendation; the test "
+          "split read once) on the machine's CPUs (`wall s`: the launch's, finalists included); "
+          "`engine` is the commit that searched. `a guess`: a constant guess of the most "
+          "frequent class on the samples the recommendation was scored on; `majority`: the "
+          "same on the test split; `reference`: what a plain model learns on the same splits. "
+          "One search each: a smoke test of a kind of data, not a measure of accuracy.")
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     """The probes' markdown table."""
     def figure(value: Any) -> str:
         return MISSING if value is None else f"{value:.4f}"
 
-    lines = ["| probe | samples | epochs | scheduler | trials (complete / stopped) | "
-             "recommended: val mean ± std (a guess) | test | majority | reference | engine |",
-             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [HEADER, "",
+             "| probe | samples | epochs | scheduler | trials (complete / stopped) | "
+             "recommended: val mean ± std (a guess) | test | majority | reference | wall s | "
+             "engine |", "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in rows:
         s = r["scheduler"]
-        shown = s["name"] + (f", grace {s['grace_epochs']}" if "grace_epochs" in s else "")
+        shown = s["name"] + (f", grace {s['grace_epochs']}" if s["name"] == "moasha" else "")
         lines.append(
             f"| {r['probe']} | {r['shape'][0]} × {'×'.join(map(str, r['shape'][1:]))}, "
             f"{r['classes']} classes | {r['epochs']} | {shown} | {r['trials']} ({r['complete']} "
             f"/ {r['stopped']}) | {figure(r['val_mean'])} ± {figure(r['val_std'])} "
             f"({figure(r['chance'])}) | {figure(r['test_accuracy'])} | {r['majority_test']:.4f} | "
-            f"{r['reference_accuracy']:.4f} ({r['reference']}) | {r['engine']} |")  # fmt: skip
+            f"{r['reference_accuracy']:.4f} ({r['reference']}) | {r['wall_s']:.0f} | "
+            f"{r['engine']} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

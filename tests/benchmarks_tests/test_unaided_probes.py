@@ -39,12 +39,12 @@ def test_the_table_shows_a_probes_row_as_recorded() -> None:
            "scheduler": {"name": "moasha", "grace_epochs": 3}, "trials": 120, "complete": 20,
            "stopped": 100, "val_mean": 0.95, "val_std": 0.01, "chance": 0.9,
            "test_accuracy": 0.948, "majority_test": 0.905, "reference_accuracy": 0.948,
-           "reference": "gradient boosting", "engine": "abc"}  # fmt: skip
-    line = probes.table([row]).splitlines()[2]
+           "reference": "gradient boosting", "wall_s": 598.4, "engine": "abc"}  # fmt: skip
+    line = probes.table([row]).splitlines()[-1]
     assert line == ("| rare | 3000 × 20, 2 classes | 81 | moasha, grace 3 | 120 (20 / 100) | "
                     "0.9500 ± 0.0100 (0.9000) | 0.9480 | 0.9050 | 0.9480 (gradient boosting) "
-                    "| abc |")
-    row |= {"scheduler": {"name": "fifo"}, "val_std": None}
+                    "| 598 | abc |")
+    row |= {"scheduler": {"name": "fifo", "grace_epochs": 1}, "val_std": None}  # no rungs
     assert "| fifo | 120 (20 / 100) | 0.9500 ± — (0.9000) |" in probes.table([row])
 
 
@@ -66,5 +66,5 @@ def test_a_probe_that_recommended_nothing_shows_no_test_figure() -> None:
            "scheduler": {"name": "moasha", "grace_epochs": 3}, "trials": 1440, "complete": 0,
            "stopped": 1440, "val_mean": None, "val_std": None, "chance": None,
            "test_accuracy": None, "majority_test": 0.905, "reference_accuracy": 0.948,
-           "reference": "gradient boosting", "engine": "abc"}  # fmt: skip
+           "reference": "gradient boosting", "wall_s": 192.0, "engine": "abc"}  # fmt: skip
     assert "| 1440 (0 / 1440) | — ± — (—) | — | 0.9050 |" in probes.table([row])
