@@ -62,6 +62,18 @@ def _data_only(dataset, *, limit: int = 2000, **limits) -> dict:
     }
 
 
+def _checked_warnings(tmp_path, capsys, declared, shape, layout) -> str:
+    """``search check``'s stderr, on one line, for random samples of ``shape`` (two classes)
+    declared with ``layout`` (None: undeclared)."""
+    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    np.savez(tmp_path / "d.npz", x_train=x, y_train=np.arange(shape[0]) % 2)
+    declared.append("d")
+    dataset = {"name": "d", "npz": str(tmp_path / "d.npz")}
+    dataset |= {"layout": layout} if layout else {}
+    assert main(["check", _write(tmp_path, "d", _data_only(dataset))]) == 0
+    return " ".join(capsys.readouterr().err.split())
+
+
 def _derived(out: str) -> dict[str, str]:
     """``search check``'s derived lines: key → the line's rest."""
     block = out.split("Derived from the data")[1].split("\nSearch ")[0]
@@ -449,13 +461,7 @@ def test_check_warns_when_undeclared_rank_3_samples_look_like_signals(
 ):
     """Rank 3 undeclared is N×H×W grey images (as it always was); 12×300 ones are far more
     likely 12-channel signals, so check says how to declare them."""
-    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
-    np.savez(tmp_path / "d.npz", x_train=x, y_train=np.arange(shape[0]) % 2)
-    declared.append("d")
-    dataset = {"name": "d", "npz": str(tmp_path / "d.npz")}
-    dataset |= {"layout": layout} if layout else {}
-    assert main(["check", _write(tmp_path, "d", _data_only(dataset))]) == 0
-    err = " ".join(capsys.readouterr().err.split())
+    err = _checked_warnings(tmp_path, capsys, declared, shape, layout)
     assert ("declare layout: signal in the dataset entry" in err) == warned, err
     if warned:
         assert f"samples of {shape[1]}×{shape[2]} are read as grey images" in err
@@ -504,13 +510,7 @@ def test_check_warns_when_images_look_channels_last(tmp_path, capsys, declared, 
                                                     warned):  # fmt: skip
     """N×H×W×C arrays (PIL's order) read as N×C×H×W give images of 32 channels 3 pixels wide:
     check says so, and how to transpose them."""
-    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
-    np.savez(tmp_path / "d.npz", x_train=x, y_train=np.arange(shape[0]) % 2)
-    declared.append("d")
-    dataset = {"name": "d", "npz": str(tmp_path / "d.npz")}
-    dataset |= {"layout": layout} if layout else {}
-    assert main(["check", _write(tmp_path, "d", _data_only(dataset))]) == 0
-    err = " ".join(capsys.readouterr().err.split())
+    err = _checked_warnings(tmp_path, capsys, declared, shape, layout)
     assert ("stored channels last" in err) == warned, err
     if warned:
         c, h, w = shape[1:]
