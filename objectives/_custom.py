@@ -240,7 +240,8 @@ class CustomDataset:
 
     def _check_labels(self, given: dict[str, _Part], splits: Splits) -> None:
         """Labels within the declared classes; undeclared, every label up to the largest
-        occurs, so that the class count derived from them is the dataset's."""
+        occurs, so that the class count derived from them is the dataset's, and each class
+        occurs in the training split (a test split's class absent there cannot be learnt)."""
         classes = splits.num_classes
         present = np.unique(np.concatenate([p.y for p in given.values()]))
         top = int(present[-1]) + 1
@@ -264,6 +265,17 @@ class CustomDataset:
             )
         if top < 2:
             raise ConfigError(f"dataset {self.name!r}: one class only; allowed: at least 2")
+        unlearnt = np.setdiff1d(present, given["train"].y)
+        if len(unlearnt):
+            found = ", ".join(f"{int((p.y == unlearnt[0]).sum())} in split {s!r}"
+                              for s, p in given.items() if (p.y == unlearnt[0]).any())  # fmt: skip
+            raise ConfigError(
+                f"dataset {self.name!r}: class {int(unlearnt[0])} occurs ({found}) but never in "
+                f"the training split ({len(unlearnt)} such class(es)), so no model can learn "
+                "it; allowed: every class in the training split (move samples of it there, or "
+                "drop it and remap the labels), or the class count given (num_classes) to keep "
+                "it anyway"
+            )
 
     def _check(self, train: _Part, test: _Part, val: _Part | None, splits: Splits) -> None:
         shape = tuple(_sample(train).shape)

@@ -122,6 +122,20 @@ def test_a_gap_in_the_labels_is_refused_unless_the_classes_are_declared(tmp_path
         registered({"npz": name, "num_classes": 1}, tmp_path)
 
 
+def test_a_class_the_training_split_lacks_is_refused_unless_the_classes_are_declared(
+    tmp_path, registered
+):
+    """Labels 0, 1, 2 in training, 0-3 in test: class 3 can never be learnt (an unseen-data
+    probe passed such a set through search check, 4 classes derived)."""
+    arrays = _arrays()
+    arrays["y_test"][:5] = 3
+    name = _npz(tmp_path, **arrays)
+    _refused(registered({"npz": name}, tmp_path), "class 3 occurs (5 in split 'test') but never "
+             "in the training split", "num_classes")  # fmt: skip
+    entry = registered({"npz": name, "num_classes": 4}, tmp_path)  # the user says so
+    assert entry.check()["classes"] == 4
+
+
 @pytest.mark.parametrize(
     ("dropped", "fragment"),
     [
