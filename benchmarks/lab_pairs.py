@@ -1,6 +1,7 @@
 """One arm against others in a scheduler-lab run's per-seed figures (its ``.json``), paired by
 seed: each block's regret at the horizon (IQM) and reach (median), with the paired Wilcoxon p
-of each (``search.lab._stats``: a 'never' reach ranks after every reach). The readings the
+of each (``search.lab._stats``: a 'never' reach ranks after every reach; replays that made the
+same decisions tie within their decision clocks' difference). The readings the
 replay guide gives for trusted rungs and FrontStop come from here.
 
 Run: ``python benchmarks/lab_pairs.py benchmarks/results/scheduler_lab_rungtrust50_mnist.json
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from search.lab._stats import iqm, median, paired_p
+from search.lab._stats import clock_ties, iqm, median, paired_p
 
 
 def pairs(blocks: dict[str, Any], arm: str, against: list[str]) -> list[dict[str, Any]]:
@@ -30,7 +31,8 @@ def pairs(blocks: dict[str, Any], arm: str, against: list[str]) -> list[dict[str
                 "regret": (iqm(a["regret@1"]), iqm(b["regret@1"])),
                 "regret_p": paired_p(a["regret@1"], b["regret@1"]),
                 "reach": (median(a["reach"]), median(b["reach"])),
-                "reach_p": paired_p(a["reach"], b["reach"]),
+                "reach_p": paired_p(a["reach"], b["reach"],
+                                    clock_ties(a["counts"], b["counts"], run["horizon_s"])),
             })  # fmt: skip
     return rows
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from search.lab._replay import ReplaySpec, replay
-from search.lab._stats import paired_p, summarise
+from search.lab._stats import clock_ties, paired_p, summarise
 from search.lab._table import CurveTable
 from search.pareto import hypervolume
 from spaces import ConfigError
@@ -204,11 +204,12 @@ class Comparison:
         return out
 
     def paired(self, a: str, b: str, figure: str = "reach") -> float:
-        """Wilcoxon p-value of arm ``a`` against ``b`` on one figure, paired by seed; reaches
-        closer than the two replays' decision CPU seconds (over the horizon) are a tie."""
+        """Wilcoxon p-value of arm ``a`` against ``b`` on one figure, paired by seed; the
+        reaches of replays that made the same decisions are a tie within their decision
+        clocks' difference (:func:`clock_ties`)."""
         if figure == "reach":
-            clock = [(ra.counts.get("decision_s", 0.0) + rb.counts.get("decision_s", 0.0))
-                     / self.horizon_s for ra, rb in zip(self.runs[a], self.runs[b], strict=True)]
+            clock = clock_ties([r.counts for r in self.runs[a]],
+                               [r.counts for r in self.runs[b]], self.horizon_s)  # fmt: skip
             return paired_p(self.reach(a), self.reach(b), clock)
         fraction = float(figure.removeprefix("regret@"))
         return paired_p(self.regret(a, fraction), self.regret(b, fraction))

@@ -11,7 +11,7 @@ value counts as larger than every finite one instead of turning the figures into
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +85,20 @@ def paired_p(a: Sequence[float], b: Sequence[float],
     if np.all(x == y):
         return 1.0
     return float(wilcoxon(x, y).pvalue)
+
+
+def clock_ties(a: Sequence[Mapping[str, float]], b: Sequence[Mapping[str, float]],
+               horizon_s: float) -> list[float]:  # fmt: skip
+    """Per seed, the reach difference :func:`paired_p` counts as a tie: where the two replays
+    made the same decisions (every count alike but the decisions' CPU seconds), the
+    difference of those seconds over the horizon, all that the replay's clock can have
+    charged one and not the other; 0 where their decisions differ."""
+    def alike(x: Mapping[str, float], y: Mapping[str, float]) -> bool:
+        keys = (set(x) | set(y)) - {"decision_s"}
+        return all(x.get(k) == y.get(k) for k in keys)
+
+    return [abs(x.get("decision_s", 0.0) - y.get("decision_s", 0.0)) / horizon_s
+            if alike(x, y) else 0.0 for x, y in zip(a, b, strict=True)]  # fmt: skip
 
 
 @dataclass(frozen=True)
