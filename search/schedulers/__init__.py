@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from search.schedulers._contract import Decides as Decides
     from search.schedulers._contract import Gate as Gate
     from search.schedulers._contract import attach as attach
+    from search.schedulers._milestones import milestones as milestones
     from search.schedulers._moasha import MOASHA as MOASHA
     from search.schedulers._moasha import PromotionMOASHA as PromotionMOASHA
-    from search.schedulers._moasha import milestones as milestones
     from search.schedulers._rungview import RungView as RungView
 
 

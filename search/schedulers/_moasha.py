@@ -44,6 +44,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 from search._directions import DIRECTIONS, minimisation_signs
 from search.config import GRACE_EPOCHS, REDUCTION_FACTOR, WITHIN_FRONT
 from search.record import RayKey
+from search.schedulers._milestones import milestones
 from search.schedulers._ranking import rank_order, top_k
 from spaces import ConfigError, is_int
 
@@ -66,15 +67,6 @@ def _key(trial: Trial) -> Any:
     return config.get(RayKey.NUMBER, trial.trial_id)
 
 
-def milestones(grace: int, rf: float, max_epochs: int) -> tuple[int, ...]:
-    """grace * rf**k rounded up to whole epochs, strictly below max_epochs, ascending, unique."""
-    rungs: list[int] = []
-    k = 0
-    while (milestone := math.ceil(grace * rf**k - 1e-9)) < max_epochs:
-        if not rungs or milestone > rungs[-1]:
-            rungs.append(milestone)
-        k += 1
-    return tuple(rungs)
 
 
 #: Trials at a rung, every one at chance with none of the search out of it by that epoch,
