@@ -70,7 +70,8 @@ def paired_p(a: Sequence[float], b: Sequence[float],
     every pair is equal). Infinite values are ranked above every finite one. A pair closer
     than its ``tolerance`` is a tie: two replays that make every decision alike still differ
     by their decisions' CPU seconds, which the replay's clock charges, and a test that ranks
-    those microseconds found a rule that changed no decision 'later' at p 0.0002."""
+    those microseconds read a rule that made the same decisions in 40 of 50 replays 'later'
+    at p 0.0002."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"paired samples must have one value per seed each; got {x.shape}, "
