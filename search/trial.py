@@ -198,7 +198,7 @@ def _run(
         train_energy_j=result.energy_j,
     )
     scored = data.val if cfg.folds == 1 else data.with_val_in_train().train  # the folds' pool
-    metrics["chance_accuracy"] = chance_accuracy(scored.y)
+    metrics.update(chance_accuracy=chance_accuracy(scored.y), scored_samples=len(scored.y))
     if cfg.folds > 1:
         metrics.update(folds=cfg.folds, accuracy_folds_std=last["val_accuracy_std"])
         metrics.update({k: last[k] for k in ("fit_accuracy", "fit_tries") if k in last})

@@ -210,10 +210,13 @@ def choose(
     runner = f"; next: trial {others[0]['trial']} {others[0]['mean']:.4f}" if others else ""
     out = [r for r in rows if not r["qualified"]]
     left_out = "".join(f"; trial {r['trial']} left out: {r['why_not']}" for r in out)
-    chances = [c for _, run in done[best["trial"]][:n] if (c := _finite(run.get("chance")))]
+    runs_of_best = [run for _, run in done[best["trial"]][:n]]
+    chances = [c for run in runs_of_best if (c := _finite(run.get("chance")))]
+    samples = [s for run in runs_of_best if isinstance(s := run.get("samples"), int)]
     record |= {"trial": best["trial"], "mean": best["mean"], "std": best["std"],
                "seeds": best["seeds"], "accuracies": best["accuracies"],
-               "chance": statistics.fmean(chances) if chances else None}  # fmt: skip
+               "chance": statistics.fmean(chances) if chances else None,
+               "samples": sum(samples) if len(samples) == n else None}  # fmt: skip
     record["reason"] = (
         f"the best mean validation accuracy over {n} fresh seed(s) among the "
         f"{len(rows)} most accurate feasible trials of the search (each seed its own "
@@ -637,6 +640,7 @@ def _run(trial_fn: TrialFn, finalist: Finalist, seed: int) -> tuple[dict[str, An
         return {"accuracy": None, "feasible": False, "error": _one_line(err),
                 "time_s": time.monotonic() - started}, None  # fmt: skip
     return {"accuracy": _finite(metrics.get(METRIC)), "chance": _finite(metrics.get(CHANCE)),
+            "samples": metrics.get("scored_samples"),
             "feasible": bool(metrics.get("feasible", True)), "error": None,
             "time_s": time.monotonic() - started}, metrics  # fmt: skip
 

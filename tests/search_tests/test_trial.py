@@ -69,6 +69,7 @@ def test_plain_model_reports_every_metric_and_learns(
     assert result["accuracy"] > 0.5  # ten classes: chance is 0.1
     val = load("digits", progress=False).val.y  # the constant guess, on the samples scored
     assert result["chance_accuracy"] == torch.bincount(val).max().item() / len(val)
+    assert result["scored_samples"] == len(val)
     assert result["epochs"] == 2 and result["artifact"] == str(tmp_path / "model.pt")
     # the test split is not read: no figure of it, no evaluation on it
     assert read == [] and not [k for k in result if k.startswith("test_")]
@@ -321,6 +322,7 @@ def test_a_cross_validated_trial_pools_its_folds_and_saves_a_model_of_every_samp
     assert result["accuracy_folds_std"] == pytest.approx(float(spread))
     counts = torch.bincount(torch.cat([data.train.y, data.val.y]))  # every sample scored once
     assert result["chance_accuracy"] == pytest.approx(counts.max().item() / pool)
+    assert result["scored_samples"] == pool
     assert [h["epoch"] for h in heard] == [2] and heard[0]["accuracy"] == result["accuracy"]
     # The saved model is the one train_on: train+val trains, weight for weight.
     plain = run_trial(BASE | {"train_on": "train+val", "artifact_dir": str(tmp_path / "tv"),

@@ -101,6 +101,13 @@ def test_a_recommendation_within_two_standard_errors_of_a_constant_guess_says_so
     assert chance_warning({"chance": 0.29, "mean": 0.29, "std": None, "n": 1})
     assert not chance_warning({"chance": 0.29, "mean": 0.30, "std": None, "n": 1})
     assert not chance_warning({"mean": 0.29, "std": None, "n": 1})  # recorded before chance
+    # Random labels: two seeds at 0.354 and 0.364 (mean 0.359, their standard error 0.005)
+    # against a guess of 0.342 on 2 × 500 samples: an accuracy's standard error at chance
+    # there is sqrt(0.342 × 0.658 / 1000) = 0.0150, so 0.017 above it is within two.
+    noise = {"chance": 0.342, "mean": 0.359, "std": 0.00707, "n": 2}
+    assert not chance_warning(noise)  # the seeds alone: 0.017 > 2 × 0.005
+    assert chance_warning(noise | {"samples": 1000})
+    assert not chance_warning(noise | {"mean": 0.40, "samples": 1000})  # 0.058 > 0.030
 
 
 def test_finalists_cut_short_are_compared_on_the_seeds_each_has_and_ties_keep_the_search_order():
@@ -382,9 +389,10 @@ def test_a_search_records_its_finalists_and_recommendation_read_back_through_opt
     for f in finalists:
         assert sorted(runs[str(f.trial)]) == ["1", "2"]  # the search's seed 0 + 1, + 2
         for run in runs[str(f.trial)].values():
-            assert set(run) == {"accuracy", "chance", "feasible", "error", "time_s"}  # validation
+            assert set(run) == {"accuracy", "chance", "samples", "feasible", "error", "time_s"}
             assert 0.0 < run["accuracy"] <= 1.0 and run["feasible"] and run["error"] is None
             assert 0.1 <= run["chance"] < 0.2  # digits: ten classes, near even
+            assert run["samples"] > 0  # the validation samples it was scored on
     refit = found.pop("refit")
     assert found.pop("origin") == "proposed by random"  # the config has no start points
     assert found == choose(finalists, runs, 2)  # the decision is reproducible from the record
