@@ -27,8 +27,8 @@ The rules, in order (``docs/guides/unaided.md`` states them for users):
   other datasets of the layout: signals only), then each family's plain net at the
   limit (``search.derive._start``), trained first when there are two or more (a portfolio to
   seed; one family's one net alone starts from TPE's own);
-- search: TPE and stopping-type MOASHA (grace 1 epoch, η 3), as the presets, or FIFO for
-  short or cross-validated trials; trials ten times what the time fits at the rule's rate;
+- search: TPE and stopping-type MOASHA (first rung 1/27 of the epochs, η 3), as the presets,
+  or FIFO for short or cross-validated trials; trials as many as the time could end;
   finalists (top 3, 3 seeds, a fifth of the time) and the refit.
 """
 
@@ -89,10 +89,13 @@ RUNGS = (3, 9, 27, 81, 243)
 #: its 293 trials at epoch 1 of 81, and its first finished trial was its 48th:
 #: docs/guides/unaided.md).
 FIRST_RUNG_SHARE = 27
-#: Trials a timed search may run, as a multiple of what the rule's rate expects to fit: the
-#: count must not end the search before its time does (an ItalyPowerDemand search with 28
-#: expected trials ran them in 1.5 of its 4 minutes).
-TRIALS_HEADROOM = 10
+#: The fewest seconds a trial holds a worker: a start, one report and a stop. A timed search's
+#: count is the time over this, so that no count ends it before its time does, however fast its
+#: trials turn out (a search of a 3,000-row table, derived at ten times the 144 trials the rule's
+#: rate expected, stopped all of its 1,440 at their first rung in 192 s of its 600 on two
+#: workers, 0.27 s a trial, and recommended nothing; with 28 expected an ItalyPowerDemand search
+#: had run them in 1.5 of its 4 minutes).
+FASTEST_TRIAL_S = 0.25
 #: Early stopping saves training time; below this many seconds of training a whole trial
 #: (ten trial starts) there is nothing worth saving, and MOASHA's first rungs, in one-cycle's
 #: warm-up, would judge nets on a few steps: FIFO then.
@@ -579,13 +582,15 @@ def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: A
         assert time_s is not None
         fit_s = _epoch_seconds(facts, limit, folds) * _fits(folds)
         per_trial = mean_epochs * fit_s + TRIAL_OVERHEAD_S
-        expected = max(8, math.ceil(time_s * _workers() / per_trial))
-        count = TRIALS_HEADROOM * expected
+        expected = math.ceil(time_s * _workers() / per_trial)
+        count = math.ceil(time_s * _workers() / FASTEST_TRIAL_S)
         derived["trials"] = count
-        out.append(Derived("trials", count, f"{TRIALS_HEADROOM}× the time ({time_s:,.0f} s × "
-                           f"{_workers()} CPUs) over a trial's {per_trial:.1f} s at the rule's "
-                           f"rate ({mean_epochs:.2f} epochs on average, {TRIAL_OVERHEAD_S:g} s "
-                           "overhead): the time, not the count, ends the search"))  # fmt: skip
+        out.append(Derived("trials", count, f"the time ({time_s:,.0f} s × {_workers()} CPUs) "
+                           f"over the fastest a trial ends ({FASTEST_TRIAL_S:g} s: stopped at "
+                           "its first report), so that the time, not the count, ends the "
+                           f"search; about {expected:,} expected at the rule's rate (a trial's "
+                           f"{per_trial:.1f} s: {mean_epochs:.2f} epochs on average, "
+                           f"{TRIAL_OVERHEAD_S:g} s overhead)"))  # fmt: skip
     return derived
 
 

@@ -5,6 +5,7 @@ study exists. Launches of the completed configs are in ``test_derive_launch.py``
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -18,7 +19,7 @@ from search.cli import main
 from search.config import SearchConfig, load_preset
 from search.derive import LAYOUT_FAMILIES, derive, load_config
 from search.derive._data import DataFacts
-from search.derive._derive import derive_from
+from search.derive._derive import FASTEST_TRIAL_S, derive_from
 from search.derive._learned import learned_points
 from search.derive._refusals import refusals
 from spaces import ConfigError
@@ -214,6 +215,17 @@ def test_the_users_keys_override_the_derived_ones(tmp_path):
     assert "train.epochs" not in keys and "algorithm" not in keys
     assert "2.00 epochs on average" in keys["trials"].because  # the user's 2 epochs, not 81
     assert {"train.epochs", "train.lr", "fixed.ssn.mapping", "algorithm"} <= set(derivation.given)
+
+
+@pytest.mark.parametrize("time", ["1m", "10m", "4h"])
+def test_a_timed_count_cannot_end_the_search_before_its_time(tmp_path, time):
+    """Even every trial stopped at its first report (a rare class at chance) fills the time."""
+    config, derivation = load_config(_write(tmp_path, "count", _data_only("digits", time=time)))
+    seconds = config.limits.time * (os.cpu_count() or 1)
+    assert config.trials * FASTEST_TRIAL_S >= seconds > (config.trials - 1) * FASTEST_TRIAL_S
+    because = {d.key: d for d in derivation.values}["trials"].because
+    expected = int(re.search(r"about ([\d,]+) expected", because)[1].replace(",", ""))
+    assert 0 < expected < config.trials  # the rule's rate, shown, no longer the count
 
 
 def test_a_config_with_a_space_is_loaded_as_before(tmp_path):
