@@ -1,6 +1,6 @@
 """What ``search check`` and ``search launch`` warn of in a config's data: a validation split
 too small to rank trials on, rank-3 arrays read as images that look like signals, and images
-that look channels-last.
+or signals that look channels-last.
 
 Warnings, not refusals: the config is valid and the user may mean it.
 """
@@ -36,7 +36,7 @@ def data_warnings(config: Any) -> list[str]:
         facts = read_facts(data)
     except (ConfigError, AttributeError, TypeError):  # a dataset whose sizes are not known
         return []
-    found = [_layout(facts), _channels_last(facts),
+    found = [_layout(facts), _channels_last(facts), _signal_channels_last(facts),
              None if config.folds > 1 else _validation(facts)]  # fmt: skip
     return [w for w in found if w]
 
@@ -88,3 +88,19 @@ def _channels_last(facts: DataFacts) -> str | None:
             f"N×C×H×W); if they are {channels}×{height} images of {width} channel(s), stored "
             "channels last (N×H×W×C, as PIL and most image code give them), save "
             "x.transpose(0, 3, 1, 2) in the npz")
+
+
+def _signal_channels_last(facts: DataFacts) -> str | None:
+    """Signal arrays of a declared dataset whose samples read as C×L with C at least
+    :data:`SIGNAL_LIKE_RATIO` times L: N×L×C arrays (time first, as pandas and most sensor
+    logs give them) read as N×C×L. Say so, and how to transpose them."""
+    if not isinstance(facts.declaration, dict) or facts.layout != "signal":
+        return None
+    channels, length = facts.in_shape if len(facts.in_shape) == 2 else (1, 0)
+    if channels < SIGNAL_LIKE_RATIO * length:
+        return None
+    return (f"dataset {facts.name!r}: its samples of {channels}×{length} are read as signals "
+            f"of {channels} channels and length {length} (npas reads signals as N×C×L, time "
+            f"last); if they are signals of {length} channel(s) and length {channels}, stored "
+            "time first (N×L×C, as pandas and most sensor logs give them), save "
+            "x.transpose(0, 2, 1) in the npz")

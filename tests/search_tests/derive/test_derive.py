@@ -511,6 +511,21 @@ def test_the_first_rung_is_a_27th_of_a_derived_trial(epochs, grace, mean):
     assert _shown_scheduler(scheduler) == f"moasha (stopping, grace {grace}, η 3)"
 
 
+@pytest.mark.parametrize(("shape", "warned"), [
+    ((40, 64, 3), True),  # three channels of 64 steps stored time first
+    ((40, 24, 3), True),  # the ratio at its edge: 24 = 8 × 3
+    ((40, 12, 29), False),  # JapaneseVowels' 12 channels of 29 steps, as npas reads them
+    ((40, 23, 3), False),  # under 8 times as many channels as steps: ambiguous, no word
+])  # fmt: skip
+def test_check_warns_when_signals_look_time_first(tmp_path, capsys, declared, shape, warned):
+    """N×L×C arrays read as N×C×L give 64 channels of 3 steps: check says so, and how."""
+    err = _checked_warnings(tmp_path, capsys, declared, shape, "signal")
+    assert ("stored time first" in err) == warned, err
+    if warned:
+        assert f"read as signals of {shape[1]} channels and length {shape[2]}" in err
+        assert "x.transpose(0, 2, 1)" in err
+
+
 @pytest.mark.parametrize(("shape", "layout", "warned"), [
     ((40, 32, 32, 3), None, True),  # RGB channels last, as PIL gives them
     ((40, 28, 20, 1), "image", True),  # grey channels last, declared an image
