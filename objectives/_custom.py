@@ -29,7 +29,7 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -80,8 +80,13 @@ class Splits:
             every sample).
         test: Same kinds; reported, never optimised on. None: a fixed stratified 20 %.
         val: Same kinds; None: carved (stratified, seeded) from ``train``.
-        num_classes: None: the largest label + 1, where every label up to it occurs (else
-            refused: a stray label of 10**9 would make a billion classes).
+        num_classes: None: the largest label + 1 where the labels are 0..K-1, each occurring;
+            otherwise the distinct labels of the training split (strings, booleans, integral
+            floats, 1..K, -1 and 1, or integers with gaps), each mapped to its index in sorted
+            order (as scikit-learn's ``LabelEncoder``) and recorded (``classes``). Given, the
+            labels are class indices below it, as they are.
+        classes: The class names by output index (an image folder's class folders); None:
+            the labels' own values where they were mapped, else none.
         mean, std: Statistics of the scaled training samples, one per channel (one per
             feature of a table); None: measured.
         pixel_scale: Raw values are divided by this first; None: 255 for uint8, else 1.
@@ -91,6 +96,7 @@ class Splits:
     test: Any = None
     val: Any = None
     num_classes: int | None = None
+    classes: Sequence[Any] | None = None
     mean: Sequence[float] | None = None
     std: Sequence[float] | None = None
     pixel_scale: float | None = None
@@ -154,8 +160,53 @@ class CustomDataset:
             )
         given = {s: self._part(getattr(splits, s), s) for s in ("train", "test", "val")
                  if s == "train" or getattr(splits, s) is not None}  # fmt: skip
+        if splits.num_classes is None and splits.classes is None and _needs_encoding(given):
+            given, names = self._encoded(given)
+            splits = replace(splits, classes=names)
         self._check_labels(given, splits)
         return given, splits
+
+    @property
+    def class_names(self) -> list[Any] | None:
+        """The class of each model output, as the data name it (mapped labels' values, an
+        image folder's folders); None: the outputs are the labels themselves."""
+        names = self._given[1].classes
+        return None if names is None else [_plain(v) for v in names]
+
+    def _encoded(self, given: dict[str, _Part]) -> tuple[dict[str, _Part], list[Any]]:
+        """Labels that are not class indices 0..K-1 (strings, booleans, 1..K, gaps) mapped to
+        their index among the training split's sorted distinct labels; a label of another
+        split that the training split lacks is refused (no model can learn it)."""
+        kinds = {"number" if p.y.dtype.kind in "iuf" else p.y.dtype.kind for p in given.values()}
+        if len(kinds) > 1:
+            raise ConfigError(
+                f"dataset {self.name!r}: labels of dtypes "
+                f"{', '.join(f'{given[s].y.dtype} in split {s!r}' for s in given)}; allowed: "
+                "one kind of label in every split (numbers, strings or booleans)"
+            )
+        names = np.unique(given["train"].y)
+        for split, part in given.items():
+            unlearnt = np.setdiff1d(part.y, names)
+            if len(unlearnt):
+                raise ConfigError(
+                    f"dataset {self.name!r}: label {_plain(unlearnt[0])!r} occurs "
+                    f"({int((part.y == unlearnt[0]).sum())} in split {split!r}) but never in "
+                    f"the training split ({len(unlearnt)} such label(s)), so no model can "
+                    "learn it; allowed: every class in the training split (move samples of it "
+                    "there, or drop it), or class indices 0..K-1 with the class count given "
+                    "(num_classes) to keep it anyway"
+                )
+        encoded = {}
+        for split, part in given.items():
+            if not isinstance(part.dataset, ArrayDataset):
+                raise ConfigError(
+                    f"dataset {self.name!r}, split {split!r}: labels {_shown(names)} from a "
+                    "torch Dataset; allowed: class indices 0..K-1 from a Dataset, or arrays "
+                    "(whose labels npas maps to class indices itself)"
+                )
+            codes = np.searchsorted(names, part.y).astype(np.int64)
+            encoded[split] = _Part(ArrayDataset(part.dataset.x, codes), codes)
+        return encoded, list(names)
 
     @functools.cached_property
     def _parts(self) -> tuple[_Part, _Part, _Part | None, Splits]:
@@ -211,7 +262,9 @@ class CustomDataset:
                   for s, part in given.items()}  # fmt: skip
         self._parts  # noqa: B018 (the property checks every split's shape against train's)
         skipped = sum(len(getattr(p.dataset, "skipped", ())) for p in given.values())
+        mapped = self._given[1].num_classes is None and self.class_names is not None
         return {"dataset": self.name, "classes": self.num_classes, "splits": splits,
+                **({"labels": self.class_names} if mapped else {}),
                 **({"skipped": skipped} if skipped else {})}  # fmt: skip
 
     def _part(self, value: Any, split: str) -> _Part:
@@ -239,43 +292,31 @@ class CustomDataset:
         return _Part(ArrayDataset(x, labels), labels)
 
     def _check_labels(self, given: dict[str, _Part], splits: Splits) -> None:
-        """Labels within the declared classes; undeclared, every label up to the largest
-        occurs, so that the class count derived from them is the dataset's, and each class
-        occurs in the training split (a test split's class absent there cannot be learnt)."""
+        """Labels within the declared classes (``num_classes``: class indices, as given), and
+        two classes or more in the training split (labels not 0..K-1 are mapped first)."""
         classes = splits.num_classes
-        present = np.unique(np.concatenate([p.y for p in given.values()]))
-        top = int(present[-1]) + 1
         if classes is not None:
             if not is_int(classes, 2):
                 raise ConfigError(
                     f"dataset {self.name!r}: num_classes {classes!r}; allowed: an int >= 2"
                 )
-            if top > classes:
+            odd = next((p.y.dtype for p in given.values() if p.y.dtype.kind != "i"), None)
+            if odd is not None:
                 raise ConfigError(
-                    f"dataset {self.name!r}: label {top - 1} with num_classes={classes}; "
-                    f"allowed: labels 0..{classes - 1}"
+                    f"dataset {self.name!r}: labels of dtype {odd} with num_classes={classes}; "
+                    "allowed: class indices 0..num_classes-1 (or no num_classes: npas then "
+                    "maps the labels to classes itself)"
+                )
+            top = max(int(p.y.max()) for p in given.values())
+            low = min(int(p.y.min()) for p in given.values())
+            if top >= classes or low < 0:
+                raise ConfigError(
+                    f"dataset {self.name!r}: label {top if top >= classes else low} with "
+                    f"num_classes={classes}; allowed: labels 0..{classes - 1}"
                 )
             return
-        if len(present) < top:
-            raise ConfigError(
-                f"dataset {self.name!r}: labels run up to {top - 1} but only {len(present)} "
-                f"distinct labels occur, so the class count is not derived from them (it "
-                f"would be {top:,}, each an output of every model); allowed: labels "
-                f"0..{len(present) - 1} (remap them), or the class count given (num_classes)"
-            )
-        if top < 2:
+        if len(np.unique(given["train"].y)) < 2:
             raise ConfigError(f"dataset {self.name!r}: one class only; allowed: at least 2")
-        unlearnt = np.setdiff1d(present, given["train"].y)
-        if len(unlearnt):
-            found = ", ".join(f"{int((p.y == unlearnt[0]).sum())} in split {s!r}"
-                              for s, p in given.items() if (p.y == unlearnt[0]).any())  # fmt: skip
-            raise ConfigError(
-                f"dataset {self.name!r}: class {int(unlearnt[0])} occurs ({found}) but never in "
-                f"the training split ({len(unlearnt)} such class(es)), so no model can learn "
-                "it; allowed: every class in the training split (move samples of it there, or "
-                "drop it and remap the labels), or the class count given (num_classes) to keep "
-                "it anyway"
-            )
 
     def _check(self, train: _Part, test: _Part, val: _Part | None, splits: Splits) -> None:
         shape = tuple(_sample(train).shape)
@@ -368,6 +409,7 @@ class CustomDataset:
             "pixel_scale": scale,
             "layout": self.sample_layout,
             "streamed": streamed,
+            **({"classes": self.class_names} if self.class_names is not None else {}),
             **({"declared": dict(self.declared)} if self.declared else {}),
         }
         return Data(
@@ -378,18 +420,53 @@ class CustomDataset:
 
 
 def _labels(y: Any, where: str) -> np.ndarray:
+    """The labels as a 1-D array: integers (int64), or strings, booleans or integral floats
+    as given (mapped to class indices once every split is read: ``CustomDataset._encoded``)."""
     array = np.asarray(y.numpy() if isinstance(y, torch.Tensor) else y)
-    if array.ndim != 1 or len(array) == 0 or not np.issubdtype(array.dtype, np.integer):
+    if array.ndim == 2 and array.shape[1] == 1:  # a column, as pandas and scikit-learn give it
+        array = array[:, 0]
+    kind = array.dtype.kind
+    if array.ndim != 1 or len(array) == 0 or kind not in "iubUSf":
         raise ConfigError(
             f"{where}: labels of dtype {array.dtype} and shape {array.shape}; allowed: a "
-            "non-empty 1-D array of integer class indices"
+            "non-empty 1-D array (or N×1 column) of class labels: integers, strings, booleans "
+            "or integral floats"
         )
-    if array.dtype == np.uint64 and int(array.max()) > np.iinfo(np.int64).max:
+    if kind == "f":
+        bad = ~np.isfinite(array) | (array != np.round(array))
+        if bad.any():
+            raise ConfigError(
+                f"{where}: label {_plain(array[bad][0])!r} (sample {int(np.argmax(bad))}, "
+                f"{int(bad.sum())} such); allowed: class labels (a float label must be a "
+                "whole number: npas classifies, it does not regress)"
+            )
+        return array
+    if kind == "u" and int(array.max()) > np.iinfo(np.int64).max:
         raise ConfigError(f"{where}: label {int(array.max())}; allowed: class indices < 2**63")
-    labels = array.astype(np.int64)
-    if labels.min() < 0:
-        raise ConfigError(f"{where}: label {int(labels.min())}; allowed: class indices >= 0")
-    return labels
+    return array.astype(np.int64) if kind in "iu" else array
+
+
+def _needs_encoding(given: dict[str, _Part]) -> bool:
+    """Whether the labels are anything but class indices 0..K-1 that each occur in the
+    training split (then they are used as they are; a label of another split outside them
+    goes through the mapping, which refuses it)."""
+    train = np.unique(given["train"].y)
+    if train.dtype.kind != "i":
+        return True
+    return not (np.array_equal(train, np.arange(len(train)))
+                and all(p.y.dtype.kind == "i" and p.y.min() >= 0 and p.y.max() < len(train)
+                        for p in given.values()))  # fmt: skip
+
+
+def _plain(value: Any) -> Any:
+    """A label's value as plain JSON (an integral float as an int)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _shown(names: np.ndarray) -> str:
+    """The first labels, for a message."""
+    return ", ".join(repr(_plain(v)) for v in names[:5]) + (", ..." if len(names) > 5 else "")
 
 
 def _scan(part: _Part, where: str) -> dict[str, Any]:
@@ -860,5 +937,5 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
         return ImageFolder(*found, size=size, channels=channels,
                            skipped=skipped.get(split, []))  # fmt: skip
 
-    given = {"num_classes": len(classes), **_given_of(record)}
+    given = {"num_classes": len(classes), "classes": classes, **_given_of(record)}
     return Splits(train=part("train"), test=part("test"), val=part("val"), **given)

@@ -41,7 +41,7 @@ def readme(
 Chosen by `{chosen.selector}`: {chosen.reason}.
 
 Family `{saved["family"]}`, hyper-parameters `{json.dumps(saved["hyper"])}`, input shape
-{tuple(saved["in_shape"])}, {saved["num_classes"]} classes. {ssn}
+{tuple(saved["in_shape"])}, {saved["num_classes"]} classes{_classes(record)}. {ssn}
 
 | metric (as the search recorded it; accuracy: validation) | value |
 |---|---|
@@ -194,3 +194,13 @@ logits = ort.InferenceSession("{ONNX_FILE}").run(None, {{"{inp["name"]}": x}})[0
 `{PROGRAM_FILE}` is the same model as a `torch.export` program, for torch alone:
 `torch.export.load("{PROGRAM_FILE}").module()(torch.from_numpy(x))`.
 """
+
+
+def _classes(record: Mapping[str, Any]) -> str:
+    """Which label each output stands for, where the data's labels were not its indices
+    (mapped in sorted order) or named them (an image folder's folders)."""
+    names = record["data"].get("classes")
+    if not names:
+        return ""
+    return (f" (output i is the class `classes[i]` of `metrics.json`'s `data`: "
+            f"{', '.join(map(repr, names[:10]))}{', ...' if len(names) > 10 else ''})")

@@ -228,6 +228,11 @@ def _data_line(fingerprint: dict[str, Any]) -> str:
     shape = "×".join(str(n) for n in splits["train"]["shape"])
     skipped = fingerprint.get("skipped")
     note = f"; {skipped} unreadable image(s) skipped" if skipped else ""
+    labels = fingerprint.get("labels")
+    if labels is not None:  # not class indices 0..K-1: mapped in sorted order
+        shown = ", ".join(map(repr, labels[:4])) + (", ..." if len(labels) > 4 else "")
+        note += (f"; labels {shown} read as classes 0..{len(labels) - 1} in that order "
+                 "(an export names them)")
     sample = splits["train"]["shape"]
     if len(sample) == 3 and sample[1] == 1:  # an (N, C, L) array read as images, unless told
         note += ("; read as images 1 pixel tall: 1-D signals take `layout: signal` in the "

@@ -99,24 +99,29 @@ def test_one_non_finite_pixel_is_refused_naming_its_sample(tmp_path, registered,
              f"sample 7, {value}", "allowed: finite values")  # fmt: skip
 
 
-def test_a_huge_label_is_refused_not_made_a_billion_classes(tmp_path, registered):
+def test_a_huge_label_is_a_class_of_its_own_not_a_billion_classes(tmp_path, registered):
+    """Labels not 0..K-1 are mapped to their sorted order, so a stray 10**9 is one more class
+    (named in check's fingerprint), never a billion outputs."""
     arrays = _arrays()
     arrays["y_train"][4] = 10**9
     entry = registered({"npz": _npz(tmp_path, **arrays)}, tmp_path)
-    _refused(entry, "labels run up to 1000000000 but only 4 distinct labels occur",
-             "1,000,000,001", "num_classes")  # fmt: skip
-    with pytest.raises(ConfigError, match="labels run up to"):
-        entry.num_classes  # noqa: B018 (what the budget check and the models read)
+    assert entry.check()["labels"] == [0, 1, 2, 10**9] and entry.num_classes == 4
+    assert entry.class_names == [0, 1, 2, 10**9]
 
 
-def test_a_gap_in_the_labels_is_refused_unless_the_classes_are_declared(tmp_path, registered):
+def test_a_gap_in_the_labels_is_mapped_unless_the_classes_are_declared(tmp_path, registered):
     arrays = _arrays()
     for split in ("y_train", "y_test"):
         arrays[split][arrays[split] == 2] = 3  # labels 0, 1, 3
     name = _npz(tmp_path, **arrays)
-    _refused(registered({"npz": name}, tmp_path), "labels run up to 3 but only 3 distinct")
-    entry = registered({"npz": name, "num_classes": 4}, tmp_path)
+    mapped = registered({"npz": name}, tmp_path)
+    assert mapped.num_classes == 3 and mapped.check()["labels"] == [0, 1, 3]
+    data = mapped.load()
+    assert sorted(set(data.test.y.tolist())) == [0, 1, 2]  # 3 read as class 2
+    assert data.provenance["classes"] == [0, 1, 3]
+    entry = registered({"npz": name, "num_classes": 4}, tmp_path)  # indices, as given
     assert entry.check()["classes"] == 4 and entry.num_classes == 4
+    assert entry.class_names is None and "labels" not in entry.check()
     _refused(registered({"npz": name, "num_classes": 3}, tmp_path), "label 3 with num_classes=3")
     with pytest.raises(ConfigError, match="num_classes: got 1; allowed: an int >= 2"):
         registered({"npz": name, "num_classes": 1}, tmp_path)
@@ -130,10 +135,64 @@ def test_a_class_the_training_split_lacks_is_refused_unless_the_classes_are_decl
     arrays = _arrays()
     arrays["y_test"][:5] = 3
     name = _npz(tmp_path, **arrays)
-    _refused(registered({"npz": name}, tmp_path), "class 3 occurs (5 in split 'test') but never "
+    _refused(registered({"npz": name}, tmp_path), "label 3 occurs (5 in split 'test') but never "
              "in the training split", "num_classes")  # fmt: skip
     entry = registered({"npz": name, "num_classes": 4}, tmp_path)  # the user says so
     assert entry.check()["classes"] == 4
+
+
+@pytest.mark.parametrize(("train", "test", "names"), [
+    (["cat", "dog", "emu"], ["emu", "cat"], ["cat", "dog", "emu"]),  # strings
+    ([1, 2, 3], [3, 1], [1, 2, 3]),  # 1..K, as the UCR archive gives them
+    ([-1, 1], [1, -1], [-1, 1]),  # -1 and 1
+    ([True, False], [False, True], [False, True]),  # booleans
+    ([1.0, 2.0, 3.0], [2.0], [1, 2, 3]),  # whole floats, as pandas gives integer columns with NaN
+])  # fmt: skip
+def test_any_kind_of_class_label_is_mapped_in_sorted_order(tmp_path, registered, train, test,
+                                                           names):  # fmt: skip
+    arrays = _arrays()
+    cut = len(arrays["y_train"])
+    arrays["y_train"] = np.resize(np.asarray(train), cut)
+    arrays["y_test"] = np.resize(np.asarray(test), len(arrays["y_test"]))
+    entry = registered({"npz": _npz(tmp_path, **arrays)}, tmp_path)
+    assert entry.check()["labels"] == names and entry.num_classes == len(names)
+    data = entry.load(val_size=0.2)
+    codes = {str(n): i for i, n in enumerate(names)}
+    expected = [codes[str(v if not isinstance(v, float) else int(v))]
+                for v in arrays["y_test"].tolist()]  # fmt: skip
+    assert data.test.y.tolist() == expected  # each test label read as its class's index
+
+
+def test_labels_as_a_column_are_read_as_a_vector(tmp_path, registered):
+    arrays = _arrays()
+    arrays["y_train"], arrays["y_test"] = arrays["y_train"][:, None], arrays["y_test"][:, None]
+    entry = registered({"npz": _npz(tmp_path, **arrays)}, tmp_path)
+    assert entry.num_classes == 3 and "labels" not in entry.check()  # 0..2: used as given
+
+
+@pytest.mark.parametrize(("y_train", "y_test", "fragment"), [
+    (np.linspace(0, 1, 45), None, "label 0.022"),  # a regression target
+    (np.resize([0.0, np.nan], 45), None, "label nan (sample 1, 22 such)"),
+    (np.resize(["a", "b"], 45), np.resize([0, 1], 15), "labels of dtypes <U1 in split 'train', "
+     "int64 in split 'test'"),
+    (np.resize(["a", "b"], 45), np.resize(["a", "c"], 15), "label 'c' occurs (7 in split 'test') "
+     "but never in the training split"),
+])  # fmt: skip
+def test_labels_that_are_not_classes_are_refused(tmp_path, registered, y_train, y_test,
+                                                 fragment):  # fmt: skip
+    arrays = _arrays()
+    arrays["y_train"] = y_train
+    if y_test is not None:
+        arrays["y_test"] = y_test
+    _refused(registered({"npz": _npz(tmp_path, **arrays)}, tmp_path), fragment)
+
+
+def test_string_labels_with_num_classes_are_refused(tmp_path, registered):
+    arrays = _arrays()
+    arrays["y_train"], arrays["y_test"] = (np.resize(["a", "b", "c"], 45),
+                                           np.resize(["a", "b", "c"], 15))  # fmt: skip
+    entry = registered({"npz": _npz(tmp_path, **arrays), "num_classes": 3}, tmp_path)
+    _refused(entry, "labels of dtype <U1 with num_classes=3", "no num_classes")
 
 
 @pytest.mark.parametrize(

@@ -124,8 +124,8 @@ def test_streaming_starts_beyond_the_size_set():
         (lambda: "not splits", "returned str; allowed: objectives.Splits"),
         (lambda: objectives.Splits(train=(np.zeros(4), [0, 1, 0, 1])), "x has shape (4,)"),
         (
-            lambda: objectives.Splits(train=(np.zeros((4, 1, 2, 2)), [0.0, 1.0, 0.0, 1.0])),
-            "labels of dtype float64",
+            lambda: objectives.Splits(train=(np.zeros((4, 1, 2, 2)), [0.5, 1.0, 0.0, 1.0])),
+            "label 0.5 (sample 0, 1 such)",
         ),
         (lambda: objectives.Splits(train=(np.zeros((4, 1, 2, 2)), [0, 1, 0])), "3 labels"),
         (

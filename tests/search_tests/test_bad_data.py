@@ -1,6 +1,7 @@
 """Bad data refused by ``search check`` and ``search launch`` alike, in one line (exit 2) before
 any run folder or study exists, and a relaunch on changed data refused unless ``--data-changed``
-(issue 41, defect 8). Before, a label of 10**9 passed and made a billion classes, a NaN pixel
+(issue 41, defect 8). Before, a label of 10**9 passed and made a billion classes (it is now a
+class of its own: labels that are not 0..K-1 are mapped in sorted order), a NaN pixel
 passed and failed every trial, a 0-byte or object-array .npz and a corrupt first PNG gave
 tracebacks, a corrupt later PNG passed and failed every trial, an x_test without y_test was
 ignored, and a changed .npz resumed silently (its unfinished trials failing with torch's
@@ -84,10 +85,8 @@ def _nan(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _huge(y: np.ndarray) -> np.ndarray:
-    y = y.copy()
-    y[5] = 10**9
-    return y
+def _halves(y: np.ndarray) -> np.ndarray:
+    return y + 0.5
 
 
 def _objects(_: np.ndarray) -> np.ndarray:
@@ -100,8 +99,8 @@ BAD = {
                          "it holds Python objects (pickled), which npas never loads"),
     "NaN pixel": (_npz(x_train=_nan), "split 'train': 1 sample(s) hold values that are not "
                   "finite (the first: sample 9, nan)"),
-    "label 10**9": (_npz(y_train=_huge), "labels run up to 1000000000 but only 11 distinct "
-                    "labels occur"),
+    "a regression target": (_npz(y_train=_halves), "label 0.5 (sample 0, 1400 such); allowed: "
+                            "class labels (a float label must be a whole number"),
     "x_test without y_test": (_npz(y_test=lambda y: None),
                               "holds x_test but no y_test; allowed: both, or neither"),
     "corrupt first PNG": (_images("000.png"), "split 'train': 1 of 48 sample(s) checked could "

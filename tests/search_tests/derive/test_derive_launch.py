@@ -23,7 +23,8 @@ def _dataset(folder: Path, kind: str) -> object:
         return "digits"
     rng = np.random.default_rng(0)
     x = rng.normal(size=(240, 6)).astype(np.float32)
-    np.savez(folder / "table.npz", x_train=x, y_train=(x[:, 0] > 0).astype(np.int64))
+    labels = np.where(x[:, 0] > 0, "pos", "neg")  # names, not class indices: npas maps them
+    np.savez(folder / "table.npz", x_train=x, y_train=labels)
     return {"name": "table-launch", "npz": "table.npz"}
 
 
@@ -79,6 +80,26 @@ def test_a_data_only_config_launches_and_finishes(tmp_path, kind):
         trained = json.loads((bundle / "train.json").read_text())
         assert trained["train_on"] == "train+val" and "folds" not in trained["metrics"]
         assert trained["trial_config"]["folds"] == 1
+        _outputs_are_the_named_classes(bundle)
+
+
+def _outputs_are_the_named_classes(bundle: Path) -> None:
+    """The bundle names the class of each output, and onnxruntime's argmax read through those
+    names gives the label rows far from the boundary have."""
+    import onnxruntime
+
+    data = json.loads((bundle / "metrics.json").read_text())["data"]
+    assert data["classes"] == ["neg", "pos"]
+    assert "output i is the class `classes[i]`" in (bundle / "README.md").read_text()
+    rows = np.random.default_rng(1).normal(size=(20, 6)).astype(np.float32)
+    rows[:, 0] = np.where(np.arange(20) % 2, 2.5, -2.5)
+    pre = data["preprocessing"]
+    x = rows * np.float32(pre["multiply"]) - np.float32(pre["subtract"])
+    session = onnxruntime.InferenceSession(str(bundle / "model.onnx"))
+    logits = session.run(None, {session.get_inputs()[0].name: x.astype(np.float32)})[0]
+    named = [data["classes"][i] for i in logits.argmax(1)]
+    truth = ["pos" if v > 0 else "neg" for v in rows[:, 0]]
+    assert sum(a == b for a, b in zip(named, truth, strict=True)) >= 18, (named, truth)
 
 
 def _launch(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
