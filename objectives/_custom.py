@@ -66,7 +66,7 @@ __all__ = [
 
 #: Samples the channel statistics are measured on at most (evenly spaced over the split).
 STATS_SAMPLES = 10_000
-_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
 
 @dataclass(frozen=True)
@@ -899,7 +899,7 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
         files, targets = [], []
         for label, name in enumerate(classes):
             found = sorted(
-                p for p in (folder / name).glob("*") if p.suffix.lower() in _IMAGE_SUFFIXES
+                p for p in (folder / name).glob("*") if p.suffix.lower() in IMAGE_SUFFIXES
             )
             if skip:  # decoded here, in every process that reads the dataset
                 bad = {p for p in found if _decode_error(p) is not None}

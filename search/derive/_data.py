@@ -23,6 +23,9 @@ __all__ = ["DataFacts", "read_facts"]
 #: its fixed 20 % test split); their registry entries hold shapes and classes, not sizes.
 BUILTIN_TRAIN_SAMPLES = {"cifar10": 50_000, "digits": 1_437, "fashion-mnist": 60_000,
                          "mnist": 60_000}  # fmt: skip
+#: An image folder without a ``size`` is read with its first image's shorter side brought down
+#: to this many pixels (the built-in image families' presets were measured at 28 and 32 px).
+FOLDER_SIDE = 32
 #: A declared signal dataset's derived shift is its length over this (at least 1).
 SHIFT_FRACTION = 10
 
@@ -44,7 +47,9 @@ class DataFacts:
             none).
         augment_why: Where that augmentation comes from.
         declaration: The dataset entry to write in the derived config (a name, or the user's
-            declaration with a derived ``augment`` added).
+            declaration with a derived ``augment`` and an image folder's ``size`` added).
+        size: An image folder's derived ``size`` (None: given, or not an image folder).
+        size_why: Where that size comes from.
     """
 
     name: str
@@ -57,6 +62,8 @@ class DataFacts:
     augment: dict[str, Any] | None
     augment_why: str
     declaration: Any
+    size: list[int] | None = None
+    size_why: str = ""
 
 
 def read_facts(data: Mapping[str, Any], *, base: str | None = None) -> DataFacts:
@@ -72,8 +79,13 @@ def read_facts(data: Mapping[str, Any], *, base: str | None = None) -> DataFacts
     spec = data.get("dataset")
     added: dict[str, Any] | None = None
     why = ""
+    folder_size, size_why = None, ""
     if isinstance(spec, Mapping):
         spec = dict(spec)
+        if "image_folder" in spec and "size" not in spec:
+            folder_size, size_why = _folder_size(spec, base)
+            if folder_size is not None:
+                spec["size"] = folder_size
         if "augment" not in spec:
             added, why = _image_pad(spec, base)
             if added is None:
@@ -106,6 +118,7 @@ def read_facts(data: Mapping[str, Any], *, base: str | None = None) -> DataFacts
     return DataFacts(
         name=name, layout=layout, in_shape=shape, classes=classes, train=train, total=total,
         held=held, augment=augment, augment_why=why, declaration=spec,
+        size=folder_size, size_why=size_why,
     )  # fmt: skip
 
 
@@ -134,9 +147,37 @@ def _image_pad(spec: Mapping[str, Any], base: str | None) -> tuple[dict[str, Any
     if side is None or side < 2:
         return None, ""
     pad = min(side - 1, max(1, round(side / 14)))
-    where = "" if "image_folder" not in spec or spec.get("size") else ", taken as 28: no size"
-    return {"pad": pad}, (f"pad-crop of 1/14 of the image's shorter side ({side} px{where}), "
-                          "at least 1")  # fmt: skip
+    return {"pad": pad}, (f"pad-crop of 1/14 of the image's shorter side ({side} px), at "
+                          "least 1")  # fmt: skip
+
+
+def _folder_size(spec: Mapping[str, Any], base: str | None) -> tuple[list[int] | None, str]:
+    """The size an image folder without one is read at: its first image's, its shorter side
+    brought down to :data:`FOLDER_SIDE` pixels where it is longer (the aspect kept); None
+    where the first cannot be peeked (its reading then says why)."""
+    from PIL import Image
+
+    from objectives._custom import IMAGE_SUFFIXES
+
+    train = _path(spec["image_folder"], base) / "train"
+    try:
+        folders = sorted(p for p in train.iterdir() if p.is_dir())
+        first = next(f for d in folders for f in sorted(d.iterdir())
+                     if f.suffix.lower() in IMAGE_SUFFIXES)  # fmt: skip
+        with Image.open(first) as image:
+            width, height = image.size
+    except (OSError, StopIteration, ValueError):
+        return None, ""
+    if min(height, width) <= FOLDER_SIDE:
+        return [height, width], (f"the first image's, as it is read (its shorter side at most "
+                                 f"{FOLDER_SIDE} px): every other image is resized to it")
+    scale = FOLDER_SIDE / min(height, width)
+    size = [max(FOLDER_SIDE, round(height * scale)), max(FOLDER_SIDE, round(width * scale))]
+    ratio = height * width / (size[0] * size[1])
+    return size, (f"the first image's {height}×{width} with its shorter side brought to "
+                  f"{FOLDER_SIDE} px, the aspect kept: the built-in image families are sized "
+                  "for images of 28-32 px (MNIST, CIFAR-10), and at full size a net costs "
+                  f"{ratio:,.0f} times the multiply-adds; a size of yours wins")
 
 
 def _signal_shift(spec: Mapping[str, Any], base: str | None
@@ -163,8 +204,7 @@ def _image_side(spec: Mapping[str, Any], base: str | None) -> int | None:
         return None
     if "image_folder" in spec:
         size = spec.get("size")
-        sides = [int(s) for s in size] if isinstance(size, list) and size else [28]
-        return min(sides)
+        return min(int(s) for s in size) if isinstance(size, list) and size else None
     shape = _array_shape(spec, base)
     if shape is None or len(shape) not in (3, 4):
         return None

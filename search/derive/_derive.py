@@ -212,6 +212,8 @@ def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
                            f"each of the {facts.classes} classes"))  # fmt: skip
         kept = max(1, facts.train - (held - facts.held))
         facts = dataclasses.replace(facts, held=held, train=kept)
+    if facts.size is not None:
+        out.append(Derived("dataset.size", facts.size, facts.size_why))
     if facts.augment is not None and facts.declaration != data.get("dataset"):
         out.append(Derived("dataset.augment", facts.augment, facts.augment_why))
     space, fixed = _space(facts, limit, out)

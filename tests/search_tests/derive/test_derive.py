@@ -511,6 +511,33 @@ def test_the_first_rung_is_a_27th_of_a_derived_trial(epochs, grace, mean):
     assert _shown_scheduler(scheduler) == f"moasha (stopping, grace {grace}, η 3)"
 
 
+@pytest.mark.parametrize(("side", "size"), [((768, 1024), [32, 43]), ((20, 12), [20, 12])])
+def test_an_image_folder_is_read_at_a_derived_size(tmp_path, capsys, declared, side, size):
+    """Photos are read at 32 px on their shorter side (a net on 768×1024 costs 768 times the
+    multiply-adds), small images at their own size; the pad follows the size read."""
+    from PIL import Image
+
+    for split in ("train", "test"):
+        for label in ("a", "b"):
+            (tmp_path / "img" / split / label).mkdir(parents=True)
+            for i in range(6):
+                pixels = np.full((*side, 3), 40 * i, np.uint8)
+                Image.fromarray(pixels).save(tmp_path / "img" / split / label / f"{i}.png")
+    declared.append("folder")
+    data = _data_only({"name": "folder", "image_folder": str(tmp_path / "img")})
+    assert main(["check", _write(tmp_path, "folder", data)]) == 0
+    out = capsys.readouterr().out
+    derived = _derived(out)
+    assert derived["dataset.size"].startswith(f"{size}  because the first image's")
+    assert f"of 3×{size[0]}×{size[1]} uint8" in " ".join(out.split())  # the data as read
+    assert f"shorter side ({min(size)} px)" in derived["dataset.augment"]
+    declared.append("folder-sized")
+    mine = _data_only({"name": "folder-sized", "image_folder": str(tmp_path / "img"),
+                       "size": [9, 9]})  # fmt: skip
+    assert main(["check", _write(tmp_path, "mine", mine)]) == 0
+    assert "dataset.size" not in _derived(capsys.readouterr().out)  # a size of yours wins
+
+
 @pytest.mark.parametrize(("shape", "warned"), [
     ((40, 64, 3), True),  # three channels of 64 steps stored time first
     ((40, 24, 3), True),  # the ratio at its edge: 24 = 8 × 3
