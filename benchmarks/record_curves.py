@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import platform
 import re
@@ -44,6 +45,8 @@ import sqlite3
 import statistics
 import sys
 import time
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +130,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--export-only", action="store_true",
                         help="train nothing: write the table of what the storage holds now")
+    parser.add_argument("--contended-until", type=datetime.fromisoformat, metavar="UTC",
+                        help="trials started before this time (UTC, ISO) ran beside other work: "
+                        "their epoch seconds are rescaled by the rule of decontended()")
     args = parser.parse_args()
     args.name = args.name or f"{args.dataset}-r{args.epochs}"
     began, load = time.time(), os.getloadavg()
@@ -146,6 +152,15 @@ def main() -> None:
         points = [dict(t.params) for t in main_study.trials[: args.noise]]
         noise_study = launch(record_config(args, noise=True, start=points))
     table = CurveTable.from_study(main_study, noise=noise_study)
+    if args.contended_until is not None:
+        starts = {t.number: t.datetime_start for t in main_study.trials}
+        contended = {n for n, at in starts.items() if at is not None and at < args.contended_until}
+        table, factor = decontended(table, contended)
+        table.conditions["contention"] = (
+            f"the {sum(r.number in contended for r in table.rows)} rows started before "
+            f"{args.contended_until:%Y-%m-%d %H:%M:%S} UTC ran beside other work; their epoch "
+            f"seconds were divided by {factor:.3f}, the median ratio of their seconds to what "
+            "the later rows' fit (log seconds on family, depth and log params) gives them")
     table.overheads.update(ray_overheads(table, args.out / "run" / args.name / "ray" / args.name))
     table.overheads.update(pause_resume(args.name))
     table.conditions.update(conditions(args, main_study, noise_study, began, load))
@@ -179,6 +194,37 @@ def conditions(
         "data": DATA[args.dataset].format(train=args.train_size, val=args.val_size),
         "exported_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(began)),
     }
+
+
+def decontended(table: CurveTable, contended: set[int]) -> tuple[CurveTable, float]:
+    """The table with the epoch seconds of the rows numbered in ``contended`` (recorded beside
+    other work) divided by the contention factor, and the factor: least squares of log(median
+    epoch seconds) on family, depth and log(params) over the other rows, and the factor the
+    median ratio of the contended rows' seconds to the fit's (the rule of
+    ``results/curves/README.md``, written before the rows it cleaned were looked at)."""
+    def features(row: Any) -> tuple[Any, Any, float]:
+        depth = next((v for k, v in sorted(row.point.items()) if k.endswith("depth")), 0)
+        return row.point.get("family"), depth, math.log(row.metrics.get("params") or 1)
+
+    clean = [r for r in table.rows if r.number not in contended]
+    dirty = [r for r in table.rows if r.number in contended]
+    families = sorted({features(r)[0] for r in table.rows}, key=str)
+    depths = sorted({features(r)[1] for r in table.rows}, key=str)
+
+    def design(rows: list[Any]) -> np.ndarray:
+        return np.array([[1.0, lp, *(f == g for g in families[1:]), *(d == e for e in depths[1:])]
+                         for f, d, lp in map(features, rows)], dtype=float)  # fmt: skip
+
+    def log_seconds(rows: list[Any]) -> np.ndarray:
+        return np.log([statistics.median(r.seconds) for r in rows])
+
+    if not dirty or not clean:
+        return table, 1.0
+    coef, *_ = np.linalg.lstsq(design(clean), log_seconds(clean), rcond=None)
+    factor = float(np.exp(np.median(log_seconds(dirty) - design(dirty) @ coef)))
+    rows = [replace(r, seconds=[s / factor for s in r.seconds]) if r.number in contended else r
+            for r in table.rows]  # fmt: skip
+    return replace(table, rows=rows), factor
 
 
 def noise(table: CurveTable) -> str:

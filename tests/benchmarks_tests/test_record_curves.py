@@ -9,17 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import optuna
 import pytest
 
+from benchmarks.record_curves import decontended
 from objectives.datasets import DATASETS
-from search.lab import CurveTable, ReplaySpec, replay
-
-pytestmark = pytest.mark.slow  # two real searches on Ray
+from search.lab import CurveRow, CurveTable, ReplaySpec, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # two real searches on Ray
 def test_a_waves_record_is_a_table_the_lab_replays(tmp_path):
     cmd = [sys.executable, str(ROOT / "benchmarks" / "record_curves.py"), "--dataset", "waves",
            "--trials", "3", "--noise", "1", "--epochs", "3", "--train-size", "60",
@@ -44,3 +45,30 @@ def test_a_waves_record_is_a_table_the_lab_replays(tmp_path):
     finally:
         DATASETS._entries.pop("waves", None)  # other tests see the built-ins only
     assert result.completed
+
+
+def test_rows_recorded_beside_other_work_are_rescaled_by_the_later_rows_fit():
+    """Epoch seconds that follow family, depth and params (a power law) in every row, 1.5 times
+    as long in the first 40 rows: the factor found is 1.5 and those rows come back to the law;
+    the later rows are untouched."""
+    rng = np.random.default_rng(0)
+
+    def row(number: int) -> CurveRow:
+        family, depth = ("convnet", "scs")[number % 2], 2 + number % 3
+        params = int(rng.integers(300, 5000))
+        law = 0.01 * params**0.4 * (1.3 if family == "scs" else 1.0) * (1 + 0.2 * depth)
+        slow = 1.5 if number < 40 else 1.0
+        point = {"family": family, f"{family}.depth": depth}
+        return CurveRow(number=number, point=point, values=[[0.5, params]] * 3, at_chance=[],
+                        violation=0.0, seconds=[law * slow] * 3, overhead_s=0.1,
+                        metrics={"params": params})  # fmt: skip
+
+    rows = [row(n) for n in range(120)]
+    table = CurveTable(name="t", objectives=[("accuracy", "maximize"), ("params", "minimize")],
+                       config={}, rows=rows)  # fmt: skip
+    cleaned, factor = decontended(table, set(range(40)))
+    assert factor == pytest.approx(1.5)
+    for before, after in zip(rows, cleaned.rows, strict=True):
+        expected = before.seconds[0] / (1.5 if before.number < 40 else 1.0)
+        assert after.seconds == pytest.approx([expected] * 3)
+    assert decontended(table, set())[1] == 1.0  # nothing contended: nothing changed
