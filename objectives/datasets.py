@@ -673,6 +673,14 @@ def _check_val_size(size: object, n: int, classes: int) -> None:
         ok = 0.0 < size < 1.0 and classes <= round(size * n) <= n - classes
     elif isinstance(size, int) and not isinstance(size, bool):
         ok = classes <= size <= n - classes
+    if not ok and n < 2 * classes:
+        raise ConfigError(
+            f"{n} training samples of {classes} classes: a validation split stratified over "
+            "them needs two samples of each class, one to train on and one to check it "
+            "(labels that hold more than half as many distinct values as samples look like "
+            "identifiers, not classes); allowed: at least twice as many training samples as "
+            "classes"
+        )
     if not ok:
         raise ConfigError(
             f"val_size must be a fraction in (0, 1) or a count in [{classes}, {n - classes}] "

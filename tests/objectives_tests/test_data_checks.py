@@ -307,3 +307,15 @@ def test_an_image_folder_with_a_bad_label_folder_mode_still_reads(tmp_path, regi
     Image.new("RGBA", (8, 8), (1, 2, 3, 4)).save(root / "train" / "dark" / "rgba.png")
     fingerprint = registered({"image_folder": str(root)}, tmp_path).check()
     assert fingerprint["splits"]["train"]["shape"] == [1, 8, 8]
+
+
+def test_labels_that_look_like_identifiers_are_refused_in_words(tmp_path, registered):
+    """A column of row ids passed as labels (one sample a class) cannot be split into training
+    and validation; the refusal says why, not only the val_size range it cannot meet."""
+    arrays = _arrays()
+    arrays["y_train"] = np.array([f"row{i}" for i in range(45)])
+    arrays["y_test"] = arrays["y_train"][:15]
+    entry = registered({"npz": _npz(tmp_path, **arrays)}, tmp_path)
+    with pytest.raises(ConfigError, match=r"45 training samples of 45 classes: .* look like "
+                       r"identifiers, not classes"):  # fmt: skip
+        entry.load()
