@@ -30,8 +30,8 @@ BAD = {
                        "cannot be imported: ModuleNotFoundError"),
     "module raises (--import)": ({}, "--import[0]: module 'raises' (", ),
     "name registered twice": ({"imports": ["twice.py"]}, "family 'mlp' is already registered"),
-    "labels not integers": ({"imports": ["floats.py"], "dataset": "t-floats"},
-                            "labels of dtype float64"),
+    "labels not classes": ({"imports": ["floats.py"], "dataset": "t-floats"},
+                           "label 0.5 (sample 1, 10 such)"),
     "indicator not a number": ({"imports": ["text.py"], "objectives": ["accuracy", "t_text"]},
                                "indicator 't_text' returned 'small' (str)"),
     "a standard library name": ({"imports": ["json"]}, "imports[0]: got 'json', a module of "
@@ -42,7 +42,7 @@ SOURCES = {
     "twice.py": "import spaces\nspaces.register_family('mlp')(lambda i, n: None)\n",
     "floats.py": "import numpy as np, objectives\n"
     "objectives.register_dataset('t-floats', source='test')(lambda: objectives.Splits("
-    "train=(np.zeros((20, 1, 4, 4)), np.arange(20) % 2 * 1.0)))\n",
+    "train=(np.zeros((20, 1, 4, 4)), np.arange(20) % 2 * 0.5)))\n",
     "text.py": "import objectives\n"
     "objectives.register_indicator('t_text', 'minimize')(lambda model, example: 'small')\n",
 }
