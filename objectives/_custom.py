@@ -85,8 +85,9 @@ class Splits:
             floats, 1..K, -1 and 1, or integers with gaps), each mapped to its index in sorted
             order (as scikit-learn's ``LabelEncoder``) and recorded (``classes``). Given, the
             labels are class indices below it, as they are.
-        classes: The class names by output index (an image folder's class folders); None:
-            the labels' own values where they were mapped, else none.
+        classes: The class of each model output, by name: an image folder's class folders,
+            or (set by npas) the labels' own values where it maps them; None: the outputs
+            are the labels themselves.
         mean, std: Statistics of the scaled training samples, one per channel (one per
             feature of a table); None: measured.
         pixel_scale: Raw values are divided by this first; None: 255 for uint8, else 1.
@@ -459,8 +460,10 @@ def _needs_encoding(given: dict[str, _Part]) -> bool:
 
 
 def _plain(value: Any) -> Any:
-    """A label's value as plain JSON (an integral float as an int)."""
+    """A label's value as plain JSON (an integral float as an int, bytes as text)."""
     value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 

@@ -146,6 +146,7 @@ def test_a_class_the_training_split_lacks_is_refused_unless_the_classes_are_decl
     ([1, 2, 3], [3, 1], [1, 2, 3]),  # 1..K, as the UCR archive gives them
     ([-1, 1], [1, -1], [-1, 1]),  # -1 and 1
     ([True, False], [False, True], [False, True]),  # booleans
+    ([b"no", b"yes"], [b"yes"], ["no", "yes"]),  # bytes, as HDF5 files give text
     ([1.0, 2.0, 3.0], [2.0], [1, 2, 3]),  # whole floats, as pandas gives integer columns with NaN
 ])  # fmt: skip
 def test_any_kind_of_class_label_is_mapped_in_sorted_order(tmp_path, registered, train, test,
@@ -158,7 +159,8 @@ def test_any_kind_of_class_label_is_mapped_in_sorted_order(tmp_path, registered,
     assert entry.check()["labels"] == names and entry.num_classes == len(names)
     data = entry.load(val_size=0.2)
     codes = {str(n): i for i, n in enumerate(names)}
-    expected = [codes[str(v if not isinstance(v, float) else int(v))]
+    plain = {bytes: bytes.decode, float: int}
+    expected = [codes[str(plain.get(type(v), lambda v: v)(v))]
                 for v in arrays["y_test"].tolist()]  # fmt: skip
     assert data.test.y.tolist() == expected  # each test label read as its class's index
 
