@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from objectives import pepr as pepr
     from objectives import train as train
     from objectives._conditions import MeasureContext as MeasureContext
+    from objectives._custom import IMAGE_SUFFIXES as IMAGE_SUFFIXES
     from objectives._custom import Splits as Splits
     from objectives._custom import declare as declare
     from objectives._custom import register_dataset as register_dataset

@@ -157,7 +157,7 @@ def _folder_size(spec: Mapping[str, Any], base: str | None) -> tuple[list[int] |
     where the first cannot be peeked (its reading then says why)."""
     from PIL import Image
 
-    from objectives._custom import IMAGE_SUFFIXES
+    from objectives import IMAGE_SUFFIXES
 
     train = _path(spec["image_folder"], base) / "train"
     try:
