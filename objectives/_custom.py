@@ -167,7 +167,7 @@ class CustomDataset:
         self._check_labels(given, splits)
         return given, splits
 
-    @property
+    @functools.cached_property
     def class_names(self) -> list[Any] | None:
         """The class of each model output, as the data name it (mapped labels' values, an
         image folder's folders); None: the outputs are the labels themselves."""
