@@ -28,7 +28,9 @@ what the storage holds now (its conditions say how much).
 
 Run: ``NPAS_DATA=../shared/data python benchmarks/record_curves.py [--dataset mnist]
 [--trials 470] [--noise 50] [--epochs 27] [--train-size 1000] [--val-size 1000]
-[--params-limit 5000] [--out DIR]`` (default ``benchmarks/results/curves``)
+[--params-limit 5000] [--out DIR] [--export-only] [--contended-until UTC]`` (default
+``benchmarks/results/curves``; ``--contended-until``: rows started before that time ran beside
+other work, their epoch seconds rescaled by :func:`decontended`)
 """
 
 from __future__ import annotations
