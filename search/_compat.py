@@ -26,15 +26,21 @@ environment variable Ray reads it from, ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``, i
 hold for the whole process, a cluster joined later included);
 Ray Tune's handling of a trial actor's failures (``RayActorManager._actor_start_failed`` and
 ``_actor_task_failed``, ``Trial._get_default_result_or_future``: a worker Ray's memory monitor
-killed otherwise ends the whole search with a traceback, see ``search.run._deaths``).
+killed otherwise ends the whole search with a traceback, see ``search.run._deaths``); the C++
+function of Ray's driver that gives back the signals Ray's failure handler took
+(``RayLog::UninstallSignalAction`` in ``ray._raylet``, :func:`release_ray_signal_actions`:
+``ray.shutdown`` calls it and so sets SIGTERM's default action under Python's handler).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import inspect
 import logging
+import signal
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -58,6 +64,7 @@ __all__ = [
     "no_callback_census",
     "optuna_schema",
     "quiet_token_notice",
+    "release_ray_signal_actions",
     "set_constraints",
     "storage_of",
     "trial_id_of",
@@ -98,6 +105,10 @@ _FIXED_PARAMS_KEY = "fixed_params"
 #: The private methods whose ``exception`` argument :func:`tune_actor_failures` rewrites.
 _FAILURE_HOOKS = ("_actor_start_failed", "_actor_task_failed")
 _KILLED = "trials whose worker Ray killed"
+#: ``RayLog::UninstallSignalAction`` (exported by ``ray._raylet``): sets the default action of
+#: the signals Ray's failure handler took in this process, and marks them given back.
+_UNINSTALL_SIGNAL_ACTION = "_ZN3ray6RayLog21UninstallSignalActionEv"
+_TAKEN_BY_RAY = (signal.SIGSEGV, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGTERM)
 _RAY_NAMES: Names = {
     "ray._private.services": (("find_bootstrap_address", "--address auto"),),
     "ray._private.ray_constants": (("ENABLE_RAY_CLUSTER", "a local Ray on loopback only"),),
@@ -301,6 +312,32 @@ def loopback_node() -> Iterator[None]:
         yield
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+def release_ray_signal_actions() -> None:
+    """Gives back, once Ray has started in this process, the signals Ray's failure handler
+    took, and names Python's handlers for them again.
+
+    ``ray.shutdown`` gives them back itself: it sets their default action in C while Python
+    still names its own handler, for the second Ray then takes to stop its processes, and a
+    SIGTERM in that second ended the process where the handler should have run (a launch
+    stopped by SIGTERM died by a second one without saying it had stopped). Given back here,
+    shutdown finds nothing to give back. Nothing where Ray's library lacks the function
+    (another build): shutdown's window stays."""
+    import ray._raylet
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        uninstall = getattr(ctypes.CDLL(ray._raylet.__file__), _UNINSTALL_SIGNAL_ACTION)
+    except (OSError, AttributeError):
+        return
+    uninstall.restype = None
+    handlers = {signum: signal.getsignal(signum) for signum in _TAKEN_BY_RAY}
+    uninstall()
+    for signum, handler in handlers.items():
+        if handler is not None:  # None: a handler set outside Python (Ray's own, gone now)
+            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager

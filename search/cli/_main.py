@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import argparse
 import atexit
+import contextlib
 import os
 import sys
 import time
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from search import _ctrl_c as ctrl_c
+from search._stop_signals import later_sigterms_held
 from search.cli._parser import build_parser
 from search.errors import (
     ConfigError,
@@ -80,6 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _stops_held(command: str) -> contextlib.AbstractContextManager[None]:
+    """For a launch, a SIGTERM after the search's stop is that stop's until the command has
+    said how it ended."""
+    return later_sigterms_held() if command == "launch" else contextlib.nullcontext()
+
+
 def _command(argv: Sequence[str] | None) -> int:
     """The command's exit code (see :func:`main`)."""
     started = time.monotonic()
@@ -101,6 +110,12 @@ def _command(argv: Sequence[str] | None) -> int:
         if code is not None:
             return code
     args.started = started
+    with _stops_held(args.command):
+        return _run(args, argv)
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """The command run, its errors turned into exit codes."""
     if argv is None and args.command != "launch":  # the program (a launch handles its own)
         ctrl_c.install()
     try:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import optuna
 from optuna.trial import TrialState
 
+from search._stop_signals import stop_taken
 from search.errors import SearchInterrupted
 from search.record import fail_interrupted, resumable, trials_counted
 
@@ -60,6 +61,7 @@ def _first(received: dict[str, Any], stuck: Callable[[int], None], signum: int) 
     """Records the first stop signal and starts its grace timer; False for any later one."""
     if "signum" in received:
         return False
+    stop_taken(signum)
     received["signum"] = signum
     received["timer"] = threading.Timer(STOP_GRACE_S, stuck, args=(signum,))
     received["timer"].daemon = True

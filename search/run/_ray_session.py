@@ -16,7 +16,13 @@ import socket
 from collections.abc import Sequence
 from pathlib import Path
 
-from search._compat import bootstrap_address, loopback_node, quiet_token_notice
+from search._compat import (
+    bootstrap_address,
+    loopback_node,
+    quiet_token_notice,
+    release_ray_signal_actions,
+)
+from search._stop_signals import hold_later_sigterms
 from search._usercode import job_env
 from spaces import ConfigError
 
@@ -114,6 +120,8 @@ def start_ray(address: str | None, imports: Sequence[str] = ()) -> bool:
             # be used: Ray Tune's actors carry a runtime_env of their own (a cluster's own)
             _system_config={"prestart_worker_first_driver": False} if here else None,
         )
+    release_ray_signal_actions()  # else ray.shutdown() leaves SIGTERM's default action on
+    hold_later_sigterms()  # ray.init's handler ends the process even after a launch's stop
     return True
 
 
