@@ -38,7 +38,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from objectives._layout import arrange, check_layout, sample_layout
-from objectives._scan import SCAN_SAMPLES, evenly, scan_array, scan_dataset
+from objectives._scan import SCAN_SAMPLES, check_numeric, evenly, scan_array, scan_dataset
 from objectives._split import stratified_split
 from objectives._streaming import ArrayDataset, StreamedSplit, Subset, _collate
 from objectives.datasets import (
@@ -287,6 +287,7 @@ class CustomDataset:
             )
         x, y = (v.numpy() if isinstance(v, torch.Tensor) else v for v in value)
         x = arrange(np.asarray(x) if not isinstance(x, np.ndarray) else x, self.layout, where)
+        check_numeric(x.dtype, where)
         labels = _labels(y, where)
         if len(labels) != len(x):
             raise ConfigError(f"{where}: {len(x)} samples but {len(labels)} labels")
@@ -610,13 +611,13 @@ _OPTIONS: dict[str, tuple[str, str, str]] = {
                "one channel added) and rank 2 a table (npz, npy)"),
     "size": ("list[int]", "the first image's", "[H, W] every image is resized to "
              "(image_folder)"),
-    "channels": ("int", "the first image's", "1 or 3: every image is converted to it "
-                 "(image_folder)"),
+    "channels": ("int", "3 if at least half of 64 training images spread over the folder are "
+                 "in colour, else 1", "1 or 3: every image is converted to it (image_folder)"),
     "mean": ("list[float]", "measured", "per channel (per feature of a table), for "
              "normalisation; else measured on up to 10,000 training samples"),
     "std": ("list[float]", "measured", "per channel, as mean"),
-    "num_classes": ("int", "the largest label + 1", "classes (>= 2); labels must lie in "
-                    "0..num_classes-1"),
+    "num_classes": ("int", "the training labels' count (0..K-1 as given, others mapped)",
+                    "classes (>= 2); given, labels must be indices 0..num_classes-1"),
     "val_size": ("float or int", "0.1", "validation fraction or count carved from train when "
                  "there is no val split"),
     "augment": ("mapping", "none", "applied to training batches: {pad: N, flip: bool} for "
@@ -869,6 +870,30 @@ class ImageFolder(Dataset):
         return torch.from_numpy(array.copy()), int(self.targets[i])
 
 
+#: Training images whose modes set an image folder's channels (spread over its classes).
+CHANNEL_SAMPLES = 64
+
+
+def _channels_of(files: Sequence[Path]) -> int:
+    """3 when at least half of :data:`CHANNEL_SAMPLES` training images spread over the folder
+    are in colour (or have a palette), else 1: the first image alone made a folder of photos
+    grey when a grey scan came first, and one stray RGBA file must not make grey images RGB."""
+    from PIL import Image
+
+    colour = grey = 0
+    for i in evenly(len(files), CHANNEL_SAMPLES):
+        try:
+            with Image.open(files[i]) as image:  # reads the header only
+                mode = image.mode
+        except Exception:  # Pillow raises anything; an unreadable image is said elsewhere
+            continue
+        if mode in ("1", "L", "LA", "I", "F") or mode.startswith("I;16"):
+            grey += 1
+        else:
+            colour += 1
+    return 3 if colour >= grey and colour else 1
+
+
 def _decode_error(file: Path) -> str | None:
     """Why ``file`` cannot be decoded as an image; None when it can."""
     from PIL import Image
@@ -924,8 +949,8 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
             f"read (the first: {files[0]}: {_decode_error(files[0])})"
         )
     with Image.open(first_file) as first:
-        channels = record.get("channels") or (1 if first.mode in ("L", "1", "I;16") else 3)
         size = tuple(record.get("size") or (first.height, first.width))
+    channels = record.get("channels") or _channels_of(files)
     if channels not in (1, 3) or len(size) != 2:
         raise ConfigError(
             f"{path}: channels {channels!r}, size {list(size)!r}; allowed: channels 1 or 3, "

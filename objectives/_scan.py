@@ -26,6 +26,7 @@ from spaces import ConfigError
 __all__ = [
     "HASH_ALL_BELOW",
     "SCAN_SAMPLES",
+    "check_numeric",
     "evenly",
     "scan_array",
     "scan_dataset",
@@ -64,10 +65,15 @@ def _record(
     }
 
 
-def _numeric(dtype: Any, where: str) -> None:
-    if np.dtype(dtype).kind not in _NUMERIC:
+def check_numeric(dtype: Any, where: str) -> None:
+    """Samples of numbers, or a ConfigError that says how text becomes numbers."""
+    kind = np.dtype(dtype).kind
+    if kind not in _NUMERIC:
+        text = (" (text: numbers read as text convert with x.astype('float32'); a column of "
+                "words needs encoding first, one-hot or ordinal)" if kind in "US" else "")
         raise ConfigError(
-            f"{where}: samples of dtype {dtype}; allowed: integer or floating-point values"
+            f"{where}: samples of dtype {dtype}{text}; allowed: integer or floating-point "
+            "values"
         )
 
 
@@ -78,7 +84,7 @@ def scan_array(x: np.ndarray, y: np.ndarray, where: str) -> dict[str, Any]:
         ConfigError: a non-numeric dtype, an empty sample, or a value that is not finite
             (NaN, ±inf), naming the first such sample and how many there are.
     """
-    _numeric(x.dtype, where)
+    check_numeric(x.dtype, where)
     if 0 in x.shape[1:]:
         raise ConfigError(f"{where}: samples of shape {x.shape[1:]}; allowed: no empty axis")
     whole = x.nbytes <= HASH_ALL_BELOW
@@ -136,7 +142,7 @@ def scan_dataset(
         array = x.numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
         if shape is None:
             shape, dtype = array.shape, array.dtype
-            _numeric(dtype, where)
+            check_numeric(dtype, where)
         if array.shape != shape or array.dtype != dtype:
             raise ConfigError(
                 f"{where}: sample {i} has shape {array.shape} ({array.dtype}), sample "

@@ -177,7 +177,8 @@ def _folder_size(spec: Mapping[str, Any], base: str | None) -> tuple[list[int] |
     return size, (f"the first image's {height}×{width} with its shorter side brought to "
                   f"{FOLDER_SIDE} px, the aspect kept: the built-in image families are sized "
                   "for images of 28-32 px (MNIST, CIFAR-10), and at full size a net costs "
-                  f"{ratio:,.0f} times the multiply-adds; a size of yours wins")
+                  f"{ratio:,.{0 if ratio >= 10 else 1}f} times the multiply-adds; a size of "
+                  "yours wins")
 
 
 def _signal_shift(spec: Mapping[str, Any], base: str | None

@@ -321,3 +321,25 @@ def test_labels_that_look_like_identifiers_are_refused_in_words(tmp_path, regist
     with pytest.raises(ConfigError, match=r"45 training samples of 45 classes: .* look like "
                        r"identifiers, not classes"):  # fmt: skip
         entry.load()
+
+
+def test_numbers_stored_as_text_are_refused_saying_how_to_convert(tmp_path, registered):
+    """Before: a traceback from torch (``can't convert np.ndarray of type numpy.str_``)."""
+    arrays = _arrays()
+    arrays["x_train"] = arrays["x_train"].astype(str)
+    entry = registered({"npz": _npz(tmp_path, **arrays)}, tmp_path)
+    _refused(entry, "split 'train': samples of dtype <U", "x.astype('float32')",
+             "allowed: integer or floating-point values")  # fmt: skip
+
+
+def test_a_folder_of_photos_whose_first_image_is_grey_is_read_in_colour(tmp_path, registered):
+    """Before, the first image alone set the channels: one grey scan first, every photo grey.
+    Now most of the images do (a stray RGBA among grey ones: the test above)."""
+    root = write_images(tmp_path / "images", per_class=3)  # grey squares
+    photo = np.random.default_rng(0).integers(0, 255, (8, 8, 3)).astype(np.uint8)
+    for name in ("dark", "light"):
+        for i in range(4):
+            Image.fromarray(photo).save(root / "train" / name / f"photo{i}.png")
+    assert sorted((root / "train" / "dark").iterdir())[0].name == "000.png"  # grey, first
+    mixed = registered({"image_folder": str(root)}, tmp_path)
+    assert load(mixed.name, val_size=4).in_shape[0] == 3
