@@ -322,8 +322,9 @@ def release_ray_signal_actions() -> None:
     still names its own handler, for the second Ray then takes to stop its processes, and a
     SIGTERM in that second ended the process where the handler should have run (a launch
     stopped by SIGTERM died by a second one without saying it had stopped). Given back here,
-    shutdown finds nothing to give back. Nothing where Ray's library lacks the function
-    (another build): shutdown's window stays."""
+    shutdown finds nothing to give back. What goes with them: Ray's stack dump when this
+    process crashes (a segfault in the launch ends it as Python's default does). Nothing
+    where Ray's library lacks the function (another build): shutdown's window stays."""
     import ray._raylet
 
     if threading.current_thread() is not threading.main_thread():
