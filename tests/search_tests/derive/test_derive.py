@@ -379,6 +379,19 @@ def test_small_cheap_data_is_cross_validated_and_a_large_split_is_not(tmp_path, 
     assert "4 fits a trial" in {d.key: d for d in mine.values}["train.epochs"].because
 
 
+def test_fewer_samples_than_folds_get_a_fold_each_and_more_folds_are_refused(tmp_path, declared):
+    """Six rows (four left once the test split is carved): five folds failed every trial at
+    its first fit (``folds: 5 (fold 0) for 4 training samples``) after check had passed."""
+    _table(tmp_path, rows=6, classes=2)
+    declared.append("t-tiny")
+    tiny = derive(_data_only({"name": "t-tiny", "npz": "table.npz"}), base=str(tmp_path))
+    assert tiny.config["folds"] == 4
+    assert "4 folds of all 4 training samples" in {d.key: d for d in tiny.values}["folds"].because
+    with pytest.raises(ConfigError, match=r"folds: 5 for 4 training samples .*allowed: 2\.\.4"):
+        derive(_data_only({"name": "t-tiny", "npz": "table.npz"}) | {"folds": 5},
+               base=str(tmp_path))  # fmt: skip
+
+
 def test_check_warns_of_a_validation_split_too_small_to_rank_on(tmp_path, capsys, declared):
     _table(tmp_path, rows=300)  # 30 validation samples by default
     declared.append("t-small")
