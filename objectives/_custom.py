@@ -346,11 +346,14 @@ class CustomDataset:
                     f"finite numbers, one per {'feature' if layout == 'table' else 'channel'}"
                 )
 
-    def check_sizes(self, val_size: int | float | None, train_size: int | None) -> None:
-        """The validation and training sizes a search asks for, checked against the data (the
-        rule :meth:`load` applies; ``search check`` calls it before any trial, which would
-        otherwise each fail on it). The validation split holds ``ceil(val_size * n)`` of a
-        fraction, as :func:`stratified_split` carves it.
+    def check_sizes(
+        self, val_size: int | float | None, train_size: int | None, folds: int = 1
+    ) -> None:
+        """The validation and training sizes and the folds a search asks for, checked against
+        the data (the rules :meth:`load` and ``Data.fold`` apply; ``search check`` calls it
+        before any trial, which would otherwise each fail on it). The validation split holds
+        ``ceil(val_size * n)`` of a fraction, as :func:`stratified_split` carves it; folds
+        pool the training and validation splits, one sample a fold at least.
 
         Raises:
             ConfigError: naming the dataset and the counts its classes allow.
@@ -361,9 +364,16 @@ class CustomDataset:
             if val is None:
                 size = self.val_size if val_size is None else val_size
                 _check_val_size(size, n, classes)
-                n -= math.ceil(size * n) if isinstance(size, float) else int(size)
+                held = math.ceil(size * n) if isinstance(size, float) else int(size)
+                n -= held
+            else:
+                held = len(val.y)
             if train_size is not None and train_size != n:
                 _check_train_size(train_size, n, classes)
+            pool = (n if train_size is None else train_size) + held
+            if folds > pool:
+                raise ConfigError(f"folds: {folds} for {pool} training samples (training and "
+                                  f"validation pooled); allowed: 2..{pool}")  # fmt: skip
         except ConfigError as err:
             raise ConfigError(f"dataset {self.name!r}: {err}") from None
 

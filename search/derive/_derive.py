@@ -522,15 +522,9 @@ def _folds(facts: DataFacts, limit: int | None, time_s: float | None,
     multi-fidelity scheduler ranks epochs, which a cross-validated trial does not report);
     1 otherwise or when the user sets a scheduler other than fifo; the user's own ``folds``
     when set (the epochs and the scheduler are derived for it)."""
-    pool = facts.train + facts.held
-    if "folds" in data:
+    if "folds" in data:  # checked against the data with the config (``check_sizes``)
         given = data["folds"]
-        if not isinstance(given, int) or isinstance(given, bool):
-            return 1  # the config's own check names what is wrong with it
-        if given > pool:
-            raise ConfigError(f"folds: {given} for {pool} training samples (the training and "
-                              f"validation splits pooled); allowed: 2..{pool}")  # fmt: skip
-        return given
+        return given if isinstance(given, int) and not isinstance(given, bool) else 1
     scheduler = data.get("scheduler", "fifo")
     if (scheduler.get("name") if isinstance(scheduler, Mapping) else scheduler) != "fifo":
         return 1  # the user's multi-fidelity scheduler ranks epochs
@@ -539,6 +533,7 @@ def _folds(facts: DataFacts, limit: int | None, time_s: float | None,
     if facts.held >= FOLDS_BELOW or full_s >= STOPPING_PAYS_S:
         return 1
     spread = 100 * math.sqrt(0.9 * 0.1 / max(1, facts.held))
+    pool = facts.train + facts.held
     folds = min(FOLDS, pool)  # a fold holds one sample at least
     out.append(Derived("folds", folds, f"the validation split holds {facts.held} samples "
                        f"(under {FOLDS_BELOW}: at 90 % accuracy one split's figure has a "

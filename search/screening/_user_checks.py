@@ -44,7 +44,7 @@ def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
     info = DATASETS.get(config.dataset)
     fingerprint = None if isinstance(info, DatasetInfo) else info.check()
     if fingerprint is not None:
-        info.check_sizes(config.val_size, config.train_size)
+        info.check_sizes(config.val_size, config.train_size, config.folds)
     if fingerprint is not None and info.sample_layout != "image":
         _check_families(config, info)
     wanted = INDICATORS.names() if config.indicators is None else list(config.indicators)

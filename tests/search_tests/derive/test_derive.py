@@ -22,6 +22,7 @@ from search.derive._data import DataFacts
 from search.derive._derive import FASTEST_TRIAL_S, derive_from
 from search.derive._learned import learned_points
 from search.derive._refusals import refusals
+from search.screening import check_user_code
 from spaces import ConfigError
 
 
@@ -381,15 +382,17 @@ def test_small_cheap_data_is_cross_validated_and_a_large_split_is_not(tmp_path, 
 
 def test_fewer_samples_than_folds_get_a_fold_each_and_more_folds_are_refused(tmp_path, declared):
     """Six rows (four left once the test split is carved): five folds failed every trial at
-    its first fit (``folds: 5 (fold 0) for 4 training samples``) after check had passed."""
+    its first fit (``folds: 5 (fold 0) for 4 training samples``) after check had passed; a
+    config's own folds above the samples are refused by check, derived or not."""
     _table(tmp_path, rows=6, classes=2)
     declared.append("t-tiny")
     tiny = derive(_data_only({"name": "t-tiny", "npz": "table.npz"}), base=str(tmp_path))
     assert tiny.config["folds"] == 4
     assert "4 folds of all 4 training samples" in {d.key: d for d in tiny.values}["folds"].because
-    with pytest.raises(ConfigError, match=r"folds: 5 for 4 training samples .*allowed: 2\.\.4"):
-        derive(_data_only({"name": "t-tiny", "npz": "table.npz"}) | {"folds": 5},
-               base=str(tmp_path))  # fmt: skip
+    spec = _data_only({"name": "t-tiny", "npz": "table.npz"}) | {"folds": 5}
+    mine, _ = load_config(_write(tmp_path, "tiny", spec))
+    with pytest.raises(ConfigError, match=r"'t-tiny': folds: 5 for 4 training samples"):
+        check_user_code(mine)  # as search check does, before a study exists
 
 
 def test_check_warns_of_a_validation_split_too_small_to_rank_on(tmp_path, capsys, declared):
