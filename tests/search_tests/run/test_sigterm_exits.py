@@ -1,6 +1,6 @@
 """A launch stopped by SIGTERM (what `search stop` sends) while it is still starting its local
-Ray, once or twice 0.2 s apart, or while its trials train followed by one every 0.05 s until it
-has ended: it stops as documented, exit 143 with its `interrupted:` line, and leaves no process
+Ray, once or twice 0.2 s apart, or while its trials train (a config's search, and the default
+preset's, whose Ray starts early) followed by one every 0.05 s until it has ended: it stops as documented, exit 143 with its `interrupted:` line, and leaves no process
 of that Ray. Before, Ray's own handler (``sys.exit(signum)``, installed by ``ray.init`` outside
 the window where npas maps SIGTERM) ended a stop while Ray started with exit 15 and no line; a
 second SIGTERM during the run ended it as a Ctrl-C, exit 130, without the summary; and one
@@ -81,15 +81,22 @@ def _trains(run: Path) -> bool:
     return False
 
 
-def test_sigterms_while_trials_train_stop_the_launch_with_143(tmp_path):
-    run = tmp_path / "run"
-    config = tmp_path / "c.yaml"
-    long = {**CLI_CONFIG, "name": "twice", "trials": 8, "train": {"epochs": 30, "batch_size": 64}}
-    config.write_text(yaml.safe_dump(long), encoding="utf-8")
-    command = [sys.executable, "-m", "search", "launch", str(config), "--out", str(run),
-               "--address", "local"]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)  # fmt: skip
+@pytest.mark.parametrize("early", [False, True], ids=["a config", "the default preset"])
+def test_sigterms_while_trials_train_stop_the_launch_with_143(tmp_path, early):
+    """The default preset with no option starts its Ray before the search (while torch
+    loads): ``ray.init``'s own handler, which ends the process, was back once the search's
+    were gone, while that Ray was stopped."""
+    if early:  # `search launch` alone, in a folder of its own: runs/, digits-quick
+        run, name, command = tmp_path / "runs", "digits-quick", []
+    else:
+        run, name = tmp_path / "run", "twice"
+        config = tmp_path / "c.yaml"
+        long = {**CLI_CONFIG, "name": name, "trials": 8, "train": {"epochs": 30, "batch_size": 64}}
+        config.write_text(yaml.safe_dump(long), encoding="utf-8")
+        command = [str(config), "--out", str(run), "--address", "local"]
+    proc = subprocess.Popen([sys.executable, "-m", "search", "launch", *command],
+                            cwd=tmp_path if early else ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     seen: list[psutil.Process] = []
     try:
         wait_until(lambda: _trains(run) or proc.poll() is not None, 180, interval_s=0.1,
@@ -107,7 +114,7 @@ def test_sigterms_while_trials_train_stop_the_launch_with_143(tmp_path):
                 launch.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 143, (proc.returncode, err[-3000:])
-        assert "search launch: interrupted: search 'twice' stopped by SIGTERM after" in err, err
+        assert f"search launch: interrupted: search '{name}' stopped by SIGTERM after" in err, err
     finally:
         for p in [psutil.Process(proc.pid), *seen] if proc.poll() is None else seen:
             with contextlib.suppress(psutil.NoSuchProcess):
