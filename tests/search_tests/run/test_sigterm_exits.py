@@ -1,11 +1,12 @@
 """A launch stopped by SIGTERM (what `search stop` sends) while it is still starting its local
 Ray, once or twice 0.2 s apart, or while its trials train (a config's search, and the default
-preset's, whose Ray starts early) followed by one every 0.05 s until it has ended: it stops as documented, exit 143 with its `interrupted:` line, and leaves no process
-of that Ray. Before, Ray's own handler (``sys.exit(signum)``, installed by ``ray.init`` outside
-the window where npas maps SIGTERM) ended a stop while Ray started with exit 15 and no line; a
-second SIGTERM during the run ended it as a Ctrl-C, exit 130, without the summary; and one
-while Ray was being stopped ended it by the signal itself (``ray.shutdown`` set SIGTERM's
-default action under Python's handler), exit 143 without the line."""
+preset's, whose Ray starts early) followed by one every 0.05 s until it has ended: it stops as
+documented, exit 143 with its `interrupted:` line, and leaves no process of that Ray. Before,
+Ray's own handler (``sys.exit(signum)``, installed by ``ray.init`` outside the window where npas
+maps SIGTERM) ended a stop while Ray started with exit 15 and no line; a second SIGTERM during
+the run ended it as a Ctrl-C, exit 130, without the summary; and one while Ray was being
+stopped ended it by the signal itself (``ray.shutdown`` set SIGTERM's default action under
+Python's handler), exit 143 without the line."""
 
 from __future__ import annotations
 
