@@ -951,7 +951,8 @@ def _read_images(record: Mapping[str, Any], path: str) -> Splits:
         return files, targets
 
     files, targets = listing(train_dir)
-    # The first image that decodes gives the mode and size (``check`` counts any before it).
+    # The first image that decodes gives the size (``check`` counts any before it); most of
+    # the images give the channels (_channels_of).
     first_file = next((f for f in files if _decode_error(f) is None), None)
     if first_file is None:
         raise ConfigError(
