@@ -126,6 +126,7 @@ DEFAULT_ARMS = ("fifo", "foresight", "moasha-stopping", "moasha-promotion",
 RANDOM_SAMPLER = {"moasha-stopping-random": "random (npas)", "random-fifo": "random (npas)",
                   "frontstop-random": "random (npas)", "rungtrust-random": "random (npas)",
                   "rungtrust-audit-random": "random (npas)",
+                  "rungtrust-pooled-random": "random (npas)",
                   "moasha-stopping-random-ceil": "random (npas)",
                   "moasha-stopping-random-nowitness": "random (npas)",
                   "syne-moasha": "random (Syne Tune)", "syne-moasha-fixed": "random (Syne Tune)",
@@ -180,6 +181,11 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
         "rungtrust-audit-random": Arm("rungtrust-audit-random",
                                       spec("moasha", name="random", trust_rungs=True,
                                            trust_by="audit")),
+        "rungtrust-pooled": Arm("rungtrust-pooled", spec("moasha", trust_rungs=True,
+                                                         trust_by="pooled")),
+        "rungtrust-pooled-random": Arm("rungtrust-pooled-random",
+                                       spec("moasha", name="random", trust_rungs=True,
+                                            trust_by="pooled")),
     }
     for name in ("moasha-stopping", "moasha-stopping-random"):
         for suffix, former in (("ceil", ceiling), ("nowitness", no_witness)):
@@ -280,6 +286,11 @@ def verdicts(c: Comparison, workers: int, optimiser: str = "") -> list[str]:
         ("rungtrust-audit-random", "syne-moasha-fixed",
          "npas's MOASHA with audited rungs (`trust_by: audit`) vs Syne Tune's rank-fixed "
          "MOASHA, both sampling at random (isolates the scheduler)"),
+        ("rungtrust-pooled-random", "syne-moasha-fixed",
+         "npas's MOASHA with pooled audits (`trust_by: pooled`) vs Syne Tune's rank-fixed "
+         "MOASHA, both sampling at random (isolates the scheduler)"),
+        ("rungtrust-pooled", "rungtrust-audit",
+         "npas's MOASHA with pooled audits vs with audits rung by rung, with the optimiser"),
         ("moasha-stopping", "moasha-stopping-ceil",
          "npas's stopping MOASHA (the top floor(n/η) + 1 of a rung) vs with its former quota "
          "(ceil(n/η)), with the optimiser"),

@@ -227,8 +227,8 @@ def _replay_command(add: _Add) -> None:
                      help="MOASHA's type (default: both)")  # fmt: skip
     cmd.add_argument("--trust-by", choices=TRUST_EVIDENCE, dest="trust_by",
                      help="also replay stopping MOASHA with its rungs trusted this way "
-                     "(scheduler: {trust_rungs: true, trust_by: ...}): chain, audit, or own "
-                     "(a lab design)")  # fmt: skip
+                     "(scheduler: {trust_rungs: true, trust_by: ...}): chain, audit, pooled, "
+                     "or own (a lab design)")  # fmt: skip
     cmd.add_argument("--algorithm", metavar="NAME",
                      help="the optimiser replayed, as the config's algorithm (default: the "
                      "search's own)")  # fmt: skip

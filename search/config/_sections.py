@@ -78,7 +78,7 @@ SCHEDULER_TYPES: Final = ("stopping", "promotion")
 #: ``scheduler.front_order``: how MOASHA orders the trials of one front at a rung.
 WITHIN_FRONT: Final = ("hypervolume", "crowding")
 #: How a rung of stopping MOASHA earns trust (``search.schedulers._rungtrust``).
-TRUST_EVIDENCE: Final = ("chain", "audit", "own")
+TRUST_EVIDENCE: Final = ("chain", "audit", "pooled", "own")
 #: ``trust_by: audit``: one in this many trials a trusted rung would stop goes on instead.
 AUDIT_EVERY: Final = 4
 
@@ -148,7 +148,8 @@ class SchedulerConfig:
         help="with trust_rungs: chain trusts a rung once 8 trials show it and every rung above "
         "rank the next (Spearman >= 0.6); audit trusts every rung at first, lets one in four "
         "trials it would stop go on, and stops trusting it while its best third fails to beat "
-        "the rest at the next rung (chance < 0.79); own: a lab design",
+        "the rest at the next rung (chance < 0.79); pooled audits alike but refutes every rung "
+        "at once while the best thirds, summed over the rungs, fail that test; own: a lab design",
     )
 
     @classmethod

@@ -50,6 +50,7 @@ _CANNOT = "early stopping cannot pay here"
 _SPOKEN = {"moasha-stopping": "stopping-type MOASHA", "moasha-promotion": "promotion-type MOASHA",
            "moasha-trust-chain": "stopping MOASHA with trusted rungs (trust_by: chain)",
            "moasha-trust-audit": "stopping MOASHA with audited rungs (trust_by: audit)",
+           "moasha-trust-pooled": "stopping MOASHA with pooled audits (trust_by: pooled)",
            "asha": "Ray Tune's ASHA (accuracy alone)"}  # fmt: skip
 
 

@@ -153,6 +153,9 @@ def _scheduler(config: SearchConfig) -> str:
     says = {"chain": ", each rung once the search's curves show it ranks the next (trust_rungs)",
              "audit": ", each rung until its audits show it does not rank the next (trust_rungs, "
                       "by audit: one in four trials it would stop goes on)",
+             "pooled": ", every rung until the audits of all rungs together show they do not "
+                       "rank the next (trust_rungs, pooled: one in four trials it would stop "
+                       "goes on)",
              "own": ", each rung once its own pairs show it ranks the next (trust_rungs, own)"}
     trust = says[s.trust_by] if s.trust_rungs else ""
     return (

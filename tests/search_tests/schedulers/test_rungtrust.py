@@ -114,6 +114,59 @@ def test_audit_lets_every_fourth_trial_it_would_stop_go_on_and_says_why():
     assert all(d["outcome"] == "continue" for d in audited)
 
 
+def _pooled(evidence: str, nine: list[float]) -> RungTrust:
+    """15 trials whose epoch 3 ranks as epoch 1 (the best third wins all 50 pairs at rung 1);
+    the five best at epoch 3 and the five worst then report epoch 9: the best ``nine``, the
+    rest 0.2 .. 0.6."""
+    scheduler = RungTrust(OBJECTIVES, max_epochs=9, evidence=evidence)
+    rest = [0.2, 0.3, 0.4, 0.5, 0.6]
+    for i in range(15):
+        at = {1: 0.01 * (i + 1), 3: 0.01 * (i + 1)}
+        if i < 5 or i >= 10:
+            at[9] = rest[i] if i < 5 else nine[i - 10]
+        _curve(scheduler, f"seen{i}", at)
+    return scheduler
+
+
+def test_pooled_audits_judge_every_rung_on_the_wins_summed_over_the_rungs():
+    # by hand: rung 1's best third wins 50 of 50 pairs; rung 3's best five against the five
+    # worst at epoch 9 win 5 + 5 (0.9 and 0.65 beat all five) = 10 of 25, or 5 + 4 = 9 with
+    # 0.55: pooled 60/75 = 0.80 (trusted) and 59/75 = 0.787 (below MIN_AUDIT_AUC: refuted)
+    for second, refuted in ((0.65, False), (0.55, True)):
+        pooled = _pooled("pooled", [0.9, second, 0.1, 0.1, 0.1])
+        assert [pooled.refuted(rung) for rung in (1, 3)] == [refuted, refuted]
+        audit = _pooled("audit", [0.9, second, 0.1, 0.1, 0.1])  # rung by rung: 50/50, 10/25
+        assert [audit.refuted(rung) for rung in (1, 3)] == [False, True]
+
+
+def test_pooled_audits_refute_a_rung_with_no_pairs_of_its_own():
+    swapped = _audit([(a, 1 - a) for a in [0.01 * (i + 1) for i in range(15)]])
+    assert swapped.refuted(1) and not swapped.refuted(3)  # rung 3 has no pair at epoch 9
+    pooled = RungTrust(OBJECTIVES, max_epochs=9, evidence="pooled")
+    pooled.seen = swapped.seen
+    assert pooled.refuted(1) and pooled.refuted(3) and not pooled.trusted(3)
+
+
+def test_pooled_audits_count_each_side_over_the_rungs():
+    # rung 1 (epoch 1: 0.01 .. 0.09, the best third 0.07 .. 0.09): 3 best and 3 of the rest
+    # seen at epoch 3, where the best are lower. Rung 3 (ten trials: the six above at
+    # 0.41 .. 0.49 and four that report from epoch 3): its best third 0.96, 0.95, 0.49, 0.48,
+    # of which the first two and the rest's 0.11 and 0.10 are seen at epoch 9, where the best
+    # are lower. No rung has MIN_AUDITED a side; pooled, 5 and 5, and the best win no pair.
+    by = {"audit": RungTrust(OBJECTIVES, max_epochs=9, evidence="audit"),
+          "pooled": RungTrust(OBJECTIVES, max_epochs=9, evidence="pooled")}  # fmt: skip
+    for scheduler in by.values():
+        for i in (0, 1, 2, 3, 4, 5, 6, 7, 8):
+            at = {1: 0.01 * (i + 1)}
+            if i < 3 or i >= 6:
+                at[3] = 0.5 - 0.01 * (i + 1)
+            _curve(scheduler, f"one{i}", at)
+        for i, (three, nine) in enumerate([(0.96, 0.1), (0.95, 0.1), (0.11, 0.9), (0.10, 0.9)]):
+            _curve(scheduler, f"three{i}", {3: three, 9: nine})
+    assert not by["audit"].refuted(1) and not by["audit"].refuted(3)
+    assert by["pooled"].refuted(1) and by["pooled"].refuted(3)
+
+
 def test_unknown_evidence_is_refused():
     with pytest.raises(ValueError, match="evidence: got 'some'"):
         RungTrust(OBJECTIVES, max_epochs=9, evidence="some")
