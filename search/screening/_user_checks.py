@@ -45,6 +45,8 @@ def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
     fingerprint = None if isinstance(info, DatasetInfo) else info.check()
     if fingerprint is not None:
         info.check_sizes(config.val_size, config.train_size, config.folds)
+    else:
+        _check_built_in_folds(config, info)
     if fingerprint is not None and info.sample_layout != "image":
         _check_families(config, info)
     wanted = INDICATORS.names() if config.indicators is None else list(config.indicators)
@@ -66,6 +68,21 @@ def check_user_code(config: SearchConfig) -> dict[str, Any] | None:
                 f"{type(err).__name__}: {err}"
             ) from None
     return fingerprint
+
+
+def _check_built_in_folds(config: SearchConfig, info: DatasetInfo) -> None:
+    """Folds pool the training and validation splits. A built-in dataset's size is known only
+    once it is downloaded, which a check never does; but with ``train_size`` and a count of
+    validation samples the pool is known without it, and folds above it fail every trial."""
+    val = info.val_size if config.val_size is None else config.val_size
+    if config.train_size is None or isinstance(val, float):
+        return
+    pool = config.train_size + val
+    if config.folds > pool:
+        raise ConfigError(
+            f"dataset {info.name!r}: folds: {config.folds} for {pool} training samples "
+            f"(train_size {config.train_size} and {val} validation, pooled); allowed: 2..{pool}"
+        )
 
 
 def _distils(value: Any) -> bool:

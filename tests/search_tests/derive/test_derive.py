@@ -395,6 +395,18 @@ def test_fewer_samples_than_folds_get_a_fold_each_and_more_folds_are_refused(tmp
         check_user_code(mine)  # as search check does, before a study exists
 
 
+def test_folds_above_a_built_in_datasets_known_pool_are_refused_before_any_download():
+    """digits with train_size 10 and val_size 5 pools 15 samples whatever the dataset holds:
+    20 folds failed every trial; a fraction of validation leaves the pool to the data."""
+    base = {"name": "t-builtin", "dataset": "digits", "space": {"family": ["mlp"]},
+            "train_size": 10, "val_size": 5}  # fmt: skip
+    with pytest.raises(ConfigError, match=r"'digits': folds: 16 for 15 training samples "
+                                          r"\(train_size 10 and 5 validation"):  # fmt: skip
+        check_user_code(SearchConfig.from_dict(base | {"folds": 16}))
+    check_user_code(SearchConfig.from_dict(base | {"folds": 15}))
+    check_user_code(SearchConfig.from_dict(base | {"folds": 16, "val_size": 0.5}))
+
+
 def test_check_warns_of_a_validation_split_too_small_to_rank_on(tmp_path, capsys, declared):
     _table(tmp_path, rows=300)  # 30 validation samples by default
     declared.append("t-small")
