@@ -94,10 +94,9 @@ def _launched(args: argparse.Namespace) -> int:
                        f"run{finalists}; give --trials above {done} to go on"),
                   flush=True)  # fmt: skip
         elif not args.quiet:
-            more = f" ({done} done, {config.trials - done} to run)" if done else ""
-            print(wrap(f"Launching {config.name!r}: {config.trials} trial(s){more}, storage "
-                       f"{url}; `search dashboard{_where(config)}` in another shell watches "
-                       "it live"), flush=True)  # fmt: skip
+            print(wrap(f"Launching {config.name!r}: {_trials_said(config, derivation, done)}, "
+                       f"storage {url}; `search dashboard{_where(config)}` in another shell "
+                       "watches it live"), flush=True)  # fmt: skip
 
     study = launch(config, progress=not args.quiet, data_changed=args.data_changed,
                    on_start=started)  # fmt: skip
@@ -114,6 +113,20 @@ def _launched(args: argparse.Namespace) -> int:
         print(f"search launch: {failure}", file=sys.stderr)  # an error: one line
         return 1
     return 0
+
+
+def _trials_said(config: Any, derivation: Any, done: int) -> str:
+    """``480 trial(s) (3 done, 477 to run)``; for a derived timed search, whose count is only
+    a ceiling that lets its time end it, the time instead (it once said "480 trial(s)" of a
+    one-minute search that ran 30)."""
+    from search._format import duration
+
+    if derivation is not None and "trials" in {d.key for d in derivation.values}:
+        before = f"; {done} done before" if done else ""
+        return (f"trials until its time limit ({duration(config.limits.time)}; at most "
+                f"{config.trials:,}{before})")  # fmt: skip
+    more = f" ({done} done, {config.trials - done} to run)" if done else ""
+    return f"{config.trials} trial(s){more}"
 
 
 def _done_before(config: Any) -> int:

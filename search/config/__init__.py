@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from search.config._registries import SCHEDULERS as SCHEDULERS
     from search.config._search import SearchConfig as SearchConfig
     from search.config._sections import AUDIT_EVERY as AUDIT_EVERY
+    from search.config._sections import FASTEST_TRIAL_S as FASTEST_TRIAL_S
     from search.config._sections import GRACE_EPOCHS as GRACE_EPOCHS
     from search.config._sections import REDUCTION_FACTOR as REDUCTION_FACTOR
     from search.config._sections import SCHEDULER_TYPES as SCHEDULER_TYPES

@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from search.config import LimitsConfig, parse_constraints
+from search.config import FASTEST_TRIAL_S, LimitsConfig, parse_constraints
 from search.derive._data import DataFacts, read_facts
 from search.derive._families import FamilySpec, families_of
 from search.derive._learned import learned_points
@@ -89,13 +89,6 @@ RUNGS = (3, 9, 27, 81, 243)
 #: its 293 trials at epoch 1 of 81, and its first finished trial was its 48th:
 #: docs/guides/unaided.md).
 FIRST_RUNG_SHARE = 27
-#: The fewest seconds a trial holds a worker: a start, one report and a stop. A timed search's
-#: count is the time over this, so that no count ends it before its time does, however fast its
-#: trials turn out (a search of a 3,000-row table, derived at ten times the 144 trials the rule's
-#: rate expected, stopped all of its 1,440 at their first rung in 192 s of its 600 on two
-#: workers, 0.27 s a trial, and recommended nothing; with 28 expected an ItalyPowerDemand search
-#: had run them in 1.5 of its 4 minutes).
-FASTEST_TRIAL_S = 0.25
 #: Early stopping saves training time; below this many seconds of training a whole trial
 #: (ten trial starts) there is nothing worth saving, and MOASHA's first rungs, in one-cycle's
 #: warm-up, would judge nets on a few steps: FIFO then.

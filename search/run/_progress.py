@@ -56,7 +56,8 @@ class Progress(Callback):
     Args:
         objectives: ``(name, direction)`` per objective.
         prior: The study as it was before this launch (its trials are counted too).
-        total: The search's ``trials``.
+        total: The search's ``trials``; None where no count ends it (a derived timed search,
+            whose count is a ceiling its time cannot reach: the time left is said instead).
         enabled: False prints nothing.
         clock: Seconds, for the elapsed time (``time.monotonic``: then counted from the
             command's start when :func:`search.run._stages.count_from` was told it).
@@ -160,7 +161,7 @@ class Progress(Callback):
         if self.enabled:
             done = self.done
             word = "stopped" if self.total is not None and done < self.total else "finished"
-            self._say(f"{word}: {self.line(trials)}")
+            self._say(f"{word}: {self.line(trials, ended=True)}")
 
     @property
     def done(self) -> int:
@@ -195,8 +196,9 @@ class Progress(Callback):
             for column, (_, direction) in zip(values.T, self.objectives, strict=True)
         ]
 
-    def line(self, trials: Sequence[Any] = ()) -> str:
-        """The progress line for the trials seen so far."""
+    def line(self, trials: Sequence[Any] = (), *, ended: bool = False) -> str:
+        """The progress line for the trials seen so far (``ended``: the last, which says no
+        time left)."""
         from search.pareto import format_value, non_dominated
 
         running = sum(getattr(t, "status", "") == "RUNNING" for t in trials)
@@ -227,7 +229,7 @@ class Progress(Callback):
                 for (name, _), value in zip(self.objectives, best, strict=True)
             )
             text += f", front {int(on_front.sum())} (best {said}{self._deployed(on_front)})"
-        return text + self._times(done)
+        return text + self._times(done, ended)
 
     def _deployed(self, on_front: np.ndarray) -> str:
         """``; deployed 1,106-4,810 weights``: the front's deployed size, beside a front on
@@ -244,16 +246,20 @@ class Progress(Callback):
         low, high = (format_value(v, digits=4) for v in (found.min(), found.max()))
         return f"; deployed {low if low == high else f'{low}-{high}'} weights"
 
-    def _times(self, done: int) -> str:
+    def _times(self, done: int, ended: bool = False) -> str:
         elapsed = self._clock() - self._started
         text = f"; {duration(elapsed)} elapsed"
+        if ended:
+            return text
+        limit = self.time_limit
+        if self.total is None and limit is not None:  # the time, not a count, ends the search
+            return text + f", at most {duration(max(0.0, limit - elapsed))} left (limit)"
         if self.total is None or done >= self.total:
             return text
         left = None
         if len(self._ends) >= _PACED:
             pace = (self._ends[-1] - self._ends[0]) / (len(self._ends) - 1)
             left = pace * (self.total - done)
-        limit = self.time_limit
         if limit is not None and (left is None or elapsed + left > limit):
             within = duration(max(0.0, limit - elapsed))
             return text + (f", at most {within} left (limit)" if left is None

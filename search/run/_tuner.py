@@ -68,7 +68,10 @@ def run_tuner(
     for name in ("ray.tune.tune", "ray.tune.analysis.experiment_analysis",
                  "ray.tune.logger.logger"):  # fmt: skip
         logging.getLogger(name).addFilter(_no_tune_noise)
-    view = Progress(config.objectives, prior=study, total=config.trials, enabled=progress,
+    capacity = cluster_slots(share)
+    # a count the time limit cannot let the search reach (a derived timed search's) is no total
+    total = config.trials if config.limits.count_reachable(config.trials, capacity) else None
+    view = Progress(config.objectives, prior=study, total=total, enabled=progress,
                     time_limit=config.limits.time, adjourned=searcher.is_adjourned,
                     screened=lambda: len(searcher.screened))  # fmt: skip
     scheduler = SCHEDULERS.get(config.scheduler.name)(config)
@@ -77,7 +80,7 @@ def run_tuner(
         for curve, violation, at_chance, number in rung_history(study, config.objective_names):
             scheduler.add_history(curve, violation, at_chance, number,
                                   **_promotions(scheduler, trials[number]))  # fmt: skip
-    slots = min(remaining, cluster_slots(share))
+    slots = min(remaining, capacity)
     attach(scheduler, searcher, slots=slots, total=remaining)
     lost = _StorageLostStopper(recorder.writer)
     stoppers = [s for s in (searcher.limits, lost) if s is not None]

@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 
 from objectives.datasets import DATASETS
 from search.cli import main
-from search.config import SearchConfig, load_preset
+from search.cli._launch import _trials_said
+from search.config import FASTEST_TRIAL_S, SearchConfig, load_preset
 from search.derive import LAYOUT_FAMILIES, derive, load_config
 from search.derive._data import DataFacts
-from search.derive._derive import FASTEST_TRIAL_S, derive_from
+from search.derive._derive import derive_from
 from search.derive._learned import learned_points
 from search.derive._refusals import refusals
 from search.screening import check_user_code
@@ -218,6 +219,9 @@ def test_the_users_keys_override_the_derived_ones(tmp_path):
     assert {"train.epochs", "train.lr", "fixed.ssn.mapping", "algorithm"} <= set(derivation.given)
 
 
+_UNIT = {"m": "min 00 s", "h": "h 00 min"}
+
+
 @pytest.mark.parametrize("time", ["1m", "10m", "4h"])
 def test_a_timed_count_cannot_end_the_search_before_its_time(tmp_path, time):
     """Even every trial stopped at its first report (a rare class at chance) fills the time."""
@@ -227,6 +231,13 @@ def test_a_timed_count_cannot_end_the_search_before_its_time(tmp_path, time):
     because = {d.key: d for d in derivation.values}["trials"].because
     expected = int(re.search(r"about ([\d,]+) expected", because)[1].replace(",", ""))
     assert 0 < expected < config.trials  # the rule's rate, shown, no longer the count
+    # neither the launch line nor the progress lines give that ceiling as the search's total
+    assert not config.limits.count_reachable(config.trials, os.cpu_count() or 1)
+    limit = f"{time[:-1]} {_UNIT[time[-1]]}"
+    said = f"trials until its time limit ({limit}; at most {config.trials:,})"
+    assert _trials_said(config, derivation, 0) == said
+    counted, counted_by = load_config(_write(tmp_path, "n", _data_only("digits", trials=2)))
+    assert _trials_said(counted, counted_by, 0) == "2 trial(s)"
 
 
 def test_a_config_with_a_space_is_loaded_as_before(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from search.config import LimitsConfig
 from search.pareto import format_value, non_dominated
 from search.record._schema import RayKey
 from search.run._progress import Progress
@@ -130,6 +131,21 @@ def test_time_left_never_passes_the_time_limit():
     assert view.line().endswith("; 3 min 00 s elapsed, ~7 min 00 s left (limit)")
     now[0] = 700.0
     assert view.line().endswith("; 11 min 40 s elapsed, ~0 s left (limit)")
+
+
+def test_a_timed_search_with_no_reachable_count_shows_no_total():
+    """A derived 1-minute search on two workers has a count of 60 × 2 / 0.25 = 480, which no
+    search can reach in its minute: its lines once read "1/480 done"."""
+    limits = LimitsConfig(time=60.0)
+    assert not limits.count_reachable(480, 2) and limits.count_reachable(479, 2)
+    assert limits.count_reachable(480, 3)  # a cluster of three slots could
+    assert LimitsConfig().count_reachable(10**9, 1)  # no time limit: a count ends the search
+    now = [0.0]
+    view = Progress(OBJECTIVES, total=None, enabled=False, clock=lambda: now[0], time_limit=60)
+    _ends(view, now, 9.0)
+    assert view.line().startswith("1 done (1 feasible")
+    assert view.line().endswith("; 9 s elapsed, at most 51 s left (limit)")
+    assert view.line(ended=True).endswith("; 9 s elapsed")  # the last line: nothing left
 
 
 def test_elapsed_counts_from_the_commands_start():
