@@ -181,6 +181,8 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
         "rungtrust-audit-random": Arm("rungtrust-audit-random",
                                       spec("moasha", name="random", trust_rungs=True,
                                            trust_by="audit")),
+        "moasha-oracle": Arm("moasha-oracle", spec("moasha", within_front="crowding",
+                                                   oracle_rungs=True)),
         "rungtrust-pooled": Arm("rungtrust-pooled", spec("moasha", trust_rungs=True,
                                                          trust_by="pooled")),
         "rungtrust-pooled-random": Arm("rungtrust-pooled-random",

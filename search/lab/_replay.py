@@ -100,6 +100,9 @@ class ReplaySpec:
             the next (``scheduler.trust_rungs``: :mod:`search.schedulers._rungtrust`).
         trust_by: With ``trust_rungs``, how a rung earns trust (``scheduler.trust_by``:
             ``search.config.TRUST_EVIDENCE``).
+        oracle_rungs: The ladder's bound: the scheduler sees, at every rung, each trial's
+            last-epoch values (a ranking every rung would give if it predicted perfectly),
+            the optimiser what it sees under the same scheduler without it.
     """
 
     optimiser: str = "tpe"
@@ -117,6 +120,7 @@ class ReplaySpec:
     near: bool = False
     trust_rungs: bool = False
     trust_by: str = "chain"
+    oracle_rungs: bool = False
 
 
 @dataclass
@@ -387,7 +391,9 @@ class _Driver:
         trial.epoch += 1
         self.result.epochs += 1
         result = _epoch_result(trial.row, trial.epoch, self.table.names)
-        decision = self.timed(self.scheduler.on_trial_result, self, trial, result)
+        seen = _oracle_result(trial.row, result, self.table.names) if (
+            self.spec.oracle_rungs) else result  # fmt: skip
+        decision = self.timed(self.scheduler.on_trial_result, self, trial, seen)
         last = trial.epoch >= trial.row.epochs
         if decision == TrialScheduler.STOP and not last:
             if isinstance(self.scheduler, Foresight):  # the optimiser is told what FIFO tells
@@ -493,6 +499,13 @@ def _epoch_result(row: CurveRow, epoch: int, names: list[str]) -> dict[str, Any]
         RayKey.AT_CHANCE: float(at_chance),
         RayKey.CURVE: json.dumps(point),
     }
+
+
+def _oracle_result(row: CurveRow, result: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """An epoch's report with the trial's last-epoch values and chance in place of the
+    epoch's (``ReplaySpec.oracle_rungs``)."""
+    last = dict(zip(names, row.values[-1], strict=True))
+    return {**result, **last, RayKey.AT_CHANCE: float(row.epochs in row.at_chance)}
 
 
 def _final_result(row: CurveRow, names: list[str]) -> dict[str, Any]:

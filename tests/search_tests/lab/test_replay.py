@@ -202,3 +202,26 @@ def test_a_table_whose_declared_data_file_is_gone_still_replays(table, tmp_path)
         load_config({**moved.config, "dataset": {**gone, "name": "replay-gone-loaded"}})
     result = replay(moved, ReplaySpec("random", "fifo", "stopping", 2), seed=0, horizon_s=30)
     assert result.completed
+
+
+def test_the_ladders_bound_ranks_every_rung_on_the_last_epoch_alone(table):
+    """``oracle_rungs``: MOASHA sees each trial's last-epoch values at every rung, so its
+    decisions do not depend on the curve before it (the same with the early epochs turned
+    round); plain MOASHA's do, and on the turned table it completes worse trials."""
+    def turn(row):  # every epoch before the last ranks as the last turned round
+        early = [[1.0 - row.values[-1][0], *v[1:]] for v in row.values[:-1]]
+        return dataclasses.replace(row, values=[*early, row.values[-1]])
+
+    tables = {"as": table, "turned": dataclasses.replace(table, rows=list(map(turn, table.rows)))}
+    runs = {
+        (oracle, name): replay(t, ReplaySpec("random", "moasha", workers=2, oracle_rungs=oracle),
+                               seed=2, horizon_s=60, charge_decisions=False)
+        for oracle in (True, False) for name, t in tables.items()
+    }  # fmt: skip
+    assert runs[True, "as"].ends == runs[True, "turned"].ends
+    assert runs[False, "as"].ends != runs[False, "turned"].ends
+
+    def mean_final(result):
+        return sum(values[0] for _, values, _ in result.completed) / len(result.completed)
+
+    assert mean_final(runs[True, "turned"]) > mean_final(runs[False, "turned"])
