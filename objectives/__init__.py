@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from objectives._conditions import MeasureContext as MeasureContext
     from objectives._custom import IMAGE_SUFFIXES as IMAGE_SUFFIXES
     from objectives._custom import Splits as Splits
+    from objectives._custom import check_folds as check_folds
     from objectives._custom import declare as declare
     from objectives._custom import register_dataset as register_dataset
     from objectives._dataset_names import dataset_names as dataset_names

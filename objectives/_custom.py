@@ -60,6 +60,7 @@ __all__ = [
     "CustomDataset",
     "DeclaredKind",
     "Splits",
+    "check_folds",
     "declare",
     "register_dataset",
 ]
@@ -370,10 +371,7 @@ class CustomDataset:
                 held = len(val.y)
             if train_size is not None and train_size != n:
                 _check_train_size(train_size, n, classes)
-            pool = (n if train_size is None else train_size) + held
-            if folds > pool:
-                raise ConfigError(f"folds: {folds} for {pool} training samples (training and "
-                                  f"validation pooled); allowed: 2..{pool}")  # fmt: skip
+            check_folds(folds, (n if train_size is None else train_size) + held)
         except ConfigError as err:
             raise ConfigError(f"dataset {self.name!r}: {err}") from None
 
@@ -914,6 +912,18 @@ def _decode_error(file: Path) -> str | None:
     except Exception as err:  # Pillow raises OSError, SyntaxError, ValueError, ...
         return f"{type(err).__name__}: {err}"
     return None
+
+
+def check_folds(folds: int, pool: int, pooled: str = "training and validation pooled") -> None:
+    """Folds pool the training and validation splits, one sample a fold at least: more folds
+    than ``pool`` samples fail every trial's first fit.
+
+    Raises:
+        ConfigError: naming the folds, the pool and what it pooled.
+    """
+    if folds > pool:
+        raise ConfigError(f"folds: {folds} for {pool} training samples ({pooled}); allowed: "
+                          f"2..{pool}")  # fmt: skip
 
 
 @_kind("image_folder", "a folder with train/<class>/*.png|jpg (optional val/, test/)")

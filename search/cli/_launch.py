@@ -4,6 +4,7 @@ checks a launch makes before it starts, and what it prints at the end."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -94,7 +95,7 @@ def _launched(args: argparse.Namespace) -> int:
                        f"run{finalists}; give --trials above {done} to go on"),
                   flush=True)  # fmt: skip
         elif not args.quiet:
-            print(wrap(f"Launching {config.name!r}: {_trials_said(config, derivation, done)}, "
+            print(wrap(f"Launching {config.name!r}: {_trials_said(config, done)}, "
                        f"storage {url}; `search dashboard{_where(config)}` in another shell "
                        "watches it live"), flush=True)  # fmt: skip
 
@@ -115,13 +116,14 @@ def _launched(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trials_said(config: Any, derivation: Any, done: int) -> str:
-    """``480 trial(s) (3 done, 477 to run)``; for a derived timed search, whose count is only
-    a ceiling that lets its time end it, the time instead (it once said "480 trial(s)" of a
-    one-minute search that ran 30)."""
+def _trials_said(config: Any, done: int) -> str:
+    """``480 trial(s) (3 done, 477 to run)``; for a count the time limit cannot let the search
+    reach on this machine's CPUs (a derived timed search's ceiling), the time instead (it once
+    said "480 trial(s)" of a one-minute search that ran 30), by the rule the progress lines
+    follow (``LimitsConfig.count_reachable``)."""
     from search._format import duration
 
-    if derivation is not None and "trials" in {d.key for d in derivation.values}:
+    if not config.limits.count_reachable(config.trials, os.cpu_count() or 1):
         before = f"; {done} done before" if done else ""
         return (f"trials until its time limit ({duration(config.limits.time)}; at most "
                 f"{config.trials:,}{before})")  # fmt: skip

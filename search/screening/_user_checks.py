@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from objectives import INDICATORS, USER_INDICATORS, check_teachers_folder, measure
+from objectives import (
+    INDICATORS,
+    USER_INDICATORS,
+    check_folds,
+    check_teachers_folder,
+    measure,
+)
 from objectives.datasets import DATASETS, DatasetInfo
 from search.screening._floor import ENDS, corners, every
 from spaces import ConfigError, NpasError, build_model
@@ -77,12 +83,11 @@ def _check_built_in_folds(config: SearchConfig, info: DatasetInfo) -> None:
     val = info.val_size if config.val_size is None else config.val_size
     if config.train_size is None or isinstance(val, float):
         return
-    pool = config.train_size + val
-    if config.folds > pool:
-        raise ConfigError(
-            f"dataset {info.name!r}: folds: {config.folds} for {pool} training samples "
-            f"(train_size {config.train_size} and {val} validation, pooled); allowed: 2..{pool}"
-        )
+    try:
+        check_folds(config.folds, config.train_size + val,
+                    f"train_size {config.train_size} and {val} validation, pooled")  # fmt: skip
+    except ConfigError as err:
+        raise ConfigError(f"dataset {info.name!r}: {err}") from None
 
 
 def _distils(value: Any) -> bool:

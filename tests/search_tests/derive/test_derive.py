@@ -235,9 +235,9 @@ def test_a_timed_count_cannot_end_the_search_before_its_time(tmp_path, time):
     assert not config.limits.count_reachable(config.trials, os.cpu_count() or 1)
     limit = f"{time[:-1]} {_UNIT[time[-1]]}"
     said = f"trials until its time limit ({limit}; at most {config.trials:,})"
-    assert _trials_said(config, derivation, 0) == said
-    counted, counted_by = load_config(_write(tmp_path, "n", _data_only("digits", trials=2)))
-    assert _trials_said(counted, counted_by, 0) == "2 trial(s)"
+    assert _trials_said(config, 0) == said
+    counted, _ = load_config(_write(tmp_path, "n", _data_only("digits", trials=2)))
+    assert _trials_said(counted, 0) == "2 trial(s)"
 
 
 def test_a_config_with_a_space_is_loaded_as_before(tmp_path):
