@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from objectives._energy import co2_grams as co2_grams
     from objectives._flops import count_flops as count_flops
     from objectives._flops import count_weights as count_weights
+    from objectives._flops import count_weights_and_flops as count_weights_and_flops
     from objectives._fused import fit_seeds as fit_seeds
     from objectives._fused import fusable as fusable
     from objectives._indicators import INDICATORS as INDICATORS

@@ -178,6 +178,16 @@ def count_weights(model: nn.Module, x: torch.Tensor) -> int:
     return int(sum(_uses(model, _call_counts(model, x), 1)))
 
 
+def count_weights_and_flops(model: nn.Module, x: torch.Tensor) -> tuple[int, int]:
+    """:func:`count_weights` and the eval-mode forward's FLOPs (:func:`count_flops`) from one
+    pass: the screen counts many models on the meta device, where each pass is slow."""
+    calls: Counter[nn.Module] = Counter()
+    handles = [m.register_forward_hook(lambda m, *_: calls.update([m])) for m in model.modules()]
+    with FlopCounterMode(display=False, custom_mapping=_custom_formulas()) as counter:
+        _forward_then_unhook(model, x, handles)
+    return int(sum(_uses(model, calls, 1))), int(counter.get_total_flops())
+
+
 def probe_weights(ctx: MeasureContext) -> dict[str, Any]:
     """Effective weights of the deployed form: every use of a shared module counted."""
     return {"weights": count_weights(ctx.infer_model, ctx.example[:1])}

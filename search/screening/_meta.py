@@ -43,15 +43,15 @@ def meta_counts(model: nn.Module, info: Shape, *, flops: bool = True) -> dict[st
     """The trainable parameters, effective weights (the deployed model's: each use of a shared
     module counted) and, with ``flops`` (they load torch._dynamo), forward FLOPs per sample of
     a model on the meta device."""
-    from objectives import count_weights
-
     example = torch.zeros(1, *info.in_shape, device="meta")
-    counts = {"params": trainable(model), "weights": count_weights(model, example)}
-    if flops:
-        from objectives import count_flops
+    if not flops:
+        from objectives import count_weights
 
-        counts["flops_infer"] = int(count_flops(lambda: model.eval()(example)))
-    return counts
+        return {"params": trainable(model), "weights": count_weights(model, example)}
+    from objectives import count_weights_and_flops
+
+    weights, flops_infer = count_weights_and_flops(model, example)
+    return {"params": trainable(model), "weights": weights, "flops_infer": flops_infer}
 
 
 def trainable(model: nn.Module) -> int:

@@ -12,7 +12,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from objectives._flops import attention_backward_flops, attention_flops, count_flops
+from objectives._flops import (
+    attention_backward_flops,
+    attention_flops,
+    count_flops,
+    count_weights,
+    count_weights_and_flops,
+)
 from objectives._measure import measure
 from spaces._errors import ConfigError, UnknownNameError
 
@@ -102,6 +108,16 @@ def test_reused_module_counts_twice_in_weights_not_params() -> None:
     assert r["params"] == 20
     assert r["weights"] == 40 > r["params"]
     assert r["flops_infer"] == 2 * 2 * 16
+
+
+def test_one_pass_counts_the_weights_and_flops_the_two_counts_give() -> None:
+    """The screen's single meta-device pass: 40 weights (the Linear used twice) and 2 × 2 × 16
+    FLOPs for one sample, as count_weights and count_flops give apart."""
+    model, x = Twice(), torch.zeros(1, 4, device="meta")
+    model.to("meta")
+    assert count_weights_and_flops(model, x) == (40, 2 * 2 * 16)
+    assert count_weights_and_flops(model, x) == (count_weights(model, x),
+                                                 count_flops(lambda: model.eval()(x)))
 
 
 class Attention(nn.Module):
