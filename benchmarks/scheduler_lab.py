@@ -364,7 +364,8 @@ def header(args: argparse.Namespace, table: CurveTable, began: float, done: bool
     return [
         "# The scheduler lab: MOASHA against FIFO, Ray Tune's ASHA and Syne Tune's MOASHA",
         "",
-        f"Produced by `benchmarks/scheduler_lab.py --seeds {args.seeds} --workers "
+        f"Produced by `benchmarks/scheduler_lab.py --seeds {args.seeds}"
+        f"{f' --first-seed {args.first_seed}' if args.first_seed else ''} --workers "
         f"{args.workers} --optimisers {args.optimisers} --budget {args.budget} --arms "
         f"{args.arms}` at {commit} "
         f"in {(time.time() - began) / 60:.0f} min ({state}). Table `{args.table.name}`: "
@@ -426,6 +427,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", type=Path, default=TABLE)
     parser.add_argument("--seeds", type=int, default=50)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="the seeds are first-seed .. first-seed + seeds - 1")  # fmt: skip
     parser.add_argument("--workers", default="2,8")
     parser.add_argument("--optimisers", default="tpe,nsga2")
     parser.add_argument("--budget", type=float, default=100,
@@ -443,7 +446,8 @@ def main() -> None:
         horizon = args.budget * mean_trial / workers
         label = f"{optimiser} W={workers}"
         todo = arms(optimiser, workers, args.arms.split(","))
-        c = Comparison.run(table, todo, seeds=range(args.seeds), horizon_s=horizon,
+        seeds = range(args.first_seed, args.first_seed + args.seeds)
+        c = Comparison.run(table, todo, seeds=seeds, horizon_s=horizon,
                            jobs=args.jobs, progress=Progress(label, args.seeds * len(todo)))
         print(f"{label}: done" if not sys.stderr.isatty() else "", file=sys.stderr)
         lines, figures = block(c, optimiser, workers)
