@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import torch
@@ -108,9 +109,14 @@ def _custom_formulas() -> dict[Any, Any]:
 
 def count_flops(run: Any) -> int:
     """Total FLOPs of ``run()`` under torch's counter with the formulas above."""
-    with FlopCounterMode(display=False, custom_mapping=_custom_formulas()) as counter:
+    with _flop_counter() as counter:
         run()
     return int(counter.get_total_flops())
+
+
+def _flop_counter() -> FlopCounterMode:
+    """Torch's counter with the formulas above, not displaying."""
+    return FlopCounterMode(display=False, custom_mapping=_custom_formulas())
 
 
 def probe_flops_infer(ctx: MeasureContext) -> dict[str, Any]:
@@ -141,12 +147,14 @@ def probe_params(ctx: MeasureContext) -> dict[str, Any]:
     return {"params": sum(p.numel() for p in ctx.model.parameters() if p.requires_grad)}
 
 
-@torch.no_grad()
-def _call_counts(model: nn.Module, x: torch.Tensor) -> Counter[nn.Module]:
-    """How many times each submodule's forward ran during one forward pass."""
+def _call_counts(model: nn.Module, x: torch.Tensor, around: AbstractContextManager[Any]
+                 ) -> Counter[nn.Module]:  # fmt: skip
+    """How many times each submodule's forward ran during one forward pass, run inside
+    ``around`` (no_grad, or a FLOP counter that counts the same pass)."""
     calls: Counter[nn.Module] = Counter()
     handles = [m.register_forward_hook(lambda m, *_: calls.update([m])) for m in model.modules()]
-    _forward_then_unhook(model, x, handles)
+    with around:
+        _forward_then_unhook(model, x, handles)
     return calls
 
 
@@ -175,16 +183,14 @@ def _uses(module: nn.Module, calls: Counter[nn.Module], inherited: int) -> Itera
 def count_weights(model: nn.Module, x: torch.Tensor) -> int:
     """Effective weights of ``model`` in one forward pass of ``x``: every use of a shared
     module counted (on the meta device too: the screen counts them before training)."""
-    return int(sum(_uses(model, _call_counts(model, x), 1)))
+    return int(sum(_uses(model, _call_counts(model, x, torch.no_grad()), 1)))
 
 
 def count_weights_and_flops(model: nn.Module, x: torch.Tensor) -> tuple[int, int]:
     """:func:`count_weights` and the eval-mode forward's FLOPs (:func:`count_flops`) from one
     pass: the screen counts many models on the meta device, where each pass is slow."""
-    calls: Counter[nn.Module] = Counter()
-    handles = [m.register_forward_hook(lambda m, *_: calls.update([m])) for m in model.modules()]
-    with FlopCounterMode(display=False, custom_mapping=_custom_formulas()) as counter:
-        _forward_then_unhook(model, x, handles)
+    counter = _flop_counter()
+    calls = _call_counts(model, x, counter)
     return int(sum(_uses(model, calls, 1))), int(counter.get_total_flops())
 
 
