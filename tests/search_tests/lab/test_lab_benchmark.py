@@ -111,6 +111,29 @@ def test_the_lab_runs_the_design_arms_it_is_asked_for_and_refuses_unknown_ones(t
     assert bad.returncode != 0 and "moasha-fast" in bad.stderr
 
 
+def test_first_seed_runs_the_seeds_from_it(table, tmp_path):
+    """``--first-seed 1 --seeds 1`` replays seed 1 alone: its figures are the second seed's of
+    ``--seeds 2``, and the header names the option (a rule's fresh seeds are then on record)."""
+    path = table.save(tmp_path / "digits.json.gz")
+    figures = {}
+    for name, seeds in (("both", ["--seeds", "2"]), ("second", ["--seeds", "1", "--first-seed",
+                                                                "1"])):  # fmt: skip
+        out = tmp_path / f"{name}.md"
+        done = subprocess.run([sys.executable, str(BENCH / "scheduler_lab.py"), "--table",
+                               str(path), *seeds, "--workers", "2", "--optimisers", "random",
+                               "--budget", "6", "--jobs", "1", "--arms", "fifo", "--results",
+                               str(out)], capture_output=True, text=True, timeout=600,
+                              check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        figures[name] = json.loads(out.with_suffix(".json").read_text())["random-W2"]["arms"]
+        assert ("--first-seed 1" in out.read_text()) == (name == "second")
+    for arm in ("fifo", "foresight"):
+        assert figures["second"][arm]["regret@1"] == figures["both"][arm]["regret@1"][1:]
+        trials = [[{k: v for k, v in c.items() if k != "decision_s"} for c in run[arm]["counts"]]
+                  for run in (figures["second"], figures["both"])]  # decisions' CPU clock aside
+        assert trials[0] == trials[1][1:]
+
+
 def test_the_former_chance_rule_stops_every_trial_where_none_leaves_chance(table):
     """Every curve marked at chance after epoch 1: no trial of the search ever leaves chance
     there, so the current rule lets them all on (they finish), while the former one, kept as
