@@ -15,7 +15,8 @@ no refit, the engine before cross-validation). Results go to ``<out>/<set>/<arm>
 The npz files: GunPoint, ArrowHead (aeon 1.6.0's wheel, ``benchmarks/unaided_data.py``'s
 ``signal_set``) and scikit-learn's wine (stratified 30 % test, ``random_state`` 0); ``--make``
 writes the generated ones, ``synth`` (a table) and ``shapes`` (16×16 images of four noisy
-shapes), from fixed seeds.
+shapes), from fixed seeds; ``rare`` and ``sensor`` are the unseen-data probes' sets
+(``benchmarks/unaided_probes.py`` writes them), seen since and so development sets now.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ SETS: dict[str, tuple[str | None, str, int]] = {
     "synth": ("synth.npz", "table", 1000),
     "shapes": ("shapes.npz", "image", 1000),
     "mnist": (None, "image", 1000),
+    "rare": ("rare.npz", "table", 2000),
+    "sensor": ("sensor.npz", "signal", 2000),
 }
 #: Arm → the keys it adds to the data-only config (the engine is its worktree's commit).
 ARMS: dict[str, dict[str, Any]] = {
@@ -62,6 +65,8 @@ ARMS: dict[str, dict[str, Any]] = {
     "e6": {},
     "e7": {},
     "e8": {},
+    "base": {},
+    "e9": {},
     "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 

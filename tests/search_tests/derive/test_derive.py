@@ -520,13 +520,18 @@ def test_check_warns_when_undeclared_rank_3_samples_look_like_signals(
         assert ("transpose them to N×C×L" in err) == (shape[1] > shape[2])  # time first
 
 
-def test_an_epoch_is_priced_by_its_parameters_and_its_multiply_adds():
+def test_an_epoch_is_priced_by_its_steps_and_its_multiply_adds():
     """A table of 10 features, 3 classes, at 200 parameters: the MLP of 3 hidden layers of 8
     is 259 > 200, so 2 layers; 9 wide is 219, so 8: 10·8 + 8·8 + 8·3 = 168 multiply-adds.
+    1,000 training samples take batches of 2^floor(log2(1000/16)) = 32: 32 steps at 3 ms,
+    1,000 × 168 multiply-adds at 1.5 G/s, and 0.05 s besides: 0.096 + 0.000112 + 0.05.
     A signal 100× longer at the same limit costs its conv stack 100× the work a sample."""
     from search.derive._derive import _epoch_seconds, reference_macs
 
     assert reference_macs("table", (10,), 3, 200) == 168
+    table = DataFacts(name="t", layout="table", in_shape=(10,), classes=3, train=1000,
+                      total=1200, held=200, augment=None, augment_why="", declaration="t")
+    assert _epoch_seconds(table, 200) == pytest.approx(0.096 + 0.000112 + 0.05)
     long, short = (DataFacts(name="s", layout="signal", in_shape=(2, n), classes=3, train=500,
                              total=600, held=100, augment=None, augment_why="",
                              declaration="s") for n in (3000, 30))  # fmt: skip
