@@ -3,10 +3,12 @@ change is measured before the protocol's runs and never on its datasets.
 
 Each run: ``search launch`` on a data-only config (name, dataset, objectives, a params limit,
 ``limits.time``), then ``search export`` without ``--select``, which reads the test split once.
-The arms are engine commits, each run from a git worktree at its commit (``PYTHONPATH``), so
-later edits do not reach a run; an arm may add config keys (``old``: one validation split and
-no refit, the engine before cross-validation). Results go to ``<out>/<set>/<arm>/seed<k>/``
-(``result.json``: test accuracy, params, wall seconds) and the table to stdout.
+The arms are engine commits, each run from a git worktree at its commit (``PYTHONPATH``; every
+``search`` command runs in its run's folder, so the worktree's engine is the one imported, and
+``result.json`` names it), so later edits do not reach a run; an arm may add config keys
+(``old``: one validation split and no refit, the engine before cross-validation). Results go
+to ``<out>/<set>/<arm>/seed<k>/`` (``result.json``: test accuracy, params, wall seconds, the
+engine) and the table to stdout.
 
     PYTHONPATH=<worktree> python benchmarks/unaided_dev.py --sets gunpoint,arrowhead \\
         --seeds 0,1,2 --minutes 2 --arms guard --data /work/dev --out /work/dev/runs
@@ -116,8 +118,13 @@ def make_shapes() -> dict[str, np.ndarray]:
 
 
 def run(name: str, arm: str, seed: int, minutes: float, data: Path, out: Path) -> dict[str, Any]:
-    """One search and its export (a run whose result exists is read, not run again)."""
-    folder = out / name / arm / f"seed{seed}"
+    """One search and its export (a run whose result exists is read, not run again).
+
+    Each ``search`` command runs in the run's own folder: ``python -m`` puts its working
+    folder first on the import path, so from a checkout it would import that checkout's
+    engine whatever ``PYTHONPATH`` names. The result records the engine it imported."""
+    folder = (out / name / arm / f"seed{seed}").resolve()
+    data = data.resolve()
     done = folder / "result.json"
     if done.exists():
         return json.loads(done.read_text())
@@ -141,12 +148,25 @@ def run(name: str, arm: str, seed: int, minutes: float, data: Path, out: Path) -
              str(folder / "bundle"), "--replace"],
         ):  # fmt: skip
             subprocess.run([sys.executable, "-m", "search", *command], stdout=log,
-                           stderr=subprocess.STDOUT, check=True)  # fmt: skip
+                           stderr=subprocess.STDOUT, check=True, cwd=folder)  # fmt: skip
     metrics = json.loads((folder / "bundle" / "metrics.json").read_text())
     result = {"test_accuracy": metrics["exported"]["test_accuracy"],
-              "params": metrics["metrics"].get("params"), "wall_s": time.time() - start}
+              "params": metrics["metrics"].get("params"), "wall_s": time.time() - start,
+              "engine": engine(folder)}  # fmt: skip
     done.write_text(json.dumps(result))
     return result
+
+
+def engine(folder: Path) -> str:
+    """The folder of the ``search`` package a command run in ``folder`` imports, and its git
+    commit when it is a checkout."""
+    where = subprocess.run([sys.executable, "-c", "import pathlib, search; "
+                            "print(pathlib.Path(search.__file__).resolve().parents[1])"],
+                           cwd=folder, capture_output=True, text=True, check=True
+                           ).stdout.strip()  # fmt: skip
+    commit = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()  # fmt: skip
+    return f"{where} {commit}".strip()
 
 
 def accuracies(out: Path, name: str, arm: str) -> dict[int, float]:
