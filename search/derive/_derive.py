@@ -61,8 +61,8 @@ __all__ = ["Derivation", "Derived", "derive", "derive_from"]
 #: weighing the same) to 1,389 recorded trials of five development studies
 #: (benchmarks/results/epoch_rate.md: the unseen-data probes and a 20,000-row table; no
 #: protocol set), and checked on two MNIST studies not fitted: it prices their trials' epochs
-#: at 0.76 and 1.33 of what they took, where the rule before (0.2 ms a sample at 5,000
-#: parameters plus the same MACs rate) priced 2.2 and 2.5 times, and 14 times on the table.
+#: at 0.77 and 1.35 of what they took, where the rule before (0.2 ms a sample at 5,000
+#: parameters plus the same MACs rate) priced 2.2 and 2.5 times, and 13.5 times on the table.
 STEP_S = 0.003
 TRAIN_MACS_PER_SECOND = 1.5e9
 #: Start points are derived only when this many families have one (a portfolio to seed).
@@ -210,8 +210,9 @@ def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
     if facts.augment is not None and facts.declaration != data.get("dataset"):
         out.append(Derived("dataset.augment", facts.augment, facts.augment_why))
     space, fixed = _space(facts, limit, out)
-    folds = _folds(facts, limit, time_s, data, out)
-    train, space_train = _recipe(facts, limit, time_s, folds, out)
+    batch = _batch_of(facts, data)
+    folds = _folds(facts, limit, time_s, batch, data, out)
+    train, space_train = _recipe(facts, limit, time_s, folds, batch, out)
     space.update(space_train)
     derived.update(space=space, fixed=fixed, train=train)
     derived.update(_start(facts, limit, space, out))
@@ -220,7 +221,7 @@ def derive_from(facts: DataFacts, data: Mapping[str, Any]) -> Derivation:
     user_train = data.get("train")
     given = user_train.get("epochs") if isinstance(user_train, Mapping) else None
     epochs = given if isinstance(given, int) and given > 0 else train["epochs"]
-    derived.update(_search(facts, limit, time_s, data.get("trials"), epochs, folds, out))
+    derived.update(_search(facts, limit, time_s, data.get("trials"), epochs, folds, batch, out))
     return _merged(data, derived, out, facts)
 
 
@@ -414,16 +415,17 @@ def _families_in(facts: DataFacts, space: Mapping[str, Any]) -> list[FamilySpec]
 # -- the recipe ------------------------------------------------------------------------------
 
 
-def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, folds: int,
+def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, folds: int, batch: int,
             out: list[Derived]) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
-    """The ``train`` section and the training options searched."""
-    batch = _batch(facts)
-    epochs, where = _epochs(facts, limit, time_s, folds)
+    """The ``train`` section and the training options searched; ``batch`` is the one the
+    trials train with (the user's, or the derived one), which the epochs are priced at."""
+    epochs, where = _epochs(facts, limit, time_s, folds, batch)
+    derived_batch = _batch(facts)
     fits = "" if folds == 1 else f" ({_fits(folds)} fits a trial: {folds} folds and one on all)"
-    epoch_s = _epoch_seconds(facts, limit, folds)
+    epoch_s = _epoch_seconds(facts, limit, batch, folds)
     overhead = EPOCH_OVERHEAD_S if folds == 1 else FOLD_EPOCH_OVERHEAD_S
-    train = {"epochs": epochs, "batch_size": batch, "optimizer": "sgd", "schedule": "onecycle",
-             "label_smoothing": 0.0}  # fmt: skip
+    train = {"epochs": epochs, "batch_size": derived_batch, "optimizer": "sgd",
+             "schedule": "onecycle", "label_smoothing": 0.0}  # fmt: skip
     space: dict[str, Any] = {"train.weight_decay": {"low": 1e-5, "high": 1e-3, "log": True}}
     out += [
         Derived("train.optimizer, train.schedule", ["sgd", "onecycle"],
@@ -431,8 +433,8 @@ def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, folds: in
         Derived("train.weight_decay", [1e-5, 1e-3], "log range: tiny nets underfit more "
                 "than they overfit"),
         Derived("train.label_smoothing", 0.0, "tiny nets cannot spare the accuracy"),
-        Derived("train.batch_size", batch, f"the largest power of two up to a sixteenth of "
-                f"the {facts.train:,} training samples, 16..128"),
+        Derived("train.batch_size", derived_batch, f"the largest power of two up to a "
+                f"sixteenth of the {facts.train:,} training samples, 16..128"),
         Derived("train.epochs", epochs, f"the longest rung {list(RUNGS)} whose training fits "
                 f"{where}{fits}, at {epoch_s:.3f} s an epoch (the rule's {STEP_S * 1e3:g} ms a "
                 f"step of {batch}, {_macs(facts, _cap(facts, limit)):,} multiply-adds a "
@@ -455,7 +457,7 @@ def _recipe(facts: DataFacts, limit: int | None, time_s: float | None, folds: in
     return train, space
 
 
-def _epochs(facts: DataFacts, limit: int | None, time_s: float | None, folds: int
+def _epochs(facts: DataFacts, limit: int | None, time_s: float | None, folds: int, batch: int
             ) -> tuple[int, str]:  # fmt: skip
     """The longest rung whose whole trial (every fit of it) trains within its share of the
     time, and that share in words."""
@@ -464,7 +466,7 @@ def _epochs(facts: DataFacts, limit: int | None, time_s: float | None, folds: in
     else:
         allowed = time_s / FULL_TRIAL_SHARE
         where = f"1/{FULL_TRIAL_SHARE} of the time limit ({time_s:,.0f} s)"
-    epoch_s = _epoch_seconds(facts, limit, folds) * _fits(folds)
+    epoch_s = _epoch_seconds(facts, limit, batch, folds) * _fits(folds)
     fitting = [e for e in RUNGS if e * epoch_s <= allowed]
     return (fitting[-1] if fitting else RUNGS[0]), where
 
@@ -474,11 +476,11 @@ def _fits(folds: int) -> int:
     return 1 if folds == 1 else folds + 1
 
 
-def _epoch_seconds(facts: DataFacts, limit: int | None, folds: int = 1) -> float:
-    """One epoch of one fit at the rule's rate; a cross-validated fit trains on the pool
-    less a fold and pays only its validation pass besides."""
+def _epoch_seconds(facts: DataFacts, limit: int | None, batch: int, folds: int = 1) -> float:
+    """One epoch of one fit at the rule's rate, in steps of ``batch``; a cross-validated fit
+    trains on the pool less a fold and pays only its validation pass besides."""
     samples = facts.train if folds == 1 else (facts.train + facts.held) * (folds - 1) / folds
-    steps = math.ceil(samples / _batch(facts))
+    steps = math.ceil(samples / batch)
     work = samples * _macs(facts, _cap(facts, limit)) / TRAIN_MACS_PER_SECOND
     return steps * STEP_S + work + (EPOCH_OVERHEAD_S if folds == 1 else FOLD_EPOCH_OVERHEAD_S)
 
@@ -486,6 +488,14 @@ def _epoch_seconds(facts: DataFacts, limit: int | None, folds: int = 1) -> float
 def _batch(facts: DataFacts) -> int:
     """The largest power of two up to a sixteenth of the training samples, 16..128."""
     return int(min(128, max(16, 2 ** math.floor(math.log2(max(1, facts.train / 16))))))
+
+
+def _batch_of(facts: DataFacts, data: Mapping[str, Any]) -> int:
+    """The batch the trials train with: the user's ``train.batch_size``, else the derived."""
+    train = data.get("train")
+    given = train.get("batch_size") if isinstance(train, Mapping) else None
+    return given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else (
+        _batch(facts))  # fmt: skip
 
 
 def _macs(facts: DataFacts, cap: int) -> int:
@@ -512,7 +522,7 @@ def reference_macs(layout: str, in_shape: tuple[int, ...], classes: int, cap: in
     return max(costs)
 
 
-def _folds(facts: DataFacts, limit: int | None, time_s: float | None,
+def _folds(facts: DataFacts, limit: int | None, time_s: float | None, batch: int,
            data: Mapping[str, Any], out: list[Derived]) -> int:  # fmt: skip
     """Cross-validate (:data:`FOLDS`) when the validation split holds fewer than
     :data:`FOLDS_BELOW` samples and a trial is cheap enough to train to its end (a
@@ -525,8 +535,8 @@ def _folds(facts: DataFacts, limit: int | None, time_s: float | None,
     scheduler = data.get("scheduler", "fifo")
     if (scheduler.get("name") if isinstance(scheduler, Mapping) else scheduler) != "fifo":
         return 1  # the user's multi-fidelity scheduler ranks epochs
-    epochs, _ = _epochs(facts, limit, time_s, 1)
-    full_s = epochs * _epoch_seconds(facts, limit)
+    epochs, _ = _epochs(facts, limit, time_s, 1, batch)
+    full_s = epochs * _epoch_seconds(facts, limit, batch)
     if facts.held >= FOLDS_BELOW or full_s >= STOPPING_PAYS_S:
         return 1
     spread = 100 * math.sqrt(0.9 * 0.1 / max(1, facts.held))
@@ -552,9 +562,10 @@ FINALISTS = {"top": 3, "seeds": 3, "share": 0.2}
 
 
 def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: Any,
-            epochs: int, folds: int, out: list[Derived]) -> dict[str, Any]:  # fmt: skip
+            epochs: int, folds: int, batch: int, out: list[Derived]
+            ) -> dict[str, Any]:  # fmt: skip
     """Algorithm, scheduler, trials, indicators and resources."""
-    trial_s = epochs * _epoch_seconds(facts, limit, folds) * _fits(folds)
+    trial_s = epochs * _epoch_seconds(facts, limit, batch, folds) * _fits(folds)
     scheduler, mean_epochs, why = _scheduler(epochs, trial_s, folds)
     derived: dict[str, Any] = {
         "algorithm": {"name": "tpe"},
@@ -581,7 +592,7 @@ def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: A
     ]  # fmt: skip
     if trials is None:
         assert time_s is not None
-        fit_s = _epoch_seconds(facts, limit, folds) * _fits(folds)
+        fit_s = _epoch_seconds(facts, limit, batch, folds) * _fits(folds)
         per_trial = mean_epochs * fit_s + TRIAL_OVERHEAD_S
         expected = math.ceil(time_s * _workers() / per_trial)
         count = math.ceil(time_s * _workers() / FASTEST_TRIAL_S)

@@ -531,13 +531,35 @@ def test_an_epoch_is_priced_by_its_steps_and_its_multiply_adds():
     assert reference_macs("table", (10,), 3, 200) == 168
     table = DataFacts(name="t", layout="table", in_shape=(10,), classes=3, train=1000,
                       total=1200, held=200, augment=None, augment_why="", declaration="t")
-    assert _epoch_seconds(table, 200) == pytest.approx(0.096 + 0.000112 + 0.05)
+    assert _epoch_seconds(table, 200, 32) == pytest.approx(0.096 + 0.000112 + 0.05)
     long, short = (DataFacts(name="s", layout="signal", in_shape=(2, n), classes=3, train=500,
                              total=600, held=100, augment=None, augment_why="",
                              declaration="s") for n in (3000, 30))  # fmt: skip
     assert reference_macs("signal", (2, 3000), 3, 5000) > 50 * reference_macs(
         "signal", (2, 30), 3, 5000)
-    assert _epoch_seconds(long, 5000) > 5 * _epoch_seconds(short, 5000)
+    assert _epoch_seconds(long, 5000, 32) > 5 * _epoch_seconds(short, 5000, 32)
+
+
+def test_the_epochs_are_priced_at_the_batch_the_trials_train_with(tmp_path):
+    """A step costs the same whatever its batch holds, so a batch of 16 you write makes an
+    epoch of n rows ceil(n / 16) steps, not the derived 128's ceil(n / 128): the derived
+    epochs follow your batch (3 ms a step more each), and your batch is the one kept."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(24_000, 10)).astype(np.float32)
+    np.savez(tmp_path / "rows.npz", x_train=x, y_train=(x[:, 0] > 0).astype(np.int64))
+    base = {"name": "rows", "dataset": {"name": "rows", "npz": str(tmp_path / "rows.npz")},
+            "objectives": [["accuracy", "maximize"], ["params", "minimize"]],
+            "constraints": ["params <= 1000"], "limits": {"time": "4m"}}  # fmt: skip
+    derived, mine = (derive(data) for data in (base, {**base, "train": {"batch_size": 16}}))
+    lines = [{d.key: d.because for d in x.values} for x in (derived, mine)]
+    assert "a step of 128" in lines[0]["train.epochs"]
+    assert "a step of 16" in lines[1]["train.epochs"]
+    seconds = [float(re.search(r"at ([\d.]+) s an epoch", x["train.epochs"]).group(1))
+               for x in lines]  # fmt: skip
+    n = derived.facts.train
+    assert seconds[1] - seconds[0] == pytest.approx((-(-n // 16) + n // -128) * 0.003, abs=0.002)
+    assert derived.config["train"]["epochs"] > mine.config["train"]["epochs"]
+    assert mine.config["train"]["batch_size"] == 16 and "train.batch_size" in mine.given
 
 
 @pytest.mark.parametrize(("epochs", "grace", "mean"), [(9, 1, 7 / 3), (27, 1, 3.0), (81, 3, 9.0),
