@@ -55,7 +55,8 @@ def extract(db: str, tag: str, role: str) -> list[dict[str, Any]]:
             curve, config = trial.user_attrs.get("curve"), trial.user_attrs.get("trial_config")
             if not curve or not config or len(curve) < 2 or config.get("folds", 1) != 1:
                 continue
-            key = (config["family"], json.dumps(config["hyper"], sort_keys=True))
+            key = (facts.in_shape, facts.classes, config["family"],
+                   json.dumps(config["hyper"], sort_keys=True))  # a file may hold several studies
             if key not in macs_of:
                 with torch.device("meta"):
                     net = build_model(config["family"], facts.in_shape, facts.classes,
