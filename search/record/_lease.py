@@ -280,6 +280,11 @@ class Lease:
         if renewed == 1:
             self._confirmed = time.monotonic()
             return True
+        self._lose()
+        return False
+
+    def _lose(self) -> str:
+        """Records (:attr:`lost`) and returns why this launch may not write any more."""
         holder = lease_holder(self.engine, self.study_name, ttl_s=self.ttl_s)
         self.lost = (
             f"this launch lost the lease of search {self.study_name!r}: it was stopped or cut "
@@ -287,7 +292,25 @@ class Lease:
             f"{holder or 'another launch'} took the search over; it stopped writing, so that "
             "two launches never write one search: let that launch run, or stop it and relaunch"
         )
-        return False
+        return self.lost
+
+    def hold(self, db: sqlalchemy.Connection) -> None:
+        """Fencing inside a write's own transaction, first in it: :meth:`check` runs before
+        the transaction, so a launch stopped (SIGSTOP, a long pause) between the two could
+        write after another launch took the search over. Here an update of this launch's
+        own lease row (changing nothing) takes the lock a take-over needs, SQLite's write
+        lock or PostgreSQL's row lock, until the write commits; no row: the lease is lost.
+
+        Raises:
+            StorageWriteError: another launch holds the lease now (the write rolls back).
+        """
+        mine = db.execute(
+            _LEASES.update()
+            .where(_LEASES.c.study_name == self.study_name, _LEASES.c.owner == self.owner)
+            .values(owner=self.owner)
+        ).rowcount
+        if mine != 1:
+            raise StorageWriteError(self._lose())
 
     def check(self) -> None:
         """Fencing, before each write of the search: raises once the lease is lost, confirming

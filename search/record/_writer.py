@@ -108,6 +108,9 @@ class StudyWriter:
         fences: Called in order before each write; each raises ``StorageWriteError`` once
             this launch may not write (its storage file is not the one it opened:
             ``StorageIdentity.check``; it lost the search's lease: ``Lease.check``).
+        holds: Called with each write's connection, first in its transaction; each raises
+            ``StorageWriteError`` (rolling the write back) once this launch may not write,
+            and holds what it checked until the write commits (``Lease.hold``).
     """
 
     def __init__(
@@ -115,9 +118,11 @@ class StudyWriter:
         storage: optuna.storages.RDBStorage,
         study_name: str,
         fences: Sequence[Callable[[], None]] = (),
+        holds: Sequence[Callable[[sqlalchemy.Connection], None]] = (),
     ) -> None:
         self.storage = storage
         self.fences = list(fences)  # each raises StorageWriteError once this may not write
+        self.holds = list(holds)
         self.study_name = study_name
         self.study_id = storage.get_study_id_from_name(study_name)
         self._ids: dict[int, int] = {}  # trial number → id in the storage
@@ -128,10 +133,10 @@ class StudyWriter:
         self.error: StorageWriteError | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        """Without the storage and the fences: Ray Tune pickles the searcher into
+        """Without the storage, the fences and the holds: Ray Tune pickles the searcher into
         ``tuner.pkl`` in the run folder, and the storage's URL holds its password (a relaunch
         reads the storage itself, never that file)."""
-        return {**self.__dict__, "storage": None, "fences": []}
+        return {**self.__dict__, "storage": None, "fences": [], "holds": []}
 
     @property
     def numbers(self) -> list[int]:
@@ -269,6 +274,8 @@ class StudyWriter:
             for fence in self.fences:
                 fence()
             with self.storage.engine.begin() as connection:
+                for hold in self.holds:
+                    hold(connection)
                 self._same_study(connection)
                 yield connection
         except sqlalchemy.exc.SQLAlchemyError as err:

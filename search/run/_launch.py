@@ -85,6 +85,8 @@ from search.run._tuner import run_tuner
 from search.screening import Screen, budget_warning, check_user_code
 
 if TYPE_CHECKING:
+    import sqlalchemy
+
     from search.config import SearchConfig
 
 __all__ = ["launch"]
@@ -234,11 +236,12 @@ def _launch_leased(
                for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))}
     remaining = config.trials - trials_counted(study)
     fences = [f.check for f in (identity, lease) if f is not None]
+    holds: list[Callable[[sqlalchemy.Connection], None]] = [] if lease is None else [lease.hold]
     if remaining > 0:
         if held == 0:  # a new search: the trial folders of a deleted one of its name stay whole
             _set_aside(out / config.name / "trials", config.name)
-        _search(config, rdb, study, out, trial_fn, progress, resumes, remaining, held, fences,
-                started)  # fmt: skip
+        _search(config, rdb, study, out, trial_fn, progress, resumes, remaining, held,
+                (fences, holds), started)  # fmt: skip
     deadline = None if config.limits.time is None else started + config.limits.time
     run_finalists(study, config, trial_fn, deadline=deadline, fences=fences, progress=progress,
                   folder=out / config.name / "finalists")  # fmt: skip
@@ -255,12 +258,13 @@ def _search(
     resumes: dict[int, Path],
     remaining: int,
     held: int,
-    fences: list[Callable[[], None]],
+    fencing: tuple[list[Callable[[], None]], list[Callable[[sqlalchemy.Connection], None]]],
     launched_at: float,
 ) -> None:
     """The search itself: Ray Tune runs ``remaining`` trials (with finalists, under the
     search's share of the time limit, on the launch's clock: ``launched_at``, ``time.monotonic``
-    when the launch started), each recorded as it starts and ends."""
+    when the launch started), each recorded as it starts and ends, after ``fencing``'s checks
+    (before each write, and inside its transaction: ``StudyWriter``'s fences and holds)."""
     if config.finalists.on and config.limits.time is not None:
         share = config.finalists.search_time(config.limits.time)
         config = dataclasses.replace(config, limits=dataclasses.replace(config.limits, time=share))
@@ -290,7 +294,7 @@ def _search(
     started = False
     try:
         started = _start_ray(config, progress, received, held_term)
-        writer = StudyWriter(rdb, config.name, fences=fences)
+        writer = StudyWriter(rdb, config.name, fences=fencing[0], holds=fencing[1])
         cost = SearchCost(config.limits, started=launched_at)
         deaths = WorkerDeaths(ray_logs())
         recorder = StudyRecorder(writer)

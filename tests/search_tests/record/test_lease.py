@@ -25,14 +25,16 @@ from optuna.trial import TrialState
 from ray import tune
 
 from search.cli import main
-from search.errors import SearchLocked
+from search.errors import SearchLocked, StorageWriteError
 from search.record import trials_counted
 from search.record._lease import Lease, lease_holder, lease_owner
 from search.record._process import start_token
 from search.record._storage import open_storage
+from search.record._writer import StudyWriter
 from search.run import launch
 from tests._support.searches import fake_trial, make_config, slow_trial
 from tests._support.waiting import wait_until
+from tests._support.writer import open_writer, stored_trials
 from tests.search_tests.studies import stored_study
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # every test searches on a local Ray
@@ -272,6 +274,39 @@ def _complete(db: Path) -> int:
     with contextlib.suppress(sqlite3.Error), sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
         return c.execute("SELECT count(*) FROM trials WHERE state = 'COMPLETE'").fetchone()[0]
     return 0
+
+
+@pytest.mark.parametrize("holds", [True, False], ids=["held", "checked-only"])
+def test_a_take_over_between_the_checks_and_the_write_rolls_the_write_back(storage_url, holds):
+    """The window the fences leave (CI found it: a launch SIGSTOPped there wrote a RUNNING
+    trial the launch that took over did not expect): launch A passes its checks, launch B
+    takes the search over, then A writes. Checked again inside the write's transaction, the
+    lease refuses it and nothing lands; checked only before (the case shown unheld), it lands."""
+    memory, _ = open_writer(storage_url, optuna.samplers.RandomSampler(seed=0))
+    storage = open_storage(storage_url)
+    mine = Lease(storage.engine, "s")
+    mine.acquire()
+    other = Lease(storage.engine, "s", ttl_s=0, beat_s=60)  # sees A's lease as lapsed
+    try:
+        writer = StudyWriter(storage, "s", fences=[mine.check, other.acquire],
+                             holds=[mine.hold] if holds else [])  # fmt: skip
+        trial = memory.ask()
+        trial.suggest_int("width", 4, 64)
+        if holds:
+            with pytest.raises(StorageWriteError, match="lost the lease of search 's'"):
+                writer.started(memory._storage.get_trial(trial._trial_id))
+            assert stored_trials(storage_url) == []
+            assert mine.lost is not None and f"pid {os.getpid()}" in mine.lost
+        else:
+            writer.started(memory._storage.get_trial(trial._trial_id))
+            assert len(stored_trials(storage_url)) == 1
+        with storage.engine.connect() as db:
+            owner = db.execute(sqlalchemy.text("SELECT owner FROM npas_leases WHERE "
+                                               "study_name = 's'")).scalar_one()  # fmt: skip
+        assert owner == other.owner
+    finally:
+        other.release()
+        mine.release()
 
 
 def test_a_launch_stopped_past_its_lease_stops_writing_once_another_took_over(tmp_path):
