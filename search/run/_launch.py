@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import optuna
-from optuna.trial import TrialState
 
 from search._compat import check as check_dependencies
 from search._format import note
@@ -231,9 +230,9 @@ def _launch_leased(
         data=data,
     )
     held = len(study.get_trials(deepcopy=False))  # what the storage holds before this launch
-    # What a killed search left RUNNING with a checkpoint goes on from it, before new trials.
-    resumes = {t.number: resumable.chosen[t.number]
-               for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))}
+    # What a killed search left RUNNING with a checkpoint goes on from it, before new trials:
+    # those open_study left RUNNING, as it saw them (never read twice).
+    resumes = dict(resumable.chosen)
     remaining = config.trials - trials_counted(study)
     fences = [f.check for f in (identity, lease) if f is not None]
     holds: list[Callable[[sqlalchemy.Connection], None]] = [] if lease is None else [lease.hold]
