@@ -185,6 +185,8 @@ def arms(optimiser: str, workers: int, chosen: list[str]) -> list[Arm]:
                                                    oracle_rungs=True)),
         "rungtrust-pooled": Arm("rungtrust-pooled", spec("moasha", trust_rungs=True,
                                                          trust_by="pooled")),
+        "promotion-pooled": Arm("promotion-pooled", spec("moasha", "promotion", trust_rungs=True,
+                                                         trust_by="pooled")),
         "rungtrust-pooled-random": Arm("rungtrust-pooled-random",
                                        spec("moasha", name="random", trust_rungs=True,
                                             trust_by="pooled")),

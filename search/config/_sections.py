@@ -148,8 +148,9 @@ class SchedulerConfig:
     trust_rungs: bool = config_key(
         False,
         check=checks.boolean,
-        help="stopping moasha: a rung stops trials only while the search's own curves show it "
-        "ranks the next (trust_by says how)",
+        help="moasha: a rung stops (promotion: pauses) trials only while the search's own curves "
+        "show it ranks the next (trust_by says how); a promotion rung not trusted promotes every "
+        "trial it paused",
     )
     trust_by: str = config_key(
         "chain",
@@ -170,9 +171,6 @@ class SchedulerConfig:
             raise checks.bad(where, config.max_epochs, checks.int_range(config.grace_epochs))
         if config.trust_by != "chain" and not config.trust_rungs:
             raise checks.bad(f"{path}.trust_by", config.trust_by, "chain unless trust_rungs")
-        if config.trust_rungs and config.type != "stopping":
-            raise checks.bad(f"{path}.trust_rungs", True, f"false with type {config.type!r}; "
-                             "true with type stopping (promotion resumes by rank alone)")
         return config
 
 

@@ -29,10 +29,13 @@ def _moasha(config: SearchConfig) -> Any:
         "grace_epochs": s.grace_epochs, "reduction_factor": s.reduction_factor,
         "max_epochs": config.max_epochs, "within_front": s.front_order,
         "chance_from": s.chance_from}  # fmt: skip
+    if s.trust_rungs:
+        from search.schedulers._rungtrust import PromotionTrust, RungTrust
+
+        if s.type == "promotion":
+            return PromotionTrust(config.objectives, evidence=s.trust_by,
+                                  early=s.early_promotion, **common)  # fmt: skip
+        return RungTrust(config.objectives, evidence=s.trust_by, **common)
     if s.type == "promotion":
         return PromotionMOASHA(config.objectives, early=s.early_promotion, **common)
-    if s.trust_rungs:
-        from search.schedulers._rungtrust import RungTrust
-
-        return RungTrust(config.objectives, evidence=s.trust_by, **common)
     return MOASHA(config.objectives, **common)

@@ -33,6 +33,13 @@ rungs (a stratified Mann-Whitney), and every rung is refuted while that pooled c
 after five of its audited trials had trained to epoch 27, so a short search went on stopping
 trials at random after nine epochs each; where rung 1 shows the curves swing, the pooled
 verdict lets every rung's trials on.
+
+:class:`PromotionTrust` (``type: promotion`` with ``trust_rungs``) is the same test over
+promotion-type MOASHA, whose rungs pause trials rather than stop them: a rung not trusted
+promotes every trial recorded there, so the trials it paused before a refutation resume,
+where a stopping rung's decisions taken before its refutation are final (on the waves table
+pooled stopping audits still ended above FIFO in one block of eight, by what the rungs had
+stopped before the audits refuted them).
 """
 
 from __future__ import annotations
@@ -42,10 +49,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from ray.tune.schedulers import TrialScheduler
 from scipy.stats import mannwhitneyu, spearmanr
 
 from search.config import AUDIT_EVERY, TRUST_EVIDENCE
-from search.schedulers._moasha import MOASHA, _as_float, _key
+from search.schedulers._moasha import MOASHA, PromotionMOASHA, _as_float, _key
 
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
@@ -58,6 +66,7 @@ __all__ = [
     "MIN_PAIRS",
     "MIN_RANK_CORRELATION",
     "UNTRUSTED",
+    "PromotionTrust",
     "RungTrust",
 ]
 
@@ -105,8 +114,10 @@ class RungTrust(MOASHA):
         self.untrusted_passes = 0
         self.audits = 0
         self._would_stop = 0  # trials a trusted rung would have stopped (audit evidence)
-        #: The rung whose decision _enter just overruled, and why.
-        self._overruled: tuple[int, str] | None = None
+        #: The trial and rung whose decision _enter just overruled, and why.
+        self._overruled: tuple[Any, int, str] | None = None
+        self._version = 0  # values kept so far: the trust verdicts below are of this many
+        self._verdicts: dict[int, tuple[int, bool]] = {}  # rung -> (version, trusted)
 
     def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict) -> str:
         epoch, first = result.get(self._time_attr), result.get(self._names[0])
@@ -125,9 +136,18 @@ class RungTrust(MOASHA):
         value = _as_float(first)
         if epoch in self.checkpoints and math.isfinite(value):
             self.seen.setdefault(key, {})[epoch] = value * float(self._signs[0])
+            self._version += 1
 
     def trusted(self, rung: int) -> bool:
-        """Whether ``rung``'s ranking is to be acted on, by the evidence rule (module doc)."""
+        """Whether ``rung``'s ranking is to be acted on, by the evidence rule (module doc);
+        worked out again only once a value was kept since (promotion asks at every step)."""
+        verdict = self._verdicts.get(rung)
+        if verdict is None or verdict[0] != self._version:
+            verdict = (self._version, self._trusted(rung))
+            self._verdicts[rung] = verdict
+        return verdict[1]
+
+    def _trusted(self, rung: int) -> bool:
         if self.evidence in AUDITING:
             return not self.refuted(rung)
         index = self.checkpoints.index(rung)
@@ -187,15 +207,15 @@ class RungTrust(MOASHA):
             if self._would_stop % AUDIT_EVERY:
                 return kept, rank, n
             self.audits += 1
-            self._overruled = (rung, AUDITED)
+            self._overruled = (key, rung, AUDITED)
             return True, rank, n
         self.untrusted_passes += 1
-        self._overruled = (rung, UNTRUSTED)
+        self._overruled = (key, rung, UNTRUSTED)
         return True, rank, n
 
     def _decide(self, trial: Trial, rung: int, outcome: str, **details: Any) -> None:
-        if self._overruled is not None and self._overruled[0] == rung:
-            details.setdefault("why", self._overruled[1])
+        if self._overruled is not None and self._overruled[:2] == (_key(trial), rung):
+            details.setdefault("why", self._overruled[2])
         super()._decide(trial, rung, outcome, **details)
 
     def debug_string(self) -> str:
@@ -203,3 +223,43 @@ class RungTrust(MOASHA):
         return (f"RungTrust ({self.evidence}): rungs trusted {trusted} of {list(self.rungs)}; "
                 f"{self.untrusted_passes} trials let on at an untrusted rung, "
                 f"{self.audits} audited")  # fmt: skip
+
+
+class PromotionTrust(RungTrust, PromotionMOASHA):
+    """Promotion-type MOASHA whose rungs pause trials only while trusted (see module doc):
+    a trusted rung's would-be pause is an audit every :data:`AUDIT_EVERY`-th time (promoted
+    at once), and a rung not trusted promotes every trial recorded there, those it paused
+    before included (they resume, from the highest rung first, before any new trial).
+
+    Args:
+        objectives: As :class:`RungTrust`.
+        max_epochs: The trials' schedule.
+        evidence: As :class:`RungTrust` (``scheduler.trust_by``).
+        **options: PromotionMOASHA's other options (``early`` among them).
+    """
+
+    def _arrived(self, trial: Trial, rung: int) -> str:
+        key = _key(trial)
+        overruled = self._overruled is not None and self._overruled[:2] == (key, rung)
+        if not overruled or self._recorded[rung].at_chance(key):
+            return super()._arrived(trial, rung)  # ranked in, at chance, or paused
+        self._promoted[rung].add(key)
+        self.n_promoted += 1
+        rank, n = self._rank_of(key, rung)
+        self._decide(trial, rung, "promote", rank=rank, n=n)  # why: the overruling's
+        return TrialScheduler.CONTINUE
+
+    def _decide(self, trial: Trial, rung: int, outcome: str, **details: Any) -> None:
+        """A trial promoted below the rung's quota while the rung is not trusted (a paused
+        one resumed, or one let on as it arrived) says so."""
+        below = details.get("rank", 0) >= self._top(details.get("n", 0))
+        if outcome == "promote" and below and not self.trusted(rung):
+            details.setdefault("why", UNTRUSTED)
+        super()._decide(trial, rung, outcome, **details)
+
+    def _promotable(self, rung: int) -> list[Any]:
+        if self.trusted(rung):
+            return super()._promotable(rung)
+        recorded, done = self._recorded[rung], self._promoted[rung]
+        return [k for k in recorded.top(len(recorded)) if not recorded.at_chance(k)
+                and k not in done]  # fmt: skip

@@ -150,14 +150,17 @@ def _scheduler(config: SearchConfig) -> str:
     from search.schedulers import milestones
 
     rungs = milestones(s.grace_epochs, s.reduction_factor, config.max_epochs)
+    verb = "pause" if s.type == "promotion" else "stop"
     says = {"chain": ", each rung once the search's curves show it ranks the next (trust_rungs)",
              "audit": ", each rung until its audits show it does not rank the next (trust_rungs, "
-                      "by audit: one in four trials it would stop goes on)",
+                      f"by audit: one in four trials it would {verb} goes on)",
              "pooled": ", every rung until the audits of all rungs together show they do not "
-                       "rank the next (trust_rungs, pooled: one in four trials it would stop "
+                       f"rank the next (trust_rungs, pooled: one in four trials it would {verb} "
                        "goes on)",
              "own": ", each rung once its own pairs show it ranks the next (trust_rungs, own)"}
     trust = says[s.trust_by] if s.trust_rungs else ""
+    if s.trust_rungs and s.type == "promotion":
+        trust += "; a rung not trusted promotes the trials it paused"
     return (
         f"{s.name} ({s.type}): rungs at epoch(s) {', '.join(map(str, rungs)) or 'none'} of "
         f"{config.max_epochs}; the top 1/{format_value(s.reduction_factor)} of a rung go on"

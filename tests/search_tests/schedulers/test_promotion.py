@@ -26,6 +26,7 @@ from search.record._schema import TrialAttr
 from search.run import launch
 from search.run._limits import OUT_OF_TIME
 from search.schedulers._moasha import CHANCE_EVIDENCE, STUCK_S, PromotionMOASHA
+from search.schedulers._rungtrust import AUDITED, UNTRUSTED, PromotionTrust
 from search.trial import STATE_NAME, run_trial
 from tests._support.checkpointing import EPOCHS, checkpointing_trial
 from tests._support.searches import make_config
@@ -199,6 +200,39 @@ def test_promotion_order_is_highest_rung_then_best_rank() -> None:
     assert sched.choose_trial_to_run(ctl) is ctl.trials["b"]  # rung 3 first
     ctl.trials["b"].status = "RUNNING"
     assert sched.choose_trial_to_run(ctl) is ctl.trials["f"]
+
+
+@pytest.mark.parametrize("refuted", [True, False])
+def test_a_refuted_rung_resumes_the_trials_it_paused(refuted: bool) -> None:
+    """Promotion with pooled audits: a trial paused while the rung was trusted resumes once
+    the rung's audits refute it (its best third loses at the next checkpoint), and stays
+    paused while they do not."""
+    sched, ctl = PromotionTrust(ACC_COST, max_epochs=9, evidence="pooled"), Controller()
+    sched.limit(slots=2, total=None)
+    _add(sched, ctl, "p")
+    assert _report(sched, ctl, "p", 1, 0.001) == PAUSE  # trusted (no audits yet): paused
+    for i in range(15):  # epoch 3 reverses epoch 1, or follows it
+        acc = 0.01 * (i + 1)
+        sched.add_history({1: [acc, 1.0], 3: [1 - acc if refuted else acc, 1.0]})
+    assert sched.refuted(1) is refuted
+    chosen = sched.choose_trial_to_run(ctl)
+    assert (chosen is ctl.trials["p"]) is refuted
+    if refuted:
+        (resumed,) = [d for d in sched.decisions() if d["outcome"] == "promote"]
+        assert (resumed["trial_id"], resumed["why"]) == ("p", UNTRUSTED)
+
+
+def test_promotion_audits_every_fourth_trial_it_would_pause_and_says_why() -> None:
+    sched, ctl = PromotionTrust(ACC_COST, max_epochs=9, evidence="audit"), Controller()
+    sched.limit(slots=9, total=None)
+    outcomes = []
+    for i in range(8):
+        _add(sched, ctl, f"t{i}")
+        outcomes.append(_report(sched, ctl, f"t{i}", 1, 0.9 - 0.1 * i))  # each worse
+    audited = [d["trial_id"] for d in sched.decisions() if d.get("why") == AUDITED]
+    assert audited == ["t3", "t7"] and sched.audits == 2  # its 4th and 8th would-be pauses
+    assert [outcomes[3], outcomes[7]] == [CONTINUE, CONTINUE]
+    assert outcomes.count(PAUSE) == 6
 
 
 def test_paused_trials_are_stopped_when_nothing_more_will_run() -> None:

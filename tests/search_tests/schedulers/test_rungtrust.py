@@ -12,7 +12,13 @@ from ray.tune.schedulers import TrialScheduler
 from search.config import load_config
 from search.record import RayKey
 from search.schedulers import SCHEDULERS
-from search.schedulers._rungtrust import AUDITED, MIN_PAIRS, UNTRUSTED, RungTrust
+from search.schedulers._rungtrust import (
+    AUDITED,
+    MIN_PAIRS,
+    UNTRUSTED,
+    PromotionTrust,
+    RungTrust,
+)
 from spaces import ConfigError
 
 OBJECTIVES = [("accuracy", "maximize"), ("params", "minimize")]
@@ -203,7 +209,7 @@ def test_a_relaunch_history_counts_toward_trust():
     assert _report(scheduler, "late", 1, 0.01) == TrialScheduler.STOP
 
 
-def test_the_config_builds_it_for_stopping_moasha_and_refuses_it_for_promotion():
+def test_the_config_builds_it_for_stopping_and_for_promotion_moasha():
     def config(scheduler: dict) -> object:
         return load_config({"dataset": "digits", "space": {"family": ["mlp"]},
                             "scheduler": scheduler})  # fmt: skip
@@ -211,9 +217,11 @@ def test_the_config_builds_it_for_stopping_moasha_and_refuses_it_for_promotion()
     made = SCHEDULERS.get("moasha")(config({"name": "moasha", "trust_rungs": True}))
     assert isinstance(made, RungTrust)
     assert not isinstance(SCHEDULERS.get("moasha")(config({"name": "moasha"})), RungTrust)
-    with pytest.raises(ConfigError, match=r"scheduler\.trust_rungs: got True; allowed: false "
-                                          r"with type 'promotion'"):  # fmt: skip
-        config({"name": "moasha", "type": "promotion", "trust_rungs": True})
+    promotion = SCHEDULERS.get("moasha")(config({"name": "moasha", "type": "promotion",
+                                                 "trust_rungs": True, "trust_by": "pooled",
+                                                 "early_promotion": True}))  # fmt: skip
+    assert isinstance(promotion, PromotionTrust) and promotion.evidence == "pooled"
+    assert promotion.early
     audit = SCHEDULERS.get("moasha")(config({"name": "moasha", "trust_rungs": True,
                                              "trust_by": "audit"}))  # fmt: skip
     assert isinstance(audit, RungTrust) and audit.evidence == "audit"

@@ -83,3 +83,7 @@ def test_the_scheduler_line_says_when_rungs_must_earn_trust() -> None:
     assert line({"name": "moasha", "trust_rungs": True}).endswith("ranks the next (trust_rungs)")
     audit = line({"name": "moasha", "trust_rungs": True, "trust_by": "audit"})
     assert audit.endswith("(trust_rungs, by audit: one in four trials it would stop goes on)")
+    paused = line({"name": "moasha", "type": "promotion", "trust_rungs": True,
+                   "trust_by": "pooled"})  # fmt: skip
+    assert paused.endswith("one in four trials it would pause goes on); a rung not trusted "
+                           "promotes the trials it paused")  # fmt: skip
