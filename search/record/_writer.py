@@ -239,6 +239,13 @@ class StudyWriter:
             _replace_attrs(db, _USER, trial_id, {key: None}, {key: value})
         self._written[number][0][key] = copy.deepcopy(value)
 
+    def study_attr(self, key: str, value: Any) -> None:
+        """Writes one user attribute of the study at once (the finalists' runs and the
+        recommendation), fenced and held as a trial's writes are."""
+        with self._transaction() as db:
+            _replace_attrs(db, _STUDY_USER, self.study_id, {key: None}, {key: value})
+        self._study_attrs[key] = copy.deepcopy(value)
+
     def finished(self, trial: FrozenTrial, study_attrs: dict[str, Any] | None = None) -> None:
         """Writes the end of a trial: state, values and the attributes that changed, its own
         and, given the in-memory study's ``study_attrs``, the study's."""

@@ -255,7 +255,7 @@ def run_finalists(
     trial_fn: TrialFn,
     *,
     deadline: float | None,
-    fences: Sequence[Callable[[], None]] = (),
+    write: Callable[[str, Any], None] | None = None,
     progress: bool = True,
     folder: Path | None = None,
 ) -> dict[str, Any] | None:
@@ -269,7 +269,9 @@ def run_finalists(
         trial_fn: The trial function, called as ``trial_fn(trial_config)``.
         deadline: ``time.monotonic()`` past which no run starts, nor one that would end past
             it at its search run's pace (None: no limit).
-        fences: Called before every write (the lease's and the storage's checks).
+        write: Writes a study user attribute, ``(key, value)``: a launch's
+            ``StudyWriter.study_attr``, fenced by its lease and storage checks (None: the
+            study's own ``set_user_attr``).
         progress: Print one line per run and the recommendation to stderr.
         folder: Where the refit model of the recommendation is saved (``refit-<trial>/``);
             None: no refit.
@@ -281,6 +283,7 @@ def run_finalists(
     setting = config.finalists
     if not setting.on:
         return None
+    write = study.set_user_attr if write is None else write
     finalists = finalists_of(study, setting.top, setting.seeds)
     if not finalists:
         _say(progress, "finalists: no feasible trial ran its whole schedule; no recommendation")
@@ -305,7 +308,7 @@ def run_finalists(
     def record(finalist: Finalist, seed: int, run: dict[str, Any], metrics: Any) -> None:
         cost.add(metrics)
         runs.setdefault(str(finalist.trial), {})[str(seed)] = run
-        _write(study, StudyAttr.FINALIST_RUNS, runs, fences)
+        write(StudyAttr.FINALIST_RUNS, runs)
         _say(progress, f"finalist trial {finalist.trial} seed {seed}: {_told(run)}")
 
     try:
@@ -336,7 +339,7 @@ def run_finalists(
             recommendation["refit"] = _refit(study, chosen, trial_fn, folder, deadline, progress,
                                              recommendation["mean"])  # fmt: skip
     if recommendation_of(study) != recommendation:
-        _write(study, StudyAttr.RECOMMENDATION, recommendation, fences)
+        write(StudyAttr.RECOMMENDATION, recommendation)
     if recommendation["trial"] is None:
         _say(progress, f"finalists: no recommendation: {recommendation['reason']}")
     else:
@@ -666,13 +669,6 @@ def _mean_time(runs: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> float | N
     times = [r["time_s"] for seeds in runs.values() for r in seeds.values()
              if isinstance(r.get("time_s"), int | float)]  # fmt: skip
     return statistics.fmean(times) if times else None
-
-
-def _write(study: optuna.Study, key: str, value: Any, fences: Sequence[Callable[[], None]]
-           ) -> None:  # fmt: skip
-    for fence in fences:  # the lease still ours, the storage the one opened
-        fence()
-    study.set_user_attr(key, value)
 
 
 def _say(progress: bool, line: str) -> None:

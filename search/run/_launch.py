@@ -242,8 +242,9 @@ def _launch_leased(
         _search(config, rdb, study, out, trial_fn, progress, resumes, remaining, held,
                 (fences, holds), started)  # fmt: skip
     deadline = None if config.limits.time is None else started + config.limits.time
-    run_finalists(study, config, trial_fn, deadline=deadline, fences=fences, progress=progress,
-                  folder=out / config.name / "finalists")  # fmt: skip
+    writer = StudyWriter(rdb, config.name, fences=fences, holds=holds)
+    run_finalists(study, config, trial_fn, deadline=deadline, write=writer.study_attr,
+                  progress=progress, folder=out / config.name / "finalists")  # fmt: skip
     return optuna.load_study(study_name=config.name, storage=rdb)
 
 

@@ -29,6 +29,7 @@ from search.errors import SearchLocked, StorageWriteError
 from search.record import trials_counted
 from search.record._lease import Lease, lease_holder, lease_owner
 from search.record._process import start_token
+from search.record._schema import StudyAttr
 from search.record._storage import open_storage
 from search.record._writer import StudyWriter
 from search.run import launch
@@ -307,6 +308,29 @@ def test_a_take_over_between_the_checks_and_the_write_rolls_the_write_back(stora
     finally:
         other.release()
         mine.release()
+
+
+def test_the_finalists_study_attributes_are_held_as_trials_are(storage_url):
+    """The recommendation and the finalists' runs (study attributes) go through the writer:
+    written while the lease is this launch's, refused and not written once another took it."""
+    runs = {"3": {"0": {"accuracy": 0.9}}}
+    open_writer(storage_url, optuna.samplers.RandomSampler(seed=0))
+    storage = open_storage(storage_url)
+    mine = Lease(storage.engine, "s")
+    mine.acquire()
+    other = Lease(storage.engine, "s", ttl_s=0, beat_s=60)
+    try:
+        writer = StudyWriter(storage, "s", holds=[mine.hold])
+        writer.study_attr(StudyAttr.FINALIST_RUNS, runs)
+        other.acquire()
+        with pytest.raises(StorageWriteError, match="lost the lease of search 's'"):
+            writer.study_attr(StudyAttr.RECOMMENDATION, {"trial": 3})
+    finally:
+        other.release()
+        mine.release()
+    attrs = optuna.load_study(study_name="s", storage=storage_url).user_attrs
+    assert attrs[StudyAttr.FINALIST_RUNS] == runs
+    assert StudyAttr.RECOMMENDATION not in attrs
 
 
 def test_a_launch_stopped_past_its_lease_stops_writing_once_another_took_over(tmp_path):
