@@ -89,6 +89,10 @@ RUNGS = (3, 9, 27, 81, 243)
 #: its 293 trials at epoch 1 of 81, and its first finished trial was its 48th:
 #: docs/guides/unaided.md).
 FIRST_RUNG_SHARE = 27
+#: The derived MOASHA's rungs: audited, pooled over the rungs, under the promotion type, so
+#: that a refutation resumes what the rungs paused (the seventh design's rule, seeds 250-299:
+#: docs/guides/replay.md).
+AUDITED_RUNGS = {"trust_rungs": True, "trust_by": "pooled"}
 #: Early stopping saves training time; below this many seconds of training a whole trial
 #: (ten trial starts) there is nothing worth saving, and MOASHA's first rungs, in one-cycle's
 #: warm-up, would judge nets on a few steps: FIFO then.
@@ -607,7 +611,8 @@ def _search(facts: DataFacts, limit: int | None, time_s: float | None, trials: A
 
 
 def _scheduler(epochs: int, full_s: float, folds: int = 1) -> tuple[dict[str, Any], float, str]:
-    """The scheduler, the epochs a trial trains on average under it, and why."""
+    """The scheduler, the epochs a trial trains on average under it (with every rung
+    trusted; a refuted rung resumes what it paused, and trials then train longer), and why."""
     if folds > 1:
         why = ("cross-validated trials are scored once all their folds have trained: "
                "nothing to rank epoch by epoch")  # fmt: skip
@@ -621,10 +626,15 @@ def _scheduler(epochs: int, full_s: float, folds: int = 1) -> tuple[dict[str, An
     rungs = milestones(grace, REDUCTION_FACTOR, epochs)
     mean = grace + sum((b - a) / REDUCTION_FACTOR ** (i + 1)
                        for i, (a, b) in enumerate(zip(rungs, [*rungs[1:], epochs], strict=True)))
-    moasha = {"name": "moasha", "grace_epochs": grace, "reduction_factor": REDUCTION_FACTOR}
-    why = (f"a whole trial trains for about {full_s:,.0f} s: the presets' multi-fidelity default "
-           "(docs/guides/multi-fidelity.md) stops the unpromising ones early; its first rung at "
-           f"epoch {grace} of {epochs} (1/{FIRST_RUNG_SHARE} of a trial, at least "
+    moasha = {"name": "moasha", "type": "promotion", "grace_epochs": grace,
+              "reduction_factor": REDUCTION_FACTOR, **AUDITED_RUNGS}  # fmt: skip
+    why = (f"a whole trial trains for about {full_s:,.0f} s: MOASHA pauses the unpromising ones "
+           "at its rungs, and audits the rungs (one in four trials it would pause goes on); "
+           "while the audits show that a rung's best third does not beat the rest later, every "
+           "paused trial resumes (in the scheduler lab it was the one MOASHA that ended no "
+           "worse than FIFO on both curve tables, where stopping MOASHA ended worse on the "
+           "table whose early epochs swing: docs/guides/replay.md, \"A seventh design\"); its "
+           f"first rung at epoch {grace} of {epochs} (1/{FIRST_RUNG_SHARE} of a trial, at least "
            f"{GRACE_EPOCHS}: the share of its schedule the scheduler lab's curves were ranked "
            "at, and one-cycle's warm-up is a share of the schedule too)")
     return moasha, mean, why
@@ -633,7 +643,8 @@ def _scheduler(epochs: int, full_s: float, folds: int = 1) -> tuple[dict[str, An
 def _shown_scheduler(scheduler: Mapping[str, Any]) -> str:
     if scheduler["name"] == "fifo":
         return "fifo"
-    return f"moasha (stopping, grace {scheduler['grace_epochs']}, η {REDUCTION_FACTOR:g})"
+    return (f"moasha (promotion, pooled audits, grace {scheduler['grace_epochs']}, "
+            f"η {REDUCTION_FACTOR:g})")
 
 
 # -- the user's keys over the derived ones ---------------------------------------------------

@@ -571,10 +571,11 @@ def test_the_first_rung_is_a_27th_of_a_derived_trial(epochs, grace, mean):
     from search.derive._derive import _scheduler, _shown_scheduler
 
     scheduler, mean_epochs, why = _scheduler(epochs, 60.0)
-    assert scheduler == {"name": "moasha", "grace_epochs": grace, "reduction_factor": 3.0}
+    assert scheduler == {"name": "moasha", "type": "promotion", "grace_epochs": grace,
+                         "reduction_factor": 3.0, "trust_rungs": True, "trust_by": "pooled"}
     assert mean_epochs == pytest.approx(mean)
     assert f"first rung at epoch {grace} of {epochs}" in why
-    assert _shown_scheduler(scheduler) == f"moasha (stopping, grace {grace}, η 3)"
+    assert _shown_scheduler(scheduler) == f"moasha (promotion, pooled audits, grace {grace}, η 3)"
 
 
 @pytest.mark.parametrize(("side", "size"), [((768, 1024), [32, 43]), ((20, 12), [20, 12])])
