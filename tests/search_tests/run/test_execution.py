@@ -332,11 +332,12 @@ def wrecking_trial(cfg: TrialConfig, on_epoch: Any = None) -> dict[str, Any]:
 def test_a_storage_failing_when_the_lease_is_freed_does_not_mask_the_error(tmp_path, capsys):
     """The lease release in the launch's cleanup failed too, and its traceback hid the error
     that stopped the search: the error seen is the first one, in one line naming the
-    storage and what to do."""
+    storage and what to do (a trial's write, whose transaction reads the lease first)."""
     with pytest.raises(StorageWriteError) as caught:
         launch(make_config(tmp_path, trials=30), trial_fn=wrecking_trial, progress=False)
     text = str(caught.value)
-    assert "no such table: trial_values" in text and "\n" not in text
+    assert "no such table: npas_leases" in text and "\n" not in text
+    assert "a trial could not be written" in text and "freeing its lease" not in text
     assert f"storage sqlite:///{tmp_path}/npas.db (" in text and "relaunch the search" in text
 
 
