@@ -389,7 +389,7 @@ class PromotionMOASHA(MOASHA):
         self._promoting: dict[Any, tuple[Trial, int, float]] = {}
         self.clock: Callable[[], float] = time.monotonic
         self._promoted: dict[int, set[Any]] = {r: set() for r in self.rungs}
-        self._cache: dict[int, tuple[tuple[int, int], list[Any]]] = {}
+        self._cache: dict[int, tuple[tuple[int, int, int], list[Any]]] = {}
         self._active: set[str] = set()  # Ray trial ids added, not paused, not ended
         self._seen: set[Any] = set()  # keys that reported in this launch
         self._added = 0
@@ -461,16 +461,10 @@ class PromotionMOASHA(MOASHA):
             self._n_stopped += 1
             return TrialScheduler.STOP
         if self._recorded[rung].at_chance(key):  # it goes on
-            self._promoted[rung].add(key)
-            self.n_promoted += 1
-            why = _chance_why(rung, self.chance_from)
-            self._decide(trial, rung, "promote", rank=rank, n=n, at_chance=True, why=why)
-            return TrialScheduler.CONTINUE
+            return self._promote(trial, rung, at_chance=True,
+                                 why=_chance_why(rung, self.chance_from))  # fmt: skip
         if key in self._promotable(rung):
-            self._promoted[rung].add(key)
-            self.n_promoted += 1
-            self._decide(trial, rung, "promote", rank=rank, n=n)
-            return TrialScheduler.CONTINUE
+            return self._promote(trial, rung)
         self._paused[key] = (trial, rung)
         self._active.discard(trial.trial_id)
         self.n_paused += 1
@@ -498,12 +492,9 @@ class PromotionMOASHA(MOASHA):
         due = self._due(saved=True)
         if due is not None:
             trial, rung = self._paused.pop(due)
-            self._promoted[rung].add(due)
             self._active.add(trial.trial_id)
             self._promoting[due] = (trial, rung, self.clock())
-            self.n_promoted += 1
-            rank, n = self._rank_of(due, rung)
-            self._decide(trial, rung, "promote", rank=rank, n=n)
+            self._promote(trial, rung)
             return trial
         # the newest pending trial: an older one may have a worker starting for it, which
         # Ray Tune would stop if it gave that trial a free worker instead (see may_start)
@@ -522,6 +513,16 @@ class PromotionMOASHA(MOASHA):
                     self._n_stopped += 1
                 tune_controller.stop_trial(trial)
         return None
+
+    def _promote(self, trial: Trial, rung: int, **details: Any) -> str:
+        """Records ``trial`` promoted from ``rung`` (``details``: the decision's own) and
+        returns Ray Tune's CONTINUE."""
+        key = _key(trial)
+        self._promoted[rung].add(key)
+        self.n_promoted += 1
+        rank, n = self._rank_of(key, rung)
+        self._decide(trial, rung, "promote", rank=rank, n=n, **details)
+        return TrialScheduler.CONTINUE
 
     def on_trial_complete(self, tune_controller: Any, trial: Trial, result: dict) -> None:
         self._forget(trial)
@@ -547,16 +548,20 @@ class PromotionMOASHA(MOASHA):
     def _top(self, n: int) -> int:
         return math.ceil(n / self._rf) if self.early else math.floor(n / self._rf)
 
+    def _quota(self, rung: int, n: int) -> int:
+        """How many of the ``n`` trials recorded at ``rung`` may be promoted from it."""
+        return self._top(n)
+
     def _promotable(self, rung: int) -> list[Any]:
-        """The trials of ``rung`` in its top ``floor(n / η)``, not at chance, not promoted
-        from it yet, best first (ranked again only when the rung or its promotions changed:
-        the controller asks at every step)."""
+        """The trials of ``rung`` in its quota's top (``floor(n / η)``), not at chance, not
+        promoted from it yet, best first (ranked again only when the rung, its promotions or
+        its quota changed: the controller asks at every step)."""
         recorded, done = self._recorded[rung], self._promoted[rung]
-        stamp = (len(recorded), len(done))
+        top = self._quota(rung, len(recorded))
+        stamp = (len(recorded), len(done), top)
         cached = self._cache.get(rung)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        top = self._top(len(recorded))
         best = recorded.top(top) if top else []
         due = [key for key in best if not recorded.at_chance(key) and key not in done]
         self._cache[rung] = (stamp, due)

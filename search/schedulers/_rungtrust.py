@@ -49,7 +49,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ray.tune.schedulers import TrialScheduler
 from scipy.stats import mannwhitneyu, spearmanr
 
 from search.config import AUDIT_EVERY, TRUST_EVIDENCE
@@ -243,11 +242,7 @@ class PromotionTrust(RungTrust, PromotionMOASHA):
         overruled = self._overruled is not None and self._overruled[:2] == (key, rung)
         if not overruled or self._recorded[rung].at_chance(key):
             return super()._arrived(trial, rung)  # ranked in, at chance, or paused
-        self._promoted[rung].add(key)
-        self.n_promoted += 1
-        rank, n = self._rank_of(key, rung)
-        self._decide(trial, rung, "promote", rank=rank, n=n)  # why: the overruling's
-        return TrialScheduler.CONTINUE
+        return self._promote(trial, rung)  # an audit, or a rung not trusted: _decide says
 
     def _decide(self, trial: Trial, rung: int, outcome: str, **details: Any) -> None:
         """A trial promoted below the rung's quota while the rung is not trusted (a paused
@@ -257,9 +252,6 @@ class PromotionTrust(RungTrust, PromotionMOASHA):
             details.setdefault("why", UNTRUSTED)
         super()._decide(trial, rung, outcome, **details)
 
-    def _promotable(self, rung: int) -> list[Any]:
-        if self.trusted(rung):
-            return super()._promotable(rung)
-        recorded, done = self._recorded[rung], self._promoted[rung]
-        return [k for k in recorded.top(len(recorded)) if not recorded.at_chance(k)
-                and k not in done]  # fmt: skip
+    def _quota(self, rung: int, n: int) -> int:
+        """A rung not trusted may promote every trial recorded there."""
+        return super()._quota(rung, n) if self.trusted(rung) else n
