@@ -42,6 +42,14 @@ class FinalistsConfig:
         help="fresh seeds each finalist is retrained with (each seed its own initialisation "
         "and validation split); the search's own run of a trial is not one of them",
     )
+    fill: int = config_key(
+        10,
+        check=checks.at_least(1),
+        help="with limits.time, fresh seeds each finalist may have in all: after its seeds, "
+        "one more round of every finalist while a whole round still fits the time kept for "
+        "them (their share is not left unused: the more seeds, the less a mean is chance); at "
+        "or below seeds: none",
+    )
     refit: bool = config_key(
         True,
         check=checks.boolean,

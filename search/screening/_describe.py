@@ -139,8 +139,10 @@ def _finalists(config: SearchConfig) -> str:
         return "none (no recommendation; search export takes the knee)"
     kept = "" if config.limits.time is None else (
         f", {format_value(100 * f.share)} % of the time limit kept for them")  # fmt: skip
+    more = "" if config.limits.time is None or f.fill <= f.seeds else (
+        f" (up to {f.fill} while whole rounds fit the time kept)")  # fmt: skip
     return (f"the {f.top} most accurate feasible trials retrained with {f.seeds} fresh seed(s) "
-            f"each, the best mean validation accuracy recommended{kept}")  # fmt: skip
+            f"each{more}, the best mean validation accuracy recommended{kept}")  # fmt: skip
 
 
 def _scheduler(config: SearchConfig) -> str:

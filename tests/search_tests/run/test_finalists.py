@@ -228,10 +228,51 @@ def test_finalists_race_on_the_measured_pace_of_their_runs_and_the_dropped_one_i
     assert clock[0] == 50.0  # 3 runs, then 2: none past the deadline
 
 
+@pytest.mark.parametrize(("fill", "deadline", "seeds", "clock_end"), [
+    (10, 100.0, 3, 90.0),  # after 2 × 3 runs (60 s) a third round fits the 40 s left; no fourth
+    (10, 200.0, 6, 180.0),  # four more rounds fit: 6 seeds each, then 20 s fit no round of 3
+    (4, 500.0, 4, 120.0),  # at most 4 seeds in all, whatever the time left
+    (2, 500.0, 2, 60.0),  # fill at or below the seeds asked: none
+])
+def test_the_finalists_fill_the_time_kept_for_them_with_whole_rounds_of_more_seeds(
+    tmp_path, monkeypatch, capsys, fill, deadline, seeds, clock_end
+):
+    """Runs take 10 s of a (fake) clock, one at a time: the 3 × 2 asked leave time kept for
+    the finalists unused, so each finalist gets more fresh seeds while a whole round of all
+    three fits, up to ``fill``; the choice compares them on all those seeds."""
+    clock = [0.0]
+    monkeypatch.setattr("search.run._finalists.time", type("Clock", (), {
+        "monotonic": staticmethod(lambda: clock[0])}))  # fmt: skip
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0})
+
+    def slow(cfg, on_epoch=None) -> dict:
+        clock[0] += 10.0
+        return {"accuracy": {8: 0.7, 9: 0.9, 10: 0.8}[cfg.hyper["width"]] + cfg.seed / 1000,
+                "feasible": 1.0, "trial_time_s": 0.01}  # fmt: skip
+
+    config = _config(tmp_path, top=3, seeds=2, fill=fill)
+    study = None
+    for width, accuracy in ((8, 0.95), (9, 0.93), (10, 0.91)):
+        cfg = config.trial_config({"family": "mlp", "mlp.width": width}).to_dict()
+        study = npas_study([{"accuracy": accuracy, "params": 100.0 * width,
+                             "trial_time_s": 0.01}], study=study,
+                           attrs={TrialAttr.CONFIG: cfg})  # fmt: skip
+    found = run_finalists(study, config, slow, deadline=deadline)
+    err = " ".join(notes(capsys.readouterr().err))
+    assert clock[0] == clock_end and found["trial"] == 1
+    assert found["n"] == seeds and found["complete"] and found["wanted_seeds"] == 2
+    assert [r["seeds"] for r in found["finalists"]] == [list(range(1, seeds + 1))] * 3
+    runs = study.user_attrs[StudyAttr.FINALIST_RUNS]
+    assert {t: sorted(map(int, r)) for t, r in runs.items()} == {
+        str(t): list(range(1, seeds + 1)) for t in range(3)}  # fmt: skip
+    more = f"finalists: {seeds - 2} more fresh seed(s) each in the time kept for them"
+    assert (more in err) == (seeds > 2)
+
+
 def test_the_finalists_section():
     assert not FinalistsConfig.from_dict(None).on and not FinalistsConfig.from_dict(False).on
     given = FinalistsConfig.from_dict(True)
-    assert (given.top, given.seeds, given.share) == (3, 3, 0.2)
+    assert (given.top, given.seeds, given.share, given.fill) == (3, 3, 0.2, 10)
     assert FinalistsConfig.from_dict({"seeds": 5}).top == 3
     assert given.search_time(100.0) == pytest.approx(80.0) and given.search_time(None) is None
     assert FinalistsConfig().search_time(100.0) == 100.0  # off: the search has all of it
