@@ -49,6 +49,8 @@ PROTOCOLS = {
            ROOT / "benchmarks" / "results" / "unaided-v2"),
     "v3": (ROOT / "benchmarks" / "protocols" / "unaided-v3.yaml",
            ROOT / "benchmarks" / "results" / "unaided-v3"),
+    "v4": (ROOT / "benchmarks" / "protocols" / "unaided-v4.yaml",
+           ROOT / "benchmarks" / "results" / "unaided-v4"),
 }  # fmt: skip
 PROTOCOL, RESULTS = PROTOCOLS["v1"]
 DATA = ROOT / "benchmarks" / "data" / "unaided"

@@ -107,6 +107,20 @@ def test_protocol_3_keeps_protocol_2_s_list_arms_and_analysis(monkeypatch):
     assert v3["registered"]
 
 
+def test_protocol_4_keeps_protocol_3_s_list_arms_and_analysis_and_orders_its_parts(monkeypatch):
+    bench = load_benchmark("unaided")
+    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v3"][0])
+    v3 = bench.protocol()
+    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v4"][0])
+    v4 = bench.protocol()
+    assert v4["protocol"] == "unaided-v4" and str(v4["registered"]) == "2026-12-02"
+    for key in ("question", "machine", "datasets", "arms", "hand", "seeds", "metric",
+                "readings", "analysis"):
+        assert v4[key] == v3[key], key
+    assert sorted(v4["order"]) == sorted(v4["datasets"])  # every dataset, once
+    assert v4["order"][0] == "italy_power" and "futility" in v4
+
+
 def test_a_draft_protocol_is_refused(tmp_path, monkeypatch):
     bench = load_benchmark("unaided")
     draft = yaml.safe_load(bench.PROTOCOLS["v2"][0].read_text()) | {"registered": None}
