@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from search.record._study import open_study as open_study
     from search.record._study import record_cost as record_cost
     from search.record._study import set_metric_names as set_metric_names
+    from search.record._study import set_study_attrs as set_study_attrs
     from search.record._writer import StudyWriter as StudyWriter
     from search.record._writer import in_memory_copy as in_memory_copy
 

@@ -10,6 +10,7 @@ said in :mod:`search.run._outcome`.
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -219,12 +220,27 @@ def fail_interrupted(
     return numbers
 
 
-def record_cost(study: optuna.Study, cost: Any) -> None:
+def record_cost(
+    study: optuna.Study, cost: Any, write: Callable[[Mapping[str, Any]], None] | None = None
+) -> None:
     """Adds a launch's time, energy and CO2 to the study's totals (study user attributes),
-    with where the energy figures come from."""
+    with where the energy figures come from, in one write: ``write`` (a launch's
+    ``StudyWriter.study_attrs``, held by its lease, so that a launch paused past its lease
+    adds nothing once another took the search over), else the study's own
+    ``set_user_attr``."""
     stored = study.user_attrs
     spent = (cost.elapsed_s, cost.energy_j, cost.co2_g)
-    for key, value in zip(StudyAttr.COST, spent, strict=True):
-        study.set_user_attr(key, float(stored.get(key, 0.0)) + float(value))
+    totals: dict[str, Any] = {
+        key: float(stored.get(key, 0.0)) + float(value)
+        for key, value in zip(StudyAttr.COST, spent, strict=True)
+    }
     sources = sorted(set(stored.get(StudyAttr.ENERGY_SOURCE, [])) | cost.sources)
-    study.set_user_attr(StudyAttr.ENERGY_SOURCE, sources or ["estimate"])
+    totals[StudyAttr.ENERGY_SOURCE] = sources or ["estimate"]
+    (write or functools.partial(set_study_attrs, study))(totals)
+
+
+def set_study_attrs(study: optuna.Study, values: Mapping[str, Any]) -> None:
+    """Study user attributes written by Optuna's own API, one by one (a study no launch's
+    writer holds)."""
+    for key, value in values.items():
+        study.set_user_attr(key, value)

@@ -30,7 +30,7 @@ import contextlib
 import copy
 import datetime
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import optuna
@@ -239,12 +239,12 @@ class StudyWriter:
             _replace_attrs(db, _USER, trial_id, {key: None}, {key: value})
         self._written[number][0][key] = copy.deepcopy(value)
 
-    def study_attr(self, key: str, value: Any) -> None:
-        """Writes one user attribute of the study at once (the finalists' runs and the
-        recommendation), fenced and held as a trial's writes are."""
+    def study_attrs(self, values: Mapping[str, Any]) -> None:
+        """Writes user attributes of the study in one transaction (the finalists' runs, the
+        recommendation, the launch's cost totals), fenced and held as a trial's writes are."""
         with self._transaction() as db:
-            _replace_attrs(db, _STUDY_USER, self.study_id, {key: None}, {key: value})
-        self._study_attrs[key] = copy.deepcopy(value)
+            _replace_attrs(db, _STUDY_USER, self.study_id, dict.fromkeys(values), dict(values))
+        self._study_attrs.update(copy.deepcopy(dict(values)))
 
     def finished(self, trial: FrozenTrial, study_attrs: dict[str, Any] | None = None) -> None:
         """Writes the end of a trial: state, values and the attributes that changed, its own

@@ -56,6 +56,7 @@ from search.record import (
     recommendation_of,
     recommended_line,
     record_cost,
+    set_study_attrs,
 )
 from search.run._cost import SearchCost
 from search.run._trainable import TrialFn, on_given_device
@@ -255,7 +256,7 @@ def run_finalists(
     trial_fn: TrialFn,
     *,
     deadline: float | None,
-    write: Callable[[str, Any], None] | None = None,
+    write: Callable[[Mapping[str, Any]], None] | None = None,
     progress: bool = True,
     folder: Path | None = None,
 ) -> dict[str, Any] | None:
@@ -269,9 +270,9 @@ def run_finalists(
         trial_fn: The trial function, called as ``trial_fn(trial_config)``.
         deadline: ``time.monotonic()`` past which no run starts, nor one that would end past
             it at its search run's pace (None: no limit).
-        write: Writes a study user attribute, ``(key, value)``: a launch's
-            ``StudyWriter.study_attr``, fenced by its lease and storage checks (None: the
-            study's own ``set_user_attr``).
+        write: Writes study user attributes, a mapping of them: a launch's
+            ``StudyWriter.study_attrs``, fenced and held by its lease and storage checks
+            (None: the study's own ``set_user_attr``, one by one).
         progress: Print one line per run and the recommendation to stderr.
         folder: Where the refit model of the recommendation is saved (``refit-<trial>/``);
             None: no refit.
@@ -283,7 +284,7 @@ def run_finalists(
     setting = config.finalists
     if not setting.on:
         return None
-    write = study.set_user_attr if write is None else write
+    write = functools.partial(set_study_attrs, study) if write is None else write
     finalists = finalists_of(study, setting.top, setting.seeds)
     if not finalists:
         _say(progress, "finalists: no feasible trial ran its whole schedule; no recommendation")
@@ -308,7 +309,7 @@ def run_finalists(
     def record(finalist: Finalist, seed: int, run: dict[str, Any], metrics: Any) -> None:
         cost.add(metrics)
         runs.setdefault(str(finalist.trial), {})[str(seed)] = run
-        write(StudyAttr.FINALIST_RUNS, runs)
+        write({StudyAttr.FINALIST_RUNS: runs})
         _say(progress, f"finalist trial {finalist.trial} seed {seed}: {_told(run)}")
 
     try:
@@ -318,7 +319,7 @@ def run_finalists(
                 refit and _folds(finalists) == 1, record, lambda line: _say(progress, line),
                 most=setting.fill)  # fmt: skip
     except KeyboardInterrupt:
-        record_cost(study, cost)
+        record_cost(study, cost, write)
         signum = stopped.get("signum", signal.SIGINT)
         raise SearchInterrupted(
             f"search {config.name!r} stopped by {signal.Signals(signum).name} during its "
@@ -328,7 +329,7 @@ def run_finalists(
             signum=signum,
         ) from None
     if todo:
-        record_cost(study, cost)
+        record_cost(study, cost, write)
     if late is not None:
         _say(progress, f"finalists: {late}; compared on the seeds every finalist has")
     recommendation = choose(finalists, runs, wanted, dropped)
@@ -340,7 +341,7 @@ def run_finalists(
             recommendation["refit"] = _refit(study, chosen, trial_fn, folder, deadline, progress,
                                              recommendation["mean"])  # fmt: skip
     if recommendation_of(study) != recommendation:
-        write(StudyAttr.RECOMMENDATION, recommendation)
+        write({StudyAttr.RECOMMENDATION: recommendation})
     if recommendation["trial"] is None:
         _say(progress, f"finalists: no recommendation: {recommendation['reason']}")
     else:

@@ -243,7 +243,7 @@ def _launch_leased(
                 (fences, holds), started)  # fmt: skip
     deadline = None if config.limits.time is None else started + config.limits.time
     writer = StudyWriter(rdb, config.name, fences=fences, holds=holds)
-    run_finalists(study, config, trial_fn, deadline=deadline, write=writer.study_attr,
+    run_finalists(study, config, trial_fn, deadline=deadline, write=writer.study_attrs,
                   progress=progress, folder=out / config.name / "finalists")  # fmt: skip
     return optuna.load_study(study_name=config.name, storage=rdb)
 
@@ -328,7 +328,8 @@ def _search(
             with contextlib.suppress(StorageWriteError):  # kept in writer.error
                 writer.confirm()  # nothing below writes to a storage that is not the search's
             if writer.error is None:
-                record_cost(study, cost)
+                with contextlib.suppress(StorageWriteError):  # kept in writer.error
+                    record_cost(study, cost, writer.study_attrs)  # held: none after a take-over
         if isinstance(writer.error, StorageLost):
             raise lost_report(writer.error, search=config.name, held=held,
                               started=writer.numbers, ray_folder=out / "ray" / config.name,

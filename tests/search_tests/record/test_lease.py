@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from ray import tune
 
 from search.cli import main
 from search.errors import SearchLocked, StorageWriteError
-from search.record import trials_counted
+from search.record import record_cost, trials_counted
 from search.record._lease import Lease, lease_holder, lease_owner
 from search.record._process import start_token
 from search.record._schema import StudyAttr
@@ -310,27 +311,35 @@ def test_a_take_over_between_the_checks_and_the_write_rolls_the_write_back(stora
         mine.release()
 
 
-def test_the_finalists_study_attributes_are_held_as_trials_are(storage_url):
-    """The recommendation and the finalists' runs (study attributes) go through the writer:
-    written while the lease is this launch's, refused and not written once another took it."""
+def test_the_finalists_study_attributes_and_the_cost_totals_are_held_as_trials_are(storage_url):
+    """The recommendation, the finalists' runs and a launch's cost totals (study attributes)
+    go through the writer: written while the lease is this launch's, refused and not written
+    once another took it (a launch paused past its lease adds no time to the totals)."""
     runs = {"3": {"0": {"accuracy": 0.9}}}
+    cost = types.SimpleNamespace(elapsed_s=5.0, energy_j=2.0, co2_g=0.5, sources={"rapl"})
     open_writer(storage_url, optuna.samplers.RandomSampler(seed=0))
     storage = open_storage(storage_url)
+    study = optuna.load_study(study_name="s", storage=storage_url)
     mine = Lease(storage.engine, "s")
     mine.acquire()
     other = Lease(storage.engine, "s", ttl_s=0, beat_s=60)
     try:
         writer = StudyWriter(storage, "s", holds=[mine.hold])
-        writer.study_attr(StudyAttr.FINALIST_RUNS, runs)
+        writer.study_attrs({StudyAttr.FINALIST_RUNS: runs})
+        record_cost(study, cost, writer.study_attrs)
         other.acquire()
         with pytest.raises(StorageWriteError, match="lost the lease of search 's'"):
-            writer.study_attr(StudyAttr.RECOMMENDATION, {"trial": 3})
+            writer.study_attrs({StudyAttr.RECOMMENDATION: {"trial": 3}})
+        with pytest.raises(StorageWriteError, match="lost the lease of search 's'"):
+            record_cost(study, cost, StudyWriter(storage, "s", holds=[mine.hold]).study_attrs)
     finally:
         other.release()
         mine.release()
     attrs = optuna.load_study(study_name="s", storage=storage_url).user_attrs
     assert attrs[StudyAttr.FINALIST_RUNS] == runs
     assert StudyAttr.RECOMMENDATION not in attrs
+    assert [attrs[key] for key in StudyAttr.COST] == [5.0, 2.0, 0.5]  # once, not twice
+    assert attrs[StudyAttr.ENERGY_SOURCE] == ["rapl"]
 
 
 def test_a_launch_stopped_past_its_lease_stops_writing_once_another_took_over(tmp_path):
