@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -91,16 +92,23 @@ def test_protocol_2_gives_the_plain_arms_no_start_points_and_keeps_v1_s_list(
     assert str(v2["registered"]) == "2026-11-29"
 
 
-def test_protocol_3_keeps_protocol_2_s_list_arms_and_analysis(monkeypatch):
+def _kept_from(monkeypatch, before: str, after: str) -> tuple[Any, dict, dict]:
+    """The benchmark module and two protocols, ``after`` keeping ``before``'s list, arms, hand
+    designs, seeds, metric, readings and analysis word for word (asserted)."""
     bench = load_benchmark("unaided")
-    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v2"][0])
-    v2 = bench.protocol()
-    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v3"][0])
-    v3 = bench.protocol()
-    assert (v3["protocol"], v3["engine"]) == ("unaided-v3", "unaided-engine-3")
+    read = []
+    for name in (before, after):
+        monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS[name][0])
+        read.append(bench.protocol())
     for key in ("question", "machine", "datasets", "arms", "hand", "seeds", "metric",
                 "readings", "analysis"):
-        assert v3[key] == v2[key], key
+        assert read[1][key] == read[0][key], key
+    return bench, read[0], read[1]
+
+
+def test_protocol_3_keeps_protocol_2_s_list_arms_and_analysis(monkeypatch):
+    bench, _, v3 = _kept_from(monkeypatch, "v2", "v3")
+    assert (v3["protocol"], v3["engine"]) == ("unaided-v3", "unaided-engine-3")
     assert "target" not in v3  # met on protocol 2's engine, not run again
     assert bench.search_config("digits", "tpe", 0)["start"] == []
     assert "start" not in bench.search_config("digits", "npas", 0)
@@ -108,15 +116,8 @@ def test_protocol_3_keeps_protocol_2_s_list_arms_and_analysis(monkeypatch):
 
 
 def test_protocol_4_keeps_protocol_3_s_list_arms_and_analysis_and_orders_its_parts(monkeypatch):
-    bench = load_benchmark("unaided")
-    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v3"][0])
-    v3 = bench.protocol()
-    monkeypatch.setattr(bench, "PROTOCOL", bench.PROTOCOLS["v4"][0])
-    v4 = bench.protocol()
+    _, _, v4 = _kept_from(monkeypatch, "v3", "v4")
     assert v4["protocol"] == "unaided-v4" and str(v4["registered"]) == "2026-12-02"
-    for key in ("question", "machine", "datasets", "arms", "hand", "seeds", "metric",
-                "readings", "analysis"):
-        assert v4[key] == v3[key], key
     assert sorted(v4["order"]) == sorted(v4["datasets"])  # every dataset, once
     assert v4["order"][0] == "italy_power" and "futility" in v4
 

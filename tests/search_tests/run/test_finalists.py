@@ -192,12 +192,10 @@ def test_the_race_drops_a_failed_finalist_first_and_the_later_of_equal_means():
     assert dropped == {}
 
 
-def test_finalists_race_on_the_measured_pace_of_their_runs_and_the_dropped_one_is_out(
-    tmp_path, monkeypatch, capsys
-):
-    """Runs take 10 s of a (fake) clock while the search ran each in 0.01 s: the plan asks for
-    3 × 2 and after the first round the 25 s left fit a round of two, so the finalist of the
-    lowest first seed is dropped and the choice is between the other two, on two seeds."""
+def _on_a_clock(tmp_path, monkeypatch, **finalists: int):
+    """Three finalists of widths 8, 9, 10 (search order 0, 1, 2; retrained, 9 scores best)
+    whose runs take 10 s of a fake clock, one at a time, where the search ran each in 0.01 s:
+    the study, its config, the trial function and the clock."""
     clock = [0.0]
     monkeypatch.setattr("search.run._finalists.time", type("Clock", (), {
         "monotonic": staticmethod(lambda: clock[0])}))  # fmt: skip
@@ -205,17 +203,26 @@ def test_finalists_race_on_the_measured_pace_of_their_runs_and_the_dropped_one_i
 
     def slow(cfg, on_epoch=None) -> dict:
         clock[0] += 10.0
-        width = cfg.hyper["width"]
-        return {"accuracy": {8: 0.7, 9: 0.9, 10: 0.8}[width] + cfg.seed / 1000,
+        return {"accuracy": {8: 0.7, 9: 0.9, 10: 0.8}[cfg.hyper["width"]] + cfg.seed / 1000,
                 "feasible": 1.0, "trial_time_s": 0.01}  # fmt: skip
 
-    config = _config(tmp_path, top=3, seeds=2)
+    config = _config(tmp_path, **finalists)
     study = None
     for width, accuracy in ((8, 0.95), (9, 0.93), (10, 0.91)):
         cfg = config.trial_config({"family": "mlp", "mlp.width": width}).to_dict()
         study = npas_study([{"accuracy": accuracy, "params": 100.0 * width,
                              "trial_time_s": 0.01}], study=study,
                            attrs={TrialAttr.CONFIG: cfg})  # fmt: skip
+    return study, config, slow, clock
+
+
+def test_finalists_race_on_the_measured_pace_of_their_runs_and_the_dropped_one_is_out(
+    tmp_path, monkeypatch, capsys
+):
+    """Runs take 10 s of a (fake) clock while the search ran each in 0.01 s: the plan asks for
+    3 × 2 and after the first round the 25 s left fit a round of two, so the finalist of the
+    lowest first seed is dropped and the choice is between the other two, on two seeds."""
+    study, config, slow, clock = _on_a_clock(tmp_path, monkeypatch, top=3, seeds=2)
     found = run_finalists(study, config, slow, deadline=55.0)
     err = "\n".join(notes(capsys.readouterr().err))
     assert "trials [0, 1, 2], 2 fresh seed(s) each; 6 run(s) to train" in err
@@ -240,23 +247,7 @@ def test_the_finalists_fill_the_time_kept_for_them_with_whole_rounds_of_more_see
     """Runs take 10 s of a (fake) clock, one at a time: the 3 × 2 asked leave time kept for
     the finalists unused, so each finalist gets more fresh seeds while a whole round of all
     three fits, up to ``fill``; the choice compares them on all those seeds."""
-    clock = [0.0]
-    monkeypatch.setattr("search.run._finalists.time", type("Clock", (), {
-        "monotonic": staticmethod(lambda: clock[0])}))  # fmt: skip
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0})
-
-    def slow(cfg, on_epoch=None) -> dict:
-        clock[0] += 10.0
-        return {"accuracy": {8: 0.7, 9: 0.9, 10: 0.8}[cfg.hyper["width"]] + cfg.seed / 1000,
-                "feasible": 1.0, "trial_time_s": 0.01}  # fmt: skip
-
-    config = _config(tmp_path, top=3, seeds=2, fill=fill)
-    study = None
-    for width, accuracy in ((8, 0.95), (9, 0.93), (10, 0.91)):
-        cfg = config.trial_config({"family": "mlp", "mlp.width": width}).to_dict()
-        study = npas_study([{"accuracy": accuracy, "params": 100.0 * width,
-                             "trial_time_s": 0.01}], study=study,
-                           attrs={TrialAttr.CONFIG: cfg})  # fmt: skip
+    study, config, slow, clock = _on_a_clock(tmp_path, monkeypatch, top=3, seeds=2, fill=fill)
     found = run_finalists(study, config, slow, deadline=deadline)
     err = " ".join(notes(capsys.readouterr().err))
     assert clock[0] == clock_end and found["trial"] == 1
