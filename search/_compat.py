@@ -74,7 +74,7 @@ __all__ = [
 
 #: The versions of Optuna and Ray npas supports: the ranges ``pyproject.toml`` pins (a test
 #: keeps them equal); the lower ends are the oldest versions ``.ci/bounds`` runs the search on.
-SUPPORTED = {"optuna": ">=5.0,<6", "ray": ">=2.55,<2.61"}
+SUPPORTED = {"optuna": ">=5.0,<5.1", "ray": ">=2.55,<2.61"}
 
 #: What Ray Tune's actor manager hands a failure hook (see :func:`tune_actor_failures`).
 FailureHandler = Callable[[Callable[[Exception], Any], Exception], Any]
