@@ -392,7 +392,7 @@ def _folds(finalists: Sequence[Finalist]) -> int:
 def _rounds(
     finalists: Sequence[Finalist], wanted: int, trial_fn: TrialFn,
     runs: Mapping[str, Mapping[str, Any]], deadline: float | None, workers: int,
-    refit: bool, record: Record, say: Callable[[str], None], most: int = 0,
+    refit: bool, record: Record, say: Callable[[str], None], most: int,
 ) -> tuple[str | None, dict[int, str], list[Finalist]]:  # fmt: skip
     """Trains the runs round by round (a round: the next seed of every finalist still in the
     race) on one pool of workers, and after each round plans the next on the pace of its

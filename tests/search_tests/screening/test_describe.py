@@ -87,3 +87,19 @@ def test_the_scheduler_line_says_when_rungs_must_earn_trust() -> None:
                    "trust_by": "pooled"})  # fmt: skip
     assert paused.endswith("one in four trials it would pause goes on); a rung not trusted "
                            "promotes the trials it paused")  # fmt: skip
+
+
+def test_the_finalists_line_says_when_more_seeds_fill_the_time_kept() -> None:
+    from search.config import load_config
+    from search.screening._describe import describe
+
+    def line(**keys) -> str:
+        config = load_config({"dataset": "digits", "space": {"family": ["mlp"]}, **keys})
+        return next(text for text in describe(config, cost=False) if text.startswith("Finalists"))
+
+    timed = line(finalists=True, limits={"time": "10m"})
+    assert "with 3 fresh seed(s) each (up to 10 while whole rounds fit the time kept)" in timed
+    assert "20 % of the time limit kept for them" in timed
+    assert "up to" not in line(finalists=True)  # no time limit: nothing to fill
+    assert "up to" not in line(finalists={"fill": 3}, limits={"time": "10m"})
+    assert line() == "Finalists: none (no recommendation; search export takes the knee)"
