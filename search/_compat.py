@@ -17,7 +17,9 @@ read a trial's constraint values from (``optuna.study._constrained_optimization.
 :func:`with_constraints`: the public ``Trial.set_constraint`` writes one attribute per constraint,
 which optuna-dashboard does not show); the parameters ``Study.enqueue_trial`` fixed (system
 attribute ``fixed_params``, :func:`enqueued_params`: read only for the start points of a study
-recorded before npas kept them itself).
+recorded before npas kept them itself); the generation cache of Optuna 5.1's genetic samplers
+(``BaseGASampler._cached_study_id``, :func:`forget_generations`: it takes a study's finished
+trials as final, which a rung view's trials are not, and Optuna has no public way to clear it).
 Ray: the address ``ray start`` left (``ray._private.services.find_bootstrap_address``: Ray's
 public ``auto`` also joins any Ray it finds, another program's private one included); the
 flag that keeps a local Ray on loopback (``ray._private.ray_constants.ENABLE_RAY_CLUSTER``: the
@@ -60,6 +62,7 @@ __all__ = [
     "check_optuna",
     "check_ray",
     "enqueued_params",
+    "forget_generations",
     "loopback_node",
     "no_callback_census",
     "optuna_schema",
@@ -74,7 +77,7 @@ __all__ = [
 
 #: The versions of Optuna and Ray npas supports: the ranges ``pyproject.toml`` pins (a test
 #: keeps them equal); the lower ends are the oldest versions ``.ci/bounds`` runs the search on.
-SUPPORTED = {"optuna": ">=5.0,<5.1", "ray": ">=2.55,<2.61"}
+SUPPORTED = {"optuna": ">=5.0,<5.2", "ray": ">=2.55,<2.61"}
 
 #: What Ray Tune's actor manager hands a failure hook (see :func:`tune_actor_failures`).
 FailureHandler = Callable[[Callable[[Exception], Any], Exception], Any]
@@ -102,6 +105,9 @@ _CONSTRAINTS_KEY = "constraints"
 #: The system attribute ``Study.enqueue_trial`` keeps a queued trial's parameters in
 #: (:func:`enqueued_params`; :func:`check_optuna` enqueues a trial to see it there).
 _FIXED_PARAMS_KEY = "fixed_params"
+#: The attribute naming the study whose generations a genetic sampler of Optuna 5.1 has cached
+#: (:func:`forget_generations`; :func:`check_optuna` checks that 5.1 and later have it).
+_GENERATION_CACHE = "_cached_study_id"
 #: The private methods whose ``exception`` argument :func:`tune_actor_failures` rewrites.
 _FAILURE_HOOKS = ("_actor_start_failed", "_actor_task_failed")
 _KILLED = "trials whose worker Ray killed"
@@ -162,6 +168,19 @@ def check_optuna() -> None:
     study.enqueue_trial({"x": 1})
     if enqueued_params(study.get_trials(deepcopy=False)[-1]) != {"x": 1}:
         _refuse("optuna", optuna.__version__, "an enqueued trial's fixed_params are missing")
+    _check_generation_cache(optuna.__version__)
+
+
+def _check_generation_cache(version: str) -> None:
+    """Refuses an Optuna from 5.1 on whose genetic samplers keep their generation cache under
+    another name (a rung view could not clear it: see :func:`forget_generations`)."""
+    import optuna
+    from packaging.version import Version
+
+    sampler = optuna.samplers.NSGAIISampler()
+    if Version(version) >= Version("5.1") and not hasattr(sampler, _GENERATION_CACHE):
+        _refuse("optuna", version, f"BaseGASampler.{_GENERATION_CACHE} (its generation cache, "
+                                   "cleared for rung views) is missing")  # fmt: skip
 
 
 def check_ray() -> None:
@@ -211,6 +230,21 @@ def storage_of(study: optuna.Study) -> optuna.storages.BaseStorage:
     """The storage a study reads and writes (Optuna has no public accessor; the storage's own
     API is public)."""
     return study._storage
+
+
+def forget_generations(sampler: optuna.samplers.BaseSampler) -> None:
+    """Makes a genetic sampler (NSGA-II, NSGA-III) read its generations from the next study it
+    is handed afresh.
+
+    Optuna 5.1's genetic samplers cache which trials make up the newest generation, by study
+    id, and read only the trials added or unfinished since: a finished trial is taken as
+    final. A rung view's trials are not (a trial seen complete at one epoch is pruned at
+    another, and a new view's in-memory study has the id of the last one), so a cache kept
+    across views handed NSGA-II's parent selection pruned trials without values (ValueError:
+    inhomogeneous shape). Optuna 5.0 has no cache: nothing to clear.
+    """
+    if hasattr(sampler, _GENERATION_CACHE):
+        setattr(sampler, _GENERATION_CACHE, None)
 
 
 def trial_id_of(study: optuna.Study, number: int) -> int:

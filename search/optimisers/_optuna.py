@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -55,11 +56,46 @@ class OptunaOptimiser(Optimiser):
         self.study.tell(number, None if values is None else list(values), state=state)
 
 
+_LOCK_TYPE = type(threading.Lock())
+
+
+class _Picklable:
+    """A sampler that pickles with its thread locks: a copy gets locks of its own.
+
+    Optuna 5.1's genetic samplers guard their generation cache with a lock, which pickle
+    refuses; Ray Tune pickles the searcher, and with it the study's sampler, into its run
+    folder when a search starts.
+    """
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        locks = [name for name, value in state.items() if isinstance(value, _LOCK_TYPE)]
+        return {**{n: v for n, v in state.items() if n not in locks}, _LOCKS: locks}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        locks = state.pop(_LOCKS)
+        self.__dict__.update(state, **{name: threading.Lock() for name in locks})
+
+
+#: The key of a pickled sampler's state naming its locks (see :class:`_Picklable`).
+_LOCKS = "npas_locks"
+
+
+# Named as Optuna's: a genetic sampler keys the generation it writes on each trial by its
+# class's name, so that a study recorded by either reads the same.
+class NSGAIISampler(_Picklable, optuna.samplers.NSGAIISampler):
+    """Optuna's NSGA-II sampler, picklable (see :class:`_Picklable`)."""
+
+
+class NSGAIIISampler(_Picklable, optuna.samplers.NSGAIIISampler):
+    """Optuna's NSGA-III sampler, picklable (see :class:`_Picklable`)."""
+
+
 @OPTIMISERS.register("nsga2")
 class _NSGA2(OptunaOptimiser):
     """Optuna's NSGA-II sampler (population :data:`POPULATION_SIZE` unless set)."""
 
-    factory: ClassVar[Callable[..., optuna.samplers.BaseSampler]] = optuna.samplers.NSGAIISampler
+    factory: ClassVar[Callable[..., optuna.samplers.BaseSampler]] = NSGAIISampler
     option_names: ClassVar[tuple[str, ...]] = (
         "population_size",
         "mutation_prob",
@@ -74,7 +110,7 @@ class _NSGA2(OptunaOptimiser):
 class _NSGA3(_NSGA2):
     """Optuna's NSGA-III sampler: NSGA-II's options and defaults, and reference points."""
 
-    factory = optuna.samplers.NSGAIIISampler
+    factory = NSGAIIISampler
     option_names = (*_NSGA2.option_names, "dividing_parameter")
 
 

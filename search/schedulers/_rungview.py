@@ -30,7 +30,7 @@ from optuna.samplers import BaseSampler
 from optuna.search_space import intersection_search_space
 from optuna.trial import FrozenTrial, TrialState
 
-from search._compat import storage_of, trial_id_of, with_constraints
+from search._compat import forget_generations, storage_of, trial_id_of, with_constraints
 from search.record import EpochPoint, TrialSystemAttr, epoch_values, set_metric_names
 
 __all__ = ["EPOCH_ATTR", "RungView", "view_epoch"]
@@ -82,6 +82,8 @@ class RungView(BaseSampler):
         # forgotten when another study is read, so that no trial of one is taken for another.
         self._read: tuple[Any, str] | None = None
         self._points: dict[int, dict[int, EpochPoint]] = {}
+        # The storage of the study last handed to the inner sampler (the study or a view).
+        self._handed: Any = None
 
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
@@ -153,6 +155,10 @@ class RungView(BaseSampler):
             self._view = (trial.number, self._build(study))
             if self.epoch is not None:  # which fidelity this proposal learned from
                 _set_system_attr(study, trial, EPOCH_ATTR, self.epoch)
+            handed = storage_of(self._view[1])
+            if handed is not self._handed:  # another study: its trials are not the cached ones
+                forget_generations(self.inner)
+                self._handed = handed
         return self._view[1]
 
     def _build(self, study: optuna.Study) -> optuna.Study:

@@ -18,6 +18,7 @@ import optuna
 import pytest
 import ray
 from optuna.storages._rdb import models
+from optuna.trial import TrialState
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from ray.air.execution._internal.actor_manager import RayActorManager
@@ -245,3 +246,34 @@ def test_the_constraints_written_are_those_samplers_read():
     attrs = _compat.with_constraints({"kept": 1}, [0.5, -1.0])
     trial = optuna.trial.create_trial(state=optuna.trial.TrialState.WAITING, system_attrs=attrs)
     assert trial.constraints == {"0": 0.5, "1": -1.0} and trial.system_attrs["kept"] == 1
+
+
+def test_an_optuna_whose_genetic_samplers_cache_generations_elsewhere_is_refused(monkeypatch):
+    """From 5.1 a rung view clears the genetic samplers' generation cache by its name."""
+    monkeypatch.setattr(optuna, "__version__", "5.1.0")
+    monkeypatch.setattr(_compat, "_GENERATION_CACHE", "_generations_seen")
+    with pytest.raises(UnsupportedDependency, match="generation cache, cleared for rung views"):
+        _compat.check_optuna()
+
+
+def test_forgotten_generations_are_read_from_the_next_study_afresh():
+    """A genetic sampler handed a study whose finished trials changed, under the id of the
+    last one (a new rung view), breeds from the trials as they are once it forgot them."""
+    sampler = optuna.samplers.NSGAIISampler(population_size=2, seed=0)
+    key = sampler._get_generation_key()
+
+    def study_with(states):
+        study = optuna.create_study(directions=["maximize"], sampler=sampler)
+        for x, state in enumerate(states):
+            values = [float(x)] if state == TrialState.COMPLETE else None
+            study.add_trial(optuna.trial.create_trial(
+                state=state, values=values, params={"x": float(x)},
+                distributions={"x": optuna.distributions.FloatDistribution(0, 9)},
+                system_attrs={key: 0}))  # fmt: skip
+        return study
+
+    seen = study_with([TrialState.COMPLETE] * 3)
+    assert len(sampler.get_parent_population(seen, 1)) == 2
+    again = study_with([TrialState.PRUNED, TrialState.COMPLETE, TrialState.COMPLETE])
+    _compat.forget_generations(sampler)
+    assert [t.number for t in sampler.get_population(again, 0)] == [1, 2]

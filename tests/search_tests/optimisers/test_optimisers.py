@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -206,3 +207,22 @@ def test_pymoo_repeats_no_point_until_the_space_is_exhausted(name):
     keys = [tuple(sorted(p.items())) for p in points]
     assert len(points) == 9, "an exhausted space must not stall the search"
     assert len(set(keys[:5])) == 5, f"a repeat before all 5 points were tried: {keys}"
+
+
+@pytest.mark.parametrize("name", ["nsga2", "nsga3", "tpe", "random"])
+def test_a_sampler_pickles_and_its_copy_goes_on(name):
+    """Ray Tune pickles a search's searcher, its study's sampler with it (Optuna 5.1's genetic
+    samplers hold a thread lock); a genetic sampler's copy writes generations under Optuna's
+    own key, so that a study it recorded reads as one Optuna's sampler recorded."""
+    opt, study = build(name)
+    run(opt, 6)
+    twin = pickle.loads(pickle.dumps(study.sampler))
+    resumed = optuna.create_study(directions=DIRECTIONS, sampler=twin)
+    resumed.add_trials(study.get_trials())
+    trial = resumed.ask()
+    assert set(trial.params) <= set(SPACE.names) and trial.number == 6
+    optuna_class = getattr(optuna.samplers, type(study.sampler).__name__)
+    assert isinstance(twin, optuna_class)
+    if isinstance(twin, optuna.samplers.NSGAIISampler | optuna.samplers.NSGAIIISampler):
+        key = twin._get_generation_key()
+        assert key == optuna_class._get_generation_key() == f"{optuna_class.__name__}:generation"
