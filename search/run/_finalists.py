@@ -319,13 +319,12 @@ def run_finalists(
                 refit and _folds(finalists) == 1, record, lambda line: _say(progress, line),
                 most=setting.fill)  # fmt: skip
     except KeyboardInterrupt:
-        record_cost(study, cost, write)
         signum = stopped.get("signum", signal.SIGINT)
         raise SearchInterrupted(
             f"search {config.name!r} stopped by {signal.Signals(signum).name} during its "
             f"finalists: its trials are all recorded, and {len(_done(todo, runs))} of the "
             f"{len(todo)} finalist run(s) of this launch; relaunch the same command to train "
-            "the rest and record the recommendation",
+            f"the rest and record the recommendation{_cost_kept(study, cost, write)}",
             signum=signum,
         ) from None
     if todo:
@@ -701,6 +700,17 @@ def _told(run: Mapping[str, Any]) -> str:
         return f"failed: {run['error']}"
     accuracy = "none" if run["accuracy"] is None else f"{run['accuracy']:.4f}"
     return f"validation accuracy {accuracy}{'' if run['feasible'] else ' (breaks a constraint)'}"
+
+
+def _cost_kept(study: optuna.Study, cost: SearchCost,
+               write: Callable[[Mapping[str, Any]], None]) -> str:  # fmt: skip
+    """Adds a stopped launch's cost to the study's totals; what to add to the stop's message
+    when that write failed (the stop stays what the user is told: its error would hide it)."""
+    try:
+        record_cost(study, cost, write)
+    except Exception as err:  # the storage failed: every finalist run was written before
+        return f" (this launch's time and energy were not added to the totals: {_one_line(err)})"
+    return ""
 
 
 def _one_line(err: BaseException) -> str:

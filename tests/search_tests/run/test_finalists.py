@@ -27,6 +27,7 @@ from optuna.trial import TrialState
 
 from search.cli import main
 from search.config import FinalistsConfig, load_config
+from search.errors import SearchInterrupted
 from search.record import StudyAttr, TrialAttr, chance_warning, recommended_line
 from search.run import launch
 from search.run._finalists import (
@@ -308,6 +309,38 @@ def test_finalists_of_a_search_given_no_gpu_train_on_the_cpu(tmp_path):
     study = npas_study([{"accuracy": 0.9, "params": 800.0}], attrs={TrialAttr.CONFIG: cfg})
     found = run_finalists(study, config, _device_trial, deadline=None, progress=False)
     assert found["accuracies"] == [0.9, 0.9]
+
+
+def _stopped_on_seed_2(cfg, on_epoch=None) -> dict:
+    """Scores by seed; Ctrl-C arrives during seed 2's run."""
+    if cfg.seed == 2:
+        raise KeyboardInterrupt
+    return {"accuracy": 0.5 + cfg.seed / 100, "feasible": 1.0, "trial_time_s": 0.01}
+
+
+def test_a_stop_whose_cost_write_fails_is_still_the_stop_and_says_so(tmp_path, monkeypatch):
+    """The runs are written as they end; the cost totals after the stop: a storage failing
+    then is named in the stop's message instead of replacing it."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0})  # one run at a time, here
+    config = _config(tmp_path, top=1, seeds=3)
+    cfg = config.trial_config({"family": "mlp", "mlp.width": 8}).to_dict()
+    study = npas_study([{"accuracy": 0.9, "params": 800.0}], attrs={TrialAttr.CONFIG: cfg})
+    written: list[dict] = []
+
+    def write(values):
+        if StudyAttr.TIME_S in values:
+            raise sqlite3.OperationalError("disk I/O error")
+        written.append(dict(values))
+
+    with pytest.raises(SearchInterrupted) as stopped:
+        run_finalists(study, config, _stopped_on_seed_2, deadline=None, write=write,
+                      progress=False)  # fmt: skip
+    message = str(stopped.value)
+    assert "stopped by SIGINT during its finalists" in message and "1 of the 3" in message
+    assert message.endswith("(this launch's time and energy were not added to the totals: "
+                            "OperationalError: disk I/O error)")  # fmt: skip
+    runs = written[-1][StudyAttr.FINALIST_RUNS]
+    assert set(runs) == {"0"} and set(runs["0"]) == {"1"}  # the run before the stop, written
 
 
 def test_finalist_runs_train_side_by_side_in_processes_of_their_own(tmp_path, monkeypatch):
