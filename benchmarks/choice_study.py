@@ -15,6 +15,9 @@ engine's own recommendation (its finalists' choice), paired by search:
 - ``rank``: the lowest sum of the two ranks (ties: the lower loss);
 - ``F(k, s)``: among the ``k`` most accurate trials, the best mean over their first ``s``
   retrained seeds (ties: the search's order), a finalist stage of ``k`` × ``s``;
+- ``se1``: Breiman's one-standard-error rule over the engine's own finalists (their record
+  in the study): among those within one standard error of the best mean, the fewest
+  parameters (ties: the higher mean, then the search's order);
 - ``oracle``: the best test accuracy among the 5 most accurate trials (what a perfect choice
   among them would reach; no rule can see it);
 - ``bag(S)`` (``--bag S``, ``bagged.json``): the most accurate trial with at most 1/S of the
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -102,6 +106,24 @@ def finalist_pick(rows: Rows, retrained: Mapping[str, Sequence[float | None]], k
     return top[max(left, key=lambda i: (means[i], -i))]
 
 
+def one_se_pick(rows: Rows, finalists: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """``se1``: among the qualified ``finalists`` (the engine's recommendation record's rows,
+    in the search's order), those whose mean is within one standard error (``std / sqrt(n)``,
+    0 for one seed) of the best mean, the fewest parameters (ties: the higher mean, then the
+    search's order): when validation cannot tell finalists apart, the smaller net (Breiman et
+    al. 1984; ESL 7.10). None without a qualified finalist among ``rows``."""
+    by_number = {r["number"]: r for r in rows}
+    ok = [f for f in finalists if f.get("qualified") and f.get("mean") is not None
+          and f["trial"] in by_number]  # fmt: skip
+    if not ok:
+        return None
+    best = max(ok, key=lambda f: f["mean"])  # max keeps the first of equals
+    se = (best.get("std") or 0.0) / math.sqrt(best["n"]) if best.get("n") else 0.0
+    near = [f for f in ok if f["mean"] >= best["mean"] - se]
+    pick = min(near, key=lambda f: (by_number[f["trial"]]["params"], -f["mean"], ok.index(f)))
+    return by_number[pick["trial"]]
+
+
 def score(folder: Path) -> None:
     """``choices.json``: each finished feasible trial of the search in ``folder`` with its
     cross-validated figures and its saved model's test accuracy, and the recommendation."""
@@ -124,8 +146,10 @@ def score(folder: Path) -> None:
                      "val_loss": attrs.get("metric_val_loss"),
                      "params": attrs.get("metric_params"),
                      "test": evaluate(rebuild(artifact), data.test)["accuracy"]})  # fmt: skip
-    recommended = (study.user_attrs.get("npas:recommendation") or {}).get("trial")
-    (folder / "choices.json").write_text(json.dumps({"rows": rows, "recommended": recommended}))
+    record = study.user_attrs.get("npas:recommendation") or {}
+    (folder / "choices.json").write_text(json.dumps({
+        "rows": rows, "recommended": record.get("trial"), "finalists": record.get("finalists"),
+    }))  # fmt: skip
 
 
 def retrain(folder: Path, top: int, seeds: int) -> None:
@@ -308,11 +332,14 @@ def picks_of(folder: Path, cells: Sequence[tuple[int, int]]) -> dict[str, float]
     """Each rule's pick's test accuracy in one search (``rec``: the engine's recommendation;
     ``F(k,s)`` for each cell retrained); None without two trials or the recommended one."""
     rows = _rows(folder)
-    recommended = json.loads((folder / "choices.json").read_text())["recommended"]
-    chosen = next((r for r in rows if r["number"] == recommended), None)
+    choices = json.loads((folder / "choices.json").read_text())
+    chosen = next((r for r in rows if r["number"] == choices["recommended"]), None)
     if len(rows) < 2 or chosen is None:
         return None
     found = {"rec": chosen["test"]} | {k: r["test"] for k, r in rule_picks(rows).items()}
+    if choices.get("finalists") and (pick := one_se_pick(rows, choices["finalists"])):
+        found |= {"se1": pick["test"], "se1 params": pick["params"],
+                  "rec params": chosen["params"]}  # fmt: skip
     path = folder / "retrained.json"
     retrained = json.loads(path.read_text()) if path.exists() else {}
     for k, s in cells:
@@ -336,12 +363,13 @@ def table(outs: Sequence[Path], cells: Sequence[tuple[int, int]]) -> str:
     it."""
     found = {f: p for f in searches(outs) if (p := picks_of(f, cells)) is not None}
     bags = [f"{kind}({s})" for s in BAG_SIZES for kind in ("bag", "small")]
-    rules = ["cv", "loss", "rank", *(f"F({k},{s})" for k, s in cells), *bags, "plain",
+    rules = ["cv", "loss", "rank", "se1", *(f"F({k},{s})" for k, s in cells), *bags, "plain",
              "distilled", "oracle"]
     lines = ["| set | rule | searches | its pick | engine's | difference [95 % CI] | p |",
              "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
     lines += _rows_of(found, [(rule, "rec") for rule in rules], named=False)
-    arms = [("distilled", "plain"), *((f"bag({s})", f"small({s})") for s in BAG_SIZES)]
+    arms = [("distilled", "plain"), *((f"bag({s})", f"small({s})") for s in BAG_SIZES),
+            ("se1 params", "rec params")]
     if (more := _rows_of(found, arms, named=True)):
         lines += ["", "| set | arm | against | searches | arm's | against's | difference "
                   "[95 % CI] | p |", "|---|---|---|---:|---:|---:|---|---:|", *more]

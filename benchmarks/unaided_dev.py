@@ -71,6 +71,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "e9": {},
     "e10": {},
     "e10-nofill": {"finalists": {"top": 3, "seeds": 3, "fill": 3, "share": 0.2}},
+    "e11": {},
     "tpe": {"algorithm": "tpe", "scheduler": "fifo", "finalists": False, "start": None},
 }
 

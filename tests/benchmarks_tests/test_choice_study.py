@@ -121,3 +121,41 @@ def test_the_table_pairs_each_arm_with_what_it_is_measured_against(study, tmp_pa
     # distilled - plain: +0.1 and 0.0, mean +0.05
     assert "| all | distilled | plain | 2 | 0.7500 | 0.7000 | +0.0500 [" in study.table(
         [tmp_path], [])
+
+
+def test_the_one_standard_error_rule_picks_the_smallest_finalist_near_the_best(study):
+    rows = [{**r, "params": p} for r, p in zip(ROWS, [50, 40, 90, 30], strict=True)]
+    finalists = [  # the search's order: 3, 2, 1
+        {"trial": 3, "qualified": True, "mean": 0.80, "std": 0.06, "n": 4},
+        {"trial": 2, "qualified": True, "mean": 0.90, "std": 0.06, "n": 4},
+        {"trial": 1, "qualified": True, "mean": 0.88, "std": 0.02, "n": 4},
+    ]
+    # best 2 (0.90), se 0.06 / 2 = 0.03: 2 and 1 (0.88 >= 0.87) are near, 3 (0.80) is not;
+    # the fewer params: 1 (40 against 90)
+    assert study.one_se_pick(rows, finalists)["number"] == 1
+    # one seed: no standard error, the best mean alone
+    assert study.one_se_pick(rows, [{**f, "n": 1, "std": None} for f in finalists])["number"] == 2
+    # a finalist not qualified is out even when smaller; equal params: the higher mean
+    out = [{**finalists[0], "mean": 0.89, "qualified": False}, *finalists[1:]]
+    assert study.one_se_pick(rows, out)["number"] == 1
+    level = [{**r, "params": 10} for r in rows]
+    assert study.one_se_pick(level, finalists)["number"] == 2
+    assert study.one_se_pick(rows, [{**f, "qualified": False} for f in finalists]) is None
+
+
+def test_the_table_sets_the_one_standard_error_pick_beside_the_engine_s(study, tmp_path):
+    rows = [{**r, "params": p} for r, p in zip(ROWS, [50, 40, 90, 30], strict=True)]
+    finalists = [{"trial": 2, "qualified": True, "mean": 0.90, "std": 0.06, "n": 4},
+                 {"trial": 1, "qualified": True, "mean": 0.88, "std": 0.02, "n": 4}]
+    for seed in (0, 1):
+        folder = tmp_path / "wine" / "e11" / f"seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "choices.json").write_text(json.dumps(
+            {"rows": rows, "recommended": 2, "finalists": finalists}))  # fmt: skip
+    text = study.table([tmp_path], [])
+    # se1 picks 1 (test 0.70) against the engine's 2 (0.95) in both searches: -0.25; params
+    # 40 against 90
+    row = next(line for line in text.splitlines() if line.startswith("| wine | se1 |"))
+    assert row.startswith("| wine | se1 | 2 | 0.7000 | 0.9500 | -0.2500 [")
+    row = next(line for line in text.splitlines() if line.startswith("| wine | se1 params |"))
+    assert row.startswith("| wine | se1 params | rec params | 2 | 40.0000 | 90.0000 | -50.0000 [")
