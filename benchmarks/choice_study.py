@@ -13,6 +13,8 @@ engine's own recommendation (its finalists' choice), paired by search:
   loss): the search's best, what a search without finalists recommends;
 - ``loss``: the lowest cross-validated validation loss;
 - ``rank``: the lowest sum of the two ranks (ties: the lower loss);
+- ``cvp``: the most accurate trial by its one cross-validated run, ties broken by the fewer
+  parameters (then the lower loss): what the TPE arm of the protocol recommends;
 - ``F(k, s)``: among the ``k`` most accurate trials, the best mean over their first ``s``
   retrained seeds (ties: the search's order), a finalist stage of ``k`` × ``s``;
 - ``se1``: Breiman's one-standard-error rule over the engine's own finalists (their record
@@ -68,14 +70,15 @@ def ranked(rows: Rows) -> list[Mapping[str, Any]]:
 
 
 def rule_picks(rows: Rows) -> dict[str, Mapping[str, Any]]:
-    """The trial each rule that reads the search alone picks (``cv``, ``loss``, ``rank``), and
-    the ``oracle``'s."""
+    """The trial each rule that reads the search alone picks (``cv``, ``cvp``, ``loss``,
+    ``rank``), and the ``oracle``'s."""
     by_cv = ranked(rows)
     by_loss = sorted(rows, key=lambda r: (r["val_loss"], r["number"]))
     place = {r["number"]: i for i, r in enumerate(by_cv)}
     place_loss = {r["number"]: i for i, r in enumerate(by_loss)}
     return {
         "cv": by_cv[0],
+        "cvp": min(rows, key=lambda r: (-r["cv_acc"], r["params"], r["val_loss"], r["number"])),
         "loss": by_loss[0],
         "rank": min(
             rows,
@@ -363,8 +366,8 @@ def table(outs: Sequence[Path], cells: Sequence[tuple[int, int]]) -> str:
     it."""
     found = {f: p for f in searches(outs) if (p := picks_of(f, cells)) is not None}
     bags = [f"{kind}({s})" for s in BAG_SIZES for kind in ("bag", "small")]
-    rules = ["cv", "loss", "rank", "se1", *(f"F({k},{s})" for k, s in cells), *bags, "plain",
-             "distilled", "oracle"]
+    rules = ["cv", "cvp", "loss", "rank", "se1", *(f"F({k},{s})" for k, s in cells), *bags,
+             "plain", "distilled", "oracle"]
     lines = ["| set | rule | searches | its pick | engine's | difference [95 % CI] | p |",
              "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
     lines += _rows_of(found, [(rule, "rec") for rule in rules], named=False)

@@ -28,7 +28,10 @@ def test_each_rule_picks_the_trial_worked_out_by_hand(study):
     # cv: 2 and 3 tie at 0.90, 3's loss is lower; loss: 1 (0.40); places by cv 3, 2, 1, 0 and
     # by loss 1, 3, 2, 0, so the sums are 3: 0 + 1, 2: 1 + 2, 1: 2 + 0, 0: 3 + 3 and rank
     # picks 3; oracle: the best test of the top 5, trial 2 (0.95)
-    assert picks == {"cv": 3, "loss": 1, "rank": 3, "oracle": 2}
+    assert picks == {"cv": 3, "loss": 1, "rank": 3, "cvp": 3, "oracle": 2}
+    # cvp: 2 and 3 tie at 0.90; with fewer params 2 wins the tie before the loss does
+    smaller = [{**r, "params": 5} if r["number"] == 2 else r for r in ROWS]
+    assert study.rule_picks(smaller)["cvp"]["number"] == 2
 
 
 def test_a_finalist_stage_picks_the_best_mean_of_its_top_k_over_s_seeds(study):
