@@ -177,8 +177,9 @@ def _check_generation_cache(version: str) -> None:
     import optuna
     from packaging.version import Version
 
-    sampler = optuna.samplers.NSGAIISampler()
-    if Version(version) >= Version("5.1") and not hasattr(sampler, _GENERATION_CACHE):
+    if Version(version) < Version("5.1"):
+        return  # no cache before 5.1
+    if not hasattr(optuna.samplers.NSGAIISampler(), _GENERATION_CACHE):
         _refuse("optuna", version, f"BaseGASampler.{_GENERATION_CACHE} (its generation cache, "
                                    "cleared for rung views) is missing")  # fmt: skip
 

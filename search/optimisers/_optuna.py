@@ -68,9 +68,8 @@ class _Picklable:
     """
 
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        locks = [name for name, value in state.items() if isinstance(value, _LOCK_TYPE)]
-        return {**{n: v for n, v in state.items() if n not in locks}, _LOCKS: locks}
+        locks = [name for name, value in vars(self).items() if isinstance(value, _LOCK_TYPE)]
+        return {**{n: v for n, v in vars(self).items() if n not in locks}, _LOCKS: locks}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         locks = state.pop(_LOCKS)
